@@ -1,0 +1,5 @@
+hdb_add_benchmark(bus
+  COMMON src/common/bench/bus.cpp
+  CPU    src/cpu/bus_backend.cpp
+  OPENCL src/opencl/bus_backend.cpp
+  CUDA   src/cuda/bus_backend.cu)

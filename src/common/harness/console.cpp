@@ -1,0 +1,47 @@
+#include "harness/console.hpp"
+
+#include <cstdio>
+
+#include "harness/sizes.hpp"
+
+namespace hdb {
+
+void Console::header() {
+  if (header_done_ || quiet_) return;
+  header_done_ = true;
+  std::printf("%-44s %6s %9s %10s %10s %7s %6s %7s %s\n", "case", "size", "median_ms", "kern_GB/s",
+              "PCIe_GB/s", "parity", "cv%", "%peak", "verified");
+}
+
+void Console::row(const Record& r) {
+  if (quiet_) return;
+  header();
+  std::string name = r.key.test + "/" + r.key.variant;
+  for (const auto& [k, v] : r.key.params) name += " " + k + "=" + v;
+  if (r.transfer != "none" && r.key.variant != r.transfer) name += " " + r.transfer;
+  if (r.status != Status::Ok) {
+    std::printf("%-44s %6s %s: %s\n", name.c_str(), format_size(r.key.size_bytes).c_str(), to_string(r.status),
+                r.reason.c_str());
+  } else {
+    Throughput t = throughput(r, ceiling_);
+    Stats k = r.stat("kernel");
+    bool xfer = r.transfer != "none";
+    char pcie[32], parity[32], peak[32];
+    std::snprintf(pcie, sizeof pcie, "%.3f", t.total_gbps);
+    std::snprintf(parity, sizeof parity, "%.2f", t.parity);
+    std::snprintf(peak, sizeof peak, "%.1f", t.pct_of_peak);
+    std::printf("%-44s %6s %9.4f %10.3f %10s %7s %6.1f %7s %s\n", name.c_str(),
+                format_size(r.key.size_bytes).c_str(), k.median * 1e3, t.kernel_gbps, xfer ? pcie : "-",
+                xfer ? parity : "-", 100 * k.cv, r.min_bytes_moved && ceiling_ > 0 ? peak : "-",
+                r.verified ? "yes" : "no");
+  }
+  std::fflush(stdout);
+}
+
+void Console::line(const std::string& text) {
+  if (quiet_) return;
+  std::printf("%s\n", text.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace hdb

@@ -1,0 +1,127 @@
+#include "harness/context.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#ifndef HDB_GIT_COMMIT
+#define HDB_GIT_COMMIT "unknown"
+#endif
+#ifndef HDB_CXX_FLAGS
+#define HDB_CXX_FLAGS ""
+#endif
+#ifndef HDB_BUILD_TYPE
+#define HDB_BUILD_TYPE ""
+#endif
+#ifndef HDB_VERSION
+#define HDB_VERSION "0"
+#endif
+
+namespace hdb {
+
+namespace {
+std::string cpuinfo_field(const std::string& key) {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.compare(0, key.size(), key) == 0) {
+      auto c = line.find(':');
+      if (c != std::string::npos) return line.substr(c + 2);
+    }
+  return "";
+}
+std::uint64_t meminfo_kb(const std::string& key) {
+  std::ifstream f("/proc/meminfo");
+  std::string k;
+  std::uint64_t v;
+  std::string unit;
+  while (f >> k >> v) {
+    std::getline(f, unit);
+    if (k == key + ":") return v;
+  }
+  return 0;
+}
+std::string now_iso() {
+  std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+std::string read_first_line(const char* path) {
+  std::ifstream f(path);
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+}  // namespace
+
+std::uint64_t read_tsc() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  return 0;
+#endif
+}
+
+double measure_tsc_hz() {
+  static double cached = -1;
+  if (cached >= 0) return cached;
+  if (read_tsc() == 0) return cached = 0;
+  // Two 50 ms windows against steady_clock; the larger estimate wins (preemption only shortens).
+  double best = 0;
+  for (int i = 0; i < 2; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::uint64_t c0 = read_tsc();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::uint64_t c1 = read_tsc();
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double hz = static_cast<double>(c1 - c0) / s;
+    if (hz > best) best = hz;
+  }
+  return cached = best;
+}
+
+nlohmann::json host_context(const Options& opts) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  struct utsname u {};
+  uname(&u);
+  std::string os = read_first_line("/etc/os-release");
+  {
+    std::ifstream f("/etc/os-release");
+    std::string line;
+    while (std::getline(f, line))
+      if (line.rfind("PRETTY_NAME=", 0) == 0) os = line.substr(13, line.size() - 14);
+  }
+  return {
+      {"host", host},
+      {"cpu", cpuinfo_field("model name")},
+      {"logical_cores", std::thread::hardware_concurrency()},
+      {"threads_used", effective_threads(opts)},
+      {"memory_bytes", meminfo_kb("MemTotal") * 1024},
+      {"os", os},
+      {"kernel", std::string(u.sysname) + " " + u.release + " " + u.machine},
+      {"compiler", std::string("g++/") + __VERSION__},
+      {"flags", HDB_CXX_FLAGS},
+      {"build_type", HDB_BUILD_TYPE},
+      {"version", HDB_VERSION},
+      {"git_commit", HDB_GIT_COMMIT},
+      {"command_line", opts.command_line},
+      {"time_utc", now_iso()},
+      {"seed", opts.seed},
+      {"sizes", opts.sizes},
+      {"stopping_rule", {{"warmup", opts.warmup}, {"min_passes", opts.passes}, {"max_passes", opts.max_passes},
+                         {"max_time_s", opts.max_time}, {"target_cv", opts.target_noise}}},
+  };
+}
+
+}  // namespace hdb

@@ -1,0 +1,27 @@
+#pragma once
+// The shared main: every executable is `run_main(argc, argv, <benchmark definition>, <platform>)`.
+// It parses the options, sets up the device, runs the benchmark through a Session, writes the
+// table/JSON/CSV and maps errors to exit codes (0 ok, 1 failure, 2 usage, 77 no device).
+#include <functional>
+#include <string>
+
+#include "harness/platform.hpp"
+#include "harness/session.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace hdb {
+
+struct BenchmarkDef {
+  std::string name;         // "bus", "ra", ...
+  std::string description;  // one line for --help
+  std::function<void(CLI::App&)> add_options;  // benchmark-specific options (may be empty)
+  std::function<void()> validate;              // after parsing; throws UsageError (may be empty)
+  std::function<void(Session&)> run;           // enumerates and runs the cases
+};
+
+int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform);
+
+}  // namespace hdb

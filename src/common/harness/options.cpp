@@ -1,0 +1,76 @@
+#include "harness/options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <thread>
+
+#include "harness/errors.hpp"
+#include "harness/sizes.hpp"
+
+namespace hdb {
+
+const char* to_string(Transfer t) {
+  switch (t) {
+    case Transfer::None: return "none";
+    case Transfer::Pageable: return "pageable";
+    case Transfer::Pinned: return "pinned";
+  }
+  return "?";
+}
+
+void add_common_options(CLI::App& app, Options& o) {
+  app.add_option("--sizes", o.sizes_text, "Input sizes in bytes per input, comma separated (e.g. 32K,1M,1G or 2^20)");
+  app.add_option("--min-size", o.min_size_text, "Smallest size of the power-of-two sweep (default: the size class's)");
+  app.add_option("--max-size", o.max_size_text, "Largest size of the power-of-two sweep (default: the size class's)");
+  app.add_option("--size-class", o.size_class, "Size class 1..4: 32K..1M, 32K..16M, 32K..256M, 32K..1G")
+      ->check(CLI::Range(kMinSizeClass, kMaxSizeClass));
+  app.add_option("--warmup", o.warmup, "Untimed warm-up passes per case")->check(CLI::Range(0, 1000));
+  app.add_option("--passes", o.passes, "Minimum timed passes per case")->check(CLI::Range(1, 100000));
+  app.add_option("--max-passes", o.max_passes, "Maximum timed passes per case")->check(CLI::Range(1, 100000));
+  app.add_option("--max-time", o.max_time, "Stop taking passes after this many seconds per case")
+      ->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--target-noise", o.target_noise, "Stop when the coefficient of variation of kernel time is below this")
+      ->check(CLI::Range(0.0, 10.0));
+  app.add_option("--device", o.device, "Device index (CUDA, OpenCL)")->check(CLI::NonNegativeNumber);
+  app.add_option("--platform", o.platform, "OpenCL platform index")->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", o.threads, "CPU threads for parallel variants (0: all)")->check(CLI::Range(0, 4096));
+  app.add_option("--only", o.only, "Run only these tests: name, name/variant, globs allowed (comma separated)")
+      ->delimiter(',');
+  app.add_flag("--list", o.list, "List the cases that would run, and exit");
+  app.add_option("--json", o.json_path, "Write results as JSON to this file (rewritten after every case)");
+  app.add_option("--csv", o.csv_path, "Write results as CSV to this file (rewritten after every case)");
+  app.add_option("--seed", o.seed, "Seed of the input generators (same seed, same data on every backend)");
+  app.add_option("--transfer", o.transfer_text, "Host memory for PCIe transfers: pageable, pinned or both")
+      ->check(CLI::IsMember({"pageable", "pinned", "both"}));
+  app.add_flag("--quiet", o.quiet, "Print only the summary line");
+  app.add_flag("!--no-verify", o.verify, "Skip verification against the reference (results are marked unverified)");
+}
+
+void finalize_options(Options& o) {
+  if (o.passes > o.max_passes) o.max_passes = o.passes;
+  if (!o.sizes_text.empty()) {
+    if (!o.min_size_text.empty() || !o.max_size_text.empty())
+      throw UsageError("--sizes cannot be combined with --min-size/--max-size");
+    o.sizes = parse_size_list(o.sizes_text, "--sizes");
+  } else {
+    auto [lo, hi] = size_class_range(o.size_class);
+    if (!o.min_size_text.empty()) lo = parse_size(o.min_size_text, "--min-size");
+    if (!o.max_size_text.empty()) hi = parse_size(o.max_size_text, "--max-size");
+    if (lo > hi)
+      throw UsageError("--min-size (" + format_size(lo) + ") is larger than --max-size (" + format_size(hi) + ")");
+    o.sizes = pow2_range(lo, hi);
+    if (o.sizes.empty())
+      throw UsageError("no power of two between --min-size " + format_size(lo) + " and --max-size " + format_size(hi));
+  }
+  o.transfers.clear();
+  if (o.transfer_text == "pageable" || o.transfer_text == "both") o.transfers.push_back(Transfer::Pageable);
+  if (o.transfer_text == "pinned" || o.transfer_text == "both") o.transfers.push_back(Transfer::Pinned);
+  if (o.transfers.empty()) throw UsageError("--transfer: '" + o.transfer_text + "' (allowed: pageable, pinned, both)");
+}
+
+int effective_threads(const Options& o) {
+  if (o.threads > 0) return o.threads;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace hdb

@@ -1,0 +1,54 @@
+#pragma once
+// The options every executable shares. Benchmark-specific options are added to the same CLI::App
+// by the benchmark's definition (see main.hpp).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace hdb {
+
+enum class Transfer { None, Pageable, Pinned };
+const char* to_string(Transfer t);
+
+struct Options {
+  // Sizes in bytes per input, resolved from --sizes, or --min-size/--max-size, or --size-class.
+  std::vector<std::uint64_t> sizes;
+  std::string sizes_text, min_size_text, max_size_text;
+  int size_class = 1;
+
+  // Stopping rule: warm-up passes, then at least `passes`; stop when the kernel-time CV is below
+  // target_noise, or after max_passes, or when max_time seconds of timed passes have been spent.
+  int warmup = 1;
+  int passes = 3;
+  int max_passes = 50;
+  double max_time = 2.0;
+  double target_noise = 0.02;
+
+  int device = 0;
+  int platform = 0;
+  int threads = 0;  // 0 = all hardware threads
+
+  std::vector<std::string> only;  // test filters: "select", "select/tuned", globs allowed
+  bool list = false;
+  std::string json_path, csv_path;
+  std::uint64_t seed = 42;
+  std::string transfer_text = "pinned";
+  std::vector<Transfer> transfers;  // resolved from --transfer
+  bool quiet = false;
+  bool verify = true;
+
+  std::string command_line;  // filled by run_main
+};
+
+// Adds the shared options to `app`, bound to `opts`.
+void add_common_options(CLI::App& app, Options& opts);
+// Resolves sizes and transfer modes after parsing; throws UsageError naming the option.
+void finalize_options(Options& opts);
+// Hardware threads the CPU code should use (opts.threads or all).
+int effective_threads(const Options& opts);
+
+}  // namespace hdb

@@ -1,0 +1,31 @@
+#pragma once
+// What every backend provides besides its benchmark interfaces: device set-up, a context block for
+// the results, memory limits, and the memory-copy ceiling that "% of peak" is measured against.
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/options.hpp"
+
+namespace hdb {
+
+class Platform {
+ public:
+  virtual ~Platform() = default;
+  // "cpu", "cuda" or "opencl".
+  virtual std::string name() const = 0;
+  // Selects the device; throws NoDevice (exit 77) when there is none.
+  virtual void init(const Options& opts) = 0;
+  // Device/runtime description for the results' context block.
+  virtual nlohmann::json context() const = 0;
+  // True when inputs cross a bus (PCIe) before the kernel can run.
+  virtual bool has_transfers() const = 0;
+  // Memory the benchmarks may allocate on the device (host RAM for the CPU).
+  virtual std::uint64_t memory_bytes() const = 0;
+  // Measured copy bandwidth of the memory the kernels work in, in GB/s, counting bytes read plus
+  // bytes written. Measured once per run at a size beyond the last-level cache.
+  virtual double measure_copy_ceiling() = 0;
+};
+
+}  // namespace hdb

@@ -1,0 +1,124 @@
+#include "harness/session.hpp"
+
+#include <fnmatch.h>
+
+#include <cstdio>
+#include <new>
+
+#include "harness/console.hpp"
+#include "harness/errors.hpp"
+#include "harness/stats.hpp"
+
+namespace hdb {
+
+Session::Session(const Options& opts, Platform* platform, ResultDb& db, Console& console)
+    : opts_(opts), platform_(platform), db_(db), console_(console) {}
+
+std::vector<Transfer> Session::transfers() const {
+  if (platform_ && platform_->has_transfers()) return opts_.transfers;
+  if (!platform_ && opts_.list) return opts_.transfers;
+  return {Transfer::None};
+}
+
+bool Session::selected(const std::string& test, const std::string& variant) const {
+  if (opts_.only.empty()) return true;
+  std::string full = test + "/" + variant;
+  for (const auto& pat : opts_.only) {
+    if (fnmatch(pat.c_str(), test.c_str(), 0) == 0) return true;
+    if (fnmatch(pat.c_str(), full.c_str(), 0) == 0) return true;
+  }
+  return false;
+}
+
+std::uint64_t Session::seed(const std::string& salt, std::uint64_t size) const {
+  // FNV-1a over the salt, mixed with the run seed and the size.
+  std::uint64_t h = 1469598103934665603ull ^ opts_.seed;
+  for (unsigned char c : salt) h = (h ^ c) * 1099511628211ull;
+  h ^= size + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+void Session::skip(const CaseKey& key, const std::string& reason) {
+  if (!selected(key.test, key.variant)) return;
+  if (opts_.list) {
+    std::printf("%s (skipped: %s)\n", key.id().c_str(), reason.c_str());
+    return;
+  }
+  Record r;
+  r.key = key;
+  r.status = Status::Skipped;
+  r.reason = reason;
+  record(std::move(r));
+}
+
+void Session::run(const CaseKey& key, const std::function<Prepared()>& setup) {
+  if (!selected(key.test, key.variant)) return;
+  if (opts_.list) {
+    std::printf("%s\n", key.id().c_str());
+    return;
+  }
+  Record r;
+  r.key = key;
+  try {
+    Prepared p = setup();
+    r.elements = p.elements;
+    r.input_bytes = p.input_bytes ? p.input_bytes : key.size_bytes;
+    r.min_bytes_moved = p.min_bytes_moved;
+    r.transfer_bytes = p.transfer_bytes;
+    r.transfer = to_string(p.transfer);
+    r.extra = p.extra;
+    for (int i = 0; i < opts_.warmup; ++i) p.pass();
+    StoppingRule rule{opts_.passes, opts_.max_passes, opts_.max_time, opts_.target_noise};
+    std::vector<double> kernel_times;
+    double spent = 0;
+    do {
+      Breakdown b = p.pass();
+      spent += b.total > 0 ? b.total : b.kernel;
+      kernel_times.push_back(b.kernel);
+      r.trials.push_back(std::move(b));
+    } while (!rule.done(kernel_times, spent));
+    if (opts_.verify) {
+      Verification v = p.verify();
+      r.verify_detail = v.detail;
+      r.extra.update(v.extra);
+      if (!v.ok) {
+        // A failed verification is a failed case, never a number in a report.
+        r.status = Status::Failed;
+        r.reason = "verification failed: " + v.detail;
+        r.trials.clear();
+      } else {
+        r.verified = true;
+      }
+    } else {
+      r.verify_detail = "not verified (--no-verify)";
+    }
+  } catch (const SkipCase& e) {
+    r.status = Status::Skipped;
+    r.reason = e.what();
+    r.trials.clear();
+  } catch (const std::bad_alloc&) {
+    r.status = Status::Skipped;
+    r.reason = "out of host memory";
+    r.trials.clear();
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    r.status = Status::Failed;
+    r.reason = e.what();
+    r.trials.clear();
+  }
+  record(std::move(r));
+}
+
+void Session::record(Record r) {
+  const Record& added = db_.add(std::move(r));
+  console_.row(added);
+  flush();
+}
+
+void Session::flush() {
+  if (!opts_.json_path.empty()) db_.write_json(opts_.json_path);
+  if (!opts_.csv_path.empty()) db_.write_csv(opts_.csv_path);
+}
+
+}  // namespace hdb

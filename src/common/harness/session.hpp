@@ -1,0 +1,72 @@
+#pragma once
+// What a benchmark's logic (src/common/bench) talks to: it names each case and hands over a set-up
+// function; the session filters, lists, times (warm-up + stopping rule), verifies, records and
+// writes results after every case, so a failure later in the run never loses earlier results.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/options.hpp"
+#include "harness/platform.hpp"
+#include "harness/result.hpp"
+#include "harness/timing.hpp"
+
+namespace hdb {
+
+struct Verification {
+  bool ok = false;
+  std::string detail;  // what was compared, or the first difference
+  nlohmann::json extra = nlohmann::json::object();  // figures of the output (rows, checksum, ...)
+  static Verification pass(std::string detail = {}) { return {true, std::move(detail), nlohmann::json::object()}; }
+  static Verification fail(std::string detail) { return {false, std::move(detail), nlohmann::json::object()}; }
+};
+
+// Everything one case needs, built by the set-up function outside the timed region.
+struct Prepared {
+  std::function<Breakdown()> pass;       // one timed pass (required)
+  std::function<Verification()> verify;  // checks the output of the last pass (required)
+  std::uint64_t elements = 0;            // input elements
+  std::uint64_t input_bytes = 0;         // 0: the case's size_bytes
+  std::uint64_t min_bytes_moved = 0;     // each input read once + each output written once
+  std::uint64_t transfer_bytes = 0;      // bytes over the bus per pass
+  Transfer transfer = Transfer::None;
+  nlohmann::json extra = nlohmann::json::object();  // case figures known at set-up (output size, ...)
+};
+
+class Console;
+
+class Session {
+ public:
+  Session(const Options& opts, Platform* platform, ResultDb& db, Console& console);
+
+  const Options& options() const { return opts_; }
+  Platform& platform() { return *platform_; }
+  const std::vector<std::uint64_t>& sizes() const { return opts_.sizes; }
+  // {None} for platforms without a bus, else the --transfer modes.
+  std::vector<Transfer> transfers() const;
+  // --only filter on "test" and "test/variant".
+  bool selected(const std::string& test, const std::string& variant) const;
+  // A seed that depends on the run seed, a salt naming the data (not the variant or backend) and
+  // the size: every backend and variant of a case sees the same data.
+  std::uint64_t seed(const std::string& salt, std::uint64_t size = 0) const;
+
+  // Runs one case. `setup` is called only when the case is selected and not listing; it may throw
+  // SkipCase (recorded as skipped) or anything else (recorded as failed).
+  void run(const CaseKey& key, const std::function<Prepared()>& setup);
+  void skip(const CaseKey& key, const std::string& reason);
+  bool listing() const { return opts_.list; }
+
+ private:
+  void record(Record r);
+  void flush();
+
+  const Options& opts_;
+  Platform* platform_;
+  ResultDb& db_;
+  Console& console_;
+};
+
+}  // namespace hdb

@@ -1,0 +1,69 @@
+#include "runtime/cpu_platform.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "harness/context.hpp"
+#include "harness/parallel.hpp"
+#include "harness/timing.hpp"
+
+#ifdef HDB_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+namespace hdb::cpu {
+
+void CpuPlatform::init(const Options& opts) {
+  threads_ = effective_threads(opts);
+#ifdef HDB_HAVE_OPENMP
+  omp_set_num_threads(threads_);
+#endif
+}
+
+nlohmann::json CpuPlatform::context() const {
+  nlohmann::json j = host_context(Options{});
+  return {{"name", j["cpu"]},
+          {"kind", "cpu"},
+          {"threads", threads_},
+          {"openmp",
+#ifdef HDB_HAVE_OPENMP
+           true
+#else
+           false
+#endif
+          },
+          {"tsc_hz", measure_tsc_hz()}};
+}
+
+std::uint64_t CpuPlatform::memory_bytes() const {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+}
+
+double timed_parallel_memcpy(void* dst, const void* src, std::uint64_t bytes, int threads) {
+  HostTimer t;
+  parallel_for(bytes, threads, [&](std::uint64_t b, std::uint64_t e) {
+    std::memcpy(static_cast<char*>(dst) + b, static_cast<const char*>(src) + b, e - b);
+  });
+  return t.seconds();
+}
+
+double CpuPlatform::measure_copy_ceiling() {
+  // 256 MB (or 1/8 of RAM) is far beyond any CPU's last-level cache.
+  std::uint64_t bytes = std::min<std::uint64_t>(256ull << 20, memory_bytes() / 8);
+  std::unique_ptr<char[]> a(new char[bytes]), b(new char[bytes]);
+  parallel_for(bytes, threads_, [&](std::uint64_t lo, std::uint64_t hi) {
+    std::memset(a.get() + lo, 1, hi - lo);
+    std::memset(b.get() + lo, 2, hi - lo);
+  });
+  double best = 1e30;
+  for (int i = 0; i < 4; ++i) best = std::min(best, timed_parallel_memcpy(b.get(), a.get(), bytes, threads_));
+  return 2.0 * static_cast<double>(bytes) / best / 1e9;
+}
+
+}  // namespace hdb::cpu

@@ -1,0 +1,26 @@
+#pragma once
+// The CPU platform: host memory is the device memory, no bus, all (or --threads) cores.
+#include <cstdint>
+
+#include "harness/platform.hpp"
+
+namespace hdb::cpu {
+
+class CpuPlatform : public Platform {
+ public:
+  std::string name() const override { return "cpu"; }
+  void init(const Options& opts) override;
+  nlohmann::json context() const override;
+  bool has_transfers() const override { return false; }
+  std::uint64_t memory_bytes() const override;
+  double measure_copy_ceiling() override;
+  int threads() const { return threads_; }
+
+ private:
+  int threads_ = 1;
+};
+
+// memcpy of `bytes` split over `threads` threads; returns seconds. Shared with the bus benchmark.
+double timed_parallel_memcpy(void* dst, const void* src, std::uint64_t bytes, int threads);
+
+}  // namespace hdb::cpu

@@ -1,0 +1,38 @@
+#pragma once
+// The CUDA platform: device selection, properties for the context block (including the PCIe link
+// from NVML, loaded at run time so that machines without a driver still start), and the measured
+// device-memory copy ceiling.
+#include <cstdint>
+
+#include "harness/platform.hpp"
+
+namespace hdb::cuda {
+
+struct PcieLink {
+  int gen = 0, width = 0;          // current link (may be down-clocked at idle)
+  int max_gen = 0, max_width = 0;  // what the link can do
+  double theoretical_gbps = 0;     // per direction, at max_gen x max_width, after encoding
+  std::string source;              // "nvml", "sysfs" or "unknown"
+};
+
+class CudaPlatform : public Platform {
+ public:
+  std::string name() const override { return "cuda"; }
+  void init(const Options& opts) override;
+  nlohmann::json context() const override;
+  bool has_transfers() const override { return true; }
+  std::uint64_t memory_bytes() const override;
+  double measure_copy_ceiling() override;
+  int device() const { return device_; }
+  int sm_count() const { return sm_count_; }
+
+ private:
+  int device_ = 0;
+  int sm_count_ = 0;
+};
+
+PcieLink query_pcie_link(int device);
+// Theoretical per-direction GB/s of a PCIe link (generation, lanes), after line encoding.
+double pcie_theoretical_gbps(int gen, int width);
+
+}  // namespace hdb::cuda

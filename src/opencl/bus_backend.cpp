@@ -1,0 +1,121 @@
+// OpenCL ceilings: host->device and device->host from pageable memory and from a pinned
+// (CL_MEM_ALLOC_HOST_PTR, mapped) staging buffer, and device-buffer copy. Timed by profiling events.
+#include <cstring>
+#include <memory>
+
+#include "bench/bus.hpp"
+#include "harness/errors.hpp"
+#include "runtime/cl_platform.hpp"
+
+namespace hdb::opencl {
+namespace {
+
+class TransferCase : public BusCase {
+ public:
+  TransferCase(OpenClPlatform& p, const BusTest& t, std::uint64_t bytes, std::uint64_t seed)
+      : p_(p), up_(t.test == "h2d"), bytes_(bytes), seed_(seed), host_(p, bytes, t.transfer) {
+    checked("preparing a " + t.test + " transfer", [&] {
+      dev_ = device_buffer(p.context_ref(), bytes);
+      auto* w = static_cast<std::uint32_t*>(host_.data());
+      if (up_) {
+        fill_pattern(w, bytes / 4, seed);
+      } else {
+        std::vector<std::uint32_t> src(bytes / 4);
+        fill_pattern(src.data(), src.size(), seed);
+        p.queue().enqueueWriteBuffer(dev_, CL_TRUE, 0, bytes, src.data());
+        std::memset(w, 0, bytes);
+      }
+      return 0;
+    });
+  }
+  Breakdown pass() override {
+    return checked("timed transfer", [&] {
+      cl::Event e;
+      if (up_) p_.queue().enqueueWriteBuffer(dev_, CL_TRUE, 0, bytes_, host_.data(), nullptr, &e);
+      else p_.queue().enqueueReadBuffer(dev_, CL_TRUE, 0, bytes_, host_.data(), nullptr, &e);
+      return Breakdown::compute_only(event_seconds(e));
+    });
+  }
+  Verification verify() override {
+    return checked("verifying a transfer", [&] {
+      if (!up_) return check_pattern(static_cast<std::uint32_t*>(host_.data()), bytes_ / 4, seed_);
+      std::vector<std::uint32_t> back(bytes_ / 4);
+      p_.queue().enqueueReadBuffer(dev_, CL_TRUE, 0, bytes_, back.data());
+      return check_pattern(back.data(), back.size(), seed_);
+    });
+  }
+
+ private:
+  OpenClPlatform& p_;
+  bool up_;
+  std::uint64_t bytes_, seed_;
+  HostStaging host_;
+  cl::Buffer dev_;
+};
+
+class DeviceCopyCase : public BusCase {
+ public:
+  DeviceCopyCase(OpenClPlatform& p, std::uint64_t bytes, std::uint64_t seed) : p_(p), bytes_(bytes), seed_(seed) {
+    checked("preparing a device copy", [&] {
+      src_ = device_buffer(p.context_ref(), bytes);
+      dst_ = device_buffer(p.context_ref(), bytes);
+      std::vector<std::uint32_t> w(bytes / 4);
+      fill_pattern(w.data(), w.size(), seed);
+      p.queue().enqueueWriteBuffer(src_, CL_TRUE, 0, bytes, w.data());
+      p.queue().enqueueFillBuffer(dst_, cl_uint{0}, 0, bytes);
+      p.queue().finish();
+      return 0;
+    });
+  }
+  Breakdown pass() override {
+    return checked("timed device copy", [&] {
+      cl::Event e;
+      p_.queue().enqueueCopyBuffer(src_, dst_, 0, 0, bytes_, nullptr, &e);
+      e.wait();
+      return Breakdown::compute_only(event_seconds(e));
+    });
+  }
+  Verification verify() override {
+    return checked("verifying a device copy", [&] {
+      std::vector<std::uint32_t> back(bytes_ / 4);
+      p_.queue().enqueueReadBuffer(dst_, CL_TRUE, 0, bytes_, back.data());
+      return check_pattern(back.data(), back.size(), seed_);
+    });
+  }
+
+ private:
+  OpenClPlatform& p_;
+  std::uint64_t bytes_, seed_;
+  cl::Buffer src_, dst_;
+};
+
+class OpenClBus : public BusBackend {
+ public:
+  explicit OpenClBus(OpenClPlatform& p) : p_(p) {}
+  std::vector<BusTest> tests(const std::vector<Transfer>& transfers) const override {
+    std::vector<BusTest> out;
+    for (const char* dir : {"h2d", "d2h"})
+      for (Transfer t : transfers) out.push_back({dir, to_string(t), t, 1, 1});
+    out.push_back({"device_copy", "copy_buffer", Transfer::None, 1, 1});
+    return out;
+  }
+  std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed) override {
+    std::uint64_t need = t.test == "device_copy" ? 2 * bytes : bytes;
+    if (bytes > p_.max_alloc_bytes() || need > p_.memory_bytes() / 2)
+      throw SkipCase("does not fit the device's allocation limit");
+    if (t.test == "device_copy") return std::make_unique<DeviceCopyCase>(p_, bytes, seed);
+    return std::make_unique<TransferCase>(p_, t, bytes, seed);
+  }
+
+ private:
+  OpenClPlatform& p_;
+};
+
+}  // namespace
+}  // namespace hdb::opencl
+
+int main(int argc, char** argv) {
+  hdb::opencl::OpenClPlatform platform;
+  hdb::opencl::OpenClBus backend(platform);
+  return hdb::bus_main(argc, argv, platform, backend);
+}

@@ -1,0 +1,198 @@
+#include "runtime/cl_platform.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "harness/errors.hpp"
+
+namespace hdb::opencl {
+
+const char* error_name(cl_int c) {
+  switch (c) {
+#define HDB_CL_CASE(x) \
+  case x: return #x;
+    HDB_CL_CASE(CL_SUCCESS)
+    HDB_CL_CASE(CL_DEVICE_NOT_FOUND)
+    HDB_CL_CASE(CL_DEVICE_NOT_AVAILABLE)
+    HDB_CL_CASE(CL_COMPILER_NOT_AVAILABLE)
+    HDB_CL_CASE(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    HDB_CL_CASE(CL_OUT_OF_RESOURCES)
+    HDB_CL_CASE(CL_OUT_OF_HOST_MEMORY)
+    HDB_CL_CASE(CL_PROFILING_INFO_NOT_AVAILABLE)
+    HDB_CL_CASE(CL_BUILD_PROGRAM_FAILURE)
+    HDB_CL_CASE(CL_MAP_FAILURE)
+    HDB_CL_CASE(CL_INVALID_VALUE)
+    HDB_CL_CASE(CL_INVALID_DEVICE)
+    HDB_CL_CASE(CL_INVALID_CONTEXT)
+    HDB_CL_CASE(CL_INVALID_COMMAND_QUEUE)
+    HDB_CL_CASE(CL_INVALID_MEM_OBJECT)
+    HDB_CL_CASE(CL_INVALID_BUILD_OPTIONS)
+    HDB_CL_CASE(CL_INVALID_PROGRAM)
+    HDB_CL_CASE(CL_INVALID_PROGRAM_EXECUTABLE)
+    HDB_CL_CASE(CL_INVALID_KERNEL_NAME)
+    HDB_CL_CASE(CL_INVALID_KERNEL)
+    HDB_CL_CASE(CL_INVALID_ARG_INDEX)
+    HDB_CL_CASE(CL_INVALID_ARG_VALUE)
+    HDB_CL_CASE(CL_INVALID_ARG_SIZE)
+    HDB_CL_CASE(CL_INVALID_KERNEL_ARGS)
+    HDB_CL_CASE(CL_INVALID_WORK_DIMENSION)
+    HDB_CL_CASE(CL_INVALID_WORK_GROUP_SIZE)
+    HDB_CL_CASE(CL_INVALID_WORK_ITEM_SIZE)
+    HDB_CL_CASE(CL_INVALID_GLOBAL_OFFSET)
+    HDB_CL_CASE(CL_INVALID_EVENT)
+    HDB_CL_CASE(CL_INVALID_OPERATION)
+    HDB_CL_CASE(CL_INVALID_BUFFER_SIZE)
+    HDB_CL_CASE(CL_INVALID_GLOBAL_WORK_SIZE)
+#undef HDB_CL_CASE
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default: return "unknown OpenCL error";
+  }
+}
+
+void rethrow(const cl::Error& e, const std::string& what) {
+  std::string msg = what + ": " + e.what() + " failed with " + error_name(e.err()) + " (" + std::to_string(e.err()) + ")";
+  if (e.err() == CL_MEM_OBJECT_ALLOCATION_FAILURE || e.err() == CL_OUT_OF_RESOURCES ||
+      e.err() == CL_OUT_OF_HOST_MEMORY || e.err() == CL_INVALID_BUFFER_SIZE)
+    throw SkipCase("out of device memory: " + msg);
+  throw DeviceError(msg);
+}
+
+double event_seconds(const cl::Event& e) {
+  cl_ulong a = e.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+  cl_ulong b = e.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+  return static_cast<double>(b - a) * 1e-9;
+}
+
+double event_span(const cl::Event& first, const cl::Event& last) {
+  cl_ulong a = first.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+  cl_ulong b = last.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+  return static_cast<double>(b - a) * 1e-9;
+}
+
+void OpenClPlatform::init(const Options& opts) {
+  // PoCL compiles kernels into a cache that must be writable.
+  if (!std::getenv("POCL_CACHE_DIR")) {
+    const char* dir = "/tmp/hdb-pocl-cache";
+    mkdir(dir, 0777);
+    setenv("POCL_CACHE_DIR", dir, 0);
+  }
+  std::vector<cl::Platform> platforms;
+  try {
+    cl::Platform::get(&platforms);
+  } catch (const cl::Error& e) {
+    throw NoDevice(std::string("no OpenCL device (clGetPlatformIDs: ") + error_name(e.err()) + ")");
+  }
+  if (platforms.empty()) throw NoDevice("no OpenCL device (no platform installed)");
+  if (opts.platform >= static_cast<int>(platforms.size()))
+    throw UsageError("--platform " + std::to_string(opts.platform) + ": only " + std::to_string(platforms.size()) +
+                     " OpenCL platform(s) (allowed: 0.." + std::to_string(platforms.size() - 1) + ")");
+  platform_ = platforms[static_cast<std::size_t>(opts.platform)];
+  std::vector<cl::Device> devices;
+  try {
+    platform_.getDevices(CL_DEVICE_TYPE_ALL, &devices);
+  } catch (const cl::Error& e) {
+    throw NoDevice(std::string("no OpenCL device (clGetDeviceIDs: ") + error_name(e.err()) + ")");
+  }
+  if (devices.empty()) throw NoDevice("no OpenCL device on platform " + std::to_string(opts.platform));
+  if (opts.device >= static_cast<int>(devices.size()))
+    throw UsageError("--device " + std::to_string(opts.device) + ": platform has " + std::to_string(devices.size()) +
+                     " device(s) (allowed: 0.." + std::to_string(devices.size() - 1) + ")");
+  device_ = devices[static_cast<std::size_t>(opts.device)];
+  checked("creating the OpenCL context and queue", [&] {
+    context_ = cl::Context(device_);
+    queue_ = cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);
+    return 0;
+  });
+}
+
+nlohmann::json OpenClPlatform::context() const {
+  auto type = device_.getInfo<CL_DEVICE_TYPE>();
+  return {{"name", device_.getInfo<CL_DEVICE_NAME>()},
+          {"kind", "opencl"},
+          {"platform", platform_.getInfo<CL_PLATFORM_NAME>()},
+          {"platform_version", platform_.getInfo<CL_PLATFORM_VERSION>()},
+          {"vendor", device_.getInfo<CL_DEVICE_VENDOR>()},
+          {"device_version", device_.getInfo<CL_DEVICE_VERSION>()},
+          {"driver_version", device_.getInfo<CL_DRIVER_VERSION>()},
+          {"type", (type & CL_DEVICE_TYPE_GPU) ? "gpu" : (type & CL_DEVICE_TYPE_CPU) ? "cpu" : "other"},
+          {"compute_units", device_.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>()},
+          {"global_memory_bytes", device_.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>()},
+          {"max_alloc_bytes", device_.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>()},
+          {"local_memory_bytes", device_.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>()},
+          {"max_work_group_size", device_.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>()},
+          {"host_unified_memory", (type & CL_DEVICE_TYPE_CPU) != 0}};
+}
+
+std::uint64_t OpenClPlatform::memory_bytes() const { return device_.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>(); }
+std::uint64_t OpenClPlatform::max_alloc_bytes() const { return device_.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>(); }
+std::size_t OpenClPlatform::max_work_group_size() const { return device_.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>(); }
+
+double OpenClPlatform::measure_copy_ceiling() {
+  std::uint64_t bytes = std::min<std::uint64_t>({256ull << 20, max_alloc_bytes(), memory_bytes() / 8});
+  return checked("measuring the device copy ceiling", [&] {
+    cl::Buffer a = device_buffer(context_, bytes), b = device_buffer(context_, bytes);
+    queue_.enqueueFillBuffer(a, cl_uint{0x5a5a5a5a}, 0, bytes);
+    queue_.enqueueFillBuffer(b, cl_uint{0}, 0, bytes);
+    queue_.finish();
+    double best = 1e30;
+    for (int i = 0; i < 4; ++i) {
+      cl::Event e;
+      queue_.enqueueCopyBuffer(a, b, 0, 0, bytes, nullptr, &e);
+      e.wait();
+      best = std::min(best, event_seconds(e));
+    }
+    return 2.0 * static_cast<double>(bytes) / best / 1e9;
+  });
+}
+
+cl::Program& OpenClPlatform::program(const std::string& name, const char* source, const std::string& options) {
+  std::string key = name + "|" + options;
+  auto it = programs_.find(key);
+  if (it != programs_.end()) return it->second;
+  cl::Program prog(context_, std::string(source));
+  std::string opts = "-cl-std=CL1.2 " + options;
+  try {
+    prog.build({device_}, opts.c_str());
+  } catch (const cl::Error& e) {
+    std::string log;
+    try {
+      log = prog.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_);
+    } catch (const cl::Error&) {
+    }
+    throw DeviceError("building OpenCL program '" + name + "' failed with " + error_name(e.err()) + ":\n" + log);
+  }
+  return programs_.emplace(key, std::move(prog)).first->second;
+}
+
+cl::Buffer device_buffer(cl::Context& ctx, std::uint64_t bytes, cl_mem_flags flags) {
+  return cl::Buffer(ctx, flags, std::max<std::uint64_t>(bytes, 1));
+}
+
+HostStaging::HostStaging(OpenClPlatform& p, std::uint64_t bytes, Transfer mode) : p_(p), bytes_(bytes), mode_(mode) {
+  std::uint64_t n = std::max<std::uint64_t>(bytes, 1);
+  if (mode == Transfer::Pinned) {
+    checked("allocating pinned staging memory", [&] {
+      pinned_ = cl::Buffer(p.context_ref(), CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, n);
+      ptr_ = p.queue().enqueueMapBuffer(pinned_, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, n);
+      return 0;
+    });
+  } else {
+    pageable_.reset(new char[n]);
+    ptr_ = pageable_.get();
+  }
+}
+
+HostStaging::~HostStaging() {
+  if (mode_ == Transfer::Pinned && ptr_) {
+    try {
+      p_.queue().enqueueUnmapMemObject(pinned_, ptr_);
+      p_.queue().finish();
+    } catch (const cl::Error&) {
+    }
+  }
+}
+
+}  // namespace hdb::opencl

@@ -1,0 +1,86 @@
+#pragma once
+// The OpenCL platform: one device, one in-order profiling queue, programs built from sources that
+// were embedded at build time. Errors carry the failing call and the OpenCL error name.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <CL/opencl.hpp>
+
+#include "harness/platform.hpp"
+#include "harness/timing.hpp"
+
+namespace hdb::opencl {
+
+class OpenClPlatform : public Platform {
+ public:
+  std::string name() const override { return "opencl"; }
+  void init(const Options& opts) override;
+  nlohmann::json context() const override;
+  bool has_transfers() const override { return true; }
+  std::uint64_t memory_bytes() const override;
+  double measure_copy_ceiling() override;
+
+  cl::Context& context_ref() { return context_; }
+  cl::Device& device() { return device_; }
+  cl::CommandQueue& queue() { return queue_; }
+  // Largest single buffer the device allows.
+  std::uint64_t max_alloc_bytes() const;
+  std::size_t max_work_group_size() const;
+  // Builds (once per name) the program from embedded source with -cl-std=CL1.2 and `options`;
+  // a build failure throws DeviceError with the build log.
+  cl::Program& program(const std::string& name, const char* source, const std::string& options = "");
+
+ private:
+  cl::Platform platform_;
+  cl::Device device_;
+  cl::Context context_;
+  cl::CommandQueue queue_;
+  std::map<std::string, cl::Program> programs_;
+};
+
+// Seconds between the event's start and end (CL_PROFILING_COMMAND_START/END).
+double event_seconds(const cl::Event& e);
+// Seconds from the start of `first` to the end of `last`.
+double event_span(const cl::Event& first, const cl::Event& last);
+// Name of an OpenCL error code, e.g. CL_OUT_OF_RESOURCES.
+const char* error_name(cl_int code);
+// Rethrows a cl::Error as DeviceError("<what>: <call> failed with <name>").
+[[noreturn]] void rethrow(const cl::Error& e, const std::string& what);
+
+// Runs f() and converts OpenCL errors into DeviceError naming `what`; out-of-memory becomes SkipCase.
+template <class F>
+auto checked(const std::string& what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const cl::Error& e) {
+    rethrow(e, what);
+  }
+}
+
+// An ordinary device buffer of `bytes` (at least 1 byte: OpenCL forbids empty buffers).
+cl::Buffer device_buffer(cl::Context& ctx, std::uint64_t bytes, cl_mem_flags flags = CL_MEM_READ_WRITE);
+
+// Host memory for transfers. Pageable: plain host memory. Pinned: a CL_MEM_ALLOC_HOST_PTR staging
+// buffer kept mapped, whose pointer is the source/target of enqueueWrite/ReadBuffer into ordinary
+// device buffers (the vendor-recommended way to get pinned transfers in OpenCL).
+class HostStaging {
+ public:
+  HostStaging(OpenClPlatform& p, std::uint64_t bytes, Transfer mode);
+  ~HostStaging();
+  HostStaging(const HostStaging&) = delete;
+  HostStaging& operator=(const HostStaging&) = delete;
+  void* data() { return ptr_; }
+  std::uint64_t bytes() const { return bytes_; }
+
+ private:
+  OpenClPlatform& p_;
+  std::uint64_t bytes_;
+  Transfer mode_;
+  void* ptr_ = nullptr;
+  cl::Buffer pinned_;
+  std::unique_ptr<char[]> pageable_;
+};
+
+}  // namespace hdb::opencl
