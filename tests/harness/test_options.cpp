@@ -1,0 +1,63 @@
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+
+#include "harness/errors.hpp"
+#include "harness/options.hpp"
+#include "harness/sizes.hpp"
+
+using namespace hdb;
+
+namespace {
+Options parse(std::vector<std::string> args) {
+  CLI::App app;
+  Options o;
+  add_common_options(app, o);
+  std::reverse(args.begin(), args.end());  // CLI11 takes the vector in reverse order
+  app.parse(args);
+  finalize_options(o);
+  return o;
+}
+}  // namespace
+
+TEST(Options, Defaults) {
+  Options o = parse({});
+  EXPECT_EQ(o.sizes, pow2_range(32 * KiB, 1 * MiB));
+  EXPECT_EQ(o.transfers, std::vector<Transfer>{Transfer::Pinned});
+  EXPECT_TRUE(o.verify);
+  EXPECT_EQ(o.seed, 42u);
+}
+
+TEST(Options, SizesAndRanges) {
+  EXPECT_EQ(parse({"--sizes", "32K,1M"}).sizes, (std::vector<std::uint64_t>{32768, 1 << 20}));
+  EXPECT_EQ(parse({"--size-class", "2"}).sizes.back(), 16 * MiB);
+  EXPECT_EQ(parse({"--size-class", "4", "--min-size", "256M"}).sizes,
+            (std::vector<std::uint64_t>{256 * MiB, 512 * MiB, 1 * GiB}));
+  EXPECT_EQ(parse({"--max-size", "64K"}).sizes, (std::vector<std::uint64_t>{32 * KiB, 64 * KiB}));
+}
+
+TEST(Options, TransferModesAndFilters) {
+  Options o = parse({"--transfer", "both", "--only", "select,join/tuned", "--threads", "3", "--quiet"});
+  EXPECT_EQ(o.transfers, (std::vector<Transfer>{Transfer::Pageable, Transfer::Pinned}));
+  EXPECT_EQ(o.only, (std::vector<std::string>{"select", "join/tuned"}));
+  EXPECT_EQ(effective_threads(o), 3);
+  EXPECT_TRUE(o.quiet);
+  EXPECT_FALSE(parse({"--no-verify"}).verify);
+}
+
+TEST(Options, PassesBelowMinimumRaiseTheMaximum) {
+  Options o = parse({"--passes", "80"});
+  EXPECT_EQ(o.max_passes, 80);
+}
+
+TEST(Options, BadValuesAreRejected) {
+  EXPECT_THROW(parse({"--passes", "0"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"--passes", "x"}), CLI::ParseError);
+  EXPECT_THROW(parse({"--transfer", "dma"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"--size-class", "9"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"--target-noise", "-1"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"--no-such-option"}), CLI::ParseError);
+  EXPECT_THROW(parse({"--sizes", "12Q"}), UsageError);
+  EXPECT_THROW(parse({"--min-size", "1M", "--max-size", "32K"}), UsageError);
+  EXPECT_THROW(parse({"--sizes", "1M", "--min-size", "32K"}), UsageError);
+}

@@ -1,0 +1,118 @@
+// The session and the shared main, driven through a fake platform and a tiny benchmark.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "fake_platform.hpp"
+#include "harness/console.hpp"
+#include "harness/errors.hpp"
+#include "harness/main.hpp"
+
+using namespace hdb;
+
+namespace {
+
+// Runs one benchmark whose cases behave as scripted by their variant name.
+BenchmarkDef scripted_benchmark(int* setups) {
+  BenchmarkDef def;
+  def.name = "fake";
+  def.description = "test benchmark";
+  def.run = [setups](Session& s) {
+    for (const char* variant : {"good", "skips", "wrong", "throws"}) {
+      for (std::uint64_t size : s.sizes()) {
+        std::string v = variant;
+        s.run({"op", v, {}, size}, [&, v]() {
+          ++*setups;
+          if (v == "skips") throw SkipCase("too large for this test");
+          Prepared p;
+          p.pass = [v] {
+            if (v == "throws") throw DeviceError("kernel launch failed");
+            return Breakdown::compute_only(1e-3);
+          };
+          p.verify = [v] { return v == "wrong" ? Verification::fail("element 3 differs") : Verification::pass("ok"); };
+          p.elements = size / 4;
+          p.min_bytes_moved = 2 * size;
+          return p;
+        });
+      }
+    }
+  };
+  return def;
+}
+
+int run(const BenchmarkDef& def, std::vector<std::string> args, bool has_device = true) {
+  test::FakePlatform platform(has_device);
+  args.insert(args.begin(), "hdb-fake-fake");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return run_main(static_cast<int>(argv.size()), argv.data(), def, platform);
+}
+
+}  // namespace
+
+TEST(Session, RecordsOkSkippedAndFailedCasesAndKeepsGoing) {
+  int setups = 0;
+  std::string path = ::testing::TempDir() + "hdb_session_test.json";
+  int rc = run(scripted_benchmark(&setups), {"--sizes", "32K,64K", "--passes", "3", "--json", path, "--quiet"});
+  EXPECT_EQ(rc, kExitFailure);  // a failed case fails the run
+  EXPECT_EQ(setups, 8);
+  std::ifstream f(path);
+  nlohmann::json j = nlohmann::json::parse(f);
+  ASSERT_EQ(j["results"].size(), 8u);
+  EXPECT_EQ(j["summary"]["ok"], 2);
+  EXPECT_EQ(j["summary"]["skipped"], 2);
+  EXPECT_EQ(j["summary"]["failed"], 4);
+  for (const auto& r : j["results"]) {
+    if (r["variant"] == "good") {
+      EXPECT_EQ(r["status"], "ok");
+      EXPECT_TRUE(r["verification"]["verified"]);
+      EXPECT_GE(r["trials"].size(), 3u);
+      EXPECT_NEAR(r["throughput"]["pct_of_peak"].get<double>(), 100.0 * 2 * r["size_bytes"].get<double>() / 1e-3 / 1e9 / 100.0, 1e-6);
+    } else if (r["variant"] == "skips") {
+      EXPECT_EQ(r["status"], "skipped");
+      EXPECT_EQ(r["reason"], "too large for this test");
+    } else if (r["variant"] == "wrong") {
+      // A failed verification is never a number in a report.
+      EXPECT_EQ(r["status"], "failed");
+      EXPECT_NE(r["reason"].get<std::string>().find("element 3 differs"), std::string::npos);
+      EXPECT_TRUE(r["trials"].empty());
+    } else {
+      EXPECT_EQ(r["status"], "failed");
+      EXPECT_NE(r["reason"].get<std::string>().find("kernel launch failed"), std::string::npos);
+    }
+  }
+}
+
+TEST(Session, OnlyFilterAndList) {
+  int setups = 0;
+  EXPECT_EQ(run(scripted_benchmark(&setups), {"--sizes", "32K", "--only", "op/good", "--quiet"}), kExitOk);
+  EXPECT_EQ(setups, 1);
+  setups = 0;
+  EXPECT_EQ(run(scripted_benchmark(&setups), {"--sizes", "32K", "--only", "op/g*", "--quiet"}), kExitOk);
+  EXPECT_EQ(setups, 1);
+  setups = 0;
+  EXPECT_EQ(run(scripted_benchmark(&setups), {"--list"}), kExitOk);
+  EXPECT_EQ(setups, 0);  // listing builds no inputs
+}
+
+TEST(Session, ExitCodes) {
+  int setups = 0;
+  BenchmarkDef def = scripted_benchmark(&setups);
+  EXPECT_EQ(run(def, {"--passes", "0"}), kExitUsage);
+  EXPECT_EQ(run(def, {"--sizes", "12Q"}), kExitUsage);
+  EXPECT_EQ(run(def, {"--bogus"}), kExitUsage);
+  EXPECT_EQ(run(def, {"--help"}), kExitOk);
+  EXPECT_EQ(run(def, {"--version"}), kExitOk);
+  EXPECT_EQ(run(def, {"--sizes", "32K"}, /*has_device=*/false), kExitNoDevice);
+  EXPECT_EQ(setups, 0);
+}
+
+TEST(Session, SeedsDependOnDataNotVariant) {
+  Options o;
+  ResultDb db("x", "y");
+  Console c(true, 0);
+  Session s(o, nullptr, db, c);
+  EXPECT_EQ(s.seed("relation", 1024), s.seed("relation", 1024));
+  EXPECT_NE(s.seed("relation", 1024), s.seed("relation", 2048));
+  EXPECT_NE(s.seed("relation", 1024), s.seed("other", 1024));
+}
