@@ -1,0 +1,134 @@
+#pragma once
+// ra: the relational-algebra primitives of "OpenCL RA primitives for TPC-H" (Table 1) on key/value
+// tuple relations (workloads/relations.hpp). This header is the backend interface; the benchmark
+// logic (ra.cpp) and the tpch micro-kernels both drive backends only through it.
+//
+// Residency: operators work on DeviceRelation handles that live where the backend computes (device
+// memory; host memory on the CPU backend). upload()/download() are the only calls that cross the
+// bus, so a chain of operators (tpch kernels) pays PCIe once at each end and never in between.
+//
+// Allocation stays outside timed regions: every call takes its output as `DeviceRel& out`. When out
+// is empty or too small the backend allocates it (the warm-up pass); later passes reuse it. Output
+// sizes of select/unique/join/set operations are found by each algorithm's own counting pass, never
+// guessed; the handle's rows() is the exact result size afterwards. Scratch buffers (partition
+// counts, offsets) are cached inside the backend the same way.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/main.hpp"
+#include "harness/session.hpp"
+#include "harness/timing.hpp"
+#include "workloads/relations.hpp"
+
+namespace hdb::ra {
+
+// A relation resident on the backend's device. Backends subclass it; passing a handle made by
+// another backend throws std::invalid_argument.
+class DeviceRelation {
+ public:
+  virtual ~DeviceRelation() = default;
+  std::uint64_t rows() const { return rows_; }
+  int values() const { return values_; }
+  int width() const { return 1 + values_; }
+  std::uint64_t bytes() const { return rows_ * static_cast<std::uint64_t>(width()) * 4; }
+  virtual std::uint64_t capacity_words() const = 0;
+
+ protected:
+  std::uint64_t rows_ = 0;
+  int values_ = 1;
+};
+using DeviceRel = std::shared_ptr<DeviceRelation>;
+
+// select: tuples whose attribute `attribute` (0 = key, 1.. = values) lies in [lo, hi].
+struct Predicate {
+  int attribute = 0;
+  std::uint32_t lo = 0;
+  std::uint32_t hi = 0xffffffffu;
+  bool operator()(const std::uint32_t* tuple) const { return tuple[attribute] >= lo && tuple[attribute] <= hi; }
+};
+
+enum class ReduceOp { Sum, Min, Max };
+enum class ArithOp { Add, Subtract, Multiply };
+enum class SetOp { Union, Intersection, Difference };
+const char* to_string(ReduceOp op);
+const char* to_string(ArithOp op);
+const char* to_string(SetOp op);
+
+// reduce: one figure per value attribute. Sums are exact 64-bit sums of the 32-bit values; min/max
+// are the 32-bit extremes (an empty relation gives the identity: 0, 0xffffffff, 0).
+struct Aggregate {
+  int values = 0;
+  std::array<std::uint64_t, kMaxValues> value{};
+  bool operator==(const Aggregate& o) const;
+};
+
+// Operator semantics (the serial reference, reference/ra.hpp, is the definition):
+//  project(in, columns)     tuple -> its attributes `columns` in that order (0 = key); 1..8 columns,
+//                           the first becomes the key.
+//  select(in, pred)         tuples satisfying pred, input order kept (stable).
+//  unique(in)               first tuple of every run of consecutive equal keys.
+//  reduce(in, op)           Aggregate over all tuples.
+//  reduce_by_key(in, op)    one tuple per run of consecutive equal keys: key, op over each value
+//                           (sums wrap modulo 2^32).
+//  join(l, r)               inputs sorted by key: for every pair with equal keys, (key, l values,
+//                           r values); output sorted by key, order within a key unspecified
+//                           (verified as a multiset).
+//  set_op(a, b, op)         inputs sorted lexicographically by whole tuple, same width: the
+//                           multiset semantics of std::set_union / set_intersection /
+//                           set_difference on whole tuples; output sorted.
+//  product(a, b)            every (a[i], b[j]) as a's tuple followed by b's (b's key becomes a
+//                           value), a-major: row i * |b| + j.
+//  arith(a, b, op)          |a| == |b|, same width: key of a, a.value op b.value per attribute
+//                           (modulo 2^32).
+enum class Op { Project, Select, Unique, Reduce, ReduceByKey, Join, SetUnion, SetIntersection, SetDifference,
+                Product, Add, Subtract, Multiply };
+
+class RaBackend {
+ public:
+  virtual ~RaBackend() = default;
+
+  // Variants this backend offers for an operator, e.g. {"serial", "parallel"} or
+  // {"paper", "thrust", "tuned"}. An operator with no variants is not offered.
+  virtual std::vector<std::string> variants(Op op) const = 0;
+
+  // Host memory of the given kind for `rows` tuples of 1 + values words (pinned where the backend
+  // can pin; the base implementation returns pageable memory).
+  virtual Relation host_relation(std::uint64_t rows, int values, Transfer kind);
+
+  // Host -> device. The copy time is h2d (device events where the backend has them).
+  virtual Breakdown upload(const Relation& host, DeviceRel& out) = 0;
+  // Device -> host into `host`, whose capacity must hold dev.rows() tuples (allocate with
+  // host_relation() before timing); sets host's rows. The copy time is d2h.
+  virtual Breakdown download(const DeviceRelation& dev, Relation& host) = 0;
+
+  // Operators: device-resident in and out; the Breakdown's kernel time covers all kernels and
+  // its phases name the paper's sub-kernels (partition, compute, scan, gather, ...).
+  virtual Breakdown project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant,
+                            DeviceRel& out) = 0;
+  virtual Breakdown select(const DeviceRelation& in, const Predicate& pred, const std::string& variant,
+                           DeviceRel& out) = 0;
+  virtual Breakdown unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) = 0;
+  // The aggregate crosses the bus; its tiny copy is part of the kernel time.
+  virtual Timed<Aggregate> reduce(const DeviceRelation& in, ReduceOp op, const std::string& variant) = 0;
+  virtual Breakdown reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant,
+                                  DeviceRel& out) = 0;
+  virtual Breakdown join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant,
+                         DeviceRel& out) = 0;
+  virtual Breakdown set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant,
+                           DeviceRel& out) = 0;
+  virtual Breakdown product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant,
+                            DeviceRel& out) = 0;
+  virtual Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
+                          DeviceRel& out) = 0;
+};
+
+// Test names used in results and --only filters, e.g. "select", "join", "set_union", "add".
+const char* test_name(Op op);
+std::vector<Op> all_ops();
+
+int ra_main(int argc, char** argv, Platform& platform, RaBackend& backend);
+
+}  // namespace hdb::ra
