@@ -1,0 +1,107 @@
+"""Entry points of scripts/run-all, scripts/report and scripts/compare (python -m hdb.cli <command>)."""
+import argparse
+import os
+import sys
+
+from . import config as cfgmod
+from .util import UsageError
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _csv(text):
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def run_all(argv):
+    p = Parser(prog="run-all", description="Run every built hetdb-bench executable over a configured sweep and "
+               "write results/<run-id>/ (raw JSON, summary.csv, report.md, report.html, plots). See docs/driver.md.")
+    p.add_argument("--config", default="quick", help="quick, default, full, or a path to a .toml file "
+                   "(default: quick)")
+    p.add_argument("--benchmarks", type=_csv, help="comma-separated benchmarks (overrides the config)")
+    p.add_argument("--backends", type=_csv, help="comma-separated backends: cpu,opencl,cuda")
+    p.add_argument("--sizes", help="input sizes for every executable, e.g. 32K,1M,16M")
+    p.add_argument("--passes", type=int, help="minimum timed passes per case")
+    p.add_argument("--device", type=int, help="device index for the CUDA/OpenCL executables")
+    p.add_argument("--timeout", type=float, help="time limit per executable in seconds")
+    p.add_argument("--mpi", type=int, default=0, metavar="N", help="run every executable under mpirun -np N")
+    p.add_argument("--build-dir", default=os.path.join(REPO, "build"), help="build folder (default: build)")
+    p.add_argument("--out", default=os.path.join(REPO, "results"), help="results root (default: results)")
+    p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run (its configuration is kept)")
+    p.add_argument("--build", action="store_true", help="run the (incremental) build even when executables exist")
+    p.add_argument("--no-setup", action="store_true", help="do not call scripts/setup")
+    p.add_argument("--no-build", action="store_true", help="never configure or build")
+    p.add_argument("--no-report", action="store_true", help="write raw JSON and summary.csv only")
+    a = p.parse_args(argv)
+    if a.mpi < 0:
+        raise UsageError("--mpi must be a positive number of ranks")
+    from .runner import Runner
+    import shlex
+    command_line = " ".join(["scripts/run-all"] + [shlex.quote(x) for x in argv])
+    if a.resume:
+        overridden = [o for o in ("benchmarks", "backends", "sizes", "passes", "device", "timeout") if getattr(a, o)]
+        if overridden or a.mpi:
+            raise UsageError("--resume keeps the run's own configuration; drop --" + ", --".join(overridden or ["mpi"]))
+        runner = Runner(REPO, a.out, a.build_dir, resume=a.resume, do_setup=not a.no_setup,
+                        do_build=not a.no_build, force_build=a.build, report=not a.no_report)
+    else:
+        path = cfgmod.resolve_config_path(REPO, a.config)
+        cfg = cfgmod.apply_overrides(cfgmod.load(path), a.benchmarks, a.backends, a.sizes, a.passes, a.device,
+                                     a.timeout)
+        runner = Runner(REPO, a.out, a.build_dir, cfg, a.config, mpi=a.mpi, do_setup=not a.no_setup,
+                        do_build=not a.no_build, force_build=a.build, report=not a.no_report, command_line=command_line)
+    try:
+        runner.prepare()
+    except RuntimeError as e:
+        print(f"run-all: {e}", file=sys.stderr)
+        return 1
+    return runner.run()
+
+
+def report(argv):
+    p = Parser(prog="report", description="(Re)generate summary.csv, report.md, report.html and the plots of a "
+               "run directory from its raw JSON.")
+    p.add_argument("run_dir", help="results/<run-id>")
+    a = p.parse_args(argv)
+    from . import report as rep
+    rep.generate(a.run_dir, stream=sys.stdout)
+    return 0
+
+
+def compare(argv):
+    p = Parser(prog="compare", description="Compare two runs: side-by-side table and ratio plots, matched by "
+               "benchmark/backend/test/variant/params/size; differences beyond the runs' noise are flagged.")
+    p.add_argument("run_a", help="baseline run directory")
+    p.add_argument("run_b", help="run compared with the baseline")
+    p.add_argument("--out", help="output folder (default: <parent of run_b>/compare-<a>-vs-<b>)")
+    p.add_argument("--metric", choices=["kernel", "total"], default="kernel",
+                   help="median time compared: kernel only or with transfers (default: kernel)")
+    a = p.parse_args(argv)
+    from . import compare as cmp
+    return cmp.main(a.run_a, a.run_b, a.out, a.metric, stream=sys.stdout)
+
+
+COMMANDS = {"run-all": run_all, "report": report, "compare": compare}
+
+
+def main(argv):
+    if not argv or argv[0] not in COMMANDS:
+        print(f"usage: python -m hdb.cli {{{','.join(COMMANDS)}}} ...", file=sys.stderr)
+        return 2
+    try:
+        return COMMANDS[argv[0]](argv[1:])
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted; results so far are kept (run-all: finish with --resume RUN_ID)", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,204 @@
+"""Run configurations (config/*.toml) and the command-line overrides on top of them.
+
+A configuration names the benchmarks and backends to run, the harness options every executable
+gets, per-benchmark overrides, and the time limit per executable. See docs/driver.md.
+"""
+import copy
+import os
+import re
+import tomllib
+
+from .util import UsageError
+
+BENCHMARK_ORDER = ["bus", "ra", "tpch", "merge", "ngram"]
+BACKENDS = ["cpu", "opencl", "cuda"]
+
+# Harness options a configuration may set, mapped to the executables' shared flags (issue 2).
+HARNESS_FLAGS = {
+    "sizes": "--sizes",
+    "min_size": "--min-size",
+    "max_size": "--max-size",
+    "size_class": "--size-class",
+    "passes": "--passes",
+    "max_passes": "--max-passes",
+    "max_time": "--max-time",
+    "warmup": "--warmup",
+    "target_noise": "--target-noise",
+    "transfer": "--transfer",
+    "threads": "--threads",
+    "device": "--device",
+    "platform": "--platform",
+    "seed": "--seed",
+}
+SIZE_KEYS = ("sizes", "min_size", "max_size", "size_class")
+TOP_KEYS = {"description", "benchmarks", "backends", "timeout_s", "harness", "bench"}
+BENCH_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args"}
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def config_dir(repo):
+    return os.path.join(repo, "config")
+
+
+def resolve_config_path(repo, name):
+    """'quick' -> config/quick.toml; a path to a .toml file is taken as it is."""
+    if os.path.sep in name or name.endswith(".toml"):
+        path = name
+    else:
+        path = os.path.join(config_dir(repo), name + ".toml")
+    if not os.path.isfile(path):
+        known = sorted(f[:-5] for f in os.listdir(config_dir(repo)) if f.endswith(".toml")) \
+            if os.path.isdir(config_dir(repo)) else []
+        raise UsageError(f"--config {name}: no such configuration {path} (known: {', '.join(known) or 'none'})")
+    return path
+
+
+def load(path):
+    try:
+        with open(path, "rb") as f:
+            doc = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"{path}: not valid TOML: {e}") from None
+    return validate(doc, path)
+
+
+def _harness_value(where, key, value):
+    if key in ("sizes",):
+        if isinstance(value, list):
+            value = ",".join(str(v) for v in value)
+        if not isinstance(value, str) or not value:
+            raise UsageError(f"{where}: '{key}' must be a string like \"32K,1M\" or a list of sizes")
+        return value
+    if key in ("min_size", "max_size", "transfer"):
+        if not isinstance(value, (str, int)) or isinstance(value, bool):
+            raise UsageError(f"{where}: '{key}' must be a string")
+        if key == "transfer" and value not in ("pageable", "pinned", "both"):
+            raise UsageError(f"{where}: transfer must be pageable, pinned or both, not {value!r}")
+        return str(value)
+    if key in ("max_time", "target_noise"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise UsageError(f"{where}: '{key}' must be a non-negative number")
+        return value
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UsageError(f"{where}: '{key}' must be a non-negative integer")
+    return value
+
+
+def _names(where, key, value, allowed=None):
+    if not isinstance(value, list) or not all(isinstance(v, str) and _NAME.match(v) for v in value):
+        raise UsageError(f"{where}: '{key}' must be a list of lower-case names")
+    if allowed is not None:
+        bad = [v for v in value if v not in allowed]
+        if bad:
+            raise UsageError(f"{where}: unknown {key} {', '.join(bad)} (allowed: {', '.join(allowed)})")
+    return list(value)
+
+
+def _timeout(where, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise UsageError(f"{where}: 'timeout_s' must be a positive number of seconds")
+    return float(value)
+
+
+def validate(doc, where="config"):
+    """Checks every key and value; returns a normalised copy. Unknown keys are errors, so a typo
+    never silently runs the wrong sweep."""
+    for k in doc:
+        if k not in TOP_KEYS:
+            raise UsageError(f"{where}: unknown key '{k}' (allowed: {', '.join(sorted(TOP_KEYS))})")
+    out = {
+        "description": str(doc.get("description", "")),
+        "benchmarks": _names(where, "benchmarks", doc.get("benchmarks", BENCHMARK_ORDER)),
+        "backends": _names(where, "backends", doc.get("backends", BACKENDS), BACKENDS),
+        "timeout_s": _timeout(where, doc.get("timeout_s", 600)),
+        "harness": {},
+        "bench": {},
+    }
+    harness = doc.get("harness", {})
+    if not isinstance(harness, dict):
+        raise UsageError(f"{where}: [harness] must be a table")
+    for k, v in harness.items():
+        if k not in HARNESS_FLAGS:
+            raise UsageError(f"{where}: [harness] unknown key '{k}' (allowed: {', '.join(sorted(HARNESS_FLAGS))})")
+        out["harness"][k] = _harness_value(f"{where} [harness]", k, v)
+    bench = doc.get("bench", {})
+    if not isinstance(bench, dict):
+        raise UsageError(f"{where}: [bench] must be a table of [bench.<name>] tables")
+    for name, table in bench.items():
+        w = f"{where} [bench.{name}]"
+        if not _NAME.match(name) or not isinstance(table, dict):
+            raise UsageError(f"{w}: must be a table named after a benchmark")
+        b = {}
+        for k, v in table.items():
+            if k not in BENCH_KEYS:
+                raise UsageError(f"{w}: unknown key '{k}' (allowed: {', '.join(sorted(BENCH_KEYS))})")
+            if k == "timeout_s":
+                b[k] = _timeout(w, v)
+            elif k == "args":
+                if not isinstance(v, list) or not all(isinstance(a, str) for a in v):
+                    raise UsageError(f"{w}: 'args' must be a list of strings")
+                b[k] = list(v)
+            else:
+                b[k] = _harness_value(w, k, v)
+        out["bench"][name] = b
+    return out
+
+
+def apply_overrides(cfg, benchmarks=None, backends=None, sizes=None, passes=None, device=None, timeout=None):
+    """Command-line options win over the configuration, including its per-benchmark tables."""
+    cfg = copy.deepcopy(cfg)
+    if benchmarks:
+        cfg["benchmarks"] = _names("--benchmarks", "benchmarks", benchmarks)
+    if backends:
+        cfg["backends"] = _names("--backends", "backends", backends, BACKENDS)
+    tables = [cfg["harness"]] + list(cfg["bench"].values())
+    if sizes:
+        for t in tables:
+            for k in SIZE_KEYS:
+                t.pop(k, None)
+        cfg["harness"]["sizes"] = _harness_value("--sizes", "sizes", sizes)
+    if passes is not None:
+        if passes < 1:
+            raise UsageError("--passes must be at least 1")
+        for t in tables:
+            t.pop("passes", None)
+            if t.get("max_passes", passes) < passes:
+                t["max_passes"] = passes
+        cfg["harness"]["passes"] = passes
+    if device is not None:
+        if device < 0:
+            raise UsageError("--device must be a non-negative index")
+        for t in tables:
+            t.pop("device", None)
+        cfg["harness"]["device"] = device
+    if timeout is not None:
+        cfg["timeout_s"] = _timeout("--timeout", timeout)
+        for t in cfg["bench"].values():
+            t.pop("timeout_s", None)
+    return cfg
+
+
+def ordered_benchmarks(names):
+    """bus first (its ceilings are what every report compares with), then the config's order."""
+    return (["bus"] if "bus" in names else []) + [n for n in names if n != "bus"]
+
+
+def executable_args(cfg, benchmark):
+    """The flags one executable gets: the [harness] table with [bench.<name>] on top, then args."""
+    opts = dict(cfg["harness"])
+    bench = cfg["bench"].get(benchmark, {})
+    if any(k in bench for k in SIZE_KEYS):
+        for k in SIZE_KEYS:
+            opts.pop(k, None)
+    opts.update({k: v for k, v in bench.items() if k in HARNESS_FLAGS})
+    if opts.get("passes") is not None and opts.get("max_passes") is not None and opts["max_passes"] < opts["passes"]:
+        opts["max_passes"] = opts["passes"]
+    args = []
+    for k in HARNESS_FLAGS:
+        if k in opts:
+            args += [HARNESS_FLAGS[k], str(opts[k])]
+    return args + list(bench.get("args", []))
+
+
+def timeout_for(cfg, benchmark):
+    return cfg["bench"].get(benchmark, {}).get("timeout_s", cfg["timeout_s"])

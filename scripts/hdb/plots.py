@@ -1,0 +1,448 @@
+"""The report's figures, each written as PNG and SVG. Every figure names the host and devices and
+labels its axes with units; sizes read 32K..1G. A benchmark without results has no figures.
+What the benchmark-specific figures read from the results is listed in docs/driver.md."""
+import math
+import os
+import re
+from collections import OrderedDict, defaultdict
+
+from . import results
+from .util import size_text
+
+try:
+    if os.environ.get("HDB_NO_MATPLOTLIB"):
+        raise ImportError("HDB_NO_MATPLOTLIB is set")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    MATPLOTLIB_ERROR = None
+except ImportError as e:  # reports are still written, without figures
+    plt = None
+    MATPLOTLIB_ERROR = str(e)
+
+BASELINE_VARIANTS = ("serial", "baseline")  # the papers' single-core CPU baselines
+NO_BREAKDOWN = ("bus",)  # bus tests are the transfers themselves
+
+
+def available():
+    return plt is not None
+
+
+class Figure:
+    """One written figure: file stem (plots/<stem>.png/.svg), title and a caption for the report."""
+
+    def __init__(self, stem, title, caption, benchmark):
+        self.stem, self.title, self.caption, self.benchmark = stem, title, caption, benchmark
+
+
+def _ok(rows):
+    return [r for r in rows if r["status"] == "ok" and r["rank"] == 0 and r["kernel_median_s"]]
+
+
+def _group(rows, key):
+    g = OrderedDict()
+    for r in sorted(rows, key=lambda r: (r["test"], r["backend"], r["variant"], r["params_text"], r["size_bytes"])):
+        g.setdefault(key(r), []).append(r)
+    return g
+
+
+def _size_axis(ax, sizes):
+    ax.set_xscale("log", base=2)
+    ticks = sorted(set(sizes))
+    if len(ticks) > 12:
+        ticks = ticks[::int(math.ceil(len(ticks) / 12))]
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([size_text(s) for s in ticks], rotation=45, fontsize=7)
+    ax.minorticks_off()
+    ax.set_xlabel("input size (bytes per input)")
+
+
+def _grid(n):
+    cols = min(n, 3)
+    rows = int(math.ceil(n / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.9 * rows + 0.6), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.flat[:n])
+
+
+def _finish(fig, out_dir, stem, title, machine):
+    fig.suptitle(title, fontsize=11)
+    fig.text(0.005, 0.003, machine, fontsize=6.5, ha="left", va="bottom", wrap=True)
+    fig.tight_layout(rect=(0, 0.04, 1, 0.95))
+    for ext in ("png", "svg"):
+        fig.savefig(os.path.join(out_dir, f"{stem}.{ext}"), dpi=110)
+    plt.close(fig)
+
+
+def _log_y(ax):
+    """Log y axis with plain numbers (0.5, 2, 40) instead of 4x10^1."""
+    from matplotlib.ticker import FuncFormatter
+    ax.set_yscale("log")
+    fmt = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(fmt)
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(f"{v:g}")[0] in "25" else ""))
+
+
+def _legend(ax, n):
+    if n:
+        ax.legend(fontsize=6.5, loc="best", framealpha=0.7)
+
+
+def _with_transfer(r):
+    return (r["h2d_median_s"] or 0) + (r["d2h_median_s"] or 0) > 0
+
+
+def throughput(rows, bench, out_dir, machine):
+    rows = _ok(rows)
+    if not rows:
+        return None
+    tests = _group(rows, lambda r: r["test"])
+    fig, axes = _grid(len(tests))
+    for ax, (test, trs) in zip(axes, tests.items()):
+        n = 0
+        for label, srs in _group(trs, results.series_label).items():
+            xs = [r["size_bytes"] for r in srs]
+            line, = ax.plot(xs, [r["kernel_gbps"] for r in srs], marker="o", ms=3, label=label)
+            n += 1
+            if any(_with_transfer(r) for r in srs):
+                ax.plot(xs, [r["total_gbps"] for r in srs], ls="--", marker="x", ms=3, color=line.get_color(),
+                        label=label + " with PCIe")
+                n += 1
+        _size_axis(ax, [r["size_bytes"] for r in trs])
+        _log_y(ax)
+        ax.set_ylabel("throughput (GB/s of input)")
+        ax.set_title(test, fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        _legend(ax, n)
+    stem = f"throughput-{bench}"
+    _finish(fig, out_dir, stem, f"{bench}: throughput vs input size (kernel only; dashed: with PCIe transfers)",
+            machine)
+    return Figure(stem, f"{bench}: throughput vs size", "Median kernel-only throughput (solid) and throughput "
+                  "including host-device transfers (dashed), GB/s of input, log-log.", bench)
+
+
+def pct_of_peak(rows, bench, out_dir, machine):
+    rows = [r for r in _ok(rows) if r["pct_of_peak"]]
+    if not rows:
+        return None
+    tests = _group(rows, lambda r: r["test"])
+    fig, axes = _grid(len(tests))
+    for ax, (test, trs) in zip(axes, tests.items()):
+        groups = _group(trs, results.series_label)
+        for label, srs in groups.items():
+            ax.plot([r["size_bytes"] for r in srs], [r["pct_of_peak"] for r in srs], marker="o", ms=3, label=label)
+        ax.axhline(100, color="k", lw=0.8, ls=":")
+        _size_axis(ax, [r["size_bytes"] for r in trs])
+        ax.set_ylabel("% of measured copy bandwidth")
+        ax.set_title(test, fontsize=9)
+        ax.grid(True, alpha=0.3)
+        _legend(ax, len(groups))
+    stem = f"peak-{bench}"
+    _finish(fig, out_dir, stem, f"{bench}: minimum bytes moved per second as % of the measured copy ceiling",
+            machine)
+    return Figure(stem, f"{bench}: % of peak", "Declared minimum bytes moved (inputs read once, outputs written "
+                  "once) per median kernel second, as a percentage of the device's measured copy bandwidth "
+                  "(bus ceiling). Above 100% at small sizes means the data sat in cache.", bench)
+
+
+def _largest(srs):
+    return max(srs, key=lambda r: r["size_bytes"])
+
+
+def breakdown(rows, bench, out_dir, machine):
+    rows = _ok(rows)
+    if not rows or bench in NO_BREAKDOWN:
+        return None
+    tests = _group(rows, lambda r: r["test"])
+    fig, axes = _grid(len(tests))
+    parts = [("h2d", "#d62728"), ("kernel", "#1f77b4"), ("d2h", "#ff7f0e"), ("other host time", "#bbbbbb")]
+    for ax, (test, trs) in zip(axes, tests.items()):
+        bars = [_largest(srs) for srs in _group(trs, results.series_label).values()]
+        labels = [f"{results.series_label(r)} @{size_text(r['size_bytes'])}" for r in bars]
+        left = [0.0] * len(bars)
+        for name, color in parts:
+            if name == "other host time":
+                vals = [max((r["total_median_s"] or 0) - (r["h2d_median_s"] or 0) - (r["kernel_median_s"] or 0)
+                            - (r["d2h_median_s"] or 0), 0) * 1e3 for r in bars]
+            else:
+                vals = [(r[f"{name}_median_s"] or 0) * 1e3 for r in bars]
+            ax.barh(range(len(bars)), vals, left=left, color=color, label=name)
+            left = [a + b for a, b in zip(left, vals)]
+        ax.set_yticks(range(len(bars)))
+        ax.set_yticklabels(labels, fontsize=6.5)
+        ax.invert_yaxis()
+        ax.set_xlabel("median time per pass (ms)")
+        ax.set_title(test, fontsize=9)
+        ax.grid(True, axis="x", alpha=0.3)
+        ax.legend(fontsize=6.5, loc="lower right")
+    stem = f"breakdown-{bench}"
+    _finish(fig, out_dir, stem, f"{bench}: time per pass split into host->device, kernel, device->host "
+            "(largest size of each series)", machine)
+    return Figure(stem, f"{bench}: transfer vs kernel time", "Stacked median h2d / kernel / d2h time per pass "
+                  "for each backend and variant at its largest size; grey is host time outside the three.", bench)
+
+
+def _baselines(rows):
+    """(test, params, size) -> the cpu baseline row (serial, or the paper's 'baseline')."""
+    out = {}
+    for r in rows:
+        if r["backend"] == "cpu" and r["variant"] in BASELINE_VARIANTS:
+            out.setdefault((r["test"], r["params_text"], r["size_bytes"]), r)
+    return out
+
+
+def _speedups(rows, gpu_only=False):
+    """test -> [(label, size, kernel speed-up, with-transfer speed-up)] at each series' largest size
+    that has a baseline."""
+    base = _baselines(rows)
+    out = OrderedDict()
+    for test, trs in _group(rows, lambda r: r["test"]).items():
+        for label, srs in _group(trs, results.series_label).items():
+            s0 = srs[0]
+            if s0["backend"] == "cpu" and s0["variant"] in BASELINE_VARIANTS:
+                continue
+            if gpu_only and s0["backend"] == "cpu":
+                continue
+            matched = [(r, base[(r["test"], r["params_text"], r["size_bytes"])]) for r in srs
+                       if (r["test"], r["params_text"], r["size_bytes"]) in base]
+            if not matched:
+                continue
+            r, b = max(matched, key=lambda m: m[0]["size_bytes"])
+            out.setdefault(test, []).append((label, r["size_bytes"], b["kernel_median_s"] / r["kernel_median_s"],
+                                             b["total_median_s"] / r["total_median_s"] if r["total_median_s"] else
+                                             None, f"{b['backend']}/{b['variant']}"))
+    return out
+
+
+def _grouped_bars(ax, groups, value_index, hatch_second=None):
+    """groups: name -> [(label, ..values)]; one cluster of bars per group, one colour per label."""
+    labels = []
+    for items in groups.values():
+        for it in items:
+            if it[0] not in labels:
+                labels.append(it[0])
+    width = 0.8 / max(len(labels), 1)
+    cmap = plt.get_cmap("tab20")
+    for j, label in enumerate(labels):
+        xs, ys = [], []
+        for i, items in enumerate(groups.values()):
+            for it in items:
+                if it[0] == label and it[value_index] is not None:
+                    xs.append(i + (j - (len(labels) - 1) / 2) * width)
+                    ys.append(it[value_index])
+        ax.bar(xs, ys, width=width, color=cmap(j % 20), label=label,
+               hatch=hatch_second if hatch_second else None, edgecolor="white" if not hatch_second else "k")
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(list(groups), fontsize=8, rotation=20)
+    return labels
+
+
+def speedup(rows, bench, out_dir, machine):
+    rows = _ok(rows)
+    if bench in NO_BREAKDOWN:
+        return None
+    sp = _speedups(rows)
+    if not sp:
+        return None
+    base_names = sorted({it[4] for items in sp.values() for it in items})
+    fig, axes = plt.subplots(1, 2, figsize=(max(8, 1.4 * len(sp) + 6), 4.8), squeeze=False)
+    for ax, idx, what in ((axes[0][0], 2, "kernel only"), (axes[0][1], 3, "with transfers")):
+        labels = _grouped_bars(ax, sp, idx)
+        ax.axhline(1, color="k", lw=0.8)
+        _log_y(ax)
+        ax.set_ylabel(f"speed-up over {', '.join(base_names)} (x)")
+        ax.set_title(what, fontsize=9)
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+        _legend(ax, len(labels))
+    stem = f"speedup-{bench}"
+    _finish(fig, out_dir, stem, f"{bench}: speed-up over the single-core CPU baseline per primitive "
+            "(largest size each ran at)", machine)
+    return Figure(stem, f"{bench}: speed-up over cpu serial", "Median time of the CPU baseline divided by the "
+                  "median time of each backend/variant at the same test, parameters and size; left kernel only, "
+                  "right including PCIe transfers. Log scale; 1 = as fast as the baseline.", bench)
+
+
+def _param_key(rows, pattern):
+    for r in rows:
+        for k in r["params"]:
+            if re.search(pattern, k, re.I):
+                return k
+    return None
+
+
+def _num(v):
+    try:
+        return float(str(v).rstrip("%"))
+    except ValueError:
+        return None
+
+
+def _extra(r, pattern):
+    for k, v in r["extra"].items():
+        if re.search(pattern, k, re.I) and isinstance(v, (int, float)) and not isinstance(v, bool):
+            return float(v)
+    return None
+
+
+def merge_cycles(rows, bench, out_dir, machine, hz):
+    rows = _ok(rows)
+    if bench != "merge" or not rows:
+        return None
+    ukey = _param_key(rows, "unique")
+    by_u = _group(rows, lambda r: r["params"].get(ukey, "all") if ukey else "all")
+    fig, axes = plt.subplots(1, len(by_u), figsize=(6 * len(by_u), 4.8), squeeze=False)
+    drawn = False
+    for ax, (u, urs) in zip(axes[0], sorted(by_u.items(), key=lambda kv: _num(kv[0]) or 0)):
+        groups = OrderedDict()
+        for test, trs in _group(urs, lambda r: r["test"]).items():
+            for label, srs in _group(trs, lambda r: f"{r['backend']}/{r['variant']}").items():
+                r = _largest(srs)
+                cpt = _extra(r, r"^cycles_per_tuple$")
+                if cpt is None and hz and r["elements"]:
+                    cpt = r["kernel_median_s"] * hz / r["elements"]
+                if cpt is not None:
+                    groups.setdefault(test, []).append((label, cpt))
+        if not groups:
+            ax.set_visible(False)
+            continue
+        drawn = True
+        labels = _grouped_bars(ax, groups, 1)
+        _log_y(ax)
+        ax.set_ylabel("CPU cycles per tuple (TSC)")
+        ax.set_title(f"{ukey} = {u}" if ukey else "all results", fontsize=9)
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+        _legend(ax, len(labels))
+    if not drawn:
+        plt.close(fig)
+        return None
+    stem = "merge-cycles"
+    _finish(fig, out_dir, stem, "merge: cycles per tuple per step (largest size)", machine)
+    return Figure(stem, "merge: cycles per tuple", "Cycles per tuple of each merge step, from the result's "
+                  "extra.cycles_per_tuple or else median kernel time x measured TSC rate / tuples; one panel per "
+                  "unique-value fraction.", bench)
+
+
+def merge_gpu_speedup(rows, bench, out_dir, machine):
+    if bench != "merge":
+        return None
+    sp = _speedups(_ok(rows), gpu_only=True)
+    if not sp:
+        return None
+    fig, ax = plt.subplots(figsize=(max(7, 1.5 * len(sp) + 4), 4.8))
+    flat = OrderedDict((k, [(f"{it[0]} kernel", it[2]) for it in v] + [(f"{it[0]} with PCIe", it[3]) for it in v])
+                       for k, v in sp.items())
+    labels = _grouped_bars(ax, flat, 1)
+    ax.axhline(1, color="k", lw=0.8)
+    _log_y(ax)
+    ax.set_ylabel("GPU speed-up over cpu " + "/".join(BASELINE_VARIANTS) + " (x)")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    _legend(ax, len(labels))
+    stem = "merge-gpu-speedup"
+    _finish(fig, out_dir, stem, "merge: GPU speed-up per step with and without transfers", machine)
+    return Figure(stem, "merge: GPU speed-up", "Speed-up of each device backend over the CPU baseline per merge "
+                  "step, kernel only and including PCIe transfers.", bench)
+
+
+def ngram_errors(rows, bench, out_dir, machine):
+    rows = _ok(rows)
+    if bench != "ngram" or not rows:
+        return None
+    ekey = _param_key(rows, "err")
+    if not ekey:
+        return None
+    base = {}
+    for r in rows:
+        if r["backend"] == "cpu" and r["variant"] in BASELINE_VARIANTS:
+            base.setdefault((r["test"], r["params"].get(ekey), r["size_bytes"]), r)
+    speed, share = defaultdict(list), defaultdict(list)
+    for r in rows:
+        e = _num(r["params"].get(ekey))
+        if e is None:
+            continue
+        label = f"{r['backend']}/{r['variant']}" + (f" ({r['test']})" if len({x['test'] for x in rows}) > 1 else "")
+        sh = _extra(r, "accelerat")
+        if sh is not None:
+            share[label].append((e, sh * 100 if sh <= 1 else sh, r["size_bytes"]))
+        if r["backend"] == "cpu" and r["variant"] in BASELINE_VARIANTS:
+            continue
+        s = _extra(r, "^speedup")
+        b = base.get((r["test"], r["params"].get(ekey), r["size_bytes"]))
+        if s is None and b:
+            s = b["kernel_median_s"] / r["kernel_median_s"]
+        if s is not None:
+            speed[label].append((e, s, r["size_bytes"]))
+    if not speed and not share:
+        return None
+    panels = [p for p in ((speed, "speed-up over cpu baseline (x)", True), (share, "queries accelerated (%)", False))
+              if p[0]]
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.8), squeeze=False)
+    for ax, (data, ylabel, logy) in zip(axes[0], panels):
+        for label, pts in sorted(data.items()):
+            big = max(p[2] for p in pts)
+            pts = sorted(p for p in pts if p[2] == big)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=f"{label} @{size_text(big)}")
+        if logy:
+            _log_y(ax)
+            ax.axhline(1, color="k", lw=0.8)
+        ax.set_xlabel(f"error level ({ekey})")
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        _legend(ax, len(data))
+    stem = "ngram-errors"
+    _finish(fig, out_dir, stem, "ngram: speed-up and share of queries accelerated vs error level", machine)
+    return Figure(stem, "ngram: speed-up vs error level", "Per error level: speed-up over the CPU baseline "
+                  "(extra.speedup* when the benchmark reports it, else the ratio of median times) and the share "
+                  "of queries accelerated (extra key containing 'accelerat').", bench)
+
+
+def tpch_kernels(rows, bench, out_dir, machine):
+    rows = _ok(rows)
+    if bench != "tpch" or not rows:
+        return None
+    groups_k, groups_t = OrderedDict(), OrderedDict()
+    for test, trs in _group(rows, lambda r: r["test"]).items():
+        size = max(r["size_bytes"] for r in trs)
+        for label, srs in _group([r for r in trs if r["size_bytes"] == size], results.series_label).items():
+            r = srs[0]
+            name = f"{test} @{size_text(size)}"
+            groups_k.setdefault(name, []).append((label, r["kernel_median_s"] * 1e3))
+            groups_t.setdefault(name, []).append((label, r["total_median_s"] * 1e3))
+    fig, axes = plt.subplots(1, 2, figsize=(max(9, 2 * len(groups_k) + 6), 4.8), squeeze=False)
+    for ax, groups, what in ((axes[0][0], groups_k, "kernel only"), (axes[0][1], groups_t, "with transfers")):
+        labels = _grouped_bars(ax, groups, 1)
+        for patch_group, label in zip(ax.containers, labels):
+            if "fused" in label:
+                for p in patch_group:
+                    p.set_hatch("//")
+        _log_y(ax)
+        ax.set_ylabel("median time per query (ms)")
+        ax.set_title(what + " (hatched: fused)", fontsize=9)
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+        _legend(ax, len(labels))
+    stem = "tpch-kernels"
+    _finish(fig, out_dir, stem, "tpch: time per micro-kernel per backend, fused vs operator-at-a-time", machine)
+    return Figure(stem, "tpch: micro-kernels", "Median time of each micro-kernel (A, B, C) per backend and "
+                  "variant at the largest size that ran; fused variants hatched.", bench)
+
+
+def all_figures(rows, docs, out_dir):
+    """Every figure the rows support, grouped by benchmark in a fixed order."""
+    if not available():
+        return []
+    os.makedirs(out_dir, exist_ok=True)
+    machine = results.machine_line(docs)
+    hz = results.tsc_hz(docs)
+    figs = []
+    by_bench = _group(rows, lambda r: r["benchmark"])
+    order = [b for b in ("bus", "ra", "tpch", "merge", "ngram") if b in by_bench] + \
+        [b for b in by_bench if b not in ("bus", "ra", "tpch", "merge", "ngram")]
+    for bench in order:
+        brs = by_bench[bench]
+        for f in (throughput(brs, bench, out_dir, machine), pct_of_peak(brs, bench, out_dir, machine),
+                  breakdown(brs, bench, out_dir, machine), speedup(brs, bench, out_dir, machine),
+                  merge_cycles(brs, bench, out_dir, machine, hz), merge_gpu_speedup(brs, bench, out_dir, machine),
+                  ngram_errors(brs, bench, out_dir, machine), tpch_kernels(brs, bench, out_dir, machine)):
+            if f is not None:
+                figs.append(f)
+    return figs

@@ -1,0 +1,259 @@
+"""scripts/report: summary.csv, report.md, a self-contained report.html (figures inlined as base64
+PNG) and plots/*.png|svg for one run directory, all from the raw JSON (never from console output).
+The report is built once as a list of blocks and rendered to Markdown and HTML."""
+import base64
+import html
+import os
+import sys
+from collections import OrderedDict
+
+from . import plots, results
+from .util import UsageError, duration_text, size_text, write_atomically
+
+PLOTS_DIR = "plots"
+
+
+def _f(v, fmt="{:.3g}"):
+    return "-" if v is None or v == "" else fmt.format(v)
+
+
+def _ms(s):
+    return "-" if s is None else f"{s * 1e3:.4g}"
+
+
+class Doc:
+    """Blocks: ('h', level, text) ('p', text) ('table', header, rows) ('fig', Figure) ('list', items)."""
+
+    def __init__(self):
+        self.blocks = []
+
+    def h(self, level, text):
+        self.blocks.append(("h", level, text))
+
+    def p(self, text):
+        self.blocks.append(("p", text))
+
+    def table(self, header, rows):
+        if rows:
+            self.blocks.append(("table", header, rows))
+
+    def fig(self, f):
+        self.blocks.append(("fig", f))
+
+    def items(self, items):
+        if items:
+            self.blocks.append(("list", items))
+
+    def markdown(self):
+        out = []
+        for b in self.blocks:
+            if b[0] == "h":
+                out.append("#" * b[1] + " " + b[2])
+            elif b[0] == "p":
+                out.append(b[1])
+            elif b[0] == "list":
+                out.append("\n".join(f"- {i}" for i in b[1]))
+            elif b[0] == "table":
+                cell = lambda c: str(c).replace("|", "\\|")
+                lines = ["| " + " | ".join(cell(c) for c in b[1]) + " |", "|" + "---|" * len(b[1])]
+                lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in b[2]]
+                out.append("\n".join(lines))
+            elif b[0] == "fig":
+                f = b[1]
+                out.append(f"![{f.title}]({PLOTS_DIR}/{f.stem}.png)\n\n*{f.caption}* "
+                           f"([SVG]({PLOTS_DIR}/{f.stem}.svg))")
+        return "\n\n".join(out) + "\n"
+
+    def html(self, plots_dir, title):
+        e = html.escape
+        out = ["<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">", f"<title>{e(title)}</title>",
+               "<style>body{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1em;color:#222}"
+               "table{border-collapse:collapse;font-size:12px;margin:0.5em 0}"
+               "th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}"
+               "td:first-child,th:first-child{text-align:left}img{max-width:100%}"
+               "figure{margin:1em 0}figcaption{font-size:12px;color:#555}</style></head><body>"]
+        for b in self.blocks:
+            if b[0] == "h":
+                out.append(f"<h{b[1]}>{e(b[2])}</h{b[1]}>")
+            elif b[0] == "p":
+                out.append(f"<p>{e(b[1])}</p>")
+            elif b[0] == "list":
+                out.append("<ul>" + "".join(f"<li>{e(str(i))}</li>" for i in b[1]) + "</ul>")
+            elif b[0] == "table":
+                out.append("<table><thead><tr>" + "".join(f"<th>{e(str(c))}</th>" for c in b[1]) + "</tr></thead>"
+                           "<tbody>" + "".join("<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in r) + "</tr>"
+                                               for r in b[2]) + "</tbody></table>")
+            elif b[0] == "fig":
+                f = b[1]
+                with open(os.path.join(plots_dir, f.stem + ".png"), "rb") as fh:
+                    data = base64.b64encode(fh.read()).decode("ascii")
+                out.append(f"<figure><img alt=\"{e(f.title)}\" src=\"data:image/png;base64,{data}\">"
+                           f"<figcaption>{e(f.caption)}</figcaption></figure>")
+        out.append("</body></html>")
+        return "\n".join(out) + "\n"
+
+
+def _machine(doc, docs):
+    seen = OrderedDict()
+    for d in docs:
+        c = d.get("context", {})
+        key = c.get("host", "?")
+        if key not in seen:
+            seen[key] = [key, c.get("cpu", "?"), c.get("logical_cores", "?"),
+                         _f(c.get("memory_bytes", 0) / 2**30, "{:.1f} GiB") if c.get("memory_bytes") else "-",
+                         c.get("os", "?"), c.get("compiler", "?"), c.get("git_commit", "?")]
+    doc.table(["host", "CPU", "logical cores", "memory", "OS", "compiler", "git commit"], list(seen.values()))
+    devs = OrderedDict()
+    for d in docs:
+        dev = d.get("context", {}).get("device", {})
+        key = (d["backend"], dev.get("name", "?"))
+        if key in devs:
+            continue
+        detail = []
+        if dev.get("platform"):
+            detail.append(f"platform {dev['platform']}")
+        if dev.get("compute_capability"):
+            detail.append(f"sm {dev['compute_capability']}, {dev.get('sm_count', '?')} SMs")
+        if dev.get("global_memory_bytes"):
+            detail.append(f"{dev['global_memory_bytes'] / 2**30:.1f} GiB")
+        pcie = dev.get("pcie") or {}
+        if pcie.get("gen"):
+            detail.append(f"PCIe gen {pcie['gen']} x{pcie.get('width', '?')}")
+        if dev.get("threads"):
+            detail.append(f"{dev['threads']} threads")
+        devs[key] = [d["backend"], dev.get("name", "?"), ", ".join(detail)]
+    doc.table(["backend", "device", "details"], list(devs.values()))
+
+
+def _executables(doc, manifest):
+    if not manifest:
+        return
+    doc.h(2, "Executables")
+    rows = []
+    for e in manifest.get("entries", []):
+        c = e.get("cases") or {}
+        rows.append([e["executable"], e["status"], duration_text(e.get("duration_s")),
+                     f"{c.get('ok', 0)}/{c.get('skipped', 0)}/{c.get('failed', 0)}" if c else "-",
+                     e.get("reason", "")])
+    doc.table(["executable", "status", "time", "cases ok/skipped/failed", "reason"], rows)
+
+
+def _ceilings(doc, docs, rows):
+    bus = [r for r in rows if r["benchmark"] == "bus" and r["status"] == "ok" and r["rank"] == 0]
+    ceil = [[f"{d['benchmark']}-{d['backend']}", d.get("context", {}).get("device", {}).get("name", "?"),
+             _f(d.get("ceiling", {}).get("memory_copy_gbps"), "{:.1f}")] for d in docs if d.get("_rank", 0) == 0]
+    if not bus and not ceil:
+        return
+    doc.h(2, "Ceilings")
+    doc.p("Bus bandwidth per test (GB/s of data moved once) at the largest size that ran, which is the "
+          "ceiling once that size exceeds the caches, and the best over all sizes; then the copy ceiling "
+          "(bytes read + written) every executable measured at start-up, which its '% of peak' uses.")
+    series = OrderedDict()
+    for r in bus:
+        series.setdefault((r["backend"], r["test"], r["variant"], r["transfer"]), []).append(r)
+    lines = []
+    for (backend, test, variant, transfer), rs in series.items():
+        big = max(rs, key=lambda r: r["size_bytes"])
+        best = max(rs, key=lambda r: r["kernel_gbps"] or 0)
+        lines.append([backend, test, variant, transfer, _f(big["kernel_gbps"], "{:.2f}"), size_text(big["size_bytes"]),
+                      _f((big["kernel_cv"] or 0) * 100, "{:.1f}"), _f(best["kernel_gbps"], "{:.2f}"),
+                      size_text(best["size_bytes"])])
+    doc.table(["backend", "test", "variant", "transfer", "GB/s at largest size", "largest size", "cv %",
+               "best GB/s", "best at"], lines)
+    doc.table(["executable", "device", "copy ceiling GB/s (read+write)"], ceil)
+
+
+def _bench_table(doc, brs):
+    """One line per series at its largest size: what the paper's tables quote."""
+    ok = [r for r in brs if r["status"] == "ok" and r["rank"] == 0]
+    series = OrderedDict()
+    for r in sorted(ok, key=lambda r: (r["test"], r["backend"], r["variant"], r["params_text"], r["transfer"])):
+        key = (r["test"], r["backend"], r["variant"], r["params_text"], r["transfer"])
+        if key not in series or r["size_bytes"] > series[key]["size_bytes"]:
+            series[key] = r
+    doc.table(["test", "backend/variant", "params", "transfer", "size", "kernel ms", "kernel GB/s",
+               "with-PCIe GB/s", "parity", "% of peak", "cv %", "passes", "verified"],
+              [[r["test"], f"{r['backend']}/{r['variant']}", r["params_text"] or "-", r["transfer"],
+                size_text(r["size_bytes"]), _ms(r["kernel_median_s"]), _f(r["kernel_gbps"]), _f(r["total_gbps"]),
+                _f(r["parity"], "{:.2f}"), _f(r["pct_of_peak"], "{:.1f}") if r["pct_of_peak"] else "-",
+                _f((r["kernel_cv"] or 0) * 100, "{:.1f}"), r["passes"], "yes" if r["verified"] else "no"]
+               for r in series.values()])
+
+
+def _ranks(doc, rows):
+    multi = [r for r in rows if r["status"] == "ok" and r["kernel_median_s"]]
+    groups = OrderedDict()
+    for r in multi:
+        groups.setdefault(results.match_key(r)[:2] + results.match_key(r)[3:], []).append(r)
+    lines = []
+    for key, rs in groups.items():
+        if len({r["rank"] for r in rs}) < 2:
+            continue
+        t = sorted(r["kernel_median_s"] for r in rs)
+        med = t[len(t) // 2]
+        slow = [r["rank"] for r in rs if r["kernel_median_s"] > 1.5 * med]
+        lines.append([f"{key[0]}-{key[1]}", f"{key[2]}/{key[3]}", size_text(key[6]), len(rs), _ms(t[0]), _ms(med),
+                      _ms(t[-1]), ",".join(map(str, slow)) or "-"])
+    if lines:
+        doc.h(2, "MPI ranks")
+        doc.p("Median kernel time per rank (every rank on its own device); outliers are ranks slower than 1.5x "
+              "the median rank.")
+        doc.table(["executable", "test/variant", "size", "ranks", "min ms", "median ms", "max ms", "outlier ranks"],
+                  lines)
+
+
+def build(run_dir):
+    manifest = results.load_manifest(run_dir)
+    docs = results.load_docs(run_dir)
+    rows = results.all_rows(docs)
+    title = f"hetdb-bench report: {os.path.basename(os.path.abspath(run_dir))}"
+    doc = Doc()
+    doc.h(1, title)
+    if manifest:
+        doc.p(f"Configuration '{manifest.get('config_name', '?')}', started {manifest.get('started_utc', '?')}, "
+              f"finished {manifest.get('finished_utc', 'not yet')}; git {manifest.get('git_commit', '?')}"
+              + (f"; MPI ranks {manifest['mpi']}" if manifest.get("mpi") else "") + ".")
+        if manifest.get("command_line"):
+            doc.p(f"Command: {manifest['command_line']}")
+    if not docs:
+        doc.p("No executable wrote results in this run.")
+    _machine(doc, docs)
+    _executables(doc, manifest)
+    _ceilings(doc, docs, rows)
+    plots_dir = os.path.join(run_dir, PLOTS_DIR)
+    figs = plots.all_figures(rows, docs, plots_dir)
+    if not plots.available():
+        doc.p(f"No figures: matplotlib is not available to this Python ({plots.MATPLOTLIB_ERROR}). Install "
+              "python3-matplotlib (Debian) or set HDB_PYTHON to an interpreter that has it, then run "
+              "scripts/report on this folder.")
+    benches = OrderedDict()
+    for r in rows:
+        benches.setdefault(r["benchmark"], []).append(r)
+    for bench, brs in benches.items():
+        doc.h(2, f"Benchmark {bench}")
+        _bench_table(doc, brs)
+        for f in figs:
+            if f.benchmark == bench:
+                doc.fig(f)
+    _ranks(doc, rows)
+    bad = [r for r in rows if r["status"] != "ok"]
+    if bad:
+        doc.h(2, "Skipped and failed cases")
+        doc.items([f"{r['benchmark']}-{r['backend']}{' rank ' + str(r['rank']) if r['rank'] else ''} "
+                   f"{r['test']}/{r['variant']}{' [' + r['params_text'] + ']' if r['params_text'] else ''}"
+                   f"@{size_text(r['size_bytes'])}: {r['status']}: {r['reason']}" for r in bad])
+    return doc, rows, figs, title
+
+
+def generate(run_dir, stream=sys.stdout):
+    if not os.path.isdir(run_dir):
+        raise UsageError(f"{run_dir}: no such run directory")
+    doc, rows, figs, title = build(run_dir)
+    results.write_summary_csv(run_dir, rows)
+    write_atomically(os.path.join(run_dir, "report.md"), doc.markdown())
+    write_atomically(os.path.join(run_dir, "report.html"), doc.html(os.path.join(run_dir, PLOTS_DIR), title))
+    print(f"report: {len(rows)} results, {len(figs)} figures -> {os.path.join(run_dir, 'report.html')}",
+          file=stream)
+    if not plots.available():
+        print(f"report: no figures, matplotlib is not available ({plots.MATPLOTLIB_ERROR})", file=stream)
+    return figs
