@@ -1,0 +1,258 @@
+#include "bench/merge.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "harness/context.hpp"
+#include "harness/errors.hpp"
+#include "harness/sizes.hpp"
+#include "reference/merge_reference.hpp"
+
+namespace hdb {
+
+const char* to_string(MergeStep s) {
+  switch (s) {
+    case MergeStep::DeltaDict: return "delta_dict";
+    case MergeStep::DictMerge: return "dict_merge";
+    case MergeStep::Reencode: return "reencode";
+    case MergeStep::Whole: return "merge";
+  }
+  return "?";
+}
+
+template <class T>
+MergeWork<T> prepare_work(const MergeInput<T>& in) {
+  MergeWork<T> w;
+  w.in = &in;
+  w.delta_dict = ref::delta_dict(in.delta);
+  w.delta_ids = ref::ids_in(w.delta_dict, in.delta);
+  ref::DictMerge<T> m = ref::dict_merge(in.main_dict, w.delta_dict);
+  w.dict = std::move(m.dict);
+  w.x_m = std::move(m.x_m);
+  w.x_d = std::move(m.x_d);
+  w.width = code_width(w.dict.size());
+  return w;
+}
+
+template <class T>
+std::string verify_merge_output(MergeStep step, const MergeWork<T>& w, const MergeOutput<T>& out) {
+  const MergeInput<T>& in = *w.in;
+  std::string e;
+  auto first = [&e](std::string r) {
+    if (e.empty()) e = std::move(r);
+  };
+  if (step == MergeStep::DeltaDict || step == MergeStep::Whole) {
+    first(ref::check_sorted_distinct(out.delta_dict, "U_D"));
+    first(ref::check_equal_dict(out.delta_dict, w.delta_dict, "U_D"));
+    if (e.empty()) first(ref::check_ids(out.delta_dict, in.delta, out.delta_ids, "delta ids"));
+  }
+  if (step == MergeStep::DictMerge || step == MergeStep::Whole) {
+    first(ref::check_sorted_distinct(out.dict, "U'_M"));
+    first(ref::check_equal_dict(out.dict, w.dict, "U'_M"));
+    if (e.empty()) first(ref::check_ids(out.dict, in.main_dict, out.x_m, "X_M"));
+    if (e.empty()) first(ref::check_ids(out.dict, w.delta_dict, out.x_d, "X_D"));
+  }
+  if (step == MergeStep::Reencode || step == MergeStep::Whole)
+    if (e.empty()) first(ref::check_new_main(in, step == MergeStep::Whole ? out.dict : w.dict, out.codes));
+  return e;
+}
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string pct_label(double p) {
+  std::ostringstream o;
+  o << p << "%";
+  return o.str();
+}
+
+// The figures the paper reports, from the trials of one case: cycles per tuple (TSC measured, not
+// assumed) per phase, tuples/s, PCIe share, and for the whole merge the table figures.
+nlohmann::json paper_figures(const std::vector<Breakdown>& trials, std::uint64_t tuples, std::uint64_t delta_rows,
+                             bool whole, int columns) {
+  nlohmann::json j;
+  if (trials.empty()) return j;
+  auto med = [&](auto get) {
+    std::vector<double> v;
+    for (const Breakdown& b : trials) v.push_back(get(b));
+    return median(v);
+  };
+  double kernel = med([](const Breakdown& b) { return b.kernel; });
+  double total = med([](const Breakdown& b) { return b.total > 0 ? b.total : b.kernel; });
+  double bus = med([](const Breakdown& b) { return b.h2d + b.d2h; });
+  double hz = measure_tsc_hz();
+  double t = static_cast<double>(std::max<std::uint64_t>(tuples, 1));
+  j["tuples"] = tuples;
+  j["tsc_hz"] = hz;
+  nlohmann::json cpt;
+  if (hz > 0) {
+    cpt["kernel"] = kernel * hz / t;
+    cpt["total"] = total * hz / t;
+    for (const auto& ph : trials.front().phases) {
+      std::string name = ph.first;
+      cpt[name] = med([&](const Breakdown& b) {
+                    for (const auto& p : b.phases)
+                      if (p.first == name) return p.second;
+                    return 0.0;
+                  }) * hz / t;
+    }
+  }
+  j["cycles_per_tuple"] = cpt;
+  j["tuples_per_s_kernel"] = kernel > 0 ? t / kernel : 0;
+  j["tuples_per_s_total"] = total > 0 ? t / total : 0;
+  if (bus > 0 && total > 0) j["pcie_share"] = bus / total;
+  if (whole && total > 0) {
+    // The paper: NC columns merged one after another, each like this one; update rate = delta rows
+    // per second of table merge (its example: (4M*3.3e9)/(25*104M*300) = 16.9K updates/s).
+    double table_s = total * columns;
+    j["table"] = {{"columns", columns}, {"merge_s", table_s},
+                  {"update_rate_per_s", static_cast<double>(delta_rows) / table_s}};
+  }
+  return j;
+}
+
+template <class T>
+void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueType type, std::uint64_t size,
+               double unique_pct, double delta_pct) {
+  std::uint64_t main_rows = size / 8;
+  auto delta_rows = static_cast<std::uint64_t>(std::llround(static_cast<double>(main_rows) * delta_pct / 100.0));
+  Params params{{"type", to_string(type)}, {"unique", pct_label(unique_pct)}, {"delta", pct_label(delta_pct)}};
+  // Generated once for all variants of this (size, type, unique, delta), only when a case runs.
+  std::shared_ptr<MergeInput<T>> input;
+  std::shared_ptr<MergeWork<T>> work;
+  auto get_work = [&]() {
+    if (!work) {
+      std::uint64_t vb = type == ValueType::Str ? 24 : sizeof(T);
+      std::uint64_t need = main_rows * 4 + (main_rows + delta_rows) * (vb + 12) * 2;
+      if (need > s.platform().memory_bytes())
+        throw SkipCase("needs about " + std::to_string(need >> 20) + " MiB of host memory");
+      std::string salt = std::string("merge/") + to_string(type) + "/" + pct_label(unique_pct) + "/" + pct_label(delta_pct);
+      input = std::make_shared<MergeInput<T>>(generate_column<T>(column_spec(main_rows, delta_rows, unique_pct / 100.0),
+                                                                 s.seed(salt, size), effective_threads(s.options())));
+      work = std::make_shared<MergeWork<T>>(prepare_work(*input));
+    }
+    return work;
+  };
+  for (const MergeVariant& v : backend.variants(s.transfers())) {
+    if (!backend.supports(v, type)) continue;
+    CaseKey key{to_string(v.step), v.name, params, size};
+    s.run(key, [&, v]() {
+      std::shared_ptr<MergeWork<T>> w = get_work();
+      std::shared_ptr<MergeInput<T>> keep_input = input;
+      std::shared_ptr<MergeCase<T>> c = backend.prepare(v, *w);
+      const MergeInput<T>& in = *w->in;
+      std::uint64_t nm = in.main_rows(), nd = in.delta_rows(), tuples = nm + nd;
+      std::uint64_t um = total_bytes(in.main_dict), ud = total_bytes(w->delta_dict), un = total_bytes(w->dict);
+      std::uint64_t old_codes = in.main_codes.words.size() * 8, new_codes = BitPacked::words_for(tuples, w->width) * 8;
+      std::uint64_t maps = (w->x_m.size() + w->x_d.size()) * 4;
+      Prepared p;
+      switch (v.step) {
+        case MergeStep::DeltaDict:
+          p.elements = nd;
+          p.input_bytes = total_bytes(in.delta);
+          p.min_bytes_moved = p.input_bytes + ud + nd * 4;
+          break;
+        case MergeStep::DictMerge:
+          p.elements = in.main_dict.size() + w->delta_dict.size();
+          p.input_bytes = um + ud;
+          p.min_bytes_moved = p.input_bytes + un + maps;
+          break;
+        case MergeStep::Reencode:
+          p.elements = tuples;
+          p.input_bytes = old_codes + nd * 4 + maps;
+          p.min_bytes_moved = p.input_bytes + new_codes;
+          break;
+        case MergeStep::Whole:
+          p.elements = tuples;
+          p.input_bytes = old_codes + um + total_bytes(in.delta);
+          p.min_bytes_moved = p.input_bytes + un + new_codes;
+          break;
+      }
+      p.transfer = v.transfer;
+      p.transfer_bytes = c->transfer_bytes();
+      p.extra = {{"main_rows", nm},          {"delta_rows", nd},          {"u_m", in.main_dict.size()},
+                 {"u_d", w->delta_dict.size()}, {"u_merged", w->dict.size()}, {"width_old", in.main_codes.width},
+                 {"width_new", w->width},    {"value_bytes", type == ValueType::Str ? 0 : sizeof(T)}};
+      auto trials = std::make_shared<std::vector<Breakdown>>();
+      int warmup = s.options().warmup;
+      int columns = prm.columns;
+      p.pass = [c, trials] {
+        Breakdown b = c->pass();
+        trials->push_back(b);
+        return b;
+      };
+      p.verify = [c, w, keep_input, trials, warmup, tuples, nd, columns, step = v.step] {
+        std::string err = verify_merge_output(step, *w, c->output());
+        Verification r = err.empty() ? Verification::pass("decoded row by row and compared with the reference")
+                                     : Verification::fail(err);
+        std::vector<Breakdown> timed(trials->begin() + std::min<std::ptrdiff_t>(warmup, trials->size()), trials->end());
+        r.extra = paper_figures(timed, tuples, nd, step == MergeStep::Whole, columns);
+        return r;
+      };
+      return p;
+    });
+  }
+}
+
+void run_merge(Session& s, MergeBackend& backend, const MergeParams& prm) {
+  for (std::uint64_t size : s.sizes())
+    for (ValueType type : prm.types)
+      for (double u : prm.unique_pct)
+        for (double d : prm.delta_pct) switch (type) {
+            case ValueType::U32: run_typed<std::uint32_t>(s, backend, prm, type, size, u, d); break;
+            case ValueType::U64: run_typed<std::uint64_t>(s, backend, prm, type, size, u, d); break;
+            case ValueType::U128: run_typed<U128>(s, backend, prm, type, size, u, d); break;
+            case ValueType::Str: run_typed<std::string_view>(s, backend, prm, type, size, u, d); break;
+          }
+}
+
+}  // namespace
+
+int merge_main(int argc, char** argv, Platform& platform, MergeBackend& backend) {
+  auto prm = std::make_shared<MergeParams>();
+  auto type_text = std::make_shared<std::vector<std::string>>();
+  BenchmarkDef def;
+  def.name = "merge";
+  def.description =
+      "Delta merge of a dictionary-compressed column: 1a delta dictionary, 1b dictionary merge with X_M/X_D, "
+      "2b re-encode, whole merge (size axis = main rows x 8 bytes)";
+  def.add_options = [prm, type_text](CLI::App& app) {
+    app.add_option("--types", *type_text, "value types: u32,u64,u128,str (default all)")->delimiter(',');
+    app.add_option("--unique", prm->unique_pct, "percent of unique values, list (default 1,10,100)")->delimiter(',');
+    app.add_option("--delta", prm->delta_pct, "delta rows as percent of main rows, list (default 1)")->delimiter(',');
+    app.add_option("--columns", prm->columns, "NC, columns of the whole-table figures (default 300)");
+  };
+  def.validate = [prm, type_text] {
+    if (!type_text->empty()) {
+      prm->types.clear();
+      for (const std::string& t : *type_text) prm->types.push_back(parse_value_type(t));
+    }
+    for (double u : prm->unique_pct)
+      if (!(u > 0 && u <= 100)) throw UsageError("--unique values must be in (0, 100], got " + std::to_string(u));
+    for (double d : prm->delta_pct)
+      if (!(d >= 0 && d <= 100)) throw UsageError("--delta values must be in [0, 100], got " + std::to_string(d));
+    if (prm->columns < 1) throw UsageError("--columns must be at least 1");
+  };
+  def.run = [&backend, prm](Session& s) { run_merge(s, backend, *prm); };
+  return run_main(argc, argv, def, platform);
+}
+
+#define HDB_MERGE_TYPES(X) X(std::uint32_t) X(std::uint64_t) X(U128) X(std::string_view)
+#define HDB_INSTANTIATE(T)                                      \
+  template MergeWork<T> prepare_work<T>(const MergeInput<T>&); \
+  template std::string verify_merge_output<T>(MergeStep, const MergeWork<T>&, const MergeOutput<T>&);
+HDB_MERGE_TYPES(HDB_INSTANTIATE)
+#undef HDB_INSTANTIATE
+#undef HDB_MERGE_TYPES
+
+}  // namespace hdb

@@ -1,0 +1,112 @@
+#pragma once
+// merge: the delta merge of a dictionary-compressed column (gpu-delta-merge.txt). Steps, each a
+// test: delta_dict (1a: U_D and the delta rows' ids in it), dict_merge (1b: U'_M with the position
+// maps X_M, X_D), reencode (2b: new bit-packed main at the width of step 2a), and merge (the whole
+// 1a+1b+2a+2b, each a phase). Whole-table figures (NC columns, update rate) derive from merge.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/main.hpp"
+#include "harness/session.hpp"
+#include "workloads/columns.hpp"
+
+namespace hdb {
+
+enum class MergeStep { DeltaDict, DictMerge, Reencode, Whole };
+const char* to_string(MergeStep s);  // the test name
+
+struct MergeVariant {
+  MergeStep step = MergeStep::Whole;
+  std::string name;                   // "serial", "parallel", "slice", "csum", ...
+  Transfer transfer = Transfer::None;  // host memory the inputs come from (device backends)
+};
+
+// What a step starts from: the column, and the results of the earlier steps (from the reference,
+// so every step is timed on its own with identical inputs).
+template <class T>
+struct MergeWork {
+  const MergeInput<T>* in = nullptr;
+  std::vector<T> delta_dict;              // U_D (1a)
+  std::vector<std::uint32_t> delta_ids;   // id in U_D of every delta row (1a)
+  std::vector<T> dict;                    // U'_M (1b)
+  std::vector<std::uint32_t> x_m, x_d;    // positions of U_M and U_D entries in U'_M (1b)
+  unsigned width = 0;                     // 2a
+};
+template <class T>
+MergeWork<T> prepare_work(const MergeInput<T>& in);
+
+// What a step produced (the fields of its step; the whole merge fills all of them).
+template <class T>
+struct MergeOutput {
+  std::vector<T> delta_dict;
+  std::vector<std::uint32_t> delta_ids;
+  std::vector<T> dict;
+  std::vector<std::uint32_t> x_m, x_d;
+  BitPacked codes;
+};
+
+template <class T>
+class MergeCase {
+ public:
+  virtual ~MergeCase() = default;
+  virtual Breakdown pass() = 0;
+  // Copies the last pass's output to the host (untimed).
+  virtual MergeOutput<T> output() = 0;
+  // Bytes crossing the bus in one pass (device backends).
+  virtual std::uint64_t transfer_bytes() const { return 0; }
+};
+
+class MergeBackend {
+ public:
+  virtual ~MergeBackend() = default;
+  virtual std::vector<MergeVariant> variants(const std::vector<Transfer>& transfers) const = 0;
+  // False for value types a variant does not offer (e.g. strings on devices).
+  virtual bool supports(const MergeVariant& v, ValueType t) const = 0;
+  // Allocates and uploads what the variant keeps resident; throws SkipCase when it does not fit.
+  // `work` outlives the case.
+  virtual std::unique_ptr<MergeCase<std::uint32_t>> prepare(const MergeVariant& v, const MergeWork<std::uint32_t>& w) = 0;
+  virtual std::unique_ptr<MergeCase<std::uint64_t>> prepare(const MergeVariant& v, const MergeWork<std::uint64_t>& w) = 0;
+  virtual std::unique_ptr<MergeCase<U128>> prepare(const MergeVariant& v, const MergeWork<U128>& w) = 0;
+  virtual std::unique_ptr<MergeCase<std::string_view>> prepare(const MergeVariant& v,
+                                                               const MergeWork<std::string_view>& w) = 0;
+};
+
+// Routes the four prepare overloads to Impl::make<T>(variant, work).
+template <class Impl>
+class MergeBackendFor : public MergeBackend {
+ public:
+  std::unique_ptr<MergeCase<std::uint32_t>> prepare(const MergeVariant& v, const MergeWork<std::uint32_t>& w) override {
+    return self().template make<std::uint32_t>(v, w);
+  }
+  std::unique_ptr<MergeCase<std::uint64_t>> prepare(const MergeVariant& v, const MergeWork<std::uint64_t>& w) override {
+    return self().template make<std::uint64_t>(v, w);
+  }
+  std::unique_ptr<MergeCase<U128>> prepare(const MergeVariant& v, const MergeWork<U128>& w) override {
+    return self().template make<U128>(v, w);
+  }
+  std::unique_ptr<MergeCase<std::string_view>> prepare(const MergeVariant& v,
+                                                       const MergeWork<std::string_view>& w) override {
+    return self().template make<std::string_view>(v, w);
+  }
+
+ private:
+  Impl& self() { return static_cast<Impl&>(*this); }
+};
+
+// Verifies a step's output against the reference: "" when right, else the first difference.
+template <class T>
+std::string verify_merge_output(MergeStep step, const MergeWork<T>& w, const MergeOutput<T>& out);
+
+struct MergeParams {
+  std::vector<ValueType> types{ValueType::U32, ValueType::U64, ValueType::U128, ValueType::Str};
+  std::vector<double> unique_pct{1, 10, 100};
+  std::vector<double> delta_pct{1};
+  int columns = 300;  // NC of the whole-table figures
+};
+
+int merge_main(int argc, char** argv, Platform& platform, MergeBackend& backend);
+
+}  // namespace hdb

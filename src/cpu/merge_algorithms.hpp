@@ -1,0 +1,233 @@
+#pragma once
+// The CPU delta merge, serial (the papers' single-core STL baseline) and parallel (all cores), for
+// any value type with < and ==. Parallel regions run on OpenMP when available, else std::thread.
+#include <algorithm>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "workloads/columns.hpp"
+
+#ifdef HDB_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+namespace hdb::cpu {
+
+// Runs fn(t) for t in [0, threads) concurrently.
+template <class F>
+void run_threads(int threads, F&& fn) {
+  if (threads <= 1) {
+    fn(0);
+    return;
+  }
+#ifdef HDB_HAVE_OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int t = 0; t < threads; ++t) fn(t);
+#else
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back([&fn, t] { fn(t); });
+  for (auto& th : pool) th.join();
+#endif
+}
+
+inline std::uint64_t share(std::uint64_t n, int t, int threads) {
+  return n * static_cast<std::uint64_t>(t) / static_cast<std::uint64_t>(threads);
+}
+
+// ---- 1a: U_D = sort + unique of the delta; ids of the delta rows by binary search in U_D.
+
+template <class T>
+void delta_dict_serial(const std::vector<T>& delta, std::vector<T>& ud) {
+  ud.assign(delta.begin(), delta.end());
+  std::sort(ud.begin(), ud.end());
+  ud.erase(std::unique(ud.begin(), ud.end()), ud.end());
+}
+
+// Each thread sorts and de-duplicates a chunk; then rounds of pairwise set_union (distinct inputs
+// give a distinct union) halve the number of runs.
+template <class T>
+void delta_dict_parallel(const std::vector<T>& delta, std::vector<T>& ud, std::vector<T>& tmp, int threads) {
+  std::uint64_t n = delta.size();
+  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, n / 4096 + 1)));
+  ud.resize(n);
+  std::vector<std::uint64_t> lo(threads), len(threads);
+  run_threads(threads, [&](int t) {
+    std::uint64_t b = share(n, t, threads), e = share(n, t + 1, threads);
+    std::copy(delta.begin() + b, delta.begin() + e, ud.begin() + b);
+    std::sort(ud.begin() + b, ud.begin() + e);
+    lo[t] = b;
+    len[t] = std::unique(ud.begin() + b, ud.begin() + e) - (ud.begin() + b);
+  });
+  tmp.resize(n);
+  for (int runs = threads; runs > 1; runs = (runs + 1) / 2) {
+    int pairs = runs / 2;
+    run_threads(std::max(pairs, 1), [&](int p) {
+      int a = 2 * p, b = a + 1;
+      auto end = std::set_union(ud.begin() + lo[a], ud.begin() + lo[a] + len[a], ud.begin() + lo[b],
+                                ud.begin() + lo[b] + len[b], tmp.begin() + lo[a]);
+      len[a] = end - (tmp.begin() + lo[a]);
+    });
+    if (runs % 2) std::copy(ud.begin() + lo[runs - 1], ud.begin() + lo[runs - 1] + len[runs - 1], tmp.begin() + lo[runs - 1]);
+    for (int p = 0; p < (runs + 1) / 2; ++p) {
+      lo[p] = lo[2 * p];
+      len[p] = len[2 * p];
+    }
+    ud.swap(tmp);
+  }
+  ud.resize(n ? len[0] : 0);
+}
+
+template <class T>
+void ids_of(const std::vector<T>& dict, const std::vector<T>& values, std::vector<std::uint32_t>& ids, int threads) {
+  ids.resize(values.size());
+  int th = values.size() < 65536 ? 1 : threads;
+  run_threads(th, [&](int t) {
+    for (std::uint64_t i = share(values.size(), t, th); i < share(values.size(), t + 1, th); ++i)
+      ids[i] = static_cast<std::uint32_t>(std::lower_bound(dict.begin(), dict.end(), values[i]) - dict.begin());
+  });
+}
+
+// ---- 1b: merge U_M and U_D into U'_M, writing X_M and X_D.
+
+// Two-pointer merge of a[ab, ae) and b[bb, be) from output position w; returns the end position.
+// With out == nullptr it only counts (phase 1 of the parallel merge).
+template <class T>
+std::uint64_t merge_range(const T* a, std::uint64_t ab, std::uint64_t ae, const T* b, std::uint64_t bb, std::uint64_t be,
+                          std::uint64_t w, T* out, std::uint32_t* xa, std::uint32_t* xb) {
+  std::uint64_t i = ab, k = bb;
+  while (i < ae && k < be) {
+    if (a[i] < b[k]) {
+      if (out) out[w] = a[i], xa[i] = static_cast<std::uint32_t>(w);
+      ++i;
+    } else if (b[k] < a[i]) {
+      if (out) out[w] = b[k], xb[k] = static_cast<std::uint32_t>(w);
+      ++k;
+    } else {
+      if (out) out[w] = a[i], xa[i] = xb[k] = static_cast<std::uint32_t>(w);
+      ++i, ++k;
+    }
+    ++w;
+  }
+  for (; i < ae; ++i, ++w)
+    if (out) out[w] = a[i], xa[i] = static_cast<std::uint32_t>(w);
+  for (; k < be; ++k, ++w)
+    if (out) out[w] = b[k], xb[k] = static_cast<std::uint32_t>(w);
+  return w;
+}
+
+template <class T>
+void dict_merge_serial(const std::vector<T>& um, const std::vector<T>& ud, std::vector<T>& dict, std::vector<std::uint32_t>& xm,
+                       std::vector<std::uint32_t>& xd) {
+  dict.resize(um.size() + ud.size());
+  xm.resize(um.size());
+  xd.resize(ud.size());
+  dict.resize(merge_range(um.data(), 0, um.size(), ud.data(), 0, ud.size(), 0, dict.data(), xm.data(), xd.data()));
+}
+
+// Split of the merged sequence at diagonal `diag` (merge path, ties take a first), moved so that an
+// equal pair a[i-1] == b[k] stays on one side.
+template <class T>
+void merge_path_split(const T* a, std::uint64_t na, const T* b, std::uint64_t nb, std::uint64_t diag, std::uint64_t& i,
+                      std::uint64_t& k) {
+  std::uint64_t lo = diag > nb ? diag - nb : 0, hi = std::min(diag, na);
+  while (lo < hi) {  // smallest i with a[i] > b[diag - i - 1]... i.e. the merge-path crossing
+    std::uint64_t mid = (lo + hi) / 2;
+    if (!(b[diag - mid - 1] < a[mid])) lo = mid + 1;
+    else hi = mid;
+  }
+  i = lo;
+  k = diag - lo;
+  if (i > 0 && k < nb && !(a[i - 1] < b[k]) && !(b[k] < a[i - 1])) ++k;
+}
+
+// The three-phase parallel merge: (1) each thread counts the distinct values of its merge-path
+// partition, (2) a prefix sum gives its output offset, (3) each thread merges again and writes.
+// Phase 1 repeats phase 3's comparisons: the 2x overhead the multi-core paper reports.
+template <class T>
+void dict_merge_parallel(const std::vector<T>& um, const std::vector<T>& ud, std::vector<T>& dict,
+                         std::vector<std::uint32_t>& xm, std::vector<std::uint32_t>& xd, int threads) {
+  std::uint64_t na = um.size(), nb = ud.size(), n = na + nb;
+  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, n / 4096 + 1)));
+  std::vector<std::uint64_t> si(threads + 1), sk(threads + 1), off(threads + 1, 0);
+  si[threads] = na;
+  sk[threads] = nb;
+  dict.resize(n);
+  xm.resize(na);
+  xd.resize(nb);
+  run_threads(threads, [&](int t) {
+    if (t > 0) merge_path_split(um.data(), na, ud.data(), nb, share(n, t, threads), si[t], sk[t]);
+  });
+  run_threads(threads, [&](int t) {
+    off[t + 1] = merge_range<T>(um.data(), si[t], si[t + 1], ud.data(), sk[t], sk[t + 1], 0, nullptr, nullptr, nullptr);
+  });
+  for (int t = 0; t < threads; ++t) off[t + 1] += off[t];
+  run_threads(threads, [&](int t) {
+    merge_range(um.data(), si[t], si[t + 1], ud.data(), sk[t], sk[t + 1], off[t], dict.data(), xm.data(), xd.data());
+  });
+  dict.resize(off[threads]);
+}
+
+// ---- 2b: new main = X_M[old id] for main rows, X_D[delta id] for delta rows, packed at `width`.
+
+// Streams ids of rows [r0, r1) into whole 64-bit words; r0 must be a multiple of 64 so the range
+// starts on a word boundary and ranges of different threads never share a word.
+template <class IdOf>
+void pack_rows(std::uint64_t r0, std::uint64_t r1, unsigned width, std::uint64_t* words, IdOf&& id_of) {
+  if (width == 0 || r0 >= r1) return;
+  std::uint64_t* out = words + r0 * width / 64;
+  std::uint64_t acc = 0;
+  unsigned fill = 0;
+  for (std::uint64_t r = r0; r < r1; ++r) {
+    std::uint64_t v = id_of(r);
+    acc |= v << fill;
+    fill += width;
+    if (fill >= 64) {
+      *out++ = acc;
+      fill -= 64;
+      acc = fill ? v >> (width - fill) : 0;
+    }
+  }
+  if (fill) *out = acc;
+}
+
+template <class IdOf>
+void pack_parallel(std::uint64_t rows, unsigned width, BitPacked& out, int threads, IdOf&& id_of) {
+  out.width = width;
+  out.size = rows;
+  out.words.resize(BitPacked::words_for(rows, width));
+  std::uint64_t blocks = (rows + 63) / 64;
+  int th = rows < 65536 ? 1 : threads;
+  run_threads(th, [&](int t) {
+    pack_rows(std::min(rows, share(blocks, t, th) * 64), std::min(rows, share(blocks, t + 1, th) * 64), width,
+              out.words.data(), id_of);
+  });
+}
+
+template <class T>
+void reencode_lookup(const MergeInput<T>& in, const std::vector<std::uint32_t>& delta_ids, const std::vector<std::uint32_t>& xm,
+                     const std::vector<std::uint32_t>& xd, unsigned width, BitPacked& out, int threads) {
+  std::uint64_t nm = in.main_rows();
+  const std::uint64_t* old = in.main_codes.words.data();
+  unsigned ow = in.main_codes.width;
+  const std::uint32_t *xmp = xm.data(), *xdp = xd.data(), *ids = delta_ids.data();
+  pack_parallel(nm + in.delta_rows(), width, out, threads, [=](std::uint64_t r) -> std::uint32_t {
+    return r < nm ? xmp[BitPacked::unpack_id(old, ow, r)] : xdp[ids[r - nm]];
+  });
+}
+
+// The unoptimised step 2b: every row's value is searched in U'_M (decode main ids through U_M).
+template <class T>
+void reencode_binsearch(const MergeInput<T>& in, const std::vector<T>& dict, unsigned width, BitPacked& out, int threads) {
+  std::uint64_t nm = in.main_rows();
+  const std::uint64_t* old = in.main_codes.words.data();
+  unsigned ow = in.main_codes.width;
+  const T *um = in.main_dict.data(), *delta = in.delta.data();
+  const T *db = dict.data(), *de = dict.data() + dict.size();
+  pack_parallel(nm + in.delta_rows(), width, out, threads, [=](std::uint64_t r) -> std::uint32_t {
+    const T& v = r < nm ? um[BitPacked::unpack_id(old, ow, r)] : delta[r - nm];
+    return static_cast<std::uint32_t>(std::lower_bound(db, de, v) - db);
+  });
+}
+
+}  // namespace hdb::cpu

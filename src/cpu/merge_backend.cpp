@@ -1,0 +1,94 @@
+#include "merge_backend.hpp"
+
+#include "harness/errors.hpp"
+#include "merge_algorithms.hpp"
+
+namespace hdb::cpu {
+namespace {
+
+template <class T>
+class CpuMergeCase : public MergeCase<T> {
+ public:
+  CpuMergeCase(const MergeVariant& v, const MergeWork<T>& w, int threads)
+      : step_(v.step),
+        threads_(v.name.rfind("serial", 0) == 0 ? 1 : threads),
+        binsearch_(v.name.find("binsearch") != std::string::npos),
+        w_(w) {}
+
+  Breakdown pass() override {
+    const MergeInput<T>& in = *w_.in;
+    Breakdown b;
+    HostTimer all;
+    switch (step_) {
+      case MergeStep::DeltaDict: step_1a(b, out_); break;
+      case MergeStep::DictMerge: step_1b(b, in.main_dict, w_.delta_dict, out_); break;
+      case MergeStep::Reencode:
+        b.add_phase("2b", time_host([&] { step_2b(w_.dict, w_.delta_ids, w_.x_m, w_.x_d, w_.width, out_.codes); }));
+        break;
+      case MergeStep::Whole: {
+        step_1a(b, out_);
+        step_1b(b, in.main_dict, out_.delta_dict, out_);
+        unsigned width = 0;
+        b.add_phase("2a", time_host([&] { width = code_width(out_.dict.size()); }));
+        b.add_phase("2b", time_host([&] { step_2b(out_.dict, out_.delta_ids, out_.x_m, out_.x_d, width, out_.codes); }));
+        break;
+      }
+    }
+    b.kernel = b.total = all.seconds();
+    return b;
+  }
+  MergeOutput<T> output() override { return out_; }
+
+ private:
+  void step_1a(Breakdown& b, MergeOutput<T>& o) {
+    const std::vector<T>& delta = w_.in->delta;
+    b.add_phase("1a_sort_unique", time_host([&] {
+                  if (threads_ == 1) delta_dict_serial(delta, o.delta_dict);
+                  else delta_dict_parallel(delta, o.delta_dict, tmp_, threads_);
+                }));
+    b.add_phase("1a_ids", time_host([&] { ids_of(o.delta_dict, delta, o.delta_ids, threads_); }));
+  }
+  void step_1b(Breakdown& b, const std::vector<T>& um, const std::vector<T>& ud, MergeOutput<T>& o) {
+    b.add_phase("1b", time_host([&] {
+                  if (threads_ == 1) dict_merge_serial(um, ud, o.dict, o.x_m, o.x_d);
+                  else dict_merge_parallel(um, ud, o.dict, o.x_m, o.x_d, threads_);
+                }));
+  }
+  void step_2b(const std::vector<T>& dict, const std::vector<std::uint32_t>& ids, const std::vector<std::uint32_t>& xm,
+               const std::vector<std::uint32_t>& xd, unsigned width, BitPacked& codes) {
+    if (binsearch_) reencode_binsearch(*w_.in, dict, width, codes, threads_);
+    else reencode_lookup(*w_.in, ids, xm, xd, width, codes, threads_);
+  }
+
+  MergeStep step_;
+  int threads_;
+  bool binsearch_;
+  const MergeWork<T>& w_;
+  MergeOutput<T> out_;
+  std::vector<T> tmp_;
+};
+
+}  // namespace
+
+std::vector<MergeVariant> CpuMerge::variants(const std::vector<Transfer>&) const {
+  std::vector<MergeVariant> v;
+  for (const char* name : {"serial", "parallel"}) v.push_back({MergeStep::DeltaDict, name, Transfer::None});
+  for (const char* name : {"serial", "parallel"}) v.push_back({MergeStep::DictMerge, name, Transfer::None});
+  for (const char* name : {"serial", "parallel", "serial_binsearch", "parallel_binsearch"})
+    v.push_back({MergeStep::Reencode, name, Transfer::None});
+  for (const char* name : {"serial", "parallel"}) v.push_back({MergeStep::Whole, name, Transfer::None});
+  return v;
+}
+
+template <class T>
+std::unique_ptr<MergeCase<T>> CpuMerge::make(const MergeVariant& v, const MergeWork<T>& w) {
+  return std::make_unique<CpuMergeCase<T>>(v, w, platform_.threads());
+}
+
+template std::unique_ptr<MergeCase<std::uint32_t>> CpuMerge::make(const MergeVariant&, const MergeWork<std::uint32_t>&);
+template std::unique_ptr<MergeCase<std::uint64_t>> CpuMerge::make(const MergeVariant&, const MergeWork<std::uint64_t>&);
+template std::unique_ptr<MergeCase<U128>> CpuMerge::make(const MergeVariant&, const MergeWork<U128>&);
+template std::unique_ptr<MergeCase<std::string_view>> CpuMerge::make(const MergeVariant&,
+                                                                     const MergeWork<std::string_view>&);
+
+}  // namespace hdb::cpu
