@@ -70,6 +70,7 @@ def _finish(fig, out_dir, stem, title, machine):
     fig.suptitle(title, fontsize=11)
     fig.text(0.005, 0.003, machine, fontsize=6.5, ha="left", va="bottom", wrap=True)
     fig.tight_layout(rect=(0, 0.04, 1, 0.95))
+    os.makedirs(out_dir, exist_ok=True)
     for ext in ("png", "svg"):
         fig.savefig(os.path.join(out_dir, f"{stem}.{ext}"), dpi=110)
     plt.close(fig)

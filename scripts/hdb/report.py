@@ -181,25 +181,21 @@ def _bench_table(doc, brs):
 
 
 def _ranks(doc, rows):
-    multi = [r for r in rows if r["status"] == "ok" and r["kernel_median_s"]]
-    groups = OrderedDict()
-    for r in multi:
-        groups.setdefault(results.match_key(r)[:2] + results.match_key(r)[3:], []).append(r)
+    """Statistics across MPI ranks as the harness computed them (results[].across_ranks)."""
     lines = []
-    for key, rs in groups.items():
-        if len({r["rank"] for r in rs}) < 2:
+    for r in rows:
+        a = r.get("across_ranks")
+        if r["rank"] != 0 or not a or not a.get("n"):
             continue
-        t = sorted(r["kernel_median_s"] for r in rs)
-        med = t[len(t) // 2]
-        slow = [r["rank"] for r in rs if r["kernel_median_s"] > 1.5 * med]
-        lines.append([f"{key[0]}-{key[1]}", f"{key[2]}/{key[3]}", size_text(key[6]), len(rs), _ms(t[0]), _ms(med),
-                      _ms(t[-1]), ",".join(map(str, slow)) or "-"])
+        lines.append([f"{r['benchmark']}-{r['backend']}", f"{r['test']}/{r['variant']}", r["params_text"] or "-",
+                      size_text(r["size_bytes"]), a["n"], _ms(a.get("min")), _ms(a.get("mean")), _ms(a.get("max")),
+                      _f((a.get("cv") or 0) * 100, "{:.1f}"), ",".join(map(str, a.get("outlier_ranks", []))) or "-"])
     if lines:
         doc.h(2, "MPI ranks")
-        doc.p("Median kernel time per rank (every rank on its own device); outliers are ranks slower than 1.5x "
-              "the median rank.")
-        doc.table(["executable", "test/variant", "size", "ranks", "min ms", "median ms", "max ms", "outlier ranks"],
-                  lines)
+        doc.p("Median kernel time of each case on every rank (each rank on its own device): spread across ranks "
+              "and the ranks the harness flagged as outliers.")
+        doc.table(["executable", "test/variant", "params", "size", "ranks", "min ms", "mean ms", "max ms", "cv %",
+                   "outlier ranks"], lines)
 
 
 def build(run_dir):

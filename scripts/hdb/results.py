@@ -12,7 +12,7 @@ from .util import UsageError, write_atomically
 SCHEMA = "hetdb-bench/1"
 MANIFEST = "run.json"
 RAW_DIR = "raw"
-_RAW_NAME = re.compile(r"^([a-z0-9_]+)-([a-z0-9_]+)(?:\.rank(\d+))?\.json$")
+_RAW_NAME = re.compile(r"^([a-z0-9_]+)-([a-z0-9_]+)\.json(?:\.rank(\d+))?$")
 
 CSV_COLUMNS = [
     "benchmark", "backend", "rank", "device", "test", "variant", "params", "size_bytes", "transfer",
@@ -31,12 +31,18 @@ def load_manifest(run_dir):
 
 
 def raw_files(run_dir):
-    """The canonical result files of a run: raw/<benchmark>-<backend>[.rank<N>].json."""
+    """The result files of a run: raw/<benchmark>-<backend>.json, or where an MPI run never wrote
+    its merged document (it crashed), the per-rank files raw/<benchmark>-<backend>.json.rank<N>."""
+    names = {}
+    for p in sorted(glob.glob(os.path.join(run_dir, RAW_DIR, "*.json*"))):
+        m = _RAW_NAME.match(os.path.basename(p))
+        if m:
+            names.setdefault((m.group(1), m.group(2)), []).append((m.group(3), p))
     out = []
-    for p in sorted(glob.glob(os.path.join(run_dir, RAW_DIR, "*.json"))):
-        if _RAW_NAME.match(os.path.basename(p)):
-            out.append(p)
-    return out
+    for found in names.values():
+        merged = [p for rank, p in found if rank is None]
+        out += merged if merged else sorted((p for _, p in found), key=lambda p: int(p.rsplit("rank", 1)[1]))
+    return sorted(out)
 
 
 def load_doc(path):
@@ -52,8 +58,7 @@ def load_doc(path):
         if k not in doc:
             raise UsageError(f"{path}: lacks '{k}'")
     m = _RAW_NAME.match(os.path.basename(path))
-    rank = int(m.group(3)) if m and m.group(3) else doc.get("context", {}).get("mpi", {}).get("rank", 0)
-    doc["_rank"] = rank
+    doc["_rank"] = int(m.group(3)) if m and m.group(3) else doc.get("context", {}).get("mpi", {}).get("rank", 0)
     doc["_path"] = path
     return doc
 
@@ -72,52 +77,71 @@ def _stat(r, which, field="median"):
     return r.get("stats", {}).get(which, {}).get(field)
 
 
-def rows_of(doc):
-    """One flat dict per result; figures absent for skipped/failed results are None."""
+def _rank_parts(doc):
+    """(rank, device name, results) for each rank: an EP-mode MPI document (docs/results-schema.md)
+    carries every rank's results under mpi.ranks; any other document is one rank."""
     ctx = doc.get("context", {})
     device = ctx.get("device", {}).get("name", doc["backend"])
+    ranks = (doc.get("mpi") or {}).get("ranks")
+    if ranks:
+        return [(e.get("rank", i), e.get("device") or device, e.get("results", [])) for i, e in enumerate(ranks)]
+    return [(doc.get("_rank", 0), device, doc["results"])]
+
+
+def rows_of(doc):
+    """One flat dict per result (per rank under MPI); figures absent for skipped/failed results are None."""
+    ctx = doc.get("context", {})
+    across = {r.get("id"): r["across_ranks"] for r in doc["results"] if r.get("across_ranks")}
     out = []
-    for r in doc["results"]:
-        tp = r.get("throughput", {})
-        b = r.get("bytes", {})
-        phases = {k: v.get("median") for k, v in r.get("stats", {}).get("phases_s", {}).items()}
-        out.append({
-            "benchmark": doc["benchmark"],
-            "backend": doc["backend"],
-            "rank": doc.get("_rank", 0),
-            "device": device,
-            "host": ctx.get("host", ""),
-            "test": r["test"],
-            "variant": r["variant"],
-            "params": dict(r.get("params", {})),
-            "params_text": params_text(r.get("params", {})),
-            "size_bytes": int(r["size_bytes"]),
-            "transfer": r.get("transfer", "none"),
-            "status": r["status"],
-            "verified": bool(r.get("verification", {}).get("verified")),
-            "reason": r.get("reason", ""),
-            "passes": len(r.get("trials", [])),
-            "kernel_median_s": _stat(r, "kernel_s"),
-            "kernel_cv": _stat(r, "kernel_s", "cv"),
-            "total_median_s": _stat(r, "total_s"),
-            "total_cv": _stat(r, "total_s", "cv"),
-            "h2d_median_s": _stat(r, "h2d_s"),
-            "d2h_median_s": _stat(r, "d2h_s"),
-            "phases_median_s": phases,
-            "kernel_gbps": tp.get("kernel_gbps"),
-            "total_gbps": tp.get("total_gbps"),
-            "elements_per_s": tp.get("elements_per_s"),
-            "moved_gbps": tp.get("moved_gbps"),
-            "pct_of_peak": tp.get("pct_of_peak"),
-            "parity": tp.get("parity"),
-            "elements": r.get("elements", 0),
-            "input_bytes": b.get("input", 0),
-            "min_moved_bytes": b.get("min_moved", 0),
-            "transfer_bytes": b.get("transfer", 0),
-            "extra": r.get("extra", {}) or {},
-            "trials_kernel_s": [t.get("kernel_s") for t in r.get("trials", [])],
-        })
+    for rank, device, records in _rank_parts(doc):
+        for r in records:
+            row = _row(doc, ctx, rank, device, r)
+            if rank == 0 and not row["across_ranks"]:
+                row["across_ranks"] = across.get(r.get("id"))
+            out.append(row)
     return out
+
+
+def _row(doc, ctx, rank, device, r):
+    tp = r.get("throughput", {})
+    b = r.get("bytes", {})
+    phases = {k: v.get("median") for k, v in r.get("stats", {}).get("phases_s", {}).items()}
+    return {
+        "benchmark": doc["benchmark"],
+        "backend": doc["backend"],
+        "rank": rank,
+        "device": device,
+        "host": ctx.get("host", ""),
+        "test": r["test"],
+        "variant": r["variant"],
+        "params": dict(r.get("params", {})),
+        "params_text": params_text(r.get("params", {})),
+        "size_bytes": int(r["size_bytes"]),
+        "transfer": r.get("transfer", "none"),
+        "status": r["status"],
+        "verified": bool(r.get("verification", {}).get("verified")),
+        "reason": r.get("reason", ""),
+        "passes": len(r.get("trials", [])),
+        "kernel_median_s": _stat(r, "kernel_s"),
+        "kernel_cv": _stat(r, "kernel_s", "cv"),
+        "total_median_s": _stat(r, "total_s"),
+        "total_cv": _stat(r, "total_s", "cv"),
+        "h2d_median_s": _stat(r, "h2d_s"),
+        "d2h_median_s": _stat(r, "d2h_s"),
+        "phases_median_s": phases,
+        "kernel_gbps": tp.get("kernel_gbps"),
+        "total_gbps": tp.get("total_gbps"),
+        "elements_per_s": tp.get("elements_per_s"),
+        "moved_gbps": tp.get("moved_gbps"),
+        "pct_of_peak": tp.get("pct_of_peak"),
+        "parity": tp.get("parity"),
+        "elements": r.get("elements", 0),
+        "input_bytes": b.get("input", 0),
+        "min_moved_bytes": b.get("min_moved", 0),
+        "transfer_bytes": b.get("transfer", 0),
+        "extra": r.get("extra", {}) or {},
+        "across_ranks": r.get("across_ranks"),
+    }
 
 
 def all_rows(docs):

@@ -181,9 +181,9 @@ class Runner:
         for p in self.raw_paths(e):
             if os.path.exists(p):
                 n = 1
-                while os.path.exists(p[:-5] + f".interrupted-{n}.json"):
+                while os.path.exists(f"{p}.interrupted-{n}"):
                     n += 1
-                shutil.copy2(p, p[:-5] + f".interrupted-{n}.json")
+                shutil.copy2(p, f"{p}.interrupted-{n}")
 
     def save(self):
         write_json(os.path.join(self.run_dir, results.MANIFEST), self.manifest)
@@ -217,23 +217,20 @@ class Runner:
 
     # --- running ---------------------------------------------------------------------------
     def raw_paths(self, e):
-        base = os.path.join(self.run_dir, results.RAW_DIR, e["name"])
-        if self.mpi:
-            return [f"{base}.rank{r}.json" for r in range(self.mpi)]
-        return [base + ".json"]
+        """Where the executable's JSON lands. Under mpirun the harness keeps <file>.rank<N> per rank
+        while running and rank 0 writes the merged document to <file> at the end."""
+        path = os.path.join(self.run_dir, results.RAW_DIR, e["name"] + ".json")
+        return [path] + ([f"{path}.rank{r}" for r in range(self.mpi)] if self.mpi else [])
 
     def command(self, e):
         exe = os.path.join(self.bin_dir, e["executable"])
+        cmd = [exe] + e["args"] + ["--json", self.raw_paths(e)[0]]
         if not self.mpi:
-            return [exe] + e["args"] + ["--json", self.raw_paths(e)[0]]
-        # Every rank writes its own file: the rank comes from the launcher's environment.
-        base = os.path.join(self.run_dir, results.RAW_DIR, e["name"])
-        script = ('r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-0}}}; '
-                  f'exec "$0" "$@" --json {shlex.quote(base)}.rank$r.json')
+            return cmd
         launcher = ["mpirun", "-np", str(self.mpi)]
         if mpirun_is_openmpi():
             launcher.append("--oversubscribe")
-        return launcher + ["sh", "-c", script, exe] + e["args"]
+        return launcher + cmd
 
     def environment(self):
         env = dict(os.environ)
@@ -313,27 +310,25 @@ class Runner:
                      + f", cases {c.get('ok', 0)} ok / {c.get('skipped', 0)} skipped / {c.get('failed', 0)} failed"
                      + f" in {duration_text(e['duration_s'])}")
 
+    def _summary_doc(self, e):
+        """The merged document when it exists, else rank 0's file of a run still going (or crashed)."""
+        for p in self.raw_paths(e)[:2]:
+            try:
+                with open(p) as f:
+                    return json.load(f)
+            except (OSError, ValueError):
+                continue
+        return None
+
     def cases_so_far(self, e):
-        p = self.raw_paths(e)[0]
-        try:
-            with open(p) as f:
-                doc = json.load(f)
-            res = doc.get("results", [])
-            return len(res), (res[-1].get("id", "?") if res else "")
-        except (OSError, ValueError):
-            return 0, ""
+        doc = self._summary_doc(e) or {}
+        res = doc.get("results", [])
+        return len(res), (res[-1].get("id", "?") if res else "")
 
     def classify(self, e, timed_out, log_path):
         rc = e["exit_code"]
-        cases = {"ok": 0, "skipped": 0, "failed": 0}
-        for p in self.raw_paths(e):
-            try:
-                with open(p) as f:
-                    s = json.load(f).get("summary", {})
-                for k in cases:
-                    cases[k] += int(s.get(k, 0))
-            except (OSError, ValueError):
-                pass
+        summary = (self._summary_doc(e) or {}).get("summary", {})
+        cases = {k: int(summary.get(k, 0)) for k in ("ok", "skipped", "failed")}
         e["cases"] = cases
         if timed_out:
             e.update(status="failed", failure="timeout", reason=f"timed out after {duration_text(e['timeout_s'])}")

@@ -1,0 +1,151 @@
+"""scripts/compare RUN_A RUN_B: results matched by benchmark/backend/test/variant/params/transfer/size,
+side by side, with the speed-up of B over A and a flag where the difference exceeds the runs' noise."""
+import csv
+import io
+import math
+import os
+import sys
+from collections import OrderedDict
+
+from . import plots, results
+from .report import Doc, _ms
+from .util import UsageError, size_text, write_atomically
+
+NOISE_SIGMAS = 2.0   # a difference counts when it exceeds this many combined standard deviations
+NOISE_FLOOR = 0.01   # ...and at least 1%: medians of very steady runs still wander that much
+
+
+def noise_bound(cv_a, cv_b):
+    """Relative difference the two runs' noise explains: 2 sigma of the ratio of two medians whose
+    relative spreads are the cases' CVs (they add in quadrature), never below the floor."""
+    return max(NOISE_SIGMAS * math.sqrt((cv_a or 0) ** 2 + (cv_b or 0) ** 2), NOISE_FLOOR)
+
+
+def _index(rows):
+    return OrderedDict((results.match_key(r), r) for r in rows if r["rank"] == 0)
+
+
+def match(rows_a, rows_b, metric="kernel"):
+    """-> (pairs, only_a, only_b). A pair holds both rows, the speed-up of B over A (time A / time B),
+    the noise bound and the verdict: 'faster', 'slower' or '' (within noise)."""
+    a, b = _index(rows_a), _index(rows_b)
+    col, cv = f"{metric}_median_s", f"{metric}_cv"
+    pairs = []
+    for key, ra in a.items():
+        rb = b.get(key)
+        if rb is None or ra["status"] != "ok" or rb["status"] != "ok" or not ra[col] or not rb[col]:
+            continue
+        speedup = ra[col] / rb[col]
+        bound = noise_bound(ra[cv], rb[cv])
+        verdict = "" if abs(math.log(speedup)) <= math.log1p(bound) else ("faster" if speedup > 1 else "slower")
+        pairs.append({"key": key, "a": ra, "b": rb, "speedup": speedup, "noise": bound, "verdict": verdict})
+    ok_a = {k for k, r in a.items() if r["status"] == "ok"}
+    ok_b = {k for k, r in b.items() if r["status"] == "ok"}
+    return pairs, sorted(ok_a - ok_b), sorted(ok_b - ok_a)
+
+
+def _name(key):
+    bench, backend, _rank, test, variant, params, transfer, size = key
+    s = f"{bench}-{backend} {test}/{variant}"
+    if params:
+        s += f" [{params}]"
+    if transfer not in ("none", ""):
+        s += f" ({transfer})"
+    return s + f" @{size_text(size)}"
+
+
+def _ratio_figures(pairs, out_dir, machine, names):
+    if not plots.available() or not pairs:
+        return []
+    plt = plots.plt
+    by_bench = OrderedDict()
+    for p in pairs:
+        by_bench.setdefault(p["key"][0], []).append(p)
+    figs = []
+    for bench, ps in by_bench.items():
+        series = OrderedDict()
+        for p in sorted(ps, key=lambda p: p["key"]):
+            k = p["key"]
+            series.setdefault(f"{k[1]}/{k[4]} {k[3]}" + (f" [{k[5]}]" if k[5] else "")
+                              + (f" ({k[6]})" if k[6] not in ("none", "") else ""), []).append(p)
+        fig, ax = plt.subplots(figsize=(10, 5.5))
+        for label, sp in series.items():
+            xs = [p["key"][7] for p in sp]
+            line, = ax.plot(xs, [p["speedup"] for p in sp], lw=1, label=label)
+            flagged = [p for p in sp if p["verdict"]]
+            ax.plot([p["key"][7] for p in flagged], [p["speedup"] for p in flagged], "o", ms=5,
+                    color=line.get_color())
+        ax.axhline(1, color="k", lw=0.8)
+        plots._size_axis(ax, [p["key"][7] for p in ps])
+        plots._log_y(ax)
+        ax.set_ylabel(f"speed-up of B over A (time A / time B)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6, loc="best", ncol=2 if len(series) > 12 else 1)
+        stem = f"ratio-{bench}"
+        plots._finish(fig, out_dir, stem, f"{bench}: {names[1]} (B) vs {names[0]} (A); dots: beyond noise", machine)
+        figs.append(plots.Figure(stem, f"{bench}: B vs A", "Speed-up of run B over run A per matched result "
+                                 "(above 1: B faster); filled dots mark differences larger than the runs' noise.",
+                                 bench))
+    return figs
+
+
+def _csv(pairs):
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["benchmark", "backend", "test", "variant", "params", "transfer", "size_bytes", "a_median_s",
+                "a_cv", "b_median_s", "b_cv", "speedup_b_over_a", "noise_bound", "verdict"])
+    for p in pairs:
+        k = p["key"]
+        w.writerow([k[0], k[1], k[3], k[4], k[5], k[6], k[7], p["a"]["_t"], p["a"]["_cv"], p["b"]["_t"],
+                    p["b"]["_cv"], p["speedup"], p["noise"], p["verdict"]])
+    return buf.getvalue()
+
+
+def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout):
+    for d in (run_a, run_b):
+        if not os.path.isdir(d):
+            raise UsageError(f"{d}: no such run directory")
+    docs_a, docs_b = results.load_docs(run_a), results.load_docs(run_b)
+    if not docs_a or not docs_b:
+        raise UsageError(f"{run_a if not docs_a else run_b}: no results JSON under raw/")
+    names = (os.path.basename(os.path.abspath(run_a)), os.path.basename(os.path.abspath(run_b)))
+    out = out or os.path.join(os.path.dirname(os.path.abspath(run_b)), f"compare-{names[0]}-vs-{names[1]}")
+    os.makedirs(out, exist_ok=True)
+    pairs, only_a, only_b = match(results.all_rows(docs_a), results.all_rows(docs_b), metric)
+    for p in pairs:
+        for side in ("a", "b"):
+            p[side]["_t"], p[side]["_cv"] = p[side][f"{metric}_median_s"], p[side][f"{metric}_cv"]
+
+    doc = Doc()
+    title = f"hetdb-bench comparison: {names[0]} (A) vs {names[1]} (B)"
+    doc.h(1, title)
+    doc.p(f"A: {results.machine_line(docs_a)}")
+    doc.p(f"B: {results.machine_line(docs_b)}")
+    n_f = sum(p["verdict"] == "faster" for p in pairs)
+    n_s = sum(p["verdict"] == "slower" for p in pairs)
+    doc.p(f"{len(pairs)} results matched on benchmark, backend, test, variant, parameters, transfer mode and size; "
+          f"compared by median {metric} time. B is faster in {n_f} and slower in {n_s} beyond noise "
+          f"(|ln(speed-up)| > ln(1 + max({NOISE_SIGMAS:g} x sqrt(cv_A^2 + cv_B^2), {NOISE_FLOOR:.0%}))); "
+          f"{len(pairs) - n_f - n_s} within noise.")
+    doc.table(["result", "A ms", "A cv %", "B ms", "B cv %", "speed-up B/A", "noise ±%", "verdict"],
+              [[_name(p["key"]), _ms(p["a"]["_t"]), f"{(p['a']['_cv'] or 0) * 100:.1f}", _ms(p["b"]["_t"]),
+                f"{(p['b']['_cv'] or 0) * 100:.1f}", f"{p['speedup']:.3f}", f"{p['noise'] * 100:.1f}",
+                p["verdict"] or "-"] for p in pairs])
+    figs = _ratio_figures(pairs, os.path.join(out, "plots"), f"A: {results.machine_line(docs_a)}  ||  "
+                          f"B: {results.machine_line(docs_b)}", names)
+    for f in figs:
+        doc.fig(f)
+    if only_a or only_b:
+        doc.h(2, "Unmatched results")
+        doc.items([f"only in A: {_name(k)}" for k in only_a] + [f"only in B: {_name(k)}" for k in only_b])
+    write_atomically(os.path.join(out, "compare.md"), doc.markdown())
+    write_atomically(os.path.join(out, "compare.html"), doc.html(os.path.join(out, "plots"), title))
+    write_atomically(os.path.join(out, "compare.csv"), _csv(pairs))
+
+    print(f"compare: {len(pairs)} matched, {n_f} faster in B, {n_s} slower in B beyond noise, "
+          f"{len(only_a)} only in A, {len(only_b)} only in B", file=stream)
+    for p in sorted((p for p in pairs if p["verdict"]), key=lambda p: -abs(math.log(p["speedup"])))[:25]:
+        print(f"  {p['verdict']:<6} x{p['speedup']:.3f} (noise ±{p['noise'] * 100:.1f}%)  {_name(p['key'])}",
+              file=stream)
+    print(f"compare: -> {os.path.join(out, 'compare.html')}", file=stream)
+    return 0
