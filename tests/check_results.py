@@ -17,7 +17,21 @@ def fail(msg):
     sys.exit(1)
 
 
-def main(path, min_ok=1):
+def check_mpi(doc, ranks):
+    mpi = doc.get("mpi")
+    if not mpi or mpi.get("size") != ranks or len(mpi.get("ranks", [])) != ranks:
+        fail(f"expected an MPI block with {ranks} ranks, got {mpi and mpi.get('size')}")
+    for r in doc["results"]:
+        if r["status"] == "ok":
+            a = r.get("across_ranks")
+            if not a or a["n"] != ranks or not (a["min"] <= a["mean"] <= a["max"]):
+                fail(f"result {r['id']} lacks statistics across {ranks} ranks")
+    for entry in mpi["ranks"]:
+        if entry["exit_code"] != 0 or not entry.get("results"):
+            fail(f"rank {entry['rank']} exited {entry['exit_code']} or has no results")
+
+
+def main(path, min_ok=1, ranks=0):
     if not os.path.exists(path):
         print(f"check_results: no results file {path} (executable skipped)")
         return 0
@@ -59,9 +73,17 @@ def main(path, min_ok=1):
         fail(f"summary {s} does not match the results")
     if n_ok < min_ok:
         fail(f"only {n_ok} verified results, expected at least {min_ok}")
-    print(f"check_results: {path}: {n_ok} verified results, schema ok")
+    if ranks:
+        check_mpi(doc, ranks)
+    print(f"check_results: {path}: {n_ok} verified results, schema ok" + (f", {ranks} ranks" if ranks else ""))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1))
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("json")
+    ap.add_argument("min_ok", nargs="?", type=int, default=1)
+    ap.add_argument("--ranks", type=int, default=0, help="expect an EP-mode document from this many ranks")
+    a = ap.parse_args()
+    sys.exit(main(a.json, a.min_ok, a.ranks))

@@ -1,6 +1,11 @@
 #include "harness/mpi.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <map>
+
+#include "harness/stats.hpp"
 
 #ifdef HDB_HAVE_MPI
 #include <mpi.h>
@@ -21,6 +26,11 @@ MpiEnv::MpiEnv(int* argc, char*** argv) {
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local_rank_);
+    MPI_Comm_size(node, &local_size_);
+    MPI_Comm_free(&node);
     active_ = true;
   }
 #else
@@ -36,7 +46,109 @@ MpiEnv::~MpiEnv() {
 }
 
 nlohmann::json MpiEnv::context() const {
-  return {{"active", active_}, {"rank", rank_}, {"size", size_}};
+  return {{"active", active_}, {"rank", rank_}, {"size", size_}, {"local_rank", local_rank_}, {"local_size", local_size_}};
+}
+
+std::vector<std::string> MpiEnv::gather(const std::string& text) const {
+  if (!active_) return {text};
+#ifdef HDB_HAVE_MPI
+  int len = static_cast<int>(text.size());
+  std::vector<int> lens(rank_ == 0 ? size_ : 0), offs(rank_ == 0 ? size_ : 0);
+  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string all;
+  if (rank_ == 0) {
+    long total = 0;
+    for (int r = 0; r < size_; ++r) {
+      offs[r] = static_cast<int>(total);
+      total += lens[r];
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::vector<std::string> out;
+  for (int r = 0; rank_ == 0 && r < size_; ++r) out.push_back(all.substr(offs[r], lens[r]));
+  return out;
+#else
+  return {text};
+#endif
+}
+
+nlohmann::json merge_rank_documents(const std::vector<nlohmann::json>& docs) {
+  nlohmann::json merged;
+  // Base: the first rank that produced a full document (a rank without a device may not have).
+  for (const auto& d : docs)
+    if (d.contains("results")) {
+      merged = d;
+      break;
+    }
+  if (merged.is_null()) merged = docs.empty() ? nlohmann::json::object() : docs.front();
+  merged.erase("rank");
+  merged.erase("exit_code");
+  merged.erase("skipped");
+
+  // Median kernel seconds of every ok case, per rank.
+  std::map<std::string, std::vector<std::pair<int, double>>> per_case;
+  std::map<std::string, nlohmann::json> first_record;
+  std::vector<std::string> order;
+  for (const auto& d : docs) {
+    if (!d.contains("results")) continue;
+    int rank = d.value("rank", 0);
+    for (const auto& r : d["results"]) {
+      std::string id = r["id"];
+      if (!first_record.count(id)) {
+        first_record[id] = r;
+        order.push_back(id);
+      }
+      if (r["status"] == "ok" && r.contains("stats")) per_case[id].push_back({rank, r["stats"]["kernel_s"]["median"]});
+    }
+  }
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& id : order) {
+    nlohmann::json r = first_record[id];
+    const auto& v = per_case[id];
+    std::vector<double> times;
+    for (const auto& [rank, t] : v) times.push_back(t);
+    Stats s = summarize(times);
+    // Outliers: more than 3 scaled median absolute deviations and 10% away from the median rank.
+    std::vector<double> dev;
+    for (double t : times) dev.push_back(std::abs(t - s.median));
+    double mad = 1.4826 * summarize(dev).median;
+    nlohmann::json outliers = nlohmann::json::array();
+    for (const auto& [rank, t] : v)
+      if (std::abs(t - s.median) > std::max(3 * mad, 0.1 * s.median)) outliers.push_back(rank);
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const auto& [rank, t] : v) ranks.push_back({{"rank", rank}, {"kernel_median_s", t}});
+    r["across_ranks"] = {{"n", s.n}, {"min", s.min}, {"max", s.max}, {"mean", s.mean}, {"stddev", s.stddev},
+                         {"cv", s.cv}, {"outlier_ranks", outliers}, {"per_rank", ranks}};
+    results.push_back(r);
+  }
+  merged["results"] = results;
+
+  nlohmann::json ranks = nlohmann::json::array();
+  int ok = 0, skipped = 0, failed = 0;
+  for (const auto& r : results) {
+    ok += r["status"] == "ok";
+    skipped += r["status"] == "skipped";
+  }
+  // A case that failed on any rank fails the run.
+  for (const auto& d : docs)
+    if (d.contains("results"))
+      for (const auto& r : d["results"]) failed += r["status"] == "failed";
+  for (const auto& d : docs) {
+    nlohmann::json entry = {{"rank", d.value("rank", 0)}, {"exit_code", d.value("exit_code", 0)}};
+    if (d.contains("skipped")) entry["skipped"] = d["skipped"];
+    if (d.contains("context")) {
+      entry["host"] = d["context"].value("host", "");
+      if (d["context"].contains("device")) entry["device"] = d["context"]["device"].value("name", "");
+    }
+    if (d.contains("summary")) entry["summary"] = d["summary"];
+    if (d.contains("results")) entry["results"] = d["results"];
+    failed += d.contains("summary") ? 0 : (d.value("exit_code", 0) == 1);
+    ranks.push_back(entry);
+  }
+  merged["summary"] = {{"ok", ok}, {"skipped", skipped}, {"failed", failed}};
+  merged["mpi"] = {{"mode", "ep"}, {"size", docs.size()}, {"ranks", ranks}};
+  return merged;
 }
 
 }  // namespace hdb

@@ -70,7 +70,8 @@ void finalize_options(Options& o) {
 
 int effective_threads(const Options& o) {
   if (o.threads > 0) return o.threads;
-  return std::max(1u, std::thread::hardware_concurrency());
+  int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, hw / std::max(1, o.local_ranks));
 }
 
 }  // namespace hdb

@@ -42,13 +42,17 @@ struct Options {
   bool verify = true;
 
   std::string command_line;  // filled by run_main
+  // Under mpirun: this rank's index among the ranks on its node, and their number. Platforms use
+  // them to give each rank its own device (CUDA/OpenCL) or its share of the cores (CPU).
+  int local_rank = 0;
+  int local_ranks = 1;
 };
 
 // Adds the shared options to `app`, bound to `opts`.
 void add_common_options(CLI::App& app, Options& opts);
 // Resolves sizes and transfer modes after parsing; throws UsageError naming the option.
 void finalize_options(Options& opts);
-// Hardware threads the CPU code should use (opts.threads or all).
+// Hardware threads the CPU code should use: --threads, else all cores shared among the node's ranks.
 int effective_threads(const Options& opts);
 
 }  // namespace hdb

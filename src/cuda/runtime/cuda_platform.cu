@@ -88,7 +88,8 @@ void CudaPlatform::init(const Options& opts) {
   if (opts.device >= count)
     throw UsageError("--device " + std::to_string(opts.device) + ": " + std::to_string(count) +
                      " CUDA device(s) (allowed: 0.." + std::to_string(count - 1) + ")");
-  device_ = opts.device;
+  // Under mpirun the ranks of a node take consecutive devices, wrapping around.
+  device_ = (opts.device + opts.local_rank) % count;
   HDB_CUDA_CHECK(cudaSetDevice(device_));
   HDB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_));
   HDB_CUDA_CHECK(cudaFree(nullptr));  // create the context outside any timed region

@@ -100,7 +100,8 @@ void OpenClPlatform::init(const Options& opts) {
   if (opts.device >= static_cast<int>(devices.size()))
     throw UsageError("--device " + std::to_string(opts.device) + ": platform has " + std::to_string(devices.size()) +
                      " device(s) (allowed: 0.." + std::to_string(devices.size() - 1) + ")");
-  device_ = devices[static_cast<std::size_t>(opts.device)];
+  // Under mpirun the ranks of a node take consecutive devices, wrapping around.
+  device_ = devices[static_cast<std::size_t>(opts.device + opts.local_rank) % devices.size()];
   checked("creating the OpenCL context and queue", [&] {
     context_ = cl::Context(device_);
     queue_ = cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);

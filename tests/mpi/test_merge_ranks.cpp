@@ -1,0 +1,41 @@
+// Rank 0's merge of the per-rank documents of an EP run (no MPI needed).
+#include <gtest/gtest.h>
+
+#include "harness/mpi.hpp"
+
+using namespace hdb;
+
+namespace {
+nlohmann::json doc(int rank, double kernel_median, const char* status = "ok") {
+  nlohmann::json r = {{"id", "select/tuned@1M"}, {"status", status}};
+  if (std::string(status) == "ok") r["stats"] = {{"kernel_s", {{"median", kernel_median}}}};
+  return {{"schema", "hetdb-bench/1"}, {"rank", rank}, {"exit_code", 0},
+          {"context", {{"host", "node" + std::to_string(rank / 2)}, {"device", {{"name", "dev"}}}}},
+          {"results", nlohmann::json::array({r})}, {"summary", {{"ok", 1}, {"skipped", 0}, {"failed", 0}}}};
+}
+}  // namespace
+
+TEST(MpiMerge, StatisticsAcrossRanksAndOutliers) {
+  std::vector<nlohmann::json> docs = {doc(0, 1.0), doc(1, 1.02), doc(2, 0.99), doc(3, 2.0)};
+  nlohmann::json m = merge_rank_documents(docs);
+  ASSERT_EQ(m["results"].size(), 1u);
+  const auto& a = m["results"][0]["across_ranks"];
+  EXPECT_EQ(a["n"], 4);
+  EXPECT_DOUBLE_EQ(a["min"].get<double>(), 0.99);
+  EXPECT_DOUBLE_EQ(a["max"].get<double>(), 2.0);
+  EXPECT_EQ(a["outlier_ranks"], nlohmann::json::array({3}));
+  EXPECT_EQ(m["mpi"]["size"], 4);
+  EXPECT_EQ(m["mpi"]["ranks"][1]["host"], "node0");
+  EXPECT_EQ(m["mpi"]["ranks"][3]["results"].size(), 1u);  // per-rank data kept
+  EXPECT_FALSE(m.contains("rank"));
+}
+
+TEST(MpiMerge, SkippedAndFailedRanksAreReportedByRank) {
+  nlohmann::json no_device = {{"rank", 0}, {"exit_code", 77}, {"skipped", "no CUDA device (test)"}};
+  std::vector<nlohmann::json> docs = {no_device, doc(1, 1.0), doc(2, 1.0, "failed")};
+  nlohmann::json m = merge_rank_documents(docs);
+  EXPECT_EQ(m["schema"], "hetdb-bench/1");  // base document comes from a rank that ran
+  EXPECT_EQ(m["mpi"]["ranks"][0]["skipped"], "no CUDA device (test)");
+  EXPECT_EQ(m["results"][0]["across_ranks"]["n"], 1);
+  EXPECT_EQ(m["summary"]["failed"], 1);  // a case failed on rank 2 fails the run
+}
