@@ -1,0 +1,43 @@
+#pragma once
+// tpch: the paper's micro-kernels A (a chain of selects), B (two dependent joins) and C (selects,
+// then joins, then a project), on random key/value relations (sizes per input, as the paper) and
+// on TPC-H tables (built-in generator at a scale factor, or dbgen .tbl files). A backend executes a
+// Plan (bench/tpch_plan.hpp): operator at a time, and where it can, fused.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/tpch_plan.hpp"
+#include "harness/main.hpp"
+#include "harness/session.hpp"
+
+namespace hdb::tpch {
+
+// One prepared plan on one backend; the inputs live (on the device) as long as the object.
+class TpchRun {
+ public:
+  virtual ~TpchRun() = default;
+  // One timed execution: inputs to the device (h2d), every step (one phase per step, named after
+  // the step), the answer back (d2h).
+  virtual Breakdown pass() = 0;
+  // The answer of the last pass on the host (untimed).
+  virtual Relation result() = 0;
+};
+
+class TpchBackend {
+ public:
+  virtual ~TpchBackend() = default;
+  virtual std::vector<std::string> variants() const = 0;
+  // Throws SkipCase when the plan does not fit or the variant cannot run a plan of this shape.
+  virtual std::unique_ptr<TpchRun> prepare(const Plan& plan, const std::string& variant, Transfer transfer) = 0;
+};
+
+// Same columns, same row count and same order-independent checksum as the reference.
+Verification compare_result(const Relation& got, const Relation& want, std::uint64_t want_checksum, int threads);
+
+// "out.tbl" -> "out.C.tbl" (the kernel letter before the extension).
+std::string output_path(const std::string& path, const std::string& kernel);
+
+int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend);
+
+}  // namespace hdb::tpch

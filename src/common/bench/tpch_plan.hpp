@@ -1,0 +1,85 @@
+#pragma once
+// A micro-kernel as a plan of relational operators executed one at a time (the paper's model):
+// each step reads relations produced earlier and materialises a new one. Relation ids: the inputs
+// are 0..inputs-1, step i produces relation inputs+i, and the last step's output is the answer.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "workloads/tpch_relation.hpp"
+#include "workloads/tpch_tables.hpp"
+
+namespace hdb::tpch {
+
+enum class Op { Select, Join, Project };
+
+struct Step {
+  Op op = Op::Select;
+  std::string name;  // phase name, e.g. "1_select_shipdate"
+  int in = 0;        // the (left) input relation
+  // Select: keep rows with lo <= in[col] <= hi (both inclusive).
+  int col = 0;
+  std::uint32_t lo = 0, hi = 0xffffffffu;
+  // Join: inner equi-join in[col] == right[right_col]; output = all columns of `in`, then the
+  // columns of `right` except right_col (equal to in[col] in every output row).
+  int right = -1;
+  int right_col = 0;
+  // Project: these columns of `in`, in this order.
+  std::vector<int> cols;
+};
+
+struct Plan {
+  std::string kernel;  // "A", "B", "C"
+  std::vector<std::shared_ptr<const Relation>> inputs;
+  std::vector<Step> steps;
+  int result_id() const { return static_cast<int>(inputs.size() + steps.size()) - 1; }
+  std::uint64_t input_bytes() const;
+  std::uint64_t input_rows() const;
+};
+
+// Schema of every relation id of the plan (inputs, then one per step); throws std::logic_error for
+// an ill-formed plan (bad ids or columns).
+std::vector<std::vector<ColumnInfo>> plan_schemas(const Plan& plan);
+
+// Where a column of a relation comes from: (input relation, column of that input). Every column of
+// a select/join/project output is a base column carried through.
+struct Origin {
+  int input = 0;
+  int col = 0;
+};
+std::vector<std::vector<Origin>> plan_lineage(const Plan& plan);
+
+// A plan in the shape a fused (no intermediates) pipeline runs: one probe relation scanned once,
+// with its selects; then per join a lookup into a base relation whose key is unique, with that
+// relation's selects; then the output columns. Any plan that is a left-deep chain of joins against
+// base relations (after selects), starting from input 0, has this shape.
+struct FusedPredicate {
+  int col = 0;  // column of the base relation
+  std::uint32_t lo = 0, hi = 0;
+};
+struct FusedJoin {
+  int build_input = 0;     // the base relation looked up
+  int build_key = 0;       // its key column (unique)
+  Origin probe;            // the value looked up: a column of input 0 or of an earlier build input
+  std::vector<FusedPredicate> build_preds;
+};
+struct FusedPlan {
+  std::vector<FusedPredicate> probe_preds;  // on input 0
+  std::vector<FusedJoin> joins;
+  std::vector<Origin> outputs;
+};
+// Rewrites the plan; returns false (with the reason) when it has another shape.
+bool fuse_plan(const Plan& plan, FusedPlan& out, std::string& why);
+
+// The kernels on real TPC-H tables (see docs/tpch.md for the SQL they answer).
+Plan tpch_kernel(const std::string& kernel, const Tables& t);
+// The kernels on random key/value relations of `tuples` tuples each (the paper's set-up).
+Plan random_kernel(const std::string& kernel, std::uint64_t tuples, std::uint64_t seed, int threads);
+
+// The Q6 and Q3 constants.
+constexpr std::uint32_t kQ6DateLo = 8766;  // 1994-01-01
+constexpr std::uint32_t kQ6DateHi = 9130;  // 1994-12-31
+constexpr std::uint32_t kQ3Date = 9204;    // 1995-03-15
+
+}  // namespace hdb::tpch

@@ -1,0 +1,125 @@
+#include "workloads/tpch_relation.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+#include "harness/errors.hpp"
+#include "harness/parallel.hpp"
+#include "workloads/random.hpp"
+
+namespace hdb::tpch {
+
+std::vector<ColumnInfo> Relation::schema() const {
+  std::vector<ColumnInfo> s;
+  for (const Column& c : cols) s.push_back(c.info);
+  return s;
+}
+
+int Relation::index(const std::string& n) const {
+  for (std::size_t i = 0; i < cols.size(); ++i)
+    if (cols[i].info.name == n) return static_cast<int>(i);
+  throw std::out_of_range("relation " + name + " has no column " + n);
+}
+
+// Howard Hinnant's civil-date algorithms (public domain), exact for all Gregorian dates.
+std::int64_t days_from_civil(int y, int m, int d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + static_cast<unsigned>(d) - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+void civil_from_days(std::int64_t z, int& y, int& m, int& d) {
+  z += 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const unsigned doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+  m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+  y = static_cast<int>(static_cast<std::int64_t>(yoe) + era * 400 + (m <= 2));
+}
+
+std::string format_date(std::uint32_t days) {
+  int y, m, d;
+  civil_from_days(days, y, m, d);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", y, m, d);
+  return buf;
+}
+
+const std::vector<std::string>& market_segments() {
+  static const std::vector<std::string> s = {"AUTOMOBILE", "BUILDING", "FURNITURE", "HOUSEHOLD", "MACHINERY"};
+  return s;
+}
+
+int segment_code(const std::string& name) {
+  const auto& s = market_segments();
+  auto it = std::find(s.begin(), s.end(), name);
+  return it == s.end() ? -1 : static_cast<int>(it - s.begin());
+}
+
+std::string format_value(ColType t, std::uint32_t v) {
+  char buf[32];
+  switch (t) {
+    case ColType::Date:
+      return format_date(v);
+    case ColType::Money:
+      std::snprintf(buf, sizeof buf, "%u.%02u", v / 100, v % 100);
+      return buf;
+    case ColType::Hundredths:
+      std::snprintf(buf, sizeof buf, "%u.%02u", v / 100, v % 100);
+      return buf;
+    case ColType::Segment:
+      if (v < market_segments().size()) return market_segments()[v];
+      return std::to_string(v);
+    case ColType::Int:
+      break;
+  }
+  return std::to_string(v);
+}
+
+std::uint64_t row_hash(const std::uint32_t* values, std::size_t count) {
+  std::uint64_t h = 0x51ed2701u + count;
+  for (std::size_t i = 0; i < count; ++i) h = splitmix64(h ^ values[i]);
+  return h;
+}
+
+std::uint64_t checksum(const Relation& r, int threads) {
+  const std::size_t nc = r.cols.size();
+  std::atomic<std::uint64_t> total{0};
+  parallel_for(r.rows(), std::max(1, threads), [&](std::uint64_t b, std::uint64_t e) {
+    std::vector<std::uint32_t> row(nc);
+    std::uint64_t sum = 0;
+    for (std::uint64_t i = b; i < e; ++i) {
+      for (std::size_t j = 0; j < nc; ++j) row[j] = r.cols[j].v[i];
+      sum += row_hash(row.data(), nc);
+    }
+    total += sum;  // wrap-around addition is commutative: any chunking gives the same sum
+  });
+  return total.load();
+}
+
+void write_rows(const Relation& r, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw UsageError("cannot write --output file " + path);
+  std::string line;
+  for (std::uint64_t i = 0; i < r.rows(); ++i) {
+    line.clear();
+    for (std::size_t j = 0; j < r.cols.size(); ++j) {
+      if (j) line += '|';
+      line += format_value(r.cols[j].info.type, r.cols[j].v[i]);
+    }
+    line += '\n';
+    out << line;
+  }
+  if (!out.flush()) throw UsageError("writing --output file " + path + " failed");
+}
+
+}  // namespace hdb::tpch

@@ -1,0 +1,48 @@
+#pragma once
+// The TPC-H tables the micro-kernels use, with only the columns they read:
+//   customer(c_custkey, c_mktsegment)
+//   orders(o_orderkey, o_custkey, o_orderdate, o_shippriority)
+//   lineitem(l_orderkey, l_quantity, l_extendedprice, l_discount, l_shipdate)
+// Either generated following the TPC-H specification (v3, clause 4.2.3) at a scale factor, or
+// loaded from the pipe-separated .tbl files that dbgen writes.
+#include <cstdint>
+#include <string>
+
+#include "workloads/tpch_relation.hpp"
+
+namespace hdb::tpch {
+
+struct Tables {
+  Relation customer, orders, lineitem;
+  std::string source;  // "generated sf=..." or the .tbl directory
+  std::uint64_t bytes() const { return customer.bytes() + orders.bytes() + lineitem.bytes(); }
+};
+
+// The specification's dates: orders fall in [1992-01-01, 1998-12-31 - 151 days].
+constexpr std::uint32_t kStartDate = 8035;  // 1992-01-01
+constexpr std::uint32_t kEndDate = 10591;   // 1998-12-31
+
+// Rows per scale factor unit (clause 4.2.5).
+constexpr std::uint64_t kCustomersPerSf = 150000;
+constexpr std::uint64_t kOrdersPerSf = 1500000;
+constexpr std::uint64_t kPartsPerSf = 200000;
+
+// dbgen's sparse order keys: of every 32 keys only the first 8 are used.
+constexpr std::uint64_t sparse_order_key(std::uint64_t i) {  // i = 1, 2, ...
+  return ((i >> 3) << 5) | (i & 7);
+}
+// P_RETAILPRICE in cents (clause 4.2.3).
+constexpr std::uint32_t retail_price_cents(std::uint64_t partkey) {
+  return static_cast<std::uint32_t>(90000 + ((partkey / 10) % 20001) + 100 * (partkey % 1000));
+}
+
+// Generates the tables at scale factor `sf` (> 0; fractions allowed). Deterministic in `seed`,
+// identical for any thread count.
+Tables generate_tables(double sf, std::uint64_t seed, int threads);
+
+// Loads customer.tbl, orders.tbl and lineitem.tbl from `dir`. Errors (missing file, wrong column
+// count, bad number, bad date, unknown segment, value out of range) throw UsageError naming the
+// file, line and column.
+Tables load_tables(const std::string& dir);
+
+}  // namespace hdb::tpch

@@ -1,0 +1,265 @@
+#include "tpch_backend.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "harness/errors.hpp"
+
+#ifdef HDB_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+namespace hdb::cpu {
+namespace {
+
+using tpch::Op;
+using tpch::Plan;
+using tpch::Relation;
+using tpch::Step;
+
+// Vectors whose resize leaves new elements uninitialised: outputs are always overwritten, and a
+// zero-fill would add a full extra write to every operator.
+template <class T>
+struct NoInit : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoInit<U>;
+  };
+  NoInit() = default;
+  template <class U>
+  NoInit(const NoInit<U>&) {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+using Col = std::vector<std::uint32_t, NoInit<std::uint32_t>>;
+using Cols = std::vector<Col>;
+
+// Runs f(c) for c in [0, chunks) on up to `threads` threads.
+template <class F>
+void for_chunks(int chunks, int threads, F&& f) {
+  if (chunks <= 1 || threads <= 1) {
+    for (int c = 0; c < chunks; ++c) f(c);
+    return;
+  }
+#ifdef HDB_HAVE_OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+  for (int c = 0; c < chunks; ++c) f(c);
+#else
+  std::vector<std::thread> pool;
+  for (int c = 0; c < chunks; ++c) pool.emplace_back([&f, c] { f(c); });
+  for (auto& t : pool) t.join();
+#endif
+}
+
+// Chunks of at least 16K rows, one per thread: smaller work is not worth a thread.
+int chunk_count(std::uint64_t n, int threads) {
+  return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), n / 16384)));
+}
+std::uint64_t chunk_begin(std::uint64_t n, int chunks, int c) { return n * static_cast<std::uint64_t>(c) / static_cast<std::uint64_t>(chunks); }
+
+// Exclusive prefix sum of per-chunk counts; returns the total.
+std::uint64_t offsets(std::vector<std::uint64_t>& counts) {
+  std::uint64_t sum = 0;
+  for (auto& c : counts) {
+    std::uint64_t x = c;
+    c = sum;
+    sum += x;
+  }
+  return sum;
+}
+
+// Chunk sorts, then rounds of pairwise merges (each round's merges run in parallel).
+void parallel_sort(std::vector<std::uint64_t>& v, int threads) {
+  const std::uint64_t n = v.size();
+  const int chunks = chunk_count(n, threads);
+  if (chunks <= 1) {
+    std::sort(v.begin(), v.end());
+    return;
+  }
+  auto at = [&](std::vector<std::uint64_t>& x, int c) { return x.begin() + static_cast<std::ptrdiff_t>(chunk_begin(n, chunks, std::min(c, chunks))); };
+  for_chunks(chunks, threads, [&](int c) { std::sort(at(v, c), at(v, c + 1)); });
+  std::vector<std::uint64_t> tmp(n);
+  for (int width = 1; width < chunks; width *= 2) {
+    const int pairs = (chunks + 2 * width - 1) / (2 * width);
+    for_chunks(pairs, threads, [&](int p) {
+      int a = p * 2 * width, m = std::min(a + width, chunks), e = std::min(a + 2 * width, chunks);
+      std::merge(at(v, a), at(v, m), at(v, m), at(v, e), at(tmp, a));
+    });
+    v.swap(tmp);
+  }
+}
+
+class CpuRun : public tpch::TpchRun {
+ public:
+  CpuRun(const Plan& plan, int threads) : plan_(plan), threads_(threads) {
+    for (const auto& in : plan_.inputs) {
+      Cols c;
+      for (const auto& col : in->cols) c.emplace_back(col.v.begin(), col.v.end());
+      rel_.push_back(std::move(c));
+    }
+    rel_.resize(plan_.inputs.size() + plan_.steps.size());
+  }
+
+  Breakdown pass() override {
+    Breakdown b;
+    for (std::size_t i = 0; i < plan_.steps.size(); ++i) {
+      const Step& s = plan_.steps[i];
+      Cols& out = rel_[plan_.inputs.size() + i];
+      HostTimer t;
+      switch (s.op) {
+        case Op::Select:
+          select(s, out);
+          break;
+        case Op::Join:
+          join(s, out);
+          break;
+        case Op::Project:
+          project(s, out);
+          break;
+      }
+      double sec = t.seconds();
+      b.add_phase(s.name, sec);
+      b.kernel += sec;
+    }
+    b.total = b.kernel;
+    return b;
+  }
+
+  Relation result() override {
+    const auto schemas = tpch::plan_schemas(plan_);
+    Relation r;
+    r.name = plan_.kernel;
+    const Cols& c = rel_.back();
+    for (std::size_t j = 0; j < c.size(); ++j) r.cols.push_back({schemas.back()[j], std::vector<std::uint32_t>(c[j].begin(), c[j].end())});
+    return r;
+  }
+
+ private:
+  static std::uint64_t rows(const Cols& c) { return c.empty() ? 0 : c[0].size(); }
+
+  // out[o + k][i] = in[k][idx[i]] for every column k of `in` (skipping `skip`).
+  void gather(const Cols& in, const Col& idx, Cols& out, std::size_t o, int skip) {
+    const std::uint64_t n = idx.size();
+    const int chunks = chunk_count(n, threads_);
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      if (static_cast<int>(k) == skip) continue;
+      Col& dst = out[o++];
+      dst.resize(n);
+      const std::uint32_t* src = in[k].data();
+      for_chunks(chunks, threads_, [&](int c) {
+        for (std::uint64_t i = chunk_begin(n, chunks, c); i < chunk_begin(n, chunks, c + 1); ++i) dst[i] = src[idx[i]];
+      });
+    }
+  }
+
+  void select(const Step& s, Cols& out) {
+    const Cols& in = rel_[static_cast<std::size_t>(s.in)];
+    const std::uint64_t n = rows(in);
+    const std::uint32_t* x = in[static_cast<std::size_t>(s.col)].data();
+    const int chunks = chunk_count(n, threads_);
+    // Count per chunk, place each chunk's matches after the earlier chunks', then copy rows.
+    std::vector<std::uint64_t> at(static_cast<std::size_t>(chunks), 0);
+    for_chunks(chunks, threads_, [&](int c) {
+      std::uint64_t k = 0;
+      for (std::uint64_t i = chunk_begin(n, chunks, c); i < chunk_begin(n, chunks, c + 1); ++i) k += (x[i] - s.lo) <= (s.hi - s.lo);
+      at[static_cast<std::size_t>(c)] = k;
+    });
+    const std::uint64_t total = offsets(at);
+    out.resize(in.size());
+    for (Col& c : out) c.resize(total);
+    for_chunks(chunks, threads_, [&](int c) {
+      std::uint64_t k = at[static_cast<std::size_t>(c)];
+      for (std::uint64_t i = chunk_begin(n, chunks, c); i < chunk_begin(n, chunks, c + 1); ++i) {
+        if ((x[i] - s.lo) > (s.hi - s.lo)) continue;
+        for (std::size_t j = 0; j < in.size(); ++j) out[j][k] = in[j][i];
+        ++k;
+      }
+    });
+  }
+
+  // Sort-merge inner join (the paper's sorted join): the right side is sorted as (key, row)
+  // pairs, each left row finds its matches by binary search; then both sides are gathered.
+  void join(const Step& s, Cols& out) {
+    const Cols& left = rel_[static_cast<std::size_t>(s.in)];
+    const Cols& right = rel_[static_cast<std::size_t>(s.right)];
+    const std::uint64_t nl = rows(left), nr = rows(right);
+    const std::uint32_t* lk = left[static_cast<std::size_t>(s.col)].data();
+    const std::uint32_t* rk = right[static_cast<std::size_t>(s.right_col)].data();
+    sorted_.resize(nr);
+    const int rchunks = chunk_count(nr, threads_);
+    for_chunks(rchunks, threads_, [&](int c) {
+      for (std::uint64_t j = chunk_begin(nr, rchunks, c); j < chunk_begin(nr, rchunks, c + 1); ++j)
+        sorted_[j] = (std::uint64_t{rk[j]} << 32) | j;
+    });
+    parallel_sort(sorted_, threads_);
+    auto range = [&](std::uint32_t key) {
+      auto lo = std::lower_bound(sorted_.begin(), sorted_.end(), std::uint64_t{key} << 32);
+      auto hi = std::lower_bound(lo, sorted_.end(), (std::uint64_t{key} + 1) << 32);
+      return std::make_pair(lo, hi);
+    };
+    const int chunks = chunk_count(nl, threads_);
+    std::vector<std::uint64_t> at(static_cast<std::size_t>(chunks), 0);
+    for_chunks(chunks, threads_, [&](int c) {
+      std::uint64_t k = 0;
+      for (std::uint64_t i = chunk_begin(nl, chunks, c); i < chunk_begin(nl, chunks, c + 1); ++i) {
+        auto r = range(lk[i]);
+        k += static_cast<std::uint64_t>(r.second - r.first);
+      }
+      at[static_cast<std::size_t>(c)] = k;
+    });
+    const std::uint64_t total = offsets(at);
+    if (total > 0xffffffffull) throw SkipCase("join result of " + std::to_string(total) + " rows exceeds 2^32");
+    li_.resize(total);
+    ri_.resize(total);
+    for_chunks(chunks, threads_, [&](int c) {
+      std::uint64_t k = at[static_cast<std::size_t>(c)];
+      for (std::uint64_t i = chunk_begin(nl, chunks, c); i < chunk_begin(nl, chunks, c + 1); ++i) {
+        auto r = range(lk[i]);
+        for (auto it = r.first; it != r.second; ++it, ++k) {
+          li_[k] = static_cast<std::uint32_t>(i);
+          ri_[k] = static_cast<std::uint32_t>(*it & 0xffffffffu);
+        }
+      }
+    });
+    out.resize(left.size() + right.size() - 1);
+    gather(left, li_, out, 0, -1);
+    gather(right, ri_, out, left.size(), s.right_col);
+  }
+
+  void project(const Step& s, Cols& out) {
+    const Cols& in = rel_[static_cast<std::size_t>(s.in)];
+    const std::uint64_t n = rows(in);
+    const int chunks = chunk_count(n, threads_);
+    out.resize(s.cols.size());
+    for (std::size_t k = 0; k < s.cols.size(); ++k) {
+      const Col& src = in[static_cast<std::size_t>(s.cols[k])];
+      out[k].resize(n);
+      for_chunks(chunks, threads_, [&](int c) {
+        std::uint64_t b = chunk_begin(n, chunks, c), e = chunk_begin(n, chunks, c + 1);
+        if (e > b) std::memcpy(out[k].data() + b, src.data() + b, (e - b) * sizeof(std::uint32_t));
+      });
+    }
+  }
+
+  const Plan& plan_;
+  int threads_;
+  std::vector<Cols> rel_;  // inputs, then one per step (buffers kept across passes)
+  std::vector<std::uint64_t> sorted_;
+  Col li_, ri_;
+};
+
+}  // namespace
+
+std::unique_ptr<tpch::TpchRun> CpuTpch::prepare(const Plan& plan, const std::string& variant, Transfer) {
+  if (variant != "serial" && variant != "parallel") throw SkipCase("unknown variant " + variant);
+  return std::make_unique<CpuRun>(plan, variant == "serial" ? 1 : threads_);
+}
+
+}  // namespace hdb::cpu
