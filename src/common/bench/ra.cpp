@@ -1,0 +1,456 @@
+#include "bench/ra.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
+
+#include "harness/errors.hpp"
+#include "harness/sizes.hpp"
+#include "reference/ra.hpp"
+#include "workloads/random.hpp"
+
+namespace hdb::ra {
+
+const char* to_string(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::Min: return "min";
+    case ReduceOp::Max: return "max";
+  }
+  return "?";
+}
+const char* to_string(ArithOp op) {
+  switch (op) {
+    case ArithOp::Add: return "add";
+    case ArithOp::Subtract: return "subtract";
+    case ArithOp::Multiply: return "multiply";
+  }
+  return "?";
+}
+const char* to_string(SetOp op) {
+  switch (op) {
+    case SetOp::Union: return "union";
+    case SetOp::Intersection: return "intersection";
+    case SetOp::Difference: return "difference";
+  }
+  return "?";
+}
+
+bool Aggregate::operator==(const Aggregate& o) const {
+  if (values != o.values) return false;
+  for (int v = 0; v < values; ++v)
+    if (value[static_cast<std::size_t>(v)] != o.value[static_cast<std::size_t>(v)]) return false;
+  return true;
+}
+
+const char* test_name(Op op) {
+  switch (op) {
+    case Op::Project: return "project";
+    case Op::Select: return "select";
+    case Op::Unique: return "unique";
+    case Op::Reduce: return "reduce";
+    case Op::ReduceByKey: return "reduce_by_key";
+    case Op::Join: return "join";
+    case Op::SetUnion: return "set_union";
+    case Op::SetIntersection: return "set_intersection";
+    case Op::SetDifference: return "set_difference";
+    case Op::Product: return "product";
+    case Op::Add: return "add";
+    case Op::Subtract: return "subtract";
+    case Op::Multiply: return "multiply";
+  }
+  return "?";
+}
+
+std::vector<Op> all_ops() {
+  return {Op::Project, Op::Select,          Op::Unique,        Op::Reduce,  Op::ReduceByKey, Op::Join, Op::SetUnion,
+          Op::SetIntersection, Op::SetDifference, Op::Product, Op::Add, Op::Subtract, Op::Multiply};
+}
+
+Relation RaBackend::host_relation(std::uint64_t rows, int values, Transfer) { return Relation(rows, values); }
+
+namespace {
+
+struct RaOptions {
+  int values = 1;
+  std::vector<double> selectivity{0.5};
+  std::vector<double> duplicates{0.5};
+  std::vector<double> match_rate{0.5};
+  std::vector<int> fanout{1};
+  std::vector<std::string> dists{"uniform"};
+  std::vector<std::string> reduce_ops{"sum"};
+  double zipf_s = 1.0;
+  int product_rows = 8;
+  double max_output_ratio = 16;
+};
+
+std::string fmt(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
+ReduceOp parse_reduce(const std::string& s) {
+  if (s == "sum") return ReduceOp::Sum;
+  if (s == "min") return ReduceOp::Min;
+  if (s == "max") return ReduceOp::Max;
+  throw UsageError("--reduce-op: '" + s + "' is not sum, min or max");
+}
+
+// One prepared case: inputs resident on the device, the expected output, and the pass.
+struct CaseData {
+  RaBackend* backend = nullptr;
+  Transfer transfer = Transfer::None;
+  std::vector<Relation> host_in;   // inputs in host memory of the transfer kind
+  std::vector<DeviceRel> dev_in;   // device copies (re-uploaded in every pass when there is a bus)
+  DeviceRel dev_out;
+  Relation host_out;               // capacity = the expected rows
+  Relation expected;
+  bool multiset = false;           // join: order within a key is unspecified
+  Aggregate expected_agg, got_agg;
+  bool is_reduce = false;
+  std::function<Breakdown(CaseData&)> op;  // the operator on dev_in -> dev_out (or got_agg)
+
+  Breakdown pass() {
+    HostTimer wall;
+    Breakdown b;
+    if (transfer != Transfer::None)
+      for (std::size_t i = 0; i < host_in.size(); ++i) {
+        Breakdown u = backend->upload(host_in[i], dev_in[i]);
+        b.h2d += u.h2d;
+      }
+    Breakdown k = op(*this);
+    b.kernel = k.kernel;
+    b.phases = k.phases;
+    b.d2h += k.d2h;
+    b.h2d += k.h2d;
+    if (transfer != Transfer::None && !is_reduce) b.d2h += backend->download(*dev_out, host_out).d2h;
+    b.total = wall.seconds();
+    return b;
+  }
+
+  Verification verify() {
+    if (is_reduce) {
+      if (got_agg == expected_agg) return Verification::pass("aggregate equals the reference");
+      std::string s = "aggregate differs: got";
+      for (int v = 0; v < got_agg.values; ++v) s += " " + std::to_string(got_agg.value[static_cast<std::size_t>(v)]);
+      s += ", expected";
+      for (int v = 0; v < expected_agg.values; ++v) s += " " + std::to_string(expected_agg.value[static_cast<std::size_t>(v)]);
+      return Verification::fail(s);
+    }
+    if (dev_out->rows() != expected.rows())
+      return Verification::fail(std::to_string(dev_out->rows()) + " tuples, expected " + std::to_string(expected.rows()));
+    if (transfer == Transfer::None) backend->download(*dev_out, host_out);
+    Relation got = host_out;
+    std::string what = "all " + std::to_string(expected.rows()) + " tuples equal the reference";
+    if (multiset) {
+      got = host_out.clone();
+      sort_tuples(got);
+      what += " as a multiset";
+    }
+    std::string diff = first_difference(got, expected);
+    Verification v = diff.empty() ? Verification::pass(what) : Verification::fail(diff);
+    v.extra["rows"] = expected.rows();
+    return v;
+  }
+};
+
+class RaRunner {
+ public:
+  RaRunner(Session& s, RaBackend& b, const RaOptions& o) : s_(s), b_(b), o_(o) {}
+
+  void run() {
+    for (Op op : all_ops())
+      for (const std::string& variant : b_.variants(op))
+        for (Transfer t : s_.transfers())
+          for (std::uint64_t size : s_.sizes()) run_op(op, variant, t, size);
+  }
+
+ private:
+  int threads() const { return effective_threads(s_.options()); }
+
+  KeySpec keys(const std::string& dist, std::uint64_t distinct) const {
+    KeySpec k;
+    k.dist = parse_key_dist(dist);
+    k.zipf_s = o_.zipf_s;
+    k.distinct = distinct;
+    return k;
+  }
+
+  // Input relation in host memory of the transfer kind.
+  Relation input(const RelationSpec& spec, const std::string& salt, std::uint64_t size, Transfer t) {
+    Relation r = b_.host_relation(spec.rows, spec.values, t);
+    fill_relation(r, spec, s_.seed(salt, size), threads());
+    return r;
+  }
+
+  void check_fits(std::uint64_t in_bytes, std::uint64_t out_bytes, std::uint64_t size) {
+    // Device: inputs + output + the partitioned intermediate (as large as the output) + slack.
+    std::uint64_t need = in_bytes + 2 * out_bytes + (1u << 20);
+    if (need > s_.platform().memory_bytes())
+      throw SkipCase("needs about " + std::to_string(need >> 20) + " MiB, the device has " +
+                     std::to_string(s_.platform().memory_bytes() >> 20) + " MiB");
+    if (static_cast<double>(out_bytes) > o_.max_output_ratio * static_cast<double>(size))
+      throw SkipCase("output of " + std::to_string(out_bytes >> 20) + " MiB exceeds --max-output-ratio x input");
+  }
+
+  // Sets up a case from host inputs and the expected output; `fn` runs the operator.
+  Prepared finish(std::shared_ptr<CaseData> c, Transfer t, std::uint64_t size, std::uint64_t out_rows, int out_values,
+                  std::function<Breakdown(CaseData&)> fn) {
+    std::uint64_t in_bytes = 0;
+    for (const Relation& r : c->host_in) in_bytes += r.bytes();
+    std::uint64_t out_bytes = out_rows * static_cast<std::uint64_t>(1 + out_values) * 4;
+    if (c->is_reduce) out_bytes = static_cast<std::uint64_t>(c->expected_agg.values) * 8;
+    check_fits(in_bytes, out_bytes, size);
+    c->backend = &b_;
+    c->transfer = t;
+    c->op = std::move(fn);
+    c->dev_in.resize(c->host_in.size());
+    for (std::size_t i = 0; i < c->host_in.size(); ++i) b_.upload(c->host_in[i], c->dev_in[i]);
+    if (!c->is_reduce) c->host_out = b_.host_relation(out_rows, out_values, t);
+    Prepared p;
+    p.pass = [c] { return c->pass(); };
+    p.verify = [c] { return c->verify(); };
+    p.elements = c->host_in.empty() ? 0 : c->host_in[0].rows();
+    p.input_bytes = in_bytes;
+    p.min_bytes_moved = in_bytes + out_bytes;
+    p.transfer = t;
+    p.transfer_bytes = t == Transfer::None ? 0 : in_bytes + (c->is_reduce ? 0 : out_bytes);
+    p.extra["input_rows"] = p.elements;
+    p.extra["output_rows"] = c->is_reduce ? 1 : out_rows;
+    p.extra["values"] = o_.values;
+    return p;
+  }
+
+  Params base_params(Transfer t, const std::string& dist) const {
+    Params p;
+    p.emplace_back("dist", dist);
+    if (o_.values != 1) p.emplace_back("values", std::to_string(o_.values));
+    if (t != Transfer::None) p.emplace_back("transfer", to_string(t));
+    return p;
+  }
+
+  std::uint64_t rows_of(std::uint64_t size) const { return size / (4u * static_cast<std::uint64_t>(1 + o_.values)); }
+
+  void run_op(Op op, const std::string& variant, Transfer t, std::uint64_t size) {
+    const std::string test = test_name(op);
+    const std::uint64_t n = rows_of(size);
+    for (const std::string& dist : o_.dists) {
+      switch (op) {
+        case Op::Project:
+          s_.run({test, variant, base_params(t, dist), size}, [&] {
+            auto c = std::make_shared<CaseData>();
+            c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
+            c->expected = ref::project(c->host_in[0], {0});
+            return finish(c, t, size, c->expected.rows(), 0, [variant](CaseData& d) {
+              return d.backend->project(*d.dev_in[0], {0}, variant, d.dev_out);
+            });
+          });
+          break;
+        case Op::Select:
+          for (double sel : o_.selectivity) {
+            Params p = base_params(t, dist);
+            p.emplace_back("selectivity", fmt(sel));
+            s_.run({test, variant, p, size}, [&] {
+              auto c = std::make_shared<CaseData>();
+              c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
+              // Keys are uniform over the 32-bit range, so [0, sel * 2^32) selects that fraction.
+              Predicate pred{0, 0, static_cast<std::uint32_t>(std::min(sel * 4294967296.0, 4294967295.0))};
+              if (sel <= 0) pred.lo = 1, pred.hi = 0;
+              c->expected = ref::select(c->host_in[0], pred);
+              Prepared pr = finish(c, t, size, c->expected.rows(), o_.values, [variant, pred](CaseData& d) {
+                return d.backend->select(*d.dev_in[0], pred, variant, d.dev_out);
+              });
+              pr.extra["selected_fraction"] = n ? static_cast<double>(c->expected.rows()) / static_cast<double>(n) : 0.0;
+              return pr;
+            });
+          }
+          break;
+        case Op::Unique:
+        case Op::ReduceByKey:
+          for (double dup : o_.duplicates) {
+            for (const std::string& rop : op == Op::Unique ? std::vector<std::string>{""} : o_.reduce_ops) {
+              Params p = base_params(t, dist);
+              p.emplace_back("duplicates", fmt(dup));
+              if (!rop.empty()) p.emplace_back("op", rop);
+              s_.run({test, variant, p, size}, [&] {
+                auto c = std::make_shared<CaseData>();
+                std::uint64_t distinct = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(n) * (1 - dup)));
+                c->host_in.push_back(input({n, o_.values, keys(dist, distinct), true}, "ra.sorted", size, t));
+                if (op == Op::Unique) {
+                  c->expected = ref::unique(c->host_in[0]);
+                  return finish(c, t, size, c->expected.rows(), o_.values, [variant](CaseData& d) {
+                    return d.backend->unique(*d.dev_in[0], variant, d.dev_out);
+                  });
+                }
+                ReduceOp ro = parse_reduce(rop);
+                c->expected = ref::reduce_by_key(c->host_in[0], ro);
+                return finish(c, t, size, c->expected.rows(), o_.values, [variant, ro](CaseData& d) {
+                  return d.backend->reduce_by_key(*d.dev_in[0], ro, variant, d.dev_out);
+                });
+              });
+            }
+          }
+          break;
+        case Op::Reduce:
+          for (const std::string& rop : o_.reduce_ops) {
+            Params p = base_params(t, dist);
+            p.emplace_back("op", rop);
+            s_.run({test, variant, p, size}, [&] {
+              auto c = std::make_shared<CaseData>();
+              c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
+              ReduceOp ro = parse_reduce(rop);
+              c->is_reduce = true;
+              c->expected_agg = ref::reduce(c->host_in[0], ro);
+              return finish(c, t, size, 1, o_.values, [variant, ro](CaseData& d) {
+                Timed<Aggregate> r = d.backend->reduce(*d.dev_in[0], ro, variant);
+                d.got_agg = r.value;
+                return r.time;
+              });
+            });
+          }
+          break;
+        case Op::Join:
+          for (double match : o_.match_rate)
+            for (int fan : o_.fanout) {
+              Params p = base_params(t, dist);
+              p.emplace_back("match", fmt(match));
+              p.emplace_back("fanout", std::to_string(fan));
+              s_.run({test, variant, p, size}, [&] {
+                auto c = std::make_shared<CaseData>();
+                join_inputs(*c, dist, match, fan, size, t);
+                c->expected = ref::join(c->host_in[0], c->host_in[1]);
+                sort_tuples(c->expected);
+                c->multiset = true;
+                return finish(c, t, size, c->expected.rows(), 2 * o_.values, [variant](CaseData& d) {
+                  return d.backend->join(*d.dev_in[0], *d.dev_in[1], variant, d.dev_out);
+                });
+              });
+            }
+          break;
+        case Op::SetUnion:
+        case Op::SetIntersection:
+        case Op::SetDifference: {
+          SetOp so = op == Op::SetUnion ? SetOp::Union : op == Op::SetIntersection ? SetOp::Intersection : SetOp::Difference;
+          s_.run({test, variant, base_params(t, dist), size}, [&] {
+            auto c = std::make_shared<CaseData>();
+            // n distinct keys and 2-valued attributes: about half the tuples of a also occur in b.
+            RelationSpec spec{n, o_.values, keys(dist, n), true, 2u};
+            c->host_in.push_back(input(spec, "ra.set.a", size, t));
+            c->host_in.push_back(input(spec, "ra.set.b", size, t));
+            c->expected = ref::set_op(c->host_in[0], c->host_in[1], so);
+            return finish(c, t, size, c->expected.rows(), o_.values, [variant, so](CaseData& d) {
+              return d.backend->set_op(*d.dev_in[0], *d.dev_in[1], so, variant, d.dev_out);
+            });
+          });
+          break;
+        }
+        case Op::Product: {
+          Params p = base_params(t, dist);
+          p.emplace_back("right_rows", std::to_string(o_.product_rows));
+          s_.run({test, variant, p, size}, [&] {
+            auto c = std::make_shared<CaseData>();
+            c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
+            c->host_in.push_back(input({static_cast<std::uint64_t>(o_.product_rows), o_.values, keys(dist, 0), false},
+                                       "ra.b", size, t));
+            std::uint64_t out_rows = n * static_cast<std::uint64_t>(o_.product_rows);
+            check_fits(0, out_rows * static_cast<std::uint64_t>(2 + 2 * o_.values) * 4, size);
+            c->expected = ref::product(c->host_in[0], c->host_in[1]);
+            return finish(c, t, size, out_rows, 2 * o_.values + 1, [variant](CaseData& d) {
+              return d.backend->product(*d.dev_in[0], *d.dev_in[1], variant, d.dev_out);
+            });
+          });
+          break;
+        }
+        case Op::Add:
+        case Op::Subtract:
+        case Op::Multiply: {
+          ArithOp ao = op == Op::Add ? ArithOp::Add : op == Op::Subtract ? ArithOp::Subtract : ArithOp::Multiply;
+          s_.run({test, variant, base_params(t, dist), size}, [&] {
+            auto c = std::make_shared<CaseData>();
+            c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
+            c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.b", size, t));
+            c->expected = ref::arith(c->host_in[0], c->host_in[1], ao);
+            return finish(c, t, size, n, o_.values, [variant, ao](CaseData& d) {
+              return d.backend->arith(*d.dev_in[0], *d.dev_in[1], ao, variant, d.dev_out);
+            });
+          });
+          break;
+        }
+      }
+    }
+  }
+
+  // Left: n tuples over n / fanout distinct even keys (each key about `fanout` times). Right: the
+  // same, then each tuple's key is made odd (matching nothing) with probability 1 - match. The
+  // output is about match * n * fanout tuples; its exact size comes from the reference's count.
+  void join_inputs(CaseData& c, const std::string& dist, double match, int fan, std::uint64_t size, Transfer t) {
+    const std::uint64_t n = rows_of(size);
+    KeySpec k = keys(dist, std::max<std::uint64_t>(1, n / static_cast<std::uint64_t>(fan)));
+    k.max = 0x7fffffffu;
+    RelationSpec spec{n, o_.values, k, false};
+    Relation l = input(spec, "ra.join.l", size, t);
+    Relation r = input(spec, "ra.join.r", size, t);
+    const std::uint64_t mseed = s_.seed("ra.join.match", size);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      l.tuple(i)[0] *= 2;
+      r.tuple(i)[0] = r.tuple(i)[0] * 2 + (uniform01(rand_at(mseed, i)) < match ? 0u : 1u);
+    }
+    sort_tuples(l, threads());
+    sort_tuples(r, threads());
+    c.host_in.push_back(l);
+    c.host_in.push_back(r);
+  }
+
+  Session& s_;
+  RaBackend& b_;
+  const RaOptions& o_;
+};
+
+}  // namespace
+
+int ra_main(int argc, char** argv, Platform& platform, RaBackend& backend) {
+  auto o = std::make_shared<RaOptions>();
+  BenchmarkDef def;
+  def.name = "ra";
+  def.description =
+      "Relational-algebra primitives (project, select, unique, reduce, reduce-by-key, join, set operations, product, "
+      "add/subtract/multiply) on key/value tuple relations";
+  def.add_options = [o](CLI::App& app) {
+    app.add_option("--values", o->values, "Value attributes per tuple, 1..3 (tuples of 8..16 bytes)");
+    app.add_option("--selectivity", o->selectivity, "select: fractions of tuples selected, in [0, 1]")->delimiter(',');
+    app.add_option("--duplicates", o->duplicates, "unique/reduce_by_key: duplicate rate in [0, 1)")->delimiter(',');
+    app.add_option("--match-rate", o->match_rate, "join: fraction of right tuples whose key occurs on the left")
+        ->delimiter(',');
+    app.add_option("--fanout", o->fanout, "join: tuples per key on each side (1..1024)")->delimiter(',');
+    app.add_option("--dist", o->dists, "Key distribution(s): uniform, zipf")->delimiter(',');
+    app.add_option("--zipf-s", o->zipf_s, "Zipf exponent for --dist zipf");
+    app.add_option("--reduce-op", o->reduce_ops, "reduce/reduce_by_key: sum, min, max")->delimiter(',');
+    app.add_option("--product-rows", o->product_rows, "product: tuples of the right input (1..4096)");
+    app.add_option("--max-output-ratio", o->max_output_ratio, "Skip cases whose output exceeds this many times the input size");
+  };
+  def.validate = [o] {
+    if (o->values < 1 || o->values > 3) throw UsageError("--values must be 1..3, got " + std::to_string(o->values));
+    for (double s : o->selectivity)
+      if (!(s >= 0 && s <= 1)) throw UsageError("--selectivity must lie in [0, 1], got " + fmt(s));
+    for (double d : o->duplicates)
+      if (!(d >= 0 && d < 1)) throw UsageError("--duplicates must lie in [0, 1), got " + fmt(d));
+    for (double m : o->match_rate)
+      if (!(m >= 0 && m <= 1)) throw UsageError("--match-rate must lie in [0, 1], got " + fmt(m));
+    for (int f : o->fanout)
+      if (f < 1 || f > 1024) throw UsageError("--fanout must be 1..1024, got " + std::to_string(f));
+    for (const std::string& d : o->dists) parse_key_dist(d);
+    if (!(o->zipf_s > 0)) throw UsageError("--zipf-s must be positive");
+    for (const std::string& r : o->reduce_ops) parse_reduce(r);
+    if (o->product_rows < 1 || o->product_rows > 4096) throw UsageError("--product-rows must be 1..4096");
+    if (!(o->max_output_ratio > 0)) throw UsageError("--max-output-ratio must be positive");
+  };
+  def.run = [o, &backend](Session& s) { RaRunner(s, backend, *o).run(); };
+  return run_main(argc, argv, def, platform);
+}
+
+}  // namespace hdb::ra

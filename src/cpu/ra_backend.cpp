@@ -1,0 +1,457 @@
+#include "ra_backend.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#ifdef HDB_HAVE_OPENMP
+#include <omp.h>
+#endif
+
+#include "reference/ra.hpp"
+
+namespace hdb::ra::cpu {
+namespace {
+
+// Host memory is the device memory: a handle owns a host relation.
+class CpuRelation : public DeviceRelation {
+ public:
+  CpuRelation(std::uint64_t capacity_rows, int values) : rel(capacity_rows, values) {}
+  std::uint64_t capacity_words() const override { return rel.capacity_rows() * static_cast<std::uint64_t>(rel.width()); }
+  void shape(std::uint64_t rows, int values) {
+    rows_ = rows;
+    values_ = values;
+  }
+  const std::uint32_t* data() const { return rel.data(); }
+  std::uint32_t* data() { return rel.data(); }
+  Relation rel;  // storage; its own rows/values are the capacity shape
+};
+
+const CpuRelation& as_cpu(const DeviceRelation& r) {
+  auto* c = dynamic_cast<const CpuRelation*>(&r);
+  if (!c) throw std::invalid_argument("relation handle was not made by the cpu backend");
+  return *c;
+}
+
+// Makes `out` a cpu relation that can hold rows x (1 + values) words, reusing its memory when it is
+// large enough (only the first pass of a case allocates).
+CpuRelation& ensure(DeviceRel& out, std::uint64_t rows, int values) {
+  auto* c = dynamic_cast<CpuRelation*>(out.get());
+  std::uint64_t words = rows * static_cast<std::uint64_t>(1 + values);
+  if (!c || c->capacity_words() < words || out.use_count() > 1) {
+    // Capacity is counted in words so a relation may be reused with another width.
+    auto fresh = std::make_shared<CpuRelation>(words, 0);
+    c = fresh.get();
+    out = fresh;
+  }
+  c->shape(rows, values);
+  return *c;
+}
+
+// Runs f(chunk, begin, end) over `chunks` contiguous pieces of [0, n), one per thread.
+template <class F>
+void for_chunks(int chunks, F&& f) {
+  if (chunks <= 1) {
+    f(0);
+    return;
+  }
+#ifdef HDB_HAVE_OPENMP
+#pragma omp parallel for num_threads(chunks) schedule(static, 1)
+  for (int c = 0; c < chunks; ++c) f(c);
+#else
+  std::vector<std::thread> pool;
+  for (int c = 0; c < chunks; ++c) pool.emplace_back([&f, c] { f(c); });
+  for (auto& t : pool) t.join();
+#endif
+}
+
+int chunks_for(std::uint64_t n, int threads) {
+  // Below this, starting threads costs more than the work.
+  constexpr std::uint64_t kMinPerThread = 16384;
+  return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), n / kMinPerThread)));
+}
+
+std::uint64_t bound(std::uint64_t n, int c, int chunks) {
+  return n * static_cast<std::uint64_t>(c) / static_cast<std::uint64_t>(chunks);
+}
+
+void copy_tuple(std::uint32_t* dst, const std::uint32_t* src, int w) {
+  for (int i = 0; i < w; ++i) dst[i] = src[i];
+}
+
+// Keeps the tuples i of `in` for which flag(i) holds, in order. Serial: one pass into an output as
+// large as the input. Parallel: count per chunk, prefix over chunks, write.
+template <class Flag>
+void compact(const CpuRelation& in, Flag flag, int threads, DeviceRel& out_handle) {
+  const std::uint64_t n = in.rows();
+  const int w = in.width();
+  const std::uint32_t* src = in.data();
+  const int chunks = chunks_for(n, threads);
+  if (chunks == 1) {
+    CpuRelation& out = ensure(out_handle, n, in.values());
+    std::uint32_t* dst = out.data();
+    std::uint64_t o = 0;
+    for (std::uint64_t i = 0; i < n; ++i)
+      if (flag(i)) copy_tuple(dst + (o++) * static_cast<std::uint64_t>(w), src + i * static_cast<std::uint64_t>(w), w);
+    out.shape(o, in.values());
+    return;
+  }
+  std::vector<std::uint64_t> count(static_cast<std::size_t>(chunks) + 1, 0);
+  for_chunks(chunks, [&](int c) {
+    std::uint64_t k = 0;
+    for (std::uint64_t i = bound(n, c, chunks), e = bound(n, c + 1, chunks); i < e; ++i) k += flag(i) ? 1 : 0;
+    count[static_cast<std::size_t>(c) + 1] = k;
+  });
+  for (int c = 0; c < chunks; ++c) count[static_cast<std::size_t>(c) + 1] += count[static_cast<std::size_t>(c)];
+  CpuRelation& out = ensure(out_handle, count.back(), in.values());
+  std::uint32_t* dst = out.data();
+  for_chunks(chunks, [&](int c) {
+    std::uint64_t o = count[static_cast<std::size_t>(c)];
+    for (std::uint64_t i = bound(n, c, chunks), e = bound(n, c + 1, chunks); i < e; ++i)
+      if (flag(i)) copy_tuple(dst + (o++) * static_cast<std::uint64_t>(w), src + i * static_cast<std::uint64_t>(w), w);
+  });
+}
+
+// Chunk starts moved forward to the start of a run of equal keys (or whole tuples), so a run is
+// never split between chunks.
+std::vector<std::uint64_t> run_aligned_bounds(const CpuRelation& r, int chunks, int compare_words) {
+  const std::uint64_t n = r.rows();
+  const int w = r.width();
+  std::vector<std::uint64_t> b(static_cast<std::size_t>(chunks) + 1);
+  for (int c = 0; c <= chunks; ++c) {
+    std::uint64_t i = bound(n, c, chunks);
+    while (i > 0 && i < n &&
+           compare_tuples(r.data() + i * static_cast<std::uint64_t>(w), r.data() + (i - 1) * static_cast<std::uint64_t>(w),
+                          compare_words) == 0)
+      ++i;
+    b[static_cast<std::size_t>(c)] = std::max(i, c ? b[static_cast<std::size_t>(c) - 1] : 0);
+  }
+  return b;
+}
+
+// First tuple of r not less than `t` over the first `words` words.
+std::uint64_t lower_bound_tuple(const CpuRelation& r, const std::uint32_t* t, int words) {
+  std::uint64_t lo = 0, hi = r.rows();
+  const int w = r.width();
+  while (lo < hi) {
+    std::uint64_t mid = (lo + hi) / 2;
+    if (compare_tuples(r.data() + mid * static_cast<std::uint64_t>(w), t, words) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+std::uint32_t combine(ReduceOp op, std::uint32_t a, std::uint32_t b) {
+  return op == ReduceOp::Sum ? a + b : op == ReduceOp::Min ? std::min(a, b) : std::max(a, b);
+}
+
+// Merge join of l[lb, le) with r[rb, re); writes at dst when Write, returns the tuples produced.
+template <bool Write>
+std::uint64_t merge_join(const CpuRelation& l, std::uint64_t lb, std::uint64_t le, const CpuRelation& r, std::uint64_t rb,
+                         std::uint64_t re, std::uint32_t* dst) {
+  const int lw = l.width(), rw = r.width(), ow = lw + r.values();
+  std::uint64_t i = lb, j = rb, o = 0;
+  auto lk = [&](std::uint64_t x) { return l.data()[x * static_cast<std::uint64_t>(lw)]; };
+  auto rk = [&](std::uint64_t x) { return r.data()[x * static_cast<std::uint64_t>(rw)]; };
+  while (i < le && j < re) {
+    std::uint32_t a = lk(i), b = rk(j);
+    if (a < b) ++i;
+    else if (b < a) ++j;
+    else {
+      std::uint64_t i2 = i, j2 = j;
+      while (i2 < le && lk(i2) == a) ++i2;
+      while (j2 < re && rk(j2) == a) ++j2;
+      if constexpr (Write) {
+        for (std::uint64_t x = i; x < i2; ++x)
+          for (std::uint64_t y = j; y < j2; ++y) {
+            std::uint32_t* t = dst + (o++) * static_cast<std::uint64_t>(ow);
+            copy_tuple(t, l.data() + x * static_cast<std::uint64_t>(lw), lw);
+            copy_tuple(t + lw, r.data() + y * static_cast<std::uint64_t>(rw) + 1, r.values());
+          }
+      } else {
+        o += (i2 - i) * (j2 - j);
+      }
+      i = i2;
+      j = j2;
+    }
+  }
+  return o;
+}
+
+// The std::set_* merge on whole tuples of a[ab, ae) and b[bb, be).
+template <bool Write>
+std::uint64_t merge_set(const CpuRelation& a, std::uint64_t i, std::uint64_t ae, const CpuRelation& b, std::uint64_t j,
+                        std::uint64_t be, SetOp op, std::uint32_t* dst) {
+  const int w = a.width();
+  std::uint64_t o = 0;
+  auto emit = [&](const std::uint32_t* t) {
+    if constexpr (Write) copy_tuple(dst + o * static_cast<std::uint64_t>(w), t, w);
+    ++o;
+  };
+  auto at = [&](const CpuRelation& r, std::uint64_t x) { return r.data() + x * static_cast<std::uint64_t>(w); };
+  while (i < ae && j < be) {
+    int c = compare_tuples(at(a, i), at(b, j), w);
+    if (c < 0) {
+      if (op != SetOp::Intersection) emit(at(a, i));
+      ++i;
+    } else if (c > 0) {
+      if (op == SetOp::Union) emit(at(b, j));
+      ++j;
+    } else {
+      if (op != SetOp::Difference) emit(at(a, i));
+      ++i;
+      ++j;
+    }
+  }
+  if (op != SetOp::Intersection)
+    for (; i < ae; ++i) emit(at(a, i));
+  if (op == SetOp::Union)
+    for (; j < be; ++j) emit(at(b, j));
+  return o;
+}
+
+// Runs a two-input merge per chunk: chunk c covers a[ab[c], ab[c+1]) and b[bb[c], bb[c+1]).
+// Count pass, prefix over chunks, write pass: the output is sized exactly before it is written.
+template <class Merge>
+void chunked_merge(int chunks, const std::vector<std::uint64_t>& ab, const std::vector<std::uint64_t>& bb, int out_values,
+                   Merge merge, DeviceRel& out_handle) {
+  std::vector<std::uint64_t> count(static_cast<std::size_t>(chunks) + 1, 0);
+  for_chunks(chunks, [&](int c) {
+    auto k = static_cast<std::size_t>(c);
+    count[k + 1] = merge(std::false_type{}, ab[k], ab[k + 1], bb[k], bb[k + 1], nullptr);
+  });
+  for (int c = 0; c < chunks; ++c) count[static_cast<std::size_t>(c) + 1] += count[static_cast<std::size_t>(c)];
+  CpuRelation& out = ensure(out_handle, count.back(), out_values);
+  const std::uint64_t ow = static_cast<std::uint64_t>(1 + out_values);
+  for_chunks(chunks, [&](int c) {
+    auto k = static_cast<std::size_t>(c);
+    merge(std::true_type{}, ab[k], ab[k + 1], bb[k], bb[k + 1], out.data() + count[k] * ow);
+  });
+}
+
+}  // namespace
+
+int CpuRa::threads_for(const std::string& variant) const {
+  if (variant == "serial") return 1;
+  if (variant == "parallel") return platform_ ? std::max(1, platform_->threads()) : threads_;
+  throw std::invalid_argument("cpu backend has no variant '" + variant + "'");
+}
+
+std::vector<std::string> CpuRa::variants(Op) const { return {"serial", "parallel"}; }
+
+Breakdown CpuRa::upload(const Relation& host, DeviceRel& out) {
+  HostTimer t;
+  CpuRelation& d = ensure(out, host.rows(), host.values());
+  if (host.words()) std::memcpy(d.data(), host.data(), host.bytes());
+  Breakdown b;
+  b.h2d = b.total = t.seconds();
+  return b;
+}
+
+Breakdown CpuRa::download(const DeviceRelation& dev, Relation& host) {
+  HostTimer t;
+  const CpuRelation& d = as_cpu(dev);
+  if (host.values() != d.values()) host = Relation(d.rows(), d.values());
+  host.set_rows(d.rows());
+  if (d.rows()) std::memcpy(host.data(), d.data(), d.bytes());
+  Breakdown b;
+  b.d2h = b.total = t.seconds();
+  return b;
+}
+
+Breakdown CpuRa::project(const DeviceRelation& in_, const std::vector<int>& columns, const std::string& variant,
+                         DeviceRel& out_handle) {
+  ref::check_project(in_.values(), columns);
+  HostTimer t;
+  const CpuRelation& in = as_cpu(in_);
+  const int threads = threads_for(variant);
+  const int ow = static_cast<int>(columns.size()), iw = in.width();
+  CpuRelation& out = ensure(out_handle, in.rows(), ow - 1);
+  int cols[kMaxValues + 1];
+  std::copy(columns.begin(), columns.end(), cols);
+  const int chunks = chunks_for(in.rows(), threads);
+  for_chunks(chunks, [&](int c) {
+    for (std::uint64_t i = bound(in.rows(), c, chunks), e = bound(in.rows(), c + 1, chunks); i < e; ++i)
+      for (int k = 0; k < ow; ++k)
+        out.data()[i * static_cast<std::uint64_t>(ow) + static_cast<std::uint64_t>(k)] =
+            in.data()[i * static_cast<std::uint64_t>(iw) + static_cast<std::uint64_t>(cols[k])];
+  });
+  return Breakdown::compute_only(t.seconds());
+}
+
+Breakdown CpuRa::select(const DeviceRelation& in_, const Predicate& pred, const std::string& variant, DeviceRel& out) {
+  ref::check_predicate(in_.values(), pred);
+  HostTimer t;
+  const CpuRelation& in = as_cpu(in_);
+  const std::uint64_t w = static_cast<std::uint64_t>(in.width());
+  const std::uint32_t* d = in.data();
+  compact(in, [&](std::uint64_t i) { return pred(d + i * w); }, threads_for(variant), out);
+  return Breakdown::compute_only(t.seconds());
+}
+
+Breakdown CpuRa::unique(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
+  HostTimer t;
+  const CpuRelation& in = as_cpu(in_);
+  const std::uint64_t w = static_cast<std::uint64_t>(in.width());
+  const std::uint32_t* d = in.data();
+  compact(in, [&](std::uint64_t i) { return i == 0 || d[i * w] != d[(i - 1) * w]; }, threads_for(variant), out);
+  return Breakdown::compute_only(t.seconds());
+}
+
+Timed<Aggregate> CpuRa::reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {
+  HostTimer t;
+  const CpuRelation& in = as_cpu(in_);
+  const int chunks = chunks_for(in.rows(), threads_for(variant));
+  const int w = in.width();
+  const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
+  std::vector<std::array<std::uint64_t, kMaxValues>> part(static_cast<std::size_t>(chunks));
+  for_chunks(chunks, [&](int c) {
+    std::array<std::uint64_t, kMaxValues> acc;
+    acc.fill(identity);
+    for (std::uint64_t i = bound(in.rows(), c, chunks), e = bound(in.rows(), c + 1, chunks); i < e; ++i) {
+      const std::uint32_t* tp = in.data() + i * static_cast<std::uint64_t>(w);
+      for (int v = 1; v < w; ++v) {
+        std::uint64_t x = tp[v];
+        std::uint64_t& a = acc[static_cast<std::size_t>(v - 1)];
+        a = op == ReduceOp::Sum ? a + x : op == ReduceOp::Min ? std::min(a, x) : std::max(a, x);
+      }
+    }
+    part[static_cast<std::size_t>(c)] = acc;
+  });
+  Aggregate g;
+  g.values = in.values();
+  for (int v = 0; v < in.values(); ++v) {
+    std::uint64_t a = identity;
+    for (const auto& p : part) {
+      std::uint64_t x = p[static_cast<std::size_t>(v)];
+      a = op == ReduceOp::Sum ? a + x : op == ReduceOp::Min ? std::min(a, x) : std::max(a, x);
+    }
+    g.value[static_cast<std::size_t>(v)] = a;
+  }
+  return {g, Breakdown::compute_only(t.seconds())};
+}
+
+Breakdown CpuRa::reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out_handle) {
+  HostTimer t;
+  const CpuRelation& in = as_cpu(in_);
+  const int chunks = chunks_for(in.rows(), threads_for(variant));
+  const std::vector<std::uint64_t> b = run_aligned_bounds(in, chunks, 1);
+  const int w = in.width();
+  const std::uint32_t* d = in.data();
+  // Each chunk starts at a run start, so a chunk's runs are whole: count, prefix, write.
+  auto runs = [&](int c, std::uint32_t* dst) {
+    std::uint64_t o = 0;
+    std::uint64_t e = b[static_cast<std::size_t>(c) + 1];
+    for (std::uint64_t i = b[static_cast<std::size_t>(c)]; i < e;) {
+      const std::uint32_t* head = d + i * static_cast<std::uint64_t>(w);
+      std::uint64_t j = i + 1;
+      if (dst) {
+        std::uint32_t* tp = dst + o * static_cast<std::uint64_t>(w);
+        copy_tuple(tp, head, w);
+        for (; j < e && d[j * static_cast<std::uint64_t>(w)] == head[0]; ++j)
+          for (int v = 1; v < w; ++v) tp[v] = combine(op, tp[v], d[j * static_cast<std::uint64_t>(w) + static_cast<std::uint64_t>(v)]);
+      } else {
+        while (j < e && d[j * static_cast<std::uint64_t>(w)] == head[0]) ++j;
+      }
+      ++o;
+      i = j;
+    }
+    return o;
+  };
+  std::vector<std::uint64_t> count(static_cast<std::size_t>(chunks) + 1, 0);
+  if (chunks == 1) {
+    CpuRelation& out = ensure(out_handle, in.rows(), in.values());
+    out.shape(runs(0, out.data()), in.values());
+    return Breakdown::compute_only(t.seconds());
+  }
+  for_chunks(chunks, [&](int c) { count[static_cast<std::size_t>(c) + 1] = runs(c, nullptr); });
+  for (int c = 0; c < chunks; ++c) count[static_cast<std::size_t>(c) + 1] += count[static_cast<std::size_t>(c)];
+  CpuRelation& out = ensure(out_handle, count.back(), in.values());
+  for_chunks(chunks, [&](int c) { runs(c, out.data() + count[static_cast<std::size_t>(c)] * static_cast<std::uint64_t>(w)); });
+  return Breakdown::compute_only(t.seconds());
+}
+
+Breakdown CpuRa::join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out) {
+  ref::check_concat(l_.values(), r_.values(), "join");
+  HostTimer t;
+  const CpuRelation& l = as_cpu(l_);
+  const CpuRelation& r = as_cpu(r_);
+  const int chunks = chunks_for(l.rows(), threads_for(variant));
+  std::vector<std::uint64_t> lb = run_aligned_bounds(l, chunks, 1), rb(lb.size());
+  for (std::size_t c = 0; c < lb.size(); ++c)
+    rb[c] = lb[c] >= l.rows() ? r.rows() : lower_bound_tuple(r, l.data() + lb[c] * static_cast<std::uint64_t>(l.width()), 1);
+  rb[0] = 0;
+  chunked_merge(chunks, lb, rb, l.values() + r.values(),
+                [&](auto write, std::uint64_t a0, std::uint64_t a1, std::uint64_t b0, std::uint64_t b1, std::uint32_t* dst) {
+                  return merge_join<decltype(write)::value>(l, a0, a1, r, b0, b1, dst);
+                },
+                out);
+  Breakdown bd = Breakdown::compute_only(t.seconds());
+  return bd;
+}
+
+Breakdown CpuRa::set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
+                        DeviceRel& out) {
+  ref::check_same_width(a_.values(), b_.values(), "set operation");
+  HostTimer t;
+  const CpuRelation& a = as_cpu(a_);
+  const CpuRelation& b = as_cpu(b_);
+  const int chunks = chunks_for(a.rows(), threads_for(variant));
+  std::vector<std::uint64_t> ab = run_aligned_bounds(a, chunks, a.width()), bb(ab.size());
+  for (std::size_t c = 0; c < ab.size(); ++c)
+    bb[c] = ab[c] >= a.rows() ? b.rows()
+                              : lower_bound_tuple(b, a.data() + ab[c] * static_cast<std::uint64_t>(a.width()), a.width());
+  bb[0] = 0;
+  chunked_merge(chunks, ab, bb, a.values(),
+                [&](auto write, std::uint64_t a0, std::uint64_t a1, std::uint64_t b0, std::uint64_t b1, std::uint32_t* dst) {
+                  return merge_set<decltype(write)::value>(a, a0, a1, b, b0, b1, op, dst);
+                },
+                out);
+  return Breakdown::compute_only(t.seconds());
+}
+
+Breakdown CpuRa::product(const DeviceRelation& a_, const DeviceRelation& b_, const std::string& variant,
+                         DeviceRel& out_handle) {
+  ref::check_concat(a_.values(), b_.width(), "product");
+  HostTimer t;
+  const CpuRelation& a = as_cpu(a_);
+  const CpuRelation& b = as_cpu(b_);
+  const int aw = a.width(), bw = b.width(), ow = aw + bw;
+  CpuRelation& out = ensure(out_handle, a.rows() * b.rows(), a.values() + bw);
+  const int chunks = chunks_for(a.rows() * b.rows(), threads_for(variant));
+  for_chunks(chunks, [&](int c) {
+    for (std::uint64_t i = bound(a.rows(), c, chunks), e = bound(a.rows(), c + 1, chunks); i < e; ++i)
+      for (std::uint64_t j = 0; j < b.rows(); ++j) {
+        std::uint32_t* tp = out.data() + (i * b.rows() + j) * static_cast<std::uint64_t>(ow);
+        copy_tuple(tp, a.data() + i * static_cast<std::uint64_t>(aw), aw);
+        copy_tuple(tp + aw, b.data() + j * static_cast<std::uint64_t>(bw), bw);
+      }
+  });
+  return Breakdown::compute_only(t.seconds());
+}
+
+Breakdown CpuRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& variant,
+                       DeviceRel& out_handle) {
+  ref::check_same_shape(a_.rows(), a_.values(), b_.rows(), b_.values(), "arithmetic");
+  HostTimer t;
+  const CpuRelation& a = as_cpu(a_);
+  const CpuRelation& b = as_cpu(b_);
+  const std::uint64_t w = static_cast<std::uint64_t>(a.width());
+  CpuRelation& out = ensure(out_handle, a.rows(), a.values());
+  const std::uint32_t* x = a.data();
+  const std::uint32_t* y = b.data();
+  std::uint32_t* z = out.data();
+  const int chunks = chunks_for(a.rows(), threads_for(variant));
+  for_chunks(chunks, [&](int c) {
+    std::uint64_t lo = bound(a.rows(), c, chunks) * w, hi = bound(a.rows(), c + 1, chunks) * w;
+    // Word k is a key when k % w == 0: keys are copied from a, values combined.
+    for (std::uint64_t k = lo; k < hi; ++k) {
+      std::uint32_t r = op == ArithOp::Add ? x[k] + y[k] : op == ArithOp::Subtract ? x[k] - y[k] : x[k] * y[k];
+      z[k] = k % w == 0 ? x[k] : r;
+    }
+  });
+  return Breakdown::compute_only(t.seconds());
+}
+
+}  // namespace hdb::ra::cpu
