@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <string>
@@ -49,6 +50,21 @@ std::uint64_t meminfo_kb(const std::string& key) {
     if (k == key + ":") return v;
   }
   return 0;
+}
+// Largest CPU cache in bytes (sysfs "32768K" style), 0 when unknown.
+std::uint64_t last_level_cache_bytes() {
+  std::uint64_t best = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+    std::string s;
+    if (!(f >> s) || s.empty()) continue;
+    std::uint64_t v = std::strtoull(s.c_str(), nullptr, 10);
+    char unit = s.back();
+    if (unit == 'K') v <<= 10;
+    else if (unit == 'M') v <<= 20;
+    if (v > best) best = v;
+  }
+  return best;
 }
 std::string now_iso() {
   std::time_t t = std::time(nullptr);
@@ -108,6 +124,7 @@ nlohmann::json host_context(const Options& opts) {
       {"logical_cores", std::thread::hardware_concurrency()},
       {"threads_used", effective_threads(opts)},
       {"memory_bytes", meminfo_kb("MemTotal") * 1024},
+      {"llc_bytes", last_level_cache_bytes()},
       {"os", os},
       {"kernel", std::string(u.sysname) + " " + u.release + " " + u.machine},
       {"compiler", std::string("g++/") + __VERSION__},
