@@ -14,6 +14,10 @@
 
 namespace hdb::cpu {
 
+// Below this many elements per thread a parallel step uses fewer threads (tests pass 1 to force
+// every thread to work on tiny inputs).
+inline constexpr std::uint64_t kGrain = 4096;
+
 // Runs fn(t) for t in [0, threads) concurrently.
 template <class F>
 void run_threads(int threads, F&& fn) {
@@ -47,9 +51,10 @@ void delta_dict_serial(const std::vector<T>& delta, std::vector<T>& ud) {
 // Each thread sorts and de-duplicates a chunk; then rounds of pairwise set_union (distinct inputs
 // give a distinct union) halve the number of runs.
 template <class T>
-void delta_dict_parallel(const std::vector<T>& delta, std::vector<T>& ud, std::vector<T>& tmp, int threads) {
+void delta_dict_parallel(const std::vector<T>& delta, std::vector<T>& ud, std::vector<T>& tmp, int threads,
+                         std::uint64_t grain = kGrain) {
   std::uint64_t n = delta.size();
-  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, n / 4096 + 1)));
+  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, n / grain + 1)));
   ud.resize(n);
   std::vector<std::uint64_t> lo(threads), len(threads);
   run_threads(threads, [&](int t) {
@@ -79,9 +84,10 @@ void delta_dict_parallel(const std::vector<T>& delta, std::vector<T>& ud, std::v
 }
 
 template <class T>
-void ids_of(const std::vector<T>& dict, const std::vector<T>& values, std::vector<std::uint32_t>& ids, int threads) {
+void ids_of(const std::vector<T>& dict, const std::vector<T>& values, std::vector<std::uint32_t>& ids, int threads,
+            std::uint64_t grain = kGrain) {
   ids.resize(values.size());
-  int th = values.size() < 65536 ? 1 : threads;
+  int th = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, values.size() / grain + 1)));
   run_threads(th, [&](int t) {
     for (std::uint64_t i = share(values.size(), t, th); i < share(values.size(), t + 1, th); ++i)
       ids[i] = static_cast<std::uint32_t>(std::lower_bound(dict.begin(), dict.end(), values[i]) - dict.begin());
@@ -146,9 +152,10 @@ void merge_path_split(const T* a, std::uint64_t na, const T* b, std::uint64_t nb
 // Phase 1 repeats phase 3's comparisons: the 2x overhead the multi-core paper reports.
 template <class T>
 void dict_merge_parallel(const std::vector<T>& um, const std::vector<T>& ud, std::vector<T>& dict,
-                         std::vector<std::uint32_t>& xm, std::vector<std::uint32_t>& xd, int threads) {
+                         std::vector<std::uint32_t>& xm, std::vector<std::uint32_t>& xd, int threads,
+                         std::uint64_t grain = kGrain) {
   std::uint64_t na = um.size(), nb = ud.size(), n = na + nb;
-  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, n / 4096 + 1)));
+  threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, n / grain + 1)));
   std::vector<std::uint64_t> si(threads + 1), sk(threads + 1), off(threads + 1, 0);
   si[threads] = na;
   sk[threads] = nb;
@@ -192,12 +199,12 @@ void pack_rows(std::uint64_t r0, std::uint64_t r1, unsigned width, std::uint64_t
 }
 
 template <class IdOf>
-void pack_parallel(std::uint64_t rows, unsigned width, BitPacked& out, int threads, IdOf&& id_of) {
+void pack_parallel(std::uint64_t rows, unsigned width, BitPacked& out, int threads, std::uint64_t grain, IdOf&& id_of) {
   out.width = width;
   out.size = rows;
   out.words.resize(BitPacked::words_for(rows, width));
   std::uint64_t blocks = (rows + 63) / 64;
-  int th = rows < 65536 ? 1 : threads;
+  int th = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, rows / grain + 1)));
   run_threads(th, [&](int t) {
     pack_rows(std::min(rows, share(blocks, t, th) * 64), std::min(rows, share(blocks, t + 1, th) * 64), width,
               out.words.data(), id_of);
@@ -206,25 +213,27 @@ void pack_parallel(std::uint64_t rows, unsigned width, BitPacked& out, int threa
 
 template <class T>
 void reencode_lookup(const MergeInput<T>& in, const std::vector<std::uint32_t>& delta_ids, const std::vector<std::uint32_t>& xm,
-                     const std::vector<std::uint32_t>& xd, unsigned width, BitPacked& out, int threads) {
+                     const std::vector<std::uint32_t>& xd, unsigned width, BitPacked& out, int threads,
+                     std::uint64_t grain = kGrain) {
   std::uint64_t nm = in.main_rows();
   const std::uint64_t* old = in.main_codes.words.data();
   unsigned ow = in.main_codes.width;
   const std::uint32_t *xmp = xm.data(), *xdp = xd.data(), *ids = delta_ids.data();
-  pack_parallel(nm + in.delta_rows(), width, out, threads, [=](std::uint64_t r) -> std::uint32_t {
+  pack_parallel(nm + in.delta_rows(), width, out, threads, grain, [=](std::uint64_t r) -> std::uint32_t {
     return r < nm ? xmp[BitPacked::unpack_id(old, ow, r)] : xdp[ids[r - nm]];
   });
 }
 
 // The unoptimised step 2b: every row's value is searched in U'_M (decode main ids through U_M).
 template <class T>
-void reencode_binsearch(const MergeInput<T>& in, const std::vector<T>& dict, unsigned width, BitPacked& out, int threads) {
+void reencode_binsearch(const MergeInput<T>& in, const std::vector<T>& dict, unsigned width, BitPacked& out, int threads,
+                        std::uint64_t grain = kGrain) {
   std::uint64_t nm = in.main_rows();
   const std::uint64_t* old = in.main_codes.words.data();
   unsigned ow = in.main_codes.width;
   const T *um = in.main_dict.data(), *delta = in.delta.data();
   const T *db = dict.data(), *de = dict.data() + dict.size();
-  pack_parallel(nm + in.delta_rows(), width, out, threads, [=](std::uint64_t r) -> std::uint32_t {
+  pack_parallel(nm + in.delta_rows(), width, out, threads, grain, [=](std::uint64_t r) -> std::uint32_t {
     const T& v = r < nm ? um[BitPacked::unpack_id(old, ow, r)] : delta[r - nm];
     return static_cast<std::uint32_t>(std::lower_bound(db, de, v) - db);
   });

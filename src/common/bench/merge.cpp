@@ -146,6 +146,7 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
   for (const MergeVariant& v : backend.variants(s.transfers())) {
     if (!backend.supports(v, type)) continue;
     CaseKey key{to_string(v.step), v.name, params, size};
+    if (v.transfer != Transfer::None) key.params.emplace_back("transfer", to_string(v.transfer));
     s.run(key, [&, v]() {
       std::shared_ptr<MergeWork<T>> w = get_work();
       std::shared_ptr<MergeInput<T>> keep_input = input;

@@ -1,0 +1,103 @@
+// The column model, the reference and its checks, and the CPU parallel algorithms forced onto
+// many threads at tiny sizes (grain 1), compared with the serial reference.
+#include <gtest/gtest.h>
+
+#include "bench/merge.hpp"
+#include "merge_algorithms.hpp"
+#include "merge_inputs.hpp"
+#include "reference/merge_reference.hpp"
+
+namespace hdb {
+namespace {
+
+TEST(MergeModel, CodeWidthIsMinimal) {
+  EXPECT_EQ(code_width(0), 0u);
+  EXPECT_EQ(code_width(1), 0u);
+  EXPECT_EQ(code_width(2), 1u);
+  EXPECT_EQ(code_width(3), 2u);
+  EXPECT_EQ(code_width(4), 2u);
+  EXPECT_EQ(code_width(5), 3u);
+  EXPECT_EQ(code_width(1u << 20), 20u);
+  EXPECT_EQ(code_width((1u << 20) + 1), 21u);
+  EXPECT_EQ(code_width(0xffffffffull), 32u);
+}
+
+TEST(MergeModel, BitPackedStraddlesWords) {
+  for (unsigned w : {1u, 3u, 7u, 13u, 31u, 32u}) {
+    BitPacked p;
+    p.resize(1000, w);
+    for (std::uint64_t i = 0; i < 1000; ++i) p.set(i, static_cast<std::uint32_t>(rand_at(w, i) & ((1ull << w) - 1)));
+    for (std::uint64_t i = 0; i < 1000; ++i)
+      ASSERT_EQ(p.get(i), static_cast<std::uint32_t>(rand_at(w, i) & ((1ull << w) - 1))) << "width " << w << " id " << i;
+  }
+}
+
+TEST(MergeModel, GeneratedColumnHasRequestedShape) {
+  auto in = generate_column<std::uint64_t>(column_spec(10000, 100, 0.01), 3, 2);
+  EXPECT_EQ(in.main_rows(), 10000u);
+  EXPECT_EQ(in.delta_rows(), 100u);
+  EXPECT_EQ(in.main_dict.size(), 100u);
+  EXPECT_EQ(in.main_codes.width, 7u);
+  EXPECT_TRUE(ref::check_sorted_distinct(in.main_dict, "U_M").empty());
+  auto again = generate_column<std::uint64_t>(column_spec(10000, 100, 0.01), 3, 1);
+  EXPECT_EQ(again.delta, in.delta);  // same seed, any thread count: same data
+  EXPECT_EQ(again.main_codes.words, in.main_codes.words);
+  auto all_new = generate_column<std::string_view>(column_spec(1000, 1000, 1.0), 3, 2);
+  EXPECT_EQ(ref::delta_dict(all_new.delta).size(), 1000u);
+  EXPECT_EQ(ref::dict_merge(all_new.main_dict, ref::delta_dict(all_new.delta)).dict.size(), 2000u);
+}
+
+TEST(MergeModel, VerificationCatchesWrongOutput) {
+  auto in = generate_column<std::uint32_t>(column_spec(5000, 300, 0.1), 5, 2);
+  MergeWork<std::uint32_t> w = prepare_work(in);
+  MergeOutput<std::uint32_t> out;
+  out.delta_dict = w.delta_dict;
+  out.delta_ids = w.delta_ids;
+  out.dict = w.dict;
+  out.x_m = w.x_m;
+  out.x_d = w.x_d;
+  cpu::reencode_lookup(in, w.delta_ids, w.x_m, w.x_d, w.width, out.codes, 1);
+  EXPECT_EQ(verify_merge_output(MergeStep::Whole, w, out), "");
+  auto bad = out;
+  bad.codes.words[3] ^= 1ull << 17;
+  EXPECT_NE(verify_merge_output(MergeStep::Reencode, w, bad), "");
+  bad = out;
+  bad.codes.width += 1;
+  EXPECT_NE(verify_merge_output(MergeStep::Reencode, w, bad), "");
+  bad = out;
+  std::swap(bad.dict[0], bad.dict[1]);
+  EXPECT_NE(verify_merge_output(MergeStep::DictMerge, w, bad), "");
+  bad = out;
+  bad.x_d[0] ^= 1;
+  EXPECT_NE(verify_merge_output(MergeStep::DictMerge, w, bad), "");
+  bad = out;
+  bad.delta_ids.back() ^= 1;
+  EXPECT_NE(verify_merge_output(MergeStep::DeltaDict, w, bad), "");
+}
+
+template <class T>
+class ParallelAlgorithms : public ::testing::Test {};
+using ValueTypes = ::testing::Types<std::uint32_t, std::uint64_t, U128, std::string_view>;
+TYPED_TEST_SUITE(ParallelAlgorithms, ValueTypes);
+
+TYPED_TEST(ParallelAlgorithms, MatchReferenceOnEveryEdgeCaseAndThreadCount) {
+  using T = TypeParam;
+  for (const auto& [name, in] : test::edge_inputs<T>()) {
+    MergeWork<T> w = prepare_work(in);
+    for (int threads : {2, 3, 7}) {
+      SCOPED_TRACE(name + " threads=" + std::to_string(threads));
+      MergeOutput<T> o;
+      std::vector<T> tmp;
+      cpu::delta_dict_parallel(in.delta, o.delta_dict, tmp, threads, 1);
+      cpu::ids_of(o.delta_dict, in.delta, o.delta_ids, threads, 1);
+      cpu::dict_merge_parallel(in.main_dict, o.delta_dict, o.dict, o.x_m, o.x_d, threads, 1);
+      cpu::reencode_lookup(in, o.delta_ids, o.x_m, o.x_d, code_width(o.dict.size()), o.codes, threads, 1);
+      ASSERT_EQ(verify_merge_output(MergeStep::Whole, w, o), "");
+      cpu::reencode_binsearch(in, w.dict, w.width, o.codes, threads, 1);
+      ASSERT_EQ(verify_merge_output(MergeStep::Reencode, w, o), "");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hdb
