@@ -201,7 +201,7 @@ class CpuRun : public tpch::TpchRun {
     parallel_sort(sorted_, threads_);
     auto range = [&](std::uint32_t key) {
       auto lo = std::lower_bound(sorted_.begin(), sorted_.end(), std::uint64_t{key} << 32);
-      auto hi = std::lower_bound(lo, sorted_.end(), (std::uint64_t{key} + 1) << 32);
+      auto hi = std::upper_bound(lo, sorted_.end(), (std::uint64_t{key} << 32) | 0xffffffffu);
       return std::make_pair(lo, hi);
     };
     const int chunks = chunk_count(nl, threads_);

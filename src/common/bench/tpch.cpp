@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 #include <CLI/CLI.hpp>
@@ -195,6 +196,9 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
     if (!(o->sf > 0) || o->sf > 1000) throw UsageError("--sf must be in (0, 1000]");
     bool tpch = std::find(o->data.begin(), o->data.end(), "tpch") != o->data.end();
     if (!o->tbl_dir.empty() && !tpch) throw UsageError("--tbl-dir needs --data with tpch");
+    for (const char* f : {"customer.tbl", "orders.tbl", "lineitem.tbl"})
+      if (!o->tbl_dir.empty() && !std::filesystem::is_regular_file(std::filesystem::path(o->tbl_dir) / f))
+        throw UsageError("--tbl-dir " + o->tbl_dir + " has no " + f);
     if (!o->output.empty() && !tpch) throw UsageError("--output writes TPC-H results: it needs --data with tpch");
   };
   def.run = [o, &backend](Session& s) { TpchRunner(s, backend, *o).run(); };

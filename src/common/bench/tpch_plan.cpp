@@ -46,6 +46,7 @@ std::vector<std::vector<T>> propagate(const Plan& plan, std::vector<std::vector<
     switch (s.op) {
       case Op::Select:
         require(valid(s.col, in.size()), "step " + s.name + " selects on a missing column");
+        require(s.lo <= s.hi, "step " + s.name + " selects an empty range");
         rel.push_back(in);
         break;
       case Op::Join: {

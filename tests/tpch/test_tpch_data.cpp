@@ -1,0 +1,217 @@
+// TPC-H data: dates, the generator's distributions, the .tbl loader on a hand-checked fixture and
+// its error messages, the kernel plans' answers on that fixture, checksums, output files.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "bench/tpch.hpp"
+#include "harness/errors.hpp"
+#include "reference/tpch.hpp"
+#include "workloads/tpch_tables.hpp"
+
+namespace hdb::tpch {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(TpchDates, KnownDays) {
+  EXPECT_EQ(days_from_civil(1970, 1, 1), 0);
+  EXPECT_EQ(days_from_civil(1992, 1, 1), kStartDate);
+  EXPECT_EQ(days_from_civil(1998, 12, 31), kEndDate);
+  EXPECT_EQ(days_from_civil(1994, 1, 1), kQ6DateLo);
+  EXPECT_EQ(days_from_civil(1994, 12, 31), kQ6DateHi);
+  EXPECT_EQ(days_from_civil(1995, 3, 15), kQ3Date);
+  EXPECT_EQ(format_date(kQ3Date), "1995-03-15");
+  EXPECT_EQ(format_date(static_cast<std::uint32_t>(days_from_civil(1996, 2, 29))), "1996-02-29");
+}
+
+TEST(TpchGenerator, FollowsTheSpecification) {
+  Tables t = generate_tables(0.01, 7, 2);
+  ASSERT_EQ(t.customer.rows(), 1500u);
+  ASSERT_EQ(t.orders.rows(), 15000u);
+  EXPECT_GE(t.lineitem.rows(), 15000u);
+  EXPECT_LE(t.lineitem.rows(), 7 * 15000u);
+  std::set<std::uint32_t> okeys;
+  for (std::uint64_t i = 0; i < t.orders.rows(); ++i) {
+    std::uint32_t k = t.orders.cols[0].v[i], c = t.orders.cols[1].v[i], d = t.orders.cols[2].v[i];
+    EXPECT_LT(k % 32, 8u) << "order keys are sparse: 8 of every 32";
+    okeys.insert(k);
+    EXPECT_TRUE(c >= 1 && c <= 1500 && c % 3 != 0) << c;
+    EXPECT_TRUE(d >= kStartDate && d <= kEndDate - 151) << d;
+  }
+  EXPECT_EQ(okeys.size(), t.orders.rows());
+  std::set<std::uint32_t> segs;
+  for (std::uint32_t s : t.customer.cols[1].v) segs.insert(s);
+  EXPECT_EQ(segs.size(), 5u);
+  for (std::uint64_t i = 0; i < t.lineitem.rows(); ++i) {
+    std::uint32_t q = t.lineitem.cols[1].v[i], p = t.lineitem.cols[2].v[i], disc = t.lineitem.cols[3].v[i];
+    ASSERT_TRUE(q >= 1 && q <= 50);
+    ASSERT_EQ(p % q, 0u);
+    ASSERT_TRUE(p / q >= 90000 && p / q <= 90000 + 20000 + 99900) << "retail price of some part";
+    ASSERT_LE(disc, 10u);
+    ASSERT_EQ(okeys.count(t.lineitem.cols[0].v[i]), 1u);
+  }
+  // Same data for any thread count.
+  Tables u = generate_tables(0.01, 7, 1);
+  EXPECT_EQ(checksum(u.lineitem), checksum(t.lineitem));
+  EXPECT_EQ(checksum(u.orders), checksum(t.orders));
+}
+
+TEST(TpchChecksum, IndependentOfRowOrder) {
+  Relation r;
+  Column a, b;
+  a.info.name = "a";
+  a.v = {1, 2, 3, 0xffffffffu};
+  b.info.name = "b";
+  b.v = {5, 6, 7, 8};
+  r.cols.push_back(a);
+  r.cols.push_back(b);
+  Relation s = r;
+  std::reverse(s.cols[0].v.begin(), s.cols[0].v.end());
+  std::reverse(s.cols[1].v.begin(), s.cols[1].v.end());
+  EXPECT_EQ(checksum(r), checksum(s));
+  std::swap(s.cols[1].v[0], s.cols[1].v[1]);  // same column multisets, different rows
+  EXPECT_NE(checksum(r), checksum(s));
+}
+
+// A hand-checked data set: which rows each kernel keeps is noted beside them.
+class Fixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("hdb-tpch-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+                                        "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    write("customer.tbl",
+          "1|Customer#000000001|IVhzIApeRb ot,c,E|15|25-989-741-2988|711.56|BUILDING|regular deposits|\n"
+          "2|Customer#000000002|XSTf4,NCwDVaWNe6tE|13|23-768-687-3665|121.65|AUTOMOBILE|quickly final|\n"
+          "3|Customer#000000003|MG9kdTD2WBHm|1|11-719-748-3364|7498.12|BUILDING|furiously|\n"
+          "4|Customer#000000004|XxVSJsLAGtn|4|14-128-190-5944|2866.83|MACHINERY|no orders|\n");
+    write("orders.tbl",
+          "1|1|O|173665.47|1995-03-10|5-LOW|Clerk#000000951|0|nstructions sleep|\n"
+          "2|2|O|46929.18|1995-03-01|1-URGENT|Clerk#000000880|0|foxes|\n"
+          "3|3|F|193846.25|1995-03-20|5-LOW|Clerk#000000955|1|sly final|\n"
+          "4|1|F|32151.78|1994-06-01|5-LOW|Clerk#000000124|0|sits|\n");
+    // A keeps 4/14 (1994, 0.07, qty 23) and 4/17 (boundaries 1994-01-01, 0.05, qty 1).
+    // C keeps 1/10 only: order 1 (before 03-15, customer 1 BUILDING) shipped after 03-15.
+    // B joins every line except 5/18, whose order does not exist: 8 rows.
+    write("lineitem.tbl",
+          "1|10|1|1|17|1700.50|0.04|0.02|N|O|1995-03-16|1995-03-20|1995-03-25|NONE|AIR|c|\n"
+          "1|11|1|2|30|3000.00|0.06|0.00|N|O|1995-03-15|1995-03-20|1995-03-25|NONE|AIR|shipped on the date|\n"
+          "2|12|1|1|5|500.00|0.05|0.00|N|O|1995-03-20|1995-03-20|1995-03-25|NONE|AIR|automobile|\n"
+          "3|13|1|1|8|800.00|0.07|0.00|N|O|1995-03-25|1995-03-20|1995-03-25|NONE|AIR|ordered late|\n"
+          "4|14|1|1|23|2300.00|0.07|0.00|R|F|1994-06-05|1994-06-20|1994-06-25|NONE|AIR|q6|\n"
+          "4|15|1|2|24|2400.00|0.06|0.00|R|F|1994-12-31|1994-06-20|1994-06-25|NONE|AIR|quantity 24|\n"
+          "4|16|1|3|10|1000.00|0.08|0.00|R|F|1994-01-01|1994-06-20|1994-06-25|NONE|AIR|discount 0.08|\n"
+          "4|17|1|4|1|100.00|0.05|0.00|R|F|1994-01-01|1994-06-20|1994-06-25|NONE|AIR|q6 boundaries|\n"
+          "5|18|1|1|2|200.00|0.06|0.00|N|O|1995-04-01|1995-04-20|1995-04-25|NONE|AIR|no order|\n");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
+  std::string read(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  // The message of loading the fixture with `file` replaced by `text` (the file is restored).
+  std::string error_of(const std::string& file, const std::string& text) {
+    std::string good = fs::exists(dir_ / file) ? read(dir_ / file) : std::string();
+    write(file, text);
+    std::string msg = "no error";
+    try {
+      load_tables(dir_.string());
+    } catch (const UsageError& e) {
+      msg = e.what();
+    }
+    write(file, good);
+    return msg;
+  }
+  fs::path dir_;
+};
+
+TEST_F(Fixture, LoadsTheColumns) {
+  Tables t = load_tables(dir_.string());
+  ASSERT_EQ(t.customer.rows(), 4u);
+  ASSERT_EQ(t.orders.rows(), 4u);
+  ASSERT_EQ(t.lineitem.rows(), 9u);
+  EXPECT_EQ(t.customer.cols[1].v, (std::vector<std::uint32_t>{1, 0, 1, 4}));  // sorted segment codes
+  EXPECT_EQ(t.orders.cols[2].v[0], static_cast<std::uint32_t>(days_from_civil(1995, 3, 10)));
+  EXPECT_EQ(t.orders.cols[3].v[2], 1u);
+  EXPECT_EQ(t.lineitem.cols[2].v[0], 170050u);  // cents
+  EXPECT_EQ(t.lineitem.cols[3].v[0], 4u);       // hundredths
+}
+
+TEST_F(Fixture, KernelAnswersAreTheHandCheckedOnes) {
+  Tables t = load_tables(dir_.string());
+  Relation a = reference_execute(tpch_kernel("A", t));
+  Relation b = reference_execute(tpch_kernel("B", t));
+  Relation c = reference_execute(tpch_kernel("C", t));
+  EXPECT_EQ(b.rows(), 8u);
+  write_rows(a, (dir_ / "a.tbl").string());
+  write_rows(c, (dir_ / "c.tbl").string());
+  EXPECT_EQ(read(dir_ / "a.tbl"), "4|23|2300.00|0.07|1994-06-05\n4|1|100.00|0.05|1994-01-01\n");
+  EXPECT_EQ(read(dir_ / "c.tbl"), "1|1700.50|0.04|1995-03-10|0\n");
+  // B's columns: l_orderkey, l_extendedprice, o_custkey, o_orderdate, c_mktsegment.
+  ASSERT_EQ(b.cols.size(), 5u);
+  for (std::uint64_t i = 0; i < b.rows(); ++i)
+    if (b.cols[0].v[i] == 3) {
+      EXPECT_EQ(format_value(b.cols[4].info.type, b.cols[4].v[i]), "BUILDING");
+    }
+}
+
+TEST_F(Fixture, ErrorsNameFileLineAndColumn) {
+  std::string e = error_of("orders.tbl", "1|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n2|1|O|1.00|1995-02-30|5-LOW|Clerk|0|c|\n");
+  EXPECT_NE(e.find("orders.tbl:2: column 5 (o_orderdate) '1995-02-30'"), std::string::npos) << e;
+  e = error_of("orders.tbl", "1|x1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n");
+  EXPECT_NE(e.find("orders.tbl:1: column 2 (o_custkey) 'x1': is not a non-negative number"), std::string::npos) << e;
+  e = error_of("orders.tbl", "1|1|O|1.00|1995-03-10|5-LOW|Clerk|0|\n");
+  EXPECT_NE(e.find("orders.tbl:1: expected 9 '|'-terminated columns, found 8"), std::string::npos) << e;
+  e = error_of("orders.tbl", "1|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c\n");
+  EXPECT_NE(e.find("orders.tbl:1: expected 9"), std::string::npos) << e;
+  e = error_of("orders.tbl", "1|1|O|1.00|95-03-10|5-LOW|Clerk|0|c|\n");
+  EXPECT_NE(e.find("is not a date YYYY-MM-DD"), std::string::npos) << e;
+  e = error_of("customer.tbl", "1|C|a|15|25|711.56|SPACESHIP|c|\n");
+  EXPECT_NE(e.find("customer.tbl:1: column 7 (c_mktsegment) 'SPACESHIP'"), std::string::npos) << e;
+  e = error_of("lineitem.tbl", "1|10|1|1|17|17.005|0.04|0.02|N|O|1995-03-16|1995-03-20|1995-03-25|NONE|AIR|c|\n");
+  EXPECT_NE(e.find("lineitem.tbl:1: column 6 (l_extendedprice) '17.005'"), std::string::npos) << e;
+  EXPECT_EQ(error_of("customer.tbl", read(dir_ / "customer.tbl")), "no error");
+  fs::remove(dir_ / "lineitem.tbl");
+  e = error_of("customer.tbl", read(dir_ / "customer.tbl"));
+  EXPECT_NE(e.find("cannot open " + (dir_ / "lineitem.tbl").string()), std::string::npos) << e;
+}
+
+TEST(TpchPlans, FusableShapes) {
+  Tables t = generate_tables(0.002, 3, 1);
+  for (const char* k : {"A", "B", "C"}) {
+    FusedPlan f;
+    std::string why;
+    EXPECT_TRUE(fuse_plan(tpch_kernel(k, t), f, why)) << k << ": " << why;
+    EXPECT_TRUE(fuse_plan(random_kernel(k, 1000, 5, 1), f, why)) << k << ": " << why;
+  }
+  FusedPlan c;
+  std::string why;
+  ASSERT_TRUE(fuse_plan(tpch_kernel("C", t), c, why));
+  ASSERT_EQ(c.joins.size(), 2u);
+  EXPECT_EQ(c.probe_preds.size(), 1u);  // l_shipdate
+  EXPECT_EQ(c.joins[0].build_input, 1);  // orders, with its date select
+  EXPECT_EQ(c.joins[0].build_preds.size(), 1u);
+  EXPECT_EQ(c.joins[1].probe.input, 1);  // o_custkey comes from the orders row
+  EXPECT_EQ(c.outputs.size(), 5u);
+  // A build side with duplicate keys cannot be a unique-key lookup.
+  Plan dup = random_kernel("B", 100, 5, 1);
+  std::swap(dup.inputs[0], dup.inputs[1]);  // now r1 (duplicate keys) is the build side
+  EXPECT_FALSE(fuse_plan(dup, c, why));
+  EXPECT_NE(why.find("duplicates"), std::string::npos) << why;
+}
+
+TEST(TpchOutput, PathPerKernel) {
+  EXPECT_EQ(output_path("out.tbl", "C"), "out.C.tbl");
+  EXPECT_EQ(output_path("dir.x/out", "A"), "dir.x/out.A");
+}
+
+}  // namespace
+}  // namespace hdb::tpch
