@@ -78,14 +78,14 @@ def _ratio_figures(pairs, out_dir, machine, names):
         ax.axhline(1, color="k", lw=0.8)
         plots._size_axis(ax, [p["key"][7] for p in ps])
         plots._log_y(ax)
-        ax.set_ylabel(f"speed-up of B over A (time A / time B)")
+        ax.set_ylabel("speed-up of B over A (time A / time B)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=6, loc="best", ncol=2 if len(series) > 12 else 1)
-        stem = f"ratio-{bench}"
-        plots._finish(fig, out_dir, stem, f"{bench}: {names[1]} (B) vs {names[0]} (A); dots: beyond noise", machine)
-        figs.append(plots.Figure(stem, f"{bench}: B vs A", "Speed-up of run B over run A per matched result "
-                                 "(above 1: B faster); filled dots mark differences larger than the runs' noise.",
-                                 bench))
+        figure = plots.Figure(f"ratio-{bench}", f"{bench}: B vs A", "Speed-up of run B over run A per matched "
+                              "result (above 1: B faster); filled dots mark differences larger than the runs' noise.",
+                              bench)
+        figs.append(plots._finish(fig, out_dir, figure, f"{bench}: {names[1]} (B) vs {names[0]} (A); dots: beyond "
+                                  "noise", machine))
     return figs
 
 

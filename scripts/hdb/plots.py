@@ -66,14 +66,17 @@ def _grid(n):
     return fig, list(axes.flat[:n])
 
 
-def _finish(fig, out_dir, stem, title, machine):
-    fig.suptitle(title, fontsize=11)
+def _finish(fig, out_dir, figure, suptitle, machine):
+    """Names the machine, lays out and writes plots/<stem>.png and .svg; returns `figure`."""
+    stem = figure.stem
+    fig.suptitle(suptitle, fontsize=11)
     fig.text(0.005, 0.003, machine, fontsize=6.5, ha="left", va="bottom", wrap=True)
     fig.tight_layout(rect=(0, 0.04, 1, 0.95))
     os.makedirs(out_dir, exist_ok=True)
     for ext in ("png", "svg"):
         fig.savefig(os.path.join(out_dir, f"{stem}.{ext}"), dpi=110)
     plt.close(fig)
+    return figure
 
 
 def _log_y(ax):
@@ -116,11 +119,10 @@ def throughput(rows, bench, out_dir, machine):
         ax.set_title(test, fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         _legend(ax, n)
-    stem = f"throughput-{bench}"
-    _finish(fig, out_dir, stem, f"{bench}: throughput vs input size (kernel only; dashed: with PCIe transfers)",
-            machine)
-    return Figure(stem, f"{bench}: throughput vs size", "Median kernel-only throughput (solid) and throughput "
-                  "including host-device transfers (dashed), GB/s of input, log-log.", bench)
+    figure = Figure(f"throughput-{bench}", f"{bench}: throughput vs size", "Median kernel-only throughput (solid) "
+                    "and throughput including host-device transfers (dashed), GB/s of input, log-log.", bench)
+    return _finish(fig, out_dir, figure, f"{bench}: throughput vs input size (kernel only; dashed: with PCIe "
+                   "transfers)", machine)
 
 
 def pct_of_peak(rows, bench, out_dir, machine):
@@ -139,16 +141,25 @@ def pct_of_peak(rows, bench, out_dir, machine):
         ax.set_title(test, fontsize=9)
         ax.grid(True, alpha=0.3)
         _legend(ax, len(groups))
-    stem = f"peak-{bench}"
-    _finish(fig, out_dir, stem, f"{bench}: minimum bytes moved per second as % of the measured copy ceiling",
-            machine)
-    return Figure(stem, f"{bench}: % of peak", "Declared minimum bytes moved (inputs read once, outputs written "
-                  "once) per median kernel second, as a percentage of the device's measured copy bandwidth "
-                  "(bus ceiling). Above 100% at small sizes means the data sat in cache.", bench)
+    figure = Figure(f"peak-{bench}", f"{bench}: % of peak", "Declared minimum bytes moved (inputs read once, "
+                    "outputs written once) per median kernel second, as a percentage of the device's measured copy "
+                    "bandwidth (bus ceiling). Above 100% at small sizes means the data sat in cache.", bench)
+    return _finish(fig, out_dir, figure, f"{bench}: minimum bytes moved per second as % of the measured copy "
+                   "ceiling", machine)
 
 
 def _largest(srs):
     return max(srs, key=lambda r: r["size_bytes"])
+
+
+def _common_size(trs):
+    """The largest size at which the most series of one test ran, so bars side by side compare
+    like with like."""
+    counts = {}
+    for r in trs:
+        counts.setdefault(r["size_bytes"], set()).add(results.series_label(r))
+    most = max(len(v) for v in counts.values())
+    return max(size for size, v in counts.items() if len(v) == most)
 
 
 def breakdown(rows, bench, out_dir, machine):
@@ -159,7 +170,8 @@ def breakdown(rows, bench, out_dir, machine):
     fig, axes = _grid(len(tests))
     parts = [("h2d", "#d62728"), ("kernel", "#1f77b4"), ("d2h", "#ff7f0e"), ("other host time", "#bbbbbb")]
     for ax, (test, trs) in zip(axes, tests.items()):
-        bars = [_largest(srs) for srs in _group(trs, results.series_label).values()]
+        size = _common_size(trs)
+        bars = [srs[0] for srs in _group([r for r in trs if r["size_bytes"] == size], results.series_label).values()]
         labels = [f"{results.series_label(r)} @{size_text(r['size_bytes'])}" for r in bars]
         left = [0.0] * len(bars)
         for name, color in parts:
@@ -177,11 +189,11 @@ def breakdown(rows, bench, out_dir, machine):
         ax.set_title(test, fontsize=9)
         ax.grid(True, axis="x", alpha=0.3)
         ax.legend(fontsize=6.5, loc="lower right")
-    stem = f"breakdown-{bench}"
-    _finish(fig, out_dir, stem, f"{bench}: time per pass split into host->device, kernel, device->host "
-            "(largest size of each series)", machine)
-    return Figure(stem, f"{bench}: transfer vs kernel time", "Stacked median h2d / kernel / d2h time per pass "
-                  "for each backend and variant at its largest size; grey is host time outside the three.", bench)
+    figure = Figure(f"breakdown-{bench}", f"{bench}: transfer vs kernel time", "Stacked median h2d / kernel / "
+                    "d2h time per pass for each backend and variant, per test at the largest size most of them ran "
+                    "at; grey is host time outside the three.", bench)
+    return _finish(fig, out_dir, figure, f"{bench}: time per pass split into host->device, kernel, device->host",
+                   machine)
 
 
 def _baselines(rows):
@@ -256,12 +268,11 @@ def speedup(rows, bench, out_dir, machine):
         ax.set_title(what, fontsize=9)
         ax.grid(True, axis="y", which="both", alpha=0.3)
         _legend(ax, len(labels))
-    stem = f"speedup-{bench}"
-    _finish(fig, out_dir, stem, f"{bench}: speed-up over the single-core CPU baseline per primitive "
-            "(largest size each ran at)", machine)
-    return Figure(stem, f"{bench}: speed-up over cpu serial", "Median time of the CPU baseline divided by the "
-                  "median time of each backend/variant at the same test, parameters and size; left kernel only, "
-                  "right including PCIe transfers. Log scale; 1 = as fast as the baseline.", bench)
+    figure = Figure(f"speedup-{bench}", f"{bench}: speed-up over cpu serial", "Median time of the CPU baseline "
+                    "divided by the median time of each backend/variant at the same test, parameters and size; left "
+                    "kernel only, right including PCIe transfers. Log scale; 1 = as fast as the baseline.", bench)
+    return _finish(fig, out_dir, figure, f"{bench}: speed-up over the single-core CPU baseline per primitive "
+                   "(largest size each ran at)", machine)
 
 
 def _param_key(rows, pattern):
@@ -317,11 +328,10 @@ def merge_cycles(rows, bench, out_dir, machine, hz):
     if not drawn:
         plt.close(fig)
         return None
-    stem = "merge-cycles"
-    _finish(fig, out_dir, stem, "merge: cycles per tuple per step (largest size)", machine)
-    return Figure(stem, "merge: cycles per tuple", "Cycles per tuple of each merge step, from the result's "
-                  "extra.cycles_per_tuple or else median kernel time x measured TSC rate / tuples; one panel per "
-                  "unique-value fraction.", bench)
+    figure = Figure("merge-cycles", "merge: cycles per tuple", "Cycles per tuple of each merge step, from the "
+                    "result's extra.cycles_per_tuple or else median kernel time x measured TSC rate / tuples; one "
+                    "panel per unique-value fraction.", bench)
+    return _finish(fig, out_dir, figure, "merge: cycles per tuple per step (largest size)", machine)
 
 
 def merge_gpu_speedup(rows, bench, out_dir, machine):
@@ -339,10 +349,9 @@ def merge_gpu_speedup(rows, bench, out_dir, machine):
     ax.set_ylabel("GPU speed-up over cpu " + "/".join(BASELINE_VARIANTS) + " (x)")
     ax.grid(True, axis="y", which="both", alpha=0.3)
     _legend(ax, len(labels))
-    stem = "merge-gpu-speedup"
-    _finish(fig, out_dir, stem, "merge: GPU speed-up per step with and without transfers", machine)
-    return Figure(stem, "merge: GPU speed-up", "Speed-up of each device backend over the CPU baseline per merge "
-                  "step, kernel only and including PCIe transfers.", bench)
+    figure = Figure("merge-gpu-speedup", "merge: GPU speed-up", "Speed-up of each device backend over the CPU "
+                    "baseline per merge step, kernel only and including PCIe transfers.", bench)
+    return _finish(fig, out_dir, figure, "merge: GPU speed-up per step with and without transfers", machine)
 
 
 def ngram_errors(rows, bench, out_dir, machine):
@@ -387,14 +396,15 @@ def ngram_errors(rows, bench, out_dir, machine):
             _log_y(ax)
             ax.axhline(1, color="k", lw=0.8)
         ax.set_xlabel(f"error level ({ekey})")
+        from matplotlib.ticker import MaxNLocator
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
         _legend(ax, len(data))
-    stem = "ngram-errors"
-    _finish(fig, out_dir, stem, "ngram: speed-up and share of queries accelerated vs error level", machine)
-    return Figure(stem, "ngram: speed-up vs error level", "Per error level: speed-up over the CPU baseline "
+    figure = Figure("ngram-errors", "ngram: speed-up vs error level", "Per error level: speed-up over the CPU baseline "
                   "(extra.speedup* when the benchmark reports it, else the ratio of median times) and the share "
                   "of queries accelerated (extra key containing 'accelerat').", bench)
+    return _finish(fig, out_dir, figure, "ngram: speed-up and share of queries accelerated vs error level", machine)
 
 
 def tpch_kernels(rows, bench, out_dir, machine):
@@ -403,7 +413,7 @@ def tpch_kernels(rows, bench, out_dir, machine):
         return None
     groups_k, groups_t = OrderedDict(), OrderedDict()
     for test, trs in _group(rows, lambda r: r["test"]).items():
-        size = max(r["size_bytes"] for r in trs)
+        size = _common_size(trs)
         for label, srs in _group([r for r in trs if r["size_bytes"] == size], results.series_label).items():
             r = srs[0]
             name = f"{test} @{size_text(size)}"
@@ -421,10 +431,10 @@ def tpch_kernels(rows, bench, out_dir, machine):
         ax.set_title(what + " (hatched: fused)", fontsize=9)
         ax.grid(True, axis="y", which="both", alpha=0.3)
         _legend(ax, len(labels))
-    stem = "tpch-kernels"
-    _finish(fig, out_dir, stem, "tpch: time per micro-kernel per backend, fused vs operator-at-a-time", machine)
-    return Figure(stem, "tpch: micro-kernels", "Median time of each micro-kernel (A, B, C) per backend and "
-                  "variant at the largest size that ran; fused variants hatched.", bench)
+    figure = Figure("tpch-kernels", "tpch: micro-kernels", "Median time of each micro-kernel (A, B, C) per backend "
+                    "and variant at the largest size most of them ran at; fused variants hatched.", bench)
+    return _finish(fig, out_dir, figure, "tpch: time per micro-kernel per backend, fused vs operator-at-a-time",
+                   machine)
 
 
 def all_figures(rows, docs, out_dir):

@@ -346,8 +346,8 @@ class Runner:
         elif rc == EXIT_USAGE:
             e.update(status="failed", failure="usage", reason="usage error: " + last_line(log_path))
         else:
-            e.update(status="failed", failure="exit",
-                     reason=f"exit {rc}: " + (f"{cases['failed']} failed cases" if cases["failed"] else last_line(log_path)))
+            detail = f"{cases['failed']} failed cases" if cases["failed"] else last_line(log_path)
+            e.update(status="failed", failure="exit", reason=f"exit {rc}: {detail}")
 
     def aggregate(self):
         """summary.csv is rewritten after every executable, so it always holds what has been measured."""

@@ -1,0 +1,59 @@
+"""scripts/compare matches results across runs and flags only differences beyond the noise."""
+import csv
+import json
+import os
+import shutil
+
+from helpers import TempDirCase, has_matplotlib, script
+
+from hdb import compare
+
+
+class CompareTest(TempDirCase):
+    def verdicts(self, out):
+        with open(os.path.join(out, "compare.csv")) as f:
+            return list(csv.DictReader(f))
+
+    def test_identical_runs_flag_nothing(self):
+        a = self.copy_fixture()
+        b = os.path.join(self.tmp, "run-b")
+        shutil.copytree(a, b)
+        out = os.path.join(self.tmp, "cmp")
+        p = script("compare", a, b, "--out", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = self.verdicts(out)
+        self.assertGreater(len(rows), 100)
+        self.assertTrue(all(r["verdict"] == "" for r in rows))
+        self.assertTrue(os.path.isfile(os.path.join(out, "compare.html")))
+        if has_matplotlib():
+            self.assertTrue(os.path.isfile(os.path.join(out, "plots", "ratio-ra.svg")))
+
+    def test_a_slower_case_is_flagged_and_unmatched_listed(self):
+        a = self.copy_fixture()
+        b = os.path.join(self.tmp, "run-b")
+        shutil.copytree(a, b)
+        path = os.path.join(b, "raw", "ra-cpu.json")
+        with open(path) as f:
+            doc = json.load(f)
+        doc["results"][0]["stats"]["kernel_s"]["median"] *= 2  # B twice as slow on one case
+        doc["results"][1]["stats"]["kernel_s"]["median"] *= 1.005  # within noise
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        os.remove(os.path.join(b, "raw", "ngram-cuda.json"))
+        out = os.path.join(self.tmp, "cmp")
+        p = script("compare", a, b, "--out", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        flagged = [r for r in self.verdicts(out) if r["verdict"]]
+        self.assertEqual(len(flagged), 1, flagged)
+        self.assertEqual(flagged[0]["verdict"], "slower")
+        self.assertAlmostEqual(float(flagged[0]["speedup_b_over_a"]), 0.5, places=6)
+        self.assertIn("only in A", open(os.path.join(out, "compare.md")).read())
+        self.assertIn("slower", p.stdout)
+
+    def test_noise_bound(self):
+        self.assertAlmostEqual(compare.noise_bound(0.03, 0.04), 0.10)
+        self.assertEqual(compare.noise_bound(0, 0), compare.NOISE_FLOOR)
+
+    def test_missing_run_is_a_usage_error(self):
+        p = script("compare", self.copy_fixture(), os.path.join(self.tmp, "nope"))
+        self.assertEqual(p.returncode, 2)

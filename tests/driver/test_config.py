@@ -1,0 +1,57 @@
+"""The shipped configurations load; overrides and per-benchmark tables combine as documented."""
+import unittest
+
+from helpers import REPO
+
+from hdb import config
+from hdb.runner import plan
+from hdb.util import UsageError
+
+
+class ConfigTest(unittest.TestCase):
+    def load(self, name):
+        return config.load(config.resolve_config_path(REPO, name))
+
+    def test_shipped_configs_load(self):
+        for name in ("quick", "default", "full"):
+            cfg = self.load(name)
+            self.assertEqual(cfg["benchmarks"][0], "bus")
+            self.assertEqual(set(cfg["backends"]), {"cpu", "opencl", "cuda"})
+        full = config.executable_args(self.load("full"), "ra")
+        self.assertEqual(full[full.index("--max-size") + 1], "1G")
+
+    def test_bench_table_replaces_the_size_sweep(self):
+        cfg = self.load("default")
+        bus = config.executable_args(cfg, "bus")
+        self.assertNotIn("--sizes", bus)
+        self.assertEqual(bus[bus.index("--max-size") + 1], "256M")
+        self.assertEqual(bus[bus.index("--transfer") + 1], "both")
+        ra = config.executable_args(cfg, "ra")
+        self.assertIn("--sizes", ra)
+
+    def test_overrides_win(self):
+        cfg = config.apply_overrides(self.load("default"), benchmarks=["ra", "bus"], backends=["cpu"],
+                                     sizes="1M", passes=20, device=1, timeout=5)
+        bus = config.executable_args(cfg, "bus")
+        self.assertEqual(bus[bus.index("--sizes") + 1], "1M")
+        self.assertNotIn("--max-size", bus)
+        self.assertEqual(bus[bus.index("--passes") + 1], "20")
+        self.assertEqual(bus[bus.index("--max-passes") + 1], "20")  # never below the minimum
+        self.assertEqual(bus[bus.index("--device") + 1], "1")
+        self.assertEqual([e["name"] for e in plan(cfg)], ["bus-cpu", "ra-cpu"])  # bus first
+        self.assertEqual(plan(cfg)[0]["timeout_s"], 5)
+
+    def test_bad_configs_name_the_problem(self):
+        for doc, text in (({"benchmark": ["ra"]}, "unknown key 'benchmark'"),
+                          ({"backends": ["gpu"]}, "unknown backends gpu"),
+                          ({"harness": {"passes": -1}}, "'passes'"),
+                          ({"harness": {"transfer": "dma"}}, "transfer must be"),
+                          ({"bench": {"ra": {"timeout_s": 0}}}, "timeout_s"),
+                          ({"bench": {"ra": {"args": "--x"}}}, "'args'")):
+            with self.assertRaises(UsageError) as ctx:
+                config.validate(doc, "t.toml")
+            self.assertIn(text, str(ctx.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,123 @@
+"""scripts/run-all with fake executables: one succeeds, one crashes, one times out, one skips, one is
+missing; results written before a crash or timeout survive and are reported; --resume finishes."""
+import csv
+import json
+import os
+import time
+
+from helpers import TempDirCase, script
+
+CONFIG = """
+description = "driver test"
+benchmarks = ["ra", "merge", "bus", "ngram", "tpch"]
+backends = ["cpu", "cuda"]
+timeout_s = 60
+[harness]
+sizes = "32K,1M"
+passes = 3
+max_passes = 4
+[bench.merge]
+timeout_s = 1.5
+[bench.ngram]
+args = ["--queries", "q.txt"]
+"""
+
+MODES = {"bus-cpu": "ok", "bus-cuda": "skip", "ra-cpu": "crash", "merge-cpu": "hang", "ngram-cpu": "ok",
+         "ngram-cuda": "fail"}
+
+
+class RunAllTest(TempDirCase):
+    def run_all(self, *args):
+        cfg = os.path.join(self.tmp, "test.toml")
+        with open(cfg, "w") as f:
+            f.write(CONFIG)
+        self.log = os.path.join(self.tmp, "calls.jsonl")
+        return script("run-all", "--config", cfg, "--build-dir", self.build, "--out", self.out, "--no-setup",
+                      "--no-build", *args, env={"FAKE_LOG": self.log})
+
+    def calls(self):
+        with open(self.log) as f:
+            return [json.loads(line) for line in f]
+
+    def setUp(self):
+        super().setUp()
+        self.build = self.make_fakes(MODES)
+        self.out = os.path.join(self.tmp, "results")
+
+    def only_run(self):
+        runs = os.listdir(self.out)
+        self.assertEqual(len(runs), 1, runs)
+        return os.path.join(self.out, runs[0])
+
+    def test_failures_are_recorded_and_results_survive(self):
+        t0 = time.monotonic()
+        p = self.run_all("--passes", "2")
+        self.assertLess(time.monotonic() - t0, 60, "the hanging executable was not stopped")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        run = self.only_run()
+        with open(os.path.join(run, "run.json")) as f:
+            entries = {e["name"]: e for e in json.load(f)["entries"]}
+        self.assertEqual(entries["bus-cpu"]["status"], "ok")
+        self.assertEqual(entries["bus-cuda"]["status"], "skipped")
+        self.assertIn("no fake device", entries["bus-cuda"]["reason"])
+        self.assertEqual(entries["ra-cpu"]["status"], "failed")
+        self.assertIn("SIGSEGV", entries["ra-cpu"]["reason"])
+        self.assertEqual(entries["merge-cpu"]["status"], "failed")
+        self.assertIn("timed out", entries["merge-cpu"]["reason"])
+        self.assertEqual(entries["ngram-cuda"]["status"], "failed")
+        self.assertEqual(entries["ngram-cuda"]["cases"]["failed"], 1)
+        self.assertEqual(entries["tpch-cpu"]["status"], "skipped")
+        self.assertIn("not built", entries["tpch-cpu"]["reason"])
+        # What the crashed and the stopped executables measured before dying is kept and reported.
+        with open(os.path.join(run, "summary.csv")) as f:
+            rows = list(csv.DictReader(f))
+        have = {(r["benchmark"], r["backend"]) for r in rows}
+        self.assertTrue({("bus", "cpu"), ("ra", "cpu"), ("merge", "cpu"), ("ngram", "cpu")} <= have, have)
+        self.assertEqual(sum(1 for r in rows if r["benchmark"] == "ra"), 1)
+        with open(os.path.join(run, "report.md")) as f:
+            md = f.read()
+        for text in ("crashed (SIGSEGV)", "timed out", "not built", "Benchmark ra", "Benchmark merge"):
+            self.assertIn(text, md)
+        self.assertTrue(os.path.isfile(os.path.join(run, "report.html")))
+        self.assertIn("elapsed", p.stdout)
+        # bus runs first on every backend; the configuration's options reach the executables.
+        calls = self.calls()
+        names = [c["name"] for c in calls]
+        self.assertEqual(names[:2], ["hdb-bus-cpu", "hdb-bus-cuda"], names)
+        args = calls[0]["args"]
+        self.assertEqual(args[args.index("--sizes") + 1], "32K,1M")
+        self.assertEqual(args[args.index("--passes") + 1], "2")  # command line beats the config
+        ngram = next(c for c in calls if c["name"] == "hdb-ngram-cpu")["args"]
+        self.assertIn("--queries", ngram)
+
+    def test_resume_finishes_only_what_was_interrupted(self):
+        self.run_all("--benchmarks", "bus,ngram", "--backends", "cpu", "--no-report")
+        run = self.only_run()
+        manifest = os.path.join(run, "run.json")
+        with open(manifest) as f:
+            m = json.load(f)
+        # As if the driver had been killed while hdb-ngram-cpu was running.
+        for e in m["entries"]:
+            if e["name"] == "ngram-cpu":
+                e["status"] = "running"
+        with open(manifest, "w") as f:
+            json.dump(m, f)
+        os.remove(self.log)
+        p = self.run_all("--resume", os.path.basename(run), "--no-report")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual([c["name"] for c in self.calls()], ["hdb-ngram-cpu"])
+        with open(manifest) as f:
+            m = json.load(f)
+        self.assertTrue(all(e["status"] == "ok" for e in m["entries"]))
+        self.assertTrue(os.path.isfile(os.path.join(run, "raw", "ngram-cpu.json.interrupted-1")))
+        self.assertEqual(len(m["resumed"]), 1)
+
+    def test_bad_options_exit_2(self):
+        for args, text in ((["--backends", "tpu"], "unknown backends tpu"), (["--resume", "nope"], "no run"),
+                           (["--passes", "0"], "--passes"), (["--frobnicate"], "unrecognized")):
+            p = self.run_all(*args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertIn(text, p.stderr)
+        p = script("run-all", "--config", "no-such-config", "--no-setup", "--no-build", "--out", self.out)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no such configuration", p.stderr)
