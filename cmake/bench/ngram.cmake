@@ -1,0 +1,18 @@
+# ngram: nsearch approximate text search (docs/ngram.md). zlib reads GCIDE's dictzip file.
+find_package(ZLIB REQUIRED)
+
+hdb_add_benchmark(ngram
+  COMMON src/common/bench/ngram.cpp
+         src/common/bench/ngram_index.cpp
+         src/common/bench/ngram_search.cpp
+         src/common/reference/ngram_reference.cpp
+         src/common/workloads/text_corpus.cpp
+         src/common/workloads/text_queries.cpp
+  LIBS   ZLIB::ZLIB
+  CPU    src/cpu/ngram_main.cpp)
+
+# Backend classes live in their own libraries so the unit tests can call them directly.
+add_library(hdb_ngram_cpu STATIC src/cpu/ngram_backend.cpp)
+target_link_libraries(hdb_ngram_cpu PUBLIC hdb_bench_ngram hdb_cpu_runtime)
+hdb_warnings(hdb_ngram_cpu)
+target_link_libraries(hdb-ngram-cpu PRIVATE hdb_ngram_cpu)

@@ -1,0 +1,63 @@
+#pragma once
+// ngram: nsearch approximate text search (docs/ngram.md). A 3-gram index with 32-segment maps over
+// a text corpus; queries with an allowed error k (missing 3-grams) from 0 to 12. The common code
+// builds corpus, index and queries, runs the host baseline every speed-up is relative to, verifies
+// every algorithm against a brute-force search on the same index and reports per-query statistics.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/ngram_index.hpp"
+#include "harness/main.hpp"
+#include "harness/session.hpp"
+
+namespace hdb {
+
+struct NgramVariant {
+  std::string name;
+  bool batch = false;   // one call runs all queries together (no per-query times)
+  bool device = false;  // runs on an accelerator: the index is copied there by load_index
+};
+
+struct NgramSearchOut {
+  std::vector<std::vector<std::uint32_t>> hits;  // per query, ascending article ids
+  std::vector<double> seconds;                   // per query wall time (not filled in batch mode)
+};
+
+class NgramBackend {
+ public:
+  virtual ~NgramBackend() = default;
+  virtual std::vector<NgramVariant> variants() const = 0;
+  // Once per corpus size, before its cases, untimed: copies the index to the device. Returns
+  // figures for the results (device bytes, upload seconds). Throws SkipCase when it does not fit.
+  virtual nlohmann::json load_index(const ngram::NgramIndex& index) = 0;
+  // Runs every plan once; out.hits and (unless batch) out.seconds are sized to plans.size().
+  virtual Breakdown search(const std::string& variant, const std::vector<ngram::QueryPlan>& plans,
+                           NgramSearchOut& out) = 0;
+};
+
+// Per-query timing helper for host and device variants: runs fn(q) for each plan, timing each.
+template <class F>
+Breakdown time_each_query(std::size_t queries, NgramSearchOut& out, F&& fn) {
+  out.hits.assign(queries, {});
+  out.seconds.assign(queries, 0.0);
+  Breakdown b;
+  for (std::size_t q = 0; q < queries; ++q) {
+    HostTimer t;
+    fn(q);
+    out.seconds[q] = t.seconds();
+    b.total += out.seconds[q];
+  }
+  b.kernel = b.total;
+  return b;
+}
+
+// Parses an error-level list: "0-12", "0,3,6,9,12", "2-4,8". UsageError on bad text or values
+// outside 0..kMaxQueryTrigrams.
+std::vector<int> parse_error_levels(const std::string& text);
+
+int ngram_main(int argc, char** argv, Platform& platform, NgramBackend& backend);
+
+}  // namespace hdb

@@ -1,0 +1,159 @@
+#include "bench/ngram_search.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace hdb::ngram {
+
+namespace {
+struct Candidate {
+  std::uint32_t article;
+  std::uint32_t planes[kPlanes];
+};
+
+// First directory entry of list t at or after `from` whose bin is >= bin (galloping: cheap when
+// bins are close, logarithmic when far).
+std::uint32_t seek_bin(const NgramIndex& ix, std::uint32_t t, std::uint32_t from, std::uint32_t bin) {
+  std::uint32_t end = ix.dir_offsets[t + 1];
+  if (from >= end || ix.dir_bin[from] >= bin) return from;
+  std::uint32_t lo = from, step = 1;
+  while (lo + step < end && ix.dir_bin[lo + step] < bin) {
+    lo += step;
+    step *= 2;
+  }
+  std::uint32_t hi = std::min(end, lo + step + 1);
+  return static_cast<std::uint32_t>(std::lower_bound(ix.dir_bin.begin() + lo, ix.dir_bin.begin() + hi, bin) -
+                                    ix.dir_bin.begin());
+}
+}  // namespace
+
+std::vector<std::uint32_t> search_baseline(const NgramIndex& ix, const QueryPlan& plan) {
+  std::vector<std::uint32_t> hits;
+  if (plan.n == 0) return hits;
+  std::vector<Candidate> cand, next;
+  const std::uint32_t* art = ix.post_article.data();
+  const std::uint32_t* map = ix.post_map.data();
+  for (int i = 0; i < plan.g; ++i) {
+    std::uint32_t t = plan.lists[static_cast<std::size_t>(i)];
+    std::uint32_t p = ix.list_offsets[t], end = ix.list_offsets[t + 1];
+    next.clear();
+    next.reserve(cand.size() + (end - p));
+    std::size_t c = 0;
+    while (c < cand.size() || p < end) {
+      if (p == end || (c < cand.size() && cand[c].article < art[p])) {
+        next.push_back(cand[c++]);
+      } else {
+        Candidate x{};
+        if (c < cand.size() && cand[c].article == art[p]) x = cand[c++];
+        else x.article = art[p];
+        add_lanes(x.planes, window_lanes(map[p]));
+        next.push_back(x);
+        ++p;
+      }
+    }
+    cand.swap(next);
+  }
+  for (int i = plan.g; i < plan.n && !cand.empty(); ++i) {
+    std::uint32_t t = plan.lists[static_cast<std::size_t>(i)];
+    std::uint32_t p = ix.list_offsets[t], end = ix.list_offsets[t + 1];
+    int need = needed_after(plan.m, plan.n, i + 1);
+    std::size_t w = 0;
+    for (std::size_t c = 0; c < cand.size(); ++c) {
+      Candidate x = cand[c];
+      while (p < end && art[p] < x.article) ++p;
+      if (p < end && art[p] == x.article) add_lanes(x.planes, window_lanes(map[p]));
+      if (lanes_at_least(x.planes, need)) cand[w++] = x;
+    }
+    cand.resize(w);
+  }
+  for (const Candidate& x : cand)
+    if (lanes_at_least(x.planes, plan.m)) hits.push_back(x.article);
+  return hits;
+}
+
+std::vector<std::uint32_t> gathering_bins(const NgramIndex& ix, const QueryPlan& plan) {
+  std::vector<std::uint32_t> bins;
+  for (int i = 0; i < plan.g; ++i) {
+    std::uint32_t t = plan.lists[static_cast<std::size_t>(i)];
+    bins.insert(bins.end(), ix.dir_bin.begin() + ix.dir_offsets[t], ix.dir_bin.begin() + ix.dir_offsets[t + 1]);
+  }
+  std::sort(bins.begin(), bins.end());
+  bins.erase(std::unique(bins.begin(), bins.end()), bins.end());
+  return bins;
+}
+
+std::vector<std::uint32_t> start_cursors(const NgramIndex& ix, const QueryPlan& plan) {
+  std::vector<std::uint32_t> cur(plan.lists.size());
+  for (std::size_t i = 0; i < cur.size(); ++i) cur[i] = ix.dir_offsets[plan.lists[i]];
+  return cur;
+}
+
+bool search_bin(const NgramIndex& ix, const QueryPlan& plan, std::uint32_t bin, int from, int to, BinState& st,
+                std::vector<std::uint32_t>& cursor) {
+  if (from == 0) std::memset(&st, 0, sizeof st);
+  const std::uint32_t* art = ix.post_article.data();
+  const std::uint32_t* map = ix.post_map.data();
+  for (int i = from; i < to; ++i) {
+    auto li = static_cast<std::size_t>(i);
+    std::uint32_t t = plan.lists[li];
+    std::uint32_t d = cursor[li] = seek_bin(ix, t, cursor[li], bin);
+    std::uint32_t dend = ix.dir_offsets[t + 1];
+    if (d < dend && ix.dir_bin[d] == bin) {
+      std::uint32_t p = ix.dir_start[d], end = d + 1 < dend ? ix.dir_start[d + 1] : ix.list_offsets[t + 1];
+      if (i < plan.g) {
+        for (; p < end; ++p) {
+          std::uint32_t s = art[p] % kBinSize;
+          add_lanes(st.planes[s], window_lanes(map[p]));
+          st.alive[s / 64] |= 1ull << (s % 64);
+        }
+      } else {
+        for (; p < end; ++p) {
+          std::uint32_t s = art[p] % kBinSize;
+          if ((st.alive[s / 64] >> (s % 64)) & 1u) add_lanes(st.planes[s], window_lanes(map[p]));
+        }
+      }
+    }
+    if (i + 1 >= plan.g) {
+      int need = needed_after(plan.m, plan.n, i + 1);
+      for (int w = 0; w < 4; ++w) {
+        std::uint64_t bits = st.alive[w];
+        while (bits) {
+          int b = __builtin_ctzll(bits);
+          bits &= bits - 1;
+          if (!lanes_at_least(st.planes[w * 64 + b], need)) st.alive[w] &= ~(1ull << b);
+        }
+      }
+      if (!st.any()) return false;
+    }
+  }
+  return st.any();
+}
+
+void append_alive(const BinState& st, std::uint32_t bin, std::vector<std::uint32_t>& hits) {
+  for (int w = 0; w < 4; ++w) {
+    std::uint64_t bits = st.alive[w];
+    while (bits) {
+      hits.push_back(bin * kBinSize + static_cast<std::uint32_t>(w * 64 + __builtin_ctzll(bits)));
+      bits &= bits - 1;
+    }
+  }
+}
+
+void search_binned_range(const NgramIndex& ix, const QueryPlan& plan, const std::vector<std::uint32_t>& bins,
+                         std::size_t lo, std::size_t hi, std::vector<std::uint32_t>& hits) {
+  if (plan.n == 0) return;
+  std::vector<std::uint32_t> cursor = start_cursors(ix, plan);
+  BinState st;
+  for (std::size_t b = lo; b < hi; ++b)
+    if (search_bin(ix, plan, bins[b], 0, plan.n, st, cursor)) append_alive(st, bins[b], hits);
+}
+
+std::vector<std::uint32_t> search_binned(const NgramIndex& ix, const QueryPlan& plan) {
+  std::vector<std::uint32_t> hits;
+  if (plan.n == 0) return hits;
+  std::vector<std::uint32_t> bins = gathering_bins(ix, plan);
+  search_binned_range(ix, plan, bins, 0, bins.size(), hits);
+  return hits;
+}
+
+}  // namespace hdb::ngram

@@ -1,0 +1,44 @@
+#pragma once
+// The host n-gram search algorithms (docs/ngram.md). They live in the common library because
+// every executable runs the baseline (speed-ups are relative to it) and the CUDA hybrid reuses the
+// binned pruning.
+#include <cstdint>
+#include <vector>
+
+#include "bench/ngram_index.hpp"
+
+namespace hdb::ngram {
+
+// The paper's baseline: one sorted candidate list for the whole database. Gathering merges the
+// first g posting lists into it; pruning walks each further list in full against the candidates
+// and drops those that can no longer reach m.
+std::vector<std::uint32_t> search_baseline(const NgramIndex& index, const QueryPlan& plan);
+
+// Bins touched by the gathering lists (ascending): the only bins that can hold hits.
+std::vector<std::uint32_t> gathering_bins(const NgramIndex& index, const QueryPlan& plan);
+
+// State of one bin of 256 articles: window counters and which articles are still candidates.
+struct BinState {
+  std::uint32_t planes[kBinSize][kPlanes];
+  std::uint64_t alive[kBinSize / 64];
+  bool any() const { return (alive[0] | alive[1] | alive[2] | alive[3]) != 0; }
+};
+
+// Processes lists [from, to) of the plan for bin `bin` (from 0: state is reset first). Stops early
+// when the bin has no candidate left; returns whether any is left. `cursor` holds one directory
+// position per plan list, advanced monotonically as bins ascend.
+bool search_bin(const NgramIndex& index, const QueryPlan& plan, std::uint32_t bin, int from, int to, BinState& st,
+                std::vector<std::uint32_t>& cursor);
+// Appends the alive articles of a bin to `hits`.
+void append_alive(const BinState& st, std::uint32_t bin, std::vector<std::uint32_t>& hits);
+// Fresh directory cursors for a plan (at the start of each list's directory).
+std::vector<std::uint32_t> start_cursors(const NgramIndex& index, const QueryPlan& plan);
+
+// The paper's optimized CPU engine: bins of 256 articles processed separately; a bin leaves the
+// search as soon as its candidate list is empty, so most of the large lists is never read.
+std::vector<std::uint32_t> search_binned(const NgramIndex& index, const QueryPlan& plan);
+// The same on bins [bins[lo], bins[hi]) only (for parallel callers).
+void search_binned_range(const NgramIndex& index, const QueryPlan& plan, const std::vector<std::uint32_t>& bins,
+                         std::size_t lo, std::size_t hi, std::vector<std::uint32_t>& hits);
+
+}  // namespace hdb::ngram

@@ -1,0 +1,25 @@
+#pragma once
+// CPU n-gram search: the paper's binned engine on one core, the same with bins spread over all
+// cores (one query at a time: latency), and a batch mode with queries spread over the cores
+// (throughput).
+#include "bench/ngram.hpp"
+#include "runtime/cpu_platform.hpp"
+
+namespace hdb::cpu {
+
+class CpuNgram : public NgramBackend {
+ public:
+  explicit CpuNgram(const CpuPlatform& platform) : platform_(platform) {}
+  std::vector<NgramVariant> variants() const override;
+  nlohmann::json load_index(const ngram::NgramIndex& index) override;
+  Breakdown search(const std::string& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out) override;
+
+ private:
+  const ngram::NgramIndex* index_ = nullptr;
+  const CpuPlatform& platform_;
+};
+
+// Bins of one query spread over `threads` cores; hits ascending.
+std::vector<std::uint32_t> search_parallel_bins(const ngram::NgramIndex& index, const ngram::QueryPlan& plan, int threads);
+
+}  // namespace hdb::cpu

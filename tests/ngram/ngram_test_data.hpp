@@ -1,0 +1,55 @@
+#pragma once
+// Shared inputs of the n-gram search tests: small corpora with the edge cases every algorithm
+// must get right, and query sets at several error levels.
+#include <string>
+#include <vector>
+
+#include "bench/ngram_index.hpp"
+#include "workloads/text_corpus.hpp"
+#include "workloads/text_queries.hpp"
+
+namespace hdb::ngram::testing {
+
+struct QueryCase {
+  std::string name;
+  TextCorpus corpus;
+  std::vector<std::string> queries;
+};
+
+inline TextCorpus corpus_of(const std::vector<std::string>& docs) {
+  TextCorpus c;
+  for (const auto& d : docs) c.add(d);
+  return c;
+}
+
+// Corpora: random (several bins, size not a multiple of 256), one article, all articles equal,
+// long articles whose segments hold more than W words.
+inline std::vector<QueryCase> query_cases() {
+  std::vector<QueryCase> out;
+  TextCorpus syn = synthetic_corpus(120000, 5, SyntheticTextSpec{800, 1.0, 60});
+  auto drawn = draw_queries(syn, 30, 9, 7, 110);
+  std::vector<std::string> qs = drawn;
+  for (std::size_t j = 0; j < drawn.size(); ++j) qs.push_back(mutate_query(drawn[j], 6, j));
+  qs.push_back("");                                  // no 3-gram
+  qs.push_back("ab");                                // no 3-gram either
+  qs.push_back("qqqxxxzzz");                         // 3-grams absent from the index
+  qs.push_back(std::string(syn.doc(0).substr(0, 110)));  // an article start
+  out.push_back({"synthetic", syn, qs});
+
+  out.push_back({"one article", corpus_of({"the quick brown fox jumps over the lazy dog"}),
+                 {"quick brown", "lazy cat", "the", "dog", "zzzz"}});
+
+  std::vector<std::string> same(300, "all articles are equal here");
+  out.push_back({"all equal", corpus_of(same), {"articles are", "equal here", "nothing like it", "are equal"}});
+
+  std::vector<std::string> longdocs;
+  for (int d = 0; d < 40; ++d) {
+    std::string doc;
+    for (int w = 0; w < 400; ++w) doc += "w" + std::to_string((w * 7 + d * 13) % 97) + " ";
+    longdocs.push_back(doc);
+  }
+  out.push_back({"long articles", corpus_of(longdocs), {"w5 w12 w19", "w1 w8 w15 w22 w29", "w96 w6"}});
+  return out;
+}
+
+}  // namespace hdb::ngram::testing

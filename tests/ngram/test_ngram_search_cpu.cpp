@@ -1,0 +1,101 @@
+// Every host algorithm returns exactly the brute-force hits, at every error level, on every corpus.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "bench/ngram_bits.hpp"
+#include "bench/ngram_search.hpp"
+#include "ngram_backend.hpp"
+#include "ngram_test_data.hpp"
+#include "reference/ngram_reference.hpp"
+
+namespace hdb::ngram {
+namespace {
+
+TEST(NgramBits, BitSlicedCountersMatchPlainCounts) {
+  std::mt19937 rng(1);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::uint32_t planes[kPlanes] = {};
+    int counts[32] = {};
+    int adds = static_cast<int>(rng() % 255);
+    for (int a = 0; a < adds; ++a) {
+      std::uint32_t map = rng() & rng();
+      std::uint32_t lanes = window_lanes(map);
+      add_lanes(planes, lanes);
+      for (int s = 0; s < 32; ++s) counts[s] += ((map >> s) & 1u) || (s < 31 && ((map >> (s + 1)) & 1u));
+    }
+    for (int v : {-3, 0, 1, 2, adds / 2, adds, adds + 1, 255, 256}) {
+      std::uint32_t want = 0;
+      for (int s = 0; s < 32; ++s)
+        if (counts[s] >= v) want |= 1u << s;
+      ASSERT_EQ(lanes_at_least(planes, v), want) << "v=" << v;
+    }
+  }
+}
+
+class HostAlgorithms : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Options o;
+    o.threads = 2;
+    platform_.init(o);
+  }
+  cpu::CpuPlatform platform_;
+};
+
+TEST_F(HostAlgorithms, EqualBruteForceAtEveryErrorLevel) {
+  for (const auto& c : testing::query_cases()) {
+    for (int w : {1, 9}) {
+      NgramIndex ix = build_ngram_index(c.corpus, w, 2);
+      cpu::CpuNgram backend(platform_);
+      backend.load_index(ix);
+      for (int k : {0, 1, 3, 6, 12, 40}) {
+        std::vector<QueryPlan> plans;
+        for (const auto& q : c.queries) plans.push_back(plan_query(ix, q, k));
+        std::vector<std::vector<std::uint32_t>> ref;
+        for (const auto& p : plans) ref.push_back(reference_search(ix, p));
+        for (std::size_t q = 0; q < plans.size(); ++q) {
+          SCOPED_TRACE(c.name + " W=" + std::to_string(w) + " k=" + std::to_string(k) + " query '" + c.queries[q] + "'");
+          EXPECT_EQ(search_baseline(ix, plans[q]), ref[q]);
+          EXPECT_EQ(search_binned(ix, plans[q]), ref[q]);
+          EXPECT_EQ(cpu::search_parallel_bins(ix, plans[q], 2), ref[q]);
+        }
+        for (const char* v : {"binned", "parallel", "parallel-queries"}) {
+          NgramSearchOut out;
+          backend.search(v, plans, out);
+          EXPECT_EQ(out.hits, ref) << c.name << " " << v << " k=" << k;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(HostAlgorithms, HitSemanticsOnHandMadeText) {
+  // W = 1: one word per segment. "alpha beta" lies in segments 0-1 of article 0; article 1 holds
+  // the same words 3 segments apart, so only article 0 has all 3-grams within two adjacent segments.
+  TextCorpus c = testing::corpus_of({"alpha beta gamma", "alpha gamma delta beta"});
+  NgramIndex ix = build_ngram_index(c, 1, 1);
+  QueryPlan exact = plan_query(ix, "alpha beta", 0);
+  EXPECT_EQ(reference_search(ix, exact), (std::vector<std::uint32_t>{0}));
+  EXPECT_EQ(search_binned(ix, exact), (std::vector<std::uint32_t>{0}));
+  // Allowing as many errors as the query has 3-grams in one of the words finds both.
+  QueryPlan loose = plan_query(ix, "alpha beta", 5);
+  EXPECT_EQ(search_baseline(ix, loose), (std::vector<std::uint32_t>{0, 1}));
+  // No 3-gram: no hit at any error level.
+  EXPECT_TRUE(search_baseline(ix, plan_query(ix, "a", 12)).empty());
+  EXPECT_EQ(plan_query(ix, "", 3).n, 0);
+}
+
+TEST_F(HostAlgorithms, IndexBuildIsIndependentOfThreads) {
+  TextCorpus c = synthetic_corpus(60000, 2);
+  NgramIndex a = build_ngram_index(c, 9, 1), b = build_ngram_index(c, 9, 3);
+  EXPECT_EQ(a.post_article, b.post_article);
+  EXPECT_EQ(a.post_map, b.post_map);
+  EXPECT_EQ(a.dir_start, b.dir_start);
+  for (std::uint32_t t = 0; t < kTrigrams; ++t)
+    for (std::uint32_t p = a.list_offsets[t] + 1; p < a.list_offsets[t + 1]; ++p)
+      ASSERT_LT(a.post_article[p - 1], a.post_article[p]);
+}
+
+}  // namespace
+}  // namespace hdb::ngram
