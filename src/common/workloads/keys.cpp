@@ -35,18 +35,19 @@ std::uint64_t key_of_index(const KeySpec& s, std::uint64_t index) {
   return s.min + scrambled * stride;
 }
 
+// out[i] is value first + i of the stream, so any slice of a key column can be generated alone.
 template <class T>
-static void fill(T* out, std::uint64_t n, std::uint64_t seed, const KeySpec& s, int threads) {
+static void fill(T* out, std::uint64_t n, std::uint64_t seed, const KeySpec& s, int threads, std::uint64_t first = 0) {
   std::uint64_t d = distinct_of(s);
   if (s.dist == KeyDist::Zipf) {
     ZipfSampler z(d == 0 ? ~std::uint64_t{0} : d, s.zipf_s);
     parallel_for(n, threads, [&](std::uint64_t b, std::uint64_t e) {
-      for (std::uint64_t i = b; i < e; ++i) out[i] = static_cast<T>(key_of_index(s, z.sample(seed, i) - 1));
+      for (std::uint64_t i = b; i < e; ++i) out[i] = static_cast<T>(key_of_index(s, z.sample(seed, first + i) - 1));
     });
   } else {
     parallel_for(n, threads, [&](std::uint64_t b, std::uint64_t e) {
       for (std::uint64_t i = b; i < e; ++i) {
-        std::uint64_t bits = rand_at(seed, i);
+        std::uint64_t bits = rand_at(seed, first + i);
         std::uint64_t idx = d == 0 ? bits : bounded(bits, d);
         out[i] = static_cast<T>(key_of_index(s, idx));
       }
@@ -59,6 +60,10 @@ void fill_u32(std::uint32_t* out, std::uint64_t n, std::uint64_t seed, const Key
 }
 void fill_u64(std::uint64_t* out, std::uint64_t n, std::uint64_t seed, const KeySpec& s, int threads) {
   fill(out, n, seed, s, threads);
+}
+void fill_u32_at(std::uint32_t* out, std::uint64_t first, std::uint64_t n, std::uint64_t seed, const KeySpec& s,
+                 int threads) {
+  fill(out, n, seed, s, threads, first);
 }
 std::vector<std::uint32_t> generate_u32(std::uint64_t n, std::uint64_t seed, const KeySpec& s, int threads) {
   std::vector<std::uint32_t> v(n);

@@ -29,5 +29,9 @@ std::vector<std::uint64_t> generate_u64(std::uint64_t n, std::uint64_t seed, con
 // Fill an existing buffer (e.g. pinned host memory).
 void fill_u32(std::uint32_t* out, std::uint64_t n, std::uint64_t seed, const KeySpec& spec, int threads);
 void fill_u64(std::uint64_t* out, std::uint64_t n, std::uint64_t seed, const KeySpec& spec, int threads);
+// Values first .. first + n - 1 of the column fill_u32 would make: a slice generated on its own
+// (each MPI rank generates its share of one global column).
+void fill_u32_at(std::uint32_t* out, std::uint64_t first, std::uint64_t n, std::uint64_t seed, const KeySpec& spec,
+                 int threads);
 
 }  // namespace hdb

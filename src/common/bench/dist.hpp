@@ -1,0 +1,44 @@
+#pragma once
+// dist: true-parallel (TP) distributed operators over MPI ranks, each rank on its own device.
+//  dist_unique, dist_join  every rank generates its share of a global input, hash-partitions the
+//                          tuples by key, exchanges them with MPI_Alltoallv, sorts its part by key
+//                          (stable) and runs the local RA primitive on its device (bench/ra.hpp).
+//  table_merge             the delta merge of a whole table (bench/merge.hpp) with its columns
+//                          spread over the ranks: table merge time and update rate vs ranks.
+// Every pass reports each time as the maximum over ranks, so all ranks take the same passes.
+// Without mpirun (or without MPI support) the executables run as one rank.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/merge.hpp"
+#include "bench/ra.hpp"
+#include "harness/main.hpp"
+
+namespace hdb::dist {
+
+// What one executable drives; a null backend's tests are not offered.
+struct DistBackends {
+  ra::RaBackend* ra = nullptr;
+  MergeBackend* merge = nullptr;
+};
+
+struct DistOptions {
+  bool weak = false;          // --weak: the size is per rank (global input = size x ranks)
+  int values = 1;             // value attributes per tuple
+  std::vector<double> duplicates{0.5};
+  std::vector<double> match_rate{0.5};
+  std::vector<int> fanout{1};
+  std::vector<std::string> dists{"uniform"};
+  double zipf_s = 1.0;
+  double max_output_ratio = 16;
+  // table_merge
+  int columns = 8;
+  std::vector<ValueType> types{ValueType::U32};
+  std::vector<double> unique_pct{10};
+  std::vector<double> delta_pct{1};
+};
+
+int dist_main(int argc, char** argv, Platform& platform, const DistBackends& backends);
+
+}  // namespace hdb::dist

@@ -1,0 +1,160 @@
+// table_merge: the GPU delta-merge paper merges a table column after column, one column per core;
+// here column c belongs to rank c mod ranks, every rank merges its columns one after another
+// through the merge backend, and the table merge ends when the slowest rank is done.
+#include "bench/dist_merge.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <sstream>
+
+#include "bench/dist_collective.hpp"
+#include "harness/errors.hpp"
+
+namespace hdb::dist {
+
+namespace {
+
+const std::vector<std::string> kPhases{"upload", "merge", "download"};
+
+std::string pct_label(double p) {
+  std::ostringstream o;
+  o << p << "%";
+  return o.str();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+template <class T>
+struct Column {
+  int index = 0;
+  std::shared_ptr<MergeInput<T>> input;
+  std::shared_ptr<MergeWork<T>> work;
+  std::unique_ptr<MergeCase<T>> merge;
+};
+
+template <class T>
+struct TableCase {
+  std::vector<Column<T>> columns;  // this rank's
+  std::vector<Breakdown> trials;   // every pass, warm-up first
+
+  Breakdown local_pass() {
+    Breakdown b;
+    for (Column<T>& c : columns) {
+      Breakdown x = c.merge->pass();
+      b.h2d += x.h2d;
+      b.kernel += x.kernel;
+      b.d2h += x.d2h;
+      b.total += x.total > 0 ? x.total : x.kernel;
+    }
+    b.add_phase("upload", b.h2d);
+    b.add_phase("merge", b.kernel);
+    b.add_phase("download", b.d2h);
+    return b;
+  }
+};
+
+template <class T>
+void run_typed(Session& s, const Comm& comm, MergeBackend& backend, const DistOptions& o, ValueType type,
+               std::uint64_t size, double unique_pct, double delta_pct) {
+  const int nc = o.columns;
+  // Weak scaling keeps the columns per rank fixed: the table grows with the ranks.
+  const int table_columns = o.weak ? nc * comm.size() : nc;
+  const std::uint64_t main_rows = size / 8;
+  const auto delta_rows = static_cast<std::uint64_t>(std::llround(static_cast<double>(main_rows) * delta_pct / 100.0));
+  for (const MergeVariant& v : backend.variants(s.transfers())) {
+    if (v.step != MergeStep::Whole || !backend.supports(v, type)) continue;
+    Params p{{"type", to_string(type)}, {"unique", pct_label(unique_pct)}, {"delta", pct_label(delta_pct)},
+             {"columns", std::to_string(table_columns)}};
+    if (v.transfer != Transfer::None) p.emplace_back("transfer", to_string(v.transfer));
+    add_rank_params(p, comm, o.weak);
+    s.run({"table_merge", v.name, p, size}, [&, v] {
+      auto tc = std::make_shared<TableCase<T>>();
+      std::uint64_t in_bytes = 0, moved = 0, xfer = 0;
+      collectively(comm, [&] {
+        const std::uint64_t vb = type == ValueType::Str ? 24 : sizeof(T);
+        const std::uint64_t mine = static_cast<std::uint64_t>((table_columns - comm.rank() + comm.size() - 1) / comm.size());
+        const std::uint64_t need = mine * (main_rows * 4 + (main_rows + delta_rows) * (vb + 12) * 2);
+        if (need > s.platform().memory_bytes())
+          throw SkipCase("needs about " + std::to_string(need >> 20) + " MiB of memory on one rank");
+        const std::string salt = std::string("dist.table/") + to_string(type) + "/" + pct_label(unique_pct) + "/" +
+                                 pct_label(delta_pct);
+        for (int c = comm.rank(); c < table_columns; c += comm.size()) {
+          Column<T> col;
+          col.index = c;
+          col.input = std::make_shared<MergeInput<T>>(
+              generate_column<T>(column_spec(main_rows, delta_rows, unique_pct / 100.0),
+                                 s.seed(salt + "/" + std::to_string(c), size), effective_threads(s.options())));
+          col.work = std::make_shared<MergeWork<T>>(prepare_work(*col.input));
+          col.merge = backend.prepare(v, *col.work);
+          const MergeInput<T>& in = *col.input;
+          const std::uint64_t tuples = in.main_rows() + in.delta_rows();
+          const std::uint64_t column_in = in.main_codes.words.size() * 8 + total_bytes(in.main_dict) + total_bytes(in.delta);
+          in_bytes += column_in;
+          moved += column_in + total_bytes(col.work->dict) + BitPacked::words_for(tuples, col.work->width) * 8;
+          xfer += col.merge->transfer_bytes();
+          tc->columns.push_back(std::move(col));
+        }
+      });
+      Prepared pr;
+      pr.elements = static_cast<std::uint64_t>(table_columns) * (main_rows + delta_rows);
+      pr.input_bytes = comm.sum(in_bytes);
+      pr.min_bytes_moved = comm.max(moved);  // the busiest rank's columns, against one device's ceiling
+      pr.transfer_bytes = comm.max(xfer);
+      pr.transfer = v.transfer;
+      const std::vector<std::uint64_t> per_rank = comm.all_gather(tc->columns.size());
+      pr.extra = {{"ranks", comm.size()},         {"scaling", o.weak ? "weak" : "strong"},
+                  {"columns", table_columns},      {"columns_per_rank", per_rank},
+                  {"main_rows", main_rows},        {"delta_rows", delta_rows}};
+      const int warmup = s.options().warmup;
+      pr.pass = [tc, &comm] {
+        Breakdown b = collective_pass(comm, [tc] { return tc->local_pass(); }, kPhases);
+        tc->trials.push_back(b);
+        return b;
+      };
+      pr.verify = [tc, &comm, warmup, delta_rows, table_columns] {
+        std::string err;
+        for (const Column<T>& c : tc->columns) {
+          err = verify_merge_output(MergeStep::Whole, *c.work, c.merge->output());
+          if (!err.empty()) {
+            err = "column " + std::to_string(c.index) + ": " + err;
+            break;
+          }
+        }
+        Comm::Agreement a = comm.first_failure(!err.empty(), err);
+        Verification r = a.any() ? Verification::fail((comm.size() > 1 ? "rank " + std::to_string(a.rank) + ", " : "") + a.message)
+                                 : Verification::pass("every column decoded row by row and compared with the reference");
+        std::vector<double> table_s;
+        for (std::size_t i = static_cast<std::size_t>(std::max(warmup, 0)); i < tc->trials.size(); ++i)
+          table_s.push_back(tc->trials[i].total);
+        const double t = median(table_s);
+        // The paper's update rate: delta rows (one row updates every column) per second of table merge.
+        r.extra["table"] = {{"columns", table_columns},
+                            {"merge_s", t},
+                            {"update_rate_per_s", t > 0 ? static_cast<double>(delta_rows) / t : 0.0}};
+        return r;
+      };
+      return pr;
+    });
+  }
+}
+
+}  // namespace
+
+void run_table_merge(Session& s, const Comm& comm, MergeBackend& backend, const DistOptions& o) {
+  for (std::uint64_t size : s.sizes())
+    for (ValueType type : o.types)
+      for (double u : o.unique_pct)
+        for (double d : o.delta_pct) switch (type) {
+            case ValueType::U32: run_typed<std::uint32_t>(s, comm, backend, o, type, size, u, d); break;
+            case ValueType::U64: run_typed<std::uint64_t>(s, comm, backend, o, type, size, u, d); break;
+            case ValueType::U128: run_typed<U128>(s, comm, backend, o, type, size, u, d); break;
+            case ValueType::Str: run_typed<std::string_view>(s, comm, backend, o, type, size, u, d); break;
+          }
+}
+
+}  // namespace hdb::dist

@@ -1,0 +1,62 @@
+#pragma once
+// The communicator of the true-parallel (TP) benchmarks: the few collectives they need, over a
+// private duplicate of MPI_COMM_WORLD when the process runs under mpirun, and over one process
+// (size 1, no MPI calls at all) otherwise and in builds without MPI. Every call is collective:
+// all ranks must make the same calls in the same order.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hdb {
+
+class Comm {
+ public:
+  // MPI_COMM_WORLD's ranks when MPI has been initialised (EP/TP run under mpirun), else one process.
+  static Comm world();
+  // One process, no MPI (tests, runs without mpirun).
+  static Comm single();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  bool distributed() const { return impl_ != nullptr; }
+
+  void barrier() const;
+  // Element-wise maximum / sum over ranks, in place.
+  void max_inplace(std::vector<double>& v) const;
+  std::uint64_t max(std::uint64_t x) const;
+  std::uint64_t sum(std::uint64_t x) const;
+  // x of every rank, in rank order.
+  std::vector<std::uint64_t> all_gather(std::uint64_t x) const;
+  // Root's text on every rank.
+  std::string broadcast(const std::string& text, int root) const;
+
+  // The first rank (lowest) whose `failed` is true and its message, identical on every rank;
+  // rank == -1 when no rank failed. The agreement step behind collective skips and verdicts.
+  struct Agreement {
+    int rank = -1;
+    std::string message;
+    bool any() const { return rank >= 0; }
+  };
+  Agreement first_failure(bool failed, const std::string& message) const;
+
+  // Tuples of `width` 32-bit words. send holds send_counts[d] tuples for each destination d in
+  // rank order; receives recv_counts[s] tuples from each source s into recv, in rank order.
+  // Exchanges the counts themselves (MPI_Alltoall) and returns them.
+  std::vector<std::uint64_t> exchange_counts(const std::vector<std::uint64_t>& send_counts) const;
+  void alltoallv(const std::uint32_t* send, const std::vector<std::uint64_t>& send_counts, std::uint32_t* recv,
+                 const std::vector<std::uint64_t>& recv_counts, int width) const;
+  // Every rank's `rows` tuples of `width` words, concatenated in rank order on `root` (empty elsewhere).
+  std::vector<std::uint32_t> gather_tuples(const std::uint32_t* data, std::uint64_t rows, int width, int root) const;
+
+  // Largest count of tuples one call of alltoallv/gather_tuples can move per peer (MPI counts are int).
+  static constexpr std::uint64_t kMaxTuplesPerPeer = 0x7fffffffull;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;  // null: one process
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace hdb
