@@ -19,12 +19,15 @@ function(hdb_embed_cl out_var name)
     list(APPEND files "${abs}")
   endforeach()
   set(out "${CMAKE_BINARY_DIR}/embedded/cl_${name}.cpp")
+  # A list in a COMMAND argument would split into separate words; pass it with escaped semicolons.
+  string(REPLACE ";" "$<SEMICOLON>" files_arg "${files}")
   add_custom_command(
     OUTPUT "${out}"
-    COMMAND ${CMAKE_COMMAND} "-DOUT=${out}" "-DNAME=${name}" "-DFILES=${files}"
+    COMMAND ${CMAKE_COMMAND} "-DOUT=${out}" "-DNAME=${name}" "-DFILES=${files_arg}"
             -P "${CMAKE_SOURCE_DIR}/cmake/EmbedFiles.cmake"
     DEPENDS ${files} "${CMAKE_SOURCE_DIR}/cmake/EmbedFiles.cmake"
-    COMMENT "Embedding OpenCL kernels ${name}")
+    COMMENT "Embedding OpenCL kernels ${name}"
+    VERBATIM)
   set(${out_var} "${out}" PARENT_SCOPE)
 endfunction()
 
