@@ -1,0 +1,238 @@
+// Relational-algebra primitives after "OpenCL RA primitives for TPC-H" (Algorithms 1-7):
+// partition/compute kernels stage their results in local memory and write them in bulk to the
+// partition's slot of an intermediate buffer, scan.cl turns partition counts into offsets, and the
+// gather kernel (Algorithm 4) closes the gaps. Tuples are `w` consecutive uints: key, values.
+// Built with -DWG=<work-group size>; MAXW is the widest tuple (key + 7 values).
+#define MAXW 8
+
+#define MODE_SELECT 0u
+#define MODE_UNIQUE 1u
+#define MODE_INTERSECTION 2u
+#define MODE_DIFFERENCE 3u
+#define MODE_UNION_KEEP 4u
+
+int compare_tuple(__global const uint* a, const uint* t, uint words) {
+  for (uint k = 0; k < words; ++k)
+    if (a[k] != t[k]) return a[k] < t[k] ? -1 : 1;
+  return 0;
+}
+
+// First row in [lo, hi) of r not less than t (over the first `words` words).
+uint lower_bound_rows(__global const uint* r, uint lo, uint hi, uint w, const uint* t, uint words) {
+  while (lo < hi) {
+    uint mid = lo + (hi - lo) / 2;
+    if (compare_tuple(r + (ulong)mid * w, t, words) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// First row in [lo, hi) of r greater than t.
+uint upper_bound_rows(__global const uint* r, uint lo, uint hi, uint w, const uint* t, uint words) {
+  while (lo < hi) {
+    uint mid = lo + (hi - lo) / 2;
+    if (compare_tuple(r + (ulong)mid * w, t, words) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// Partition + compute (Algorithms 2 and 7): one work-item per tuple decides whether the tuple is
+// kept, the work-group scans the flags in local memory, stages kept tuples in local memory and
+// copies them in bulk to its partition slot part[group * WG * out_w ...]; counts[group] = kept.
+//   select        attr in [lo, hi]
+//   unique        first of a run of equal keys (the neighbour is read from global memory, so runs
+//                 across partition edges need no separate fix-up kernel)
+//   intersection  / difference: multiset semantics on whole tuples, in = a, other = b: the tuple's
+//                 rank among its equals in a is compared with its count in b
+//   union_keep    in = b, other = a: b's copies beyond a's count (b minus a, merged with a later)
+// emit_index: write the row index (one uint) instead of the tuple (reduce-by-key heads).
+__kernel void compact_partition(uint mode, __global const uint* in, uint n, uint w, __global const uint* other, uint m,
+                                uint attr, uint lo, uint hi, uint emit_index, __global uint* part,
+                                __global uint* counts) {
+  __local uint scan_tmp[2 * WG];
+  __local uint stage[WG * MAXW];
+  const uint gid = get_global_id(0), lid = get_local_id(0);
+  uint t[MAXW];
+  uint flag = 0;
+  if (gid < n) {
+    for (uint k = 0; k < w; ++k) t[k] = in[(ulong)gid * w + k];
+    if (mode == MODE_SELECT) {
+      flag = t[attr] >= lo && t[attr] <= hi;
+    } else if (mode == MODE_UNIQUE) {
+      flag = gid == 0 || in[(ulong)(gid - 1) * w] != t[0];
+    } else {
+      uint rank = gid - lower_bound_rows(in, 0, gid, w, t, w);
+      uint first = lower_bound_rows(other, 0, m, w, t, w);
+      uint count = upper_bound_rows(other, first, m, w, t, w) - first;
+      flag = mode == MODE_INTERSECTION ? rank < count : rank >= count;
+    }
+  }
+  uint total;
+  const uint idx = wg_exclusive_scan(flag, scan_tmp, &total);
+  const uint ow = emit_index ? 1u : w;
+  if (flag) {
+    if (emit_index) stage[idx] = gid;
+    else
+      for (uint k = 0; k < w; ++k) stage[idx * w + k] = t[k];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  __global uint* slot = part + (ulong)get_group_id(0) * WG * ow;
+  for (uint k = lid; k < total * ow; k += WG) slot[k] = stage[k];
+  if (lid == 0) counts[get_group_id(0)] = total;
+}
+
+// Gather (Algorithm 4): partition p's tuples move from its slot to offsets[p] in the output.
+__kernel void gather(__global const uint* part, __global const uint* counts, __global const uint* offsets, uint w,
+                     __global uint* out) {
+  const uint p = get_group_id(0), lid = get_local_id(0);
+  const uint words = counts[p] * w;
+  __global const uint* src = part + (ulong)p * WG * w;
+  __global uint* dst = out + (ulong)offsets[p] * w;
+  for (uint k = lid; k < words; k += WG) dst[k] = src[k];
+}
+
+// Project (Algorithm 1): one work-item per tuple; columns packed 4 bits each, first = new key.
+__kernel void project(__global const uint* in, uint n, uint w, uint ncols, uint packed_cols, __global uint* out) {
+  const uint gid = get_global_id(0);
+  if (gid >= n) return;
+  for (uint c = 0; c < ncols; ++c) out[(ulong)gid * ncols + c] = in[(ulong)gid * w + ((packed_cols >> (4 * c)) & 15u)];
+}
+
+// Join partition kernel: left is cut into partitions of WG tuples; every left tuple finds its
+// matching right range by binary search, and the work-group's prefix sum of the match counts gives
+// each tuple its place in the partition's output: counts are exact, so the output is sized by this
+// counting pass and the compute kernel writes straight to the final positions.
+__kernel void join_partition(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr,
+                             __global uint* first_match, __global uint* local_offset, __global uint* counts) {
+  __local uint scan_tmp[2 * WG];
+  const uint gid = get_global_id(0);
+  uint cnt = 0, first = 0;
+  if (gid < nl) {
+    uint key[1];
+    key[0] = l[(ulong)gid * wl];
+    first = lower_bound_rows(r, 0, nr, wr, key, 1);
+    cnt = upper_bound_rows(r, first, nr, wr, key, 1) - first;
+  }
+  uint total;
+  const uint ex = wg_exclusive_scan(cnt, scan_tmp, &total);
+  if (gid < nl) {
+    first_match[gid] = first;
+    local_offset[gid] = ex;
+  }
+  if (get_local_id(0) == 0) counts[get_group_id(0)] = total;
+}
+
+// Join compute kernel (Algorithms 5/6): writes (key, left values, right values) for every match.
+__kernel void join_compute(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr,
+                           __global const uint* first_match, __global const uint* local_offset,
+                           __global const uint* offsets, __global uint* out) {
+  const uint gid = get_global_id(0);
+  if (gid >= nl) return;
+  const uint key = l[(ulong)gid * wl];
+  const uint ow = wl + wr - 1;
+  ulong o = (ulong)offsets[get_group_id(0)] + local_offset[gid];
+  for (uint j = first_match[gid]; j < nr && r[(ulong)j * wr] == key; ++j, ++o) {
+    __global uint* dst = out + o * ow;
+    for (uint k = 0; k < wl; ++k) dst[k] = l[(ulong)gid * wl + k];
+    for (uint k = 1; k < wr; ++k) dst[wl + k - 1] = r[(ulong)j * wr + k];
+  }
+}
+
+// Union's merge: a and b' (b's copies beyond a's counts, compacted) are both sorted; a[i] goes
+// after the b' tuples smaller than it, b'[j] after the a tuples not greater than it.
+__kernel void merge_scatter(__global const uint* a, uint n, __global const uint* b, uint m, uint w, __global uint* out) {
+  const uint gid = get_global_id(0);
+  if (gid >= n + m) return;
+  uint t[MAXW];
+  ulong pos;
+  if (gid < n) {
+    for (uint k = 0; k < w; ++k) t[k] = a[(ulong)gid * w + k];
+    pos = (ulong)gid + lower_bound_rows(b, 0, m, w, t, w);
+  } else {
+    const uint j = gid - n;
+    for (uint k = 0; k < w; ++k) t[k] = b[(ulong)j * w + k];
+    pos = (ulong)j + upper_bound_rows(a, 0, n, w, t, w);
+  }
+  for (uint k = 0; k < w; ++k) out[pos * w + k] = t[k];
+}
+
+// Reduce: each work-group folds a grid-strided share of the tuples per value attribute in local
+// memory; partials[group * values + v]. op: 0 sum, 1 min, 2 max.
+ulong fold(uint op, ulong a, ulong b) { return op == 0 ? a + b : op == 1 ? min(a, b) : max(a, b); }
+
+__kernel void reduce_partial(__global const uint* in, uint n, uint w, uint op, __global ulong* partials) {
+  __local ulong tmp[WG];
+  const uint lid = get_local_id(0);
+  const ulong identity = op == 1 ? 0xffffffffUL : 0UL;
+  for (uint v = 1; v < w; ++v) {
+    ulong acc = identity;
+    for (uint i = get_global_id(0); i < n; i += get_global_size(0)) acc = fold(op, acc, in[(ulong)i * w + v]);
+    tmp[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = WG / 2; s > 0; s >>= 1) {
+      if (lid < s) tmp[lid] = fold(op, tmp[lid], tmp[lid + s]);
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) partials[get_group_id(0) * (w - 1) + v - 1] = tmp[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+// One work-group folds the partials of every value attribute: result[v].
+__kernel void reduce_final(__global const ulong* partials, uint groups, uint values, uint op, __global ulong* result) {
+  __local ulong tmp[WG];
+  const uint lid = get_local_id(0);
+  const ulong identity = op == 1 ? 0xffffffffUL : 0UL;
+  for (uint v = 0; v < values; ++v) {
+    ulong acc = identity;
+    for (uint g = lid; g < groups; g += WG) acc = fold(op, acc, partials[g * values + v]);
+    tmp[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = WG / 2; s > 0; s >>= 1) {
+      if (lid < s) tmp[lid] = fold(op, tmp[lid], tmp[lid + s]);
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) result[v] = tmp[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+// Reduce-by-key compute: run r spans heads[r] .. heads[r + 1] (or n); sums wrap modulo 2^32.
+__kernel void reduce_runs(__global const uint* in, uint n, uint w, uint op, __global const uint* heads, uint runs,
+                          __global uint* out) {
+  const uint r = get_global_id(0);
+  if (r >= runs) return;
+  const uint begin = heads[r], end = r + 1 < runs ? heads[r + 1] : n;
+  uint acc[MAXW];
+  for (uint k = 0; k < w; ++k) acc[k] = in[(ulong)begin * w + k];
+  for (uint i = begin + 1; i < end; ++i)
+    for (uint k = 1; k < w; ++k) {
+      uint x = in[(ulong)i * w + k];
+      acc[k] = op == 0 ? acc[k] + x : op == 1 ? min(acc[k], x) : max(acc[k], x);
+    }
+  for (uint k = 0; k < w; ++k) out[(ulong)r * w + k] = acc[k];
+}
+
+// Product: output row gid = i * nb + j is a[i] followed by b[j].
+__kernel void product(__global const uint* a, uint wa, __global const uint* b, uint nb, uint wb, ulong rows,
+                      __global uint* out) {
+  const ulong gid = get_global_id(0);
+  if (gid >= rows) return;
+  const ulong i = gid / nb, j = gid % nb;
+  __global uint* dst = out + gid * (wa + wb);
+  for (uint k = 0; k < wa; ++k) dst[k] = a[i * wa + k];
+  for (uint k = 0; k < wb; ++k) dst[wa + k] = b[j * wb + k];
+}
+
+// Add / subtract / multiply: key of a, values combined word by word. op: 0 add, 1 sub, 2 mul.
+__kernel void arith(__global const uint* a, __global const uint* b, uint n, uint w, uint op, __global uint* out) {
+  const uint gid = get_global_id(0);
+  if (gid >= n) return;
+  const ulong base = (ulong)gid * w;
+  out[base] = a[base];
+  for (uint k = 1; k < w; ++k) {
+    uint x = a[base + k], y = b[base + k];
+    out[base + k] = op == 0 ? x + y : op == 1 ? x - y : x * y;
+  }
+}

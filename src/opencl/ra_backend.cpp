@@ -1,0 +1,490 @@
+#include "ra_backend.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "harness/errors.hpp"
+#include "reference/ra.hpp"
+
+namespace hdb::opencl::kernels {
+extern const char ra[];
+}
+
+namespace hdb::ra::opencl {
+namespace {
+
+using hdb::opencl::checked;
+using hdb::opencl::event_seconds;
+using hdb::opencl::event_span;
+using hdb::opencl::HostStaging;
+using hdb::opencl::OpenClPlatform;
+
+class ClRelation : public DeviceRelation {
+ public:
+  ClRelation(cl::Buffer b, std::uint64_t words) : buf(std::move(b)), words_(words) {}
+  std::uint64_t capacity_words() const override { return words_; }
+  void shape(std::uint64_t rows, int values) {
+    rows_ = rows;
+    values_ = values;
+  }
+  cl::Buffer buf;
+
+ private:
+  std::uint64_t words_;
+};
+
+// Pinned host memory: a mapped CL_MEM_ALLOC_HOST_PTR buffer (the runtime's HostStaging).
+class PinnedMemory : public HostMemory {
+ public:
+  PinnedMemory(OpenClPlatform& p, std::uint64_t words) : staging_(p, words * 4, Transfer::Pinned) {
+    words_ = static_cast<std::uint32_t*>(staging_.data());
+    capacity_ = words;
+  }
+  ~PinnedMemory() override { words_ = nullptr; }  // the staging buffer owns the memory
+  Transfer kind() const override { return Transfer::Pinned; }
+
+ private:
+  HostStaging staging_;
+};
+
+const ClRelation& as_cl(const DeviceRelation& r) {
+  auto* c = dynamic_cast<const ClRelation*>(&r);
+  if (!c) throw std::invalid_argument("relation handle was not made by the opencl backend");
+  return *c;
+}
+
+// Row counts are 32-bit on the device (indices, counts and offsets are uint).
+std::uint32_t rows32(std::uint64_t rows) {
+  if (rows > std::numeric_limits<std::uint32_t>::max() - 1)
+    throw SkipCase("relations of 2^32 tuples or more are beyond the opencl backend's 32-bit row indices");
+  return static_cast<std::uint32_t>(rows);
+}
+
+ClRelation& ensure(OpenClPlatform& p, DeviceRel& out, std::uint64_t rows, int values) {
+  auto* c = dynamic_cast<ClRelation*>(out.get());
+  const std::uint64_t words = rows * static_cast<std::uint64_t>(1 + values);
+  if (!c || c->capacity_words() < words || out.use_count() > 1) {
+    if (words * 4 > p.max_alloc_bytes())
+      throw SkipCase("a buffer of " + std::to_string(words * 4 >> 20) + " MiB exceeds the device's largest allocation");
+    auto fresh = checked("allocating a relation", [&] {
+      return std::make_shared<ClRelation>(hdb::opencl::device_buffer(p.context_ref(), words * 4), words);
+    });
+    c = fresh.get();
+    out = fresh;
+  }
+  c->shape(rows, values);
+  return *c;
+}
+
+std::uint32_t u32(std::int64_t x) { return static_cast<std::uint32_t>(x); }
+
+}  // namespace
+
+std::vector<std::string> ClRa::variants(Op) const { return {"paper"}; }
+
+void ClRa::check_variant(const std::string& variant) const {
+  if (variant != "paper") throw std::invalid_argument("opencl backend has no variant '" + variant + "'");
+}
+
+std::size_t ClRa::work_group() {
+  if (!wg_) {
+    // The paper's constant 256, or the largest power of two the device allows below it.
+    wg_ = 256;
+    while (wg_ > p_.max_work_group_size()) wg_ /= 2;
+  }
+  return wg_;
+}
+
+cl::Kernel& ClRa::kernel(const std::string& name) {
+  auto it = kernels_.find(name);
+  if (it != kernels_.end()) return it->second;
+  if (!program_) program_ = &p_.program("ra", hdb::opencl::kernels::ra, "-DWG=" + std::to_string(work_group()));
+  return kernels_.emplace(name, checked("creating kernel " + name, [&] { return cl::Kernel(*program_, name.c_str()); }))
+      .first->second;
+}
+
+cl::Buffer& ClRa::scratch(const std::string& name, std::uint64_t bytes) {
+  auto& slot = scratch_[name];
+  if (slot.second < bytes || slot.second == 0) {
+    if (bytes > p_.max_alloc_bytes())
+      throw SkipCase("scratch buffer of " + std::to_string(bytes >> 20) + " MiB exceeds the device's largest allocation");
+    slot.first = checked("allocating scratch " + name, [&] { return hdb::opencl::device_buffer(p_.context_ref(), bytes); });
+    slot.second = std::max<std::uint64_t>(bytes, 1);
+  }
+  return slot.first;
+}
+
+void ClRa::launch(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items) {
+  if (items == 0) return;
+  const std::uint64_t wg = work_group();
+  const std::uint64_t global = (items + wg - 1) / wg * wg;
+  cl::Event e;
+  checked("running " + phase, [&] {
+    return p_.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(global), cl::NDRange(wg), nullptr, &e);
+  });
+  tr.events.emplace_back(phase, e);
+}
+
+Breakdown ClRa::finish(Trace& tr) {
+  checked("finishing an operator", [&] { return p_.queue().finish(); });
+  Breakdown b;
+  if (tr.events.empty()) return b;
+  b.kernel = b.total = event_span(tr.events.front().second, tr.events.back().second);
+  for (auto& [phase, e] : tr.events) b.add_phase(phase, event_seconds(e));
+  return b;
+}
+
+std::uint32_t ClRa::scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, int level) {
+  if (n == 0) return 0;
+  const std::uint32_t wg = static_cast<std::uint32_t>(work_group());
+  const std::uint32_t blocks = (n + wg - 1) / wg;
+  cl::Buffer& sums = scratch("scan.sums." + std::to_string(level), std::uint64_t{blocks} * 4);
+  cl::Kernel& k = kernel("scan_blocks");
+  checked("scan arguments", [&] {
+    k.setArg(0, in);
+    k.setArg(1, n);
+    k.setArg(2, out);
+    return k.setArg(3, sums);
+  });
+  launch(tr, "scan", k, n);
+  std::uint32_t total = 0;
+  if (blocks == 1) {
+    cl::Event e;
+    checked("reading the total", [&] { return p_.queue().enqueueReadBuffer(sums, CL_TRUE, 0, 4, &total, nullptr, &e); });
+    tr.events.emplace_back("scan", e);
+    return total;
+  }
+  cl::Buffer& offs = scratch("scan.offsets." + std::to_string(level), std::uint64_t{blocks} * 4);
+  total = scan(tr, sums, offs, blocks, level + 1);
+  cl::Kernel& add = kernel("scan_add");
+  checked("scan_add arguments", [&] {
+    add.setArg(0, out);
+    add.setArg(1, n);
+    return add.setArg(2, offs);
+  });
+  launch(tr, "scan", add, n);
+  return total;
+}
+
+std::uint32_t ClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation& in_, const DeviceRelation* other,
+                            const Predicate& pred, bool emit_index) {
+  const ClRelation& in = as_cl(in_);
+  const std::uint32_t n = rows32(in.rows());
+  if (n == 0) return 0;
+  const std::uint64_t wg = work_group();
+  const std::uint64_t groups = (n + wg - 1) / wg;
+  const std::uint64_t ow = emit_index ? 1 : static_cast<std::uint64_t>(in.width());
+  cl::Buffer& part = scratch("part", groups * wg * ow * 4);
+  cl::Buffer& counts = scratch("counts", groups * 4);
+  cl::Buffer& offsets = scratch("offsets", groups * 4);
+  cl::Kernel& k = kernel("compact_partition");
+  const ClRelation& o = other ? as_cl(*other) : in;
+  checked("compact_partition arguments", [&] {
+    k.setArg(0, mode);
+    k.setArg(1, in.buf);
+    k.setArg(2, n);
+    k.setArg(3, u32(in.width()));
+    k.setArg(4, o.buf);
+    k.setArg(5, rows32(other ? other->rows() : 0));
+    k.setArg(6, u32(pred.attribute));
+    k.setArg(7, pred.lo);
+    k.setArg(8, pred.hi);
+    k.setArg(9, u32(emit_index ? 1 : 0));
+    k.setArg(10, part);
+    return k.setArg(11, counts);
+  });
+  launch(tr, "partition", k, n);
+  return scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
+}
+
+void ClRa::gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t w, const cl::Buffer& out) {
+  const std::uint64_t wg = work_group();
+  const std::uint64_t groups = (rows_in + wg - 1) / wg;
+  cl::Kernel& k = kernel("gather");
+  checked("gather arguments", [&] {
+    k.setArg(0, scratch("part", 0));
+    k.setArg(1, scratch("counts", 0));
+    k.setArg(2, scratch("offsets", 0));
+    k.setArg(3, w);
+    return k.setArg(4, out);
+  });
+  launch(tr, "gather", k, groups * wg);
+}
+
+Relation ClRa::host_relation(std::uint64_t rows, int values, Transfer kind) {
+  if (kind != Transfer::Pinned) return Relation(rows, values);
+  const std::uint64_t words = rows * static_cast<std::uint64_t>(1 + values);
+  return Relation(std::make_shared<PinnedMemory>(p_, words), rows, values);
+}
+
+Breakdown ClRa::upload(const Relation& host, DeviceRel& out) {
+  ClRelation& d = ensure(p_, out, host.rows(), host.values());
+  Breakdown b;
+  if (!host.words()) return b;
+  HostTimer t;
+  cl::Event e;
+  checked("uploading a relation",
+          [&] { return p_.queue().enqueueWriteBuffer(d.buf, CL_TRUE, 0, host.bytes(), host.data(), nullptr, &e); });
+  b.h2d = event_seconds(e);
+  b.total = t.seconds();
+  return b;
+}
+
+Breakdown ClRa::download(const DeviceRelation& dev, Relation& host) {
+  const ClRelation& d = as_cl(dev);
+  if (host.values() != d.values() || host.capacity_rows() < d.rows()) host = Relation(d.rows(), d.values());
+  host.set_rows(d.rows());
+  Breakdown b;
+  if (!d.rows()) return b;
+  HostTimer t;
+  cl::Event e;
+  checked("downloading a relation",
+          [&] { return p_.queue().enqueueReadBuffer(d.buf, CL_TRUE, 0, d.bytes(), host.data(), nullptr, &e); });
+  b.d2h = event_seconds(e);
+  b.total = t.seconds();
+  return b;
+}
+
+Breakdown ClRa::project(const DeviceRelation& in_, const std::vector<int>& columns, const std::string& variant,
+                        DeviceRel& out_handle) {
+  check_variant(variant);
+  ref::check_project(in_.values(), columns);
+  const ClRelation& in = as_cl(in_);
+  const std::uint32_t n = rows32(in.rows());
+  ClRelation& out = ensure(p_, out_handle, n, static_cast<int>(columns.size()) - 1);
+  std::uint32_t packed = 0;
+  for (std::size_t c = 0; c < columns.size(); ++c) packed |= static_cast<std::uint32_t>(columns[c]) << (4 * c);
+  Trace tr;
+  cl::Kernel& k = kernel("project");
+  checked("project arguments", [&] {
+    k.setArg(0, in.buf);
+    k.setArg(1, n);
+    k.setArg(2, u32(in.width()));
+    k.setArg(3, u32(static_cast<std::int64_t>(columns.size())));
+    k.setArg(4, packed);
+    return k.setArg(5, out.buf);
+  });
+  launch(tr, "compute", k, n);
+  return finish(tr);
+}
+
+Breakdown ClRa::select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out_handle) {
+  check_variant(variant);
+  ref::check_predicate(in.values(), pred);
+  Trace tr;
+  std::uint32_t total = compact(tr, 0, in, nullptr, pred, false);
+  ClRelation& out = ensure(p_, out_handle, total, in.values());
+  if (total) gather_into(tr, in.rows(), u32(in.width()), out.buf);
+  return finish(tr);
+}
+
+Breakdown ClRa::unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out_handle) {
+  check_variant(variant);
+  Trace tr;
+  std::uint32_t total = compact(tr, 1, in, nullptr, Predicate{}, false);
+  ClRelation& out = ensure(p_, out_handle, total, in.values());
+  if (total) gather_into(tr, in.rows(), u32(in.width()), out.buf);
+  return finish(tr);
+}
+
+Timed<Aggregate> ClRa::reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {
+  check_variant(variant);
+  const ClRelation& in = as_cl(in_);
+  const std::uint32_t n = rows32(in.rows());
+  const std::uint32_t values = u32(in.values());
+  Aggregate agg;
+  agg.values = in.values();
+  const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
+  for (int v = 0; v < in.values(); ++v) agg.value[static_cast<std::size_t>(v)] = identity;
+  if (n == 0 || values == 0) return {agg, Breakdown{}};
+  const std::uint64_t wg = work_group();
+  // Enough groups to fill the device, few enough that one group folds the partials quickly.
+  const std::uint64_t groups = std::min<std::uint64_t>((n + wg - 1) / wg, 1024);
+  cl::Buffer& partials = scratch("reduce.partials", groups * values * 8);
+  cl::Buffer& result = scratch("reduce.result", values * 8);
+  const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
+  Trace tr;
+  cl::Kernel& k = kernel("reduce_partial");
+  checked("reduce arguments", [&] {
+    k.setArg(0, in.buf);
+    k.setArg(1, n);
+    k.setArg(2, u32(in.width()));
+    k.setArg(3, opc);
+    return k.setArg(4, partials);
+  });
+  launch(tr, "partition", k, groups * wg);
+  cl::Kernel& f = kernel("reduce_final");
+  checked("reduce_final arguments", [&] {
+    f.setArg(0, partials);
+    f.setArg(1, static_cast<std::uint32_t>(groups));
+    f.setArg(2, values);
+    f.setArg(3, opc);
+    return f.setArg(4, result);
+  });
+  launch(tr, "compute", f, wg);
+  cl::Event e;
+  checked("reading the aggregate", [&] {
+    return p_.queue().enqueueReadBuffer(result, CL_TRUE, 0, values * 8, agg.value.data(), nullptr, &e);
+  });
+  tr.events.emplace_back("compute", e);
+  return {agg, finish(tr)};
+}
+
+Breakdown ClRa::reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out_handle) {
+  check_variant(variant);
+  const ClRelation& in = as_cl(in_);
+  Trace tr;
+  // Heads of key runs, as row indices, by the unique pipeline; then one work-item per run.
+  const std::uint32_t runs = compact(tr, 1, in, nullptr, Predicate{}, true);
+  ClRelation& out = ensure(p_, out_handle, runs, in.values());
+  if (runs) {
+    cl::Buffer& heads = scratch("rbk.heads", std::uint64_t{runs} * 4);
+    gather_into(tr, in.rows(), 1, heads);
+    cl::Kernel& k = kernel("reduce_runs");
+    checked("reduce_runs arguments", [&] {
+      k.setArg(0, in.buf);
+      k.setArg(1, rows32(in.rows()));
+      k.setArg(2, u32(in.width()));
+      k.setArg(3, u32(op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2));
+      k.setArg(4, heads);
+      k.setArg(5, runs);
+      return k.setArg(6, out.buf);
+    });
+    launch(tr, "compute", k, runs);
+  }
+  return finish(tr);
+}
+
+Breakdown ClRa::join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out_handle) {
+  check_variant(variant);
+  ref::check_concat(l_.values(), r_.values(), "join");
+  const ClRelation& l = as_cl(l_);
+  const ClRelation& r = as_cl(r_);
+  const std::uint32_t nl = rows32(l.rows()), nr = rows32(r.rows());
+  const int out_values = l.values() + r.values();
+  Trace tr;
+  if (nl == 0 || nr == 0) {
+    ensure(p_, out_handle, 0, out_values);
+    return finish(tr);
+  }
+  const std::uint64_t wg = work_group();
+  const std::uint64_t groups = (nl + wg - 1) / wg;
+  cl::Buffer& first = scratch("join.first", std::uint64_t{nl} * 4);
+  cl::Buffer& local_off = scratch("join.local", std::uint64_t{nl} * 4);
+  cl::Buffer& counts = scratch("counts", groups * 4);
+  cl::Buffer& offsets = scratch("offsets", groups * 4);
+  cl::Kernel& k = kernel("join_partition");
+  checked("join_partition arguments", [&] {
+    k.setArg(0, l.buf);
+    k.setArg(1, nl);
+    k.setArg(2, u32(l.width()));
+    k.setArg(3, r.buf);
+    k.setArg(4, nr);
+    k.setArg(5, u32(r.width()));
+    k.setArg(6, first);
+    k.setArg(7, local_off);
+    return k.setArg(8, counts);
+  });
+  launch(tr, "partition", k, nl);
+  const std::uint32_t total = scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
+  ClRelation& out = ensure(p_, out_handle, total, out_values);
+  if (total) {
+    cl::Kernel& c = kernel("join_compute");
+    checked("join_compute arguments", [&] {
+      c.setArg(0, l.buf);
+      c.setArg(1, nl);
+      c.setArg(2, u32(l.width()));
+      c.setArg(3, r.buf);
+      c.setArg(4, nr);
+      c.setArg(5, u32(r.width()));
+      c.setArg(6, first);
+      c.setArg(7, local_off);
+      c.setArg(8, offsets);
+      return c.setArg(9, out.buf);
+    });
+    launch(tr, "compute", c, nl);
+  }
+  return finish(tr);
+}
+
+Breakdown ClRa::set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
+                       DeviceRel& out_handle) {
+  check_variant(variant);
+  ref::check_same_width(a_.values(), b_.values(), "set operation");
+  const ClRelation& a = as_cl(a_);
+  const ClRelation& b = as_cl(b_);
+  const std::uint32_t w = u32(a.width());
+  Trace tr;
+  if (op != SetOp::Union) {
+    std::uint32_t total = compact(tr, op == SetOp::Intersection ? 2 : 3, a, &b, Predicate{}, false);
+    ClRelation& out = ensure(p_, out_handle, total, a.values());
+    if (total) gather_into(tr, a.rows(), w, out.buf);
+    return finish(tr);
+  }
+  // Union = a merged with b' (b's copies beyond a's counts): compact b', then scatter both.
+  const std::uint32_t kept = compact(tr, 4, b, &a, Predicate{}, false);
+  cl::Buffer& bprime = scratch("union.b", std::uint64_t{kept} * w * 4);
+  if (kept) gather_into(tr, b.rows(), w, bprime);
+  const std::uint32_t n = rows32(a.rows());
+  const std::uint32_t total = rows32(std::uint64_t{n} + kept);
+  ClRelation& out = ensure(p_, out_handle, total, a.values());
+  cl::Kernel& k = kernel("merge_scatter");
+  checked("merge_scatter arguments", [&] {
+    k.setArg(0, a.buf);
+    k.setArg(1, n);
+    k.setArg(2, bprime);
+    k.setArg(3, kept);
+    k.setArg(4, w);
+    return k.setArg(5, out.buf);
+  });
+  launch(tr, "merge", k, total);
+  return finish(tr);
+}
+
+Breakdown ClRa::product(const DeviceRelation& a_, const DeviceRelation& b_, const std::string& variant,
+                        DeviceRel& out_handle) {
+  check_variant(variant);
+  ref::check_concat(a_.values(), b_.width(), "product");
+  const ClRelation& a = as_cl(a_);
+  const ClRelation& b = as_cl(b_);
+  const std::uint64_t rows = a.rows() * b.rows();
+  ClRelation& out = ensure(p_, out_handle, rows, a.values() + b.width());
+  Trace tr;
+  cl::Kernel& k = kernel("product");
+  checked("product arguments", [&] {
+    k.setArg(0, a.buf);
+    k.setArg(1, u32(a.width()));
+    k.setArg(2, b.buf);
+    k.setArg(3, rows32(b.rows()));
+    k.setArg(4, u32(b.width()));
+    k.setArg(5, static_cast<cl_ulong>(rows));
+    return k.setArg(6, out.buf);
+  });
+  launch(tr, "compute", k, rows);
+  return finish(tr);
+}
+
+Breakdown ClRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& variant,
+                      DeviceRel& out_handle) {
+  check_variant(variant);
+  ref::check_same_shape(a_.rows(), a_.values(), b_.rows(), b_.values(), "arithmetic");
+  const ClRelation& a = as_cl(a_);
+  const ClRelation& b = as_cl(b_);
+  const std::uint32_t n = rows32(a.rows());
+  ClRelation& out = ensure(p_, out_handle, n, a.values());
+  Trace tr;
+  cl::Kernel& k = kernel("arith");
+  checked("arith arguments", [&] {
+    k.setArg(0, a.buf);
+    k.setArg(1, b.buf);
+    k.setArg(2, n);
+    k.setArg(3, u32(a.width()));
+    k.setArg(4, u32(op == ArithOp::Add ? 0 : op == ArithOp::Subtract ? 1 : 2));
+    return k.setArg(5, out.buf);
+  });
+  launch(tr, "compute", k, n);
+  return finish(tr);
+}
+
+}  // namespace hdb::ra::opencl

@@ -1,0 +1,65 @@
+#pragma once
+// OpenCL relational-algebra backend: the paper's partition / compute / gather kernels with
+// work-group prefix sums in local memory (kernels/ra.cl, kernels/scan.cl). Sub-kernel times from
+// profiling events are the phases (partition, scan, gather, compute, merge).
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/ra.hpp"
+#include "runtime/cl_platform.hpp"
+
+namespace hdb::ra::opencl {
+
+class ClRa : public RaBackend {
+ public:
+  explicit ClRa(hdb::opencl::OpenClPlatform& platform) : p_(platform) {}
+
+  std::vector<std::string> variants(Op op) const override;
+  Relation host_relation(std::uint64_t rows, int values, Transfer kind) override;
+  Breakdown upload(const Relation& host, DeviceRel& out) override;
+  Breakdown download(const DeviceRelation& dev, Relation& host) override;
+  Breakdown project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant,
+                    DeviceRel& out) override;
+  Breakdown select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) override;
+  Breakdown unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
+  Timed<Aggregate> reduce(const DeviceRelation& in, ReduceOp op, const std::string& variant) override;
+  Breakdown reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant, DeviceRel& out) override;
+  Breakdown join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant,
+                 DeviceRel& out) override;
+  Breakdown set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant,
+                   DeviceRel& out) override;
+  Breakdown product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) override;
+  Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
+                  DeviceRel& out) override;
+
+  // Work-group size the kernels are built for (the paper's 256 where the device allows it).
+  std::size_t work_group() ;
+
+  // The kernel events of one operator, each tagged with its phase.
+  struct Trace {
+    std::vector<std::pair<std::string, cl::Event>> events;
+  };
+
+ private:
+  cl::Kernel& kernel(const std::string& name);
+  cl::Buffer& scratch(const std::string& name, std::uint64_t bytes);
+  void launch(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items);
+  // Exclusive scan of n uints; returns the total (read back: the counting pass that sizes outputs).
+  std::uint32_t scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, int level = 0);
+  // Partition + scan of the compaction pipeline; returns the kept count. Then gather_into().
+  std::uint32_t compact(Trace& tr, std::uint32_t mode, const DeviceRelation& in, const DeviceRelation* other,
+                        const Predicate& pred, bool emit_index);
+  void gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t out_words_per_row, const cl::Buffer& out);
+  Breakdown finish(Trace& tr);
+  void check_variant(const std::string& variant) const;
+
+  hdb::opencl::OpenClPlatform& p_;
+  std::size_t wg_ = 0;
+  cl::Program* program_ = nullptr;
+  std::map<std::string, cl::Kernel> kernels_;
+  std::map<std::string, std::pair<cl::Buffer, std::uint64_t>> scratch_;
+};
+
+}  // namespace hdb::ra::opencl
