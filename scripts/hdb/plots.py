@@ -4,7 +4,7 @@ What the benchmark-specific figures read from the results is listed in docs/driv
 import math
 import os
 import re
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 
 from . import results
 from .util import size_text
@@ -22,6 +22,7 @@ except ImportError as e:  # reports are still written, without figures
 
 BASELINE_VARIANTS = ("serial", "baseline")  # the papers' single-core CPU baselines
 NO_BREAKDOWN = ("bus",)  # bus tests are the transfers themselves
+MAX_SERIES = 8  # more lines or bars than this per panel cannot be told apart
 
 
 def available():
@@ -37,6 +38,36 @@ class Figure:
 
 def _ok(rows):
     return [r for r in rows if r["status"] == "ok" and r["rank"] == 0 and r["kernel_median_s"]]
+
+
+def _slice(trs, keep=()):
+    """Rows of one panel with readable labels. Parameters with one value are named once in the
+    panel's note instead of in every label; while there are more than MAX_SERIES series, the
+    parameter with the most values is fixed at its most frequent value (the benchmark's first on a
+    tie) and named in the note too. `keep` parameters are an axis of the figure: never fixed, and
+    left out of labels. Returns (rows, note); summary.csv and the tables keep every series."""
+    keys = list(OrderedDict.fromkeys(k for r in trs for k in r["params"] if k not in keep))
+    values = {k: list(OrderedDict.fromkeys(r["params"].get(k) for r in trs)) for k in keys}
+    fixed = OrderedDict((k, values[k][0]) for k in keys if len(values[k]) == 1)
+
+    def count(rs):
+        return len({(r["backend"], r["variant"], r["transfer"]) + tuple(r["params"].get(k) for k in keys
+                                                                        if k not in fixed) for r in rs})
+    for k in sorted((k for k in keys if k not in fixed), key=lambda k: -len(values[k])):
+        if count(trs) <= MAX_SERIES:
+            break
+        freq = Counter(r["params"].get(k) for r in trs)
+        fixed[k] = max(values[k], key=lambda v: freq[v])
+        trs = [r for r in trs if r["params"].get(k) == fixed[k]]
+    out = []
+    for r in trs:
+        shown = {k: v for k, v in r["params"].items() if k not in fixed and k not in keep}
+        out.append(dict(r, params_text=results.params_text(shown)))
+    return out, ", ".join(f"{k}={v}" for k, v in fixed.items())
+
+
+def _title(ax, test, note):
+    ax.set_title(test + (f"\n({note})" if note else ""), fontsize=8.5)
 
 
 def _group(rows, key):
@@ -85,7 +116,8 @@ def _log_y(ax):
     ax.set_yscale("log")
     fmt = FuncFormatter(lambda v, _: f"{v:g}")
     ax.yaxis.set_major_formatter(fmt)
-    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(f"{v:g}")[0] in "25" else ""))
+    # Minor ticks at 2x and 5x of each decade get labels too: a range within one decade has no major tick.
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
 
 
 def _legend(ax, n):
@@ -105,6 +137,7 @@ def throughput(rows, bench, out_dir, machine):
     fig, axes = _grid(len(tests))
     for ax, (test, trs) in zip(axes, tests.items()):
         n = 0
+        trs, note = _slice(trs)
         for label, srs in _group(trs, results.series_label).items():
             xs = [r["size_bytes"] for r in srs]
             line, = ax.plot(xs, [r["kernel_gbps"] for r in srs], marker="o", ms=3, label=label)
@@ -116,7 +149,7 @@ def throughput(rows, bench, out_dir, machine):
         _size_axis(ax, [r["size_bytes"] for r in trs])
         _log_y(ax)
         ax.set_ylabel("throughput (GB/s of input)")
-        ax.set_title(test, fontsize=9)
+        _title(ax, test, note)
         ax.grid(True, which="both", alpha=0.3)
         _legend(ax, n)
     figure = Figure(f"throughput-{bench}", f"{bench}: throughput vs size", "Median kernel-only throughput (solid) "
@@ -132,13 +165,14 @@ def pct_of_peak(rows, bench, out_dir, machine):
     tests = _group(rows, lambda r: r["test"])
     fig, axes = _grid(len(tests))
     for ax, (test, trs) in zip(axes, tests.items()):
+        trs, note = _slice(trs)
         groups = _group(trs, results.series_label)
         for label, srs in groups.items():
             ax.plot([r["size_bytes"] for r in srs], [r["pct_of_peak"] for r in srs], marker="o", ms=3, label=label)
         ax.axhline(100, color="k", lw=0.8, ls=":")
         _size_axis(ax, [r["size_bytes"] for r in trs])
         ax.set_ylabel("% of measured copy bandwidth")
-        ax.set_title(test, fontsize=9)
+        _title(ax, test, note)
         ax.grid(True, alpha=0.3)
         _legend(ax, len(groups))
     figure = Figure(f"peak-{bench}", f"{bench}: % of peak", "Declared minimum bytes moved (inputs read once, "
@@ -170,6 +204,7 @@ def breakdown(rows, bench, out_dir, machine):
     fig, axes = _grid(len(tests))
     parts = [("h2d", "#d62728"), ("kernel", "#1f77b4"), ("d2h", "#ff7f0e"), ("other host time", "#bbbbbb")]
     for ax, (test, trs) in zip(axes, tests.items()):
+        trs, note = _slice(trs)
         size = _common_size(trs)
         bars = [srs[0] for srs in _group([r for r in trs if r["size_bytes"] == size], results.series_label).values()]
         labels = [f"{results.series_label(r)} @{size_text(r['size_bytes'])}" for r in bars]
@@ -186,7 +221,7 @@ def breakdown(rows, bench, out_dir, machine):
         ax.set_yticklabels(labels, fontsize=6.5)
         ax.invert_yaxis()
         ax.set_xlabel("median time per pass (ms)")
-        ax.set_title(test, fontsize=9)
+        _title(ax, test, note)
         ax.grid(True, axis="x", alpha=0.3)
         ax.legend(fontsize=6.5, loc="lower right")
     figure = Figure(f"breakdown-{bench}", f"{bench}: transfer vs kernel time", "Stacked median h2d / kernel / "
@@ -208,9 +243,11 @@ def _baselines(rows):
 def _speedups(rows, gpu_only=False):
     """test -> [(label, size, kernel speed-up, with-transfer speed-up)] at each series' largest size
     that has a baseline."""
-    base = _baselines(rows)
     out = OrderedDict()
     for test, trs in _group(rows, lambda r: r["test"]).items():
+        trs, _ = _slice(trs)
+        base = _baselines(trs)
+        name = test
         for label, srs in _group(trs, results.series_label).items():
             s0 = srs[0]
             if s0["backend"] == "cpu" and s0["variant"] in BASELINE_VARIANTS:
@@ -222,13 +259,13 @@ def _speedups(rows, gpu_only=False):
             if not matched:
                 continue
             r, b = max(matched, key=lambda m: m[0]["size_bytes"])
-            out.setdefault(test, []).append((label, r["size_bytes"], b["kernel_median_s"] / r["kernel_median_s"],
+            out.setdefault(name, []).append((label, r["size_bytes"], b["kernel_median_s"] / r["kernel_median_s"],
                                              b["total_median_s"] / r["total_median_s"] if r["total_median_s"] else
                                              None, f"{b['backend']}/{b['variant']}"))
     return out
 
 
-def _grouped_bars(ax, groups, value_index, hatch_second=None):
+def _grouped_bars(ax, groups, value_index):
     """groups: name -> [(label, ..values)]; one cluster of bars per group, one colour per label."""
     labels = []
     for items in groups.values():
@@ -244,10 +281,10 @@ def _grouped_bars(ax, groups, value_index, hatch_second=None):
                 if it[0] == label and it[value_index] is not None:
                     xs.append(i + (j - (len(labels) - 1) / 2) * width)
                     ys.append(it[value_index])
-        ax.bar(xs, ys, width=width, color=cmap(j % 20), label=label,
-               hatch=hatch_second if hatch_second else None, edgecolor="white" if not hatch_second else "k")
+        ax.bar(xs, ys, width=width, color=cmap(j % 20), label=label, edgecolor="white")
     ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(list(groups), fontsize=8, rotation=20)
+    ax.set_xticklabels(list(groups), fontsize=7 if len(groups) > 6 else 8, rotation=30 if len(groups) > 4 else 0,
+                       ha="right" if len(groups) > 4 else "center")
     return labels
 
 
@@ -259,8 +296,8 @@ def speedup(rows, bench, out_dir, machine):
     if not sp:
         return None
     base_names = sorted({it[4] for items in sp.values() for it in items})
-    fig, axes = plt.subplots(1, 2, figsize=(max(8, 1.4 * len(sp) + 6), 4.8), squeeze=False)
-    for ax, idx, what in ((axes[0][0], 2, "kernel only"), (axes[0][1], 3, "with transfers")):
+    fig, axes = plt.subplots(2, 1, figsize=(min(max(8, 0.9 * len(sp) + 4), 16), 8.5), squeeze=False)
+    for ax, idx, what in ((axes[0][0], 2, "kernel only"), (axes[1][0], 3, "with transfers")):
         labels = _grouped_bars(ax, sp, idx)
         ax.axhline(1, color="k", lw=0.8)
         _log_y(ax)
@@ -302,13 +339,14 @@ def merge_cycles(rows, bench, out_dir, machine, hz):
     if bench != "merge" or not rows:
         return None
     ukey = _param_key(rows, "unique")
+    rows, note = _slice(rows, keep=(ukey,) if ukey else ())
     by_u = _group(rows, lambda r: r["params"].get(ukey, "all") if ukey else "all")
     fig, axes = plt.subplots(1, len(by_u), figsize=(6 * len(by_u), 4.8), squeeze=False)
     drawn = False
     for ax, (u, urs) in zip(axes[0], sorted(by_u.items(), key=lambda kv: _num(kv[0]) or 0)):
         groups = OrderedDict()
         for test, trs in _group(urs, lambda r: r["test"]).items():
-            for label, srs in _group(trs, lambda r: f"{r['backend']}/{r['variant']}").items():
+            for label, srs in _group(trs, results.series_label).items():
                 r = _largest(srs)
                 cpt = _extra(r, r"^cycles_per_tuple$")
                 if cpt is None and hz and r["elements"]:
@@ -322,7 +360,7 @@ def merge_cycles(rows, bench, out_dir, machine, hz):
         labels = _grouped_bars(ax, groups, 1)
         _log_y(ax)
         ax.set_ylabel("CPU cycles per tuple (TSC)")
-        ax.set_title(f"{ukey} = {u}" if ukey else "all results", fontsize=9)
+        _title(ax, f"{ukey} = {u}" if ukey else "all results", note)
         ax.grid(True, axis="y", which="both", alpha=0.3)
         _legend(ax, len(labels))
     if not drawn:
@@ -358,26 +396,27 @@ def ngram_errors(rows, bench, out_dir, machine):
     rows = _ok(rows)
     if bench != "ngram" or not rows:
         return None
-    ekey = _param_key(rows, "err")
+    ekey = _param_key(rows, "err") or _param_key(rows, "^k$")
     if not ekey:
         return None
+    rows, note = _slice(rows, keep=(ekey,))
     base = {}
     for r in rows:
         if r["backend"] == "cpu" and r["variant"] in BASELINE_VARIANTS:
-            base.setdefault((r["test"], r["params"].get(ekey), r["size_bytes"]), r)
+            base.setdefault((r["test"], r["params"].get(ekey), r["params_text"], r["size_bytes"]), r)
     speed, share = defaultdict(list), defaultdict(list)
     for r in rows:
         e = _num(r["params"].get(ekey))
         if e is None:
             continue
-        label = f"{r['backend']}/{r['variant']}" + (f" ({r['test']})" if len({x['test'] for x in rows}) > 1 else "")
+        label = results.series_label(r) + (f" ({r['test']})" if len({x['test'] for x in rows}) > 1 else "")
         sh = _extra(r, "accelerat")
         if sh is not None:
             share[label].append((e, sh * 100 if sh <= 1 else sh, r["size_bytes"]))
         if r["backend"] == "cpu" and r["variant"] in BASELINE_VARIANTS:
             continue
         s = _extra(r, "^speedup")
-        b = base.get((r["test"], r["params"].get(ekey), r["size_bytes"]))
+        b = base.get((r["test"], r["params"].get(ekey), r["params_text"], r["size_bytes"]))
         if s is None and b:
             s = b["kernel_median_s"] / r["kernel_median_s"]
         if s is not None:
@@ -395,7 +434,7 @@ def ngram_errors(rows, bench, out_dir, machine):
         if logy:
             _log_y(ax)
             ax.axhline(1, color="k", lw=0.8)
-        ax.set_xlabel(f"error level ({ekey})")
+        ax.set_xlabel(f"error level ({ekey})" + (f"; {note}" if note else ""))
         from matplotlib.ticker import MaxNLocator
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(ylabel)
@@ -413,6 +452,7 @@ def tpch_kernels(rows, bench, out_dir, machine):
         return None
     groups_k, groups_t = OrderedDict(), OrderedDict()
     for test, trs in _group(rows, lambda r: r["test"]).items():
+        trs, _ = _slice(trs)
         size = _common_size(trs)
         for label, srs in _group([r for r in trs if r["size_bytes"] == size], results.series_label).items():
             r = srs[0]

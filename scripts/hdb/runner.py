@@ -17,6 +17,7 @@ from .util import UsageError, duration_text, write_json
 EXIT_SKIP = 77
 EXIT_USAGE = 2
 POLL_S = 0.25
+PROGRESS_EVERY_S = 5.0  # at most one progress line per executable this often
 KILL_GRACE_S = 3.0
 FINISHED = ("ok", "failed", "skipped")
 
@@ -272,7 +273,7 @@ class Runner:
         self.save()
         progress.say(index, e, f"{e['executable']}: started (limit {duration_text(e['timeout_s'])})")
         t0 = time.monotonic()
-        seen, timed_out = 0, False
+        seen, timed_out, said = 0, False, t0
         with open(log_path, "w") as log:
             log.write("$ " + e["command"] + "\n")
             log.flush()
@@ -286,10 +287,11 @@ class Runner:
                     except subprocess.TimeoutExpired:
                         pass
                     elapsed = time.monotonic() - t0
-                    n, last = self.cases_so_far(e)
-                    if n > seen:
-                        seen = n
-                        progress.say(index, e, f"{e['executable']}: {n} cases done (last {last})", elapsed)
+                    if time.monotonic() - said >= PROGRESS_EVERY_S:
+                        n, last = self.cases_so_far(e)
+                        if n > seen:
+                            seen, said = n, time.monotonic()
+                            progress.say(index, e, f"{e['executable']}: {n} cases done (last {last})", elapsed)
                     if elapsed > e["timeout_s"]:
                         timed_out = True
                         stop_group(proc)
