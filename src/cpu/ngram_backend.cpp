@@ -40,7 +40,7 @@ std::vector<std::uint32_t> search_parallel_bins(const NgramIndex& ix, const Quer
 }
 
 std::vector<NgramVariant> CpuNgram::variants() const {
-  return {{"binned", false, false}, {"parallel", false, false}, {"parallel-queries", true, false}};
+  return {{"binned", false, false}, {"parallel", false, false}, {"parallel", true, false}};
 }
 
 nlohmann::json CpuNgram::load_index(const NgramIndex& index) {
@@ -48,15 +48,15 @@ nlohmann::json CpuNgram::load_index(const NgramIndex& index) {
   return {{"host_index_bytes", index.bytes()}};
 }
 
-Breakdown CpuNgram::search(const std::string& variant, const std::vector<QueryPlan>& plans, NgramSearchOut& out) {
+Breakdown CpuNgram::search(const NgramVariant& variant, const std::vector<QueryPlan>& plans, NgramSearchOut& out) {
   if (!index_) throw DeviceError("ngram: search before load_index");
   const NgramIndex& ix = *index_;
-  if (variant == "binned")
+  if (variant.name == "binned")
     return time_each_query(plans.size(), out, [&](std::size_t q) { out.hits[q] = ngram::search_binned(ix, plans[q]); });
-  if (variant == "parallel")
+  if (variant.name == "parallel" && !variant.batch)
     return time_each_query(plans.size(), out,
                            [&](std::size_t q) { out.hits[q] = search_parallel_bins(ix, plans[q], platform_.threads()); });
-  if (variant == "parallel-queries") {
+  if (variant.name == "parallel" && variant.batch) {
     out.hits.assign(plans.size(), {});
     out.seconds.clear();
     HostTimer t;
@@ -71,7 +71,7 @@ Breakdown CpuNgram::search(const std::string& variant, const std::vector<QueryPl
 #endif
     return Breakdown::compute_only(t.seconds());
   }
-  throw DeviceError("ngram: unknown cpu variant '" + variant + "'");
+  throw DeviceError("ngram: unknown cpu variant '" + variant.name + "'");
 }
 
 }  // namespace hdb::cpu

@@ -12,7 +12,7 @@ class CpuNgram : public NgramBackend {
   explicit CpuNgram(const CpuPlatform& platform) : platform_(platform) {}
   std::vector<NgramVariant> variants() const override;
   nlohmann::json load_index(const ngram::NgramIndex& index) override;
-  Breakdown search(const std::string& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out) override;
+  Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out) override;
 
  private:
   const ngram::NgramIndex* index_ = nullptr;

@@ -60,10 +60,10 @@ TEST_F(HostAlgorithms, EqualBruteForceAtEveryErrorLevel) {
           EXPECT_EQ(search_binned(ix, plans[q]), ref[q]);
           EXPECT_EQ(cpu::search_parallel_bins(ix, plans[q], 2), ref[q]);
         }
-        for (const char* v : {"binned", "parallel", "parallel-queries"}) {
+        for (const NgramVariant& v : backend.variants()) {
           NgramSearchOut out;
           backend.search(v, plans, out);
-          EXPECT_EQ(out.hits, ref) << c.name << " " << v << " k=" << k;
+          EXPECT_EQ(out.hits, ref) << c.name << " " << v.name << (v.batch ? " (batch)" : "") << " k=" << k;
         }
       }
     }

@@ -243,15 +243,13 @@ class NgramRun {
     }
     auto passes = std::make_shared<std::vector<std::vector<double>>>();
     auto out = std::make_shared<NgramSearchOut>();
-    std::string name = v.name;
-    bool batch = v.batch;
     Prepared p;
-    p.pass = [this, &st, &ps, name, passes, out, batch] {
-      Breakdown b = run_variant(st, name, ps, *out);
-      if (!batch) passes->push_back(out->seconds);
+    p.pass = [this, &st, &ps, v, passes, out] {
+      Breakdown b = run_variant(st, v, ps, *out);
+      if (!v.batch) passes->push_back(out->seconds);
       return b;
     };
-    p.verify = [this, &st, &ps, k, name, passes, out, batch] { return verify(st, k, name, batch, ps, *passes, *out); };
+    p.verify = [this, &st, &ps, k, v, passes, out] { return verify(st, k, v.name, v.batch, ps, *passes, *out); };
     p.elements = ps.size();
     std::uint64_t bytes = 0;
     double mean_n = 0;
@@ -274,10 +272,10 @@ class NgramRun {
     return p;
   }
 
-  Breakdown run_variant(SizeState& st, const std::string& name, const std::vector<QueryPlan>& ps, NgramSearchOut& out) {
-    if (name == "baseline")
+  Breakdown run_variant(SizeState& st, const NgramVariant& v, const std::vector<QueryPlan>& ps, NgramSearchOut& out) {
+    if (v.name == "baseline")
       return time_each_query(ps.size(), out, [&](std::size_t q) { out.hits[q] = ngram::search_baseline(st.index, ps[q]); });
-    return b_.search(name, ps, out);
+    return b_.search(v, ps, out);
   }
 
   const std::vector<double>& baseline_seconds(SizeState& st, int k) {
@@ -285,7 +283,7 @@ class NgramRun {
     if (it != st.baseline_seconds.end()) return it->second;
     // The baseline case was filtered out: time it once here so speed-ups can still be reported.
     NgramSearchOut o;
-    run_variant(st, "baseline", plans(st, k), o);
+    run_variant(st, NgramVariant{"baseline", false, false}, plans(st, k), o);
     return st.baseline_seconds[k] = o.seconds;
   }
 

@@ -34,7 +34,7 @@ class NgramBackend {
   // figures for the results (device bytes, upload seconds). Throws SkipCase when it does not fit.
   virtual nlohmann::json load_index(const ngram::NgramIndex& index) = 0;
   // Runs every plan once; out.hits and (unless batch) out.seconds are sized to plans.size().
-  virtual Breakdown search(const std::string& variant, const std::vector<ngram::QueryPlan>& plans,
+  virtual Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans,
                            NgramSearchOut& out) = 0;
 };
 

@@ -156,4 +156,22 @@ std::vector<std::uint32_t> search_binned(const NgramIndex& ix, const QueryPlan& 
   return hits;
 }
 
+PackedQueries pack_queries(const std::vector<QueryPlan>& plans) {
+  PackedQueries pq;
+  for (const QueryPlan& p : plans) {
+    pq.lists.insert(pq.lists.end(), p.lists.begin(), p.lists.end());
+    pq.off.push_back(static_cast<std::uint32_t>(pq.lists.size()));
+    pq.m.push_back(p.m);
+  }
+  return pq;
+}
+
+std::vector<std::uint32_t> bitmap_hits(const std::uint32_t* words, std::size_t count) {
+  std::vector<std::uint32_t> hits;
+  for (std::size_t w = 0; w < count; ++w)
+    for (std::uint32_t bits = words[w]; bits; bits &= bits - 1)
+      hits.push_back(static_cast<std::uint32_t>(w * 32 + static_cast<std::size_t>(__builtin_ctz(bits))));
+  return hits;
+}
+
 }  // namespace hdb::ngram

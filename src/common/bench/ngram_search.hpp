@@ -41,4 +41,15 @@ std::vector<std::uint32_t> search_binned(const NgramIndex& index, const QueryPla
 void search_binned_range(const NgramIndex& index, const QueryPlan& plan, const std::vector<std::uint32_t>& bins,
                          std::size_t lo, std::size_t hi, std::vector<std::uint32_t>& hits);
 
+// Queries packed for a device: query q's lists are lists[off[q], off[q + 1]), its m is m[q].
+struct PackedQueries {
+  std::vector<std::uint32_t> lists, off{0};
+  std::vector<std::int32_t> m;
+};
+PackedQueries pack_queries(const std::vector<QueryPlan>& plans);
+
+// Device algorithms return one bit per article (word w, bit i: article 32 w + i); the ids of the
+// set bits, ascending.
+std::vector<std::uint32_t> bitmap_hits(const std::uint32_t* words, std::size_t count);
+
 }  // namespace hdb::ngram
