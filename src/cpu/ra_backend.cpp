@@ -252,7 +252,7 @@ Breakdown CpuRa::upload(const Relation& host, DeviceRel& out) {
 Breakdown CpuRa::download(const DeviceRelation& dev, Relation& host) {
   HostTimer t;
   const CpuRelation& d = as_cpu(dev);
-  if (host.values() != d.values()) host = Relation(d.rows(), d.values());
+  if (host.values() != d.values() || host.capacity_rows() < d.rows()) host = Relation(d.rows(), d.values());
   host.set_rows(d.rows());
   if (d.rows()) std::memcpy(host.data(), d.data(), d.bytes());
   Breakdown b;

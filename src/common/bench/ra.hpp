@@ -100,8 +100,9 @@ class RaBackend {
 
   // Host -> device. The copy time is h2d (device events where the backend has them).
   virtual Breakdown upload(const Relation& host, DeviceRel& out) = 0;
-  // Device -> host into `host`, whose capacity must hold dev.rows() tuples (allocate with
-  // host_relation() before timing); sets host's rows. The copy time is d2h.
+  // Device -> host into `host` (allocate it with host_relation() before timing, large enough for
+  // dev.rows() tuples; a host relation of another width or too small is replaced by new pageable
+  // memory, untimed callers only); sets host's rows. The copy time is d2h.
   virtual Breakdown download(const DeviceRelation& dev, Relation& host) = 0;
 
   // Operators: device-resident in and out; the Breakdown's kernel time covers all kernels and

@@ -1,0 +1,135 @@
+#include "ra_conformance.hpp"
+
+#include <functional>
+
+#include "reference/ra.hpp"
+#include "workloads/random.hpp"
+
+namespace hdb::ra::test {
+namespace {
+
+Relation sorted_spec(std::uint64_t rows, int values, std::uint64_t distinct, std::uint64_t min, std::uint64_t max,
+                     std::uint64_t seed, std::uint32_t value_mask = 0xffffffffu) {
+  RelationSpec s;
+  s.rows = rows;
+  s.values = values;
+  s.keys.distinct = distinct;
+  s.keys.min = min;
+  s.keys.max = max;
+  s.sorted = true;
+  s.value_mask = value_mask;
+  return make_relation(s, seed, 2);
+}
+
+DeviceRel up(RaBackend& b, const Relation& r) {
+  DeviceRel d;
+  b.upload(r, d);
+  return d;
+}
+
+Relation down(RaBackend& b, const DeviceRel& d) {
+  Relation r(d->rows(), d->values());
+  b.download(*d, r);
+  return r;
+}
+
+void expect_same(const Relation& got, const Relation& want, const std::string& what, bool multiset = false) {
+  Relation g = got;
+  if (multiset) {
+    g = got.clone();
+    sort_tuples(g);
+  }
+  Relation w = want;
+  if (multiset) {
+    w = want.clone();
+    sort_tuples(w);
+  }
+  std::string diff = first_difference(g, w);
+  EXPECT_TRUE(diff.empty()) << what << ": " << diff;
+}
+
+}  // namespace
+
+std::vector<Input> edge_inputs(int values) {
+  std::vector<Input> in;
+  for (std::uint64_t n : {0ull, 1ull, 2ull, 255ull, 256ull, 257ull, 1000ull, 4099ull}) {
+    std::string sz = std::to_string(n);
+    in.push_back({"uniform" + sz, sorted_spec(n, values, 0, 0, 0xffffffffu, 11 + n)});
+    in.push_back({"dups" + sz, sorted_spec(n, values, std::max<std::uint64_t>(1, n / 4), 0, 1000, 23 + n, 3u)});
+    in.push_back({"equal" + sz, sorted_spec(n, values, 1, 7, 7, 37 + n, 1u)});
+    in.push_back({"maxkeys" + sz, sorted_spec(n, values, 2, 0xfffffffeu, 0xffffffffu, 41 + n, 3u)});
+  }
+  return in;
+}
+
+void check_backend(RaBackend& b, const std::string& variant) {
+  for (int values = 1; values <= 3; values += 2) {
+    std::vector<Input> inputs = edge_inputs(values);
+    for (const Input& a : inputs) {
+      SCOPED_TRACE(a.name + " values=" + std::to_string(values));
+      DeviceRel da = up(b, a.rel), out;
+
+      for (const std::vector<int>& cols : {std::vector<int>{0}, std::vector<int>{values, 0}}) {
+        b.project(*da, cols, variant, out);
+        expect_same(down(b, out), ref::project(a.rel, cols), "project");
+      }
+      for (const Predicate& p : {Predicate{0, 1, 0}, Predicate{0, 0, 0xffffffffu}, Predicate{0, 0, 0x7fffffffu},
+                                 Predicate{0, 0xffffffffu, 0xffffffffu}, Predicate{1, 0, 0x7fffffffu}}) {
+        b.select(*da, p, variant, out);
+        expect_same(down(b, out), ref::select(a.rel, p),
+                    "select attr " + std::to_string(p.attribute) + " in [" + std::to_string(p.lo) + "," +
+                        std::to_string(p.hi) + "]");
+      }
+      b.unique(*da, variant, out);
+      expect_same(down(b, out), ref::unique(a.rel), "unique");
+      for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Min, ReduceOp::Max}) {
+        Aggregate got = b.reduce(*da, op, variant).value;
+        EXPECT_TRUE(got == ref::reduce(a.rel, op)) << "reduce " << to_string(op);
+        b.reduce_by_key(*da, op, variant, out);
+        expect_same(down(b, out), ref::reduce_by_key(a.rel, op), std::string("reduce_by_key ") + to_string(op));
+      }
+      for (ArithOp op : {ArithOp::Add, ArithOp::Subtract, ArithOp::Multiply}) {
+        Relation a2 = a.rel.clone();
+        for (std::uint64_t i = 0; i < a2.rows(); ++i)
+          for (int v = 1; v < a2.width(); ++v) a2.tuple(i)[v] = static_cast<std::uint32_t>(rand_at(5, i * 8 + static_cast<std::uint64_t>(v)));
+        DeviceRel db = up(b, a2);
+        b.arith(*da, *db, op, variant, out);
+        expect_same(down(b, out), ref::arith(a.rel, a2, op), std::string("arith ") + to_string(op));
+      }
+      // Binary operators against a few partners: itself (many-to-many when keys repeat), and
+      // inputs with disjoint or overlapping keys.
+      for (const Input& other : inputs) {
+        if (other.rel.rows() > 300 && (other.name != a.name || a.rel.rows() > 1000)) continue;
+        SCOPED_TRACE("with " + other.name);
+        DeviceRel db = up(b, other.rel);
+        b.join(*da, *db, variant, out);
+        expect_same(down(b, out), ref::join(a.rel, other.rel), "join", true);
+        for (SetOp op : {SetOp::Union, SetOp::Intersection, SetOp::Difference}) {
+          b.set_op(*da, *db, op, variant, out);
+          expect_same(down(b, out), ref::set_op(a.rel, other.rel, op), std::string("set ") + to_string(op));
+        }
+        if (other.rel.rows() <= 3) {
+          b.product(*da, *db, variant, out);
+          expect_same(down(b, out), ref::product(a.rel, other.rel), "product");
+        }
+      }
+    }
+  }
+}
+
+void check_output_reuse(RaBackend& b, const std::string& variant) {
+  Relation big = sorted_spec(3000, 2, 500, 0, 100000, 3);
+  Relation small = sorted_spec(10, 2, 5, 0, 100000, 4);
+  DeviceRel dbig = up(b, big), dsmall = up(b, small), out;
+  for (int round = 0; round < 2; ++round) {
+    b.select(*dbig, Predicate{0, 0, 60000}, variant, out);
+    expect_same(down(b, out), ref::select(big, Predicate{0, 0, 60000}), "select big");
+    b.select(*dsmall, Predicate{0, 0, 60000}, variant, out);
+    expect_same(down(b, out), ref::select(small, Predicate{0, 0, 60000}), "select small");
+    // The same handle now holds a wider relation.
+    b.join(*dbig, *dbig, variant, out);
+    expect_same(down(b, out), ref::join(big, big), "join big", true);
+  }
+}
+
+}  // namespace hdb::ra::test

@@ -1,0 +1,30 @@
+#pragma once
+// Backend conformance: every primitive of a RaBackend variant against the serial reference, on
+// random inputs and the edge cases (empty, one tuple, all keys equal, keys at the 32-bit maximum,
+// nothing / everything selected, sizes around the work-group size, joins with no match and
+// many-to-many matches). Shared by the cpu and opencl test executables.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "bench/ra.hpp"
+
+namespace hdb::ra::test {
+
+// Named input relations covering the edge cases, sorted by whole tuple (as join, unique and set
+// operations require); `values` value attributes each.
+struct Input {
+  std::string name;
+  Relation rel;
+};
+std::vector<Input> edge_inputs(int values);
+
+// Runs every operator of `variant` on every input (and pairs of inputs) and compares with the
+// reference; reports each difference as a gtest failure naming the operator and the inputs.
+void check_backend(RaBackend& backend, const std::string& variant);
+
+// Output handles are reused across calls with larger and smaller results (the warm-up contract).
+void check_output_reuse(RaBackend& backend, const std::string& variant);
+
+}  // namespace hdb::ra::test
