@@ -1,22 +1,48 @@
 # dist: true-parallel (TP) operators over MPI ranks (src/common/bench/dist*). The local primitives
-# come from the ra and merge backend libraries (hdb_ra_<backend>, hdb_merge_<backend>). Their cmake
-# files are read after this one (cmake/bench/*.cmake in name order), so the CPU executable links
-# them by name (resolved at generate time) and the device executables are made at the end of the
-# top-level directory, once it is known which backend libraries exist.
-hdb_add_benchmark(dist
-  COMMON src/common/bench/dist.cpp src/common/bench/dist_collective.cpp src/common/bench/dist_merge.cpp
-         src/common/bench/dist_partition.cpp src/common/bench/dist_ra.cpp src/common/harness/comm.cpp
-  CPU    src/cpu/dist_main.cpp)
-target_link_libraries(hdb_bench_dist PUBLIC hdb_bench_ra hdb_bench_merge)
-target_link_libraries(hdb-dist-cpu PRIVATE hdb_ra_cpu hdb_merge_cpu)
-target_include_directories(hdb-dist-cpu PRIVATE ${CMAKE_SOURCE_DIR}/src/cpu)
+# come from the ra and merge backend libraries (hdb_ra_<backend>, hdb_merge_<backend>), whose cmake
+# files are read after this one (cmake/bench/*.cmake in name order). So the targets are made at the
+# end of the top-level directory, when it is known which of those libraries exist; tests/dist asks
+# hdb_dist_parts() the same question.
 
-function(hdb_dist_device_executables)
-  if(TARGET hdb_ra_opencl AND TARGET hdb_merge_opencl)
-    add_executable(hdb-dist-opencl src/opencl/dist_main.cpp)
-    target_link_libraries(hdb-dist-opencl PRIVATE hdb_bench_dist hdb_ra_opencl hdb_merge_opencl)
-    target_include_directories(hdb-dist-opencl PRIVATE ${CMAKE_SOURCE_DIR}/src/opencl)
-    hdb_warnings(hdb-dist-opencl)
+# hdb_dist_parts(<backend> <out>): the backend libraries hdb-dist-<backend> would link ("" = none).
+function(hdb_dist_parts backend out)
+  set(parts "")
+  if(TARGET hdb_bench_ra AND TARGET hdb_bench_merge)
+    foreach(lib hdb_ra_${backend} hdb_merge_${backend})
+      # src/cuda/dist_main.cpp drives the CUDA merge backend only (no CUDA RA backend to link yet).
+      if(TARGET ${lib} AND NOT lib STREQUAL "hdb_ra_cuda")
+        list(APPEND parts ${lib})
+      endif()
+    endforeach()
   endif()
+  set(${out} "${parts}" PARENT_SCOPE)
 endfunction()
-cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL hdb_dist_device_executables)
+
+function(hdb_dist_targets)
+  if(NOT TARGET hdb_bench_ra OR NOT TARGET hdb_bench_merge)
+    message(STATUS "dist: not built (needs the ra and merge benchmarks)")
+    return()
+  endif()
+  hdb_add_benchmark(dist
+    COMMON src/common/bench/dist.cpp src/common/bench/dist_collective.cpp src/common/bench/dist_merge.cpp
+           src/common/bench/dist_partition.cpp src/common/bench/dist_ra.cpp src/common/harness/comm.cpp)
+  target_link_libraries(hdb_bench_dist PUBLIC hdb_bench_ra hdb_bench_merge)
+  foreach(backend cpu opencl cuda)
+    hdb_dist_parts(${backend} parts)
+    if(NOT parts)
+      continue()
+    endif()
+    # The main offers the tests whose backend exists: HDB_DIST_RA / HDB_DIST_MERGE.
+    add_executable(hdb-dist-${backend} src/${backend}/dist_main.cpp)
+    target_link_libraries(hdb-dist-${backend} PRIVATE hdb_bench_dist ${parts})
+    target_include_directories(hdb-dist-${backend} PRIVATE ${CMAKE_SOURCE_DIR}/src/${backend})
+    if(TARGET hdb_ra_${backend})
+      target_compile_definitions(hdb-dist-${backend} PRIVATE HDB_DIST_RA=1)
+    endif()
+    if(TARGET hdb_merge_${backend})
+      target_compile_definitions(hdb-dist-${backend} PRIVATE HDB_DIST_MERGE=1)
+    endif()
+    hdb_warnings(hdb-dist-${backend})
+  endforeach()
+endfunction()
+cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL hdb_dist_targets)

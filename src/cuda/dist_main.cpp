@@ -1,0 +1,18 @@
+// hdb-dist-cuda: the true-parallel distributed operators with every rank on its own GPU (the
+// node-local rank picks the device). Built with the CUDA merge backend (HDB_DIST_MERGE):
+// table_merge. dist_unique/dist_join need a CUDA RA backend, which this build does not link.
+#include "bench/dist.hpp"
+#include "runtime/cuda_platform.hpp"
+#ifdef HDB_DIST_MERGE
+#include "merge_backend.hpp"
+#endif
+
+int main(int argc, char** argv) {
+  hdb::cuda::CudaPlatform platform;
+  hdb::dist::DistBackends backends;
+#ifdef HDB_DIST_MERGE
+  hdb::cuda::CudaMerge merge(platform);
+  backends.merge = &merge;
+#endif
+  return hdb::dist::dist_main(argc, argv, platform, backends);
+}
