@@ -1,0 +1,436 @@
+#include "ngram_backend.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "bench/ngram_bits.hpp"
+#include "bench/ngram_search.hpp"
+#include "runtime/cuda_check.hpp"
+
+namespace hdb::cuda {
+
+using ngram::kBinSize;
+using ngram::kPlanes;
+using ngram::NgramIndex;
+using ngram::QueryPlan;
+
+namespace {
+
+constexpr unsigned kThreads = 256;
+constexpr unsigned kWordsPerBin = kBinSize / 32;
+constexpr unsigned kMaxGridY = 65535;
+
+struct IndexView {
+  const std::uint32_t *article, *map, *list_off, *dir_off, *dir_bin, *dir_start;
+};
+
+unsigned blocks_for(std::size_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
+
+// ---- Figure 1: dense arrays over all articles ------------------------------------------------
+
+// Unpacks one posting list: newmap[article] = map.
+__global__ void scatter_kernel(const std::uint32_t* article, const std::uint32_t* map, std::uint32_t begin,
+                               std::uint32_t end, std::uint32_t* newmap) {
+  std::uint32_t j = begin + blockIdx.x * blockDim.x + threadIdx.x;
+  if (j < end) newmap[article[j]] = map[j];
+}
+
+// One query 3-gram for every article: gathering (i < g) admits new articles, pruning only updates
+// the alive ones; from the end of gathering on, articles that cannot reach m any more are dropped.
+// planes is structure-of-arrays: plane k of article a at planes[k * n + a].
+__global__ void update_kernel(const std::uint32_t* newmap, std::uint32_t* planes, std::uint8_t* alive, std::uint32_t n,
+                              int i, int g, int need) {
+  std::uint32_t a = blockIdx.x * blockDim.x + threadIdx.x;
+  if (a >= n) return;
+  bool al = alive[a] != 0;
+  if (!(i < g || al)) return;
+  std::uint32_t w = newmap[a];
+  bool prune = i + 1 >= g;
+  if (!w && !(prune && al)) return;
+  std::uint32_t p[kPlanes];
+#pragma unroll
+  for (int k = 0; k < kPlanes; ++k) p[k] = planes[static_cast<std::size_t>(k) * n + a];
+  if (w) {
+    ngram::add_lanes(p, ngram::window_lanes(w));
+    al = true;
+#pragma unroll
+    for (int k = 0; k < kPlanes; ++k) planes[static_cast<std::size_t>(k) * n + a] = p[k];
+  }
+  if (prune) al = ngram::lanes_at_least(p, need) != 0;
+  alive[a] = al ? 1 : 0;
+}
+
+// Hit bitmap from the alive flags (one bit per article, 8 words per bin).
+__global__ void bitmap_kernel(const std::uint8_t* alive, std::uint32_t n, std::uint32_t* words, std::uint32_t slots) {
+  std::uint32_t a = blockIdx.x * blockDim.x + threadIdx.x;
+  if (a >= slots) return;  // slots is a multiple of 32: whole warps return together
+  unsigned bits = __ballot_sync(0xffffffffu, a < n && alive[a]);
+  if ((threadIdx.x & 31) == 0) words[a / 32] = bits;
+}
+
+// ---- segment-wise: one block per (bin of 256 articles, query) ---------------------------------
+
+// The directory entry of bin b in list L, found by warp 0 with 32-way probes (3 rounds for a
+// million bins instead of 20 dependent loads).
+__device__ void find_bin_range(const IndexView& ix, std::uint32_t L, std::uint32_t b, unsigned lane,
+                               std::uint32_t& rb, std::uint32_t& re) {
+  std::uint32_t lo = ix.dir_off[L], hi = ix.dir_off[L + 1];
+  const std::uint32_t dend = hi;
+  while (hi - lo > 32) {
+    std::uint32_t step = (hi - lo + 31) / 32;
+    std::uint32_t idx = lo + lane * step;
+    bool less = idx < hi && ix.dir_bin[idx] < b;
+    int c = __popc(__ballot_sync(0xffffffffu, less));
+    if (c == 0) {
+      hi = lo;
+    } else {
+      std::uint32_t nlo = lo + static_cast<std::uint32_t>(c - 1) * step + 1;
+      hi = min(hi, lo + static_cast<std::uint32_t>(c) * step);
+      lo = nlo;
+    }
+  }
+  std::uint32_t idx = lo + lane;
+  bool less = idx < hi && ix.dir_bin[idx] < b;
+  std::uint32_t ans = lo + static_cast<std::uint32_t>(__popc(__ballot_sync(0xffffffffu, less)));
+  if (ans < dend && ix.dir_bin[ans] == b) {
+    rb = ix.dir_start[ans];
+    re = ans + 1 < dend ? ix.dir_start[ans + 1] : ix.list_off[L + 1];
+  } else {
+    rb = re = 0;
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) segmented_kernel(IndexView ix, const std::uint32_t* q_lists,
+                                                              const std::uint32_t* q_off, const std::int32_t* q_m,
+                                                              std::uint32_t q_base, std::uint32_t nbins,
+                                                              std::uint32_t* hit_words) {
+  __shared__ std::uint32_t newmap[kBinSize];
+  __shared__ std::uint32_t range[2];
+  const unsigned t = threadIdx.x;
+  const std::uint32_t b = blockIdx.x;
+  const std::uint32_t q = q_base + blockIdx.y;
+  const std::uint32_t qb = q_off[q];
+  const int n = static_cast<int>(q_off[q + 1] - qb);
+  const int m = q_m[q];
+  const int g = n - m + 1;
+  std::uint32_t p[kPlanes] = {0, 0, 0, 0, 0, 0, 0, 0};
+  bool alive = false;
+  for (int i = 0; i < n; ++i) {
+    if (t < 32) {
+      std::uint32_t rb, re;
+      find_bin_range(ix, q_lists[qb + static_cast<std::uint32_t>(i)], b, t, rb, re);
+      if (t == 0) {
+        range[0] = rb;
+        range[1] = re;
+      }
+    }
+    newmap[t] = 0;
+    __syncthreads();
+    for (std::uint32_t j = range[0] + t; j < range[1]; j += kThreads) newmap[ix.article[j] % kBinSize] = ix.map[j];
+    __syncthreads();
+    std::uint32_t w = newmap[t];
+    if (w && (i < g || alive)) {
+      ngram::add_lanes(p, ngram::window_lanes(w));
+      alive = true;
+    }
+    int any;
+    if (i + 1 >= g) {
+      alive = alive && ngram::lanes_at_least(p, ngram::needed_after(m, n, i + 1)) != 0;
+      any = __syncthreads_or(alive);
+    } else {
+      any = __syncthreads_or(1);  // gathering: new articles may still join
+    }
+    if (!any) break;
+  }
+  unsigned bits = __ballot_sync(0xffffffffu, alive);
+  if ((t & 31) == 0)
+    hit_words[static_cast<std::size_t>(blockIdx.y) * nbins * kWordsPerBin + static_cast<std::size_t>(b) * kWordsPerBin + t / 32] = bits;
+}
+
+// ---- hybrid: the GPU prunes the CPU's candidates with the intermediate lists ------------------
+
+__global__ void candidate_kernel(const std::uint32_t* newmap, const std::uint32_t* cand, std::uint32_t* planes,
+                                 std::uint8_t* alive, std::uint32_t c, int need) {
+  std::uint32_t x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= c || !alive[x]) return;
+  std::uint32_t p[kPlanes];
+#pragma unroll
+  for (int k = 0; k < kPlanes; ++k) p[k] = planes[static_cast<std::size_t>(k) * c + x];
+  std::uint32_t w = newmap[cand[x]];
+  if (w) {
+    ngram::add_lanes(p, ngram::window_lanes(w));
+#pragma unroll
+    for (int k = 0; k < kPlanes; ++k) planes[static_cast<std::size_t>(k) * c + x] = p[k];
+  }
+  alive[x] = ngram::lanes_at_least(p, need) != 0;
+}
+
+template <class T>
+DeviceBuffer<T> upload(const std::vector<T>& v) {
+  DeviceBuffer<T> d(v.size());
+  if (!v.empty()) HDB_CUDA_CHECK(cudaMemcpy(d.get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+}  // namespace
+
+struct CudaNgram::State {
+  const NgramIndex* host = nullptr;
+  std::uint32_t articles = 0, bins = 0;
+  DeviceBuffer<std::uint32_t> article, map, list_off, dir_off, dir_bin, dir_start;
+  DeviceBuffer<std::uint32_t> newmap, planes, words;
+  DeviceBuffer<std::uint8_t> alive;
+  DeviceBuffer<std::uint32_t> cand, cand_planes;  // hybrid: the CPU's candidates
+  DeviceBuffer<std::uint8_t> cand_alive;
+  HostBuffer<std::uint32_t> host_words;
+  Stream stream;
+  EventTimer kernel_t, copy_t;
+  IndexView view() const {
+    return {article.get(), map.get(), list_off.get(), dir_off.get(), dir_bin.get(), dir_start.get()};
+  }
+  std::size_t row() const { return std::size_t{bins} * kWordsPerBin; }
+};
+
+CudaNgram::CudaNgram(CudaPlatform& p) : p_(p) {}
+CudaNgram::~CudaNgram() = default;
+
+std::vector<NgramVariant> CudaNgram::variants() const {
+  return {{"gpu", false, true}, {"gpu-segmented", false, true}, {"hybrid", false, true}, {"gpu-segmented", true, true}};
+}
+
+nlohmann::json CudaNgram::load_index(const NgramIndex& ix) {
+  std::uint64_t work = std::uint64_t{ix.articles} * 2 * (4 + 4 * kPlanes + 1) + std::uint64_t{ix.bins()} * kBinSize / 8;
+  if (ix.bytes() + work > p_.memory_bytes())
+    throw SkipCase("index and work arrays (" + std::to_string((ix.bytes() + work) >> 20) + " MiB) exceed device memory");
+  s_.reset();
+  auto s = std::make_unique<State>();
+  HostTimer t;
+  s->article = upload(ix.post_article);
+  s->map = upload(ix.post_map);
+  s->list_off = upload(ix.list_offsets);
+  s->dir_off = upload(ix.dir_offsets);
+  s->dir_bin = upload(ix.dir_bin);
+  s->dir_start = upload(ix.dir_start);
+  double upload_s = t.seconds();
+  s->host = &ix;
+  s->articles = ix.articles;
+  s->bins = ix.bins();
+  s->newmap = DeviceBuffer<std::uint32_t>(ix.articles);
+  s->planes = DeviceBuffer<std::uint32_t>(std::size_t{ix.articles} * kPlanes);
+  s->alive = DeviceBuffer<std::uint8_t>(ix.articles);
+  s->words = DeviceBuffer<std::uint32_t>(s->row());
+  s->cand = DeviceBuffer<std::uint32_t>(ix.articles);
+  s->cand_planes = DeviceBuffer<std::uint32_t>(std::size_t{ix.articles} * kPlanes);
+  s->cand_alive = DeviceBuffer<std::uint8_t>(ix.articles);
+  s->host_words = HostBuffer<std::uint32_t>(s->row(), Transfer::Pinned);
+  s_ = std::move(s);
+  return {{"device_index_bytes", ix.bytes()}, {"device_work_bytes", work}, {"upload_s", upload_s}};
+}
+
+namespace {
+
+using State = CudaNgram::State;
+
+// One posting list unpacked into s.newmap (cleared first).
+void unpack(State& s, std::uint32_t list) {
+  cudaStream_t st = s.stream.get();
+  std::uint32_t begin = s.host->list_offsets[list], end = s.host->list_offsets[list + 1];
+  HDB_CUDA_CHECK(cudaMemsetAsync(s.newmap.get(), 0, s.newmap.bytes(), st));
+  if (end > begin) {
+    scatter_kernel<<<blocks_for(end - begin), kThreads, 0, st>>>(s.article.get(), s.map.get(), begin, end, s.newmap.get());
+    HDB_CUDA_CHECK_LAUNCH("scatter_kernel");
+  }
+}
+
+std::vector<std::uint32_t> fetch_hits(State& s, const std::uint32_t* dev_words, Breakdown& b) {
+  cudaStream_t st = s.stream.get();
+  s.copy_t.start(st);
+  HDB_CUDA_CHECK(cudaMemcpyAsync(s.host_words.get(), dev_words, s.row() * 4, cudaMemcpyDeviceToHost, st));
+  b.d2h += s.copy_t.stop(st);
+  return ngram::bitmap_hits(s.host_words.get(), s.row());
+}
+
+std::vector<std::uint32_t> run_figure1(State& s, const QueryPlan& plan, Breakdown& b) {
+  if (plan.n == 0 || s.articles == 0) return {};
+  cudaStream_t st = s.stream.get();
+  s.kernel_t.start(st);
+  HDB_CUDA_CHECK(cudaMemsetAsync(s.planes.get(), 0, s.planes.bytes(), st));
+  HDB_CUDA_CHECK(cudaMemsetAsync(s.alive.get(), 0, s.alive.bytes(), st));
+  for (int i = 0; i < plan.n; ++i) {
+    unpack(s, plan.lists[static_cast<std::size_t>(i)]);
+    update_kernel<<<blocks_for(s.articles), kThreads, 0, st>>>(s.newmap.get(), s.planes.get(), s.alive.get(), s.articles,
+                                                                i, plan.g, ngram::needed_after(plan.m, plan.n, i + 1));
+    HDB_CUDA_CHECK_LAUNCH("update_kernel");
+  }
+  std::uint32_t slots = s.bins * kBinSize;
+  bitmap_kernel<<<blocks_for(slots), kThreads, 0, st>>>(s.alive.get(), s.articles, s.words.get(), slots);
+  HDB_CUDA_CHECK_LAUNCH("bitmap_kernel");
+  b.kernel += s.kernel_t.stop(st);
+  return fetch_hits(s, s.words.get(), b);
+}
+
+struct DeviceQueries {
+  DeviceBuffer<std::uint32_t> lists, off;
+  DeviceBuffer<std::int32_t> m;
+};
+
+DeviceQueries upload_queries(State& s, const std::vector<QueryPlan>& plans, Breakdown& b) {
+  ngram::PackedQueries pq = ngram::pack_queries(plans);
+  DeviceQueries d{DeviceBuffer<std::uint32_t>(std::max<std::size_t>(pq.lists.size(), 1)),
+                  DeviceBuffer<std::uint32_t>(pq.off.size()), DeviceBuffer<std::int32_t>(std::max<std::size_t>(pq.m.size(), 1))};
+  cudaStream_t st = s.stream.get();
+  s.copy_t.start(st);
+  if (!pq.lists.empty())
+    HDB_CUDA_CHECK(cudaMemcpyAsync(d.lists.get(), pq.lists.data(), 4 * pq.lists.size(), cudaMemcpyHostToDevice, st));
+  HDB_CUDA_CHECK(cudaMemcpyAsync(d.off.get(), pq.off.data(), 4 * pq.off.size(), cudaMemcpyHostToDevice, st));
+  if (!pq.m.empty()) HDB_CUDA_CHECK(cudaMemcpyAsync(d.m.get(), pq.m.data(), 4 * pq.m.size(), cudaMemcpyHostToDevice, st));
+  b.h2d += s.copy_t.stop(st);
+  return d;
+}
+
+void launch_segmented(State& s, const DeviceQueries& d, std::uint32_t q_base, std::uint32_t count, std::uint32_t* out) {
+  dim3 grid(s.bins, count);
+  segmented_kernel<<<grid, kThreads, 0, s.stream.get()>>>(s.view(), d.lists.get(), d.off.get(), d.m.get(), q_base,
+                                                          s.bins, out);
+  HDB_CUDA_CHECK_LAUNCH("segmented_kernel");
+}
+
+// The paper's five stages for one query.
+std::vector<std::uint32_t> run_hybrid(State& s, const QueryPlan& plan, Breakdown& b) {
+  std::vector<std::uint32_t> hits;
+  if (plan.n == 0) return hits;
+  const NgramIndex& ix = *s.host;
+  // GPU range: the pruning lists up to the first one present in more than half the articles;
+  // those least discriminative lists are left to the binned CPU code, which reads little of them.
+  int h = plan.g;
+  while (h < plan.n && ix.list_size(plan.lists[static_cast<std::size_t>(h)]) <= s.articles / 2) ++h;
+  std::vector<std::uint32_t> bins = ngram::gathering_bins(ix, plan);
+  std::vector<std::uint32_t> cursor = ngram::start_cursors(ix, plan);
+  ngram::BinState bs;
+  HostTimer t;
+  if (h == plan.g) {
+    for (std::uint32_t bin : bins)
+      if (ngram::search_bin(ix, plan, bin, 0, plan.n, bs, cursor)) ngram::append_alive(bs, bin, hits);
+    b.add_phase("cpu", t.seconds());
+    return hits;
+  }
+  // 1. gathering on the CPU (binned): candidates with their counters, ascending.
+  std::vector<std::uint32_t> cand, planes;
+  for (std::uint32_t bin : bins) {
+    if (!ngram::search_bin(ix, plan, bin, 0, plan.g, bs, cursor)) continue;
+    std::size_t first = cand.size();
+    ngram::append_alive(bs, bin, cand);
+    for (std::size_t c = first; c < cand.size(); ++c) {
+      const std::uint32_t* p = bs.planes[cand[c] % kBinSize];
+      planes.insert(planes.end(), p, p + kPlanes);
+    }
+  }
+  b.add_phase("gather_cpu", t.seconds());
+  if (cand.empty()) return hits;
+  // 2. merge: the candidates go to the device (counters as structure-of-arrays).
+  auto c = static_cast<std::uint32_t>(cand.size());
+  std::vector<std::uint32_t> soa(static_cast<std::size_t>(c) * kPlanes);
+  for (std::uint32_t x = 0; x < c; ++x)
+    for (int k = 0; k < kPlanes; ++k) soa[static_cast<std::size_t>(k) * c + x] = planes[static_cast<std::size_t>(x) * kPlanes + k];
+  cudaStream_t st = s.stream.get();
+  s.copy_t.start(st);
+  HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand.get(), cand.data(), 4ull * c, cudaMemcpyHostToDevice, st));
+  HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand_planes.get(), soa.data(), 4ull * soa.size(), cudaMemcpyHostToDevice, st));
+  HDB_CUDA_CHECK(cudaMemsetAsync(s.cand_alive.get(), 1, c, st));
+  double up = s.copy_t.stop(st);
+  b.h2d += up;
+  // 3. initial pruning on the GPU with the intermediate lists.
+  s.kernel_t.start(st);
+  for (int i = plan.g; i < h; ++i) {
+    unpack(s, plan.lists[static_cast<std::size_t>(i)]);
+    candidate_kernel<<<blocks_for(c), kThreads, 0, st>>>(s.newmap.get(), s.cand.get(), s.cand_planes.get(),
+                                                         s.cand_alive.get(), c, ngram::needed_after(plan.m, plan.n, i + 1));
+    HDB_CUDA_CHECK_LAUNCH("candidate_kernel");
+  }
+  double k = s.kernel_t.stop(st);
+  b.kernel += k;
+  b.add_phase("prune_gpu", k);
+  std::vector<std::uint8_t> alive(c);
+  s.copy_t.start(st);
+  HDB_CUDA_CHECK(cudaMemcpyAsync(soa.data(), s.cand_planes.get(), 4ull * soa.size(), cudaMemcpyDeviceToHost, st));
+  HDB_CUDA_CHECK(cudaMemcpyAsync(alive.data(), s.cand_alive.get(), c, cudaMemcpyDeviceToHost, st));
+  double down = s.copy_t.stop(st);
+  b.d2h += down;
+  b.add_phase("transfer", up + down);
+  // 4. final pruning on the CPU, bin by bin, with the least discriminative lists; 5. the hit list.
+  t.reset();
+  for (std::uint32_t x = 0; x < c;) {
+    std::uint32_t bin = cand[x] / kBinSize;
+    std::memset(&bs, 0, sizeof bs);
+    for (; x < c && cand[x] / kBinSize == bin; ++x) {
+      if (!alive[x]) continue;
+      std::uint32_t slot = cand[x] % kBinSize;
+      for (int k2 = 0; k2 < kPlanes; ++k2) bs.planes[slot][k2] = soa[static_cast<std::size_t>(k2) * c + x];
+      bs.alive[slot / 64] |= 1ull << (slot % 64);
+    }
+    if (bs.any() && ngram::search_bin(ix, plan, bin, h, plan.n, bs, cursor)) ngram::append_alive(bs, bin, hits);
+  }
+  b.add_phase("prune_cpu", t.seconds());
+  return hits;
+}
+
+}  // namespace
+
+Breakdown CudaNgram::search(const NgramVariant& v, const std::vector<QueryPlan>& plans, NgramSearchOut& out) {
+  if (!s_) throw DeviceError("ngram: search before load_index");
+  State& s = *s_;
+  Breakdown dev;
+  if (v.name == "gpu-segmented" && v.batch) {
+    HostTimer total;
+    DeviceQueries d = upload_queries(s, plans, dev);
+    out.hits.assign(plans.size(), {});
+    out.seconds.clear();
+    // Chunks of queries: the grid's y limit and at most 256 MiB of hit bitmaps at a time.
+    std::size_t per = std::max<std::size_t>(1, std::min<std::size_t>(kMaxGridY, (256u << 20) / (4 * s.row() + 1)));
+    std::vector<std::uint32_t> host;
+    for (std::size_t q0 = 0; q0 < plans.size() && s.bins; q0 += per) {
+      std::size_t cnt = std::min(per, plans.size() - q0);
+      DeviceBuffer<std::uint32_t> words(cnt * s.row());
+      cudaStream_t st = s.stream.get();
+      s.kernel_t.start(st);
+      launch_segmented(s, d, static_cast<std::uint32_t>(q0), static_cast<std::uint32_t>(cnt), words.get());
+      dev.kernel += s.kernel_t.stop(st);
+      host.resize(cnt * s.row());
+      s.copy_t.start(st);
+      HDB_CUDA_CHECK(cudaMemcpyAsync(host.data(), words.get(), 4 * host.size(), cudaMemcpyDeviceToHost, st));
+      dev.d2h += s.copy_t.stop(st);
+      for (std::size_t q = 0; q < cnt; ++q) out.hits[q0 + q] = ngram::bitmap_hits(host.data() + q * s.row(), s.row());
+    }
+    dev.total = total.seconds();
+    return dev;
+  }
+  Breakdown host;
+  if (v.name == "gpu") {
+    host = time_each_query(plans.size(), out, [&](std::size_t q) { out.hits[q] = run_figure1(s, plans[q], dev); });
+  } else if (v.name == "gpu-segmented") {
+    HostTimer up;
+    DeviceQueries d = upload_queries(s, plans, dev);
+    double up_s = up.seconds();
+    host = time_each_query(plans.size(), out, [&](std::size_t q) {
+      if (plans[q].n == 0 || s.bins == 0) return;
+      cudaStream_t st = s.stream.get();
+      s.kernel_t.start(st);
+      launch_segmented(s, d, static_cast<std::uint32_t>(q), 1, s.words.get());
+      dev.kernel += s.kernel_t.stop(st);
+      out.hits[q] = fetch_hits(s, s.words.get(), dev);
+    });
+    host.total += up_s;
+  } else if (v.name == "hybrid") {
+    host = time_each_query(plans.size(), out, [&](std::size_t q) { out.hits[q] = run_hybrid(s, plans[q], dev); });
+  } else {
+    throw DeviceError("ngram: unknown cuda variant '" + v.name + "'");
+  }
+  host.h2d = dev.h2d;
+  host.d2h = dev.d2h;
+  host.phases = dev.phases;
+  // The device share of the time; the hybrid's CPU stages count as compute too.
+  host.kernel = v.name == "hybrid" ? host.total - dev.h2d - dev.d2h : dev.kernel;
+  return host;
+}
+
+}  // namespace hdb::cuda

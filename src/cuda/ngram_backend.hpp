@@ -1,0 +1,34 @@
+#pragma once
+// CUDA n-gram search (docs/ngram.md):
+//   search/gpu            the paper's Figure 1: the whole query on the device over dense per-article
+//                         arrays, one unpack (scatter) and one update kernel per query 3-gram;
+//   search/gpu-segmented  the segment-wise variant the paper proposes: one block per bin of 256
+//                         articles keeps its counters in registers and its unpacked maps in shared
+//                         memory, and leaves as soon as its bin has no candidate;
+//   batch/gpu-segmented   the same for all queries in one launch;
+//   search/hybrid         the paper's five stages: gathering on the CPU (binned), initial pruning of
+//                         the intermediate lists on the GPU, final pruning of the largest lists on
+//                         the CPU (binned), then the candidate list.
+// CUDA types stay in the .cu file so that host-only code (tests, main) includes this header.
+#include <memory>
+
+#include "bench/ngram.hpp"
+#include "runtime/cuda_platform.hpp"
+
+namespace hdb::cuda {
+
+class CudaNgram : public NgramBackend {
+ public:
+  explicit CudaNgram(CudaPlatform& p);
+  ~CudaNgram() override;
+  std::vector<NgramVariant> variants() const override;
+  nlohmann::json load_index(const ngram::NgramIndex& index) override;
+  Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out) override;
+  struct State;  // device copies of the index and work arrays (defined in the .cu file)
+
+ private:
+  CudaPlatform& p_;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace hdb::cuda
