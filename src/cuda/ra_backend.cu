@@ -1,0 +1,367 @@
+// CudaRa: transfers, variant dispatch, the one-kernel primitives (project, product, arithmetic)
+// and the kernels the paper and cub variants share.
+#include <stdexcept>
+
+#include "ra_device.cuh"
+#include "reference/ra.hpp"
+
+namespace hdb::ra::cuda {
+namespace {
+
+// Pinned host memory from cudaMallocHost.
+class PinnedMemory : public HostMemory {
+ public:
+  explicit PinnedMemory(std::uint64_t words) {
+    if (words) HDB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&words_), words * 4));
+    capacity_ = words;
+  }
+  ~PinnedMemory() override {
+    if (words_) cudaFreeHost(words_);
+    words_ = nullptr;
+  }
+  Transfer kind() const override { return Transfer::Pinned; }
+};
+
+std::uint32_t blocks_for(std::uint64_t n) { return static_cast<std::uint32_t>((n + kBlock - 1) / kBlock); }
+
+__global__ void gather_rows(const std::uint32_t* in, std::uint32_t w, const std::uint32_t* rows, std::uint32_t count,
+                            std::uint32_t* out) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  const std::uint64_t src = static_cast<std::uint64_t>(rows[i]) * w;
+  for (std::uint32_t k = 0; k < w; ++k) out[static_cast<std::uint64_t>(i) * w + k] = in[src + k];
+}
+
+__global__ void reduce_runs(const std::uint32_t* in, std::uint32_t n, std::uint32_t w, std::uint32_t op,
+                            const std::uint32_t* heads, std::uint32_t runs, std::uint32_t* out) {
+  const std::uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= runs) return;
+  const std::uint32_t begin = heads[r], end = r + 1 < runs ? heads[r + 1] : n;
+  std::uint32_t acc[kMaxWidth];
+  for (std::uint32_t k = 0; k < w; ++k) acc[k] = in[static_cast<std::uint64_t>(begin) * w + k];
+  for (std::uint32_t i = begin + 1; i < end; ++i)
+    for (std::uint32_t k = 1; k < w; ++k) {
+      const std::uint32_t x = in[static_cast<std::uint64_t>(i) * w + k];
+      acc[k] = op == 0 ? acc[k] + x : op == 1 ? min(acc[k], x) : max(acc[k], x);
+    }
+  for (std::uint32_t k = 0; k < w; ++k) out[static_cast<std::uint64_t>(r) * w + k] = acc[k];
+}
+
+__global__ void merge_scatter(const std::uint32_t* a, std::uint32_t n, const std::uint32_t* b, std::uint32_t m,
+                              std::uint32_t w, std::uint32_t* out) {
+  const std::uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
+  if (gid >= n + m) return;
+  std::uint32_t t[kMaxWidth];
+  std::uint64_t pos;
+  if (gid < n) {
+    for (std::uint32_t k = 0; k < w; ++k) t[k] = a[static_cast<std::uint64_t>(gid) * w + k];
+    pos = gid + static_cast<std::uint64_t>(lower_bound_rows(b, 0, m, w, t, w));
+  } else {
+    const std::uint32_t j = gid - n;
+    for (std::uint32_t k = 0; k < w; ++k) t[k] = b[static_cast<std::uint64_t>(j) * w + k];
+    pos = j + static_cast<std::uint64_t>(upper_bound_rows(a, 0, n, w, t, w));
+  }
+  for (std::uint32_t k = 0; k < w; ++k) out[pos * w + k] = t[k];
+}
+
+__global__ void project_rows(const std::uint32_t* in, std::uint32_t n, std::uint32_t w, std::uint32_t ncols,
+                             std::uint32_t packed, std::uint32_t* out) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  for (std::uint32_t c = 0; c < ncols; ++c)
+    out[static_cast<std::uint64_t>(i) * ncols + c] = in[static_cast<std::uint64_t>(i) * w + ((packed >> (4 * c)) & 15u)];
+}
+
+__global__ void product_rows(const std::uint32_t* a, std::uint32_t wa, const std::uint32_t* b, std::uint32_t nb,
+                             std::uint32_t wb, std::uint64_t rows, std::uint32_t* out) {
+  const std::uint64_t o = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (o >= rows) return;
+  const std::uint64_t i = o / nb, j = o % nb;
+  std::uint32_t* dst = out + o * (wa + wb);
+  for (std::uint32_t k = 0; k < wa; ++k) dst[k] = a[i * wa + k];
+  for (std::uint32_t k = 0; k < wb; ++k) dst[wa + k] = b[j * wb + k];
+}
+
+__global__ void arith_words(const std::uint32_t* a, const std::uint32_t* b, std::uint64_t words, std::uint32_t w,
+                            std::uint32_t op, std::uint32_t* out) {
+  const std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k >= words) return;
+  const std::uint32_t x = a[k], y = b[k];
+  // Word k is a key when k % w == 0: keys come from a.
+  out[k] = k % w == 0 ? x : op == 0 ? x + y : op == 1 ? x - y : x * y;
+}
+
+void check_variant(const std::string& v, std::initializer_list<const char*> offered) {
+  for (const char* o : offered)
+    if (v == o) return;
+  throw std::invalid_argument("cuda backend does not offer variant '" + v + "' for this operator");
+}
+
+}  // namespace
+
+const CudaRelation& as_cuda(const DeviceRelation& r) {
+  auto* c = dynamic_cast<const CudaRelation*>(&r);
+  if (!c) throw std::invalid_argument("relation handle was not made by the cuda backend");
+  return *c;
+}
+
+CudaRelation& ensure(DeviceRel& out, std::uint64_t rows, int values) {
+  auto* c = dynamic_cast<CudaRelation*>(out.get());
+  const std::uint64_t words = rows * static_cast<std::uint64_t>(1 + values);
+  if (!c || c->capacity_words() < words || out.use_count() > 1) {
+    auto fresh = std::make_shared<CudaRelation>(std::max<std::uint64_t>(words, 1));
+    c = fresh.get();
+    out = fresh;
+  }
+  c->shape(rows, values);
+  return *c;
+}
+
+std::uint32_t rows32(std::uint64_t rows) {
+  if (rows >= 0x7fffffffull)
+    throw SkipCase("relations of 2^31 tuples or more are beyond the cuda backend's 32-bit row indices");
+  return static_cast<std::uint32_t>(rows);
+}
+
+void OpTimer::phase(const std::string& name) {
+  s_.event(names_.size()).record(s_.stream.get());
+  names_.push_back(name);
+}
+
+Breakdown OpTimer::finish() {
+  Breakdown b;
+  if (names_.empty()) return b;
+  Event& last = s_.event(names_.size());
+  last.record(s_.stream.get());
+  last.sync();
+  b.kernel = b.total = hdb::cuda::elapsed(s_.event(0), last);
+  for (std::size_t i = 0; i < names_.size(); ++i) b.add_phase(names_[i], hdb::cuda::elapsed(s_.event(i), s_.event(i + 1)));
+  return b;
+}
+
+std::uint32_t read_count(CudaRa::State& s, const std::uint32_t* d_count) {
+  std::uint32_t* host = s.count_host.get();
+  HDB_CUDA_CHECK(cudaMemcpyAsync(host, d_count, 4, cudaMemcpyDeviceToHost, s.stream.get()));
+  s.stream.sync();
+  return *host;
+}
+
+KeepFlag keep_flag(std::uint32_t mode, const CudaRelation& in, const CudaRelation* other, const Predicate& pred) {
+  return KeepFlag{mode,
+                  in.data(),
+                  rows32(in.rows()),
+                  static_cast<std::uint32_t>(in.width()),
+                  other ? other->data() : in.data(),
+                  other ? rows32(other->rows()) : 0u,
+                  static_cast<std::uint32_t>(pred.attribute),
+                  pred.lo,
+                  pred.hi};
+}
+
+void launch_gather_rows(CudaRa::State& s, const std::uint32_t* in, std::uint32_t w, const std::uint32_t* rows,
+                        std::uint32_t count, std::uint32_t* out) {
+  if (!count) return;
+  gather_rows<<<blocks_for(count), kBlock, 0, s.stream.get()>>>(in, w, rows, count, out);
+  HDB_CUDA_CHECK_LAUNCH("gather_rows");
+}
+
+void launch_reduce_runs(CudaRa::State& s, const CudaRelation& in, ReduceOp op, const std::uint32_t* heads,
+                        std::uint32_t runs, std::uint32_t* out) {
+  if (!runs) return;
+  const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
+  reduce_runs<<<blocks_for(runs), kBlock, 0, s.stream.get()>>>(in.data(), rows32(in.rows()),
+                                                              static_cast<std::uint32_t>(in.width()), opc, heads, runs,
+                                                              out);
+  HDB_CUDA_CHECK_LAUNCH("reduce_runs");
+}
+
+void launch_merge_scatter(CudaRa::State& s, const std::uint32_t* a, std::uint32_t n, const std::uint32_t* b,
+                          std::uint32_t m, std::uint32_t w, std::uint32_t* out) {
+  if (n + m == 0) return;
+  merge_scatter<<<blocks_for(std::uint64_t{n} + m), kBlock, 0, s.stream.get()>>>(a, n, b, m, w, out);
+  HDB_CUDA_CHECK_LAUNCH("merge_scatter");
+}
+
+void launch_project(CudaRa::State& s, const CudaRelation& in, const std::vector<int>& columns, std::uint32_t* out) {
+  const std::uint32_t n = rows32(in.rows());
+  if (!n) return;
+  std::uint32_t packed = 0;
+  for (std::size_t c = 0; c < columns.size(); ++c) packed |= static_cast<std::uint32_t>(columns[c]) << (4 * c);
+  project_rows<<<blocks_for(n), kBlock, 0, s.stream.get()>>>(in.data(), n, static_cast<std::uint32_t>(in.width()),
+                                                            static_cast<std::uint32_t>(columns.size()), packed, out);
+  HDB_CUDA_CHECK_LAUNCH("project_rows");
+}
+
+void launch_product(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, std::uint32_t* out) {
+  const std::uint64_t rows = a.rows() * b.rows();
+  if (!rows) return;
+  if (blocks_for(rows) > 0x7fffffffu) throw SkipCase("product output too large for one grid");
+  product_rows<<<blocks_for(rows), kBlock, 0, s.stream.get()>>>(a.data(), static_cast<std::uint32_t>(a.width()), b.data(),
+                                                               rows32(b.rows()), static_cast<std::uint32_t>(b.width()),
+                                                               rows, out);
+  HDB_CUDA_CHECK_LAUNCH("product_rows");
+}
+
+void launch_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, ArithOp op, std::uint32_t* out) {
+  const std::uint64_t words = a.rows() * static_cast<std::uint64_t>(a.width());
+  if (!words) return;
+  const std::uint32_t opc = op == ArithOp::Add ? 0 : op == ArithOp::Subtract ? 1 : 2;
+  arith_words<<<blocks_for(words), kBlock, 0, s.stream.get()>>>(a.data(), b.data(), words,
+                                                               static_cast<std::uint32_t>(a.width()), opc, out);
+  HDB_CUDA_CHECK_LAUNCH("arith_words");
+}
+
+CudaRa::CudaRa(hdb::cuda::CudaPlatform& platform) : platform_(platform) {}
+CudaRa::~CudaRa() = default;
+
+CudaRa::State& CudaRa::state() {
+  // Created on first use: the device is chosen by the platform's init, after construction.
+  if (!s_) s_ = std::make_unique<State>(platform_);
+  return *s_;
+}
+
+std::vector<std::string> CudaRa::variants(Op op) const {
+  switch (op) {
+    case Op::Select:
+    case Op::Unique:
+    case Op::Join: return {"paper", "cub", "tuned"};
+    case Op::Reduce:
+    case Op::ReduceByKey:
+    case Op::SetUnion:
+    case Op::SetIntersection:
+    case Op::SetDifference: return {"paper", "cub"};
+    default: return {"paper"};
+  }
+}
+
+Relation CudaRa::host_relation(std::uint64_t rows, int values, Transfer kind) {
+  if (kind != Transfer::Pinned) return Relation(rows, values);
+  return Relation(std::make_shared<PinnedMemory>(rows * static_cast<std::uint64_t>(1 + values)), rows, values);
+}
+
+Breakdown CudaRa::upload(const Relation& host, DeviceRel& out) {
+  State& s = state();
+  CudaRelation& d = ensure(out, host.rows(), host.values());
+  Breakdown b;
+  if (!host.words()) return b;
+  HostTimer wall;
+  hdb::cuda::EventTimer t;
+  t.start(s.stream.get());
+  HDB_CUDA_CHECK(cudaMemcpyAsync(d.data(), host.data(), host.bytes(), cudaMemcpyHostToDevice, s.stream.get()));
+  b.h2d = t.stop(s.stream.get());
+  b.total = wall.seconds();
+  return b;
+}
+
+Breakdown CudaRa::download(const DeviceRelation& dev, Relation& host) {
+  State& s = state();
+  const CudaRelation& d = as_cuda(dev);
+  if (host.values() != d.values() || host.capacity_rows() < d.rows()) host = Relation(d.rows(), d.values());
+  host.set_rows(d.rows());
+  Breakdown b;
+  if (!d.rows()) return b;
+  HostTimer wall;
+  hdb::cuda::EventTimer t;
+  t.start(s.stream.get());
+  HDB_CUDA_CHECK(cudaMemcpyAsync(host.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost, s.stream.get()));
+  b.d2h = t.stop(s.stream.get());
+  b.total = wall.seconds();
+  return b;
+}
+
+Breakdown CudaRa::project(const DeviceRelation& in_, const std::vector<int>& columns, const std::string& variant,
+                          DeviceRel& out_handle) {
+  check_variant(variant, {"paper"});
+  ref::check_project(in_.values(), columns);
+  State& s = state();
+  const CudaRelation& in = as_cuda(in_);
+  CudaRelation& out = ensure(out_handle, in.rows(), static_cast<int>(columns.size()) - 1);
+  OpTimer t(s);
+  t.phase("compute");
+  launch_project(s, in, columns, out.data());
+  return t.finish();
+}
+
+Breakdown CudaRa::select(const DeviceRelation& in_, const Predicate& pred, const std::string& variant, DeviceRel& out) {
+  check_variant(variant, {"paper", "cub", "tuned"});
+  ref::check_predicate(in_.values(), pred);
+  const CudaRelation& in = as_cuda(in_);
+  Breakdown b;
+  if (variant == "tuned" && tuned_compact(state(), kSelect, in, pred, out, b)) return b;
+  if (variant == "paper") return paper_compact(state(), kSelect, in, nullptr, pred, out);
+  return cub_compact(state(), kSelect, in, nullptr, pred, out);
+}
+
+Breakdown CudaRa::unique(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
+  check_variant(variant, {"paper", "cub", "tuned"});
+  const CudaRelation& in = as_cuda(in_);
+  Breakdown b;
+  if (variant == "tuned" && tuned_compact(state(), kUnique, in, Predicate{}, out, b)) return b;
+  if (variant == "paper") return paper_compact(state(), kUnique, in, nullptr, Predicate{}, out);
+  return cub_compact(state(), kUnique, in, nullptr, Predicate{}, out);
+}
+
+Timed<Aggregate> CudaRa::reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {
+  check_variant(variant, {"paper", "cub"});
+  Timed<Aggregate> r;
+  const CudaRelation& in = as_cuda(in_);
+  r.time = variant == "paper" ? paper_reduce(state(), in, op, r.value) : cub_reduce(state(), in, op, r.value);
+  return r;
+}
+
+Breakdown CudaRa::reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out) {
+  check_variant(variant, {"paper", "cub"});
+  const CudaRelation& in = as_cuda(in_);
+  return variant == "paper" ? paper_reduce_by_key(state(), in, op, out) : cub_reduce_by_key(state(), in, op, out);
+}
+
+Breakdown CudaRa::join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out) {
+  check_variant(variant, {"paper", "cub", "tuned"});
+  ref::check_concat(l_.values(), r_.values(), "join");
+  const CudaRelation& l = as_cuda(l_);
+  const CudaRelation& r = as_cuda(r_);
+  if (variant == "paper") return paper_join(state(), l, r, out);
+  return cub_join(state(), l, r, variant == "tuned", out);
+}
+
+Breakdown CudaRa::set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
+                         DeviceRel& out) {
+  check_variant(variant, {"paper", "cub"});
+  ref::check_same_width(a_.values(), b_.values(), "set operation");
+  const CudaRelation& a = as_cuda(a_);
+  const CudaRelation& b = as_cuda(b_);
+  const std::uint32_t mode = op == SetOp::Intersection ? kIntersection : kDifference;
+  if (variant == "paper")
+    return op == SetOp::Union ? paper_union(state(), a, b, out) : paper_compact(state(), mode, a, &b, Predicate{}, out);
+  return op == SetOp::Union ? cub_union(state(), a, b, out) : cub_compact(state(), mode, a, &b, Predicate{}, out);
+}
+
+Breakdown CudaRa::product(const DeviceRelation& a_, const DeviceRelation& b_, const std::string& variant,
+                          DeviceRel& out_handle) {
+  check_variant(variant, {"paper"});
+  ref::check_concat(a_.values(), b_.width(), "product");
+  State& s = state();
+  const CudaRelation& a = as_cuda(a_);
+  const CudaRelation& b = as_cuda(b_);
+  CudaRelation& out = ensure(out_handle, a.rows() * b.rows(), a.values() + b.width());
+  OpTimer t(s);
+  t.phase("compute");
+  launch_product(s, a, b, out.data());
+  return t.finish();
+}
+
+Breakdown CudaRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& variant,
+                        DeviceRel& out_handle) {
+  check_variant(variant, {"paper"});
+  ref::check_same_shape(a_.rows(), a_.values(), b_.rows(), b_.values(), "arithmetic");
+  State& s = state();
+  const CudaRelation& a = as_cuda(a_);
+  const CudaRelation& b = as_cuda(b_);
+  CudaRelation& out = ensure(out_handle, a.rows(), a.values());
+  OpTimer t(s);
+  t.phase("compute");
+  launch_arith(s, a, b, op, out.data());
+  return t.finish();
+}
+
+}  // namespace hdb::ra::cuda

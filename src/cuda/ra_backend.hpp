@@ -1,0 +1,48 @@
+#pragma once
+// CUDA relational-algebra backend. Variants:
+//   paper  the OpenCL paper's multi-kernel structure (partition with a shared-memory prefix sum,
+//          scan of partition counts, gather), every primitive
+//   cub    library compositions: DeviceSelect / DeviceScan / DeviceReduce over index and transform
+//          iterators plus a gather, for the primitives with a data-dependent output or a reduction
+//   tuned  select / unique: one single-pass DeviceSelect (decoupled look-back) over whole tuples, no
+//          intermediate; join: count and scan fused (no count array) and a load-balanced writer
+// Inputs come from pageable or pinned host memory (host_relation); times from CUDA events.
+#include <memory>
+
+#include "bench/ra.hpp"
+#include "runtime/cuda_platform.hpp"
+
+namespace hdb::ra::cuda {
+
+class CudaRa : public RaBackend {
+ public:
+  explicit CudaRa(hdb::cuda::CudaPlatform& platform);
+  ~CudaRa() override;
+
+  std::vector<std::string> variants(Op op) const override;
+  Relation host_relation(std::uint64_t rows, int values, Transfer kind) override;
+  Breakdown upload(const Relation& host, DeviceRel& out) override;
+  Breakdown download(const DeviceRelation& dev, Relation& host) override;
+  Breakdown project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant,
+                    DeviceRel& out) override;
+  Breakdown select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) override;
+  Breakdown unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
+  Timed<Aggregate> reduce(const DeviceRelation& in, ReduceOp op, const std::string& variant) override;
+  Breakdown reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant, DeviceRel& out) override;
+  Breakdown join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant,
+                 DeviceRel& out) override;
+  Breakdown set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant,
+                   DeviceRel& out) override;
+  Breakdown product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) override;
+  Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
+                  DeviceRel& out) override;
+
+  struct State;  // stream, events and scratch buffers (ra_device.cuh)
+  State& state();
+
+ private:
+  hdb::cuda::CudaPlatform& platform_;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace hdb::ra::cuda
