@@ -1,10 +1,16 @@
 #pragma once
 // Shared inputs of the n-gram search tests: small corpora with the edge cases every algorithm
 // must get right, and query sets at several error levels.
+#include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "bench/ngram.hpp"
 #include "bench/ngram_index.hpp"
+#include "reference/ngram_reference.hpp"
 #include "workloads/text_corpus.hpp"
 #include "workloads/text_queries.hpp"
 
@@ -50,6 +56,38 @@ inline std::vector<QueryCase> query_cases() {
   }
   out.push_back({"long articles", corpus_of(longdocs), {"w5 w12 w19", "w1 w8 w15 w22 w29", "w96 w6"}});
   return out;
+}
+
+// Every variant of `backend` on every query case, for each W and error level, must return the
+// brute-force hits; `also` (optional) checks further algorithms query by query.
+using ExtraCheck = std::function<void(const NgramIndex&, const QueryPlan&, const std::vector<std::uint32_t>&)>;
+inline void expect_exact(NgramBackend& backend, std::initializer_list<int> widths, std::initializer_list<int> levels,
+                         const ExtraCheck& also = {}) {
+  for (const auto& c : query_cases()) {
+    for (int w : widths) {
+      NgramIndex ix = build_ngram_index(c.corpus, w, 2);
+      backend.load_index(ix);
+      for (int k : levels) {
+        std::vector<QueryPlan> plans;
+        for (const auto& q : c.queries) plans.push_back(plan_query(ix, q, k));
+        std::vector<std::vector<std::uint32_t>> ref;
+        for (const auto& p : plans) ref.push_back(reference_search(ix, p));
+        std::string where = c.name + " W=" + std::to_string(w) + " k=" + std::to_string(k);
+        for (std::size_t q = 0; also && q < plans.size(); ++q) {
+          SCOPED_TRACE(where + " query '" + c.queries[q] + "'");
+          also(ix, plans[q], ref[q]);
+        }
+        for (const NgramVariant& v : backend.variants()) {
+          NgramSearchOut out;
+          backend.search(v, plans, out);
+          EXPECT_EQ(out.hits, ref) << where << " " << v.name << (v.batch ? " (batch)" : "");
+          if (!v.batch) {
+            EXPECT_EQ(out.seconds.size(), plans.size());
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace hdb::ngram::testing

@@ -6,7 +6,6 @@
 #include "harness/errors.hpp"
 #include "ngram_backend.hpp"
 #include "ngram_test_data.hpp"
-#include "reference/ngram_reference.hpp"
 
 namespace hdb::ngram {
 namespace {
@@ -21,23 +20,8 @@ TEST(NgramOpenCl, SegmentedEqualsBruteForce) {
   } catch (const NoDevice& e) {
     GTEST_SKIP() << e.what();
   }
-  for (const auto& c : testing::query_cases()) {
-    NgramIndex ix = build_ngram_index(c.corpus, 9, 2);
-    opencl::OpenClNgram backend(platform);
-    backend.load_index(ix);
-    for (int k : {0, 3, 12}) {
-      std::vector<QueryPlan> plans;
-      for (const auto& q : c.queries) plans.push_back(plan_query(ix, q, k));
-      std::vector<std::vector<std::uint32_t>> ref;
-      for (const auto& p : plans) ref.push_back(reference_search(ix, p));
-      for (const NgramVariant& v : backend.variants()) {
-        NgramSearchOut out;
-        Breakdown b = backend.search(v, plans, out);
-        EXPECT_EQ(out.hits, ref) << c.name << " " << v.name << (v.batch ? " (batch)" : "") << " k=" << k;
-        EXPECT_GE(b.total, 0.0);
-      }
-    }
-  }
+  opencl::OpenClNgram backend(platform);
+  testing::expect_exact(backend, {9}, {0, 3, 12});
 }
 
 }  // namespace
