@@ -24,6 +24,7 @@ int dist_main(int argc, char** argv, Platform& platform, const DistBackends& bac
   auto o = std::make_shared<DistOptions>();
   auto type_text = std::make_shared<std::vector<std::string>>();
   BenchmarkDef def;
+  def.collective = true;
   def.name = "dist";
   def.description =
       "True-parallel distributed operators over MPI ranks (run under mpirun; one rank without it): dist_unique and "

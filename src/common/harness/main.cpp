@@ -34,11 +34,19 @@ struct Outcome {
 Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform& platform, Options& opts,
                       const MpiEnv& mpi) {
   Outcome out;
+  bool has_device = true;
   try {
     platform.init(opts);
   } catch (const NoDevice& e) {
-    out.rc = kExitNoDevice;
+    has_device = false;
     out.skipped = e.what();
+  }
+  if (def.collective && mpi.active() && !mpi.all(has_device) && has_device) {
+    has_device = false;
+    out.skipped = "another rank has no device, and the cases are collective";
+  }
+  if (!has_device) {
+    out.rc = kExitNoDevice;
     return out;
   }
   ResultDb db(def.name, platform.name());

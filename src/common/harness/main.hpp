@@ -20,6 +20,9 @@ struct BenchmarkDef {
   std::function<void(CLI::App&)> add_options;  // benchmark-specific options (may be empty)
   std::function<void()> validate;              // after parsing; throws UsageError (may be empty)
   std::function<void(Session&)> run;           // enumerates and runs the cases
+  // True when the cases are collective across MPI ranks (TP mode): then a rank without a device
+  // makes every rank skip, instead of leaving the others waiting in a collective.
+  bool collective = false;
 };
 
 int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform);

@@ -73,6 +73,17 @@ std::vector<std::string> MpiEnv::gather(const std::string& text) const {
 #endif
 }
 
+bool MpiEnv::all(bool flag) const {
+#ifdef HDB_HAVE_MPI
+  if (active_) {
+    int in = flag ? 1 : 0, out = 0;
+    MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return out != 0;
+  }
+#endif
+  return flag;
+}
+
 nlohmann::json merge_rank_documents(const std::vector<nlohmann::json>& docs) {
   nlohmann::json merged;
   // Base: the first rank that produced a full document (a rank without a device may not have).

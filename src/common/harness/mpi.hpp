@@ -22,6 +22,8 @@ class MpiEnv {
   nlohmann::json context() const;
   // Rank 0 receives every rank's text (in rank order); other ranks get an empty vector.
   std::vector<std::string> gather(const std::string& text) const;
+  // True on every rank when `flag` is true on every rank (MPI_LAND); `flag` itself without MPI.
+  bool all(bool flag) const;
 
  private:
   bool active_ = false;
