@@ -12,7 +12,7 @@ hdb_add_benchmark(ngram
   CPU    src/cpu/ngram_main.cpp)
 
 # Backend classes live in their own libraries so the unit tests can call them directly.
-add_library(hdb_ngram_cpu STATIC src/cpu/ngram_backend.cpp)
+add_library(hdb_ngram_cpu STATIC src/cpu/ngram_backend.cpp src/cpu/ngram_pool.cpp)
 target_link_libraries(hdb_ngram_cpu PUBLIC hdb_bench_ngram hdb_cpu_runtime)
 hdb_warnings(hdb_ngram_cpu)
 target_link_libraries(hdb-ngram-cpu PRIVATE hdb_ngram_cpu)

@@ -2,7 +2,10 @@
 // CPU n-gram search: the paper's binned engine on one core, the same with bins spread over all
 // cores (one query at a time: latency), and a batch mode with queries spread over the cores
 // (throughput).
+#include <memory>
+
 #include "bench/ngram.hpp"
+#include "ngram_pool.hpp"
 #include "runtime/cpu_platform.hpp"
 
 namespace hdb::cpu {
@@ -15,11 +18,14 @@ class CpuNgram : public NgramBackend {
   Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out) override;
 
  private:
+  WorkerPool& pool();
   const ngram::NgramIndex* index_ = nullptr;
   const CpuPlatform& platform_;
+  std::unique_ptr<WorkerPool> pool_;
 };
 
-// Bins of one query spread over `threads` cores; hits ascending.
-std::vector<std::uint32_t> search_parallel_bins(const ngram::NgramIndex& index, const ngram::QueryPlan& plan, int threads);
+// Bins of one query spread over the pool's threads; hits ascending.
+std::vector<std::uint32_t> search_parallel_bins(const ngram::NgramIndex& index, const ngram::QueryPlan& plan,
+                                                WorkerPool& pool);
 
 }  // namespace hdb::cpu

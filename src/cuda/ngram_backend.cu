@@ -361,7 +361,7 @@ std::vector<std::uint32_t> run_hybrid(State& s, const QueryPlan& plan, Breakdown
   t.reset();
   for (std::uint32_t x = 0; x < c;) {
     std::uint32_t bin = cand[x] / kBinSize;
-    std::memset(&bs, 0, sizeof bs);
+    std::memset(bs.alive, 0, sizeof bs.alive);
     for (; x < c && cand[x] / kBinSize == bin; ++x) {
       if (!alive[x]) continue;
       std::uint32_t slot = cand[x] % kBinSize;

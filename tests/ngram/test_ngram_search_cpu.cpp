@@ -1,6 +1,7 @@
 // Every host algorithm returns exactly the brute-force hits, at every error level, on every corpus.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "bench/ngram_bits.hpp"
@@ -45,12 +46,22 @@ class HostAlgorithms : public ::testing::Test {
 
 TEST_F(HostAlgorithms, EqualBruteForceAtEveryErrorLevel) {
   cpu::CpuNgram backend(platform_);
+  cpu::WorkerPool pool(3);
   testing::expect_exact(backend, {1, 9}, {0, 1, 3, 6, 12, 40},
-                        [](const NgramIndex& ix, const QueryPlan& plan, const std::vector<std::uint32_t>& ref) {
+                        [&pool](const NgramIndex& ix, const QueryPlan& plan, const std::vector<std::uint32_t>& ref) {
                           EXPECT_EQ(search_baseline(ix, plan), ref);
                           EXPECT_EQ(search_binned(ix, plan), ref);
-                          EXPECT_EQ(cpu::search_parallel_bins(ix, plan, 2), ref);
+                          EXPECT_EQ(cpu::search_parallel_bins(ix, plan, pool), ref);
                         });
+}
+
+TEST(NgramPool, RunsEveryItemOnceAndIsReusable) {
+  cpu::WorkerPool pool(3);
+  for (std::size_t n : {0u, 1u, 7u, 1000u}) {
+    std::vector<int> seen(n, 0);
+    pool.run(n, [&](std::size_t i) { ++seen[i]; });
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(n));
+  }
 }
 
 TEST_F(HostAlgorithms, HitSemanticsOnHandMadeText) {

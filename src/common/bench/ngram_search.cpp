@@ -90,7 +90,9 @@ std::vector<std::uint32_t> start_cursors(const NgramIndex& ix, const QueryPlan& 
 
 bool search_bin(const NgramIndex& ix, const QueryPlan& plan, std::uint32_t bin, int from, int to, BinState& st,
                 std::vector<std::uint32_t>& cursor) {
-  if (from == 0) std::memset(&st, 0, sizeof st);
+  // Counters are valid only for alive slots: a slot is zeroed when it first turns alive, so a
+  // bin costs nothing for the articles it never sees (no 8 KiB clear per bin).
+  if (from == 0) std::memset(st.alive, 0, sizeof st.alive);
   const std::uint32_t* art = ix.post_article.data();
   const std::uint32_t* map = ix.post_map.data();
   for (int i = from; i < to; ++i) {
@@ -103,8 +105,12 @@ bool search_bin(const NgramIndex& ix, const QueryPlan& plan, std::uint32_t bin, 
       if (i < plan.g) {
         for (; p < end; ++p) {
           std::uint32_t s = art[p] % kBinSize;
+          std::uint64_t bit = 1ull << (s % 64);
+          if (!(st.alive[s / 64] & bit)) {
+            std::memset(st.planes[s], 0, sizeof st.planes[s]);
+            st.alive[s / 64] |= bit;
+          }
           add_lanes(st.planes[s], window_lanes(map[p]));
-          st.alive[s / 64] |= 1ull << (s % 64);
         }
       } else {
         for (; p < end; ++p) {

@@ -17,7 +17,8 @@ std::vector<std::uint32_t> search_baseline(const NgramIndex& index, const QueryP
 // Bins touched by the gathering lists (ascending): the only bins that can hold hits.
 std::vector<std::uint32_t> gathering_bins(const NgramIndex& index, const QueryPlan& plan);
 
-// State of one bin of 256 articles: window counters and which articles are still candidates.
+// State of one bin of 256 articles: which articles are still candidates, and their window
+// counters (meaningful for alive articles only).
 struct BinState {
   std::uint32_t planes[kBinSize][kPlanes];
   std::uint64_t alive[kBinSize / 64];
