@@ -258,8 +258,8 @@ class CpuRun : public tpch::TpchRun {
 }  // namespace
 
 std::unique_ptr<tpch::TpchRun> CpuTpch::prepare(const Plan& plan, const std::string& variant, Transfer) {
-  if (variant != "serial" && variant != "parallel") throw SkipCase("unknown variant " + variant);
-  return std::make_unique<CpuRun>(plan, variant == "serial" ? 1 : threads_);
+  if (variant != "columnar-serial" && variant != "columnar-parallel") throw SkipCase("unknown variant " + variant);
+  return std::make_unique<CpuRun>(plan, variant == "columnar-serial" ? 1 : threads_);
 }
 
 }  // namespace hdb::cpu

@@ -1,7 +1,10 @@
 #pragma once
-// The tpch kernels on the CPU, operator at a time: `serial` (one core, STL sort and binary
-// search, the paper's baseline) and `parallel` (all cores: chunked count/offset/scatter selects,
-// a parallel sort-merge join, parallel gathers). Both materialise every intermediate relation.
+// The tpch kernels on the CPU by a columnar engine of its own, operator at a time:
+// `columnar-serial` (one core, STL sort and binary search) and `columnar-parallel` (all cores:
+// chunked count/offset/scatter selects, a parallel sort-merge join, parallel gathers). Both
+// materialise every intermediate relation, but only as columns: a select or join copies row ids
+// and gathers the columns, instead of moving whole tuples as the RA composition (ra-serial,
+// ra-parallel, bench/tpch_ra.hpp) does, and any column can be a join key without re-keying.
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,7 +16,7 @@ namespace hdb::cpu {
 class CpuTpch : public tpch::TpchBackend {
  public:
   explicit CpuTpch(int threads) : threads_(threads) {}
-  std::vector<std::string> variants() const override { return {"serial", "parallel"}; }
+  std::vector<std::string> variants() const override { return {"columnar-serial", "columnar-parallel"}; }
   std::unique_ptr<tpch::TpchRun> prepare(const tpch::Plan& plan, const std::string& variant, Transfer transfer) override;
   void set_threads(int t) { threads_ = t; }
 

@@ -243,20 +243,6 @@ Plan tpch_kernel(const std::string& kernel, const Tables& t) {
 
 namespace {
 
-// An affine bijection of [0, n): unique keys in a scrambled order.
-std::vector<std::uint32_t> permutation(std::uint64_t n, std::uint64_t seed, int threads) {
-  std::vector<std::uint32_t> v(n);
-  if (n == 0) return v;
-  std::uint64_t a = n == 1 ? 1 : 1 + rand_at(seed, 0) % (n - 1);
-  while (std::gcd(a, n) != 1) a = a + 1 == n ? 1 : a + 1;
-  std::uint64_t c = rand_at(seed, 1) % n;
-  parallel_for(n, threads, [&](std::uint64_t b, std::uint64_t e) {
-    for (std::uint64_t i = b; i < e; ++i)
-      v[i] = static_cast<std::uint32_t>((static_cast<unsigned __int128>(a) * i + c) % n);
-  });
-  return v;
-}
-
 std::vector<std::uint32_t> uniform_column(std::uint64_t n, std::uint64_t seed, std::uint64_t range, int threads) {
   std::vector<std::uint32_t> v(n);
   parallel_for(n, threads, [&](std::uint64_t b, std::uint64_t e) {
@@ -290,11 +276,15 @@ Plan random_kernel(const std::string& kernel, std::uint64_t n, std::uint64_t see
     return p;
   }
   if (kernel != "B" && kernel != "C") throw std::logic_error("unknown kernel " + kernel);
-  // r1.key is uniform over [0, n) and r2.key is a permutation of it, so every r1 row meets exactly
-  // one r2 row; r2.value is uniform over [0, n) and r3.key a permutation: the second join again
-  // yields one row per input row. Inputs are never joined into empty sets (as the paper asks).
-  p.inputs = {key_value("r1", col(3, n), col(4, n)), key_value("r2", permutation(n, splitmix64(seed ^ 5), threads), col(6, n)),
-              key_value("r3", permutation(n, splitmix64(seed ^ 7), threads), col(8, full))};
+  // r1.key is uniform over [0, n) and r2.key runs over [0, n) once, so every r1 row meets exactly
+  // one r2 row; r2.value is uniform over [0, n) and r3.key again [0, n): the second join also
+  // yields one row per input row. Inputs are never joined into empty sets (as the paper asks), and
+  // each relation is in key order, as the paper's sorted join expects of its inputs.
+  std::vector<std::uint32_t> k1 = col(3, n);
+  std::sort(k1.begin(), k1.end());
+  std::vector<std::uint32_t> iota(n);
+  std::iota(iota.begin(), iota.end(), 0u);
+  p.inputs = {key_value("r1", std::move(k1), col(4, n)), key_value("r2", iota, col(6, n)), key_value("r3", iota, col(8, full))};
   if (kernel == "B") {
     // 3: (r1_key, r1_value, r2_value); 4: + r3_value
     p.steps = {join("1_join_r2", 0, 0, 1, 0), join("2_join_r3", 3, 2, 2, 0)};

@@ -1,0 +1,25 @@
+// The RA composition over the OpenCL RA backend (PoCL here) against the serial reference, with
+// pageable and pinned host memory.
+#include "bench/tpch_ra.hpp"
+#include "harness/errors.hpp"
+#include "ra_backend.hpp"
+#include "runtime/cl_platform.hpp"
+#include "tpch_test_plans.hpp"
+
+namespace hdb::tpch::test {
+
+TEST(TpchOpenCl, RaCompositionEqualsTheReference) {
+  opencl::OpenClPlatform platform;
+  try {
+    platform.init(Options{});
+  } catch (const NoDevice& e) {
+    GTEST_SKIP() << e.what();
+  }
+  ra::opencl::ClRa ra(platform);
+  RaComposed backend(ra);
+  ASSERT_FALSE(backend.variants().empty());
+  expect_all_equal(backend, backend.variants(), Transfer::Pinned);
+  expect_all_equal(backend, {backend.variants()[0]}, Transfer::Pageable, false);
+}
+
+}  // namespace hdb::tpch::test
