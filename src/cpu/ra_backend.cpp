@@ -1,9 +1,11 @@
 #include "ra_backend.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 
 #ifdef HDB_HAVE_OPENMP
 #include <omp.h>
@@ -80,21 +82,44 @@ void copy_tuple(std::uint32_t* dst, const std::uint32_t* src, int w) {
   for (int i = 0; i < w; ++i) dst[i] = src[i];
 }
 
+// Calls f(std::integral_constant<int, W>) for the tuple width w, so inner loops over a tuple's
+// words have a compile-time trip count (and compile to plain moves / vector code).
+template <class F>
+void for_width(int w, F&& f) {
+  switch (w) {
+    case 1: f(std::integral_constant<int, 1>{}); break;
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    case 5: f(std::integral_constant<int, 5>{}); break;
+    case 6: f(std::integral_constant<int, 6>{}); break;
+    case 7: f(std::integral_constant<int, 7>{}); break;
+    default: f(std::integral_constant<int, 8>{}); break;
+  }
+}
+
 // Keeps the tuples i of `in` for which flag(i) holds, in order. Serial: one pass into an output as
 // large as the input. Parallel: count per chunk, prefix over chunks, write.
-template <class Flag>
-void compact(const CpuRelation& in, Flag flag, int threads, DeviceRel& out_handle) {
+template <int W, class Flag>
+void compact_w(const CpuRelation& in, Flag flag, int threads, DeviceRel& out_handle) {
   const std::uint64_t n = in.rows();
-  const int w = in.width();
   const std::uint32_t* src = in.data();
   const int chunks = chunks_for(n, threads);
+  // Branch-free: every tuple is copied to the next free slot, which advances only when the tuple
+  // is kept (random predicates defeat branch prediction). The slot written is never beyond the
+  // kept count so far, so the copy stays inside the output: below i in the single pass, and below
+  // the chunk's known count (`limit`, where the loop stops) in the parallel pass.
+  auto write = [&](std::uint64_t b, std::uint64_t e, std::uint64_t limit, std::uint32_t* dst) {
+    std::uint64_t o = 0;
+    for (std::uint64_t i = b; i < e && o < limit; ++i) {
+      std::memcpy(dst + o * W, src + i * W, W * 4);
+      o += flag(i) ? 1 : 0;
+    }
+    return o;
+  };
   if (chunks == 1) {
     CpuRelation& out = ensure(out_handle, n, in.values());
-    std::uint32_t* dst = out.data();
-    std::uint64_t o = 0;
-    for (std::uint64_t i = 0; i < n; ++i)
-      if (flag(i)) copy_tuple(dst + (o++) * static_cast<std::uint64_t>(w), src + i * static_cast<std::uint64_t>(w), w);
-    out.shape(o, in.values());
+    out.shape(write(0, n, n, out.data()), in.values());
     return;
   }
   std::vector<std::uint64_t> count(static_cast<std::size_t>(chunks) + 1, 0);
@@ -105,12 +130,16 @@ void compact(const CpuRelation& in, Flag flag, int threads, DeviceRel& out_handl
   });
   for (int c = 0; c < chunks; ++c) count[static_cast<std::size_t>(c) + 1] += count[static_cast<std::size_t>(c)];
   CpuRelation& out = ensure(out_handle, count.back(), in.values());
-  std::uint32_t* dst = out.data();
   for_chunks(chunks, [&](int c) {
-    std::uint64_t o = count[static_cast<std::size_t>(c)];
-    for (std::uint64_t i = bound(n, c, chunks), e = bound(n, c + 1, chunks); i < e; ++i)
-      if (flag(i)) copy_tuple(dst + (o++) * static_cast<std::uint64_t>(w), src + i * static_cast<std::uint64_t>(w), w);
+    const auto k = static_cast<std::size_t>(c);
+    write(bound(n, c, chunks), bound(n, c + 1, chunks), count[k + 1] - count[k], out.data() + count[k] * W);
   });
+}
+
+// Flag factories get the width as a constant too: make_flag(W) returns flag(i).
+template <class MakeFlag>
+void compact(const CpuRelation& in, MakeFlag make_flag, int threads, DeviceRel& out_handle) {
+  for_width(in.width(), [&](auto W) { compact_w<decltype(W)::value>(in, make_flag(W), threads, out_handle); });
 }
 
 // Chunk starts moved forward to the start of a run of equal keys (or whole tuples), so a run is
@@ -271,11 +300,16 @@ Breakdown CpuRa::project(const DeviceRelation& in_, const std::vector<int>& colu
   int cols[kMaxValues + 1];
   std::copy(columns.begin(), columns.end(), cols);
   const int chunks = chunks_for(in.rows(), threads);
-  for_chunks(chunks, [&](int c) {
-    for (std::uint64_t i = bound(in.rows(), c, chunks), e = bound(in.rows(), c + 1, chunks); i < e; ++i)
-      for (int k = 0; k < ow; ++k)
-        out.data()[i * static_cast<std::uint64_t>(ow) + static_cast<std::uint64_t>(k)] =
-            in.data()[i * static_cast<std::uint64_t>(iw) + static_cast<std::uint64_t>(cols[k])];
+  const std::uint32_t* src = in.data();
+  std::uint32_t* dst = out.data();
+  for_width(iw, [&](auto IW) {
+    for_width(ow, [&](auto OW) {
+      constexpr std::uint64_t w_in = decltype(IW)::value, w_out = decltype(OW)::value;
+      for_chunks(chunks, [&](int c) {
+        for (std::uint64_t i = bound(in.rows(), c, chunks), e = bound(in.rows(), c + 1, chunks); i < e; ++i)
+          for (std::uint64_t k = 0; k < w_out; ++k) dst[i * w_out + k] = src[i * w_in + static_cast<std::uint64_t>(cols[k])];
+      });
+    });
   });
   return Breakdown::compute_only(t.seconds());
 }
@@ -284,40 +318,58 @@ Breakdown CpuRa::select(const DeviceRelation& in_, const Predicate& pred, const 
   ref::check_predicate(in_.values(), pred);
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
-  const std::uint64_t w = static_cast<std::uint64_t>(in.width());
   const std::uint32_t* d = in.data();
-  compact(in, [&](std::uint64_t i) { return pred(d + i * w); }, threads_for(variant), out);
+  compact(in, [&](auto W) { return [d, pred](std::uint64_t i) { return pred(d + i * decltype(W)::value); }; },
+          threads_for(variant), out);
   return Breakdown::compute_only(t.seconds());
 }
 
 Breakdown CpuRa::unique(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
-  const std::uint64_t w = static_cast<std::uint64_t>(in.width());
   const std::uint32_t* d = in.data();
-  compact(in, [&](std::uint64_t i) { return i == 0 || d[i * w] != d[(i - 1) * w]; }, threads_for(variant), out);
+  compact(in,
+          [&](auto W) {
+            constexpr std::uint64_t w = decltype(W)::value;
+            return [d](std::uint64_t i) { return i == 0 || d[i * w] != d[(i - 1) * w]; };
+          },
+          threads_for(variant), out);
   return Breakdown::compute_only(t.seconds());
 }
+
+namespace {
+template <int W, ReduceOp Op>
+std::array<std::uint64_t, kMaxValues> reduce_range(const std::uint32_t* d, std::uint64_t b, std::uint64_t e) {
+  constexpr std::uint64_t identity = Op == ReduceOp::Min ? 0xffffffffull : 0;
+  std::array<std::uint64_t, kMaxValues> acc;
+  acc.fill(identity);
+  for (std::uint64_t i = b; i < e; ++i)
+    for (int v = 1; v < W; ++v) {
+      std::uint64_t x = d[i * W + static_cast<std::uint64_t>(v)];
+      std::uint64_t& a = acc[static_cast<std::size_t>(v - 1)];
+      if constexpr (Op == ReduceOp::Sum) a += x;
+      else if constexpr (Op == ReduceOp::Min) a = std::min(a, x);
+      else a = std::max(a, x);
+    }
+  return acc;
+}
+}  // namespace
 
 Timed<Aggregate> CpuRa::reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   const int chunks = chunks_for(in.rows(), threads_for(variant));
-  const int w = in.width();
   const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
   std::vector<std::array<std::uint64_t, kMaxValues>> part(static_cast<std::size_t>(chunks));
   for_chunks(chunks, [&](int c) {
-    std::array<std::uint64_t, kMaxValues> acc;
-    acc.fill(identity);
-    for (std::uint64_t i = bound(in.rows(), c, chunks), e = bound(in.rows(), c + 1, chunks); i < e; ++i) {
-      const std::uint32_t* tp = in.data() + i * static_cast<std::uint64_t>(w);
-      for (int v = 1; v < w; ++v) {
-        std::uint64_t x = tp[v];
-        std::uint64_t& a = acc[static_cast<std::size_t>(v - 1)];
-        a = op == ReduceOp::Sum ? a + x : op == ReduceOp::Min ? std::min(a, x) : std::max(a, x);
-      }
-    }
-    part[static_cast<std::size_t>(c)] = acc;
+    const std::uint64_t b = bound(in.rows(), c, chunks), e = bound(in.rows(), c + 1, chunks);
+    for_width(in.width(), [&](auto W) {
+      constexpr int w = decltype(W)::value;
+      auto& p = part[static_cast<std::size_t>(c)];
+      if (op == ReduceOp::Sum) p = reduce_range<w, ReduceOp::Sum>(in.data(), b, e);
+      else if (op == ReduceOp::Min) p = reduce_range<w, ReduceOp::Min>(in.data(), b, e);
+      else p = reduce_range<w, ReduceOp::Max>(in.data(), b, e);
+    });
   });
   Aggregate g;
   g.values = in.values();
@@ -437,19 +489,24 @@ Breakdown CpuRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, Arith
   HostTimer t;
   const CpuRelation& a = as_cpu(a_);
   const CpuRelation& b = as_cpu(b_);
-  const std::uint64_t w = static_cast<std::uint64_t>(a.width());
   CpuRelation& out = ensure(out_handle, a.rows(), a.values());
   const std::uint32_t* x = a.data();
   const std::uint32_t* y = b.data();
   std::uint32_t* z = out.data();
   const int chunks = chunks_for(a.rows(), threads_for(variant));
-  for_chunks(chunks, [&](int c) {
-    std::uint64_t lo = bound(a.rows(), c, chunks) * w, hi = bound(a.rows(), c + 1, chunks) * w;
-    // Word k is a key when k % w == 0: keys are copied from a, values combined.
-    for (std::uint64_t k = lo; k < hi; ++k) {
-      std::uint32_t r = op == ArithOp::Add ? x[k] + y[k] : op == ArithOp::Subtract ? x[k] - y[k] : x[k] * y[k];
-      z[k] = k % w == 0 ? x[k] : r;
-    }
+  auto apply = [&](auto W, auto f) {
+    constexpr std::uint64_t w = decltype(W)::value;
+    for_chunks(chunks, [&](int c) {
+      for (std::uint64_t i = bound(a.rows(), c, chunks), e = bound(a.rows(), c + 1, chunks); i < e; ++i) {
+        z[i * w] = x[i * w];
+        for (std::uint64_t k = 1; k < w; ++k) z[i * w + k] = f(x[i * w + k], y[i * w + k]);
+      }
+    });
+  };
+  for_width(a.width(), [&](auto W) {
+    if (op == ArithOp::Add) apply(W, [](std::uint32_t p, std::uint32_t q) { return p + q; });
+    else if (op == ArithOp::Subtract) apply(W, [](std::uint32_t p, std::uint32_t q) { return p - q; });
+    else apply(W, [](std::uint32_t p, std::uint32_t q) { return p * q; });
   });
   return Breakdown::compute_only(t.seconds());
 }
