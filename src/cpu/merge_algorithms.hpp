@@ -220,7 +220,7 @@ void reencode_lookup(const MergeInput<T>& in, const std::vector<std::uint32_t>& 
   unsigned ow = in.main_codes.width;
   const std::uint32_t *xmp = xm.data(), *xdp = xd.data(), *ids = delta_ids.data();
   pack_parallel(nm + in.delta_rows(), width, out, threads, grain, [=](std::uint64_t r) -> std::uint32_t {
-    return r < nm ? xmp[BitPacked::unpack_id(old, ow, r)] : xdp[ids[r - nm]];
+    return r < nm ? xmp[unpack_bits(old, ow, r)] : xdp[ids[r - nm]];
   });
 }
 
@@ -234,7 +234,7 @@ void reencode_binsearch(const MergeInput<T>& in, const std::vector<T>& dict, uns
   const T *um = in.main_dict.data(), *delta = in.delta.data();
   const T *db = dict.data(), *de = dict.data() + dict.size();
   pack_parallel(nm + in.delta_rows(), width, out, threads, grain, [=](std::uint64_t r) -> std::uint32_t {
-    const T& v = r < nm ? um[BitPacked::unpack_id(old, ow, r)] : delta[r - nm];
+    const T& v = r < nm ? um[unpack_bits(old, ow, r)] : delta[r - nm];
     return static_cast<std::uint32_t>(std::lower_bound(db, de, v) - db);
   });
 }

@@ -48,6 +48,22 @@ std::uint64_t total_bytes(const std::vector<T>& v) {
 // Bits needed for ids of a dictionary of n entries: ceil(log2(n)), 0 for n <= 1.
 unsigned code_width(std::uint64_t n);
 
+#if defined(__CUDACC__)
+#define HDB_HOST_DEVICE __host__ __device__
+#else
+#define HDB_HOST_DEVICE
+#endif
+
+// Id i of `width` bits from packed words; shared by host code and CUDA kernels.
+HDB_HOST_DEVICE inline std::uint32_t unpack_bits(const std::uint64_t* w, unsigned width, std::uint64_t i) {
+  if (width == 0) return 0;
+  std::uint64_t bit = i * width, word = bit >> 6;
+  unsigned off = static_cast<unsigned>(bit & 63);
+  std::uint64_t v = w[word] >> off;
+  if (off + width > 64) v |= w[word + 1] << (64 - off);
+  return static_cast<std::uint32_t>(v & ((std::uint64_t{1} << width) - 1));
+}
+
 // Ids of `width` bits (0..32), id i at bits [i*width, i*width+width) of little-endian 64-bit words,
 // so an id may straddle two words.
 struct BitPacked {
@@ -61,15 +77,7 @@ struct BitPacked {
     size = n;
     words.assign(words_for(n, w), 0);
   }
-  std::uint32_t get(std::uint64_t i) const { return unpack_id(words.data(), width, i); }
-  static std::uint32_t unpack_id(const std::uint64_t* w, unsigned width, std::uint64_t i) {
-    if (width == 0) return 0;
-    std::uint64_t bit = i * width, word = bit >> 6;
-    unsigned off = static_cast<unsigned>(bit & 63);
-    std::uint64_t v = w[word] >> off;
-    if (off + width > 64) v |= w[word + 1] << (64 - off);
-    return static_cast<std::uint32_t>(v & ((std::uint64_t{1} << width) - 1));
-  }
+  std::uint32_t get(std::uint64_t i) const { return unpack_bits(words.data(), width, i); }
   // ORs id v into a zeroed slot (set-up and tests; writers on the hot path stream whole words).
   void set(std::uint64_t i, std::uint32_t v) {
     if (width == 0) return;

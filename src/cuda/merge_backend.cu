@@ -1,0 +1,373 @@
+#include "merge_backend.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "harness/errors.hpp"
+#include "merge_steps.cuh"
+
+namespace hdb::cuda {
+namespace {
+
+using merge::CachedAlloc;
+using merge::DictMergeKind;
+
+// A host array (pageable or pinned) filled at set-up, and its device twin.
+template <class U>
+struct Mirror {
+  Mirror(std::size_t n, Transfer mode) : host(n, mode), dev(n) {}
+  Mirror(const U* src, std::size_t n, Transfer mode) : host(n, mode), dev(n) {
+    if (n) std::memcpy(host.get(), src, n * sizeof(U));
+  }
+  void up(cudaStream_t s, std::size_t n) {
+    if (n) HDB_CUDA_CHECK(cudaMemcpyAsync(dev.get(), host.get(), n * sizeof(U), cudaMemcpyHostToDevice, s));
+  }
+  void up(cudaStream_t s) { up(s, host.size()); }
+  void down(cudaStream_t s, std::size_t n) {
+    if (n) HDB_CUDA_CHECK(cudaMemcpyAsync(host.get(), dev.get(), n * sizeof(U), cudaMemcpyDeviceToHost, s));
+  }
+  std::vector<U> host_vector(std::size_t n) const { return std::vector<U>(host.get(), host.get() + n); }
+  HostBuffer<U> host;
+  DeviceBuffer<U> dev;
+};
+
+template <class U>
+std::vector<U> from_device(const U* p, std::size_t n) {
+  std::vector<U> v(n);
+  if (n) HDB_CUDA_CHECK(cudaMemcpy(v.data(), p, n * sizeof(U), cudaMemcpyDeviceToHost));
+  return v;
+}
+
+// Events at the borders of a pass's segments, created once per case.
+class Marks {
+ public:
+  explicit Marks(int n) : ev_(n) {}
+  void at(int i, cudaStream_t s) { ev_[i].record(s); }
+  double between(int a, int b) const { return elapsed(ev_[a], ev_[b]); }
+
+ private:
+  std::vector<Event> ev_;
+};
+
+DictMergeKind kind_of(const std::string& name) {
+  if (name == "slice") return DictMergeKind::Slice;
+  if (name == "csum") return DictMergeKind::Csum;
+  if (name == "mum") return DictMergeKind::Mum;
+  return DictMergeKind::MergePath;
+}
+
+// Steps 1a, 1b and 2b on their own: upload the step's inputs, run it, download its outputs.
+template <class T>
+class StepCase : public MergeCase<T> {
+ public:
+  StepCase(const MergeVariant& v, const MergeWork<T>& w)
+      : v_(v),
+        w_(w),
+        nm_(w.in->main_rows()),
+        nd_(w.in->delta_rows()),
+        n1_(w.in->main_dict.size()),
+        n2_(w.delta_dict.size()),
+        rows_(nm_ + nd_),
+        nwords_(BitPacked::words_for(rows_, w.width)),
+        marks_(4) {
+    Transfer t = v.transfer;
+    switch (v.step) {
+      case MergeStep::DeltaDict:
+        a_ = std::make_unique<Mirror<T>>(w.in->delta.data(), nd_, t);
+        b_ = std::make_unique<Mirror<T>>(nd_, t);                     // U_D
+        ids_ = std::make_unique<Mirror<std::uint32_t>>(nd_, t);
+        break;
+      case MergeStep::DictMerge:
+        a_ = std::make_unique<Mirror<T>>(w.in->main_dict.data(), n1_, t);
+        b_ = std::make_unique<Mirror<T>>(w.delta_dict.data(), n2_, t);
+        dict_ = std::make_unique<Mirror<T>>(n1_ + n2_, t);
+        xm_ = std::make_unique<Mirror<std::uint32_t>>(n1_, t);
+        xd_ = std::make_unique<Mirror<std::uint32_t>>(n2_, t);
+        break;
+      default:
+        old_ = std::make_unique<Mirror<std::uint64_t>>(w.in->main_codes.words.data(), w.in->main_codes.words.size(), t);
+        out_ = std::make_unique<Mirror<std::uint64_t>>(nwords_, t);
+        if (v.name == "binsearch") {
+          a_ = std::make_unique<Mirror<T>>(w.in->main_dict.data(), n1_, t);
+          b_ = std::make_unique<Mirror<T>>(w.in->delta.data(), nd_, t);
+          dict_ = std::make_unique<Mirror<T>>(w.dict.data(), w.dict.size(), t);
+        } else {
+          xm_ = std::make_unique<Mirror<std::uint32_t>>(w.x_m.data(), w.x_m.size(), t);
+          xd_ = std::make_unique<Mirror<std::uint32_t>>(w.x_d.data(), w.x_d.size(), t);
+          ids_ = std::make_unique<Mirror<std::uint32_t>>(w.delta_ids.data(), w.delta_ids.size(), t);
+        }
+    }
+  }
+
+  Breakdown pass() override {
+    HostTimer all;
+    cudaStream_t s = stream_.get();
+    marks_.at(0, s);
+    std::string phase;
+    switch (v_.step) {
+      case MergeStep::DeltaDict:
+        a_->up(s);
+        marks_.at(1, s);
+        m_ = merge::delta_dict(alloc_, s, a_->dev.get(), nd_, b_->dev.get(), ids_->dev.get());
+        marks_.at(2, s);
+        b_->down(s, m_);
+        ids_->down(s, nd_);
+        phase = "1a";
+        break;
+      case MergeStep::DictMerge:
+        a_->up(s);
+        b_->up(s);
+        marks_.at(1, s);
+        m_ = merge::dict_merge(kind_of(v_.name), alloc_, s, a_->dev.get(), n1_, b_->dev.get(), n2_, dict_->dev.get(),
+                               xm_->dev.get(), xd_->dev.get());
+        marks_.at(2, s);
+        dict_->down(s, m_);
+        xm_->down(s, n1_);
+        xd_->down(s, n2_);
+        phase = "1b";
+        break;
+      default:
+        old_->up(s);
+        if (v_.name == "binsearch") {
+          a_->up(s);
+          b_->up(s);
+          dict_->up(s);
+          marks_.at(1, s);
+          merge::reencode_binsearch(s, old_->dev.get(), w_.in->main_codes.width, nm_, a_->dev.get(), b_->dev.get(),
+                                    dict_->dev.get(), w_.dict.size(), rows_, w_.width, out_->dev.get());
+        } else {
+          xm_->up(s);
+          xd_->up(s);
+          ids_->up(s);
+          marks_.at(1, s);
+          merge::reencode_lookup(s, old_->dev.get(), w_.in->main_codes.width, nm_, xm_->dev.get(), ids_->dev.get(),
+                                 xd_->dev.get(), rows_, w_.width, 0, nwords_, out_->dev.get());
+        }
+        marks_.at(2, s);
+        out_->down(s, nwords_);
+        phase = "2b";
+    }
+    marks_.at(3, s);
+    stream_.sync();
+    Breakdown b;
+    b.h2d = marks_.between(0, 1);
+    b.kernel = marks_.between(1, 2);
+    b.d2h = marks_.between(2, 3);
+    b.add_phase(phase, b.kernel);
+    b.total = all.seconds();
+    return b;
+  }
+
+  MergeOutput<T> output() override {
+    MergeOutput<T> o;
+    switch (v_.step) {
+      case MergeStep::DeltaDict:
+        o.delta_dict = b_->host_vector(m_);
+        o.delta_ids = ids_->host_vector(nd_);
+        break;
+      case MergeStep::DictMerge:
+        o.dict = dict_->host_vector(m_);
+        o.x_m = xm_->host_vector(n1_);
+        o.x_d = xd_->host_vector(n2_);
+        break;
+      default:
+        o.codes.width = w_.width;
+        o.codes.size = rows_;
+        o.codes.words = out_->host_vector(nwords_);
+    }
+    return o;
+  }
+
+  std::uint64_t transfer_bytes() const override {
+    std::uint64_t v = sizeof(T);
+    switch (v_.step) {
+      case MergeStep::DeltaDict: return nd_ * v + n2_ * v + nd_ * 4;
+      case MergeStep::DictMerge: return (n1_ + n2_ + w_.dict.size()) * v + (n1_ + n2_) * 4;
+      default:
+        return w_.in->main_codes.words.size() * 8 + nwords_ * 8 +
+               (v_.name == "binsearch" ? (n1_ + nd_ + w_.dict.size()) * v : (n1_ + n2_ + nd_) * 4);
+    }
+  }
+
+ private:
+  MergeVariant v_;
+  const MergeWork<T>& w_;
+  std::uint64_t nm_, nd_, n1_, n2_, rows_, nwords_, m_ = 0;
+  Stream stream_;
+  CachedAlloc alloc_;
+  Marks marks_;
+  std::unique_ptr<Mirror<T>> a_, b_, dict_;
+  std::unique_ptr<Mirror<std::uint32_t>> ids_, xm_, xd_;
+  std::unique_ptr<Mirror<std::uint64_t>> old_, out_;
+};
+
+// The whole merge: upload main ids, U_M and the delta; 1a (Thrust), 1b (merge path), 2a, 2b
+// (X_M/X_D); download U'_M and the new main. "inorder" runs it all on one stream. "overlap" is the
+// paper's future work: main ids go up in chunks on a copy stream while 1a and 1b run, 2b runs per
+// chunk as soon as its ids are there, and each finished chunk goes down on a third stream.
+template <class T>
+class WholeCase : public MergeCase<T> {
+ public:
+  static constexpr int kChunks = 8;
+  WholeCase(const MergeVariant& v, const MergeWork<T>& w)
+      : overlap_(v.name == "overlap"),
+        w_(w),
+        nm_(w.in->main_rows()),
+        nd_(w.in->delta_rows()),
+        n1_(w.in->main_dict.size()),
+        rows_(nm_ + nd_),
+        max_words_(BitPacked::words_for(rows_, code_width(n1_ + nd_))),
+        old_(w.in->main_codes.words.data(), w.in->main_codes.words.size(), v.transfer),
+        um_(w.in->main_dict.data(), n1_, v.transfer),
+        delta_(w.in->delta.data(), nd_, v.transfer),
+        dict_(n1_ + nd_, v.transfer),
+        out_(max_words_, v.transfer),
+        ud_(nd_),
+        ids_(nd_),
+        xm_(n1_),
+        xd_(nd_),
+        marks_(8),
+        chunk_up_(kChunks),
+        chunk_done_(kChunks) {}
+
+  Breakdown pass() override {
+    HostTimer all;
+    cudaStream_t s = compute_.get(), up = overlap_ ? upload_.get() : s, down = overlap_ ? download_.get() : s;
+    std::size_t old_words = old_.host.size();
+    marks_.at(0, up);
+    um_.up(up);
+    delta_.up(up);
+    up_done_.record(up);
+    if (!overlap_) old_.up(up);
+    else
+      for (int c = 0; c < kChunks; ++c) {  // main ids in chunks, each with its own event
+        std::size_t b = old_words * c / kChunks, e = old_words * (c + 1) / kChunks;
+        if (e > b)
+          HDB_CUDA_CHECK(cudaMemcpyAsync(old_.dev.get() + b, old_.host.get() + b, (e - b) * 8, cudaMemcpyHostToDevice, up));
+        chunk_up_[c].record(up);
+      }
+    marks_.at(2, up);
+    // In order, compute follows every upload on the one stream; overlapping, it waits only for
+    // U_M and the delta.
+    if (overlap_) HDB_CUDA_CHECK(cudaStreamWaitEvent(s, up_done_.get(), 0));
+    marks_.at(3, s);
+    ud_n_ = merge::delta_dict(alloc_, s, delta_.dev.get(), nd_, ud_.get(), ids_.get());
+    marks_.at(4, s);
+    m_ = merge::dict_merge(DictMergeKind::MergePath, alloc_, s, um_.dev.get(), n1_, ud_.get(), ud_n_, dict_.dev.get(),
+                           xm_.get(), xd_.get());
+    marks_.at(5, s);
+    width_ = code_width(m_);  // 2a: host arithmetic on the merged size
+    nwords_ = BitPacked::words_for(rows_, width_);
+    if (!overlap_) {
+      merge::reencode_lookup(s, old_.dev.get(), w_.in->main_codes.width, nm_, xm_.get(), ids_.get(), xd_.get(), rows_,
+                             width_, 0, nwords_, out_.dev.get());
+      marks_.at(6, s);
+      dict_.down(s, m_);
+      out_.down(s, nwords_);
+    } else {
+      HDB_CUDA_CHECK(cudaEventRecord(dict_ready_.get(), s));
+      HDB_CUDA_CHECK(cudaStreamWaitEvent(down, dict_ready_.get(), 0));
+      dict_.down(down, m_);
+      std::uint64_t blocks = (rows_ + 63) / 64;
+      for (int c = 0; c < kChunks; ++c) {
+        // Rows of chunk c start on a 64-row mark, so its output words are its own.
+        std::uint64_t r0 = std::min(rows_, blocks * c / kChunks * 64), r1 = std::min(rows_, blocks * (c + 1) / kChunks * 64);
+        std::uint64_t wb = r0 * width_ / 64, we = (r1 * width_ + 63) / 64;
+        std::uint64_t need = (std::min(r1, nm_) * w_.in->main_codes.width + 63) / 64 + 1;  // old words read
+        int last = kChunks - 1;
+        while (last > 0 && old_words * last / kChunks >= need) --last;
+        HDB_CUDA_CHECK(cudaStreamWaitEvent(s, chunk_up_[last].get(), 0));
+        merge::reencode_lookup(s, old_.dev.get(), w_.in->main_codes.width, nm_, xm_.get(), ids_.get(), xd_.get(), rows_,
+                               width_, wb, we, out_.dev.get());
+        chunk_done_[c].record(s);
+        HDB_CUDA_CHECK(cudaStreamWaitEvent(down, chunk_done_[c].get(), 0));
+        if (we > wb)
+          HDB_CUDA_CHECK(cudaMemcpyAsync(out_.host.get() + wb, out_.dev.get() + wb, (we - wb) * 8, cudaMemcpyDeviceToHost,
+                                         down));
+      }
+      marks_.at(6, s);
+    }
+    marks_.at(7, down);
+    HDB_CUDA_CHECK(cudaDeviceSynchronize());
+    Breakdown b;
+    b.h2d = marks_.between(0, 2);
+    b.add_phase("1a", marks_.between(3, 4));
+    b.add_phase("1b", marks_.between(4, 5));
+    b.add_phase("2a", 0.0);
+    b.add_phase("2b", marks_.between(5, 6));
+    b.kernel = marks_.between(3, 6);
+    b.d2h = overlap_ ? marks_.between(5, 7) : marks_.between(6, 7);  // overlapping: from 1b's end
+    b.total = all.seconds();
+    return b;
+  }
+
+  MergeOutput<T> output() override {
+    MergeOutput<T> o;
+    o.delta_dict = from_device(ud_.get(), ud_n_);
+    o.delta_ids = from_device(ids_.get(), nd_);
+    o.dict = dict_.host_vector(m_);
+    o.x_m = from_device(xm_.get(), n1_);
+    o.x_d = from_device(xd_.get(), ud_n_);
+    o.codes.width = width_;
+    o.codes.size = rows_;
+    o.codes.words = out_.host_vector(nwords_);
+    return o;
+  }
+  std::uint64_t transfer_bytes() const override {
+    return old_.host.size() * 8 + (n1_ + nd_ + w_.dict.size()) * sizeof(T) + BitPacked::words_for(rows_, w_.width) * 8;
+  }
+
+ private:
+  bool overlap_;
+  const MergeWork<T>& w_;
+  std::uint64_t nm_, nd_, n1_, rows_, max_words_, ud_n_ = 0, m_ = 0, nwords_ = 0;
+  unsigned width_ = 0;
+  Mirror<std::uint64_t> old_;
+  Mirror<T> um_, delta_, dict_;
+  Mirror<std::uint64_t> out_;
+  DeviceBuffer<T> ud_;
+  DeviceBuffer<std::uint32_t> ids_, xm_, xd_;
+  Stream compute_, upload_, download_;
+  CachedAlloc alloc_;
+  Marks marks_;
+  std::vector<Event> chunk_up_, chunk_done_;
+  Event up_done_, dict_ready_;
+};
+
+}  // namespace
+
+std::vector<MergeVariant> CudaMerge::variants(const std::vector<Transfer>& transfers) const {
+  std::vector<MergeVariant> v;
+  for (Transfer t : transfers) v.push_back({MergeStep::DeltaDict, "thrust", t});
+  for (const char* name : {"slice", "csum", "mum", "merge_path"})
+    for (Transfer t : transfers) v.push_back({MergeStep::DictMerge, name, t});
+  for (const char* name : {"lookup", "binsearch"})
+    for (Transfer t : transfers) v.push_back({MergeStep::Reencode, name, t});
+  for (Transfer t : transfers) v.push_back({MergeStep::Whole, "inorder", t});
+  // Asynchronous copies overlap only from pinned memory.
+  for (Transfer t : transfers)
+    if (t == Transfer::Pinned) v.push_back({MergeStep::Whole, "overlap", t});
+  return v;
+}
+
+template <class T>
+std::unique_ptr<MergeCase<T>> CudaMerge::make(const MergeVariant& v, const MergeWork<T>& w) {
+  if constexpr (std::is_same_v<T, std::string_view>) {
+    throw SkipCase("strings are not offered on CUDA");
+  } else {
+    std::uint64_t rows = w.in->main_rows() + w.in->delta_rows();
+    std::uint64_t dicts = (w.in->main_dict.size() + 2 * w.in->delta_rows()) * (3 * sizeof(T) + 12);
+    std::uint64_t need = w.in->main_codes.words.size() * 8 + BitPacked::words_for(rows, 32) * 8 + dicts;
+    if (need > p_.memory_bytes() * 3 / 4) throw SkipCase("needs about " + std::to_string(need >> 20) + " MiB of device memory");
+    if (v.step == MergeStep::Whole) return std::make_unique<WholeCase<T>>(v, w);
+    return std::make_unique<StepCase<T>>(v, w);
+  }
+}
+
+template std::unique_ptr<MergeCase<std::uint32_t>> CudaMerge::make(const MergeVariant&, const MergeWork<std::uint32_t>&);
+template std::unique_ptr<MergeCase<std::uint64_t>> CudaMerge::make(const MergeVariant&, const MergeWork<std::uint64_t>&);
+template std::unique_ptr<MergeCase<U128>> CudaMerge::make(const MergeVariant&, const MergeWork<U128>&);
+template std::unique_ptr<MergeCase<std::string_view>> CudaMerge::make(const MergeVariant&,
+                                                                      const MergeWork<std::string_view>&);
+
+}  // namespace hdb::cuda

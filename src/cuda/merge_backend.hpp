@@ -1,0 +1,23 @@
+#pragma once
+// The CUDA merge backend: 1a with Thrust sort + unique; 1b as the paper's dictionary slice merge
+// (custom kernels, device-side gap closing), Thrust CSUM and MUM, and a tuned merge-path variant;
+// 2b with X_M/X_D or binary search; the whole merge in order, and chunked with PCIe transfers
+// overlapping compute on streams. Inputs come from pageable or pinned host memory. Integer types.
+#include "bench/merge.hpp"
+#include "runtime/cuda_platform.hpp"
+
+namespace hdb::cuda {
+
+class CudaMerge : public MergeBackendFor<CudaMerge> {
+ public:
+  explicit CudaMerge(CudaPlatform& p) : p_(p) {}
+  std::vector<MergeVariant> variants(const std::vector<Transfer>& transfers) const override;
+  bool supports(const MergeVariant&, ValueType t) const override { return t != ValueType::Str; }
+  template <class T>
+  std::unique_ptr<MergeCase<T>> make(const MergeVariant& v, const MergeWork<T>& w);
+
+ private:
+  CudaPlatform& p_;
+};
+
+}  // namespace hdb::cuda

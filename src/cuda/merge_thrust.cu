@@ -1,0 +1,101 @@
+// Thrust compositions of the merge steps: 1a (sort + unique), and the dictionary merges CSUM
+// (concatenate-sort-unique-map), MUM (merge-unique-map) and the tuned merge-path variant, which
+// replaces MUM's two binary-search maps by one scan over the merged sequence.
+#include <thrust/binary_search.h>
+#include <thrust/execution_policy.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/merge.h>
+#include <thrust/scan.h>
+#include <thrust/sort.h>
+#include <thrust/unique.h>
+
+#include "merge_steps.cuh"
+
+namespace hdb::cuda::merge {
+namespace {
+
+auto policy(CachedAlloc& a, cudaStream_t s) { return thrust::cuda::par(a).on(s); }
+
+template <class T>
+__global__ void head_flags(const T* merged, std::uint64_t n, std::uint32_t* flag) {
+  std::uint64_t j = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (j < n) flag[j] = (j == 0 || merged[j - 1] < merged[j]) ? 1u : 0u;
+}
+
+// pos[j] = inclusive count of distinct values up to j; the head of each run writes the value and
+// every element writes its map entry (a value in both inputs appears twice, adjacent, same id).
+template <class T>
+__global__ void scatter_ids(const T* merged, const std::uint32_t* src, const std::uint32_t* pos, std::uint64_t n,
+                            std::uint64_t n1, T* dict, std::uint32_t* xm, std::uint32_t* xd) {
+  std::uint64_t j = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (j >= n) return;
+  std::uint32_t id = pos[j] - 1;
+  if (j == 0 || pos[j - 1] != pos[j]) dict[id] = merged[j];
+  std::uint32_t from = src[j];
+  if (from < n1) xm[from] = id;
+  else xd[from - n1] = id;
+}
+
+unsigned blocks_for(std::uint64_t n) { return static_cast<unsigned>((n + 255) / 256); }
+
+}  // namespace
+
+template <class T>
+std::uint64_t delta_dict(CachedAlloc& a, cudaStream_t s, const T* delta, std::uint64_t n, T* ud, std::uint32_t* ids) {
+  if (n == 0) return 0;
+  HDB_CUDA_CHECK(cudaMemcpyAsync(ud, delta, n * sizeof(T), cudaMemcpyDeviceToDevice, s));
+  thrust::sort(policy(a, s), ud, ud + n);
+  std::uint64_t m = thrust::unique(policy(a, s), ud, ud + n) - ud;
+  thrust::lower_bound(policy(a, s), ud, ud + m, delta, delta + n, ids);
+  return m;
+}
+
+template <class T>
+std::uint64_t dict_merge(DictMergeKind kind, CachedAlloc& a, cudaStream_t s, const T* um, std::uint64_t n1, const T* ud,
+                         std::uint64_t n2, T* dict, std::uint32_t* xm, std::uint32_t* xd) {
+  std::uint64_t n = n1 + n2;
+  if (n == 0) return 0;
+  if (kind == DictMergeKind::Slice) return dict_merge_slice(a, s, um, n1, ud, n2, dict, xm, xd);
+  if (kind == DictMergeKind::MergePath) {
+    T* merged = a.get<T>(n);
+    auto* src = a.get<std::uint32_t>(n);
+    auto* pos = a.get<std::uint32_t>(n);
+    thrust::merge_by_key(policy(a, s), um, um + n1, ud, ud + n2, thrust::counting_iterator<std::uint32_t>(0),
+                         thrust::counting_iterator<std::uint32_t>(static_cast<std::uint32_t>(n1)), merged, src);
+    head_flags<<<blocks_for(n), 256, 0, s>>>(merged, n, pos);
+    HDB_CUDA_CHECK_LAUNCH("head_flags");
+    thrust::inclusive_scan(policy(a, s), pos, pos + n, pos);
+    scatter_ids<<<blocks_for(n), 256, 0, s>>>(merged, src, pos, n, n1, dict, xm, xd);
+    HDB_CUDA_CHECK_LAUNCH("scatter_ids");
+    std::uint32_t m = 0;
+    HDB_CUDA_CHECK(cudaMemcpyAsync(&m, pos + n - 1, 4, cudaMemcpyDeviceToHost, s));
+    HDB_CUDA_CHECK(cudaStreamSynchronize(s));
+    a.put(merged);
+    a.put(src);
+    a.put(pos);
+    return m;
+  }
+  std::uint64_t m = 0;
+  if (kind == DictMergeKind::Csum) {
+    HDB_CUDA_CHECK(cudaMemcpyAsync(dict, um, n1 * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    HDB_CUDA_CHECK(cudaMemcpyAsync(dict + n1, ud, n2 * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    thrust::sort(policy(a, s), dict, dict + n);
+  } else {
+    thrust::merge(policy(a, s), um, um + n1, ud, ud + n2, dict);
+  }
+  m = thrust::unique(policy(a, s), dict, dict + n) - dict;
+  thrust::lower_bound(policy(a, s), dict, dict + m, um, um + n1, xm);
+  thrust::lower_bound(policy(a, s), dict, dict + m, ud, ud + n2, xd);
+  return m;
+}
+
+#define HDB_INSTANTIATE(T)                                                                                         \
+  template std::uint64_t delta_dict<T>(CachedAlloc&, cudaStream_t, const T*, std::uint64_t, T*, std::uint32_t*); \
+  template std::uint64_t dict_merge<T>(DictMergeKind, CachedAlloc&, cudaStream_t, const T*, std::uint64_t, const T*, \
+                                       std::uint64_t, T*, std::uint32_t*, std::uint32_t*);
+HDB_INSTANTIATE(std::uint32_t)
+HDB_INSTANTIATE(std::uint64_t)
+HDB_INSTANTIATE(U128)
+#undef HDB_INSTANTIATE
+
+}  // namespace hdb::cuda::merge
