@@ -19,14 +19,15 @@ cl::Buffer upload(OpenClPlatform& p, const std::vector<std::uint32_t>& v) {
 }  // namespace
 
 std::vector<NgramVariant> OpenClNgram::variants() const {
-  return {{"gpu-segmented", false, true}, {"gpu-segmented", true, true}};
+  return {{"gpu", false, true}, {"gpu-segmented", false, true}, {"gpu-segmented", true, true}};
 }
 
 nlohmann::json OpenClNgram::load_index(const ngram::NgramIndex& ix) {
   if (p_.max_work_group_size() < kBinSize)
     throw SkipCase("the device's work-groups hold fewer than " + std::to_string(kBinSize) + " work-items");
   std::uint64_t bytes = ix.bytes();
-  if (bytes > p_.memory_bytes() / 2) throw SkipCase("the index (" + std::to_string(bytes >> 20) + " MiB) does not fit the device");
+  std::uint64_t work = std::uint64_t{ix.articles} * (4 + 4 * ngram::kPlanes + 1) + std::uint64_t{ix.bins()} * kBinSize / 8;
+  if (bytes + work > p_.memory_bytes() / 2) throw SkipCase("the index (" + std::to_string(bytes >> 20) + " MiB) does not fit the device");
   if (4 * ix.postings() > p_.max_alloc_bytes()) throw SkipCase("a posting array exceeds the device's largest buffer");
   return checked("uploading the n-gram index", [&] {
     HostTimer t;
@@ -38,14 +39,81 @@ nlohmann::json OpenClNgram::load_index(const ngram::NgramIndex& ix) {
     dir_start_ = upload(p_, ix.dir_start);
     p_.queue().finish();
     double s = t.seconds();
-    kernel_ = cl::Kernel(p_.program("ngram", kernels::ngram), "ngram_segmented");
+    cl::Program& prog = p_.program("ngram", kernels::ngram);
+    kernel_ = cl::Kernel(prog, "ngram_segmented");
+    scatter_ = cl::Kernel(prog, "ngram_scatter");
+    update_ = cl::Kernel(prog, "ngram_update");
+    bitmap_ = cl::Kernel(prog, "ngram_bitmap");
+    host_ = &ix;
     bins_ = ix.bins();
-    return nlohmann::json{{"device_index_bytes", bytes}, {"upload_s", s}};
+    std::uint64_t words = std::uint64_t{bins_} * (kBinSize / 32);
+    newmap_ = device_buffer(p_.context_ref(), 4ull * ix.articles);
+    planes_ = device_buffer(p_.context_ref(), 4ull * ngram::kPlanes * ix.articles);
+    alive_ = device_buffer(p_.context_ref(), ix.articles);
+    words_ = device_buffer(p_.context_ref(), 4 * words);
+    host_words_.assign(words, 0);
+    return nlohmann::json{{"device_index_bytes", bytes}, {"device_work_bytes", work}, {"upload_s", s}};
   });
 }
 
+std::vector<std::uint32_t> OpenClNgram::figure1(const ngram::QueryPlan& plan, Breakdown& b) {
+  const ngram::NgramIndex& ix = *host_;
+  if (plan.n == 0 || ix.articles == 0) return {};
+  cl::CommandQueue& q = p_.queue();
+  std::vector<cl::Event> ev(1);
+  q.enqueueFillBuffer(planes_, cl_uint{0}, 0, 4ull * ngram::kPlanes * ix.articles, nullptr, &ev[0]);
+  q.enqueueFillBuffer(alive_, cl_uchar{0}, 0, ix.articles);
+  update_.setArg(0, newmap_);
+  update_.setArg(1, planes_);
+  update_.setArg(2, alive_);
+  update_.setArg(3, ix.articles);
+  update_.setArg(5, plan.g);
+  scatter_.setArg(0, article_);
+  scatter_.setArg(1, map_);
+  scatter_.setArg(4, newmap_);
+  for (int i = 0; i < plan.n; ++i) {
+    std::uint32_t list = plan.lists[static_cast<std::size_t>(i)];
+    std::uint32_t begin = ix.list_offsets[list], end = ix.list_offsets[list + 1];
+    q.enqueueFillBuffer(newmap_, cl_uint{0}, 0, 4ull * ix.articles);
+    if (end > begin) {
+      scatter_.setArg(2, begin);
+      scatter_.setArg(3, end);
+      q.enqueueNDRangeKernel(scatter_, cl::NullRange, cl::NDRange(end - begin), cl::NullRange);
+    }
+    update_.setArg(4, i);
+    update_.setArg(6, ngram::needed_after(plan.m, plan.n, i + 1));
+    q.enqueueNDRangeKernel(update_, cl::NullRange, cl::NDRange(ix.articles), cl::NullRange);
+  }
+  auto nwords = static_cast<std::uint32_t>(host_words_.size());
+  bitmap_.setArg(0, alive_);
+  bitmap_.setArg(1, ix.articles);
+  bitmap_.setArg(2, words_);
+  bitmap_.setArg(3, nwords);
+  cl::Event last, read;
+  q.enqueueNDRangeKernel(bitmap_, cl::NullRange, cl::NDRange(nwords), cl::NullRange, nullptr, &last);
+  q.enqueueReadBuffer(words_, CL_TRUE, 0, 4ull * nwords, host_words_.data(), nullptr, &read);
+  b.kernel += event_span(ev[0], last);
+  b.d2h += event_seconds(read);
+  return ngram::bitmap_hits(host_words_.data(), nwords);
+}
+
 Breakdown OpenClNgram::search(const NgramVariant& v, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out) {
-  return checked("n-gram search", [&] {
+  if (!host_) throw DeviceError("ngram: search before load_index");
+  if (v.name == "gpu") {
+    return checked("n-gram search (gpu)", [&] {
+      Breakdown dev;
+      Breakdown host = time_each_query(plans.size(), out, [&](std::size_t q) { out.hits[q] = figure1(plans[q], dev); });
+      host.kernel = dev.kernel;
+      host.d2h = dev.d2h;
+      return host;
+    });
+  }
+  return search_segmented(v, plans, out);
+}
+
+Breakdown OpenClNgram::search_segmented(const NgramVariant& v, const std::vector<ngram::QueryPlan>& plans,
+                                        NgramSearchOut& out) {
+  return checked("n-gram search (gpu-segmented)", [&] {
     ngram::PackedQueries pq = ngram::pack_queries(plans);
     std::size_t nq = plans.size(), row = std::size_t{bins_} * (kBinSize / 32);
     cl::Buffer lists = device_buffer(p_.context_ref(), 4 * pq.lists.size(), CL_MEM_READ_ONLY);

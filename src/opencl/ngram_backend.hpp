@@ -1,6 +1,8 @@
 #pragma once
-// OpenCL n-gram search: the segment-wise GPU algorithm (one work-group per bin of 256 articles),
-// one query per launch ("search/gpu-segmented") or all queries in one launch ("batch/gpu-segmented").
+// OpenCL n-gram search, the same algorithms as CUDA's (docs/ngram.md): the paper's Figure 1
+// ("search/gpu": dense per-article arrays, scatter + update kernels per query 3-gram) and the
+// segment-wise algorithm (one work-group per bin of 256 articles), one query per launch
+// ("search/gpu-segmented") or all queries in one launch ("batch/gpu-segmented").
 #include <CL/opencl.hpp>
 
 #include "bench/ngram.hpp"
@@ -17,8 +19,14 @@ class OpenClNgram : public NgramBackend {
 
  private:
   OpenClPlatform& p_;
-  cl::Kernel kernel_;
+  Breakdown search_segmented(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out);
+  std::vector<std::uint32_t> figure1(const ngram::QueryPlan& plan, Breakdown& b);
+
+  const ngram::NgramIndex* host_ = nullptr;
+  cl::Kernel kernel_, scatter_, update_, bitmap_;
   cl::Buffer article_, map_, list_off_, dir_off_, dir_bin_, dir_start_;
+  cl::Buffer newmap_, planes_, alive_, words_;
+  std::vector<std::uint32_t> host_words_;
   std::uint32_t bins_ = 0;
 };
 

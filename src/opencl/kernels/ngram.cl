@@ -93,3 +93,45 @@ void ngram_segmented(__global const uint* post_article, __global const uint* pos
   barrier(CLK_LOCAL_MEM_FENCE);
   if (t < NG_BIN / 32) hit_words[(size_t)get_group_id(1) * nbins * (NG_BIN / 32) + (size_t)b * (NG_BIN / 32) + t] = words[t];
 }
+
+// ---- the paper's Figure 1: dense arrays over all articles, two kernels per query 3-gram ----
+
+// Unpacks one posting list: newmap[article] = map.
+__kernel void ngram_scatter(__global const uint* post_article, __global const uint* post_map, uint begin, uint end,
+                            __global uint* newmap) {
+  const uint j = begin + (uint)get_global_id(0);
+  if (j < end) newmap[post_article[j]] = post_map[j];
+}
+
+// One query 3-gram for every article (planes: plane k of article a at planes[k * n + a]).
+__kernel void ngram_update(__global const uint* newmap, __global uint* planes, __global uchar* alive, uint n, int i,
+                           int g, int need) {
+  const uint a = (uint)get_global_id(0);
+  if (a >= n) return;
+  int al = alive[a] != 0;
+  if (!(i < g || al)) return;
+  const uint w = newmap[a];
+  const int prune = i + 1 >= g;
+  if (!w && !(prune && al)) return;
+  uint p[NG_PLANES];
+  for (int k = 0; k < NG_PLANES; ++k) p[k] = planes[(size_t)k * n + a];
+  if (w) {
+    ng_add_lanes(p, ng_window_lanes(w));
+    al = 1;
+    for (int k = 0; k < NG_PLANES; ++k) planes[(size_t)k * n + a] = p[k];
+  }
+  if (prune) al = ng_lanes_at_least(p, need) != 0;
+  alive[a] = al ? 1 : 0;
+}
+
+// One bit per article from the alive flags.
+__kernel void ngram_bitmap(__global const uchar* alive, uint n, __global uint* words, uint nwords) {
+  const uint w = (uint)get_global_id(0);
+  if (w >= nwords) return;
+  uint bits = 0;
+  for (uint k = 0; k < 32; ++k) {
+    const uint a = w * 32 + k;
+    if (a < n && alive[a]) bits |= 1u << k;
+  }
+  words[w] = bits;
+}
