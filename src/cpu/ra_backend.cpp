@@ -171,9 +171,6 @@ std::uint64_t lower_bound_tuple(const CpuRelation& r, const std::uint32_t* t, in
   return lo;
 }
 
-std::uint32_t combine(ReduceOp op, std::uint32_t a, std::uint32_t b) {
-  return op == ReduceOp::Sum ? a + b : op == ReduceOp::Min ? std::min(a, b) : std::max(a, b);
-}
 
 // Merge join of l[lb, le) with r[rb, re); writes at dst when Write, returns the tuples produced.
 template <bool Write>
@@ -394,21 +391,29 @@ Breakdown CpuRa::reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std
   // Each chunk starts at a run start, so a chunk's runs are whole: count, prefix, write.
   auto runs = [&](int c, std::uint32_t* dst) {
     std::uint64_t o = 0;
-    std::uint64_t e = b[static_cast<std::size_t>(c) + 1];
-    for (std::uint64_t i = b[static_cast<std::size_t>(c)]; i < e;) {
-      const std::uint32_t* head = d + i * static_cast<std::uint64_t>(w);
-      std::uint64_t j = i + 1;
-      if (dst) {
-        std::uint32_t* tp = dst + o * static_cast<std::uint64_t>(w);
-        copy_tuple(tp, head, w);
-        for (; j < e && d[j * static_cast<std::uint64_t>(w)] == head[0]; ++j)
-          for (int v = 1; v < w; ++v) tp[v] = combine(op, tp[v], d[j * static_cast<std::uint64_t>(w) + static_cast<std::uint64_t>(v)]);
-      } else {
-        while (j < e && d[j * static_cast<std::uint64_t>(w)] == head[0]) ++j;
-      }
-      ++o;
-      i = j;
-    }
+    for_width(w, [&](auto W) {
+      constexpr std::uint64_t tw = decltype(W)::value;
+      auto fold_runs = [&](auto fold) {
+        const std::uint64_t e = b[static_cast<std::size_t>(c) + 1];
+        for (std::uint64_t i = b[static_cast<std::size_t>(c)]; i < e; ++o) {
+          const std::uint32_t key = d[i * tw];
+          std::uint64_t j = i + 1;
+          if (dst) {
+            std::uint32_t acc[tw];
+            std::memcpy(acc, d + i * tw, tw * 4);
+            for (; j < e && d[j * tw] == key; ++j)
+              for (std::uint64_t v = 1; v < tw; ++v) acc[v] = fold(acc[v], d[j * tw + v]);
+            std::memcpy(dst + o * tw, acc, tw * 4);
+          } else {
+            while (j < e && d[j * tw] == key) ++j;
+          }
+          i = j;
+        }
+      };
+      if (op == ReduceOp::Sum) fold_runs([](std::uint32_t x, std::uint32_t y) { return x + y; });
+      else if (op == ReduceOp::Min) fold_runs([](std::uint32_t x, std::uint32_t y) { return std::min(x, y); });
+      else fold_runs([](std::uint32_t x, std::uint32_t y) { return std::max(x, y); });
+    });
     return o;
   };
   std::vector<std::uint64_t> count(static_cast<std::size_t>(chunks) + 1, 0);
