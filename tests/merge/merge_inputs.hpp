@@ -68,7 +68,7 @@ std::vector<NamedInput<T>> edge_inputs() {
           spread(40, extra ? extra : 1, extra ? p - 1 : 0, 1));
   }
   for (std::uint64_t dict : {5, 20, 100, 2000, 70000})  // widths 3, 5, 7, 11, 17
-    add("straddle_" + std::to_string(dict), spread(dict * 2 + 61, dict), spread(dict / 3 + 7, dict + 9, dict / 2, 2));
+    add("straddle_" + std::to_string(dict), spread(dict + 61, dict), spread(dict / 8 + 7, dict / 4 + 9, dict / 2, 2));
   if constexpr (!std::is_same_v<T, std::string_view>) {
     T mx{}, mx1{};
     if constexpr (std::is_same_v<T, U128>) {
