@@ -178,21 +178,22 @@ std::uint32_t ClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation&
   cl::Buffer& part = scratch("part", groups * wg * ow * 4);
   cl::Buffer& counts = scratch("counts", groups * 4);
   cl::Buffer& offsets = scratch("offsets", groups * 4);
-  cl::Kernel& k = kernel("compact_partition");
+  static const char* const kCompactKernels[] = {"compact_select", "compact_unique", "compact_intersection",
+                                                 "compact_difference", "compact_union_keep"};
+  cl::Kernel& k = kernel(kCompactKernels[mode]);
   const ClRelation& o = other ? as_cl(*other) : in;
   checked("compact_partition arguments", [&] {
-    k.setArg(0, mode);
-    k.setArg(1, in.buf);
-    k.setArg(2, n);
-    k.setArg(3, u32(in.width()));
-    k.setArg(4, o.buf);
-    k.setArg(5, rows32(other ? other->rows() : 0));
-    k.setArg(6, u32(pred.attribute));
-    k.setArg(7, pred.lo);
-    k.setArg(8, pred.hi);
-    k.setArg(9, u32(emit_index ? 1 : 0));
-    k.setArg(10, part);
-    return k.setArg(11, counts);
+    k.setArg(0, in.buf);
+    k.setArg(1, n);
+    k.setArg(2, u32(in.width()));
+    k.setArg(3, o.buf);
+    k.setArg(4, rows32(other ? other->rows() : 0));
+    k.setArg(5, u32(pred.attribute));
+    k.setArg(6, pred.lo);
+    k.setArg(7, pred.hi);
+    k.setArg(8, u32(emit_index ? 1 : 0));
+    k.setArg(9, part);
+    return k.setArg(10, counts);
   });
   launch(tr, "partition", k, n);
   return scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));

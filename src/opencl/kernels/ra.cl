@@ -47,21 +47,24 @@ uint upper_bound_rows(__global const uint* r, uint lo, uint hi, uint w, const ui
 //                 rank among its equals in a is compared with its count in b
 //   union_keep    in = b, other = a: b's copies beyond a's count (b minus a, merged with a later)
 // emit_index: write the row index (one uint) instead of the tuple (reduce-by-key heads).
-__kernel void compact_partition(uint mode, __global const uint* in, uint n, uint w, __global const uint* other, uint m,
-                                uint attr, uint lo, uint hi, uint emit_index, __global uint* part,
-                                __global uint* counts) {
-  __local uint scan_tmp[2 * WG];
-  __local uint stage[WG * MAXW];
+// The mode is a constant in each kernel below, so the compiler drops the other modes' code (the
+// binary searches of the set operations would otherwise keep PoCL from vectorising select).
+inline void compact_partition(const uint mode, __global const uint* in, uint n, uint w, __global const uint* other,
+                              uint m, uint attr, uint lo, uint hi, uint emit_index, __global uint* part,
+                              __global uint* counts, __local uint* scan_tmp, __local uint* stage) {
   const uint gid = get_global_id(0), lid = get_local_id(0);
-  uint t[MAXW];
   uint flag = 0;
+  // Nothing private lives across the scan's barriers (PoCL saves such state per work-item): the
+  // kept tuple is read again from global memory when it is staged.
   if (gid < n) {
-    for (uint k = 0; k < w; ++k) t[k] = in[(ulong)gid * w + k];
+    __global const uint* g = in + (ulong)gid * w;
     if (mode == MODE_SELECT) {
-      flag = t[attr] >= lo && t[attr] <= hi;
+      flag = g[attr] >= lo && g[attr] <= hi;
     } else if (mode == MODE_UNIQUE) {
-      flag = gid == 0 || in[(ulong)(gid - 1) * w] != t[0];
+      flag = gid == 0 || in[(ulong)(gid - 1) * w] != g[0];
     } else {
+      uint t[MAXW];
+      for (uint k = 0; k < w; ++k) t[k] = g[k];
       uint rank = gid - lower_bound_rows(in, 0, gid, w, t, w);
       uint first = lower_bound_rows(other, 0, m, w, t, w);
       uint count = upper_bound_rows(other, first, m, w, t, w) - first;
@@ -74,13 +77,26 @@ __kernel void compact_partition(uint mode, __global const uint* in, uint n, uint
   if (flag) {
     if (emit_index) stage[idx] = gid;
     else
-      for (uint k = 0; k < w; ++k) stage[idx * w + k] = t[k];
+      for (uint k = 0; k < w; ++k) stage[idx * w + k] = in[(ulong)gid * w + k];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   __global uint* slot = part + (ulong)get_group_id(0) * WG * ow;
   for (uint k = lid; k < total * ow; k += WG) slot[k] = stage[k];
   if (lid == 0) counts[get_group_id(0)] = total;
 }
+
+#define COMPACT_KERNEL(name, MODE)                                                                          \
+  __kernel void name(__global const uint* in, uint n, uint w, __global const uint* other, uint m, uint attr, uint lo, \
+                     uint hi, uint emit_index, __global uint* part, __global uint* counts) {                           \
+    __local uint scan_tmp[2 * WG];                                                                                     \
+    __local uint stage[WG * MAXW];                                                                                     \
+    compact_partition(MODE, in, n, w, other, m, attr, lo, hi, emit_index, part, counts, scan_tmp, stage);             \
+  }
+COMPACT_KERNEL(compact_select, MODE_SELECT)
+COMPACT_KERNEL(compact_unique, MODE_UNIQUE)
+COMPACT_KERNEL(compact_intersection, MODE_INTERSECTION)
+COMPACT_KERNEL(compact_difference, MODE_DIFFERENCE)
+COMPACT_KERNEL(compact_union_keep, MODE_UNION_KEEP)
 
 // Gather (Algorithm 4): partition p's tuples move from its slot to offsets[p] in the output.
 __kernel void gather(__global const uint* part, __global const uint* counts, __global const uint* offsets, uint w,
