@@ -157,7 +157,9 @@ class SliceMerge : public MergeCase<T> {
   cl_ulong down_total_ = 0;
 };
 
-// Step 2b: X_M[old id] for main rows, X_D[delta id] for delta rows, one work-item per new word.
+// Step 2b: X_M[old id] for main rows, X_D[delta id] for delta rows. A GPU gets one 64-row block
+// per work-item; a CPU device (PoCL) 1024 rows, since its work-items run as loop iterations and
+// per-item overhead dominates small items.
 template <class T>
 class Reencode : public MergeCase<T> {
  public:
@@ -166,6 +168,7 @@ class Reencode : public MergeCase<T> {
         rows_(w.in->main_rows() + w.in->delta_rows()),
         width_(w.width),
         nwords_(BitPacked::words_for(rows_, w.width)),
+        rows_per_item_((p.device().getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_CPU) ? 1024 : 64),
         old_(p, w.in->main_codes.words.size() * 8, mode),
         xm_(p, w.x_m.size() * 4, mode),
         ids_(p, w.delta_ids.size() * 4, mode),
@@ -187,7 +190,7 @@ class Reencode : public MergeCase<T> {
     k_.setArg(a++, xd_.dev());
     k_.setArg(a++, cl_ulong{rows_});
     k_.setArg(a++, cl_uint{width_});
-    k_.setArg(a++, cl_ulong{nwords_});
+    k_.setArg(a++, cl_ulong{rows_per_item_});
     k_.setArg(a++, out_.dev());
   }
   Breakdown pass() override {
@@ -196,7 +199,7 @@ class Reencode : public MergeCase<T> {
       HostTimer all;
       std::vector<cl::Event> up, k, down;
       for (Mirror* m : {&old_, &xm_, &ids_, &xd_}) m->upload(up);
-      if (nwords_) launch(p_, k_, nwords_, k);
+      if (nwords_) launch(p_, k_, (rows_ + rows_per_item_ - 1) / rows_per_item_, k);
       out_.download(nwords_ * 8, down);
       p_.queue().finish();
       b.h2d = sum_seconds(up);
@@ -221,7 +224,7 @@ class Reencode : public MergeCase<T> {
   OpenClPlatform& p_;
   std::uint64_t rows_;
   unsigned width_;
-  std::uint64_t nwords_;
+  std::uint64_t nwords_, rows_per_item_;
   Mirror old_, xm_, ids_, xd_, out_;
   std::uint64_t in_bytes_;
   cl::Kernel k_;

@@ -113,17 +113,25 @@ uint unpack_id(global const ulong* w, uint width, ulong i) {
   return (uint)(v & ((1ul << width) - 1));
 }
 
-// Step 2b: one work-item per 64-bit word of the new main, so no two work-items write one word.
+// Step 2b: each work-item streams the ids of a block of rows into whole 64-bit words. Blocks are
+// multiples of 64 rows (64 ids of w bits fill exactly w words), so no two work-items share a word.
 kernel void reencode(global const ulong* old, uint old_width, ulong main_rows, global const uint* xm,
-                     global const uint* delta_ids, global const uint* xd, ulong rows, uint width, ulong nwords,
-                     global ulong* out) {
-  ulong w = get_global_id(0);
-  if (w >= nwords) return;
-  ulong bit0 = w * 64, r0 = bit0 / width, r1 = min(rows, (bit0 + 64 + width - 1) / width), acc = 0;
+                     global const uint* delta_ids, global const uint* xd, ulong rows, uint width,
+                     ulong rows_per_item, global ulong* out) {
+  ulong r0 = get_global_id(0) * rows_per_item;
+  if (r0 >= rows || width == 0) return;
+  ulong r1 = min(rows, r0 + rows_per_item), acc = 0;
+  global ulong* o = out + r0 * width / 64;
+  uint fill = 0;
   for (ulong r = r0; r < r1; ++r) {
-    ulong id = r < main_rows ? xm[unpack_id(old, old_width, r)] : xd[delta_ids[r - main_rows]];
-    long shift = (long)(r * width) - (long)bit0;
-    acc |= shift >= 0 ? id << shift : id >> (-shift);
+    ulong v = r < main_rows ? xm[unpack_id(old, old_width, r)] : xd[delta_ids[r - main_rows]];
+    acc |= v << fill;
+    fill += width;
+    if (fill >= 64) {
+      *o++ = acc;
+      fill -= 64;
+      acc = fill ? v >> (width - fill) : 0;
+    }
   }
-  out[w] = acc;
+  if (fill) *o = acc;
 }
