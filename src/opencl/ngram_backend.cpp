@@ -11,6 +11,10 @@ extern const char ngram[];
 using ngram::kBinSize;
 
 namespace {
+// Fixed work-group size for the Figure-1 kernels (they bound-check): a NullRange local size makes
+// some implementations (PoCL) compile a new work-group function for every global size.
+cl::NDRange padded(std::uint64_t n) { return cl::NDRange((n + kBinSize - 1) / kBinSize * kBinSize); }
+
 cl::Buffer upload(OpenClPlatform& p, const std::vector<std::uint32_t>& v) {
   cl::Buffer b = device_buffer(p.context_ref(), 4 * v.size(), CL_MEM_READ_ONLY);
   if (!v.empty()) p.queue().enqueueWriteBuffer(b, CL_TRUE, 0, 4 * v.size(), v.data());
@@ -78,11 +82,11 @@ std::vector<std::uint32_t> OpenClNgram::figure1(const ngram::QueryPlan& plan, Br
     if (end > begin) {
       scatter_.setArg(2, begin);
       scatter_.setArg(3, end);
-      q.enqueueNDRangeKernel(scatter_, cl::NullRange, cl::NDRange(end - begin), cl::NullRange);
+      q.enqueueNDRangeKernel(scatter_, cl::NullRange, padded(end - begin), cl::NDRange(kBinSize));
     }
     update_.setArg(4, i);
     update_.setArg(6, ngram::needed_after(plan.m, plan.n, i + 1));
-    q.enqueueNDRangeKernel(update_, cl::NullRange, cl::NDRange(ix.articles), cl::NullRange);
+    q.enqueueNDRangeKernel(update_, cl::NullRange, padded(ix.articles), cl::NDRange(kBinSize));
   }
   auto nwords = static_cast<std::uint32_t>(host_words_.size());
   bitmap_.setArg(0, alive_);
@@ -90,7 +94,7 @@ std::vector<std::uint32_t> OpenClNgram::figure1(const ngram::QueryPlan& plan, Br
   bitmap_.setArg(2, words_);
   bitmap_.setArg(3, nwords);
   cl::Event last, read;
-  q.enqueueNDRangeKernel(bitmap_, cl::NullRange, cl::NDRange(nwords), cl::NullRange, nullptr, &last);
+  q.enqueueNDRangeKernel(bitmap_, cl::NullRange, padded(nwords), cl::NDRange(kBinSize), nullptr, &last);
   q.enqueueReadBuffer(words_, CL_TRUE, 0, 4ull * nwords, host_words_.data(), nullptr, &read);
   b.kernel += event_span(ev[0], last);
   b.d2h += event_seconds(read);
