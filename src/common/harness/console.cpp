@@ -18,7 +18,9 @@ void Console::row(const Record& r) {
   header();
   std::string name = r.key.test + "/" + r.key.variant;
   for (const auto& [k, v] : r.key.params) name += " " + k + "=" + v;
-  if (r.transfer != "none" && r.key.variant != r.transfer) name += " " + r.transfer;
+  bool named = r.key.variant == r.transfer;
+  for (const auto& [k, v] : r.key.params) named |= k == "transfer";
+  if (r.transfer != "none" && !named) name += " " + r.transfer;
   if (r.status != Status::Ok) {
     std::printf("%-44s %6s %s: %s\n", name.c_str(), format_size(r.key.size_bytes).c_str(), to_string(r.status),
                 r.reason.c_str());
