@@ -81,10 +81,14 @@ std::uint32_t u32(std::int64_t x) { return static_cast<std::uint32_t>(x); }
 
 }  // namespace
 
-std::vector<std::string> ClRa::variants(Op) const { return {"paper"}; }
+std::vector<std::string> ClRa::variants(Op op) const {
+  if (op == Op::Select || op == Op::Unique) return {"paper", "tuned"};
+  return {"paper"};
+}
 
-void ClRa::check_variant(const std::string& variant) const {
-  if (variant != "paper") throw std::invalid_argument("opencl backend has no variant '" + variant + "'");
+void ClRa::check_variant(const std::string& variant, bool tuned_offered) const {
+  if (variant != "paper" && !(tuned_offered && variant == "tuned"))
+    throw std::invalid_argument("opencl backend does not offer variant '" + variant + "' here");
 }
 
 std::size_t ClRa::work_group() {
@@ -199,16 +203,19 @@ std::uint32_t ClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation&
   return scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
 }
 
-void ClRa::gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t w, const cl::Buffer& out) {
+void ClRa::gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t w, const cl::Buffer& out,
+                       std::uint32_t items) {
   const std::uint64_t wg = work_group();
-  const std::uint64_t groups = (rows_in + wg - 1) / wg;
+  const std::uint64_t slot = wg * items;
+  const std::uint64_t groups = (rows_in + slot - 1) / slot;
   cl::Kernel& k = kernel("gather");
   checked("gather arguments", [&] {
     k.setArg(0, scratch("part", 0));
     k.setArg(1, scratch("counts", 0));
     k.setArg(2, scratch("offsets", 0));
     k.setArg(3, w);
-    return k.setArg(4, out);
+    k.setArg(4, static_cast<std::uint32_t>(slot));
+    return k.setArg(5, out);
   });
   launch(tr, "gather", k, groups * wg);
 }
@@ -270,23 +277,51 @@ Breakdown ClRa::project(const DeviceRelation& in_, const std::vector<int>& colum
   return finish(tr);
 }
 
-Breakdown ClRa::select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out_handle) {
-  check_variant(variant);
-  ref::check_predicate(in.values(), pred);
+std::uint32_t ClRa::compact_coarse(Trace& tr, bool unique_mode, const DeviceRelation& in_, const Predicate& pred) {
+  const ClRelation& in = as_cl(in_);
+  const std::uint32_t n = rows32(in.rows());
+  if (n == 0) return 0;
+  const std::uint64_t slot = work_group() * kCoarseItems;
+  const std::uint64_t groups = (n + slot - 1) / slot;
+  cl::Buffer& part = scratch("part", groups * slot * static_cast<std::uint64_t>(in.width()) * 4);
+  cl::Buffer& counts = scratch("counts", groups * 4);
+  cl::Buffer& offsets = scratch("offsets", groups * 4);
+  cl::Kernel& k = kernel("compact_coarse");
+  checked("compact_coarse arguments", [&] {
+    k.setArg(0, u32(unique_mode ? 1 : 0));
+    k.setArg(1, in.buf);
+    k.setArg(2, n);
+    k.setArg(3, u32(in.width()));
+    k.setArg(4, u32(pred.attribute));
+    k.setArg(5, pred.lo);
+    k.setArg(6, pred.hi);
+    k.setArg(7, part);
+    return k.setArg(8, counts);
+  });
+  launch(tr, "partition", k, groups * work_group());
+  return scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
+}
+
+Breakdown ClRa::compaction(const DeviceRelation& in, bool unique_mode, const Predicate& pred, const std::string& variant,
+                           DeviceRel& out_handle) {
   Trace tr;
-  std::uint32_t total = compact(tr, 0, in, nullptr, pred, false);
+  const bool tuned = variant == "tuned";
+  const std::uint32_t total =
+      tuned ? compact_coarse(tr, unique_mode, in, pred) : compact(tr, unique_mode ? 1 : 0, in, nullptr, pred, false);
   ClRelation& out = ensure(p_, out_handle, total, in.values());
-  if (total) gather_into(tr, in.rows(), u32(in.width()), out.buf);
+  if (total) gather_into(tr, in.rows(), u32(in.width()), out.buf, tuned ? kCoarseItems : 1);
   return finish(tr);
 }
 
+Breakdown ClRa::select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out_handle) {
+  check_variant(variant, true);
+  ref::check_predicate(in.values(), pred);
+  return compaction(in, false, pred, variant, out_handle);
+}
+
 Breakdown ClRa::unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out_handle) {
-  check_variant(variant);
-  Trace tr;
-  std::uint32_t total = compact(tr, 1, in, nullptr, Predicate{}, false);
-  ClRelation& out = ensure(p_, out_handle, total, in.values());
-  if (total) gather_into(tr, in.rows(), u32(in.width()), out.buf);
-  return finish(tr);
+  check_variant(variant, true);
+  return compaction(in, true, Predicate{}, variant, out_handle);
 }
 
 Timed<Aggregate> ClRa::reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {

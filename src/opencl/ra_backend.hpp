@@ -51,9 +51,16 @@ class ClRa : public RaBackend {
   // Partition + scan of the compaction pipeline; returns the kept count. Then gather_into().
   std::uint32_t compact(Trace& tr, std::uint32_t mode, const DeviceRelation& in, const DeviceRelation* other,
                         const Predicate& pred, bool emit_index);
-  void gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t out_words_per_row, const cl::Buffer& out);
+  // `items`: tuples per work-item of the partition kernel that filled the slots (1 for the paper's).
+  void gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t out_words_per_row, const cl::Buffer& out,
+                   std::uint32_t items = 1);
+  // The tuned partition (kernels/ra.cl compact_coarse): kCoarseItems tuples per work-item.
+  std::uint32_t compact_coarse(Trace& tr, bool unique_mode, const DeviceRelation& in, const Predicate& pred);
+  Breakdown compaction(const DeviceRelation& in, bool unique_mode, const Predicate& pred, const std::string& variant,
+                       DeviceRel& out);
   Breakdown finish(Trace& tr);
-  void check_variant(const std::string& variant) const;
+  void check_variant(const std::string& variant, bool tuned_offered = false) const;
+  static constexpr std::uint32_t kCoarseItems = 8;  // ITEMS in kernels/ra.cl
 
   hdb::opencl::OpenClPlatform& p_;
   std::size_t wg_ = 0;

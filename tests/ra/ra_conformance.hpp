@@ -20,7 +20,7 @@ struct Input {
 };
 std::vector<Input> edge_inputs(int values);
 
-// Runs every operator of `variant` on every input (and pairs of inputs) and compares with the
+// Runs every operator that offers `variant` on every input (and pairs of inputs) and compares with the
 // reference; reports each difference as a gtest failure naming the operator and the inputs.
 void check_backend(RaBackend& backend, const std::string& variant);
 

@@ -45,6 +45,12 @@ TEST_F(RaOpenCl, PaperKernelsMatchReference) {
   test::check_output_reuse(b, "paper");
 }
 
+TEST_F(RaOpenCl, TunedSelectAndUniqueMatchReference) {
+  opencl::ClRa b(*platform_);
+  test::check_backend(b, "tuned");
+  test::check_output_reuse(b, "tuned");
+}
+
 TEST_F(RaOpenCl, PinnedHostRelationsRoundTrip) {
   opencl::ClRa b(*platform_);
   Relation h = b.host_relation(1000, 2, Transfer::Pinned);

@@ -99,13 +99,47 @@ COMPACT_KERNEL(compact_difference, MODE_DIFFERENCE)
 COMPACT_KERNEL(compact_union_keep, MODE_UNION_KEEP)
 
 // Gather (Algorithm 4): partition p's tuples move from its slot to offsets[p] in the output.
+// slot_rows: tuples per partition slot (WG for the paper's kernels, WG * ITEMS for the tuned ones).
 __kernel void gather(__global const uint* part, __global const uint* counts, __global const uint* offsets, uint w,
-                     __global uint* out) {
+                     uint slot_rows, __global uint* out) {
   const uint p = get_group_id(0), lid = get_local_id(0);
   const uint words = counts[p] * w;
-  __global const uint* src = part + (ulong)p * WG * w;
+  __global const uint* src = part + (ulong)p * slot_rows * w;
   __global uint* dst = out + (ulong)offsets[p] * w;
   for (uint k = lid; k < words; k += WG) dst[k] = src[k];
+}
+
+// Tuned partition for select and unique: each work-item flags ITEMS consecutive tuples, so a
+// work-group covers WG * ITEMS tuples with one prefix sum, and writes its kept tuples straight to
+// the partition slot (no local staging). Fewer, fuller work-groups: on CPU devices (PoCL) the
+// per-work-group and per-barrier costs dominate the paper's one-tuple-per-work-item kernel.
+#define ITEMS 8
+__kernel void compact_coarse(uint unique_mode, __global const uint* in, uint n, uint w, uint attr, uint lo, uint hi,
+                             __global uint* part, __global uint* counts) {
+  __local uint scan_tmp[2 * WG];
+  const ulong first = ((ulong)get_group_id(0) * WG + get_local_id(0)) * ITEMS;
+  uint kept = 0;
+  for (uint j = 0; j < ITEMS; ++j) {
+    const ulong i = first + j;
+    if (i < n) {
+      __global const uint* g = in + i * w;
+      kept += unique_mode ? (i == 0 || in[(i - 1) * w] != g[0]) : (g[attr] >= lo && g[attr] <= hi);
+    }
+  }
+  uint total;
+  uint o = wg_exclusive_scan(kept, scan_tmp, &total);
+  __global uint* slot = part + (ulong)get_group_id(0) * WG * ITEMS * w;
+  for (uint j = 0; j < ITEMS; ++j) {
+    const ulong i = first + j;
+    if (i < n) {
+      __global const uint* g = in + i * w;
+      if (unique_mode ? (i == 0 || in[(i - 1) * w] != g[0]) : (g[attr] >= lo && g[attr] <= hi)) {
+        for (uint k = 0; k < w; ++k) slot[(ulong)o * w + k] = g[k];
+        ++o;
+      }
+    }
+  }
+  if (get_local_id(0) == 0) counts[get_group_id(0)] = total;
 }
 
 // Project (Algorithm 1): one work-item per tuple; columns packed 4 bits each, first = new key.
