@@ -23,10 +23,10 @@ if(TARGET hdb_ra_opencl)
   hdb_warnings(hdb-tpch-opencl)
 endif()
 
-# CUDA: operator-at-a-time and fused kernels of its own (no CUDA RA backend to compose from).
-if(HDB_HAVE_CUDA)
+# CUDA: the composition over the CUDA RA backend, plus operator-at-a-time and fused kernels of its own.
+if(HDB_HAVE_CUDA AND TARGET hdb_ra_cuda)
   add_library(hdb_tpch_cuda STATIC src/cuda/tpch_backend.cu)
-  target_link_libraries(hdb_tpch_cuda PUBLIC hdb_bench_tpch hdb_cuda_runtime)
+  target_link_libraries(hdb_tpch_cuda PUBLIC hdb_bench_tpch hdb_cuda_runtime hdb_ra_cuda)
   target_include_directories(hdb_tpch_cuda PUBLIC ${CMAKE_SOURCE_DIR}/src/cuda)
   hdb_warnings(hdb_tpch_cuda)
   add_executable(hdb-tpch-cuda src/cuda/tpch_main.cpp)

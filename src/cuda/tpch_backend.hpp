@@ -5,7 +5,7 @@
 // intermediates: a hash table per join is built from the (selected) build relation, then one
 // tile-based kernel scans the probe relation once, applies its selects, follows the joins through
 // the tables and writes only the result rows (block-wide scan, one atomic per tile).
-// There is no CUDA RA backend yet to compose from (see docs/tpch.md).
+// The composition over the CUDA RA primitives (ra-*) lives in bench/tpch_ra.hpp.
 #include <memory>
 #include <string>
 #include <vector>
