@@ -77,17 +77,10 @@ __device__ void find_bin_range(const IndexView& ix, std::uint32_t L, std::uint32
   std::uint32_t lo = ix.dir_off[L], hi = ix.dir_off[L + 1];
   const std::uint32_t dend = hi;
   while (hi - lo > 32) {
-    std::uint32_t step = (hi - lo + 31) / 32;
+    std::uint32_t step = ngram::probe_step(lo, hi);
     std::uint32_t idx = lo + lane * step;
     bool less = idx < hi && ix.dir_bin[idx] < b;
-    int c = __popc(__ballot_sync(0xffffffffu, less));
-    if (c == 0) {
-      hi = lo;
-    } else {
-      std::uint32_t nlo = lo + static_cast<std::uint32_t>(c - 1) * step + 1;
-      hi = min(hi, lo + static_cast<std::uint32_t>(c) * step);
-      lo = nlo;
-    }
+    ngram::narrow(lo, hi, step, __popc(__ballot_sync(0xffffffffu, less)));
   }
   std::uint32_t idx = lo + lane;
   bool less = idx < hi && ix.dir_bin[idx] < b;

@@ -34,6 +34,37 @@ TEST(NgramBits, BitSlicedCountersMatchPlainCounts) {
   }
 }
 
+// The CUDA kernel's 32-way directory search, with the warp ballot emulated lane by lane.
+std::uint32_t lower_bound_32way(const std::vector<std::uint32_t>& a, std::uint32_t lo, std::uint32_t hi, std::uint32_t key) {
+  while (hi - lo > 32) {
+    std::uint32_t step = probe_step(lo, hi);
+    int c = 0;
+    for (std::uint32_t lane = 0; lane < 32; ++lane) {
+      std::uint32_t idx = lo + lane * step;
+      c += idx < hi && a[idx] < key;
+    }
+    narrow(lo, hi, step, c);
+  }
+  std::uint32_t below = 0;
+  for (std::uint32_t lane = 0; lane < 32; ++lane) below += lo + lane < hi && a[lo + lane] < key;
+  return lo + below;
+}
+
+TEST(NgramBits, WarpSearchFindsTheLowerBound) {
+  std::mt19937 rng(5);
+  for (std::uint32_t n : {0u, 1u, 2u, 31u, 32u, 33u, 64u, 65u, 1000u, 1024u, 1025u, 40000u}) {
+    std::vector<std::uint32_t> a;
+    std::uint32_t v = 0;
+    for (std::uint32_t i = 0; i < n; ++i) a.push_back(v += 1 + rng() % 3);
+    for (int trial = 0; trial < 300; ++trial) {
+      std::uint32_t key = rng() % (v + 3);
+      std::uint32_t lo = n ? static_cast<std::uint32_t>(rng() % n) : 0, hi = n;
+      auto want = static_cast<std::uint32_t>(std::lower_bound(a.begin() + lo, a.begin() + hi, key) - a.begin());
+      ASSERT_EQ(lower_bound_32way(a, lo, hi, key), want) << "n=" << n << " lo=" << lo << " key=" << key;
+    }
+  }
+}
+
 class HostAlgorithms : public ::testing::Test {
  protected:
   void SetUp() override {

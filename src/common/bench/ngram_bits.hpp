@@ -48,4 +48,19 @@ HDB_NGRAM_HD std::uint32_t lanes_at_least(const std::uint32_t* planes, int v) {
 // the n - done remaining 3-grams can add at most one to any window.
 HDB_NGRAM_HD int needed_after(int m, int n, int done) { return m - (n - done); }
 
+// 32-way lower-bound search, one round per warp ballot (CUDA segment-wise kernel): lane l probes
+// lo + l * probe_step(lo, hi); c = how many probes lie below the key (a prefix, the data being
+// sorted; probes at or past hi count as not below). narrow() keeps the first entry >= key inside
+// [lo, hi]. Loop while hi - lo > 32, then count the remaining entries below the key directly.
+HDB_NGRAM_HD std::uint32_t probe_step(std::uint32_t lo, std::uint32_t hi) { return (hi - lo + 31) / 32; }
+HDB_NGRAM_HD void narrow(std::uint32_t& lo, std::uint32_t& hi, std::uint32_t step, int c) {
+  if (c == 0) {
+    hi = lo;
+    return;
+  }
+  std::uint32_t next_hi = lo + static_cast<std::uint32_t>(c) * step;
+  lo += static_cast<std::uint32_t>(c - 1) * step + 1;
+  if (next_hi < hi) hi = next_hi;
+}
+
 }  // namespace hdb::ngram
