@@ -8,7 +8,8 @@
 // bus, so a chain of operators (tpch kernels) pays PCIe once at each end and never in between.
 //
 // Allocation stays outside timed regions: every call takes its output as `DeviceRel& out`. When out
-// is empty or too small the backend allocates it (the warm-up pass); later passes reuse it. Output
+// is empty, too small, made by another backend or shared with another handle, the backend
+// allocates a fresh one (the warm-up pass); later passes reuse it. Output
 // sizes of select/unique/join/set operations are found by each algorithm's own counting pass, never
 // guessed; the handle's rows() is the exact result size afterwards. Scratch buffers (partition
 // counts, offsets) are cached inside the backend the same way.
