@@ -1,7 +1,6 @@
 #include "ngram_backend.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "bench/ngram_bits.hpp"
 #include "bench/ngram_search.hpp"
@@ -288,82 +287,40 @@ void launch_segmented(State& s, const DeviceQueries& d, std::uint32_t q_base, st
   HDB_CUDA_CHECK_LAUNCH("segmented_kernel");
 }
 
-// The paper's five stages for one query.
+// The paper's five stages for one query: the host stages are common code, stage 3 (initial
+// pruning of the candidates with the intermediate lists) runs here on the device.
 std::vector<std::uint32_t> run_hybrid(State& s, const QueryPlan& plan, Breakdown& b) {
-  std::vector<std::uint32_t> hits;
-  if (plan.n == 0) return hits;
-  const NgramIndex& ix = *s.host;
-  // GPU range: the pruning lists up to the first one present in more than half the articles;
-  // those least discriminative lists are left to the binned CPU code, which reads little of them.
-  int h = plan.g;
-  while (h < plan.n && ix.list_size(plan.lists[static_cast<std::size_t>(h)]) <= s.articles / 2) ++h;
-  std::vector<std::uint32_t> bins = ngram::gathering_bins(ix, plan);
-  std::vector<std::uint32_t> cursor = ngram::start_cursors(ix, plan);
-  ngram::BinState bs;
-  HostTimer t;
-  if (h == plan.g) {
-    for (std::uint32_t bin : bins)
-      if (ngram::search_bin(ix, plan, bin, 0, plan.n, bs, cursor)) ngram::append_alive(bs, bin, hits);
-    b.add_phase("cpu", t.seconds());
-    return hits;
-  }
-  // 1. gathering on the CPU (binned): candidates with their counters, ascending.
-  std::vector<std::uint32_t> cand, planes;
-  for (std::uint32_t bin : bins) {
-    if (!ngram::search_bin(ix, plan, bin, 0, plan.g, bs, cursor)) continue;
-    std::size_t first = cand.size();
-    ngram::append_alive(bs, bin, cand);
-    for (std::size_t c = first; c < cand.size(); ++c) {
-      const std::uint32_t* p = bs.planes[cand[c] % kBinSize];
-      planes.insert(planes.end(), p, p + kPlanes);
-    }
-  }
-  b.add_phase("gather_cpu", t.seconds());
-  if (cand.empty()) return hits;
-  // 2. merge: the candidates go to the device (counters as structure-of-arrays).
-  auto c = static_cast<std::uint32_t>(cand.size());
-  std::vector<std::uint32_t> soa(static_cast<std::size_t>(c) * kPlanes);
-  for (std::uint32_t x = 0; x < c; ++x)
-    for (int k = 0; k < kPlanes; ++k) soa[static_cast<std::size_t>(k) * c + x] = planes[static_cast<std::size_t>(x) * kPlanes + k];
   cudaStream_t st = s.stream.get();
-  s.copy_t.start(st);
-  HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand.get(), cand.data(), 4ull * c, cudaMemcpyHostToDevice, st));
-  HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand_planes.get(), soa.data(), 4ull * soa.size(), cudaMemcpyHostToDevice, st));
-  HDB_CUDA_CHECK(cudaMemsetAsync(s.cand_alive.get(), 1, c, st));
-  double up = s.copy_t.stop(st);
-  b.h2d += up;
-  // 3. initial pruning on the GPU with the intermediate lists.
-  s.kernel_t.start(st);
-  for (int i = plan.g; i < h; ++i) {
-    unpack(s, plan.lists[static_cast<std::size_t>(i)]);
-    candidate_kernel<<<blocks_for(c), kThreads, 0, st>>>(s.newmap.get(), s.cand.get(), s.cand_planes.get(),
-                                                         s.cand_alive.get(), c, ngram::needed_after(plan.m, plan.n, i + 1));
-    HDB_CUDA_CHECK_LAUNCH("candidate_kernel");
-  }
-  double k = s.kernel_t.stop(st);
-  b.kernel += k;
-  b.add_phase("prune_gpu", k);
-  std::vector<std::uint8_t> alive(c);
-  s.copy_t.start(st);
-  HDB_CUDA_CHECK(cudaMemcpyAsync(soa.data(), s.cand_planes.get(), 4ull * soa.size(), cudaMemcpyDeviceToHost, st));
-  HDB_CUDA_CHECK(cudaMemcpyAsync(alive.data(), s.cand_alive.get(), c, cudaMemcpyDeviceToHost, st));
-  double down = s.copy_t.stop(st);
-  b.d2h += down;
-  b.add_phase("transfer", up + down);
-  // 4. final pruning on the CPU, bin by bin, with the least discriminative lists; 5. the hit list.
-  t.reset();
-  for (std::uint32_t x = 0; x < c;) {
-    std::uint32_t bin = cand[x] / kBinSize;
-    std::memset(bs.alive, 0, sizeof bs.alive);
-    for (; x < c && cand[x] / kBinSize == bin; ++x) {
-      if (!alive[x]) continue;
-      std::uint32_t slot = cand[x] % kBinSize;
-      for (int k2 = 0; k2 < kPlanes; ++k2) bs.planes[slot][k2] = soa[static_cast<std::size_t>(k2) * c + x];
-      bs.alive[slot / 64] |= 1ull << (slot % 64);
+  ngram::CandidatePrune on_gpu = [&](int from, int to, const std::vector<std::uint32_t>& cand,
+                                     std::vector<std::uint32_t>& planes, std::vector<std::uint8_t>& alive) {
+    auto c = static_cast<std::uint32_t>(cand.size());
+    s.copy_t.start(st);
+    HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand.get(), cand.data(), 4ull * c, cudaMemcpyHostToDevice, st));
+    HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand_planes.get(), planes.data(), 4ull * planes.size(), cudaMemcpyHostToDevice, st));
+    HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand_alive.get(), alive.data(), c, cudaMemcpyHostToDevice, st));
+    double up = s.copy_t.stop(st);
+    s.kernel_t.start(st);
+    for (int i = from; i < to; ++i) {
+      unpack(s, plan.lists[static_cast<std::size_t>(i)]);
+      candidate_kernel<<<blocks_for(c), kThreads, 0, st>>>(s.newmap.get(), s.cand.get(), s.cand_planes.get(),
+                                                           s.cand_alive.get(), c, ngram::needed_after(plan.m, plan.n, i + 1));
+      HDB_CUDA_CHECK_LAUNCH("candidate_kernel");
     }
-    if (bs.any() && ngram::search_bin(ix, plan, bin, h, plan.n, bs, cursor)) ngram::append_alive(bs, bin, hits);
-  }
-  b.add_phase("prune_cpu", t.seconds());
+    double k = s.kernel_t.stop(st);
+    s.copy_t.start(st);
+    HDB_CUDA_CHECK(cudaMemcpyAsync(planes.data(), s.cand_planes.get(), 4ull * planes.size(), cudaMemcpyDeviceToHost, st));
+    HDB_CUDA_CHECK(cudaMemcpyAsync(alive.data(), s.cand_alive.get(), c, cudaMemcpyDeviceToHost, st));
+    double down = s.copy_t.stop(st);
+    b.h2d += up;
+    b.d2h += down;
+    b.kernel += k;
+    b.add_phase("prune_gpu", k);
+    b.add_phase("transfer", up + down);
+  };
+  ngram::HybridTimes times;
+  std::vector<std::uint32_t> hits = ngram::search_hybrid(*s.host, plan, on_gpu, times);
+  b.add_phase("gather_cpu", times.gather_s);
+  b.add_phase("prune_cpu", times.final_s);
   return hits;
 }
 

@@ -78,12 +78,23 @@ class HostAlgorithms : public ::testing::Test {
 TEST_F(HostAlgorithms, EqualBruteForceAtEveryErrorLevel) {
   cpu::CpuNgram backend(platform_);
   cpu::WorkerPool pool(3);
+  int device_stages = 0;
   testing::expect_exact(backend, {1, 9}, {0, 1, 3, 6, 12, 40},
-                        [&pool](const NgramIndex& ix, const QueryPlan& plan, const std::vector<std::uint32_t>& ref) {
+                        [&pool, &device_stages](const NgramIndex& ix, const QueryPlan& plan, const std::vector<std::uint32_t>& ref) {
                           EXPECT_EQ(search_baseline(ix, plan), ref);
                           EXPECT_EQ(search_binned(ix, plan), ref);
                           EXPECT_EQ(cpu::search_parallel_bins(ix, plan, pool), ref);
+                          // The hybrid's host stages, with its device stage modelled on the host.
+                          HybridTimes times;
+                          auto on_host = [&](int from, int to, const std::vector<std::uint32_t>& cand,
+                                             std::vector<std::uint32_t>& planes, std::vector<std::uint8_t>& alive) {
+                            EXPECT_LT(from, to);
+                            ++device_stages;
+                            prune_candidates_host(ix, plan, from, to, cand, planes, alive);
+                          };
+                          EXPECT_EQ(search_hybrid(ix, plan, on_host, times), ref);
                         });
+  EXPECT_GT(device_stages, 100);  // the split really sends lists to the (modelled) device
 }
 
 TEST(NgramPool, RunsEveryItemOnceAndIsReusable) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "harness/timing.hpp"
+
 namespace hdb::ngram {
 
 namespace {
@@ -160,6 +162,85 @@ std::vector<std::uint32_t> search_binned(const NgramIndex& ix, const QueryPlan& 
   std::vector<std::uint32_t> bins = gathering_bins(ix, plan);
   search_binned_range(ix, plan, bins, 0, bins.size(), hits);
   return hits;
+}
+
+int hybrid_split(const NgramIndex& ix, const QueryPlan& plan) {
+  int h = plan.g;
+  while (h < plan.n && ix.list_size(plan.lists[static_cast<std::size_t>(h)]) <= ix.articles / 2) ++h;
+  return h;
+}
+
+std::vector<std::uint32_t> search_hybrid(const NgramIndex& ix, const QueryPlan& plan, const CandidatePrune& prune,
+                                         HybridTimes& times) {
+  std::vector<std::uint32_t> hits;
+  if (plan.n == 0) return hits;
+  int h = hybrid_split(ix, plan);
+  std::vector<std::uint32_t> bins = gathering_bins(ix, plan);
+  std::vector<std::uint32_t> cursor = start_cursors(ix, plan);
+  BinState bs;
+  HostTimer t;
+  if (h == plan.g) {
+    for (std::uint32_t bin : bins)
+      if (search_bin(ix, plan, bin, 0, plan.n, bs, cursor)) append_alive(bs, bin, hits);
+    times.final_s += t.seconds();
+    return hits;
+  }
+  // 1. gathering, keeping each candidate's counters.
+  std::vector<std::uint32_t> cand, rows;
+  for (std::uint32_t bin : bins) {
+    if (!search_bin(ix, plan, bin, 0, plan.g, bs, cursor)) continue;
+    std::size_t first = cand.size();
+    append_alive(bs, bin, cand);
+    for (std::size_t x = first; x < cand.size(); ++x) {
+      const std::uint32_t* p = bs.planes[cand[x] % kBinSize];
+      rows.insert(rows.end(), p, p + kPlanes);
+    }
+  }
+  times.gather_s += t.seconds();
+  if (cand.empty()) return hits;
+  // 2-3. structure-of-arrays for the pruning stage.
+  std::size_t c = cand.size();
+  std::vector<std::uint32_t> planes(c * kPlanes);
+  for (std::size_t x = 0; x < c; ++x)
+    for (int k = 0; k < kPlanes; ++k) planes[static_cast<std::size_t>(k) * c + x] = rows[x * kPlanes + static_cast<std::size_t>(k)];
+  std::vector<std::uint8_t> alive(c, 1);
+  prune(plan.g, h, cand, planes, alive);
+  // 4-5. final pruning bin by bin with the least discriminative lists.
+  t.reset();
+  for (std::size_t x = 0; x < c;) {
+    std::uint32_t bin = cand[x] / kBinSize;
+    std::memset(bs.alive, 0, sizeof bs.alive);
+    for (; x < c && cand[x] / kBinSize == bin; ++x) {
+      if (!alive[x]) continue;
+      std::uint32_t slot = cand[x] % kBinSize;
+      for (int k = 0; k < kPlanes; ++k) bs.planes[slot][k] = planes[static_cast<std::size_t>(k) * c + x];
+      bs.alive[slot / 64] |= 1ull << (slot % 64);
+    }
+    if (bs.any() && search_bin(ix, plan, bin, h, plan.n, bs, cursor)) append_alive(bs, bin, hits);
+  }
+  times.final_s += t.seconds();
+  return hits;
+}
+
+void prune_candidates_host(const NgramIndex& ix, const QueryPlan& plan, int from, int to,
+                           const std::vector<std::uint32_t>& cand, std::vector<std::uint32_t>& planes,
+                           std::vector<std::uint8_t>& alive) {
+  std::size_t c = cand.size();
+  for (int i = from; i < to; ++i) {
+    std::uint32_t t = plan.lists[static_cast<std::size_t>(i)];
+    const std::uint32_t* first = ix.post_article.data() + ix.list_offsets[t];
+    const std::uint32_t* last = ix.post_article.data() + ix.list_offsets[t + 1];
+    int need = needed_after(plan.m, plan.n, i + 1);
+    for (std::size_t x = 0; x < c; ++x) {
+      if (!alive[x]) continue;
+      std::uint32_t p[kPlanes];
+      for (int k = 0; k < kPlanes; ++k) p[k] = planes[static_cast<std::size_t>(k) * c + x];
+      const std::uint32_t* at = std::lower_bound(first, last, cand[x]);
+      if (at != last && *at == cand[x]) add_lanes(p, window_lanes(ix.post_map[static_cast<std::size_t>(at - ix.post_article.data())]));
+      for (int k = 0; k < kPlanes; ++k) planes[static_cast<std::size_t>(k) * c + x] = p[k];
+      alive[x] = lanes_at_least(p, need) != 0;
+    }
+  }
 }
 
 PackedQueries pack_queries(const std::vector<QueryPlan>& plans) {

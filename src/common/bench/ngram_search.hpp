@@ -3,6 +3,7 @@
 // every executable runs the baseline (speed-ups are relative to it) and the CUDA hybrid reuses the
 // binned pruning.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "bench/ngram_index.hpp"
@@ -41,6 +42,27 @@ std::vector<std::uint32_t> search_binned(const NgramIndex& index, const QueryPla
 // The same on bins [bins[lo], bins[hi]) only (for parallel callers).
 void search_binned_range(const NgramIndex& index, const QueryPlan& plan, const std::vector<std::uint32_t>& bins,
                          std::size_t lo, std::size_t hi, std::vector<std::uint32_t>& hits);
+
+// The hybrid CPU/GPU algorithm's host side (the paper's five stages): 1. gathering on the CPU,
+// binned; 2. the candidates (ascending ids, counters as structure-of-arrays: plane k of candidate x
+// at planes[k * c + x], alive flags all 1) go to `prune`, which is 3. the initial pruning with the
+// intermediate lists [g, h) (on the GPU in the CUDA backend) and updates counters and flags;
+// 4. final pruning on the CPU, binned, with the lists [h, n); 5. the hit list. The intermediate
+// lists end before the first list present in more than half the articles: the least
+// discriminative lists are left to the CPU, whose bins have mostly emptied by then. When there is
+// no intermediate list the query runs binned on the CPU and `prune` is not called.
+using CandidatePrune = std::function<void(int from, int to, const std::vector<std::uint32_t>& cand,
+                                          std::vector<std::uint32_t>& planes, std::vector<std::uint8_t>& alive)>;
+struct HybridTimes {
+  double gather_s = 0, final_s = 0;
+};
+int hybrid_split(const NgramIndex& index, const QueryPlan& plan);
+std::vector<std::uint32_t> search_hybrid(const NgramIndex& index, const QueryPlan& plan, const CandidatePrune& prune,
+                                         HybridTimes& times);
+// Stage 3 on the host (a model of the device stage, used by the tests).
+void prune_candidates_host(const NgramIndex& index, const QueryPlan& plan, int from, int to,
+                           const std::vector<std::uint32_t>& cand, std::vector<std::uint32_t>& planes,
+                           std::vector<std::uint8_t>& alive);
 
 // Queries packed for a device: query q's lists are lists[off[q], off[q + 1]), its m is m[q].
 struct PackedQueries {
