@@ -374,7 +374,7 @@ int ngram_main(int argc, char** argv, Platform& platform, NgramBackend& backend)
     if (o->vocabulary == 0) throw UsageError("--vocabulary: must be at least 1");
     if (!(o->zipf_s > 0)) throw UsageError("--zipf: must be positive");
     if (o->corpus == "gcide" && !gcide_present(o->gcide_dir))
-      throw UsageError("--corpus gcide: no gcide.index and gcide.dict.dz in '" + o->gcide_dir + "'");
+      throw UsageError("--corpus gcide: no readable gcide.index and gcide.dict.dz in '" + o->gcide_dir + "' (or a build without zlib)");
     if (o->corpus != "auto" && o->corpus != "gcide" && o->corpus != "synthetic" && !std::ifstream(o->corpus))
       throw UsageError("--corpus: cannot open '" + o->corpus + "'");
     if (!o->queries_file.empty()) load_queries(o->queries_file);

@@ -1,6 +1,8 @@
 #include "workloads/text_corpus.hpp"
 
+#if defined(HDB_HAVE_ZLIB)
 #include <zlib.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -138,11 +140,20 @@ std::uint64_t decode_dict_base64(std::string_view s) {
 }
 
 bool gcide_present(const std::string& dir) {
+#if !defined(HDB_HAVE_ZLIB)
+  (void)dir;
+  return false;  // unreadable without zlib
+#else
   struct stat st {};
   return stat((dir + "/gcide.index").c_str(), &st) == 0 && stat((dir + "/gcide.dict.dz").c_str(), &st) == 0;
+#endif
 }
 
 TextCorpus load_gcide(const std::string& dir, std::uint64_t max_bytes) {
+#if !defined(HDB_HAVE_ZLIB)
+  (void)max_bytes;
+  throw UsageError("gcide: this build has no zlib to read '" + dir + "/gcide.dict.dz'");
+#else
   std::string index_path = dir + "/gcide.index", dict_path = dir + "/gcide.dict.dz";
   std::ifstream idx(index_path);
   if (!idx) throw UsageError("gcide: cannot open '" + index_path + "'");
@@ -187,6 +198,7 @@ TextCorpus load_gcide(const std::string& dir, std::uint64_t max_bytes) {
     c.add(std::string_view(dict).substr(off, len));
   }
   return c;
+#endif
 }
 
 }  // namespace hdb
