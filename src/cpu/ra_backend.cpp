@@ -12,9 +12,14 @@
 #endif
 
 #include "reference/ra.hpp"
+#include "runtime/chunks.hpp"
 
 namespace hdb::ra::cpu {
 namespace {
+
+using hdb::cpu::chunk_begin;
+using hdb::cpu::chunk_count;
+using hdb::cpu::for_chunks;
 
 // Host memory is the device memory: a handle owns a host relation.
 class CpuRelation : public DeviceRelation {
@@ -51,33 +56,6 @@ CpuRelation& ensure(DeviceRel& out, std::uint64_t rows, int values) {
   return *c;
 }
 
-// Runs f(chunk, begin, end) over `chunks` contiguous pieces of [0, n), one per thread.
-template <class F>
-void for_chunks(int chunks, F&& f) {
-  if (chunks <= 1) {
-    f(0);
-    return;
-  }
-#ifdef HDB_HAVE_OPENMP
-#pragma omp parallel for num_threads(chunks) schedule(static, 1)
-  for (int c = 0; c < chunks; ++c) f(c);
-#else
-  std::vector<std::thread> pool;
-  for (int c = 0; c < chunks; ++c) pool.emplace_back([&f, c] { f(c); });
-  for (auto& t : pool) t.join();
-#endif
-}
-
-int chunks_for(std::uint64_t n, int threads) {
-  // Below this, starting threads costs more than the work.
-  constexpr std::uint64_t kMinPerThread = 16384;
-  return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), n / kMinPerThread)));
-}
-
-std::uint64_t bound(std::uint64_t n, int c, int chunks) {
-  return n * static_cast<std::uint64_t>(c) / static_cast<std::uint64_t>(chunks);
-}
-
 void copy_tuple(std::uint32_t* dst, const std::uint32_t* src, int w) {
   for (int i = 0; i < w; ++i) dst[i] = src[i];
 }
@@ -104,7 +82,7 @@ template <int W, class Flag>
 void compact_w(const CpuRelation& in, Flag flag, int threads, DeviceRel& out_handle) {
   const std::uint64_t n = in.rows();
   const std::uint32_t* src = in.data();
-  const int chunks = chunks_for(n, threads);
+  const int chunks = chunk_count(n, threads);
   // Branch-free: every tuple is copied to the next free slot, which advances only when the tuple
   // is kept (random predicates defeat branch prediction). The slot written is never beyond the
   // kept count so far, so the copy stays inside the output: below i in the single pass, and below
@@ -123,16 +101,16 @@ void compact_w(const CpuRelation& in, Flag flag, int threads, DeviceRel& out_han
     return;
   }
   std::vector<std::uint64_t> count(static_cast<std::size_t>(chunks) + 1, 0);
-  for_chunks(chunks, [&](int c) {
+  for_chunks(chunks, chunks, [&](int c) {
     std::uint64_t k = 0;
-    for (std::uint64_t i = bound(n, c, chunks), e = bound(n, c + 1, chunks); i < e; ++i) k += flag(i) ? 1 : 0;
+    for (std::uint64_t i = chunk_begin(n, chunks, c), e = chunk_begin(n, chunks, c + 1); i < e; ++i) k += flag(i) ? 1 : 0;
     count[static_cast<std::size_t>(c) + 1] = k;
   });
   for (int c = 0; c < chunks; ++c) count[static_cast<std::size_t>(c) + 1] += count[static_cast<std::size_t>(c)];
   CpuRelation& out = ensure(out_handle, count.back(), in.values());
-  for_chunks(chunks, [&](int c) {
+  for_chunks(chunks, chunks, [&](int c) {
     const auto k = static_cast<std::size_t>(c);
-    write(bound(n, c, chunks), bound(n, c + 1, chunks), count[k + 1] - count[k], out.data() + count[k] * W);
+    write(chunk_begin(n, chunks, c), chunk_begin(n, chunks, c + 1), count[k + 1] - count[k], out.data() + count[k] * W);
   });
 }
 
@@ -149,7 +127,7 @@ std::vector<std::uint64_t> run_aligned_bounds(const CpuRelation& r, int chunks, 
   const int w = r.width();
   std::vector<std::uint64_t> b(static_cast<std::size_t>(chunks) + 1);
   for (int c = 0; c <= chunks; ++c) {
-    std::uint64_t i = bound(n, c, chunks);
+    std::uint64_t i = chunk_begin(n, chunks, c);
     while (i > 0 && i < n &&
            compare_tuples(r.data() + i * static_cast<std::uint64_t>(w), r.data() + (i - 1) * static_cast<std::uint64_t>(w),
                           compare_words) == 0)
@@ -243,14 +221,14 @@ template <class Merge>
 void chunked_merge(int chunks, const std::vector<std::uint64_t>& ab, const std::vector<std::uint64_t>& bb, int out_values,
                    Merge merge, DeviceRel& out_handle) {
   std::vector<std::uint64_t> count(static_cast<std::size_t>(chunks) + 1, 0);
-  for_chunks(chunks, [&](int c) {
+  for_chunks(chunks, chunks, [&](int c) {
     auto k = static_cast<std::size_t>(c);
     count[k + 1] = merge(std::false_type{}, ab[k], ab[k + 1], bb[k], bb[k + 1], nullptr);
   });
   for (int c = 0; c < chunks; ++c) count[static_cast<std::size_t>(c) + 1] += count[static_cast<std::size_t>(c)];
   CpuRelation& out = ensure(out_handle, count.back(), out_values);
   const std::uint64_t ow = static_cast<std::uint64_t>(1 + out_values);
-  for_chunks(chunks, [&](int c) {
+  for_chunks(chunks, chunks, [&](int c) {
     auto k = static_cast<std::size_t>(c);
     merge(std::true_type{}, ab[k], ab[k + 1], bb[k], bb[k + 1], out.data() + count[k] * ow);
   });
@@ -296,14 +274,14 @@ Breakdown CpuRa::project(const DeviceRelation& in_, const std::vector<int>& colu
   CpuRelation& out = ensure(out_handle, in.rows(), ow - 1);
   int cols[kMaxValues + 1];
   std::copy(columns.begin(), columns.end(), cols);
-  const int chunks = chunks_for(in.rows(), threads);
+  const int chunks = chunk_count(in.rows(), threads);
   const std::uint32_t* src = in.data();
   std::uint32_t* dst = out.data();
   for_width(iw, [&](auto IW) {
     for_width(ow, [&](auto OW) {
       constexpr std::uint64_t w_in = decltype(IW)::value, w_out = decltype(OW)::value;
-      for_chunks(chunks, [&](int c) {
-        for (std::uint64_t i = bound(in.rows(), c, chunks), e = bound(in.rows(), c + 1, chunks); i < e; ++i)
+      for_chunks(chunks, chunks, [&](int c) {
+        for (std::uint64_t i = chunk_begin(in.rows(), chunks, c), e = chunk_begin(in.rows(), chunks, c + 1); i < e; ++i)
           for (std::uint64_t k = 0; k < w_out; ++k) dst[i * w_out + k] = src[i * w_in + static_cast<std::uint64_t>(cols[k])];
       });
     });
@@ -355,11 +333,11 @@ std::array<std::uint64_t, kMaxValues> reduce_range(const std::uint32_t* d, std::
 Timed<Aggregate> CpuRa::reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
-  const int chunks = chunks_for(in.rows(), threads_for(variant));
+  const int chunks = chunk_count(in.rows(), threads_for(variant));
   const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
   std::vector<std::array<std::uint64_t, kMaxValues>> part(static_cast<std::size_t>(chunks));
-  for_chunks(chunks, [&](int c) {
-    const std::uint64_t b = bound(in.rows(), c, chunks), e = bound(in.rows(), c + 1, chunks);
+  for_chunks(chunks, chunks, [&](int c) {
+    const std::uint64_t b = chunk_begin(in.rows(), chunks, c), e = chunk_begin(in.rows(), chunks, c + 1);
     for_width(in.width(), [&](auto W) {
       constexpr int w = decltype(W)::value;
       auto& p = part[static_cast<std::size_t>(c)];
@@ -384,7 +362,7 @@ Timed<Aggregate> CpuRa::reduce(const DeviceRelation& in_, ReduceOp op, const std
 Breakdown CpuRa::reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out_handle) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
-  const int chunks = chunks_for(in.rows(), threads_for(variant));
+  const int chunks = chunk_count(in.rows(), threads_for(variant));
   const std::vector<std::uint64_t> b = run_aligned_bounds(in, chunks, 1);
   const int w = in.width();
   const std::uint32_t* d = in.data();
@@ -422,10 +400,10 @@ Breakdown CpuRa::reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std
     out.shape(runs(0, out.data()), in.values());
     return Breakdown::compute_only(t.seconds());
   }
-  for_chunks(chunks, [&](int c) { count[static_cast<std::size_t>(c) + 1] = runs(c, nullptr); });
+  for_chunks(chunks, chunks, [&](int c) { count[static_cast<std::size_t>(c) + 1] = runs(c, nullptr); });
   for (int c = 0; c < chunks; ++c) count[static_cast<std::size_t>(c) + 1] += count[static_cast<std::size_t>(c)];
   CpuRelation& out = ensure(out_handle, count.back(), in.values());
-  for_chunks(chunks, [&](int c) { runs(c, out.data() + count[static_cast<std::size_t>(c)] * static_cast<std::uint64_t>(w)); });
+  for_chunks(chunks, chunks, [&](int c) { runs(c, out.data() + count[static_cast<std::size_t>(c)] * static_cast<std::uint64_t>(w)); });
   return Breakdown::compute_only(t.seconds());
 }
 
@@ -434,7 +412,7 @@ Breakdown CpuRa::join(const DeviceRelation& l_, const DeviceRelation& r_, const 
   HostTimer t;
   const CpuRelation& l = as_cpu(l_);
   const CpuRelation& r = as_cpu(r_);
-  const int chunks = chunks_for(l.rows(), threads_for(variant));
+  const int chunks = chunk_count(l.rows(), threads_for(variant));
   std::vector<std::uint64_t> lb = run_aligned_bounds(l, chunks, 1), rb(lb.size());
   for (std::size_t c = 0; c < lb.size(); ++c)
     rb[c] = lb[c] >= l.rows() ? r.rows() : lower_bound_tuple(r, l.data() + lb[c] * static_cast<std::uint64_t>(l.width()), 1);
@@ -454,7 +432,7 @@ Breakdown CpuRa::set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetO
   HostTimer t;
   const CpuRelation& a = as_cpu(a_);
   const CpuRelation& b = as_cpu(b_);
-  const int chunks = chunks_for(a.rows(), threads_for(variant));
+  const int chunks = chunk_count(a.rows(), threads_for(variant));
   std::vector<std::uint64_t> ab = run_aligned_bounds(a, chunks, a.width()), bb(ab.size());
   for (std::size_t c = 0; c < ab.size(); ++c)
     bb[c] = ab[c] >= a.rows() ? b.rows()
@@ -476,9 +454,9 @@ Breakdown CpuRa::product(const DeviceRelation& a_, const DeviceRelation& b_, con
   const CpuRelation& b = as_cpu(b_);
   const int aw = a.width(), bw = b.width(), ow = aw + bw;
   CpuRelation& out = ensure(out_handle, a.rows() * b.rows(), a.values() + bw);
-  const int chunks = chunks_for(a.rows() * b.rows(), threads_for(variant));
-  for_chunks(chunks, [&](int c) {
-    for (std::uint64_t i = bound(a.rows(), c, chunks), e = bound(a.rows(), c + 1, chunks); i < e; ++i)
+  const int chunks = chunk_count(a.rows() * b.rows(), threads_for(variant));
+  for_chunks(chunks, chunks, [&](int c) {
+    for (std::uint64_t i = chunk_begin(a.rows(), chunks, c), e = chunk_begin(a.rows(), chunks, c + 1); i < e; ++i)
       for (std::uint64_t j = 0; j < b.rows(); ++j) {
         std::uint32_t* tp = out.data() + (i * b.rows() + j) * static_cast<std::uint64_t>(ow);
         copy_tuple(tp, a.data() + i * static_cast<std::uint64_t>(aw), aw);
@@ -498,11 +476,11 @@ Breakdown CpuRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, Arith
   const std::uint32_t* x = a.data();
   const std::uint32_t* y = b.data();
   std::uint32_t* z = out.data();
-  const int chunks = chunks_for(a.rows(), threads_for(variant));
+  const int chunks = chunk_count(a.rows(), threads_for(variant));
   auto apply = [&](auto W, auto f) {
     constexpr std::uint64_t w = decltype(W)::value;
-    for_chunks(chunks, [&](int c) {
-      for (std::uint64_t i = bound(a.rows(), c, chunks), e = bound(a.rows(), c + 1, chunks); i < e; ++i) {
+    for_chunks(chunks, chunks, [&](int c) {
+      for (std::uint64_t i = chunk_begin(a.rows(), chunks, c), e = chunk_begin(a.rows(), chunks, c + 1); i < e; ++i) {
         z[i * w] = x[i * w];
         for (std::uint64_t k = 1; k < w; ++k) z[i * w + k] = f(x[i * w + k], y[i * w + k]);
       }

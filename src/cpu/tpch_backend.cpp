@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "harness/errors.hpp"
+#include "runtime/chunks.hpp"
 
 #ifdef HDB_HAVE_OPENMP
 #include <omp.h>
@@ -41,28 +42,6 @@ struct NoInit : std::allocator<T> {
 using Col = std::vector<std::uint32_t, NoInit<std::uint32_t>>;
 using Cols = std::vector<Col>;
 
-// Runs f(c) for c in [0, chunks) on up to `threads` threads.
-template <class F>
-void for_chunks(int chunks, int threads, F&& f) {
-  if (chunks <= 1 || threads <= 1) {
-    for (int c = 0; c < chunks; ++c) f(c);
-    return;
-  }
-#ifdef HDB_HAVE_OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static, 1)
-  for (int c = 0; c < chunks; ++c) f(c);
-#else
-  std::vector<std::thread> pool;
-  for (int c = 0; c < chunks; ++c) pool.emplace_back([&f, c] { f(c); });
-  for (auto& t : pool) t.join();
-#endif
-}
-
-// Chunks of at least 16K rows, one per thread: smaller work is not worth a thread.
-int chunk_count(std::uint64_t n, int threads) {
-  return static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), n / 16384)));
-}
-std::uint64_t chunk_begin(std::uint64_t n, int chunks, int c) { return n * static_cast<std::uint64_t>(c) / static_cast<std::uint64_t>(chunks); }
 
 // Exclusive prefix sum of per-chunk counts; returns the total.
 std::uint64_t offsets(std::vector<std::uint64_t>& counts) {
