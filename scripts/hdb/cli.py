@@ -29,7 +29,9 @@ def run_all(argv):
     p.add_argument("--passes", type=int, help="minimum timed passes per case")
     p.add_argument("--device", type=int, help="device index for the CUDA/OpenCL executables")
     p.add_argument("--timeout", type=float, help="time limit per executable in seconds")
-    p.add_argument("--mpi", type=int, default=0, metavar="N", help="run every executable under mpirun -np N")
+    p.add_argument("--mpi", type=_csv, default=[], metavar="N[,N...]",
+                   help="run every executable under mpirun -np N; several counts (1,2,4) make one run per count "
+                        "and a scaling report")
     p.add_argument("--build-dir", default=os.path.join(REPO, "build"), help="build folder (default: build)")
     p.add_argument("--out", default=os.path.join(REPO, "results"), help="results root (default: results)")
     p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run (its configuration is kept)")
@@ -38,8 +40,17 @@ def run_all(argv):
     p.add_argument("--no-build", action="store_true", help="never configure or build")
     p.add_argument("--no-report", action="store_true", help="write raw JSON and summary.csv only")
     a = p.parse_args(argv)
-    if a.mpi < 0:
+    try:
+        a.mpi = [int(n) for n in a.mpi]
+    except ValueError:
+        raise UsageError(f"--mpi takes rank counts such as 4 or 1,2,4, got {','.join(a.mpi)}") from None
+    if any(n < 1 for n in a.mpi):
         raise UsageError("--mpi must be a positive number of ranks")
+    if len(a.mpi) > 1:
+        if a.resume:
+            raise UsageError("--resume finishes one run; resume each run of a scaling sweep on its own")
+        return _scaling_sweep(argv, a)
+    a.mpi = a.mpi[0] if a.mpi else 0
     from .runner import Runner
     import shlex
     command_line = " ".join(["scripts/run-all"] + [shlex.quote(x) for x in argv])
@@ -61,6 +72,31 @@ def run_all(argv):
         print(f"run-all: {e}", file=sys.stderr)
         return 1
     return runner.run()
+
+
+def _scaling_sweep(argv, a):
+    """One run-all per rank count, then scaling.md/csv and a figure beside the runs."""
+    counts = sorted(set(a.mpi))
+    rest, skip = [], False
+    for x in argv:  # the same command line without --mpi
+        if skip:
+            skip = False
+        elif x == "--mpi":
+            skip = True
+        elif not x.startswith("--mpi="):
+            rest.append(x)
+    runs, rc = [], 0
+    for n in counts:
+        before = set(os.listdir(a.out)) if os.path.isdir(a.out) else set()
+        rc = max(rc, run_all(rest + ["--mpi", str(n)]))
+        new = sorted(set(os.listdir(a.out)) - before)
+        if new:
+            runs.append((n, os.path.join(a.out, new[-1])))
+    if len(runs) > 1:
+        from . import scaling
+        out = runs[0][1] + "-scaling"
+        scaling.write(runs, out, stream=sys.stdout)
+    return rc
 
 
 def report(argv):

@@ -20,6 +20,10 @@ def write_atomically(path, data):
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        # mkstemp creates 0600; results are meant to be read and published like any output file.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

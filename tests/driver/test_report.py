@@ -90,6 +90,16 @@ class ReportTest(TempDirCase):
         with open(os.path.join(run, "report.md")) as f:
             self.assertNotIn("Benchmark merge", f.read())
 
+    def test_without_matplotlib_the_report_says_so(self):
+        run = self.copy_fixture()
+        p = script("report", run, env={"HDB_NO_MATPLOTLIB": "1"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("matplotlib is not available", p.stdout)
+        c, _ = check_html(self, os.path.join(run, "report.html"))
+        self.assertEqual(c.images, 0)
+        with open(os.path.join(run, "report.md")) as f:
+            self.assertIn("python3-matplotlib", f.read())
+
     def test_not_a_results_document_is_a_usage_error(self):
         run = self.copy_fixture()
         with open(os.path.join(run, "raw", "ra-cpu.json"), "w") as f:
