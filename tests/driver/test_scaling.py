@@ -1,0 +1,46 @@
+"""Scaling across rank counts: runs are matched case by case (the TP 'ranks' parameter aside) and
+the ratio t(first)/t(N) is reported; a case seen at one rank count only is left out."""
+import json
+import os
+
+from helpers import TempDirCase, has_matplotlib
+
+from hdb import scaling
+
+
+def _doc(ranks, kernel_s, extra_case=False):
+    def rec(case_id, params, t):
+        return {"id": case_id, "test": "dist_unique", "variant": "serial", "params": params, "size_bytes": 1 << 20,
+                "transfer": "none", "status": "ok", "reason": "", "verification": {"verified": True},
+                "elements": 1, "bytes": {}, "extra": {}, "trials": [{"kernel_s": t}],
+                "stats": {"kernel_s": {"median": t, "cv": 0.0}}, "throughput": {}}
+    results = [rec("a", {"ranks": str(ranks), "scaling": "strong"}, kernel_s)]
+    if extra_case:
+        results.append(rec("b", {"ranks": str(ranks), "scaling": "weak"}, 1.0))
+    return {"schema": "hetdb-bench/1", "benchmark": "dist", "backend": "cpu",
+            "context": {"host": "h", "device": {"name": "cpu"}}, "results": results}
+
+
+class ScalingTest(TempDirCase):
+    def _run(self, name, doc):
+        raw = os.path.join(self.tmp, name, "raw")
+        os.makedirs(raw)
+        with open(os.path.join(raw, "dist-cpu.json"), "w") as f:
+            json.dump(doc, f)
+        return os.path.join(self.tmp, name)
+
+    def test_ratios_and_files(self):
+        runs = [(1, self._run("r1", _doc(1, 4.0, extra_case=True))), (2, self._run("r2", _doc(2, 2.5))),
+                (4, self._run("r4", _doc(4, 1.0)))]
+        out = os.path.join(self.tmp, "scaling")
+        table = scaling.write(runs, out)
+        self.assertEqual(len(table), 1)  # case b ran at one rank count only
+        (key, times), = table.items()
+        self.assertEqual(key[4], "scaling=strong")  # the ranks parameter is not part of the match
+        self.assertEqual(times, {1: 4.0, 2: 2.5, 4: 1.0})
+        md = open(os.path.join(out, "scaling.md")).read()
+        self.assertIn("| 1.00 | 1.60 | 4.00 |", md)
+        csv = open(os.path.join(out, "scaling.csv")).read().splitlines()
+        self.assertEqual(len(csv), 2)
+        if has_matplotlib():
+            self.assertTrue(os.path.getsize(os.path.join(out, "plots", "scaling.png")) > 1000)
