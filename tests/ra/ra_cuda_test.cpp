@@ -4,37 +4,14 @@
 
 #include "harness/errors.hpp"
 #include "ra_backend.hpp"
+#include "common/device_suite.hpp"
 #include "ra_conformance.hpp"
 #include "runtime/cuda_platform.hpp"
 
 namespace hdb::ra {
 namespace {
 
-class RaCuda : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    platform_ = new hdb::cuda::CudaPlatform();
-    try {
-      Options o;
-      platform_->init(o);
-    } catch (const NoDevice& e) {
-      skip_ = e.what();
-    } catch (const DeviceError& e) {
-      skip_ = e.what();
-    }
-  }
-  static void TearDownTestSuite() {
-    delete platform_;
-    platform_ = nullptr;
-  }
-  void SetUp() override {
-    if (!skip_.empty()) GTEST_SKIP() << skip_;
-  }
-  static hdb::cuda::CudaPlatform* platform_;
-  static std::string skip_;
-};
-hdb::cuda::CudaPlatform* RaCuda::platform_ = nullptr;
-std::string RaCuda::skip_;
+class RaCuda : public ::hdb::test::DeviceSuite<hdb::cuda::CudaPlatform> {};
 
 TEST_F(RaCuda, EveryVariantMatchesReference) {
   cuda::CudaRa b(*platform_);

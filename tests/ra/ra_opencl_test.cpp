@@ -6,38 +6,14 @@
 #include "harness/errors.hpp"
 #include "ra_backend.hpp"
 #include "reference/ra.hpp"
+#include "common/device_suite.hpp"
 #include "ra_conformance.hpp"
 #include "runtime/cl_platform.hpp"
 
 namespace hdb::ra {
 namespace {
 
-class RaOpenCl : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-#ifdef HDB_POCL_CACHE_DIR
-    setenv("POCL_CACHE_DIR", HDB_POCL_CACHE_DIR, 0);
-#endif
-    platform_ = new hdb::opencl::OpenClPlatform();
-    try {
-      Options o;
-      platform_->init(o);
-    } catch (const NoDevice& e) {
-      skip_ = e.what();
-    }
-  }
-  static void TearDownTestSuite() {
-    delete platform_;
-    platform_ = nullptr;
-  }
-  void SetUp() override {
-    if (!skip_.empty()) GTEST_SKIP() << skip_;
-  }
-  static hdb::opencl::OpenClPlatform* platform_;
-  static std::string skip_;
-};
-hdb::opencl::OpenClPlatform* RaOpenCl::platform_ = nullptr;
-std::string RaOpenCl::skip_;
+class RaOpenCl : public ::hdb::test::DeviceSuite<hdb::opencl::OpenClPlatform> {};
 
 TEST_F(RaOpenCl, PaperKernelsMatchReference) {
   opencl::ClRa b(*platform_);
