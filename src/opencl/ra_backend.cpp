@@ -15,6 +15,7 @@ namespace hdb::ra::opencl {
 namespace {
 
 using hdb::opencl::checked;
+using hdb::opencl::set_args;
 using hdb::opencl::event_seconds;
 using hdb::opencl::event_span;
 using hdb::opencl::HostStaging;
@@ -145,12 +146,7 @@ std::uint32_t ClRa::scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::
   const std::uint32_t blocks = (n + wg - 1) / wg;
   cl::Buffer& sums = scratch("scan.sums." + std::to_string(level), std::uint64_t{blocks} * 4);
   cl::Kernel& k = kernel("scan_blocks");
-  checked("scan arguments", [&] {
-    k.setArg(0, in);
-    k.setArg(1, n);
-    k.setArg(2, out);
-    return k.setArg(3, sums);
-  });
+  set_args("scan arguments", k, in, n, out, sums);
   launch(tr, "scan", k, n);
   std::uint32_t total = 0;
   if (blocks == 1) {
@@ -162,11 +158,7 @@ std::uint32_t ClRa::scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::
   cl::Buffer& offs = scratch("scan.offsets." + std::to_string(level), std::uint64_t{blocks} * 4);
   total = scan(tr, sums, offs, blocks, level + 1);
   cl::Kernel& add = kernel("scan_add");
-  checked("scan_add arguments", [&] {
-    add.setArg(0, out);
-    add.setArg(1, n);
-    return add.setArg(2, offs);
-  });
+  set_args("scan_add arguments", add, out, n, offs);
   launch(tr, "scan", add, n);
   return total;
 }
@@ -186,19 +178,8 @@ std::uint32_t ClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation&
                                                  "compact_difference", "compact_union_keep"};
   cl::Kernel& k = kernel(kCompactKernels[mode]);
   const ClRelation& o = other ? as_cl(*other) : in;
-  checked("compact_partition arguments", [&] {
-    k.setArg(0, in.buf);
-    k.setArg(1, n);
-    k.setArg(2, u32(in.width()));
-    k.setArg(3, o.buf);
-    k.setArg(4, rows32(other ? other->rows() : 0));
-    k.setArg(5, u32(pred.attribute));
-    k.setArg(6, pred.lo);
-    k.setArg(7, pred.hi);
-    k.setArg(8, u32(emit_index ? 1 : 0));
-    k.setArg(9, part);
-    return k.setArg(10, counts);
-  });
+  set_args("compact_partition arguments", k, in.buf, n, u32(in.width()), o.buf, rows32(other ? other->rows() : 0),
+      u32(pred.attribute), pred.lo, pred.hi, u32(emit_index ? 1 : 0), part, counts);
   launch(tr, "partition", k, n);
   return scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
 }
@@ -209,14 +190,8 @@ void ClRa::gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t w, const 
   const std::uint64_t slot = wg * items;
   const std::uint64_t groups = (rows_in + slot - 1) / slot;
   cl::Kernel& k = kernel("gather");
-  checked("gather arguments", [&] {
-    k.setArg(0, scratch("part", 0));
-    k.setArg(1, scratch("counts", 0));
-    k.setArg(2, scratch("offsets", 0));
-    k.setArg(3, w);
-    k.setArg(4, static_cast<std::uint32_t>(slot));
-    return k.setArg(5, out);
-  });
+  set_args("gather arguments", k, scratch("part", 0), scratch("counts", 0), scratch("offsets", 0), w,
+      static_cast<std::uint32_t>(slot), out);
   launch(tr, "gather", k, groups * wg);
 }
 
@@ -265,14 +240,8 @@ Breakdown ClRa::project(const DeviceRelation& in_, const std::vector<int>& colum
   for (std::size_t c = 0; c < columns.size(); ++c) packed |= static_cast<std::uint32_t>(columns[c]) << (4 * c);
   Trace tr;
   cl::Kernel& k = kernel("project");
-  checked("project arguments", [&] {
-    k.setArg(0, in.buf);
-    k.setArg(1, n);
-    k.setArg(2, u32(in.width()));
-    k.setArg(3, u32(static_cast<std::int64_t>(columns.size())));
-    k.setArg(4, packed);
-    return k.setArg(5, out.buf);
-  });
+  set_args("project arguments", k, in.buf, n, u32(in.width()), u32(static_cast<std::int64_t>(columns.size())), packed,
+      out.buf);
   launch(tr, "compute", k, n);
   return finish(tr);
 }
@@ -287,17 +256,8 @@ std::uint32_t ClRa::compact_coarse(Trace& tr, bool unique_mode, const DeviceRela
   cl::Buffer& counts = scratch("counts", groups * 4);
   cl::Buffer& offsets = scratch("offsets", groups * 4);
   cl::Kernel& k = kernel("compact_coarse");
-  checked("compact_coarse arguments", [&] {
-    k.setArg(0, u32(unique_mode ? 1 : 0));
-    k.setArg(1, in.buf);
-    k.setArg(2, n);
-    k.setArg(3, u32(in.width()));
-    k.setArg(4, u32(pred.attribute));
-    k.setArg(5, pred.lo);
-    k.setArg(6, pred.hi);
-    k.setArg(7, part);
-    return k.setArg(8, counts);
-  });
+  set_args("compact_coarse arguments", k, u32(unique_mode ? 1 : 0), in.buf, n, u32(in.width()), u32(pred.attribute),
+      pred.lo, pred.hi, part, counts);
   launch(tr, "partition", k, groups * work_group());
   return scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
 }
@@ -342,22 +302,10 @@ Timed<Aggregate> ClRa::reduce(const DeviceRelation& in_, ReduceOp op, const std:
   const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
   Trace tr;
   cl::Kernel& k = kernel("reduce_partial");
-  checked("reduce arguments", [&] {
-    k.setArg(0, in.buf);
-    k.setArg(1, n);
-    k.setArg(2, u32(in.width()));
-    k.setArg(3, opc);
-    return k.setArg(4, partials);
-  });
+  set_args("reduce arguments", k, in.buf, n, u32(in.width()), opc, partials);
   launch(tr, "partition", k, groups * wg);
   cl::Kernel& f = kernel("reduce_final");
-  checked("reduce_final arguments", [&] {
-    f.setArg(0, partials);
-    f.setArg(1, static_cast<std::uint32_t>(groups));
-    f.setArg(2, values);
-    f.setArg(3, opc);
-    return f.setArg(4, result);
-  });
+  set_args("reduce_final arguments", f, partials, static_cast<std::uint32_t>(groups), values, opc, result);
   launch(tr, "compute", f, wg);
   cl::Event e;
   checked("reading the aggregate", [&] {
@@ -378,15 +326,8 @@ Breakdown ClRa::reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std:
     cl::Buffer& heads = scratch("rbk.heads", std::uint64_t{runs} * 4);
     gather_into(tr, in.rows(), 1, heads);
     cl::Kernel& k = kernel("reduce_runs");
-    checked("reduce_runs arguments", [&] {
-      k.setArg(0, in.buf);
-      k.setArg(1, rows32(in.rows()));
-      k.setArg(2, u32(in.width()));
-      k.setArg(3, u32(op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2));
-      k.setArg(4, heads);
-      k.setArg(5, runs);
-      return k.setArg(6, out.buf);
-    });
+    set_args("reduce_runs arguments", k, in.buf, rows32(in.rows()), u32(in.width()),
+        u32(op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2), heads, runs, out.buf);
     launch(tr, "compute", k, runs);
   }
   return finish(tr);
@@ -411,34 +352,15 @@ Breakdown ClRa::join(const DeviceRelation& l_, const DeviceRelation& r_, const s
   cl::Buffer& counts = scratch("counts", groups * 4);
   cl::Buffer& offsets = scratch("offsets", groups * 4);
   cl::Kernel& k = kernel("join_partition");
-  checked("join_partition arguments", [&] {
-    k.setArg(0, l.buf);
-    k.setArg(1, nl);
-    k.setArg(2, u32(l.width()));
-    k.setArg(3, r.buf);
-    k.setArg(4, nr);
-    k.setArg(5, u32(r.width()));
-    k.setArg(6, first);
-    k.setArg(7, local_off);
-    return k.setArg(8, counts);
-  });
+  set_args("join_partition arguments", k, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), first, local_off,
+      counts);
   launch(tr, "partition", k, nl);
   const std::uint32_t total = scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
   ClRelation& out = ensure(p_, out_handle, total, out_values);
   if (total) {
     cl::Kernel& c = kernel("join_compute");
-    checked("join_compute arguments", [&] {
-      c.setArg(0, l.buf);
-      c.setArg(1, nl);
-      c.setArg(2, u32(l.width()));
-      c.setArg(3, r.buf);
-      c.setArg(4, nr);
-      c.setArg(5, u32(r.width()));
-      c.setArg(6, first);
-      c.setArg(7, local_off);
-      c.setArg(8, offsets);
-      return c.setArg(9, out.buf);
-    });
+    set_args("join_compute arguments", c, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), first, local_off,
+        offsets, out.buf);
     launch(tr, "compute", c, nl);
   }
   return finish(tr);
@@ -466,14 +388,7 @@ Breakdown ClRa::set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp
   const std::uint32_t total = rows32(std::uint64_t{n} + kept);
   ClRelation& out = ensure(p_, out_handle, total, a.values());
   cl::Kernel& k = kernel("merge_scatter");
-  checked("merge_scatter arguments", [&] {
-    k.setArg(0, a.buf);
-    k.setArg(1, n);
-    k.setArg(2, bprime);
-    k.setArg(3, kept);
-    k.setArg(4, w);
-    return k.setArg(5, out.buf);
-  });
+  set_args("merge_scatter arguments", k, a.buf, n, bprime, kept, w, out.buf);
   launch(tr, "merge", k, total);
   return finish(tr);
 }
@@ -488,15 +403,8 @@ Breakdown ClRa::product(const DeviceRelation& a_, const DeviceRelation& b_, cons
   ClRelation& out = ensure(p_, out_handle, rows, a.values() + b.width());
   Trace tr;
   cl::Kernel& k = kernel("product");
-  checked("product arguments", [&] {
-    k.setArg(0, a.buf);
-    k.setArg(1, u32(a.width()));
-    k.setArg(2, b.buf);
-    k.setArg(3, rows32(b.rows()));
-    k.setArg(4, u32(b.width()));
-    k.setArg(5, static_cast<cl_ulong>(rows));
-    return k.setArg(6, out.buf);
-  });
+  set_args("product arguments", k, a.buf, u32(a.width()), b.buf, rows32(b.rows()), u32(b.width()),
+      static_cast<cl_ulong>(rows), out.buf);
   launch(tr, "compute", k, rows);
   return finish(tr);
 }
@@ -511,14 +419,8 @@ Breakdown ClRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithO
   ClRelation& out = ensure(p_, out_handle, n, a.values());
   Trace tr;
   cl::Kernel& k = kernel("arith");
-  checked("arith arguments", [&] {
-    k.setArg(0, a.buf);
-    k.setArg(1, b.buf);
-    k.setArg(2, n);
-    k.setArg(3, u32(a.width()));
-    k.setArg(4, u32(op == ArithOp::Add ? 0 : op == ArithOp::Subtract ? 1 : 2));
-    return k.setArg(5, out.buf);
-  });
+  set_args("arith arguments", k, a.buf, b.buf, n, u32(a.width()),
+      u32(op == ArithOp::Add ? 0 : op == ArithOp::Subtract ? 1 : 2), out.buf);
   launch(tr, "compute", k, n);
   return finish(tr);
 }

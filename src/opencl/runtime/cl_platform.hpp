@@ -59,6 +59,16 @@ auto checked(const std::string& what, F&& f) -> decltype(f()) {
   }
 }
 
+// Sets the kernel's arguments 0, 1, 2, ... to `args` in order; errors name `what`.
+template <class... A>
+void set_args(const std::string& what, cl::Kernel& k, const A&... args) {
+  checked(what, [&] {
+    cl_uint index = 0;
+    (k.setArg(index++, args), ...);
+    return 0;
+  });
+}
+
 // An ordinary device buffer of `bytes` (at least 1 byte: OpenCL forbids empty buffers).
 cl::Buffer device_buffer(cl::Context& ctx, std::uint64_t bytes, cl_mem_flags flags = CL_MEM_READ_WRITE);
 
