@@ -3,7 +3,6 @@
 #include <CLI/CLI.hpp>
 
 #include <memory>
-#include <sstream>
 
 #include "bench/dist_merge.hpp"
 #include "bench/dist_ra.hpp"
@@ -12,13 +11,7 @@
 
 namespace hdb::dist {
 
-namespace {
-std::string fmt(double x) {
-  std::ostringstream s;
-  s << x;
-  return s.str();
-}
-}  // namespace
+using ra::number_text;
 
 int dist_main(int argc, char** argv, Platform& platform, const DistBackends& backends) {
   auto o = std::make_shared<DistOptions>();
@@ -34,15 +27,7 @@ int dist_main(int argc, char** argv, Platform& platform, const DistBackends& bac
     app.add_flag("--weak", o->weak,
                  "Weak scaling: the size (and table_merge's --columns) is per rank, the global input grows with the "
                  "ranks; default strong scaling: the size is the global input");
-    app.add_option("--values", o->values, "Value attributes per tuple, 1..3 (tuples of 8..16 bytes)");
-    app.add_option("--duplicates", o->duplicates, "dist_unique: duplicate rate in [0, 1)")->delimiter(',');
-    app.add_option("--match-rate", o->match_rate, "dist_join: fraction of right tuples whose key occurs on the left")
-        ->delimiter(',');
-    app.add_option("--fanout", o->fanout, "dist_join: tuples per key on each side (1..1024)")->delimiter(',');
-    app.add_option("--dist", o->dists, "Key distribution(s): uniform, zipf")->delimiter(',');
-    app.add_option("--zipf-s", o->zipf_s, "Zipf exponent for --dist zipf");
-    app.add_option("--max-output-ratio", o->max_output_ratio,
-                   "Skip join cases whose output on one rank exceeds this many times its input");
+    ra::add_workload_options(app, *o, {"dist_unique", "dist_join"});
     app.add_option("--columns", o->columns, "table_merge: columns of the table (per rank with --weak), default 8");
     app.add_option("--types", *type_text, "table_merge: value types u32,u64,u128,str (default u32)")->delimiter(',');
     app.add_option("--unique", o->unique_pct, "table_merge: percent of unique values, list (default 10)")->delimiter(',');
@@ -50,25 +35,16 @@ int dist_main(int argc, char** argv, Platform& platform, const DistBackends& bac
         ->delimiter(',');
   };
   def.validate = [o, type_text] {
-    if (o->values < 1 || o->values > 3) throw UsageError("--values must be 1..3, got " + std::to_string(o->values));
-    for (double d : o->duplicates)
-      if (!(d >= 0 && d < 1)) throw UsageError("--duplicates must lie in [0, 1), got " + fmt(d));
-    for (double m : o->match_rate)
-      if (!(m >= 0 && m <= 1)) throw UsageError("--match-rate must lie in [0, 1], got " + fmt(m));
-    for (int f : o->fanout)
-      if (f < 1 || f > 1024) throw UsageError("--fanout must be 1..1024, got " + std::to_string(f));
-    for (const std::string& d : o->dists) parse_key_dist(d);
-    if (!(o->zipf_s > 0)) throw UsageError("--zipf-s must be positive");
-    if (!(o->max_output_ratio > 0)) throw UsageError("--max-output-ratio must be positive");
+    ra::validate_workload_options(*o);
     if (o->columns < 1 || o->columns > 100000) throw UsageError("--columns must be 1..100000, got " + std::to_string(o->columns));
     if (!type_text->empty()) {
       o->types.clear();
       for (const std::string& t : *type_text) o->types.push_back(parse_value_type(t));
     }
     for (double u : o->unique_pct)
-      if (!(u > 0 && u <= 100)) throw UsageError("--unique values must be in (0, 100], got " + fmt(u));
+      if (!(u > 0 && u <= 100)) throw UsageError("--unique values must be in (0, 100], got " + number_text(u));
     for (double d : o->delta_pct)
-      if (!(d >= 0 && d <= 100)) throw UsageError("--delta values must be in [0, 100], got " + fmt(d));
+      if (!(d >= 0 && d <= 100)) throw UsageError("--delta values must be in [0, 100], got " + number_text(d));
   };
   def.run = [o, backends](Session& s) {
     // Listing runs on rank 0 alone, so it must not touch MPI.

@@ -13,6 +13,7 @@
 
 #include "bench/merge.hpp"
 #include "bench/ra.hpp"
+#include "bench/ra_options.hpp"
 #include "harness/main.hpp"
 
 namespace hdb::dist {
@@ -23,15 +24,8 @@ struct DistBackends {
   MergeBackend* merge = nullptr;
 };
 
-struct DistOptions {
-  bool weak = false;          // --weak: the size is per rank (global input = size x ranks)
-  int values = 1;             // value attributes per tuple
-  std::vector<double> duplicates{0.5};
-  std::vector<double> match_rate{0.5};
-  std::vector<int> fanout{1};
-  std::vector<std::string> dists{"uniform"};
-  double zipf_s = 1.0;
-  double max_output_ratio = 16;
+struct DistOptions : ra::WorkloadOptions {
+  bool weak = false;  // --weak: the size is per rank (global input = size x ranks)
   // table_merge
   int columns = 8;
   std::vector<ValueType> types{ValueType::U32};

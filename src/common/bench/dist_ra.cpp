@@ -7,7 +7,6 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
-#include <sstream>
 
 #include "bench/dist_collective.hpp"
 #include "bench/dist_partition.hpp"
@@ -19,12 +18,6 @@ namespace hdb::dist {
 namespace {
 
 const std::vector<std::string> kPhases{"partition", "exchange", "local_sort", "upload", "compute", "download"};
-
-std::string fmt(double x) {
-  std::ostringstream s;
-  s << x;
-  return s.str();
-}
 
 // One input relation as seen by one rank, with every buffer a pass needs allocated up front.
 struct Side {
@@ -128,13 +121,7 @@ class DistRaRunner {
     std::uint64_t per = size / (4u * static_cast<std::uint64_t>(1 + o_.values));
     return o_.weak ? per * static_cast<std::uint64_t>(c_.size()) : per;
   }
-  KeySpec keys(const std::string& dist, std::uint64_t distinct) const {
-    KeySpec k;
-    k.dist = parse_key_dist(dist);
-    k.zipf_s = o_.zipf_s;
-    k.distinct = distinct;
-    return k;
-  }
+  KeySpec keys(const std::string& dist, std::uint64_t distinct) const { return ra::key_spec(o_, dist, distinct); }
   Params params(Transfer t, const std::string& dist) const {
     Params p{{"dist", dist}};
     if (o_.values != 1) p.emplace_back("values", std::to_string(o_.values));
@@ -145,7 +132,7 @@ class DistRaRunner {
 
   void unique_case(const std::string& variant, Transfer t, std::uint64_t size, const std::string& dist, double dup) {
     Params p = params(t, dist);
-    p.emplace_back("duplicates", fmt(dup));
+    p.emplace_back("duplicates", ra::number_text(dup));
     s_.run({"dist_unique", variant, p, size}, [&] {
       const std::uint64_t n = global_rows(size);
       const auto distinct = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(n) * (1 - dup)));
@@ -157,7 +144,7 @@ class DistRaRunner {
   void join_case(const std::string& variant, Transfer t, std::uint64_t size, const std::string& dist, double match,
                  int fan) {
     Params p = params(t, dist);
-    p.emplace_back("match", fmt(match));
+    p.emplace_back("match", ra::number_text(match));
     p.emplace_back("fanout", std::to_string(fan));
     s_.run({"dist_join", variant, p, size}, [&] {
       const std::uint64_t n = global_rows(size);

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <sstream>
 #include <stdexcept>
 
+#include "bench/ra_options.hpp"
 #include "harness/errors.hpp"
 #include "harness/sizes.hpp"
 #include "reference/ra.hpp"
@@ -75,24 +75,11 @@ Relation RaBackend::host_relation(std::uint64_t rows, int values, Transfer) { re
 
 namespace {
 
-struct RaOptions {
-  int values = 1;
+struct RaOptions : WorkloadOptions {
   std::vector<double> selectivity{0.5};
-  std::vector<double> duplicates{0.5};
-  std::vector<double> match_rate{0.5};
-  std::vector<int> fanout{1};
-  std::vector<std::string> dists{"uniform"};
   std::vector<std::string> reduce_ops{"sum"};
-  double zipf_s = 1.0;
   int product_rows = 8;
-  double max_output_ratio = 16;
 };
-
-std::string fmt(double x) {
-  std::ostringstream s;
-  s << x;
-  return s.str();
-}
 
 ReduceOp parse_reduce(const std::string& s) {
   if (s == "sum") return ReduceOp::Sum;
@@ -173,13 +160,7 @@ class RaRunner {
  private:
   int threads() const { return effective_threads(s_.options()); }
 
-  KeySpec keys(const std::string& dist, std::uint64_t distinct) const {
-    KeySpec k;
-    k.dist = parse_key_dist(dist);
-    k.zipf_s = o_.zipf_s;
-    k.distinct = distinct;
-    return k;
-  }
+  KeySpec keys(const std::string& dist, std::uint64_t distinct) const { return key_spec(o_, dist, distinct); }
 
   // Input relation in host memory of the transfer kind.
   Relation input(const RelationSpec& spec, const std::string& salt, std::uint64_t size, Transfer t) {
@@ -254,7 +235,7 @@ class RaRunner {
         case Op::Select:
           for (double sel : o_.selectivity) {
             Params p = base_params(t, dist);
-            p.emplace_back("selectivity", fmt(sel));
+            p.emplace_back("selectivity", number_text(sel));
             s_.run({test, variant, p, size}, [&] {
               auto c = std::make_shared<CaseData>();
               c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
@@ -275,7 +256,7 @@ class RaRunner {
           for (double dup : o_.duplicates) {
             for (const std::string& rop : op == Op::Unique ? std::vector<std::string>{""} : o_.reduce_ops) {
               Params p = base_params(t, dist);
-              p.emplace_back("duplicates", fmt(dup));
+              p.emplace_back("duplicates", number_text(dup));
               if (!rop.empty()) p.emplace_back("op", rop);
               s_.run({test, variant, p, size}, [&] {
                 auto c = std::make_shared<CaseData>();
@@ -318,7 +299,7 @@ class RaRunner {
           for (double match : o_.match_rate)
             for (int fan : o_.fanout) {
               Params p = base_params(t, dist);
-              p.emplace_back("match", fmt(match));
+              p.emplace_back("match", number_text(match));
               p.emplace_back("fanout", std::to_string(fan));
               s_.run({test, variant, p, size}, [&] {
                 auto c = std::make_shared<CaseData>();
@@ -425,33 +406,17 @@ int ra_main(int argc, char** argv, Platform& platform, RaBackend& backend) {
       "Relational-algebra primitives (project, select, unique, reduce, reduce-by-key, join, set operations, product, "
       "add/subtract/multiply) on key/value tuple relations";
   def.add_options = [o](CLI::App& app) {
-    app.add_option("--values", o->values, "Value attributes per tuple, 1..3 (tuples of 8..16 bytes)");
+    add_workload_options(app, *o, {"unique/reduce_by_key", "join"});
     app.add_option("--selectivity", o->selectivity, "select: fractions of tuples selected, in [0, 1]")->delimiter(',');
-    app.add_option("--duplicates", o->duplicates, "unique/reduce_by_key: duplicate rate in [0, 1)")->delimiter(',');
-    app.add_option("--match-rate", o->match_rate, "join: fraction of right tuples whose key occurs on the left")
-        ->delimiter(',');
-    app.add_option("--fanout", o->fanout, "join: tuples per key on each side (1..1024)")->delimiter(',');
-    app.add_option("--dist", o->dists, "Key distribution(s): uniform, zipf")->delimiter(',');
-    app.add_option("--zipf-s", o->zipf_s, "Zipf exponent for --dist zipf");
     app.add_option("--reduce-op", o->reduce_ops, "reduce/reduce_by_key: sum, min, max")->delimiter(',');
     app.add_option("--product-rows", o->product_rows, "product: tuples of the right input (1..4096)");
-    app.add_option("--max-output-ratio", o->max_output_ratio, "Skip cases whose output exceeds this many times the input size");
   };
   def.validate = [o] {
-    if (o->values < 1 || o->values > 3) throw UsageError("--values must be 1..3, got " + std::to_string(o->values));
+    validate_workload_options(*o);
     for (double s : o->selectivity)
-      if (!(s >= 0 && s <= 1)) throw UsageError("--selectivity must lie in [0, 1], got " + fmt(s));
-    for (double d : o->duplicates)
-      if (!(d >= 0 && d < 1)) throw UsageError("--duplicates must lie in [0, 1), got " + fmt(d));
-    for (double m : o->match_rate)
-      if (!(m >= 0 && m <= 1)) throw UsageError("--match-rate must lie in [0, 1], got " + fmt(m));
-    for (int f : o->fanout)
-      if (f < 1 || f > 1024) throw UsageError("--fanout must be 1..1024, got " + std::to_string(f));
-    for (const std::string& d : o->dists) parse_key_dist(d);
-    if (!(o->zipf_s > 0)) throw UsageError("--zipf-s must be positive");
+      if (!(s >= 0 && s <= 1)) throw UsageError("--selectivity must lie in [0, 1], got " + number_text(s));
     for (const std::string& r : o->reduce_ops) parse_reduce(r);
     if (o->product_rows < 1 || o->product_rows > 4096) throw UsageError("--product-rows must be 1..4096");
-    if (!(o->max_output_ratio > 0)) throw UsageError("--max-output-ratio must be positive");
   };
   def.run = [o, &backend](Session& s) { RaRunner(s, backend, *o).run(); };
   return run_main(argc, argv, def, platform);
