@@ -1,0 +1,191 @@
+"""The GPU targets of docs/performance.md judged from one run's results: for each target the
+measured figure, the goal, and whether it is met. Every figure is a ratio taken within the same
+run (% of that run's measured device-copy ceiling, of the PCIe link's theoretical rate, or one
+variant's time over another's), so the table says how close the implementations come to the
+machine they ran on. A target without the results it needs says so; it is never guessed."""
+import math
+import os
+
+from . import results
+
+LARGE = 256 << 20  # the streaming targets are judged beyond the 50-60 MB L2 of a Hopper GPU
+
+
+def load_rows(folder):
+    """Rows (results.rows_of) and documents of every result file under `folder`, however nested:
+    gpu-check keeps one run-all run per benchmark."""
+    docs = []
+    for dirpath, _, files in os.walk(folder):
+        if os.path.basename(dirpath) != results.RAW_DIR:
+            continue
+        run_dir = os.path.dirname(dirpath)
+        docs += results.load_docs(run_dir)
+    rows = [r for d in docs for r in results.rows_of(d)]
+    return rows, docs
+
+
+def _ok(rows, **match):
+    return [r for r in rows if r["status"] == "ok" and all(r.get(k) == v for k, v in match.items())]
+
+
+def _largest(rows, at_least=0):
+    rows = [r for r in rows if r["size_bytes"] >= at_least]
+    if not rows:
+        return []
+    top = max(r["size_bytes"] for r in rows)
+    return [r for r in rows if r["size_bytes"] == top]
+
+
+def _size(n):
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift}{unit}"
+    return str(n)
+
+
+def _result(name, figure, goal, unit, detail, higher_is_better=True):
+    met = None if figure is None else (figure >= goal if higher_is_better else figure <= goal)
+    return {"target": name, "figure": figure, "goal": goal, "unit": unit, "met": met, "detail": detail}
+
+
+def _missing(name, goal, unit, what):
+    return _result(name, None, goal, unit, f"no results: {what}")
+
+
+def pcie_link_gbps(docs):
+    for d in docs:
+        if d["backend"] == "cuda":
+            link = d.get("context", {}).get("device", {}).get("pcie", {})
+            if link.get("theoretical_gbps_per_direction"):
+                return link["theoretical_gbps_per_direction"], link
+    return None, {}
+
+
+def bus_targets(rows, docs):
+    link, info = pcie_link_gbps(docs)
+    out = []
+    for test in ("h2d", "d2h"):
+        name = f"bus {test} pinned, % of PCIe link"
+        pinned = _ok(rows, benchmark="bus", backend="cuda", test=test, variant="pinned")
+        if not pinned or not link:
+            out.append(_missing(name, 75, "%", "bus-cuda pinned copies and the PCIe link (NVML/sysfs)"))
+            continue
+        best = max(pinned, key=lambda r: r["kernel_gbps"] or 0)
+        pageable = _ok(rows, benchmark="bus", backend="cuda", test=test, variant="pageable")
+        pg = max((r["kernel_gbps"] or 0 for r in pageable), default=None)
+        detail = (f"{best['kernel_gbps']:.1f} GB/s at {_size(best['size_bytes'])} of {link:.1f} GB/s "
+                  f"(gen{info.get('max_gen', '?')} x{info.get('max_width', '?')})")
+        if pg is not None:
+            detail += f"; pageable {pg:.1f} GB/s"
+        out.append(_result(name, 100 * best["kernel_gbps"] / link, 75, "%", detail))
+    return out
+
+
+def _pct_target(rows, name, goal, benchmark, test, variants=None, prefer="tuned"):
+    """% of the device-copy ceiling (by declared minimum bytes moved) at the largest size >= 256 MB:
+    the `prefer` variant where it exists, else the best; the least favourable parameter set."""
+    cand = [r for r in _ok(rows, benchmark=benchmark, backend="cuda", test=test)
+            if variants is None or r["variant"] in variants]
+    cand = _largest(cand, LARGE)
+    if not cand:
+        return _missing(name, goal, "%", f"{benchmark}-cuda {test} at >= 256M")
+    names = sorted({r["variant"] for r in cand})
+    if prefer in names:
+        chosen = prefer
+    else:
+        chosen = max(names, key=lambda v: min(r["pct_of_peak"] or 0 for r in cand if r["variant"] == v))
+    worst = min((r for r in cand if r["variant"] == chosen), key=lambda r: r["pct_of_peak"] or 0)
+    detail = (f"{chosen} at {_size(worst['size_bytes'])}: {worst['moved_gbps']:.0f} GB/s moved"
+              + (f" [{worst['params_text']}]" if worst["params_text"] else ""))
+    return _result(name, worst["pct_of_peak"], goal, "%", detail)
+
+
+def ra_targets(rows):
+    out = [_pct_target(rows, f"ra {t}, % of device copy", 75, "ra", t)
+           for t in ("select", "project", "reduce", "add", "subtract", "multiply", "unique")]
+    out.append(_pct_target(rows, "ra join, % of device copy", 40, "ra", "join"))
+    return out
+
+
+def merge_targets(rows):
+    out = [
+        _pct_target(rows, "merge 1b merge path, % of device copy", 60, "merge", "dict_merge", {"merge_path"}),
+        _pct_target(rows, "merge 2b re-encode, % of device copy", 60, "merge", "reencode", prefer="lookup"),
+    ]
+    name = "duplicate removal (sort + unique, u32), G keys/s"
+    cand = [r for r in _ok(rows, benchmark="merge", backend="cuda", test="delta_dict")
+            if r["params"].get("type") == "u32"]
+    if cand:
+        best = max(cand, key=lambda r: (r["elements"], r["elements_per_s"] or 0))
+        out.append(_result(name, (best["elements_per_s"] or 0) / 1e9, 20, "G keys/s",
+                           f"{best['variant']}, {best['elements']:,} keys [{best['params_text']}]"))
+    else:
+        out.append(_missing(name, 20, "G keys/s", "merge-cuda delta_dict with u32 values"))
+    out.append(_speedup(rows, "overlapped chunks vs copy-compute-copy (whole merge)", 1.5, "merge", "merge",
+                        slow="inorder", fast="overlap", field="total_median_s", at_least=LARGE,
+                        transfer="pinned"))
+    return out
+
+
+def _speedup(rows, name, goal, benchmark, test, slow, fast, field, at_least=0, transfer=None,
+             slow_backend="cuda", fast_backend="cuda"):
+    """Time of `slow` over time of `fast` for the same parameters and size (the largest both have),
+    the least favourable parameter set."""
+    def keyed(variant, backend):
+        rs = _ok(rows, benchmark=benchmark, backend=backend, test=test, variant=variant)
+        if transfer:
+            rs = [r for r in rs if r["transfer"] == transfer]
+        return {(r["params_text"], r["size_bytes"]): r for r in rs if r[field]}
+    a, b = keyed(slow, slow_backend), keyed(fast, fast_backend)
+    common = [k for k in a if k in b and k[1] >= at_least]
+    if not common:
+        return _missing(name, goal, "x", f"{benchmark} {test} {slow} and {fast} on equal inputs")
+    top = max(k[1] for k in common)
+    ratios = [(a[k][field] / b[k][field], k) for k in common if k[1] == top]
+    ratio, (params, size) = min(ratios)
+    return _result(name, ratio, goal, "x", f"{slow} / {fast} at {_size(size)}" + (f" [{params}]" if params else ""))
+
+
+def tpch_targets(rows):
+    return [_speedup(rows, f"tpch {k} fused vs operator-at-a-time", 2, "tpch", k, slow="operator", fast="fused",
+                     field="kernel_median_s") for k in ("A", "B", "C")]
+
+
+def ngram_targets(rows):
+    out = []
+    for cpu, goal in (("baseline", 20), ("binned", 5)):
+        name = f"ngram gpu vs cpu {cpu} (geometric mean over k)"
+        gpu = {(r["params"].get("k"), r["size_bytes"]): r
+               for r in _ok(rows, benchmark="ngram", backend="cuda", test="search", variant="gpu")}
+        ref = {(r["params"].get("k"), r["size_bytes"]): r
+               for r in _ok(rows, benchmark="ngram", backend="cpu", test="search", variant=cpu)}
+        common = [k for k in gpu if k in ref and gpu[k]["total_median_s"] and ref[k]["total_median_s"]]
+        if not common:
+            out.append(_missing(name, goal, "x", f"ngram search: cuda gpu and cpu {cpu} on equal text"))
+            continue
+        top = max(k[1] for k in common)
+        ratios = [ref[k]["total_median_s"] / gpu[k]["total_median_s"] for k in common if k[1] == top]
+        mean = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        out.append(_result(name, mean, goal, "x", f"{len(ratios)} error levels at {_size(top)} of text, "
+                                                  f"range {min(ratios):.1f}..{max(ratios):.1f}x, with transfers"))
+    batch = _ok(rows, benchmark="ngram", backend="cuda", test="batch")
+    if batch:
+        best = max(batch, key=lambda r: r["elements_per_s"] or 0)
+        out.append({"target": "ngram batched queries/s (reported)", "figure": best["elements_per_s"], "goal": None,
+                    "unit": "queries/s", "met": None,
+                    "detail": f"{best['variant']} [{best['params_text']}] at {_size(best['size_bytes'])}"})
+    return out
+
+
+def evaluate(rows, docs):
+    return bus_targets(rows, docs) + ra_targets(rows) + merge_targets(rows) + tpch_targets(rows) + ngram_targets(rows)
+
+
+def format_table(targets):
+    lines = ["| target | measured | goal | met | how |", "|---|---|---|---|---|"]
+    for t in targets:
+        fig = "-" if t["figure"] is None else (f"{t['figure']:.3g}" if t["figure"] < 1e6 else f"{t['figure']:.3e}")
+        goal = "-" if t["goal"] is None else f">= {t['goal']:g}"
+        met = {True: "yes", False: "NO", None: "-"}[t["met"]]
+        lines.append(f"| {t['target']} | {fig} {t['unit']} | {goal} | {met} | {t['detail']} |")
+    return "\n".join(lines)
