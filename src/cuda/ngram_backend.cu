@@ -28,9 +28,10 @@ unsigned blocks_for(std::size_t n) { return static_cast<unsigned>((n + kThreads 
 // ---- Figure 1: dense arrays over all articles ------------------------------------------------
 
 // Unpacks one posting list: newmap[article] = map.
+// 64-bit index: begin + the rounded-up grid may pass 2^32 for a list near the end of the postings.
 __global__ void scatter_kernel(const std::uint32_t* article, const std::uint32_t* map, std::uint32_t begin,
                                std::uint32_t end, std::uint32_t* newmap) {
-  std::uint32_t j = begin + blockIdx.x * blockDim.x + threadIdx.x;
+  std::uint64_t j = begin + blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
   if (j < end) newmap[article[j]] = map[j];
 }
 
@@ -175,6 +176,11 @@ struct CudaNgram::State {
   DeviceBuffer<std::uint32_t> cand, cand_planes;  // hybrid: the CPU's candidates
   DeviceBuffer<std::uint8_t> cand_alive;
   HostBuffer<std::uint32_t> host_words;
+  // Per-pass buffers kept across passes (grown in the warm-up), so no cudaMalloc/cudaFree (which
+  // synchronises the device) falls inside a timed pass: packed queries and batch hit bitmaps.
+  DeviceBuffer<std::uint32_t> q_lists, q_off, batch_words;
+  DeviceBuffer<std::int32_t> q_m;
+  HostBuffer<std::uint32_t> batch_host;
   Stream stream;
   EventTimer kernel_t, copy_t;
   IndexView view() const {
@@ -203,6 +209,9 @@ nlohmann::json CudaNgram::load_index(const NgramIndex& ix) {
   s->dir_off = upload(ix.dir_offsets);
   s->dir_bin = upload(ix.dir_bin);
   s->dir_start = upload(ix.dir_start);
+  // cudaMemcpy from pageable memory may return before its last DMA has landed, and it ran on the
+  // legacy stream, which the non-blocking search stream does not wait for.
+  HDB_CUDA_CHECK(cudaDeviceSynchronize());
   double upload_s = t.seconds();
   s->host = &ix;
   s->articles = ix.articles;
@@ -261,28 +270,30 @@ std::vector<std::uint32_t> run_figure1(State& s, const QueryPlan& plan, Breakdow
   return fetch_hits(s, s.words.get(), b);
 }
 
-struct DeviceQueries {
-  DeviceBuffer<std::uint32_t> lists, off;
-  DeviceBuffer<std::int32_t> m;
-};
+// Grow-only: a buffer reallocates only when a pass needs more than any pass before.
+template <class T>
+void ensure(DeviceBuffer<T>& b, std::size_t n) {
+  if (b.size() < n) b = DeviceBuffer<T>(n);
+}
 
-DeviceQueries upload_queries(State& s, const std::vector<QueryPlan>& plans, Breakdown& b) {
+// The packed queries into s.q_lists / s.q_off / s.q_m.
+void upload_queries(State& s, const std::vector<QueryPlan>& plans, Breakdown& b) {
   ngram::PackedQueries pq = ngram::pack_queries(plans);
-  DeviceQueries d{DeviceBuffer<std::uint32_t>(std::max<std::size_t>(pq.lists.size(), 1)),
-                  DeviceBuffer<std::uint32_t>(pq.off.size()), DeviceBuffer<std::int32_t>(std::max<std::size_t>(pq.m.size(), 1))};
+  ensure(s.q_lists, std::max<std::size_t>(pq.lists.size(), 1));
+  ensure(s.q_off, pq.off.size());
+  ensure(s.q_m, std::max<std::size_t>(pq.m.size(), 1));
   cudaStream_t st = s.stream.get();
   s.copy_t.start(st);
   if (!pq.lists.empty())
-    HDB_CUDA_CHECK(cudaMemcpyAsync(d.lists.get(), pq.lists.data(), 4 * pq.lists.size(), cudaMemcpyHostToDevice, st));
-  HDB_CUDA_CHECK(cudaMemcpyAsync(d.off.get(), pq.off.data(), 4 * pq.off.size(), cudaMemcpyHostToDevice, st));
-  if (!pq.m.empty()) HDB_CUDA_CHECK(cudaMemcpyAsync(d.m.get(), pq.m.data(), 4 * pq.m.size(), cudaMemcpyHostToDevice, st));
-  b.h2d += s.copy_t.stop(st);
-  return d;
+    HDB_CUDA_CHECK(cudaMemcpyAsync(s.q_lists.get(), pq.lists.data(), 4 * pq.lists.size(), cudaMemcpyHostToDevice, st));
+  HDB_CUDA_CHECK(cudaMemcpyAsync(s.q_off.get(), pq.off.data(), 4 * pq.off.size(), cudaMemcpyHostToDevice, st));
+  if (!pq.m.empty()) HDB_CUDA_CHECK(cudaMemcpyAsync(s.q_m.get(), pq.m.data(), 4 * pq.m.size(), cudaMemcpyHostToDevice, st));
+  b.h2d += s.copy_t.stop(st);  // waits for the copies: pq's pageable vectors die on return
 }
 
-void launch_segmented(State& s, const DeviceQueries& d, std::uint32_t q_base, std::uint32_t count, std::uint32_t* out) {
+void launch_segmented(State& s, std::uint32_t q_base, std::uint32_t count, std::uint32_t* out) {
   dim3 grid(s.bins, count);
-  segmented_kernel<<<grid, kThreads, 0, s.stream.get()>>>(s.view(), d.lists.get(), d.off.get(), d.m.get(), q_base,
+  segmented_kernel<<<grid, kThreads, 0, s.stream.get()>>>(s.view(), s.q_lists.get(), s.q_off.get(), s.q_m.get(), q_base,
                                                           s.bins, out);
   HDB_CUDA_CHECK_LAUNCH("segmented_kernel");
 }
@@ -332,24 +343,25 @@ Breakdown CudaNgram::search(const NgramVariant& v, const std::vector<QueryPlan>&
   Breakdown dev;
   if (v.name == "gpu-segmented" && v.batch) {
     HostTimer total;
-    DeviceQueries d = upload_queries(s, plans, dev);
+    upload_queries(s, plans, dev);
     out.hits.assign(plans.size(), {});
     out.seconds.clear();
     // Chunks of queries: the grid's y limit and at most 256 MiB of hit bitmaps at a time.
     std::size_t per = std::max<std::size_t>(1, std::min<std::size_t>(kMaxGridY, (256u << 20) / (4 * s.row() + 1)));
-    std::vector<std::uint32_t> host;
+    std::size_t words = std::min(per, plans.size()) * s.row();
+    ensure(s.batch_words, words);
+    if (s.batch_host.size() < words) s.batch_host = HostBuffer<std::uint32_t>(words, Transfer::Pinned);
     for (std::size_t q0 = 0; q0 < plans.size() && s.bins; q0 += per) {
       std::size_t cnt = std::min(per, plans.size() - q0);
-      DeviceBuffer<std::uint32_t> words(cnt * s.row());
       cudaStream_t st = s.stream.get();
       s.kernel_t.start(st);
-      launch_segmented(s, d, static_cast<std::uint32_t>(q0), static_cast<std::uint32_t>(cnt), words.get());
+      launch_segmented(s, static_cast<std::uint32_t>(q0), static_cast<std::uint32_t>(cnt), s.batch_words.get());
       dev.kernel += s.kernel_t.stop(st);
-      host.resize(cnt * s.row());
       s.copy_t.start(st);
-      HDB_CUDA_CHECK(cudaMemcpyAsync(host.data(), words.get(), 4 * host.size(), cudaMemcpyDeviceToHost, st));
+      HDB_CUDA_CHECK(cudaMemcpyAsync(s.batch_host.get(), s.batch_words.get(), 4 * cnt * s.row(), cudaMemcpyDeviceToHost, st));
       dev.d2h += s.copy_t.stop(st);
-      for (std::size_t q = 0; q < cnt; ++q) out.hits[q0 + q] = ngram::bitmap_hits(host.data() + q * s.row(), s.row());
+      for (std::size_t q = 0; q < cnt; ++q)
+        out.hits[q0 + q] = ngram::bitmap_hits(s.batch_host.get() + q * s.row(), s.row());
     }
     dev.total = total.seconds();
     return dev;
@@ -359,13 +371,13 @@ Breakdown CudaNgram::search(const NgramVariant& v, const std::vector<QueryPlan>&
     host = time_each_query(plans.size(), out, [&](std::size_t q) { out.hits[q] = run_figure1(s, plans[q], dev); });
   } else if (v.name == "gpu-segmented") {
     HostTimer up;
-    DeviceQueries d = upload_queries(s, plans, dev);
+    upload_queries(s, plans, dev);
     double up_s = up.seconds();
     host = time_each_query(plans.size(), out, [&](std::size_t q) {
       if (plans[q].n == 0 || s.bins == 0) return;
       cudaStream_t st = s.stream.get();
       s.kernel_t.start(st);
-      launch_segmented(s, d, static_cast<std::uint32_t>(q), 1, s.words.get());
+      launch_segmented(s, static_cast<std::uint32_t>(q), 1, s.words.get());
       dev.kernel += s.kernel_t.stop(st);
       out.hits[q] = fetch_hits(s, s.words.get(), dev);
     });
