@@ -132,7 +132,8 @@ std::uint64_t dict_merge_slice(CachedAlloc& a, cudaStream_t s, const T* um, std:
   HDB_CUDA_CHECK(cudaMemsetAsync(counts + threads, 0, 8, s));
   slice_merge<<<blocks_for(threads), 256, 0, s>>>(um, n1, ud, n2, len, threads, inter, xm, xd, counts);
   HDB_CUDA_CHECK_LAUNCH("slice_merge");
-  thrust::exclusive_scan(thrust::cuda::par(a).on(s), counts, counts + threads + 1, counts);
+  // No synchronisation here: close_gaps follows on the same stream (see merge_thrust.cu).
+  thrust::exclusive_scan(thrust::cuda::par_nosync(a).on(s), counts, counts + threads + 1, counts);
   close_gaps<<<blocks_for(threads), 256, 0, s>>>(um, n1, ud, n2, len, threads, inter, xm, xd, counts, dict);
   HDB_CUDA_CHECK_LAUNCH("close_gaps");
   std::uint64_t m = 0;

@@ -14,7 +14,12 @@
 namespace hdb::cuda::merge {
 namespace {
 
-auto policy(CachedAlloc& a, cudaStream_t s) { return thrust::cuda::par(a).on(s); }
+// Algorithms that return nothing to the host run without Thrust's stream synchronisation at their
+// end (par would stall the host after each one and leave the device idle inside the timed region
+// until the next launch); thrust::unique returns a count, so it synchronises either way. The
+// temporaries go back to the allocator at once, which is safe: every user of `a` is on stream s.
+auto policy(CachedAlloc& a, cudaStream_t s) { return thrust::cuda::par_nosync(a).on(s); }
+auto policy_sync(CachedAlloc& a, cudaStream_t s) { return thrust::cuda::par(a).on(s); }
 
 template <class T>
 __global__ void head_flags(const T* merged, std::uint64_t n, std::uint32_t* flag) {
@@ -45,7 +50,7 @@ std::uint64_t delta_dict(CachedAlloc& a, cudaStream_t s, const T* delta, std::ui
   if (n == 0) return 0;
   HDB_CUDA_CHECK(cudaMemcpyAsync(ud, delta, n * sizeof(T), cudaMemcpyDeviceToDevice, s));
   thrust::sort(policy(a, s), ud, ud + n);
-  std::uint64_t m = thrust::unique(policy(a, s), ud, ud + n) - ud;
+  std::uint64_t m = thrust::unique(policy_sync(a, s), ud, ud + n) - ud;
   thrust::lower_bound(policy(a, s), ud, ud + m, delta, delta + n, ids);
   return m;
 }
@@ -77,13 +82,13 @@ std::uint64_t dict_merge(DictMergeKind kind, CachedAlloc& a, cudaStream_t s, con
   }
   std::uint64_t m = 0;
   if (kind == DictMergeKind::Csum) {
-    HDB_CUDA_CHECK(cudaMemcpyAsync(dict, um, n1 * sizeof(T), cudaMemcpyDeviceToDevice, s));
-    HDB_CUDA_CHECK(cudaMemcpyAsync(dict + n1, ud, n2 * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    if (n1) HDB_CUDA_CHECK(cudaMemcpyAsync(dict, um, n1 * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    if (n2) HDB_CUDA_CHECK(cudaMemcpyAsync(dict + n1, ud, n2 * sizeof(T), cudaMemcpyDeviceToDevice, s));
     thrust::sort(policy(a, s), dict, dict + n);
   } else {
     thrust::merge(policy(a, s), um, um + n1, ud, ud + n2, dict);
   }
-  m = thrust::unique(policy(a, s), dict, dict + n) - dict;
+  m = thrust::unique(policy_sync(a, s), dict, dict + n) - dict;
   thrust::lower_bound(policy(a, s), dict, dict + m, um, um + n1, xm);
   thrust::lower_bound(policy(a, s), dict, dict + m, ud, ud + n2, xd);
   return m;
