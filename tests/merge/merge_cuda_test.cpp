@@ -1,7 +1,6 @@
 // Every CUDA variant on every edge case of the integer types, pageable and pinned (skipped
 // without a device).
-#include "harness/errors.hpp"
-#include "harness/options.hpp"
+#include "common/device_suite.hpp"
 #include "merge_backend.hpp"
 #include "merge_device_test.hpp"
 
@@ -9,19 +8,34 @@ namespace hdb {
 namespace {
 
 template <class T>
-class CudaMergeBackend : public ::testing::Test {};
+class CudaMergeBackend : public test::DeviceSuite<cuda::CudaPlatform> {};
 using ValueTypes = ::testing::Types<std::uint32_t, std::uint64_t, U128>;
 TYPED_TEST_SUITE(CudaMergeBackend, ValueTypes);
 
 TYPED_TEST(CudaMergeBackend, EveryVariantVerifies) {
-  cuda::CudaPlatform platform;
-  try {
-    platform.init(Options{});
-  } catch (const NoDevice& e) {
-    GTEST_SKIP() << e.what();
-  }
-  cuda::CudaMerge backend(platform);
+  cuda::CudaMerge backend(*this->platform_);
   test::check_every_variant<TypeParam>(backend, {Transfer::Pageable, Transfer::Pinned});
+}
+
+// Sizes the edge cases do not reach: a main dictionary of 2^20 + 1 values caps the slice merge at
+// 65536 threads of 17 entries, so the last threads' slices are empty (start at |U_M|); the merged
+// dictionary crosses 2^20 (width 21, ids straddling words), and the overlapped merge's chunks
+// hold thousands of words each. Pinned only (the transfer mode does not change the kernels).
+TYPED_TEST(CudaMergeBackend, LargeDictionaries) {
+  cuda::CudaMerge backend(*this->platform_);
+  const std::uint64_t distinct = (std::uint64_t{1} << 20) + 1;
+  MergeInput<TypeParam> in = generate_column<TypeParam>(ColumnSpec{distinct + 4099, 40000, distinct, 0.3}, 11, 2);
+  ASSERT_EQ(in.main_dict.size(), distinct);
+  MergeWork<TypeParam> w = prepare_work(in);
+  ASSERT_GT(w.dict.size(), std::uint64_t{1} << 20);
+  for (const MergeVariant& v : backend.variants({Transfer::Pinned})) {
+    SCOPED_TRACE(std::string(to_string(v.step)) + "/" + v.name);
+    auto c = backend.prepare(v, w);
+    for (int pass = 0; pass < 2; ++pass) {
+      c->pass();
+      ASSERT_EQ(verify_merge_output(v.step, w, c->output()), "");
+    }
+  }
 }
 
 }  // namespace

@@ -2,22 +2,59 @@
 // brute-force hits. Skipped where no CUDA device is present.
 #include <gtest/gtest.h>
 
-#include "harness/errors.hpp"
+#include "common/device_suite.hpp"
 #include "ngram_backend.hpp"
 #include "ngram_test_data.hpp"
 
 namespace hdb::ngram {
 namespace {
 
-TEST(NgramCuda, AllVariantsEqualBruteForce) {
-  cuda::CudaPlatform platform;
-  try {
-    platform.init(Options{});
-  } catch (const NoDevice& e) {
-    GTEST_SKIP() << e.what();
-  }
-  cuda::CudaNgram backend(platform);
+class NgramCuda : public test::DeviceSuite<cuda::CudaPlatform> {};
+
+TEST_F(NgramCuda, AllVariantsEqualBruteForce) {
+  cuda::CudaNgram backend(*platform_);
   testing::expect_exact(backend, {1, 9}, {0, 1, 3, 6, 12, 40});
+}
+
+// Every variant on `queries`, compared with the brute force.
+void expect_queries(cuda::CudaNgram& backend, const NgramIndex& ix, const std::vector<std::string>& queries, int k,
+                    const std::string& where) {
+  std::vector<QueryPlan> plans;
+  std::vector<std::vector<std::uint32_t>> ref;
+  for (const auto& q : queries) {
+    plans.push_back(plan_query(ix, q, k));
+    ref.push_back(reference_search(ix, plans.back()));
+  }
+  for (const NgramVariant& v : backend.variants()) {
+    NgramSearchOut out;
+    backend.search(v, plans, out);
+    EXPECT_EQ(out.hits, ref) << where << " " << v.name << (v.batch ? " (batch)" : "");
+  }
+}
+
+// The per-pass buffers (packed queries, batch hit bitmaps) are kept and grown between calls: a
+// small query set, a larger one, the small one again, on one loaded index.
+TEST_F(NgramCuda, QuerySetsOfChangingSizeReuseBuffers) {
+  cuda::CudaNgram backend(*platform_);
+  TextCorpus syn = synthetic_corpus(60000, 3, SyntheticTextSpec{500, 1.0, 40});
+  NgramIndex ix = build_ngram_index(syn, 9, 2);
+  backend.load_index(ix);
+  std::vector<std::string> many = draw_queries(syn, 40, 11, 7, 110);
+  std::vector<std::string> few(many.begin(), many.begin() + 2);
+  expect_queries(backend, ix, few, 2, "few");
+  expect_queries(backend, ix, many, 2, "many");
+  expect_queries(backend, ix, few, 0, "few again");
+  expect_queries(backend, ix, {}, 0, "no queries");
+}
+
+// A corpus whose documents have no letter or digit has no article: no kernel may be launched
+// with an empty grid, and every query has no hit.
+TEST_F(NgramCuda, EmptyCorpus) {
+  cuda::CudaNgram backend(*platform_);
+  NgramIndex ix = build_ngram_index(testing::corpus_of({"!!! ...", "--"}), 9, 1);
+  ASSERT_EQ(ix.articles, 0u);
+  backend.load_index(ix);
+  expect_queries(backend, ix, {"abc", "", "quick brown fox"}, 0, "empty corpus");
 }
 
 }  // namespace
