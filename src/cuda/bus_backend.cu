@@ -31,8 +31,8 @@ class TransferCase : public BusCase {
     } else {
       std::vector<std::uint32_t> src(n_);
       fill_pattern(src.data(), n_, seed);
-      HDB_CUDA_CHECK(cudaMemcpy(dev_.get(), src.data(), bytes, cudaMemcpyHostToDevice));
-      std::memset(host_.get(), 0, bytes);
+      HDB_CUDA_CHECK(cudaMemcpy(dev_.get(), src.data(), n_ * 4, cudaMemcpyHostToDevice));
+      std::memset(host_.get(), 0, n_ * 4);
     }
   }
   Breakdown pass() override {
@@ -62,8 +62,8 @@ class DeviceCopyCase : public BusCase {
       : kernel_(kernel), n_(bytes / 4), seed_(seed), sms_(sms), src_(n_), dst_(n_) {
     std::vector<std::uint32_t> w(n_);
     fill_pattern(w.data(), n_, seed);
-    HDB_CUDA_CHECK(cudaMemcpy(src_.get(), w.data(), bytes, cudaMemcpyHostToDevice));
-    HDB_CUDA_CHECK(cudaMemset(dst_.get(), 0, bytes));
+    HDB_CUDA_CHECK(cudaMemcpy(src_.get(), w.data(), n_ * 4, cudaMemcpyHostToDevice));
+    HDB_CUDA_CHECK(cudaMemset(dst_.get(), 0, n_ * 4));
   }
   Breakdown pass() override {
     EventTimer t;
@@ -104,6 +104,9 @@ class CudaBus : public BusBackend {
     return out;
   }
   std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed) override {
+    // The cases move whole 4-byte pattern words (bytes / 4 of them): a size that is not a multiple
+    // of 4 has its last bytes left out, and one below a word has nothing to move.
+    if (bytes < 4) throw SkipCase("below one 4-byte word");
     std::uint64_t need = t.test == "device_copy" ? 2 * bytes : bytes;
     if (need > p_.memory_bytes()) throw SkipCase("does not fit in free device memory");
     if (t.test == "device_copy") return std::make_unique<DeviceCopyCase>(t.variant == "kernel", bytes, seed, p_.sm_count());
