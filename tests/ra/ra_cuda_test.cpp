@@ -2,8 +2,11 @@
 // there is no CUDA device (this runs on a GPU machine, e.g. under scripts/gpu-check).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "harness/errors.hpp"
 #include "ra_backend.hpp"
+#include "ra_device.cuh"
 #include "reference/ra.hpp"
 #include "common/device_suite.hpp"
 #include "ra_conformance.hpp"
@@ -78,6 +81,55 @@ TEST_F(RaCuda, LargeInputsMatchReference) {
     for (SetOp op : {SetOp::Union, SetOp::Intersection, SetOp::Difference}) {
       b.set_op(*da, *dc, op, variant, out);
       expect_rel(b, out, ref::set_op(a, c, op), std::string("set ") + to_string(op));
+    }
+  }
+}
+
+// The keep rules every compaction kernel applies (KeepFlag) and the merge positions of the union
+// (merge_scatter), run on the host over the edge inputs: the multiset semantics of select, unique
+// and the set operations checked without a device.
+Relation keep_rows(std::uint32_t mode, const Relation& in, const Relation* other, const Predicate& p) {
+  const auto w = static_cast<std::uint32_t>(in.width());
+  const cuda::KeepFlag keep{mode, in.data(), static_cast<std::uint32_t>(in.rows()), w,
+                            other ? other->data() : in.data(), other ? static_cast<std::uint32_t>(other->rows()) : 0u,
+                            static_cast<std::uint32_t>(p.attribute), p.lo, p.hi};
+  Relation out(in.rows(), in.values());
+  std::uint64_t n = 0;
+  for (std::uint32_t i = 0; i < in.rows(); ++i)
+    if (keep(i)) std::copy_n(in.tuple(i), w, out.tuple(n++));
+  out.set_rows(n);
+  return out;
+}
+
+Relation merge_positions(const Relation& a, const Relation& b) {  // what merge_scatter writes
+  const auto w = static_cast<std::uint32_t>(a.width());
+  const auto n = static_cast<std::uint32_t>(a.rows()), m = static_cast<std::uint32_t>(b.rows());
+  Relation out(a.rows() + b.rows(), a.values());
+  for (std::uint32_t i = 0; i < n; ++i)
+    std::copy_n(a.tuple(i), w, out.tuple(i + cuda::lower_bound_rows(b.data(), 0, m, w, a.tuple(i), w)));
+  for (std::uint32_t j = 0; j < m; ++j)
+    std::copy_n(b.tuple(j), w, out.tuple(j + cuda::upper_bound_rows(a.data(), 0, n, w, b.tuple(j), w)));
+  return out;
+}
+
+TEST(RaCudaHost, KeepRulesMatchReference) {
+  for (int values = 1; values <= 3; values += 2) {
+    const std::vector<test::Input> inputs = test::edge_inputs(values);
+    for (const test::Input& a : inputs) {
+      SCOPED_TRACE(a.name + " values=" + std::to_string(values));
+      for (const Predicate& p : {Predicate{0, 1, 0}, Predicate{0, 0xffffffffu, 0xffffffffu}, Predicate{1, 0, 0x7fffffffu}})
+        EXPECT_EQ(first_difference(keep_rows(cuda::kSelect, a.rel, nullptr, p), ref::select(a.rel, p)), "");
+      EXPECT_EQ(first_difference(keep_rows(cuda::kUnique, a.rel, nullptr, {}), ref::unique(a.rel)), "");
+      for (const test::Input& b : inputs) {
+        if (b.rel.rows() > 300 && b.name != a.name) continue;
+        SCOPED_TRACE("with " + b.name);
+        EXPECT_EQ(first_difference(keep_rows(cuda::kIntersection, a.rel, &b.rel, {}),
+                                   ref::set_op(a.rel, b.rel, SetOp::Intersection)), "");
+        EXPECT_EQ(first_difference(keep_rows(cuda::kDifference, a.rel, &b.rel, {}),
+                                   ref::set_op(a.rel, b.rel, SetOp::Difference)), "");
+        const Relation b_only = keep_rows(cuda::kUnionKeep, b.rel, &a.rel, {});
+        EXPECT_EQ(first_difference(merge_positions(a.rel, b_only), ref::set_op(a.rel, b.rel, SetOp::Union)), "");
+      }
     }
   }
 }
