@@ -1,6 +1,9 @@
 #pragma once
-// The OpenCL merge backend: the paper's dictionary slice merge (step 1b) with the gap closing done
-// on the device, and the step 2b re-encode (one work-item per output word). Integer types only.
+// The OpenCL merge backend, integer types only: 1a `radix` (radix sort of the delta with its row
+// indices, run heads scanned, U_D and ids scattered), 1b `slice` (the paper's dictionary slice
+// merge, gap closing on the device) and `merge_path` (balanced merge-path partitions, per-work-item
+// serial merges), 2b `lookup` (X_M/X_D, whole 64-bit words per work-item), and the whole merge
+// `inorder` (1a + 1b merge path + 2a + 2b on one queue, each step a phase).
 #include "bench/merge.hpp"
 #include "runtime/cl_platform.hpp"
 

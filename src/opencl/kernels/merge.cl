@@ -2,12 +2,15 @@
 #if VKIND == 1
 typedef uint val_t;
 #define LT(a, b) ((a) < (b))
+#define NE(a, b) ((a) != (b))
 #elif VKIND == 2
 typedef ulong val_t;
 #define LT(a, b) ((a) < (b))
+#define NE(a, b) ((a) != (b))
 #else
 typedef ulong2 val_t;
 #define LT(a, b) ((a).x < (b).x || ((a).x == (b).x && (a).y < (b).y))
+#define NE(a, b) ((a).x != (b).x || (a).y != (b).y)
 #endif
 
 // First index in d[0, n) whose value is not less than v.
@@ -134,4 +137,85 @@ kernel void reencode(global const ulong* old, uint old_width, ulong main_rows, g
     }
   }
   if (fill) *o = acc;
+}
+
+// Step 1a, after the radix sort of the delta with its row indices: 1 where a sorted value starts a
+// run of equal values. The exclusive scan of these flags numbers the runs.
+kernel void run_heads(global const val_t* sorted, uint n, global uint* flag) {
+  uint j = get_global_id(0);
+  if (j < n) flag[j] = (j == 0 || NE(sorted[j - 1], sorted[j])) ? 1u : 0u;
+}
+
+// Step 1a: each run head writes its value to U_D, every element writes its run's number (its id in
+// U_D) to its delta row. `pos` holds the exclusive scan of the run heads.
+kernel void scatter_unique(global const val_t* sorted, global const uint* rows, global const uint* pos, uint n,
+                           global val_t* ud, global uint* ids) {
+  uint j = get_global_id(0);
+  if (j >= n) return;
+  bool head = j == 0 || NE(sorted[j - 1], sorted[j]);
+  uint id = pos[j] + (head ? 0u : ~0u);  // pos[j] for a head, else the id of the run's head
+  if (head) ud[id] = sorted[j];
+  ids[rows[j]] = id;
+}
+
+// Merge path (step 1b) of two sorted dictionaries a, b; on equal values a's comes first, so a value
+// in both gives two adjacent entries of the merged sequence, a's first. mp_split returns how many
+// of the first d merged entries come from a, searching a in [lo, hi], which must bracket the answer
+// with d - hi >= 0 and d - lo <= nb.
+uint mp_split(global const val_t* a, global const val_t* b, uint d, uint lo, uint hi) {
+  while (lo < hi) {
+    uint mid = lo + (hi - lo) / 2;
+    if (!LT(b[d - mid - 1], a[mid])) lo = mid + 1;  // a[mid] <= b[d - mid - 1]: a[mid] is among the first d
+    else hi = mid;
+  }
+  return lo;
+}
+
+// The diagonal at the start of each work-group's tile of `tile` merged entries: split[g] for
+// g = 0..groups (the last is the end of the merge).
+kernel void mp_partition(global const val_t* a, uint na, global const val_t* b, uint nb, uint tile, uint groups,
+                         global uint* split) {
+  uint g = get_global_id(0);
+  if (g > groups) return;
+  uint d = (uint)min((ulong)g * tile, (ulong)na + nb);
+  split[g] = mp_split(a, b, d, d > nb ? d - nb : 0, min(d, na));
+}
+
+// One work-item merges `items` consecutive entries of the merged sequence (its work-group's tile is
+// cut into WG such ranges; the item's own diagonal is searched only between the tile's splits) and
+// counts the distinct values that start there (count pass), or writes them to U'_M at the item's
+// offset and every entry's id to X_M or X_D (write pass). `counts` holds one count per work-item,
+// scanned in place between the passes.
+kernel void mp_merge(global const val_t* a, uint na, global const val_t* b, uint nb, uint tile, uint items,
+                     global const uint* split, uint write, global uint* counts, global val_t* dict,
+                     global uint* xm, global uint* xd) {
+  const uint g = get_group_id(0), item = get_global_id(0);
+  const ulong n = (ulong)na + nb, d0 = (ulong)item * items;
+  if (d0 >= n) return;
+  const uint d1 = (uint)min(n, d0 + items), gd0 = g * tile, gd1 = (uint)min(n, (ulong)gd0 + tile);
+  const uint a0 = split[g], a1 = split[g + 1], b0 = gd0 - a0, b1 = gd1 - a1, d = (uint)d0;
+  uint i = mp_split(a, b, d, max(a0, d > b1 ? d - b1 : 0u), min(a1, d - b0)), k = d - i;
+  // The entry before the range: the larger of the last ones taken from a and b.
+  val_t prev = (val_t)0;
+  if (i > 0) prev = a[i - 1];
+  if (k > 0 && (i == 0 || LT(prev, b[k - 1]))) prev = b[k - 1];
+  bool first = d == 0;
+  uint id = write ? counts[item] - 1 : 0, heads = 0;
+  for (uint j = d; j < d1; ++j) {
+    const bool from_a = k >= nb || (i < na && !LT(b[k], a[i]));
+    const val_t v = from_a ? a[i] : b[k];
+    if (first || LT(prev, v)) {
+      ++heads;
+      if (write) dict[++id] = v;
+    }
+    if (write) {
+      if (from_a) xm[i] = id;
+      else xd[k] = id;
+    }
+    if (from_a) ++i;
+    else ++k;
+    prev = v;
+    first = false;
+  }
+  if (!write) counts[item] = heads;
 }
