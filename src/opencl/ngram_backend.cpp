@@ -67,32 +67,20 @@ std::vector<std::uint32_t> OpenClNgram::figure1(const ngram::QueryPlan& plan, Br
   std::vector<cl::Event> ev(1);
   q.enqueueFillBuffer(planes_, cl_uint{0}, 0, 4ull * ngram::kPlanes * ix.articles, nullptr, &ev[0]);
   q.enqueueFillBuffer(alive_, cl_uchar{0}, 0, ix.articles);
-  update_.setArg(0, newmap_);
-  update_.setArg(1, planes_);
-  update_.setArg(2, alive_);
-  update_.setArg(3, ix.articles);
-  update_.setArg(5, plan.g);
-  scatter_.setArg(0, article_);
-  scatter_.setArg(1, map_);
-  scatter_.setArg(4, newmap_);
   for (int i = 0; i < plan.n; ++i) {
     std::uint32_t list = plan.lists[static_cast<std::size_t>(i)];
     std::uint32_t begin = ix.list_offsets[list], end = ix.list_offsets[list + 1];
     q.enqueueFillBuffer(newmap_, cl_uint{0}, 0, 4ull * ix.articles);
     if (end > begin) {
-      scatter_.setArg(2, begin);
-      scatter_.setArg(3, end);
+      set_args("ngram_scatter arguments", scatter_, article_, map_, begin, end, newmap_);
       q.enqueueNDRangeKernel(scatter_, cl::NullRange, padded(end - begin), cl::NDRange(kBinSize));
     }
-    update_.setArg(4, i);
-    update_.setArg(6, ngram::needed_after(plan.m, plan.n, i + 1));
+    set_args("ngram_update arguments", update_, newmap_, planes_, alive_, ix.articles, i, plan.g,
+             ngram::needed_after(plan.m, plan.n, i + 1));
     q.enqueueNDRangeKernel(update_, cl::NullRange, padded(ix.articles), cl::NDRange(kBinSize));
   }
   auto nwords = static_cast<std::uint32_t>(host_words_.size());
-  bitmap_.setArg(0, alive_);
-  bitmap_.setArg(1, ix.articles);
-  bitmap_.setArg(2, words_);
-  bitmap_.setArg(3, nwords);
+  set_args("ngram_bitmap arguments", bitmap_, alive_, ix.articles, words_, nwords);
   cl::Event last, read;
   q.enqueueNDRangeKernel(bitmap_, cl::NullRange, padded(nwords), cl::NDRange(kBinSize), nullptr, &last);
   q.enqueueReadBuffer(words_, CL_TRUE, 0, 4ull * nwords, host_words_.data(), nullptr, &read);
@@ -135,20 +123,10 @@ Breakdown OpenClNgram::search_segmented(const NgramVariant& v, const std::vector
       p_.queue().enqueueWriteBuffer(ms, CL_TRUE, 0, 4 * pq.m.size(), pq.m.data(), nullptr, &e3);
       b.h2d = (pq.lists.empty() ? 0 : event_seconds(e1)) + event_seconds(e2) + event_seconds(e3);
     }
-    kernel_.setArg(0, article_);
-    kernel_.setArg(1, map_);
-    kernel_.setArg(2, list_off_);
-    kernel_.setArg(3, dir_off_);
-    kernel_.setArg(4, dir_bin_);
-    kernel_.setArg(5, dir_start_);
-    kernel_.setArg(6, lists);
-    kernel_.setArg(7, off);
-    kernel_.setArg(8, ms);
-    kernel_.setArg(10, bins_);
-    kernel_.setArg(11, words);
     auto launch = [&](std::uint32_t base, std::size_t count) {
       cl::Event k, r;
-      kernel_.setArg(9, base);
+      set_args("ngram_segmented arguments", kernel_, article_, map_, list_off_, dir_off_, dir_bin_, dir_start_, lists, off,
+               ms, base, bins_, words);
       p_.queue().enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(std::size_t{bins_} * kBinSize, count),
                                       cl::NDRange(kBinSize, 1), nullptr, &k);
       p_.queue().enqueueReadBuffer(words, CL_TRUE, 0, 4 * row * count, host.data(), nullptr, &r);
