@@ -131,6 +131,9 @@ RadixSort::RadixSort(OpenClPlatform& p, SortKey key)
       passes_(static_cast<unsigned>(8 * key_bytes(key) / kRadixBits)),
       wg_(preferred_work_group(p)),
       scan_(p) {
+  // radix_scatter keeps RADIX + 2 uints per work-item in local memory (the rank table, the scan).
+  const std::uint64_t local = p.device().getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();
+  while (wg_ > 1 && (kRadix + 2) * 4 * wg_ + 2 * kRadix * 4 > local) wg_ /= 2;
   const char* kind = key == SortKey::U32 ? "1" : key == SortKey::U64 ? "2" : "3";
   checked("building the radix sort", [&] {
     cl::Program& prog = build_for_work_group(p, "sort", kernels::sort, std::string("-DKKIND=") + kind + " -DITEMS=" + std::to_string(kItems),
