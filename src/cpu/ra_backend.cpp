@@ -7,10 +7,11 @@
 #include <thread>
 #include <type_traits>
 
-#ifdef HDB_HAVE_OPENMP
-#include <omp.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
 #endif
 
+#include "ra_merge.hpp"
 #include "reference/ra.hpp"
 #include "runtime/chunks.hpp"
 
@@ -54,10 +55,6 @@ CpuRelation& ensure(DeviceRel& out, std::uint64_t rows, int values) {
   }
   c->shape(rows, values);
   return *c;
-}
-
-void copy_tuple(std::uint32_t* dst, const std::uint32_t* src, int w) {
-  for (int i = 0; i < w; ++i) dst[i] = src[i];
 }
 
 // Calls f(std::integral_constant<int, W>) for the tuple width w, so inner loops over a tuple's
@@ -120,117 +117,58 @@ void compact(const CpuRelation& in, MakeFlag make_flag, int threads, DeviceRel& 
   for_width(in.width(), [&](auto W) { compact_w<decltype(W)::value>(in, make_flag(W), threads, out_handle); });
 }
 
-// Chunk starts moved forward to the start of a run of equal keys (or whole tuples), so a run is
-// never split between chunks.
-std::vector<std::uint64_t> run_aligned_bounds(const CpuRelation& r, int chunks, int compare_words) {
-  const std::uint64_t n = r.rows();
-  const int w = r.width();
-  std::vector<std::uint64_t> b(static_cast<std::size_t>(chunks) + 1);
-  for (int c = 0; c <= chunks; ++c) {
-    std::uint64_t i = chunk_begin(n, chunks, c);
-    while (i > 0 && i < n &&
-           compare_tuples(r.data() + i * static_cast<std::uint64_t>(w), r.data() + (i - 1) * static_cast<std::uint64_t>(w),
-                          compare_words) == 0)
-      ++i;
-    b[static_cast<std::size_t>(c)] = std::max(i, c ? b[static_cast<std::size_t>(c) - 1] : 0);
+// Calls f(std::integral_constant<int, W>) with W = w for the widths generated inputs have (2..4, a
+// key and 1..3 values), W = 0 (width known only at run time) for the rest: kernels templated on
+// the width keep their instantiations few.
+template <class F>
+void for_common_width(int w, F&& f) {
+  switch (w) {
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    default: f(std::integral_constant<int, 0>{}); break;
   }
-  return b;
 }
 
-// First tuple of r not less than `t` over the first `words` words.
-std::uint64_t lower_bound_tuple(const CpuRelation& r, const std::uint32_t* t, int words) {
-  std::uint64_t lo = 0, hi = r.rows();
-  const int w = r.width();
-  while (lo < hi) {
-    std::uint64_t mid = (lo + hi) / 2;
-    if (compare_tuples(r.data() + mid * static_cast<std::uint64_t>(w), t, words) < 0) lo = mid + 1;
-    else hi = mid;
+// Outputs at least this large are written with non-temporal stores (where the target has them):
+// they would not stay in the last-level cache anyway.
+constexpr std::uint64_t kStreamBytes = std::uint64_t{64} << 20;
+
+// Copies n words; Stream: with non-temporal stores (store_fence() after the last).
+template <bool Stream>
+inline void store_words(std::uint32_t* dst, const std::uint32_t* src, std::uint64_t n) {
+#if defined(__SSE2__)
+  if constexpr (Stream) {
+    for (std::uint64_t k = 0; k < n; ++k) _mm_stream_si32(reinterpret_cast<int*>(dst + k), static_cast<int>(src[k]));
+    return;
   }
-  return lo;
+#endif
+  std::memcpy(dst, src, n * 4);
 }
 
-
-// Merge join of l[lb, le) with r[rb, re); writes at dst when Write, returns the tuples produced.
-template <bool Write>
-std::uint64_t merge_join(const CpuRelation& l, std::uint64_t lb, std::uint64_t le, const CpuRelation& r, std::uint64_t rb,
-                         std::uint64_t re, std::uint32_t* dst) {
-  const int lw = l.width(), rw = r.width(), ow = lw + r.values();
-  std::uint64_t i = lb, j = rb, o = 0;
-  auto lk = [&](std::uint64_t x) { return l.data()[x * static_cast<std::uint64_t>(lw)]; };
-  auto rk = [&](std::uint64_t x) { return r.data()[x * static_cast<std::uint64_t>(rw)]; };
-  while (i < le && j < re) {
-    std::uint32_t a = lk(i), b = rk(j);
-    if (a < b) ++i;
-    else if (b < a) ++j;
-    else {
-      std::uint64_t i2 = i, j2 = j;
-      while (i2 < le && lk(i2) == a) ++i2;
-      while (j2 < re && rk(j2) == a) ++j2;
-      if constexpr (Write) {
-        for (std::uint64_t x = i; x < i2; ++x)
-          for (std::uint64_t y = j; y < j2; ++y) {
-            std::uint32_t* t = dst + (o++) * static_cast<std::uint64_t>(ow);
-            copy_tuple(t, l.data() + x * static_cast<std::uint64_t>(lw), lw);
-            copy_tuple(t + lw, r.data() + y * static_cast<std::uint64_t>(rw) + 1, r.values());
-          }
-      } else {
-        o += (i2 - i) * (j2 - j);
-      }
-      i = i2;
-      j = j2;
-    }
-  }
-  return o;
+inline void store_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
-// The std::set_* merge on whole tuples of a[ab, ae) and b[bb, be).
-template <bool Write>
-std::uint64_t merge_set(const CpuRelation& a, std::uint64_t i, std::uint64_t ae, const CpuRelation& b, std::uint64_t j,
-                        std::uint64_t be, SetOp op, std::uint32_t* dst) {
-  const int w = a.width();
-  std::uint64_t o = 0;
-  auto emit = [&](const std::uint32_t* t) {
-    if constexpr (Write) copy_tuple(dst + o * static_cast<std::uint64_t>(w), t, w);
-    ++o;
-  };
-  auto at = [&](const CpuRelation& r, std::uint64_t x) { return r.data() + x * static_cast<std::uint64_t>(w); };
-  while (i < ae && j < be) {
-    int c = compare_tuples(at(a, i), at(b, j), w);
-    if (c < 0) {
-      if (op != SetOp::Intersection) emit(at(a, i));
-      ++i;
-    } else if (c > 0) {
-      if (op == SetOp::Union) emit(at(b, j));
-      ++j;
-    } else {
-      if (op != SetOp::Difference) emit(at(a, i));
-      ++i;
-      ++j;
-    }
-  }
-  if (op != SetOp::Intersection)
-    for (; i < ae; ++i) emit(at(a, i));
-  if (op == SetOp::Union)
-    for (; j < be; ++j) emit(at(b, j));
-  return o;
-}
+Tuples tuples_of(const CpuRelation& r) { return {r.data(), r.rows(), r.width()}; }
 
-// Runs a two-input merge per chunk: chunk c covers a[ab[c], ab[c+1]) and b[bb[c], bb[c+1]).
-// Count pass, prefix over chunks, write pass: the output is sized exactly before it is written.
-template <class Merge>
-void chunked_merge(int chunks, const std::vector<std::uint64_t>& ab, const std::vector<std::uint64_t>& bb, int out_values,
-                   Merge merge, DeviceRel& out_handle) {
-  std::vector<std::uint64_t> count(static_cast<std::size_t>(chunks) + 1, 0);
-  for_chunks(chunks, chunks, [&](int c) {
-    auto k = static_cast<std::size_t>(c);
-    count[k + 1] = merge(std::false_type{}, ab[k], ab[k + 1], bb[k], bb[k + 1], nullptr);
+// Runs piece(write, p, dst, limit) for every piece p: a counting pass (write = false_type), a
+// prefix over the pieces' counts, then the writing pass (write = true_type) into an output sized
+// exactly, each piece at its offset with `limit` = its count.
+template <class Piece>
+void count_then_write(int pieces, int threads, int out_values, Piece piece, DeviceRel& out_handle) {
+  std::vector<std::uint64_t> count(static_cast<std::size_t>(pieces) + 1, 0);
+  for_chunks(pieces, threads, [&](int p) {
+    count[static_cast<std::size_t>(p) + 1] = piece(std::false_type{}, p, nullptr, std::uint64_t{0});
   });
-  for (int c = 0; c < chunks; ++c) count[static_cast<std::size_t>(c) + 1] += count[static_cast<std::size_t>(c)];
+  for (int p = 0; p < pieces; ++p) count[static_cast<std::size_t>(p) + 1] += count[static_cast<std::size_t>(p)];
   CpuRelation& out = ensure(out_handle, count.back(), out_values);
   const std::uint64_t ow = static_cast<std::uint64_t>(1 + out_values);
-  for_chunks(chunks, chunks, [&](int c) {
-    auto k = static_cast<std::size_t>(c);
-    merge(std::true_type{}, ab[k], ab[k + 1], bb[k], bb[k + 1], out.data() + count[k] * ow);
+  for_chunks(pieces, threads, [&](int p) {
+    const auto k = static_cast<std::size_t>(p);
+    piece(std::true_type{}, p, out.data() + count[k] * ow, count[k + 1] - count[k]);
   });
 }
 
@@ -359,90 +297,157 @@ Timed<Aggregate> CpuRa::reduce(const DeviceRelation& in_, ReduceOp op, const std
   return {g, Breakdown::compute_only(t.seconds())};
 }
 
+namespace {
+// Rows of d[b, e) (W words each) that start a run of equal keys.
+template <int W>
+std::uint64_t count_heads(const std::uint32_t* d, std::uint64_t b, std::uint64_t e) {
+  std::uint64_t k = b == 0 && e > 0 ? 1 : 0;
+  for (std::uint64_t i = b == 0 ? 1 : b; i < e; ++i) k += d[i * W] != d[(i - 1) * W] ? 1 : 0;
+  return k;
+}
+
+// x folded into acc, or x alone when keep is 0 (a new run): masks rather than a select, which the
+// compiler would turn into an unpredictable branch. keep is 0 or all ones.
+template <ReduceOp Op>
+inline std::uint32_t fold_or_start(std::uint32_t acc, std::uint32_t x, std::uint32_t keep) {
+  if constexpr (Op == ReduceOp::Sum) return (acc & keep) + x;
+  else if constexpr (Op == ReduceOp::Min) return std::min(acc | ~keep, x);
+  else return std::max(acc & keep, x);
+}
+
+// Folds the runs of equal keys in d[b, e) (W words per tuple) into one tuple each at dst, in order,
+// and returns how many. Rows before the chunk's first run start continue a run of an earlier
+// chunk: their fold goes to `lead` (has_lead set) for the caller to merge. After that the loop is
+// branch-free: every row stores its run's running fold at the run's slot, so a run's last store
+// leaves its total, and no store goes beyond the chunk's own runs.
+template <int W, ReduceOp Op>
+std::uint64_t fold_runs(const std::uint32_t* d, std::uint64_t b, std::uint64_t e, std::uint32_t* dst,
+                        std::uint32_t* lead, bool& has_lead) {
+  std::uint64_t i = b;
+  has_lead = i > 0 && i < e && d[i * W] == d[(i - 1) * W];
+  if (has_lead) {
+    std::memcpy(lead, d + i * W, W * 4);
+    for (++i; i < e && d[i * W] == d[(i - 1) * W]; ++i)
+      for (int v = 1; v < W; ++v) lead[v] = fold_or_start<Op>(lead[v], d[i * W + static_cast<std::uint64_t>(v)], ~0u);
+  }
+  if (i >= e) return 0;
+  std::uint32_t acc[W];
+  std::memcpy(acc, d + i * W, W * 4);
+  std::memcpy(dst, acc, W * 4);
+  std::uint64_t o = 0;
+  for (++i; i < e; ++i) {
+    const std::uint32_t* x = d + i * W;
+    const std::uint32_t head = x[0] != x[-W] ? 1u : 0u;
+    o += head;
+    acc[0] = x[0];
+    for (int v = 1; v < W; ++v) acc[v] = fold_or_start<Op>(acc[v], x[v], head - 1u);
+    std::memcpy(dst + o * W, acc, W * 4);
+  }
+  return o + 1;
+}
+
+template <int W, ReduceOp Op>
+void reduce_by_key_w(const CpuRelation& in, int threads, DeviceRel& out_handle) {
+  const std::uint64_t n = in.rows();
+  const std::uint32_t* d = in.data();
+  const int chunks = chunk_count(n, threads);
+  std::uint32_t lead[W];
+  bool has_lead = false;
+  if (chunks == 1) {  // one pass into an output as large as the input
+    CpuRelation& out = ensure(out_handle, n, in.values());
+    out.shape(fold_runs<W, Op>(d, 0, n, out.data(), lead, has_lead), in.values());
+    return;
+  }
+  // Equal chunks whatever the run lengths; a run crossing a chunk edge is finished afterwards.
+  std::vector<std::uint64_t> count(static_cast<std::size_t>(chunks) + 1, 0);
+  for_chunks(chunks, threads, [&](int c) {
+    count[static_cast<std::size_t>(c) + 1] = count_heads<W>(d, chunk_begin(n, chunks, c), chunk_begin(n, chunks, c + 1));
+  });
+  for (int c = 0; c < chunks; ++c) count[static_cast<std::size_t>(c) + 1] += count[static_cast<std::size_t>(c)];
+  CpuRelation& out = ensure(out_handle, count.back(), in.values());
+  std::vector<std::array<std::uint32_t, W>> leads(static_cast<std::size_t>(chunks));
+  std::vector<char> has(static_cast<std::size_t>(chunks), 0);
+  for_chunks(chunks, threads, [&](int c) {
+    const auto k = static_cast<std::size_t>(c);
+    bool h = false;
+    fold_runs<W, Op>(d, chunk_begin(n, chunks, c), chunk_begin(n, chunks, c + 1), out.data() + count[k] * W,
+                     leads[k].data(), h);
+    has[k] = h ? 1 : 0;
+  });
+  // A chunk's leading rows belong to the last run written before the chunk (row 0 always starts
+  // one); chunks in order, so a run spanning several chunks gathers every piece.
+  for (std::size_t k = 0; k < leads.size(); ++k)
+    if (has[k]) {
+      std::uint32_t* t = out.data() + (count[k] - 1) * W;
+      for (int v = 1; v < W; ++v) t[v] = fold_or_start<Op>(t[v], leads[k][static_cast<std::size_t>(v)], ~0u);
+    }
+}
+}  // namespace
+
 Breakdown CpuRa::reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out_handle) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
-  const int chunks = chunk_count(in.rows(), threads_for(variant));
-  const std::vector<std::uint64_t> b = run_aligned_bounds(in, chunks, 1);
-  const int w = in.width();
-  const std::uint32_t* d = in.data();
-  // Each chunk starts at a run start, so a chunk's runs are whole: count, prefix, write.
-  auto runs = [&](int c, std::uint32_t* dst) {
-    std::uint64_t o = 0;
-    for_width(w, [&](auto W) {
-      constexpr std::uint64_t tw = decltype(W)::value;
-      auto fold_runs = [&](auto fold) {
-        const std::uint64_t e = b[static_cast<std::size_t>(c) + 1];
-        for (std::uint64_t i = b[static_cast<std::size_t>(c)]; i < e; ++o) {
-          const std::uint32_t key = d[i * tw];
-          std::uint64_t j = i + 1;
-          if (dst) {
-            std::uint32_t acc[tw];
-            std::memcpy(acc, d + i * tw, tw * 4);
-            for (; j < e && d[j * tw] == key; ++j)
-              for (std::uint64_t v = 1; v < tw; ++v) acc[v] = fold(acc[v], d[j * tw + v]);
-            std::memcpy(dst + o * tw, acc, tw * 4);
-          } else {
-            while (j < e && d[j * tw] == key) ++j;
-          }
-          i = j;
-        }
-      };
-      if (op == ReduceOp::Sum) fold_runs([](std::uint32_t x, std::uint32_t y) { return x + y; });
-      else if (op == ReduceOp::Min) fold_runs([](std::uint32_t x, std::uint32_t y) { return std::min(x, y); });
-      else fold_runs([](std::uint32_t x, std::uint32_t y) { return std::max(x, y); });
-    });
-    return o;
-  };
-  std::vector<std::uint64_t> count(static_cast<std::size_t>(chunks) + 1, 0);
-  if (chunks == 1) {
-    CpuRelation& out = ensure(out_handle, in.rows(), in.values());
-    out.shape(runs(0, out.data()), in.values());
-    return Breakdown::compute_only(t.seconds());
-  }
-  for_chunks(chunks, chunks, [&](int c) { count[static_cast<std::size_t>(c) + 1] = runs(c, nullptr); });
-  for (int c = 0; c < chunks; ++c) count[static_cast<std::size_t>(c) + 1] += count[static_cast<std::size_t>(c)];
-  CpuRelation& out = ensure(out_handle, count.back(), in.values());
-  for_chunks(chunks, chunks, [&](int c) { runs(c, out.data() + count[static_cast<std::size_t>(c)] * static_cast<std::uint64_t>(w)); });
+  const int threads = threads_for(variant);
+  for_width(in.width(), [&](auto W) {
+    constexpr int w = decltype(W)::value;
+    if (op == ReduceOp::Sum) reduce_by_key_w<w, ReduceOp::Sum>(in, threads, out_handle);
+    else if (op == ReduceOp::Min) reduce_by_key_w<w, ReduceOp::Min>(in, threads, out_handle);
+    else reduce_by_key_w<w, ReduceOp::Max>(in, threads, out_handle);
+  });
   return Breakdown::compute_only(t.seconds());
 }
 
 Breakdown CpuRa::join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out) {
   ref::check_concat(l_.values(), r_.values(), "join");
   HostTimer t;
-  const CpuRelation& l = as_cpu(l_);
-  const CpuRelation& r = as_cpu(r_);
-  const int chunks = chunk_count(l.rows(), threads_for(variant));
-  std::vector<std::uint64_t> lb = run_aligned_bounds(l, chunks, 1), rb(lb.size());
-  for (std::size_t c = 0; c < lb.size(); ++c)
-    rb[c] = lb[c] >= l.rows() ? r.rows() : lower_bound_tuple(r, l.data() + lb[c] * static_cast<std::uint64_t>(l.width()), 1);
-  rb[0] = 0;
-  chunked_merge(chunks, lb, rb, l.values() + r.values(),
-                [&](auto write, std::uint64_t a0, std::uint64_t a1, std::uint64_t b0, std::uint64_t b1, std::uint32_t* dst) {
-                  return merge_join<decltype(write)::value>(l, a0, a1, r, b0, b1, dst);
-                },
-                out);
-  Breakdown bd = Breakdown::compute_only(t.seconds());
-  return bd;
+  const Tuples l = tuples_of(as_cpu(l_)), r = tuples_of(as_cpu(r_));
+  const int threads = threads_for(variant);
+  // Merge-path pieces of equal merged length (left + right rows), however the keys are spread.
+  // One piece per thread, none below kMinChunkRows merged rows.
+  const int pieces = chunk_count(l.rows + r.rows, threads);
+  std::vector<Split> s(static_cast<std::size_t>(pieces) + 1);
+  for (int p = 0; p <= pieces; ++p)
+    s[static_cast<std::size_t>(p)] = join_split(l, r, chunk_begin(l.rows + r.rows, pieces, p));
+  for_common_width(l.width, [&](auto LW) {
+    for_common_width(r.width, [&](auto RW) {
+      count_then_write(pieces, threads, l_.values() + r_.values(),
+                       [&](auto write, int p, std::uint32_t* dst, std::uint64_t limit) {
+                         const auto k = static_cast<std::size_t>(p);
+                         return join_piece<decltype(write)::value, decltype(LW)::value, decltype(RW)::value>(
+                             l, s[k].i, s[k + 1].i, r, s[k].j, dst, limit);
+                       },
+                       out);
+    });
+  });
+  return Breakdown::compute_only(t.seconds());
 }
 
 Breakdown CpuRa::set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
                         DeviceRel& out) {
   ref::check_same_width(a_.values(), b_.values(), "set operation");
   HostTimer t;
-  const CpuRelation& a = as_cpu(a_);
-  const CpuRelation& b = as_cpu(b_);
-  const int chunks = chunk_count(a.rows(), threads_for(variant));
-  std::vector<std::uint64_t> ab = run_aligned_bounds(a, chunks, a.width()), bb(ab.size());
-  for (std::size_t c = 0; c < ab.size(); ++c)
-    bb[c] = ab[c] >= a.rows() ? b.rows()
-                              : lower_bound_tuple(b, a.data() + ab[c] * static_cast<std::uint64_t>(a.width()), a.width());
-  bb[0] = 0;
-  chunked_merge(chunks, ab, bb, a.values(),
-                [&](auto write, std::uint64_t a0, std::uint64_t a1, std::uint64_t b0, std::uint64_t b1, std::uint32_t* dst) {
-                  return merge_set<decltype(write)::value>(a, a0, a1, b, b0, b1, op, dst);
-                },
-                out);
+  const Tuples a = tuples_of(as_cpu(a_)), b = tuples_of(as_cpu(b_));
+  const int threads = threads_for(variant);
+  // One piece per thread, none below kMinChunkRows merged rows.
+  const int pieces = chunk_count(a.rows + b.rows, threads);
+  std::vector<Split> s(static_cast<std::size_t>(pieces) + 1);
+  for_common_width(a.width, [&](auto W) {
+    constexpr int w = decltype(W)::value;
+    for (int p = 0; p <= pieces; ++p)
+      s[static_cast<std::size_t>(p)] = set_split<w>(a, b, chunk_begin(a.rows + b.rows, pieces, p));
+    auto run = [&](auto kind) {
+      count_then_write(pieces, threads, a_.values(),
+                       [&](auto write, int p, std::uint32_t* dst, std::uint64_t limit) {
+                         const auto k = static_cast<std::size_t>(p);
+                         return set_piece<decltype(write)::value, decltype(kind)::value, w>(
+                             a, s[k].i, s[k + 1].i, b, s[k].j, s[k + 1].j, dst, limit);
+                       },
+                       out);
+    };
+    if (op == SetOp::Union) run(std::integral_constant<SetKind, SetKind::Union>{});
+    else if (op == SetOp::Intersection) run(std::integral_constant<SetKind, SetKind::Intersection>{});
+    else run(std::integral_constant<SetKind, SetKind::Difference>{});
+  });
   return Breakdown::compute_only(t.seconds());
 }
 
@@ -452,16 +457,31 @@ Breakdown CpuRa::product(const DeviceRelation& a_, const DeviceRelation& b_, con
   HostTimer t;
   const CpuRelation& a = as_cpu(a_);
   const CpuRelation& b = as_cpu(b_);
-  const int aw = a.width(), bw = b.width(), ow = aw + bw;
-  CpuRelation& out = ensure(out_handle, a.rows() * b.rows(), a.values() + bw);
+  CpuRelation& out = ensure(out_handle, a.rows() * b.rows(), a.values() + b.width());
   const int chunks = chunk_count(a.rows() * b.rows(), threads_for(variant));
-  for_chunks(chunks, chunks, [&](int c) {
-    for (std::uint64_t i = chunk_begin(a.rows(), chunks, c), e = chunk_begin(a.rows(), chunks, c + 1); i < e; ++i)
-      for (std::uint64_t j = 0; j < b.rows(); ++j) {
-        std::uint32_t* tp = out.data() + (i * b.rows() + j) * static_cast<std::uint64_t>(ow);
-        copy_tuple(tp, a.data() + i * static_cast<std::uint64_t>(aw), aw);
-        copy_tuple(tp + aw, b.data() + j * static_cast<std::uint64_t>(bw), bw);
-      }
+  const std::uint64_t nb = b.rows();
+  // Widths as constants where common, so each output tuple is a couple of fixed-size moves.
+  for_common_width(a.width(), [&](auto AW) {
+    for_common_width(b.width(), [&](auto BW) {
+      const std::uint64_t aw = decltype(AW)::value ? decltype(AW)::value : static_cast<std::uint64_t>(a.width());
+      const std::uint64_t bw = decltype(BW)::value ? decltype(BW)::value : static_cast<std::uint64_t>(b.width());
+      const std::uint64_t ow = aw + bw;
+      auto fill = [&](auto stream) {
+        for_chunks(chunks, chunks, [&](int c) {
+          std::uint32_t* tp = out.data() + chunk_begin(a.rows(), chunks, c) * nb * ow;
+          for (std::uint64_t i = chunk_begin(a.rows(), chunks, c), e = chunk_begin(a.rows(), chunks, c + 1); i < e; ++i)
+            for (std::uint64_t j = 0; j < nb; ++j, tp += ow) {
+              store_words<decltype(stream)::value>(tp, a.data() + i * aw, aw);
+              store_words<decltype(stream)::value>(tp + aw, b.data() + j * bw, bw);
+            }
+          if constexpr (decltype(stream)::value) store_fence();
+        });
+      };
+      // The output is many times the input: beyond the cache, stores that bypass it save reading
+      // every output line before writing it.
+      if (out.bytes() >= kStreamBytes) fill(std::true_type{});
+      else fill(std::false_type{});
+    });
   });
   return Breakdown::compute_only(t.seconds());
 }

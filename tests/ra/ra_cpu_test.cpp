@@ -1,8 +1,11 @@
 // The cpu backend's serial and parallel variants against the reference, on edge cases.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "ra_backend.hpp"
 #include "ra_conformance.hpp"
+#include "reference/ra.hpp"
 
 namespace hdb::ra {
 namespace {
@@ -50,6 +53,103 @@ TEST(RaCpu, ParallelSplitsLargeInputsAtRunBoundaries) {
     ser.download(*o2, h2);
     EXPECT_TRUE(same_tuples(h1, h2)) << to_string(op) << ": " << first_difference(h1, h2);
   }
+}
+
+// Sorted relation of `rows` tuples: keys in [0, distinct) except that `heavy_share` of the rows
+// carry key `heavy` (a skewed key with most rows), values masked by value_mask.
+Relation skewed(std::uint64_t rows, int values, std::uint64_t distinct, double heavy_share, std::uint32_t heavy,
+                std::uint32_t value_mask, std::uint64_t seed) {
+  RelationSpec s;
+  s.rows = rows;
+  s.values = values;
+  s.keys.distinct = distinct;
+  s.keys.min = 0;
+  s.keys.max = distinct - 1;
+  s.value_mask = value_mask;
+  Relation r = make_relation(s, seed, 2);
+  const auto heavy_rows = static_cast<std::uint64_t>(heavy_share * static_cast<double>(rows));
+  for (std::uint64_t i = 0; i < heavy_rows; ++i) r.tuple((i * 7919) % rows)[0] = heavy;
+  sort_tuples(r);
+  return r;
+}
+
+Relation run(cpu::CpuRa& b, const std::function<void(DeviceRel&)>& op) {
+  DeviceRel out;
+  op(out);
+  Relation h(0, out->values());
+  b.download(*out, h);
+  return h;
+}
+
+void expect_equal(Relation got, Relation want, bool multiset, const std::string& what) {
+  if (multiset) {
+    sort_tuples(got);
+    sort_tuples(want);
+  }
+  EXPECT_TRUE(same_tuples(got, want)) << what << ": " << first_difference(got, want);
+}
+
+// Merge-path pieces and equal chunks split runs of equal keys (and of equal whole tuples) between
+// threads: check every split-sensitive operator on skewed and all-equal inputs, for several thread
+// counts, against the reference.
+TEST(RaCpu, ParallelSplitsInsideRunsMatchReference) {
+  const std::uint64_t n = 130000;  // enough rows for 7 pieces of kMinChunkRows
+  struct Case {
+    std::string name;
+    Relation a, b;
+  };
+  std::vector<Case> cases;
+  // One key holds most rows of a (and a few of b): splits fall inside its runs.
+  cases.push_back({"heavy-left", skewed(n, 1, n, 0.8, 777, 3, 11), skewed(n, 1, n, 0.00005, 777, 3, 12)});
+  cases.push_back({"heavy-right", skewed(n, 1, n, 0.00005, 777, 3, 13), skewed(n, 1, n, 0.8, 777, 3, 14)});
+  // Few distinct whole tuples, long equal runs on both sides with different copy counts.
+  cases.push_back({"few-tuples", skewed(n, 2, 3, 0, 0, 1, 15), skewed(n / 2 + 17, 2, 3, 0, 0, 1, 16)});
+  // Every tuple equal (and at the largest key) on both sides.
+  Relation same_a(n, 1), same_b(n - 999, 1);
+  for (std::uint64_t i = 0; i < same_a.rows(); ++i) same_a.tuple(i)[0] = 0xffffffffu, same_a.tuple(i)[1] = 5;
+  for (std::uint64_t i = 0; i < same_b.rows(); ++i) same_b.tuple(i)[0] = 0xffffffffu, same_b.tuple(i)[1] = 5;
+  cases.push_back({"all-equal", same_a, same_b});
+  for (int threads : {2, 3, 4, 7}) {
+    cpu::CpuRa b(threads);
+    for (const Case& c : cases) {
+      const std::string what = c.name + " threads=" + std::to_string(threads);
+      DeviceRel da, db;
+      b.upload(c.a, da);
+      b.upload(c.b, db);
+      expect_equal(run(b, [&](DeviceRel& o) { b.unique(*da, "parallel", o); }), ref::unique(c.a), false,
+                   "unique " + what);
+      for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Min, ReduceOp::Max})
+        expect_equal(run(b, [&](DeviceRel& o) { b.reduce_by_key(*da, op, "parallel", o); }),
+                     ref::reduce_by_key(c.a, op), false, std::string("reduce_by_key ") + to_string(op) + " " + what);
+      for (SetOp op : {SetOp::Union, SetOp::Intersection, SetOp::Difference}) {
+        expect_equal(run(b, [&](DeviceRel& o) { b.set_op(*da, *db, op, "parallel", o); }), ref::set_op(c.a, c.b, op),
+                     false, std::string(to_string(op)) + " " + what);
+        expect_equal(run(b, [&](DeviceRel& o) { b.set_op(*db, *da, op, "parallel", o); }), ref::set_op(c.b, c.a, op),
+                     false, std::string(to_string(op)) + " swapped " + what);
+      }
+      // Joins whose output stays small enough to build: one heavy side against a light one.
+      if (ref::join_rows(c.a, c.b) < 20 * n) {
+        expect_equal(run(b, [&](DeviceRel& o) { b.join(*da, *db, "parallel", o); }), ref::join(c.a, c.b), true,
+                     "join " + what);
+        expect_equal(run(b, [&](DeviceRel& o) { b.join(*db, *da, "parallel", o); }), ref::join(c.b, c.a), true,
+                     "join swapped " + what);
+      }
+    }
+  }
+}
+
+// More threads than rows: pieces of no rows must produce nothing and break nothing.
+TEST(RaCpu, MoreThreadsThanRows) {
+  cpu::CpuRa b(64);
+  Relation a = skewed(40, 1, 5, 0.5, 2, 1, 21), c = skewed(30, 1, 5, 0.5, 2, 1, 22);
+  DeviceRel da, dc;
+  b.upload(a, da);
+  b.upload(c, dc);
+  expect_equal(run(b, [&](DeviceRel& o) { b.join(*da, *dc, "parallel", o); }), ref::join(a, c), true, "join");
+  expect_equal(run(b, [&](DeviceRel& o) { b.set_op(*da, *dc, SetOp::Union, "parallel", o); }),
+               ref::set_op(a, c, SetOp::Union), false, "union");
+  expect_equal(run(b, [&](DeviceRel& o) { b.reduce_by_key(*da, ReduceOp::Sum, "parallel", o); }),
+               ref::reduce_by_key(a, ReduceOp::Sum), false, "reduce_by_key");
 }
 
 TEST(RaCpu, UnknownVariantIsRejected) {
