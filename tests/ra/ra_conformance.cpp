@@ -1,5 +1,6 @@
 #include "ra_conformance.hpp"
 
+#include <algorithm>
 #include <functional>
 
 #include "reference/ra.hpp"
@@ -33,10 +34,17 @@ Relation down(RaBackend& b, const DeviceRel& d) {
   return r;
 }
 
-bool offers(const RaBackend& b, Op op, const std::string& variant) {
-  for (const std::string& v : b.variants(op))
-    if (v == variant) return true;
-  return false;
+// `in` in another order (odd rows backwards, then even rows forwards) with the last value replaced
+// by the new row number: every tuple distinct, so an unstable sort of equal keys shows.
+Relation shuffled(const Relation& in) {
+  Relation out(in.rows(), in.values());
+  const std::uint64_t n = in.rows();
+  std::uint64_t o = 0;
+  for (std::uint64_t i = n; i-- > 0;)
+    if (i % 2) std::copy_n(in.tuple(i), in.width(), out.tuple(o++));
+  for (std::uint64_t i = 0; i < n; i += 2) std::copy_n(in.tuple(i), in.width(), out.tuple(o++));
+  for (std::uint64_t i = 0; i < n; ++i) out.tuple(i)[in.values()] = static_cast<std::uint32_t>(i);
+  return out;
 }
 
 void expect_same(const Relation& got, const Relation& want, const std::string& what, bool multiset = false) {
@@ -87,6 +95,13 @@ void check_backend(RaBackend& b, const std::string& variant) {
         expect_same(down(b, out), ref::select(a.rel, p),
                     "select attr " + std::to_string(p.attribute) + " in [" + std::to_string(p.lo) + "," +
                         std::to_string(p.hi) + "]");
+      }
+      // Sort: every input shuffled (equal keys in a known order that a stable sort keeps).
+      if (offers(b, Op::Sort, variant)) {
+        const Relation mixed = shuffled(a.rel);
+        DeviceRel dm = up(b, mixed);
+        b.sort(*dm, variant, out);
+        expect_same(down(b, out), ref::sort(mixed), "sort");
       }
       if (offers(b, Op::Unique, variant)) {
         b.unique(*da, variant, out);

@@ -93,6 +93,43 @@ TEST(RaReference, SetOperationsEqualStdAlgorithms) {
   }
 }
 
+// Sort is stable: std::stable_sort of tuple vectors by key, on hand-made and random inputs (empty,
+// one tuple, every key equal, keys at 2^32 - 1, more than 65536 tuples), three values per tuple so
+// that equal keys carry distinguishable tuples.
+TEST(RaReference, SortEqualsStdStableSort) {
+  Relation hand = from_rows({{5, 1}, {3, 2}, {5, 0}, {0xffffffffu, 7}, {3, 1}, {0, 9}, {5, 2}}, 1);
+  EXPECT_TRUE(same_tuples(ref::sort(hand),
+                          from_rows({{0, 9}, {3, 2}, {3, 1}, {5, 1}, {5, 0}, {5, 2}, {0xffffffffu, 7}}, 1)));
+  struct Case {
+    std::uint64_t rows, distinct, min, max;
+  };
+  for (const Case& c : {Case{0, 0, 0, 0xffffffffu}, Case{1, 0, 0, 0xffffffffu}, Case{1000, 1, 9, 9},
+                        Case{999, 2, 0xfffffffeu, 0xffffffffu}, Case{4099, 0, 0, 0xffffffffu}, Case{70001, 300, 0, 1000},
+                        Case{100003, 0, 0, 0xffffffffu}}) {
+    SCOPED_TRACE(std::to_string(c.rows) + " rows, keys " + std::to_string(c.min) + ".." + std::to_string(c.max));
+    RelationSpec s;
+    s.rows = c.rows;
+    s.values = 3;
+    s.keys.distinct = c.distinct;
+    s.keys.min = c.min;
+    s.keys.max = c.max;
+    s.sorted = false;
+    Relation in = make_relation(s, 31 + c.rows, 1);
+    std::vector<std::array<std::uint32_t, 4>> v;
+    for (std::uint64_t i = 0; i < in.rows(); ++i)
+      v.push_back({in.tuple(i)[0], in.tuple(i)[1], in.tuple(i)[2], static_cast<std::uint32_t>(i)});
+    std::stable_sort(v.begin(), v.end(), [](const auto& x, const auto& y) { return x[0] < y[0]; });
+    Relation want(in.rows(), 3);
+    for (std::uint64_t i = 0; i < in.rows(); ++i) {
+      const auto& t = v[static_cast<std::size_t>(i)];
+      std::copy_n(in.tuple(t[3]), 4, want.tuple(i));
+    }
+    Relation got = ref::sort(in);
+    EXPECT_EQ(got.rows(), in.rows());
+    EXPECT_EQ(first_difference(got, want), "");
+  }
+}
+
 TEST(RaReference, RejectsMismatchedInputs) {
   Relation a(3, 1), b(4, 1), w(3, 2);
   EXPECT_THROW(ref::arith(a, b, ArithOp::Add), std::invalid_argument);

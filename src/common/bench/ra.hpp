@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -84,8 +85,15 @@ struct Aggregate {
 //                           value), a-major: row i * |b| + j.
 //  arith(a, b, op)          |a| == |b|, same width: key of a, a.value op b.value per attribute
 //                           (modulo 2^32).
+//  sort(in)                 the tuples ordered by key, stable: tuples with equal keys keep their
+//                           input order (std::stable_sort by key of whole tuples); |out| == |in|.
 enum class Op { Project, Select, Unique, Reduce, ReduceByKey, Join, SetUnion, SetIntersection, SetDifference,
-                Product, Add, Subtract, Multiply };
+                Product, Add, Subtract, Multiply, Sort };
+
+// What the base class's sort() throws: the backend does not implement the operator.
+struct NotOffered : std::logic_error {
+  using std::logic_error::logic_error;
+};
 
 class RaBackend {
  public:
@@ -125,7 +133,17 @@ class RaBackend {
                             DeviceRel& out) = 0;
   virtual Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
                           DeviceRel& out) = 0;
+  // Added after the first backends: the default throws NotOffered ("sort not offered"). A backend
+  // that does not override it must not list variants for Op::Sort (offered_variants() also drops
+  // variants that throw NotOffered, for backends that list the same variants for every operator).
+  virtual Breakdown sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out);
 };
+
+// The variants of `op` that `backend` really offers: variants(op), minus those whose operator
+// throws NotOffered (checked for sort alone, by sorting an empty relation, untimed). The benchmark,
+// the tpch composition and the conformance tests ask this rather than variants().
+std::vector<std::string> offered_variants(RaBackend& backend, Op op);
+bool offers(RaBackend& backend, Op op, const std::string& variant);
 
 // Test names used in results and --only filters, e.g. "select", "join", "set_union", "add".
 const char* test_name(Op op);

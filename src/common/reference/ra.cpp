@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -204,6 +205,16 @@ Relation arith(const Relation& a, const Relation& b, ArithOp op) {
       out.tuple(i)[v] = op == ArithOp::Add ? x + y : op == ArithOp::Subtract ? x - y : x * y;
     }
   }
+  return out;
+}
+
+Relation sort(const Relation& in) {
+  std::vector<std::uint64_t> order(in.rows());
+  std::iota(order.begin(), order.end(), std::uint64_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::uint64_t x, std::uint64_t y) { return in.key(x) < in.key(y); });
+  Relation out(in.rows(), in.values());
+  for (std::uint64_t i = 0; i < in.rows(); ++i)
+    std::memcpy(out.tuple(i), in.tuple(order[i]), static_cast<std::size_t>(in.width()) * 4);
   return out;
 }
 

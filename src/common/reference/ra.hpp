@@ -17,6 +17,8 @@ Relation join(const Relation& left, const Relation& right);
 Relation set_op(const Relation& a, const Relation& b, SetOp op);
 Relation product(const Relation& a, const Relation& b);
 Relation arith(const Relation& a, const Relation& b, ArithOp op);
+// Stable sort by key: std::stable_sort of whole tuples comparing keys only.
+Relation sort(const Relation& in);
 
 // Output rows of join(left, right) without building it (the bench sizes cases with it).
 std::uint64_t join_rows(const Relation& left, const Relation& right);
