@@ -1,5 +1,5 @@
-// CudaRa: transfers, variant dispatch, the one-kernel primitives (project, product, arithmetic)
-// and the kernels the paper and cub variants share.
+// CudaRa: transfers, variant dispatch, the paper's one-kernel primitives (project, product,
+// arithmetic) and the kernels the paper and cub variants share.
 #include <stdexcept>
 
 #include "ra_device.cuh"
@@ -139,6 +139,14 @@ Breakdown OpTimer::finish() {
   return b;
 }
 
+Aggregate identity_aggregate(int values, ReduceOp op) {
+  Aggregate a;
+  a.values = values;
+  const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
+  for (int v = 0; v < values; ++v) a.value[static_cast<std::size_t>(v)] = identity;
+  return a;
+}
+
 std::uint32_t read_count(CudaRa::State& s, const std::uint32_t* d_count) {
   std::uint32_t* host = s.count_host.get();
   HDB_CUDA_CHECK(cudaMemcpyAsync(host, d_count, 4, cudaMemcpyDeviceToHost, s.stream.get()));
@@ -225,8 +233,13 @@ std::vector<std::string> CudaRa::variants(Op op) const {
   switch (op) {
     case Op::Select:
     case Op::Unique:
-    case Op::Join: return {"paper", "cub", "tuned"};
-    case Op::Reduce:
+    case Op::Join:
+    case Op::Reduce: return {"paper", "cub", "tuned"};
+    case Op::Project:
+    case Op::Add:
+    case Op::Subtract:
+    case Op::Multiply: return {"paper", "tuned"};
+    case Op::Sort: return {"cub"};
     case Op::ReduceByKey:
     case Op::SetUnion:
     case Op::SetIntersection:
@@ -272,14 +285,15 @@ Breakdown CudaRa::download(const DeviceRelation& dev, Relation& host) {
 
 Breakdown CudaRa::project(const DeviceRelation& in_, const std::vector<int>& columns, const std::string& variant,
                           DeviceRel& out_handle) {
-  check_variant(variant, {"paper"});
+  check_variant(variant, {"paper", "tuned"});
   ref::check_project(in_.values(), columns);
   State& s = state();
   const CudaRelation& in = as_cuda(in_);
   CudaRelation& out = ensure(out_handle, in.rows(), static_cast<int>(columns.size()) - 1);
   OpTimer t(s);
   t.phase("compute");
-  launch_project(s, in, columns, out.data());
+  if (variant == "tuned") launch_tuned_project(s, in, columns, out.data());
+  else launch_project(s, in, columns, out.data());
   return t.finish();
 }
 
@@ -303,10 +317,12 @@ Breakdown CudaRa::unique(const DeviceRelation& in_, const std::string& variant, 
 }
 
 Timed<Aggregate> CudaRa::reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {
-  check_variant(variant, {"paper", "cub"});
+  check_variant(variant, {"paper", "cub", "tuned"});
   Timed<Aggregate> r;
   const CudaRelation& in = as_cuda(in_);
-  r.time = variant == "paper" ? paper_reduce(state(), in, op, r.value) : cub_reduce(state(), in, op, r.value);
+  if (variant == "paper") r.time = paper_reduce(state(), in, op, r.value);
+  else if (variant == "cub") r.time = cub_reduce(state(), in, op, r.value);
+  else r.time = tuned_reduce(state(), in, op, r.value);
   return r;
 }
 
@@ -353,7 +369,7 @@ Breakdown CudaRa::product(const DeviceRelation& a_, const DeviceRelation& b_, co
 
 Breakdown CudaRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& variant,
                         DeviceRel& out_handle) {
-  check_variant(variant, {"paper"});
+  check_variant(variant, {"paper", "tuned"});
   ref::check_same_shape(a_.rows(), a_.values(), b_.rows(), b_.values(), "arithmetic");
   State& s = state();
   const CudaRelation& a = as_cuda(a_);
@@ -361,8 +377,14 @@ Breakdown CudaRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, Arit
   CudaRelation& out = ensure(out_handle, a.rows(), a.values());
   OpTimer t(s);
   t.phase("compute");
-  launch_arith(s, a, b, op, out.data());
+  if (variant == "tuned") launch_tuned_arith(s, a, b, op, out.data());
+  else launch_arith(s, a, b, op, out.data());
   return t.finish();
+}
+
+Breakdown CudaRa::sort(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
+  check_variant(variant, {"cub"});
+  return cub_sort(state(), as_cuda(in_), out);
 }
 
 }  // namespace hdb::ra::cuda

@@ -4,8 +4,10 @@
 //          scan of partition counts, gather), every primitive
 //   cub    library compositions: DeviceSelect / DeviceScan / DeviceReduce over index and transform
 //          iterators plus a gather, for the primitives with a data-dependent output or a reduction
+//   cub    also sort: DeviceRadixSort::SortPairs of (key, row index), stable, then a gather
 //   tuned  select / unique: one single-pass DeviceSelect (decoupled look-back) over whole tuples, no
-//          intermediate; join: count and scan fused (no count array) and a load-balanced writer
+//          intermediate; join: count and scan fused (no count array) and a load-balanced writer;
+//          project, reduce, add/subtract/multiply: grid-stride kernels with 16-byte accesses
 // Inputs come from pageable or pinned host memory (host_relation); times from CUDA events.
 #include <memory>
 
@@ -36,6 +38,7 @@ class CudaRa : public RaBackend {
   Breakdown product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) override;
   Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
                   DeviceRel& out) override;
+  Breakdown sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
 
   struct State;  // stream, events and scratch buffers (ra_device.cuh)
   State& state();

@@ -1,5 +1,6 @@
-// The cub variant (library compositions) and the tuned variant (single pass where the library
-// allows it, fused count+scan and a load-balanced writer for join).
+// The cub variant (library compositions, sort included) and the tuned variant of select, unique
+// and join (single pass where the library allows it, fused count+scan and a load-balanced writer).
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
@@ -102,6 +103,15 @@ __global__ void join_write_balanced(MatchCount m, const std::uint32_t* offsets, 
   write_joined(m, i, m.first(i) + (o - offsets[i]), out + static_cast<std::uint64_t>(o) * (m.wl + m.wr - 1));
 }
 
+// Sort input: the key of row i and i itself, the pairs DeviceRadixSort orders.
+__global__ void key_row_pairs(const std::uint32_t* in, std::uint32_t n, std::uint32_t w, std::uint32_t* keys,
+                              std::uint32_t* rows) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  keys[i] = in[static_cast<std::uint64_t>(i) * w];
+  rows[i] = i;
+}
+
 template <int W>
 struct Tup {
   std::uint32_t w[W];
@@ -179,10 +189,8 @@ Breakdown cub_union(CudaRa::State& s, const CudaRelation& a, const CudaRelation&
 
 Breakdown cub_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggregate& result) {
   OpTimer t(s);
-  result = Aggregate{};
-  result.values = in.values();
+  result = identity_aggregate(in.values(), op);
   const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
-  for (int v = 0; v < in.values(); ++v) result.value[static_cast<std::size_t>(v)] = identity;
   const std::uint32_t n = rows32(in.rows());
   if (n == 0 || in.values() == 0) return t.finish();
   std::uint64_t* d_out = s.buffer<std::uint64_t>("cub.reduce", static_cast<std::uint64_t>(in.values()));
@@ -251,6 +259,35 @@ Breakdown cub_join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& 
     else join_write_rows<<<(nl + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(m, offsets, out.data());
     HDB_CUDA_CHECK_LAUNCH("join write");
   }
+  return t.finish();
+}
+
+Breakdown cub_sort(CudaRa::State& s, const CudaRelation& in, DeviceRel& out_handle) {
+  OpTimer t(s);
+  const std::uint32_t n = rows32(in.rows());
+  const auto w = static_cast<std::uint32_t>(in.width());
+  CudaRelation& out = ensure(out_handle, n, in.values());
+  if (n == 0) return t.finish();
+  t.phase("sort");
+  // Radix sort is stable, so equal keys keep their input order. Keys alone: sorted in place of the
+  // output, nothing to gather.
+  if (w == 1) {
+    cub_call(s, "cub::DeviceRadixSort::SortKeys", [&](void* temp, std::size_t& bytes) {
+      return cub::DeviceRadixSort::SortKeys(temp, bytes, in.data(), out.data(), static_cast<int>(n), 0, 32, s.stream.get());
+    });
+    return t.finish();
+  }
+  // Double buffers: CUB ping-pongs between the halves and needs no copy of its own in temp storage.
+  std::uint32_t* keys = s.buffer<std::uint32_t>("cub.sort.keys", 2 * static_cast<std::uint64_t>(n));
+  std::uint32_t* rows = s.buffer<std::uint32_t>("cub.sort.rows", 2 * static_cast<std::uint64_t>(n));
+  key_row_pairs<<<(n + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(in.data(), n, w, keys, rows);
+  HDB_CUDA_CHECK_LAUNCH("key_row_pairs");
+  cub::DoubleBuffer<std::uint32_t> dkeys(keys, keys + n), drows(rows, rows + n);
+  cub_call(s, "cub::DeviceRadixSort::SortPairs", [&](void* temp, std::size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(temp, bytes, dkeys, drows, static_cast<int>(n), 0, 32, s.stream.get());
+  });
+  t.phase("gather");
+  launch_gather_rows(s, in.data(), w, drows.Current(), n, out.data());
   return t.finish();
 }
 

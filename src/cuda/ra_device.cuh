@@ -45,6 +45,7 @@ struct CudaRa::State {
   std::vector<std::unique_ptr<Event>> events;
   std::map<std::string, DeviceBuffer<unsigned char>> scratch;
   hdb::cuda::HostBuffer<std::uint32_t> count_host{1, Transfer::Pinned};  // target of read_count
+  std::map<const void*, int> resident_blocks;  // per kernel: blocks of kBlock threads one SM holds
   explicit State(hdb::cuda::CudaPlatform& p) : platform(p) {}
 
   // A grow-only device buffer of at least `count` T (allocated on first use only).
@@ -72,6 +73,9 @@ class OpTimer {
   CudaRa::State& s_;
   std::vector<std::string> names_;
 };
+
+// The reduce of an empty relation: 0 (sum, max) or 0xffffffff (min) for each of `values` attributes.
+Aggregate identity_aggregate(int values, ReduceOp op);
 
 // Copies one 4-byte count from the device (the counting pass that sizes an output).
 std::uint32_t read_count(CudaRa::State& s, const std::uint32_t* d_count);
@@ -154,8 +158,17 @@ Breakdown cub_union(CudaRa::State& s, const CudaRelation& a, const CudaRelation&
 Breakdown cub_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggregate& result);
 Breakdown cub_reduce_by_key(CudaRa::State& s, const CudaRelation& in, ReduceOp op, DeviceRel& out);
 Breakdown cub_join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& r, bool tuned, DeviceRel& out);
+// Stable sort by key: DeviceRadixSort::SortPairs of (key, row) pairs, then one gather of whole
+// tuples (SortKeys straight into the output for key-only tuples). Phases "sort" and "gather".
+Breakdown cub_sort(CudaRa::State& s, const CudaRelation& in, DeviceRel& out);
 // Single-pass select/unique over whole tuples of 1..4 words; false when the width is wider.
 bool tuned_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation& in, const Predicate& pred, DeviceRel& out,
                    Breakdown& time);
+
+// The tuned streaming kernels (ra_tuned.cu): grid-stride over a GPU-sized grid, 16-byte accesses
+// where the tuple layout allows, scalar tails; reduce ends in one atomic per block and attribute.
+void launch_tuned_project(CudaRa::State& s, const CudaRelation& in, const std::vector<int>& columns, std::uint32_t* out);
+void launch_tuned_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, ArithOp op, std::uint32_t* out);
+Breakdown tuned_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggregate& result);
 
 }  // namespace hdb::ra::cuda

@@ -220,10 +220,7 @@ Breakdown paper_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Ag
   OpTimer t(s);
   const std::uint32_t n = rows32(in.rows());
   const std::uint32_t values = static_cast<std::uint32_t>(in.values());
-  result = Aggregate{};
-  result.values = in.values();
-  const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
-  for (int v = 0; v < in.values(); ++v) result.value[static_cast<std::size_t>(v)] = identity;
+  result = identity_aggregate(in.values(), op);
   if (n == 0 || values == 0) return t.finish();
   const std::uint32_t groups = std::min<std::uint32_t>(blocks_for(n), 1024);
   std::uint64_t* partials = s.buffer<std::uint64_t>("paper.reduce.partials", static_cast<std::uint64_t>(groups) * values);
