@@ -1,5 +1,7 @@
 // The CUDA backends against the serial reference: the kernels of their own (operator, fused) and
-// the composition over the CUDA RA primitives. Skipped without a device.
+// the composition over the CUDA RA primitives (which sorts on the device). Skipped without a device.
+#include <algorithm>
+
 #include "bench/tpch_ra.hpp"
 #include "harness/errors.hpp"
 #include "ra_backend.hpp"
@@ -23,6 +25,19 @@ TEST(TpchCuda, OperatorAndFusedEqualTheReference) {
   RaComposed composed(ra);
   ASSERT_FALSE(composed.variants().empty());
   expect_all_equal(composed, composed.variants(), Transfer::Pinned);
+  // CudaRa offers sort: kernel B re-sorts between its joins on the device, with no host sort.
+  const Plan b = random_kernel("B", 1000, 77, 2);
+  for (const std::string& v : composed.variants()) {
+    SCOPED_TRACE(v);
+    Breakdown t = composed.prepare(b, v, Transfer::Pinned)->pass();
+    auto ends = [&](const std::string& suffix) {
+      return std::any_of(t.phases.begin(), t.phases.end(), [&](const auto& ph) {
+        return ph.first.size() > suffix.size() && ph.first.compare(ph.first.size() - suffix.size(), suffix.size(), suffix) == 0;
+      });
+    };
+    EXPECT_TRUE(ends(".sort"));
+    EXPECT_FALSE(ends(".sort_host"));
+  }
 }
 
 }  // namespace hdb::tpch::test

@@ -38,6 +38,11 @@ class RaRun : public TpchRun {
     rekeyed_.resize(2 * plan_.steps.size());
     sorted_.resize(2 * plan_.steps.size());
     sort_host_.resize(2 * plan_.steps.size());
+    // The backend's own sort when it has one (the variant of the same name, else its first);
+    // otherwise the host sort below.
+    const std::vector<std::string> sorts = ra::offered_variants(b_, ra::Op::Sort);
+    if (std::find(sorts.begin(), sorts.end(), variant_) != sorts.end()) sort_variant_ = variant_;
+    else if (!sorts.empty()) sort_variant_ = sorts.front();
   }
 
   Breakdown pass() override {
@@ -117,7 +122,8 @@ class RaRun : public TpchRun {
   }
 
   // The relation with plan column `col` as its key, sorted by it: as it is, or re-keyed by
-  // project() and sorted on the host (the primitive RA lacks).
+  // project() and sorted, on the device by the backend's sort(), or on the host where the
+  // backend offers no sort.
   Placed keyed(Breakdown& b, std::size_t k, const Placed& in, int col, const std::string& name) {  // k: buffer slot
     const int a = in.attr[static_cast<std::size_t>(col)];
     if (a == 0 && in.sorted) return in;
@@ -132,6 +138,12 @@ class RaRun : public TpchRun {
       for (int& x : out.attr) x = x == a ? 0 : (x < a ? x + 1 : x);
       out.dev = rekeyed_[k];
     }
+    out.sorted = true;
+    if (!sort_variant_.empty()) {
+      add(b, name + ".sort", b_.sort(*out.dev, sort_variant_, sorted_[k]));
+      out.dev = sorted_[k];
+      return out;
+    }
     ra::Relation& h = sort_host_[k];
     if (h.capacity_rows() < out.dev->rows() || h.values() != out.dev->values())
       h = b_.host_relation(out.dev->rows(), out.dev->values(), transfer_ == Transfer::None ? Transfer::Pageable : transfer_);
@@ -143,12 +155,12 @@ class RaRun : public TpchRun {
     b.add_phase(name + ".sort_host", sec);
     b.h2d += b_.upload(h, sorted_[k]).h2d;
     out.dev = sorted_[k];
-    out.sorted = true;
     return out;
   }
 
   // LSD radix sort of (key, row) pairs, 3 passes of 11 bits, then one gather of the tuples: the
-  // stand-in for the sort primitive RA lacks, kept linear so it does not swamp the join it feeds.
+  // stand-in for a backend without a sort primitive, kept linear so it does not swamp the join it
+  // feeds. Stable, like RaBackend::sort, so both give the same order.
   static void sort_by_key(ra::Relation& h) {
     const int w = h.width();
     const std::uint64_t n = h.rows();
@@ -170,6 +182,7 @@ class RaRun : public TpchRun {
   ra::RaBackend& b_;
   const Plan& plan_;
   std::string variant_;
+  std::string sort_variant_;  // empty: sort on the host
   Transfer transfer_;
   std::vector<std::vector<ColumnInfo>> schemas_;
   std::vector<ra::Relation> hosts_;

@@ -3,12 +3,13 @@
 // the paper runs them: inputs uploaded once, every select / join / project a primitive on
 // device-resident relations, the answer downloaded once.
 //
-// The RA interface has no sort, while its join needs both inputs sorted by key. The TPC-H tables
-// (and the random relations, generated in key order as the paper's) are sorted on the key of the
-// first join, but the second join of B and C is on another attribute (o_custkey, r2_value). There
-// the left input is re-keyed with project() and then sorted on the host (download, std::sort,
-// upload): the phase "<step>.sort_host" and its transfers are reported separately. This is the
-// one step that is not an RA primitive.
+// The RA join needs both inputs sorted by key. The TPC-H tables (and the random relations,
+// generated in key order as the paper's) are sorted on the key of the first join, but the second
+// join of B and C is on another attribute (o_custkey, r2_value). There the left input is re-keyed
+// with project() and sorted with the backend's sort() on the device (phase "<step>.sort", no
+// transfers). A backend that offers no sort (offered_variants(Op::Sort) empty) falls back to a
+// host sort: download, LSD radix sort, upload, with the phase "<step>.sort_host" and its
+// transfers reported separately, the one step that is then not an RA primitive.
 #include <memory>
 #include <string>
 #include <vector>
