@@ -13,7 +13,7 @@ if(HDB_HAVE_OPENCL)
   # scan.cl comes first: ra.cl's kernels call its work-group prefix sum.
   hdb_embed_cl(ra_cl_source ra src/opencl/kernels/scan.cl src/opencl/kernels/ra.cl)
   add_library(hdb_ra_opencl STATIC src/opencl/ra_backend.cpp ${ra_cl_source})
-  target_link_libraries(hdb_ra_opencl PUBLIC hdb_bench_ra hdb_opencl_runtime)
+  target_link_libraries(hdb_ra_opencl PUBLIC hdb_bench_ra hdb_opencl_sort)
   hdb_warnings(hdb_ra_opencl)
   add_executable(hdb-ra-opencl src/opencl/ra_main.cpp)
   target_link_libraries(hdb-ra-opencl PRIVATE hdb_ra_opencl)

@@ -140,27 +140,13 @@ Breakdown ClRa::finish(Trace& tr) {
   return b;
 }
 
-std::uint32_t ClRa::scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, int level) {
+std::uint32_t ClRa::scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::uint32_t n) {
   if (n == 0) return 0;
-  const std::uint32_t wg = static_cast<std::uint32_t>(work_group());
-  const std::uint32_t blocks = (n + wg - 1) / wg;
-  cl::Buffer& sums = scratch("scan.sums." + std::to_string(level), std::uint64_t{blocks} * 4);
-  cl::Kernel& k = kernel("scan_blocks");
-  set_args("scan arguments", k, in, n, out, sums);
-  launch(tr, "scan", k, n);
-  std::uint32_t total = 0;
-  if (blocks == 1) {
-    cl::Event e;
-    checked("reading the total", [&] { return p_.queue().enqueueReadBuffer(sums, CL_TRUE, 0, 4, &total, nullptr, &e); });
-    tr.events.emplace_back("scan", e);
-    return total;
-  }
-  cl::Buffer& offs = scratch("scan.offsets." + std::to_string(level), std::uint64_t{blocks} * 4);
-  total = scan(tr, sums, offs, blocks, level + 1);
-  cl::Kernel& add = kernel("scan_add");
-  set_args("scan_add arguments", add, out, n, offs);
-  launch(tr, "scan", add, n);
-  return total;
+  if (!scan_) scan_ = std::make_unique<hdb::opencl::DeviceScan>(p_);
+  std::vector<cl::Event> evs;
+  checked("scanning", [&] { scan_->run(in, out, n, evs); });
+  for (cl::Event& e : evs) tr.events.emplace_back("scan", e);
+  return checked("reading the scan total", [&] { return scan_->total(); });
 }
 
 std::uint32_t ClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation& in_, const DeviceRelation* other,

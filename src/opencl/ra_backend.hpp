@@ -3,12 +3,14 @@
 // work-group prefix sums in local memory (kernels/ra.cl, kernels/scan.cl). Sub-kernel times from
 // profiling events are the phases (partition, scan, gather, compute, merge).
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "bench/ra.hpp"
 #include "runtime/cl_platform.hpp"
+#include "sort.hpp"
 
 namespace hdb::ra::opencl {
 
@@ -46,8 +48,9 @@ class ClRa : public RaBackend {
   cl::Kernel& kernel(const std::string& name);
   cl::Buffer& scratch(const std::string& name, std::uint64_t bytes);
   void launch(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items);
-  // Exclusive scan of n uints; returns the total (read back: the counting pass that sizes outputs).
-  std::uint32_t scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, int level = 0);
+  // Exclusive scan of n uints (sort.hpp's DeviceScan); returns the total (read back: the counting
+  // pass that sizes outputs).
+  std::uint32_t scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::uint32_t n);
   // Partition + scan of the compaction pipeline; returns the kept count. Then gather_into().
   std::uint32_t compact(Trace& tr, std::uint32_t mode, const DeviceRelation& in, const DeviceRelation* other,
                         const Predicate& pred, bool emit_index);
@@ -67,6 +70,7 @@ class ClRa : public RaBackend {
   cl::Program* program_ = nullptr;
   std::map<std::string, cl::Kernel> kernels_;
   std::map<std::string, std::pair<cl::Buffer, std::uint64_t>> scratch_;
+  std::unique_ptr<hdb::opencl::DeviceScan> scan_;
 };
 
 }  // namespace hdb::ra::opencl
