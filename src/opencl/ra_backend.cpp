@@ -84,6 +84,7 @@ std::uint32_t u32(std::int64_t x) { return static_cast<std::uint32_t>(x); }
 
 std::vector<std::string> ClRa::variants(Op op) const {
   if (op == Op::Select || op == Op::Unique) return {"paper", "tuned"};
+  if (op == Op::Sort) return {"radix"};
   return {"paper"};
 }
 
@@ -408,6 +409,31 @@ Breakdown ClRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithO
   set_args("arith arguments", k, a.buf, b.buf, n, u32(a.width()),
       u32(op == ArithOp::Add ? 0 : op == ArithOp::Subtract ? 1 : 2), out.buf);
   launch(tr, "compute", k, n);
+  return finish(tr);
+}
+
+// The keys (project's kernel with the one column 0), a stable LSD radix sort of them with their row
+// numbers (sort.hpp), then one gather of whole tuples in that order.
+Breakdown ClRa::sort(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
+  if (variant != "radix") throw std::invalid_argument("opencl backend does not offer sort variant '" + variant + "'");
+  const ClRelation& in = as_cl(in_);
+  const std::uint32_t n = rows32(in.rows());
+  const std::uint32_t w = static_cast<std::uint32_t>(in.width());
+  ClRelation& o = ensure(p_, out, n, in.values());
+  Trace tr;
+  if (n == 0) return finish(tr);
+  cl::Buffer& keys = scratch("sort.keys", std::uint64_t{n} * 4);
+  cl::Buffer& rows = scratch("sort.rows", std::uint64_t{n} * 4);
+  cl::Kernel& key = kernel("project");
+  set_args("sort key arguments", key, in.buf, n, w, 1u, 0u, keys);
+  launch(tr, "keys", key, n);
+  if (!sort_) sort_ = std::make_unique<hdb::opencl::RadixSort>(p_, hdb::opencl::SortKey::U32);
+  std::vector<cl::Event> evs;
+  checked("sorting keys", [&] { sort_->sort(keys, nullptr, keys, rows, n, evs); });
+  for (cl::Event& e : evs) tr.events.emplace_back("sort", e);
+  cl::Kernel& gather = kernel("gather_rows");
+  set_args("gather_rows arguments", gather, in.buf, n, w, rows, o.buf);
+  launch(tr, "gather", gather, n);
   return finish(tr);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // OpenCL relational-algebra backend: the paper's partition / compute / gather kernels with
-// work-group prefix sums in local memory (kernels/ra.cl, kernels/scan.cl). Sub-kernel times from
+// work-group prefix sums in local memory (kernels/ra.cl, kernels/scan.cl); sort is sort.hpp's radix
+// sort of the keys and a gather of the tuples. Sub-kernel times from
 // profiling events are the phases (partition, scan, gather, compute, merge).
 #include <map>
 #include <memory>
@@ -35,6 +36,7 @@ class ClRa : public RaBackend {
   Breakdown product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) override;
   Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
                   DeviceRel& out) override;
+  Breakdown sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
 
   // Work-group size the kernels are built for (the paper's 256 where the device allows it).
   std::size_t work_group() ;
@@ -71,6 +73,7 @@ class ClRa : public RaBackend {
   std::map<std::string, cl::Kernel> kernels_;
   std::map<std::string, std::pair<cl::Buffer, std::uint64_t>> scratch_;
   std::unique_ptr<hdb::opencl::DeviceScan> scan_;
+  std::unique_ptr<hdb::opencl::RadixSort> sort_;
 };
 
 }  // namespace hdb::ra::opencl

@@ -286,3 +286,11 @@ __kernel void arith(__global const uint* a, __global const uint* b, uint n, uint
     out[base + k] = op == 0 ? x + y : op == 1 ? x - y : x * y;
   }
 }
+
+// Sort's gather: output row i is input row rows[i] (the radix sort's stable order of the keys).
+__kernel void gather_rows(__global const uint* in, uint n, uint w, __global const uint* rows, __global uint* out) {
+  const uint gid = get_global_id(0);
+  if (gid >= n) return;
+  __global const uint* src = in + (ulong)rows[gid] * w;
+  for (uint c = 0; c < w; ++c) out[(ulong)gid * w + c] = src[c];
+}
