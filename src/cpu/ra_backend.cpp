@@ -146,6 +146,24 @@ inline void store_words(std::uint32_t* dst, const std::uint32_t* src, std::uint6
   std::memcpy(dst, src, n * 4);
 }
 
+// Writes the tuple x (xw words) followed by y (yw words) at dst. Two 2-word halves (the default
+// 16-byte product tuple) go out as one 16-byte store when streaming; dst is then 16-byte aligned
+// (the caller streams only into a 16-byte aligned output, and every tuple is 16 bytes).
+template <bool Stream, int XW, int YW>
+inline void store_pair(std::uint32_t* dst, const std::uint32_t* x, std::uint64_t xw, const std::uint32_t* y,
+                       std::uint64_t yw) {
+#if defined(__SSE2__)
+  if constexpr (Stream && XW == 2 && YW == 2) {
+    const __m128i lo = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x));
+    const __m128i hi = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(y));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst), _mm_unpacklo_epi64(lo, hi));
+    return;
+  }
+#endif
+  store_words<Stream>(dst, x, xw);
+  store_words<Stream>(dst + xw, y, yw);
+}
+
 inline void store_fence() {
 #if defined(__SSE2__)
   _mm_sfence();
@@ -470,16 +488,16 @@ Breakdown CpuRa::product(const DeviceRelation& a_, const DeviceRelation& b_, con
         for_chunks(chunks, chunks, [&](int c) {
           std::uint32_t* tp = out.data() + chunk_begin(a.rows(), chunks, c) * nb * ow;
           for (std::uint64_t i = chunk_begin(a.rows(), chunks, c), e = chunk_begin(a.rows(), chunks, c + 1); i < e; ++i)
-            for (std::uint64_t j = 0; j < nb; ++j, tp += ow) {
-              store_words<decltype(stream)::value>(tp, a.data() + i * aw, aw);
-              store_words<decltype(stream)::value>(tp + aw, b.data() + j * bw, bw);
-            }
+            for (std::uint64_t j = 0; j < nb; ++j, tp += ow)
+              store_pair<decltype(stream)::value, decltype(AW)::value, decltype(BW)::value>(
+                  tp, a.data() + i * aw, aw, b.data() + j * bw, bw);
           if constexpr (decltype(stream)::value) store_fence();
         });
       };
       // The output is many times the input: beyond the cache, stores that bypass it save reading
       // every output line before writing it.
-      if (out.bytes() >= kStreamBytes) fill(std::true_type{});
+      const bool aligned = reinterpret_cast<std::uintptr_t>(out.data()) % 16 == 0;
+      if (out.bytes() >= kStreamBytes && aligned) fill(std::true_type{});
       else fill(std::false_type{});
     });
   });
