@@ -11,6 +11,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "harness/errors.hpp"
 #include "ra_merge.hpp"
 #include "reference/ra.hpp"
 #include "runtime/chunks.hpp"
@@ -530,6 +531,13 @@ Breakdown CpuRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, Arith
     else apply(W, [](std::uint32_t p, std::uint32_t q) { return p * q; });
   });
   return Breakdown::compute_only(t.seconds());
+}
+
+Breakdown CpuRa::sort(const DeviceRelation& in_, const std::string& variant, DeviceRel& out_handle) {
+  const CpuRelation& in = as_cpu(in_);
+  if (in.rows() > 0xffffffffu) throw SkipCase("sort holds row numbers in 32 bits: 2^32 tuples or more");
+  CpuRelation& out = ensure(out_handle, in.rows(), in.values());
+  return stable_sort_by_key(in.data(), in.rows(), in.width(), out.data(), threads_for(variant), sort_scratch_);
 }
 
 }  // namespace hdb::ra::cpu

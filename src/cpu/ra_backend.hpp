@@ -1,8 +1,9 @@
 #pragma once
-// CPU relational-algebra backend: `serial` (one core, single-pass STL-style loops: the papers'
-// baseline) and `parallel` (all cores, OpenMP where available: count / scan / write passes over
-// chunks, partitioned joins and set operations split at key boundaries).
+// CPU relational-algebra backend: `serial` (one core, single-pass loops: the papers' baseline) and
+// `parallel` (all cores, OpenMP where available: count / scan / write passes over chunks; joins and
+// set operations split by merge path over both inputs, ra_merge.hpp; sort, ra_sort.hpp).
 #include "bench/ra.hpp"
+#include "ra_sort.hpp"
 #include "runtime/cpu_platform.hpp"
 
 namespace hdb::ra::cpu {
@@ -29,11 +30,13 @@ class CpuRa : public RaBackend {
   Breakdown product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) override;
   Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
                   DeviceRel& out) override;
+  Breakdown sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
 
  private:
   int threads_for(const std::string& variant) const;
   const hdb::cpu::CpuPlatform* platform_ = nullptr;
   int threads_ = 1;
+  SortScratch sort_scratch_;
 };
 
 }  // namespace hdb::ra::cpu

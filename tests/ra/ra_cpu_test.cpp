@@ -152,6 +152,26 @@ TEST(RaCpu, MoreThreadsThanRows) {
                ref::reduce_by_key(a, ReduceOp::Sum), false, "reduce_by_key");
 }
 
+// Sort with several chunks per digit pass: equal keys spread over every chunk must keep their input
+// order (the value numbers the rows), whatever the thread count; 0xffffffff and 0 among the keys.
+TEST(RaCpu, ParallelSortIsStableAcrossChunks) {
+  const std::uint64_t n = 200003;
+  Relation r(n, 1);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t h = i * 2654435761u % 1009;
+    r.tuple(i)[0] = h < 5 ? 0xffffffffu : static_cast<std::uint32_t>(h % 7) << (h % 3 * 12);
+    r.tuple(i)[1] = static_cast<std::uint32_t>(i);
+  }
+  const Relation want = ref::sort(r);
+  for (int threads : {1, 2, 3, 7}) {
+    SCOPED_TRACE(threads);
+    cpu::CpuRa b(threads);
+    DeviceRel d;
+    b.upload(r, d);
+    expect_equal(run(b, [&](DeviceRel& o) { b.sort(*d, "parallel", o); }), want, false, "sort");
+  }
+}
+
 TEST(RaCpu, UnknownVariantIsRejected) {
   cpu::CpuRa b(1);
   DeviceRel d, o;
