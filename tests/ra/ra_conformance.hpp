@@ -22,8 +22,7 @@ std::vector<Input> edge_inputs(int values);
 
 // Runs every operator that offers `variant` on every input (and pairs of inputs) and compares with the
 // reference; reports each difference as a gtest failure naming the operator and the inputs. An
-// operator the backend does not offer in `variant` (offered_variants(): e.g. sort on a backend
-// that keeps the base class's default) is skipped, not failed.
+// operator the backend does not offer in `variant` (not in its variants()) is skipped, not failed.
 void check_backend(RaBackend& backend, const std::string& variant);
 
 // Output handles are reused across calls with larger and smaller results (the warm-up contract).

@@ -74,30 +74,8 @@ std::vector<Op> all_ops() {
 
 Relation RaBackend::host_relation(std::uint64_t rows, int values, Transfer) { return Relation(rows, values); }
 
-Breakdown RaBackend::sort(const DeviceRelation&, const std::string&, DeviceRel&) {
-  throw NotOffered("sort not offered by this backend");
-}
-
-std::vector<std::string> offered_variants(RaBackend& backend, Op op) {
-  std::vector<std::string> listed = backend.variants(op);
-  if (op != Op::Sort || listed.empty()) return listed;
-  // Backends written before sort existed list their variants for every operator; the base
-  // class's sort() tells them apart. An empty relation makes the probe free of real work.
-  std::vector<std::string> out;
-  DeviceRel in, sorted;
-  backend.upload(Relation(0, 1), in);
-  for (const std::string& v : listed) {
-    try {
-      backend.sort(*in, v, sorted);
-      out.push_back(v);
-    } catch (const NotOffered&) {
-    }
-  }
-  return out;
-}
-
-bool offers(RaBackend& backend, Op op, const std::string& variant) {
-  const std::vector<std::string> vs = offered_variants(backend, op);
+bool offers(const RaBackend& backend, Op op, const std::string& variant) {
+  const std::vector<std::string> vs = backend.variants(op);
   return std::find(vs.begin(), vs.end(), variant) != vs.end();
 }
 
@@ -180,7 +158,7 @@ class RaRunner {
 
   void run() {
     for (Op op : all_ops())
-      for (const std::string& variant : offered_variants(b_, op))
+      for (const std::string& variant : b_.variants(op))
         for (Transfer t : s_.transfers())
           for (std::uint64_t size : s_.sizes()) run_op(op, variant, t, size);
   }

@@ -90,11 +90,6 @@ struct Aggregate {
 enum class Op { Project, Select, Unique, Reduce, ReduceByKey, Join, SetUnion, SetIntersection, SetDifference,
                 Product, Add, Subtract, Multiply, Sort };
 
-// What the base class's sort() throws: the backend does not implement the operator.
-struct NotOffered : std::logic_error {
-  using std::logic_error::logic_error;
-};
-
 class RaBackend {
  public:
   virtual ~RaBackend() = default;
@@ -133,17 +128,11 @@ class RaBackend {
                             DeviceRel& out) = 0;
   virtual Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
                           DeviceRel& out) = 0;
-  // Added after the first backends: the default throws NotOffered ("sort not offered"). A backend
-  // that does not override it must not list variants for Op::Sort (offered_variants() also drops
-  // variants that throw NotOffered, for backends that list the same variants for every operator).
-  virtual Breakdown sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out);
+  virtual Breakdown sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) = 0;
 };
 
-// The variants of `op` that `backend` really offers: variants(op), minus those whose operator
-// throws NotOffered (checked for sort alone, by sorting an empty relation, untimed). The benchmark,
-// the tpch composition and the conformance tests ask this rather than variants().
-std::vector<std::string> offered_variants(RaBackend& backend, Op op);
-bool offers(RaBackend& backend, Op op, const std::string& variant);
+// Whether variants(op) lists `variant`.
+bool offers(const RaBackend& backend, Op op, const std::string& variant);
 
 // Test names used in results and --only filters, e.g. "select", "join", "set_union", "add".
 const char* test_name(Op op);

@@ -37,12 +37,10 @@ class RaRun : public TpchRun {
     steps_.resize(plan_.steps.size());
     rekeyed_.resize(2 * plan_.steps.size());
     sorted_.resize(2 * plan_.steps.size());
-    sort_host_.resize(2 * plan_.steps.size());
-    // The backend's own sort when it has one (the variant of the same name, else its first);
-    // otherwise the host sort below.
-    const std::vector<std::string> sorts = ra::offered_variants(b_, ra::Op::Sort);
-    if (std::find(sorts.begin(), sorts.end(), variant_) != sorts.end()) sort_variant_ = variant_;
-    else if (!sorts.empty()) sort_variant_ = sorts.front();
+    // The backend's sort of the same variant name, else its first.
+    const std::vector<std::string> sorts = b_.variants(ra::Op::Sort);
+    if (sorts.empty()) throw SkipCase("the backend offers no sort for the re-keyed joins");
+    sort_variant_ = ra::offers(b_, ra::Op::Sort, variant_) ? variant_ : sorts.front();
   }
 
   Breakdown pass() override {
@@ -122,8 +120,7 @@ class RaRun : public TpchRun {
   }
 
   // The relation with plan column `col` as its key, sorted by it: as it is, or re-keyed by
-  // project() and sorted, on the device by the backend's sort(), or on the host where the
-  // backend offers no sort.
+  // project() and sorted by the backend's sort(), on the device.
   Placed keyed(Breakdown& b, std::size_t k, const Placed& in, int col, const std::string& name) {  // k: buffer slot
     const int a = in.attr[static_cast<std::size_t>(col)];
     if (a == 0 && in.sorted) return in;
@@ -139,57 +136,21 @@ class RaRun : public TpchRun {
       out.dev = rekeyed_[k];
     }
     out.sorted = true;
-    if (!sort_variant_.empty()) {
-      add(b, name + ".sort", b_.sort(*out.dev, sort_variant_, sorted_[k]));
-      out.dev = sorted_[k];
-      return out;
-    }
-    ra::Relation& h = sort_host_[k];
-    if (h.capacity_rows() < out.dev->rows() || h.values() != out.dev->values())
-      h = b_.host_relation(out.dev->rows(), out.dev->values(), transfer_ == Transfer::None ? Transfer::Pageable : transfer_);
-    b.d2h += b_.download(*out.dev, h).d2h;
-    HostTimer t;
-    sort_by_key(h);
-    double sec = t.seconds();
-    b.kernel += sec;
-    b.add_phase(name + ".sort_host", sec);
-    b.h2d += b_.upload(h, sorted_[k]).h2d;
+    add(b, name + ".sort", b_.sort(*out.dev, sort_variant_, sorted_[k]));
     out.dev = sorted_[k];
     return out;
-  }
-
-  // LSD radix sort of (key, row) pairs, 3 passes of 11 bits, then one gather of the tuples: the
-  // stand-in for a backend without a sort primitive, kept linear so it does not swamp the join it
-  // feeds. Stable, like RaBackend::sort, so both give the same order.
-  static void sort_by_key(ra::Relation& h) {
-    const int w = h.width();
-    const std::uint64_t n = h.rows();
-    std::vector<std::uint64_t> a(n), b(n);
-    for (std::uint64_t i = 0; i < n; ++i) a[i] = (std::uint64_t{h.key(i)} << 32) | i;
-    for (int shift = 32; shift < 64; shift += 11) {
-      std::vector<std::uint64_t> count(2049, 0);
-      for (std::uint64_t x : a) ++count[((x >> shift) & 2047) + 1];
-      for (std::size_t d = 1; d < count.size(); ++d) count[d] += count[d - 1];
-      for (std::uint64_t x : a) b[count[(x >> shift) & 2047]++] = x;
-      a.swap(b);
-    }
-    std::vector<std::uint32_t> tmp(h.words());
-    for (std::uint64_t i = 0; i < n; ++i)
-      std::copy_n(h.tuple(a[i] & 0xffffffffu), w, tmp.data() + i * static_cast<std::uint64_t>(w));
-    std::copy(tmp.begin(), tmp.end(), h.data());
   }
 
   ra::RaBackend& b_;
   const Plan& plan_;
   std::string variant_;
-  std::string sort_variant_;  // empty: sort on the host
+  std::string sort_variant_;
   Transfer transfer_;
   std::vector<std::vector<ColumnInfo>> schemas_;
   std::vector<ra::Relation> hosts_;
   std::vector<bool> inputs_sorted_;
   // Device relations kept across passes, so that only the warm-up pass allocates.
   std::vector<ra::DeviceRel> dev_inputs_, steps_, rekeyed_, sorted_;
-  std::vector<ra::Relation> sort_host_;
   ra::Relation host_out_;
   std::vector<int> out_attr_;
 };
@@ -198,12 +159,8 @@ class RaRun : public TpchRun {
 
 std::vector<std::string> RaComposed::variants() const {
   std::vector<std::string> out;
-  auto has = [&](ra::Op op, const std::string& v) {
-    auto vs = b_.variants(op);
-    return std::find(vs.begin(), vs.end(), v) != vs.end();
-  };
   for (const std::string& v : b_.variants(ra::Op::Select))
-    if (has(ra::Op::Join, v) && has(ra::Op::Project, v)) out.push_back("ra-" + v);
+    if (ra::offers(b_, ra::Op::Join, v) && ra::offers(b_, ra::Op::Project, v)) out.push_back("ra-" + v);
   return out;
 }
 

@@ -7,9 +7,7 @@
 // generated in key order as the paper's) are sorted on the key of the first join, but the second
 // join of B and C is on another attribute (o_custkey, r2_value). There the left input is re-keyed
 // with project() and sorted with the backend's sort() on the device (phase "<step>.sort", no
-// transfers). A backend that offers no sort (offered_variants(Op::Sort) empty) falls back to a
-// host sort: download, LSD radix sort, upload, with the phase "<step>.sort_host" and its
-// transfers reported separately, the one step that is then not an RA primitive.
+// transfers): every step of the composition is an RA primitive.
 #include <memory>
 #include <string>
 #include <vector>
