@@ -46,6 +46,7 @@ struct CudaRa::State {
   std::map<std::string, DeviceBuffer<unsigned char>> scratch;
   hdb::cuda::HostBuffer<std::uint32_t> count_host{1, Transfer::Pinned};  // target of read_count
   std::map<const void*, int> resident_blocks;  // per kernel: blocks of kBlock threads one SM holds
+  std::uint32_t max_grid = 0;  // tests: at most this many blocks for the tuned grid-stride kernels (0: none)
   explicit State(hdb::cuda::CudaPlatform& p) : platform(p) {}
 
   // A grow-only device buffer of at least `count` T (allocated on first use only).

@@ -29,7 +29,9 @@ std::uint32_t stream_grid(CudaRa::State& s, Kernel kernel, std::uint64_t items) 
   }
   const std::uint64_t sms = s.platform.sm_count() > 0 ? static_cast<std::uint64_t>(s.platform.sm_count()) : 132;
   const std::uint64_t want = (items + kBlock - 1) / kBlock;
-  return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, std::min(want, sms * static_cast<std::uint64_t>(per_sm))));
+  std::uint64_t most = sms * static_cast<std::uint64_t>(per_sm);
+  if (s.max_grid) most = std::min<std::uint64_t>(most, s.max_grid);
+  return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, std::min(want, most)));
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
