@@ -1,9 +1,11 @@
 #pragma once
 // CPU relational-algebra backend: `serial` (one core, single-pass loops: the papers' baseline) and
 // `parallel` (all cores, OpenMP where available: count / scan / write passes over chunks; joins and
-// set operations split by merge path over both inputs, ra_merge.hpp; sort, ra_sort.hpp).
+// set operations split by merge path over both inputs, ra_merge.hpp; sort, workloads/tuple_sort.hpp).
+#include <cstdint>
+#include <vector>
+
 #include "bench/ra.hpp"
-#include "ra_sort.hpp"
 #include "runtime/cpu_platform.hpp"
 
 namespace hdb::ra::cpu {
@@ -36,7 +38,7 @@ class CpuRa : public RaBackend {
   int threads_for(const std::string& variant) const;
   const hdb::cpu::CpuPlatform* platform_ = nullptr;
   int threads_ = 1;
-  SortScratch sort_scratch_;
+  std::vector<std::uint32_t> sort_scratch_;  // grows in a case's first pass only
 };
 
 }  // namespace hdb::ra::cpu

@@ -9,6 +9,7 @@
 
 #include "bench/dist_partition.hpp"
 #include "workloads/random.hpp"
+#include "workloads/tuple_sort.hpp"
 
 namespace hdb::dist {
 namespace {
@@ -89,7 +90,7 @@ TEST(DistPartition, SortIsStableByKey) {
         for (int threads : {1, 3}) {
           auto in = tuples(n, width, key_of);
           std::vector<std::uint32_t> out(in.size()), scratch(in.size());
-          sort_by_key(in.data(), n, width, out.data(), scratch.data(), threads);
+          ra::stable_sort_by_key(in.data(), n, width, out.data(), scratch.data(), threads);
           EXPECT_EQ(out, stable_by(in, width, [](std::uint32_t k) { return k; }))
               << "width " << width << " n " << n << " threads " << threads;
         }
@@ -98,7 +99,7 @@ TEST(DistPartition, SortIsStableByKey) {
 TEST(DistPartition, BadWidthIsRejected) {
   std::vector<std::uint32_t> a(9), b(9), c(9);
   EXPECT_THROW(partition_by_owner(a.data(), 1, 9, 2, b.data(), 1), std::invalid_argument);
-  EXPECT_THROW(sort_by_key(a.data(), 1, 0, b.data(), c.data(), 1), std::invalid_argument);
+  EXPECT_THROW(ra::stable_sort_by_key(a.data(), 1, 0, b.data(), c.data(), 1), std::invalid_argument);
   EXPECT_THROW(partition_by_owner(a.data(), 1, 1, 0, b.data(), 1), std::invalid_argument);
 }
 

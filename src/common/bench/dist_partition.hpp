@@ -1,7 +1,7 @@
 #pragma once
 // The host-side steps of the distributed (TP) relational operators: which rank owns a key, each
-// rank's share of a global input, the stable hash partition before the exchange and the stable
-// local sort by key after it. Tuples are `width` consecutive 32-bit words, key first
+// rank's share of a global input, the stable hash partition before the exchange (the stable local
+// sort by key after it is workloads/tuple_sort.hpp's). Tuples are `width` consecutive 32-bit words, key first
 // (workloads/relations.hpp). Both steps are stable so that the distributed result equals the
 // serial reference exactly (unique keeps the first tuple of each key in global input order).
 #include <cstdint>
@@ -37,12 +37,6 @@ RowRange share_of(std::uint64_t n, int rank, int ranks);
 // order. Returns the number of tuples per rank. in and out must not overlap.
 std::vector<std::uint64_t> partition_by_owner(const std::uint32_t* in, std::uint64_t rows, int width, int ranks,
                                               std::uint32_t* out, int threads);
-
-// Stable sort by key (LSD radix over the 32-bit key, digits where all keys agree are skipped):
-// out = in ordered by key, equal keys in input order. scratch holds rows tuples; in, out and
-// scratch must not overlap.
-void sort_by_key(const std::uint32_t* in, std::uint64_t rows, int width, std::uint32_t* out, std::uint32_t* scratch,
-                 int threads);
 
 // How a global relation is generated: row i depends only on (seed, i), so every rank can generate
 // its own rows and the global relation is the same for any number of ranks. Keys follow `keys`

@@ -12,6 +12,7 @@
 #include "bench/dist_partition.hpp"
 #include "harness/errors.hpp"
 #include "reference/ra.hpp"
+#include "workloads/tuple_sort.hpp"
 
 namespace hdb::dist {
 
@@ -57,7 +58,7 @@ struct DistRaCase {
   void sort(Side& s) {
     const std::uint64_t rows = s.recv_rows();
     s.sorted.set_rows(rows);
-    sort_by_key(s.recv.data(), rows, s.local.width(), s.sorted.data(), s.scratch.data(), threads);
+    ra::stable_sort_by_key(s.recv.data(), rows, s.local.width(), s.sorted.data(), s.scratch.data(), threads);
   }
 
   Breakdown local_pass() {
