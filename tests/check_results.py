@@ -1,89 +1,285 @@
 #!/usr/bin/env python3
-"""Checks a results JSON written by an hdb-* executable against the hetdb-bench/1 schema
-(docs/results-schema.md). Exit 0 when valid and no case failed; 1 otherwise."""
+"""Checks results JSON written by the hdb-* executables: validated against the JSON Schema
+docs/results-schema.json (the contract of "hetdb-bench/2") with the jsonschema library, then the
+checks a schema cannot express (docs/results-schema.md).
+
+usage: check_results.py FILE [MIN_OK] [--ranks N]
+       check_results.py --all DIR [--min-ok N]
+
+FILE: one document; a missing FILE prints "no results file" and exits 0 (the executable skipped).
+MIN_OK (default 1): at least this many ok, verified results. --ranks N: an EP-mode document merged
+from N ranks. --all DIR: every results document under DIR (any depth): every *.json, *.json.rank<N>
+and *.json.interrupted-<N> in a folder named raw/ must be one, elsewhere a JSON file is checked when
+it carries a "schema" key (a driver's run.json does not); every *.csv / *.csv.rank<N> in a raw/
+folder and every summary.csv beside one must have the header of docs/results-schema.json
+("x-csv-columns"). --all fails when it finds no results document. Exit 0 when everything is valid
+and no case failed; 1 otherwise.
+"""
+import argparse
 import json
+from collections import Counter
 import os
+import re
 import sys
 
-REQUIRED_TOP = ["schema", "benchmark", "backend", "context", "ceiling", "results", "summary"]
-REQUIRED_RESULT = ["id", "test", "variant", "params", "size_bytes", "size_label", "transfer", "status",
-                   "reason", "verification", "elements", "bytes", "trials", "extra"]
-CONTEXT_KEYS = ["host", "cpu", "logical_cores", "memory_bytes", "os", "compiler", "git_commit",
-                "command_line", "time_utc", "device"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+SCHEMA_PATH = os.path.join(REPO, "docs", "results-schema.json")
+SCHEMA_NAME = "hetdb-bench/2"
+MAX_SCHEMA_ERRORS = 20
+RESULT_FILE = re.compile(r"\.json(\.rank\d+|\.interrupted-\d+)?$")
+CSV_FILE = re.compile(r"\.csv(\.rank\d+)?$")
+REEXEC = "HDB_CHECK_RESULTS_REEXEC"
+
+sys.path.insert(0, HERE)
+import check_csv_header  # noqa: E402  (the CSV header check, beside this file)
+
+try:
+    import jsonschema
+except ImportError:  # the interpreter CMake found may lack it; scripts/hdb/python picks one that has it
+    jsonschema = None
 
 
-def fail(msg):
-    print(f"check_results: {msg}")
-    sys.exit(1)
+def _reexec_with_jsonschema():
+    if os.environ.get(REEXEC):
+        return
+    launcher = os.path.join(REPO, "scripts", "hdb", "python")
+    if os.path.isfile(launcher):
+        env = dict(os.environ, **{REEXEC: "1"})
+        os.execvpe("sh", ["sh", launcher, os.path.abspath(__file__)] + sys.argv[1:], env)
 
 
-def check_mpi(doc, ranks):
-    mpi = doc.get("mpi")
-    if not mpi or mpi.get("size") != ranks or len(mpi.get("ranks", [])) != ranks:
-        fail(f"expected an MPI block with {ranks} ranks, got {mpi and mpi.get('size')}")
-    for r in doc["results"]:
-        if r["status"] == "ok":
-            a = r.get("across_ranks")
-            if not a or a["n"] != ranks or not (a["min"] <= a["mean"] <= a["max"]):
-                fail(f"result {r['id']} lacks statistics across {ranks} ranks")
-    for entry in mpi["ranks"]:
-        if entry["exit_code"] != 0 or not entry.get("results"):
-            fail(f"rank {entry['rank']} exited {entry['exit_code']} or has no results")
+def load_schema():
+    with open(SCHEMA_PATH) as f:
+        return json.load(f)
 
 
-def main(path, min_ok=1, ranks=0):
-    if not os.path.exists(path):
-        print(f"check_results: no results file {path} (executable skipped)")
-        return 0
-    with open(path) as f:
-        doc = json.load(f)
-    for k in REQUIRED_TOP:
-        if k not in doc:
-            fail(f"missing top-level key '{k}'")
-    if doc["schema"] != "hetdb-bench/1":
-        fail(f"schema is {doc['schema']!r}")
-    for k in CONTEXT_KEYS:
-        if k not in doc["context"]:
-            fail(f"context lacks '{k}'")
-    n_ok = 0
-    for r in doc["results"]:
-        for k in REQUIRED_RESULT:
-            if k not in r:
-                fail(f"result {r.get('id')} lacks '{k}'")
+_validator = None
+
+
+def validator():
+    global _validator
+    if _validator is None:
+        schema = load_schema()
+        jsonschema.Draft202012Validator.check_schema(schema)
+        _validator = jsonschema.Draft202012Validator(schema)
+    return _validator
+
+
+def _where(error):
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    return path or "(document)"
+
+
+def schema_errors(doc):
+    """What the JSON Schema rejects, as 'path: message' lines (at most MAX_SCHEMA_ERRORS)."""
+    errors = sorted(validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
+    out = []
+    for e in errors[:MAX_SCHEMA_ERRORS]:
+        msg = e.message if len(e.message) < 300 else e.message[:300] + "..."
+        out.append(f"{_where(e)}: {msg}")
+    if len(errors) > MAX_SCHEMA_ERRORS:
+        out.append(f"... and {len(errors) - MAX_SCHEMA_ERRORS} more schema errors")
+    return out
+
+
+def _counts(results):
+    return {k: sum(1 for r in results if r["status"] == k) for k in ("ok", "skipped", "failed")}
+
+
+def result_problems(r, where):
+    """Checks of one result that the schema cannot express."""
+    out = []
+    name = f"{where}{r['id']}"
+    declared = [p["name"] for p in r["phases"]]
+    if len(set(declared)) != len(declared):
+        out.append(f"{name}: a phase is declared twice in phases: {declared}")
+    used = set()
+    for t in r["trials"]:
+        used |= set(t["phases_s"])
+    undeclared = sorted(used - set(declared))
+    if undeclared:
+        out.append(f"{name}: trials time phases not declared in phases[]: {', '.join(undeclared)}")
+    unused = sorted(set(declared) - used)
+    if unused:
+        out.append(f"{name}: phases declared but in no trial: {', '.join(unused)}")
+    if "stats" in r:
+        st = r["stats"]
+        if sorted(st["phases_s"]) != sorted(set(declared)):
+            out.append(f"{name}: stats.phases_s {sorted(st['phases_s'])} is not the declared phases {declared}")
+        for which in ("kernel_s", "total_s", "h2d_s", "d2h_s"):
+            s = st[which]
+            if s["n"] != len(r["trials"]):
+                out.append(f"{name}: stats.{which}.n is {s['n']} for {len(r['trials'])} trials")
+            if not (s["min"] <= s["median"] <= s["max"] and s["min"] <= s["mean"] <= s["max"]):
+                out.append(f"{name}: stats.{which} is inconsistent (min <= median, mean <= max)")
+    if r["status"] == "ok":
+        if r["transfer"] == "none" and (r["bytes"]["transfer"] or any(t["h2d_s"] or t["d2h_s"] for t in r["trials"])):
+            out.append(f"{name}: transfer is 'none' but bytes cross the bus (bytes.transfer, h2d_s or d2h_s)")
+        if any(t["kernel_s"] + t["h2d_s"] + t["d2h_s"] <= 0 for t in r["trials"]):
+            out.append(f"{name}: a trial measured no time (kernel_s + h2d_s + d2h_s is 0)")
+        tp = r["throughput"]
+        if tp["kernel_gbps"] <= 0 and tp["transfer_gbps"] <= 0:
+            out.append(f"{name}: no throughput (kernel_gbps and transfer_gbps are 0)")
+    return out
+
+
+def semantic_problems(doc, ranks=0):
+    """The checks of a whole document that the schema cannot express."""
+    out = []
+    results = doc["results"]
+    dup = sorted(i for i, n in Counter(r["id"] for r in results).items() if n > 1)
+    if dup:
+        out.append(f"ids not unique: {', '.join(dup[:10])}")
+    for r in results:
+        out += result_problems(r, "")
         if r["status"] == "failed":
-            fail(f"result {r['id']} failed: {r['reason']}")
-        if r["status"] == "ok":
-            n_ok += 1
-            if not r["verification"]["verified"]:
-                fail(f"result {r['id']} is ok but not verified")
-            if not r["trials"]:
-                fail(f"result {r['id']} has no trials")
-            for t in r["trials"]:
-                if t["kernel_s"] <= 0 or t["total_s"] < 0:
-                    fail(f"result {r['id']} has a non-positive kernel time")
-            st = r["stats"]["kernel_s"]
-            if not (st["min"] <= st["median"] <= st["max"]):
-                fail(f"result {r['id']} has inconsistent statistics")
-            if r["throughput"]["kernel_gbps"] <= 0:
-                fail(f"result {r['id']} has no throughput")
-        elif r["status"] == "skipped" and not r["reason"]:
-            fail(f"result {r['id']} skipped without a reason")
-    s = doc["summary"]
-    if s["ok"] != n_ok or s["failed"] != 0:
-        fail(f"summary {s} does not match the results")
-    if n_ok < min_ok:
-        fail(f"only {n_ok} verified results, expected at least {min_ok}")
+            out.append(f"result {r['id']} failed: {r['reason']}")
+    counts, s = _counts(results), doc["summary"]
+    mpi = doc.get("mpi")
+    if mpi:
+        # The merged summary also counts cases that failed on any rank and ranks that died.
+        if s["ok"] != counts["ok"] or s["skipped"] != counts["skipped"] or s["failed"] < counts["failed"]:
+            out.append(f"summary {s} does not match the status counts of results {counts}")
+        if mpi["size"] != len(mpi["ranks"]):
+            out.append(f"mpi.size is {mpi['size']} but mpi.ranks has {len(mpi['ranks'])} entries")
+        for e in mpi["ranks"]:
+            rr = e.get("results", [])
+            if len({r["id"] for r in rr}) != len(rr):
+                out.append(f"rank {e['rank']}: ids not unique")
+            for r in rr:
+                out += result_problems(r, f"rank {e['rank']}: ")
+            if "summary" in e and "results" in e and e["summary"] != _counts(rr):
+                out.append(f"rank {e['rank']}: summary {e['summary']} does not match its results {_counts(rr)}")
+    elif s != counts:
+        out.append(f"summary {s} does not match the status counts of results {counts}")
+    if s["failed"]:
+        out.append(f"summary counts {s['failed']} failed cases")
     if ranks:
-        check_mpi(doc, ranks)
+        if not mpi or mpi["size"] != ranks or len(mpi["ranks"]) != ranks:
+            out.append(f"expected an MPI block with {ranks} ranks, got {mpi and mpi.get('size')}")
+        else:
+            for r in results:
+                if r["status"] == "ok":
+                    a = r.get("across_ranks")
+                    if not a or a["n"] != ranks or not (a["min"] <= a["mean"] <= a["max"]):
+                        out.append(f"result {r['id']} lacks statistics across {ranks} ranks")
+            for e in mpi["ranks"]:
+                if e["exit_code"] != 0 or not e.get("results"):
+                    out.append(f"rank {e['rank']} exited {e['exit_code']} or has no results")
+    return out
+
+
+def check_doc(doc, min_ok=1, ranks=0):
+    """-> (problems, number of ok verified results). Schema errors first; the semantic checks run
+    only on a document the schema accepts (they rely on its shape)."""
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA_NAME:
+        got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        return [f"schema is {got!r}, expected {SCHEMA_NAME!r}"], 0
+    errors = schema_errors(doc)
+    if errors:
+        return ["does not match docs/results-schema.json:"] + ["  " + e for e in errors], 0
+    problems = semantic_problems(doc, ranks)
+    n_ok = sum(1 for r in doc["results"] if r["status"] == "ok" and r["verification"]["verified"])
+    if n_ok < min_ok:
+        problems.append(f"only {n_ok} ok and verified results, expected at least {min_ok}")
+    return problems, n_ok
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f), None
+    except (OSError, ValueError) as e:
+        return None, f"cannot read JSON: {e}"
+
+
+def check_file(path, min_ok=1, ranks=0):
+    doc, err = load(path)
+    if err:
+        return [err], 0
+    return check_doc(doc, min_ok, ranks)
+
+
+def _report(path, problems, n_ok, ranks=0):
+    if problems:
+        for p in problems:
+            print(f"check_results: {path}: {p}")
+        return False
     print(f"check_results: {path}: {n_ok} verified results, schema ok" + (f", {ranks} ranks" if ranks else ""))
-    return 0
+    return True
+
+
+def find_files(root):
+    """(result documents that must be valid, JSON files to check when they carry 'schema', CSV files)."""
+    must, maybe, csvs = [], [], []
+    for dirpath, dirnames, files in os.walk(root):
+        dirnames.sort()
+        in_raw = os.path.basename(dirpath) == "raw"
+        for name in sorted(files):
+            p = os.path.join(dirpath, name)
+            if RESULT_FILE.search(name):
+                (must if in_raw else maybe).append(p)
+            elif in_raw and CSV_FILE.search(name):
+                csvs.append(p)
+            elif name == "summary.csv" and os.path.isdir(os.path.join(dirpath, "raw")):
+                csvs.append(p)
+    return must, maybe, csvs
+
+
+def check_all(root, min_ok=0):
+    if not os.path.isdir(root):
+        print(f"check_results: --all {root}: no such directory")
+        return 1
+    must, maybe, csvs = find_files(root)
+    ok, checked = True, 0
+    for p in must + maybe:
+        doc, err = load(p)
+        if p in maybe and (err or not isinstance(doc, dict) or "schema" not in doc):
+            continue  # not a results document (run.json, a configuration)
+        checked += 1
+        problems, n_ok = ([err], 0) if err else check_doc(doc, min_ok)
+        ok &= _report(p, problems, n_ok)
+    expected = check_csv_header.columns(SCHEMA_PATH)
+    for p in csvs:
+        problem = check_csv_header.header_problem(p, expected)
+        if problem:
+            print(f"check_results: {problem}")
+            ok = False
+    if not checked:
+        print(f"check_results: --all {root}: no results documents found")
+        return 1
+    print(f"check_results: --all {root}: {checked} documents and {len(csvs)} CSV headers checked, "
+          + ("all valid" if ok else "PROBLEMS above"))
+    return 0 if ok else 1
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("json", nargs="?", help="results document")
+    ap.add_argument("min_ok", nargs="?", type=int, default=None, help="ok and verified results expected (1)")
+    ap.add_argument("--ranks", type=int, default=0, help="expect an EP-mode document from this many ranks")
+    ap.add_argument("--all", metavar="DIR", help="check every results document and CSV header under DIR")
+    ap.add_argument("--min-ok", type=int, default=None, dest="min_ok_opt",
+                    help="with --all: ok and verified results each document must have (default 0)")
+    a = ap.parse_args(argv)
+    if bool(a.json) == bool(a.all):
+        ap.error("give one results FILE or --all DIR")
+    if jsonschema is None:
+        _reexec_with_jsonschema()
+        print("check_results: needs the Python library jsonschema (Debian: python3-jsonschema, which "
+              "scripts/setup installs); none of the interpreters scripts/hdb/python tries has it")
+        return 1
+    if a.all:
+        return check_all(a.all, a.min_ok_opt if a.min_ok_opt is not None else (a.min_ok or 0))
+    if not os.path.exists(a.json):
+        print(f"check_results: no results file {a.json} (executable skipped)")
+        return 0
+    min_ok = a.min_ok if a.min_ok is not None else (a.min_ok_opt if a.min_ok_opt is not None else 1)
+    problems, n_ok = check_file(a.json, min_ok, a.ranks)
+    return 0 if _report(a.json, problems, n_ok, a.ranks) else 1
 
 
 if __name__ == "__main__":
-    import argparse
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("json")
-    ap.add_argument("min_ok", nargs="?", type=int, default=1)
-    ap.add_argument("--ranks", type=int, default=0, help="expect an EP-mode document from this many ranks")
-    a = ap.parse_args()
-    sys.exit(main(a.json, a.min_ok, a.ranks))
+    sys.exit(main())

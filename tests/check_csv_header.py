@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Checks that a CSV written by an hdb-* executable (--csv FILE) or by the driver (summary.csv) has
+exactly the columns of the one CSV format: the list "x-csv-columns" in docs/results-schema.json.
+
+usage: check_csv_header.py CSV_FILE [CSV_FILE...]
+Exit 0 when every file's header equals the list, 1 otherwise (a missing file is a failure).
+Standard library only."""
+import csv
+import json
+import os
+import sys
+
+SCHEMA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "results-schema.json")
+
+
+def columns(schema_path=SCHEMA):
+    """The CSV column list, read from the JSON Schema (its top-level keyword x-csv-columns)."""
+    with open(schema_path) as f:
+        return list(json.load(f)["x-csv-columns"])
+
+
+def header_problem(path, expected=None):
+    """None when the first line of `path` is the expected header, else what is wrong."""
+    expected = expected if expected is not None else columns()
+    try:
+        with open(path, newline="") as f:
+            header = next(csv.reader(f), None)
+    except OSError as e:
+        return f"{path}: cannot read: {e.strerror}"
+    if header is None:
+        return f"{path}: empty file, no header"
+    if header == expected:
+        return None
+    missing = [c for c in expected if c not in header]
+    unexpected = [c for c in header if c not in expected]
+    detail = []
+    if missing:
+        detail.append("missing " + ",".join(missing))
+    if unexpected:
+        detail.append("unexpected " + ",".join(unexpected))
+    if not detail:
+        first = next(i for i, (a, b) in enumerate(zip(header, expected)) if a != b)
+        detail.append(f"column {first + 1} is {header[first]!r}, expected {expected[first]!r} (order differs)")
+    return f"{path}: header differs from x-csv-columns of docs/results-schema.json: " + "; ".join(detail)
+
+
+def main(argv):
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if argv else 2
+    expected = columns()
+    bad = 0
+    for path in argv:
+        problem = header_problem(path, expected)
+        if problem:
+            print(f"check_csv_header: {problem}")
+            bad += 1
+        else:
+            print(f"check_csv_header: {path}: header ok ({len(expected)} columns)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
