@@ -20,7 +20,8 @@ def _csv(text):
 
 def run_all(argv):
     p = Parser(prog="run-all", description="Run every built hetdb-bench executable over a configured sweep and "
-               "write results/<run-id>/ (raw JSON, summary.csv, report.md, report.html, plots). See docs/driver.md.")
+               "write results/<run-id>/ (raw JSON and CSV, summary.csv, report.md, report.html, plots). "
+               "See docs/driver.md.")
     p.add_argument("--config", default="quick", help="quick, default, full, or a path to a .toml file "
                    "(default: quick)")
     p.add_argument("--benchmarks", type=_csv, help="comma-separated benchmarks (overrides the config)")
@@ -38,7 +39,7 @@ def run_all(argv):
     p.add_argument("--build", action="store_true", help="run the (incremental) build even when executables exist")
     p.add_argument("--no-setup", action="store_true", help="do not call scripts/setup")
     p.add_argument("--no-build", action="store_true", help="never configure or build")
-    p.add_argument("--no-report", action="store_true", help="write raw JSON and summary.csv only")
+    p.add_argument("--no-report", action="store_true", help="write raw JSON/CSV and summary.csv only")
     a = p.parse_args(argv)
     try:
         a.mpi = [int(n) for n in a.mpi]
@@ -103,23 +104,27 @@ def report(argv):
     p = Parser(prog="report", description="(Re)generate summary.csv, report.md, report.html and the plots of a "
                "run directory from its raw JSON.")
     p.add_argument("run_dir", help="results/<run-id>")
+    p.add_argument("--include-unverified", action="store_true",
+                   help="also draw results measured without verification (--no-verify) in the figures")
     a = p.parse_args(argv)
     from . import report as rep
-    rep.generate(a.run_dir, stream=sys.stdout)
+    rep.generate(a.run_dir, stream=sys.stdout, include_unverified=a.include_unverified)
     return 0
 
 
 def compare(argv):
     p = Parser(prog="compare", description="Compare two runs: side-by-side table and ratio plots, matched by "
-               "benchmark/backend/test/variant/params/size; differences beyond the runs' noise are flagged.")
+               "benchmark, backend and result id; differences beyond the runs' noise are flagged.")
     p.add_argument("run_a", help="baseline run directory")
     p.add_argument("run_b", help="run compared with the baseline")
     p.add_argument("--out", help="output folder (default: <parent of run_b>/compare-<a>-vs-<b>)")
     p.add_argument("--metric", choices=["kernel", "total"], default="kernel",
                    help="median time compared: kernel only or with transfers (default: kernel)")
+    p.add_argument("--include-unverified", action="store_true",
+                   help="also compare results measured without verification (--no-verify)")
     a = p.parse_args(argv)
     from . import compare as cmp
-    return cmp.main(a.run_a, a.run_b, a.out, a.metric, stream=sys.stdout)
+    return cmp.main(a.run_a, a.run_b, a.out, a.metric, stream=sys.stdout, include_unverified=a.include_unverified)
 
 
 COMMANDS = {"run-all": run_all, "report": report, "compare": compare}

@@ -1,5 +1,6 @@
-"""scripts/compare RUN_A RUN_B: results matched by benchmark/backend/test/variant/params/transfer/size,
-side by side, with the speed-up of B over A and a flag where the difference exceeds the runs' noise."""
+"""scripts/compare RUN_A RUN_B: results matched by benchmark, backend and result id (rank 0's), side by
+side, with the speed-up of B over A and a flag where the difference exceeds the runs' noise. Results
+measured without verification (--no-verify) take part only with --include-unverified."""
 import csv
 import io
 import math
@@ -9,7 +10,7 @@ from collections import OrderedDict
 
 from . import plots, results
 from .report import Doc, _ms
-from .util import UsageError, size_text, write_atomically
+from .util import UsageError, write_atomically
 
 NOISE_SIGMAS = 2.0   # a difference counts when it exceeds this many combined standard deviations
 NOISE_FLOOR = 0.01   # ...and at least 1%: medians of very steady runs still wander that much
@@ -21,37 +22,45 @@ def noise_bound(cv_a, cv_b):
     return max(NOISE_SIGMAS * math.sqrt((cv_a or 0) ** 2 + (cv_b or 0) ** 2), NOISE_FLOOR)
 
 
-def _index(rows):
-    return OrderedDict((results.match_key(r), r) for r in rows if r["rank"] == 0)
+def _index(rows, include_unverified):
+    return OrderedDict((results.match_key(r), r) for r in rows
+                       if r["rank"] == 0 and (r["checked"] or include_unverified))
 
 
-def match(rows_a, rows_b, metric="kernel"):
+def measured(row, metric):
+    """(median seconds, cv) compared under `metric`: kernel or total time; a result that is all bus
+    transfer (bus h2d/d2h, no kernel time) is compared by its transfer time under 'kernel'."""
+    if metric == "kernel" and results.transfer_only(row):
+        return (row["h2d_median_s"] or 0) + (row["d2h_median_s"] or 0), results.headline_cv(row)
+    return row[f"{metric}_median_s"], row[f"{metric}_cv"]
+
+
+def match(rows_a, rows_b, metric="kernel", include_unverified=False):
     """-> (pairs, only_a, only_b). A pair holds both rows, the speed-up of B over A (time A / time B),
-    the noise bound and the verdict: 'faster', 'slower' or '' (within noise)."""
-    a, b = _index(rows_a), _index(rows_b)
-    col, cv = f"{metric}_median_s", f"{metric}_cv"
+    the noise bound and the verdict: 'faster', 'slower' or '' (within noise). only_a / only_b are
+    the match keys (benchmark, backend, rank, id) of ok results found in one run only."""
+    a, b = _index(rows_a, include_unverified), _index(rows_b, include_unverified)
     pairs = []
     for key, ra in a.items():
         rb = b.get(key)
-        if rb is None or ra["status"] != "ok" or rb["status"] != "ok" or not ra[col] or not rb[col]:
+        if rb is None or ra["status"] != "ok" or rb["status"] != "ok":
             continue
-        speedup = ra[col] / rb[col]
-        bound = noise_bound(ra[cv], rb[cv])
+        (ta, cva), (tb, cvb) = measured(ra, metric), measured(rb, metric)
+        if not ta or not tb:
+            continue
+        speedup = ta / tb
+        bound = noise_bound(cva, cvb)
         verdict = "" if abs(math.log(speedup)) <= math.log1p(bound) else ("faster" if speedup > 1 else "slower")
-        pairs.append({"key": key, "a": ra, "b": rb, "speedup": speedup, "noise": bound, "verdict": verdict})
+        pairs.append({"key": key, "a": dict(ra, _t=ta, _cv=cva), "b": dict(rb, _t=tb, _cv=cvb), "speedup": speedup,
+                      "noise": bound, "verdict": verdict})
     ok_a = {k for k, r in a.items() if r["status"] == "ok"}
     ok_b = {k for k, r in b.items() if r["status"] == "ok"}
     return pairs, sorted(ok_a - ok_b), sorted(ok_b - ok_a)
 
 
 def _name(key):
-    bench, backend, _rank, test, variant, params, transfer, size = key
-    s = f"{bench}-{backend} {test}/{variant}"
-    if params:
-        s += f" [{params}]"
-    if transfer not in ("none", ""):
-        s += f" ({transfer})"
-    return s + f" @{size_text(size)}"
+    bench, backend, _rank, rid = key
+    return f"{bench}-{backend} {rid}"
 
 
 def _ratio_figures(pairs, out_dir, machine, names):
@@ -60,23 +69,25 @@ def _ratio_figures(pairs, out_dir, machine, names):
     plt = plots.plt
     by_bench = OrderedDict()
     for p in pairs:
-        by_bench.setdefault(p["key"][0], []).append(p)
+        if p["b"]["size_bytes"] > 0:  # a case outside the size sweep has no place on a size axis
+            by_bench.setdefault(p["b"]["benchmark"], []).append(p)
     figs = []
     for bench, ps in by_bench.items():
         series = OrderedDict()
-        for p in sorted(ps, key=lambda p: p["key"]):
-            k = p["key"]
-            series.setdefault(f"{k[1]}/{k[4]} {k[3]}" + (f" [{k[5]}]" if k[5] else "")
-                              + (f" ({k[6]})" if k[6] not in ("none", "") else ""), []).append(p)
+        for p in sorted(ps, key=lambda p: (p["b"]["backend"], p["b"]["test"], p["b"]["variant"],
+                                           p["b"]["params_text"], p["b"]["transfer"], p["b"]["size_bytes"])):
+            series.setdefault(results.series_key(p["b"]), []).append(p)
         fig, ax = plt.subplots(figsize=(10, 5.5))
-        for label, sp in series.items():
-            xs = [p["key"][7] for p in sp]
+        for sp in series.values():
+            b0 = sp[0]["b"]
+            label = results.series_label(b0) + f" {b0['test']}"
+            xs = [p["b"]["size_bytes"] for p in sp]
             line, = ax.plot(xs, [p["speedup"] for p in sp], lw=1, label=label)
             flagged = [p for p in sp if p["verdict"]]
-            ax.plot([p["key"][7] for p in flagged], [p["speedup"] for p in flagged], "o", ms=5,
+            ax.plot([p["b"]["size_bytes"] for p in flagged], [p["speedup"] for p in flagged], "o", ms=5,
                     color=line.get_color())
         ax.axhline(1, color="k", lw=0.8)
-        plots._size_axis(ax, [p["key"][7] for p in ps])
+        plots._size_axis(ax, [p["b"]["size_bytes"] for p in ps])
         plots._log_y(ax)
         ax.set_ylabel("speed-up of B over A (time A / time B)")
         ax.grid(True, which="both", alpha=0.3)
@@ -92,16 +103,17 @@ def _ratio_figures(pairs, out_dir, machine, names):
 def _csv(pairs):
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["benchmark", "backend", "test", "variant", "params", "transfer", "size_bytes", "a_median_s",
+    w.writerow(["id", "benchmark", "backend", "test", "variant", "params", "transfer", "size_bytes", "a_median_s",
                 "a_cv", "b_median_s", "b_cv", "speedup_b_over_a", "noise_bound", "verdict"])
     for p in pairs:
-        k = p["key"]
-        w.writerow([k[0], k[1], k[3], k[4], k[5], k[6], k[7], p["a"]["_t"], p["a"]["_cv"], p["b"]["_t"],
-                    p["b"]["_cv"], p["speedup"], p["noise"], p["verdict"]])
+        r = p["b"]
+        w.writerow([r["id"], r["benchmark"], r["backend"], r["test"], r["variant"], r["params_text"], r["transfer"],
+                    r["size_bytes"], p["a"]["_t"], p["a"]["_cv"], p["b"]["_t"], p["b"]["_cv"], p["speedup"],
+                    p["noise"], p["verdict"]])
     return buf.getvalue()
 
 
-def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout):
+def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unverified=False):
     for d in (run_a, run_b):
         if not os.path.isdir(d):
             raise UsageError(f"{d}: no such run directory")
@@ -111,10 +123,9 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout):
     names = (os.path.basename(os.path.abspath(run_a)), os.path.basename(os.path.abspath(run_b)))
     out = out or os.path.join(os.path.dirname(os.path.abspath(run_b)), f"compare-{names[0]}-vs-{names[1]}")
     os.makedirs(out, exist_ok=True)
-    pairs, only_a, only_b = match(results.all_rows(docs_a), results.all_rows(docs_b), metric)
-    for p in pairs:
-        for side in ("a", "b"):
-            p[side]["_t"], p[side]["_cv"] = p[side][f"{metric}_median_s"], p[side][f"{metric}_cv"]
+    rows_a, rows_b = results.all_rows(docs_a), results.all_rows(docs_b)
+    pairs, only_a, only_b = match(rows_a, rows_b, metric, include_unverified)
+    unchecked = sum(1 for r in rows_a + rows_b if r["rank"] == 0 and r["status"] == "ok" and not r["checked"])
 
     doc = Doc()
     title = f"hetdb-bench comparison: {names[0]} (A) vs {names[1]} (B)"
@@ -123,10 +134,15 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout):
     doc.p(f"B: {results.machine_line(docs_b)}")
     n_f = sum(p["verdict"] == "faster" for p in pairs)
     n_s = sum(p["verdict"] == "slower" for p in pairs)
-    doc.p(f"{len(pairs)} results matched on benchmark, backend, test, variant, parameters, transfer mode and size; "
-          f"compared by median {metric} time. B is faster in {n_f} and slower in {n_s} beyond noise "
-          f"(|ln(speed-up)| > ln(1 + max({NOISE_SIGMAS:g} x sqrt(cv_A^2 + cv_B^2), {NOISE_FLOOR:.0%}))); "
-          f"{len(pairs) - n_f - n_s} within noise.")
+    bus_note = " (a bus copy without kernel time: its transfer time)" if metric == "kernel" else ""
+    doc.p(f"{len(pairs)} results matched on benchmark, backend and result id (test, variant, parameters, transfer "
+          f"mode and size); compared by median {metric} time{bus_note}. B is faster in {n_f} and slower in {n_s} "
+          f"beyond noise (|ln(speed-up)| > ln(1 + max({NOISE_SIGMAS:g} x sqrt(cv_A^2 + cv_B^2), "
+          f"{NOISE_FLOOR:.0%}))); {len(pairs) - n_f - n_s} within noise.")
+    if unchecked:
+        doc.p(f"{unchecked} results of the two runs were measured without verification (--no-verify): "
+              + ("compared, as --include-unverified asks." if include_unverified else
+                 "left out (--include-unverified compares them)."))
     doc.table(["result", "A ms", "A cv %", "B ms", "B cv %", "speed-up B/A", "noise ±%", "verdict"],
               [[_name(p["key"]), _ms(p["a"]["_t"]), f"{(p['a']['_cv'] or 0) * 100:.1f}", _ms(p["b"]["_t"]),
                 f"{(p['b']['_cv'] or 0) * 100:.1f}", f"{p['speedup']:.3f}", f"{p['noise'] * 100:.1f}",

@@ -3,7 +3,6 @@ labels its axes with units; sizes read 32K..1G. A benchmark without results has 
 What the benchmark-specific figures read from the results is listed in docs/driver.md."""
 import math
 import os
-import re
 from collections import Counter, OrderedDict, defaultdict
 
 from . import results
@@ -23,6 +22,12 @@ except ImportError as e:  # reports are still written, without figures
 BASELINE_VARIANTS = ("serial", "baseline")  # the papers' single-core CPU baselines
 NO_BREAKDOWN = ("bus",)  # bus tests are the transfers themselves
 MAX_SERIES = 8  # more lines or bars than this per panel cannot be told apart
+# What the benchmark-specific figures read, by name (docs/driver.md, "What the figures read").
+MERGE_UNIQUE_PARAM = "unique"          # merge: unique-value fraction, a percentage
+NGRAM_ERROR_PARAM = "k"                # ngram: error level
+CYCLES_PER_TUPLE = "cycles_per_tuple"  # merge extra
+NGRAM_SPEEDUP = "speedup_mean_of_queries"  # ngram extra: mean of the per-query speed-ups
+NGRAM_SHARE = "share_accelerated"      # ngram extra: share of queries faster than the baseline
 
 
 def available():
@@ -37,7 +42,21 @@ class Figure:
 
 
 def _ok(rows):
-    return [r for r in rows if r["status"] == "ok" and r["rank"] == 0 and r["kernel_median_s"]]
+    """Results a figure can draw: ok, rank 0's, with a kernel time or all of their time on the bus."""
+    return [r for r in rows if r["status"] == "ok" and r["rank"] == 0
+            and (r["kernel_median_s"] or results.transfer_only(r))]
+
+
+def _kernel_timed(rows):
+    return [r for r in rows if r["kernel_median_s"]]
+
+
+def _series(rows):
+    """OrderedDict label -> rows of one series (results.series_key), in _group's order."""
+    out = OrderedDict()
+    for srs in _group(rows, results.series_key).values():
+        out.setdefault(results.series_label(srs[0]), []).extend(srs)
+    return out
 
 
 def _slice(trs, keep=()):
@@ -62,8 +81,8 @@ def _slice(trs, keep=()):
     out = []
     for r in trs:
         shown = {k: v for k, v in r["params"].items() if k not in fixed and k not in keep}
-        out.append(dict(r, params_text=results.params_text(shown)))
-    return out, ", ".join(f"{k}={v}" for k, v in fixed.items())
+        out.append(dict(r, label_params=shown))
+    return out, ", ".join(f"{k}={results.value_text(v)}" for k, v in fixed.items())
 
 
 def _title(ax, test, note):
@@ -77,9 +96,19 @@ def _group(rows, key):
     return g
 
 
+def _at(size):
+    """' @1M' after a label; nothing for a case outside the size sweep (size 0)."""
+    return f" @{size_text(size)}" if size else ""
+
+
+def _swept(rows):
+    """Rows of the size sweep (size > 0): what a figure against input size can draw."""
+    return [r for r in rows if r["size_bytes"] > 0]
+
+
 def _size_axis(ax, sizes):
     ax.set_xscale("log", base=2)
-    ticks = sorted(set(sizes))
+    ticks = sorted(set(s for s in sizes if s > 0))
     if len(ticks) > 12:
         ticks = ticks[::int(math.ceil(len(ticks) / 12))]
     ax.set_xticks(ticks)
@@ -130,7 +159,7 @@ def _with_transfer(r):
 
 
 def throughput(rows, bench, out_dir, machine):
-    rows = _ok(rows)
+    rows = _swept(_ok(rows))
     if not rows:
         return None
     tests = _group(rows, lambda r: r["test"])
@@ -138,11 +167,11 @@ def throughput(rows, bench, out_dir, machine):
     for ax, (test, trs) in zip(axes, tests.items()):
         n = 0
         trs, note = _slice(trs)
-        for label, srs in _group(trs, results.series_label).items():
+        for label, srs in _series(trs).items():
             xs = [r["size_bytes"] for r in srs]
-            line, = ax.plot(xs, [r["kernel_gbps"] for r in srs], marker="o", ms=3, label=label)
+            line, = ax.plot(xs, [results.headline_gbps(r) for r in srs], marker="o", ms=3, label=label)
             n += 1
-            if any(_with_transfer(r) for r in srs):
+            if any(_with_transfer(r) and not results.transfer_only(r) for r in srs):
                 ax.plot(xs, [r["total_gbps"] for r in srs], ls="--", marker="x", ms=3, color=line.get_color(),
                         label=label + " with PCIe")
                 n += 1
@@ -153,20 +182,21 @@ def throughput(rows, bench, out_dir, machine):
         ax.grid(True, which="both", alpha=0.3)
         _legend(ax, n)
     figure = Figure(f"throughput-{bench}", f"{bench}: throughput vs size", "Median kernel-only throughput (solid) "
-                    "and throughput including host-device transfers (dashed), GB/s of input, log-log.", bench)
+                    "and throughput including host-device transfers (dashed), GB/s of input, log-log; a host<->device "
+                    "copy (bus h2d/d2h) is drawn by its transfer bandwidth.", bench)
     return _finish(fig, out_dir, figure, f"{bench}: throughput vs input size (kernel only; dashed: with PCIe "
                    "transfers)", machine)
 
 
 def pct_of_peak(rows, bench, out_dir, machine):
-    rows = [r for r in _ok(rows) if r["pct_of_peak"]]
+    rows = [r for r in _swept(_ok(rows)) if r["pct_of_peak"]]
     if not rows:
         return None
     tests = _group(rows, lambda r: r["test"])
     fig, axes = _grid(len(tests))
     for ax, (test, trs) in zip(axes, tests.items()):
         trs, note = _slice(trs)
-        groups = _group(trs, results.series_label)
+        groups = _series(trs)
         for label, srs in groups.items():
             ax.plot([r["size_bytes"] for r in srs], [r["pct_of_peak"] for r in srs], marker="o", ms=3, label=label)
         ax.axhline(100, color="k", lw=0.8, ls=":")
@@ -191,13 +221,13 @@ def _common_size(trs):
     like with like."""
     counts = {}
     for r in trs:
-        counts.setdefault(r["size_bytes"], set()).add(results.series_label(r))
+        counts.setdefault(r["size_bytes"], set()).add(results.series_key(r))
     most = max(len(v) for v in counts.values())
     return max(size for size, v in counts.items() if len(v) == most)
 
 
 def breakdown(rows, bench, out_dir, machine):
-    rows = _ok(rows)
+    rows = _kernel_timed(_ok(rows))
     if not rows or bench in NO_BREAKDOWN:
         return None
     tests = _group(rows, lambda r: r["test"])
@@ -206,8 +236,8 @@ def breakdown(rows, bench, out_dir, machine):
     for ax, (test, trs) in zip(axes, tests.items()):
         trs, note = _slice(trs)
         size = _common_size(trs)
-        bars = [srs[0] for srs in _group([r for r in trs if r["size_bytes"] == size], results.series_label).values()]
-        labels = [f"{results.series_label(r)} @{size_text(r['size_bytes'])}" for r in bars]
+        bars = [srs[0] for srs in _series([r for r in trs if r["size_bytes"] == size]).values()]
+        labels = [f"{results.series_label(r)}{_at(r['size_bytes'])}" for r in bars]
         left = [0.0] * len(bars)
         for name, color in parts:
             if name == "other host time":
@@ -236,7 +266,7 @@ def _baselines(rows):
     out = {}
     for r in rows:
         if r["backend"] == "cpu" and r["variant"] in BASELINE_VARIANTS:
-            out.setdefault((r["test"], r["params_text"], r["size_bytes"]), r)
+            out.setdefault((r["test"], results.params_key(r["params"]), r["size_bytes"]), r)
     return out
 
 
@@ -248,14 +278,14 @@ def _speedups(rows, gpu_only=False):
         trs, _ = _slice(trs)
         base = _baselines(trs)
         name = test
-        for label, srs in _group(trs, results.series_label).items():
+        for label, srs in _series(trs).items():
             s0 = srs[0]
             if s0["backend"] == "cpu" and s0["variant"] in BASELINE_VARIANTS:
                 continue
             if gpu_only and s0["backend"] == "cpu":
                 continue
-            matched = [(r, base[(r["test"], r["params_text"], r["size_bytes"])]) for r in srs
-                       if (r["test"], r["params_text"], r["size_bytes"]) in base]
+            matched = [(r, base[k]) for r in srs
+                       for k in [(r["test"], results.params_key(r["params"]), r["size_bytes"])] if k in base]
             if not matched:
                 continue
             r, b = max(matched, key=lambda m: m[0]["size_bytes"])
@@ -289,7 +319,7 @@ def _grouped_bars(ax, groups, value_index):
 
 
 def speedup(rows, bench, out_dir, machine):
-    rows = _ok(rows)
+    rows = _kernel_timed(_ok(rows))
     if bench in NO_BREAKDOWN:
         return None
     sp = _speedups(rows)
@@ -312,43 +342,32 @@ def speedup(rows, bench, out_dir, machine):
                    "(largest size each ran at)", machine)
 
 
-def _param_key(rows, pattern):
-    for r in rows:
-        for k in r["params"]:
-            if re.search(pattern, k, re.I):
-                return k
-    return None
+def _extra(r, key):
+    """A numeric figure of results[].extra, by its name."""
+    v = r["extra"].get(key)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
-def _num(v):
-    try:
-        return float(str(v).rstrip("%"))
-    except ValueError:
-        return None
-
-
-def _extra(r, pattern):
-    for k, v in r["extra"].items():
-        if re.search(pattern, k, re.I) and isinstance(v, (int, float)) and not isinstance(v, bool):
-            return float(v)
-    return None
+def _number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def merge_cycles(rows, bench, out_dir, machine, hz):
-    rows = _ok(rows)
+    rows = _kernel_timed(_ok(rows))
     if bench != "merge" or not rows:
         return None
-    ukey = _param_key(rows, "unique")
+    ukey = MERGE_UNIQUE_PARAM if any(MERGE_UNIQUE_PARAM in r["params"] for r in rows) else None
     rows, note = _slice(rows, keep=(ukey,) if ukey else ())
-    by_u = _group(rows, lambda r: r["params"].get(ukey, "all") if ukey else "all")
+    by_u = _group(rows, lambda r: r["params"].get(ukey) if ukey else None)
     fig, axes = plt.subplots(1, len(by_u), figsize=(6 * len(by_u), 4.8), squeeze=False)
     drawn = False
-    for ax, (u, urs) in zip(axes[0], sorted(by_u.items(), key=lambda kv: _num(kv[0]) or 0)):
+    order = sorted(by_u.items(), key=lambda kv: (0, kv[0], "") if _number(kv[0]) else (1, 0, str(kv[0])))
+    for ax, (u, urs) in zip(axes[0], order):
         groups = OrderedDict()
         for test, trs in _group(urs, lambda r: r["test"]).items():
-            for label, srs in _group(trs, results.series_label).items():
+            for label, srs in _series(trs).items():
                 r = _largest(srs)
-                cpt = _extra(r, r"^cycles_per_tuple$")
+                cpt = _extra(r, CYCLES_PER_TUPLE)
                 if cpt is None and hz and r["elements"]:
                     cpt = r["kernel_median_s"] * hz / r["elements"]
                 if cpt is not None:
@@ -360,7 +379,8 @@ def merge_cycles(rows, bench, out_dir, machine, hz):
         labels = _grouped_bars(ax, groups, 1)
         _log_y(ax)
         ax.set_ylabel("CPU cycles per tuple (TSC)")
-        _title(ax, f"{ukey} = {u}" if ukey else "all results", note)
+        _title(ax, (f"{ukey} = {results.value_text(u)}%" if _number(u) else f"{ukey} = {u}") if ukey
+               else "all results", note)
         ax.grid(True, axis="y", which="both", alpha=0.3)
         _legend(ax, len(labels))
     if not drawn:
@@ -375,7 +395,7 @@ def merge_cycles(rows, bench, out_dir, machine, hz):
 def merge_gpu_speedup(rows, bench, out_dir, machine):
     if bench != "merge":
         return None
-    sp = _speedups(_ok(rows), gpu_only=True)
+    sp = _speedups(_kernel_timed(_ok(rows)), gpu_only=True)
     if not sp:
         return None
     fig, ax = plt.subplots(figsize=(max(7, 1.5 * len(sp) + 4), 4.8))
@@ -393,30 +413,28 @@ def merge_gpu_speedup(rows, bench, out_dir, machine):
 
 
 def ngram_errors(rows, bench, out_dir, machine):
-    rows = _ok(rows)
+    ekey = NGRAM_ERROR_PARAM
+    rows = [r for r in _kernel_timed(_ok(rows)) if _number(r["params"].get(ekey))]
     if bench != "ngram" or not rows:
-        return None
-    ekey = _param_key(rows, "err") or _param_key(rows, "^k$")
-    if not ekey:
         return None
     rows, note = _slice(rows, keep=(ekey,))
     base = {}
     for r in rows:
         if r["backend"] == "cpu" and r["variant"] in BASELINE_VARIANTS:
-            base.setdefault((r["test"], r["params"].get(ekey), r["params_text"], r["size_bytes"]), r)
+            base.setdefault((r["test"], results.params_key(r["params"]), r["size_bytes"]), r)
     speed, share = defaultdict(list), defaultdict(list)
+    several_tests = len({x["test"] for x in rows}) > 1
     for r in rows:
-        e = _num(r["params"].get(ekey))
-        if e is None:
-            continue
-        label = results.series_label(r) + (f" ({r['test']})" if len({x['test'] for x in rows}) > 1 else "")
-        sh = _extra(r, "accelerat")
+        e = r["params"][ekey]
+        # One line per series across error levels (_slice leaves the kept error level out of labels).
+        label = results.series_label(r) + (f" ({r['test']})" if several_tests else "")
+        sh = _extra(r, NGRAM_SHARE)
         if sh is not None:
             share[label].append((e, sh * 100 if sh <= 1 else sh, r["size_bytes"]))
         if r["backend"] == "cpu" and r["variant"] in BASELINE_VARIANTS:
             continue
-        s = _extra(r, "^speedup")
-        b = base.get((r["test"], r["params"].get(ekey), r["params_text"], r["size_bytes"]))
+        s = _extra(r, NGRAM_SPEEDUP)
+        b = base.get((r["test"], results.params_key(r["params"]), r["size_bytes"]))
         if s is None and b:
             s = b["kernel_median_s"] / r["kernel_median_s"]
         if s is not None:
@@ -430,7 +448,7 @@ def ngram_errors(rows, bench, out_dir, machine):
         for label, pts in sorted(data.items()):
             big = max(p[2] for p in pts)
             pts = sorted(p for p in pts if p[2] == big)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=f"{label} @{size_text(big)}")
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=f"{label}{_at(big)}")
         if logy:
             _log_y(ax)
             ax.axhline(1, color="k", lw=0.8)
@@ -440,30 +458,32 @@ def ngram_errors(rows, bench, out_dir, machine):
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
         _legend(ax, len(data))
-    figure = Figure("ngram-errors", "ngram: speed-up vs error level", "Per error level: speed-up over the CPU baseline "
-                  "(extra.speedup* when the benchmark reports it, else the ratio of median times) and the share "
-                  "of queries accelerated (extra key containing 'accelerat').", bench)
+    figure = Figure("ngram-errors", "ngram: speed-up vs error level", "Per error level k: speed-up over the CPU "
+                    f"baseline (extra.{NGRAM_SPEEDUP} when the benchmark reports it, else the ratio of median times) "
+                    f"and the share of queries accelerated (extra.{NGRAM_SHARE}).", bench)
     return _finish(fig, out_dir, figure, "ngram: speed-up and share of queries accelerated vs error level", machine)
 
 
 def tpch_kernels(rows, bench, out_dir, machine):
-    rows = _ok(rows)
+    rows = _kernel_timed(_ok(rows))
     if bench != "tpch" or not rows:
         return None
-    groups_k, groups_t = OrderedDict(), OrderedDict()
+    groups_k, groups_t, fused = OrderedDict(), OrderedDict(), set()
     for test, trs in _group(rows, lambda r: r["test"]).items():
         trs, _ = _slice(trs)
         size = _common_size(trs)
-        for label, srs in _group([r for r in trs if r["size_bytes"] == size], results.series_label).items():
+        for label, srs in _series([r for r in trs if r["size_bytes"] == size]).items():
             r = srs[0]
-            name = f"{test} @{size_text(size)}"
+            if "fused" in r["variant"]:
+                fused.add(label)
+            name = f"{test}{_at(size)}"
             groups_k.setdefault(name, []).append((label, r["kernel_median_s"] * 1e3))
             groups_t.setdefault(name, []).append((label, r["total_median_s"] * 1e3))
     fig, axes = plt.subplots(1, 2, figsize=(max(9, 2 * len(groups_k) + 6), 4.8), squeeze=False)
     for ax, groups, what in ((axes[0][0], groups_k, "kernel only"), (axes[0][1], groups_t, "with transfers")):
         labels = _grouped_bars(ax, groups, 1)
         for patch_group, label in zip(ax.containers, labels):
-            if "fused" in label:
+            if label in fused:
                 for p in patch_group:
                     p.set_hatch("//")
         _log_y(ax)
@@ -477,10 +497,12 @@ def tpch_kernels(rows, bench, out_dir, machine):
                    machine)
 
 
-def all_figures(rows, docs, out_dir):
-    """Every figure the rows support, grouped by benchmark in a fixed order."""
+def all_figures(rows, docs, out_dir, include_unverified=False):
+    """Every figure the rows support, grouped by benchmark in a fixed order. Results measured
+    without verification (--no-verify) are drawn only when include_unverified is set."""
     if not available():
         return []
+    rows = [r for r in rows if r["checked"] or include_unverified]
     os.makedirs(out_dir, exist_ok=True)
     machine = results.machine_line(docs)
     hz = results.tsc_hz(docs)

@@ -146,37 +146,40 @@ def _ceilings(doc, docs, rows):
         return
     doc.h(2, "Ceilings")
     doc.p("Bus bandwidth per test (GB/s of data moved once) at the largest size that ran, which is the "
-          "ceiling once that size exceeds the caches, and the best over all sizes; then the copy ceiling "
-          "(bytes read + written) every executable measured at start-up, which its '% of peak' uses.")
+          "ceiling once that size exceeds the caches, and the best over all sizes: host<->device copies "
+          "(h2d, d2h) by their transfer time (throughput.transfer_gbps), the others by kernel time; then the "
+          "copy ceiling (bytes read + written) every executable measured at start-up, which its '% of peak' uses.")
     series = OrderedDict()
     for r in bus:
-        series.setdefault((r["backend"], r["test"], r["variant"], r["transfer"]), []).append(r)
+        series.setdefault(results.series_key(r), []).append(r)
     lines = []
-    for (backend, test, variant, transfer), rs in series.items():
+    for rs in series.values():
         big = max(rs, key=lambda r: r["size_bytes"])
-        best = max(rs, key=lambda r: r["kernel_gbps"] or 0)
-        lines.append([backend, test, variant, transfer, _f(big["kernel_gbps"], "{:.2f}"), size_text(big["size_bytes"]),
-                      _f((big["kernel_cv"] or 0) * 100, "{:.1f}"), _f(best["kernel_gbps"], "{:.2f}"),
+        best = max(rs, key=lambda r: results.headline_gbps(r) or 0)
+        variant = big["variant"] + ("" if big["checked"] else " (not verified)")
+        lines.append([big["backend"], big["test"], variant, big["transfer"], big["params_text"] or "-",
+                      _f(results.headline_gbps(big), "{:.2f}"), size_text(big["size_bytes"]),
+                      _f((results.headline_cv(big) or 0) * 100, "{:.1f}"), _f(results.headline_gbps(best), "{:.2f}"),
                       size_text(best["size_bytes"])])
-    doc.table(["backend", "test", "variant", "transfer", "GB/s at largest size", "largest size", "cv %",
+    doc.table(["backend", "test", "variant", "transfer", "params", "GB/s at largest size", "largest size", "cv %",
                "best GB/s", "best at"], lines)
     doc.table(["executable", "device", "copy ceiling GB/s (read+write)"], ceil)
 
 
 def _bench_table(doc, brs):
-    """One line per series at its largest size: what the paper's tables quote."""
+    """One line per series at its largest size (what the paper's tables quote), named by its id."""
     ok = [r for r in brs if r["status"] == "ok" and r["rank"] == 0]
     series = OrderedDict()
     for r in sorted(ok, key=lambda r: (r["test"], r["backend"], r["variant"], r["params_text"], r["transfer"])):
-        key = (r["test"], r["backend"], r["variant"], r["params_text"], r["transfer"])
+        key = results.series_key(r)
         if key not in series or r["size_bytes"] > series[key]["size_bytes"]:
             series[key] = r
-    doc.table(["test", "backend/variant", "params", "transfer", "size", "kernel ms", "kernel GB/s",
-               "with-PCIe GB/s", "parity", "% of peak", "cv %", "passes", "verified"],
-              [[r["test"], f"{r['backend']}/{r['variant']}", r["params_text"] or "-", r["transfer"],
-                size_text(r["size_bytes"]), _ms(r["kernel_median_s"]), _f(r["kernel_gbps"]), _f(r["total_gbps"]),
+    doc.table(["backend", "id", "kernel ms", "kernel GB/s", "with-PCIe GB/s", "bus GB/s", "parity", "% of peak",
+               "cv %", "passes", "verified"],
+              [[r["backend"], r["id"], _ms(r["kernel_median_s"]), _f(r["kernel_gbps"]) if r["kernel_gbps"] else "-",
+                _f(r["total_gbps"]), _f(r["transfer_gbps"]) if r["transfer_gbps"] else "-",
                 _f(r["parity"], "{:.2f}"), _f(r["pct_of_peak"], "{:.1f}") if r["pct_of_peak"] else "-",
-                _f((r["kernel_cv"] or 0) * 100, "{:.1f}"), r["passes"], "yes" if r["verified"] else "no"]
+                _f((results.headline_cv(r) or 0) * 100, "{:.1f}"), r["passes"], results.verification_text(r)]
                for r in series.values()])
 
 
@@ -187,21 +190,22 @@ def _ranks(doc, rows):
         a = r.get("across_ranks")
         if r["rank"] != 0 or not a or not a.get("n"):
             continue
-        lines.append([f"{r['benchmark']}-{r['backend']}", f"{r['test']}/{r['variant']}", r["params_text"] or "-",
-                      size_text(r["size_bytes"]), a["n"], _ms(a.get("min")), _ms(a.get("mean")), _ms(a.get("max")),
-                      _f((a.get("cv") or 0) * 100, "{:.1f}"), ",".join(map(str, a.get("outlier_ranks", []))) or "-"])
+        lines.append([f"{r['benchmark']}-{r['backend']}", r["id"], a["n"], _ms(a.get("min")), _ms(a.get("mean")),
+                      _ms(a.get("max")), _f((a.get("cv") or 0) * 100, "{:.1f}"),
+                      ",".join(map(str, a.get("outlier_ranks", []))) or "-"])
     if lines:
         doc.h(2, "MPI ranks")
         doc.p("Median kernel time of each case on every rank (each rank on its own device): spread across ranks "
               "and the ranks the harness flagged as outliers.")
-        doc.table(["executable", "test/variant", "params", "size", "ranks", "min ms", "mean ms", "max ms", "cv %",
-                   "outlier ranks"], lines)
+        doc.table(["executable", "id", "ranks", "min ms", "mean ms", "max ms", "cv %", "outlier ranks"], lines)
 
 
-def build(run_dir):
+def build(run_dir, include_unverified=False, problems=()):
     manifest = results.load_manifest(run_dir)
     docs = results.load_docs(run_dir)
     rows = results.all_rows(docs)
+    problems = list(problems) + [f"id recorded more than once (the last one is reported): {d}"
+                                 for d in results.duplicates(docs)]
     title = f"hetdb-bench report: {os.path.basename(os.path.abspath(run_dir))}"
     doc = Doc()
     doc.h(1, title)
@@ -213,11 +217,17 @@ def build(run_dir):
             doc.p(f"Command: {manifest['command_line']}")
     if not docs:
         doc.p("No executable wrote results in this run.")
+    unchecked = [r for r in rows if r["status"] == "ok" and not r["checked"]]
+    if unchecked:
+        doc.p(f"{len(unchecked)} results were measured without verification (--no-verify): they are marked "
+              "'not verified' in the tables and "
+              + ("drawn in the figures (--include-unverified)." if include_unverified else
+                 "left out of the figures (scripts/report --include-unverified draws them)."))
     _machine(doc, docs)
     _executables(doc, manifest)
     _ceilings(doc, docs, rows)
     plots_dir = os.path.join(run_dir, PLOTS_DIR)
-    figs = plots.all_figures(rows, docs, plots_dir)
+    figs = plots.all_figures(rows, docs, plots_dir, include_unverified=include_unverified)
     if not plots.available():
         doc.p(f"No figures: matplotlib is not available to this Python ({plots.MATPLOTLIB_ERROR}). Install "
               "python3-matplotlib (Debian) or set HDB_PYTHON to an interpreter that has it, then run "
@@ -236,20 +246,24 @@ def build(run_dir):
     if bad:
         doc.h(2, "Skipped and failed cases")
         doc.items([f"{r['benchmark']}-{r['backend']}{' rank ' + str(r['rank']) if r['rank'] else ''} "
-                   f"{r['test']}/{r['variant']}{' [' + r['params_text'] + ']' if r['params_text'] else ''}"
-                   f"@{size_text(r['size_bytes'])}: {r['status']}: {r['reason']}" for r in bad])
+                   f"{r['id']}: {r['status']}: {r['reason']}" for r in bad])
+    if problems:
+        doc.h(2, "Problems")
+        doc.items(problems)
     return doc, rows, figs, title
 
 
-def generate(run_dir, stream=sys.stdout):
+def generate(run_dir, stream=sys.stdout, include_unverified=False):
     if not os.path.isdir(run_dir):
         raise UsageError(f"{run_dir}: no such run directory")
-    doc, rows, figs, title = build(run_dir)
-    results.write_summary_csv(run_dir, rows)
+    problems = results.write_summary_csv(run_dir)
+    doc, rows, figs, title = build(run_dir, include_unverified, problems)
     write_atomically(os.path.join(run_dir, "report.md"), doc.markdown())
     write_atomically(os.path.join(run_dir, "report.html"), doc.html(os.path.join(run_dir, PLOTS_DIR), title))
     print(f"report: {len(rows)} results, {len(figs)} figures -> {os.path.join(run_dir, 'report.html')}",
           file=stream)
+    for p in problems:
+        print(f"report: problem: {p}", file=stream)
     if not plots.available():
         print(f"report: no figures, matplotlib is not available ({plots.MATPLOTLIB_ERROR})", file=stream)
     return figs

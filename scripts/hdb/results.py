@@ -1,25 +1,27 @@
-"""Reading a run directory: the manifest (run.json) and the hetdb-bench/1 JSON documents the
-executables wrote (docs/results-schema.md), flattened into one row per result."""
-import csv
+"""Reading a run directory: the manifest (run.json) and the hetdb-bench/2 JSON documents the
+executables wrote (docs/results-schema.md, contract docs/results-schema.json), flattened into one
+row per result; and summary.csv, which is the executables' own CSV files put end to end.
+
+Every result is keyed by its `id` (made by the C++ case model, never rebuilt here) together with
+benchmark, backend and rank; every other figure is read by its field name. Nothing is recovered
+from a string: parameters are typed values in results[].params, the transfer mode is
+results[].transfer."""
 import glob
-import io
 import json
 import os
 import re
 
 from .util import UsageError, write_atomically
 
-SCHEMA = "hetdb-bench/1"
+SCHEMA = "hetdb-bench/2"
 MANIFEST = "run.json"
 RAW_DIR = "raw"
+SUMMARY_CSV = "summary.csv"
+SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "docs",
+                           "results-schema.json")
+# raw/<benchmark>-<backend>.json, and under MPI the per-rank files <that>.rank<N>. This names files
+# the driver itself chose (runner.raw_paths); it is not a reading of any result.
 _RAW_NAME = re.compile(r"^([a-z0-9_]+)-([a-z0-9_]+)\.json(?:\.rank(\d+))?$")
-
-CSV_COLUMNS = [
-    "benchmark", "backend", "rank", "device", "test", "variant", "params", "size_bytes", "transfer",
-    "status", "verified", "passes", "kernel_median_s", "kernel_cv", "total_median_s", "total_cv",
-    "h2d_median_s", "d2h_median_s", "kernel_gbps", "total_gbps", "elements_per_s", "moved_gbps",
-    "pct_of_peak", "parity", "elements", "input_bytes", "min_moved_bytes", "transfer_bytes", "reason",
-]
 
 
 def load_manifest(run_dir):
@@ -45,15 +47,29 @@ def raw_files(run_dir):
     return sorted(out)
 
 
+def csv_path_for(json_path):
+    """raw/x-y.json -> raw/x-y.csv, raw/x-y.json.rank2 -> raw/x-y.csv.rank2: where the driver told the
+    executable to write its CSV (runner.csv_paths), beside the JSON."""
+    d, name = os.path.split(json_path)
+    m = _RAW_NAME.match(name)
+    if not m:
+        raise ValueError(f"not a raw result file name: {name}")
+    return os.path.join(d, f"{m.group(1)}-{m.group(2)}.csv" + (f".rank{m.group(3)}" if m.group(3) else ""))
+
+
 def load_doc(path):
-    """One executable's results; a document that is not hetdb-bench/1 is an error naming the file."""
+    """One executable's results; a document that is not hetdb-bench/2 is an error naming the file."""
     try:
         with open(path) as f:
             doc = json.load(f)
     except (OSError, json.JSONDecodeError) as e:
         raise UsageError(f"{path}: cannot read results JSON: {e}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise UsageError(f"{path}: not a {SCHEMA} results document")
+    if not isinstance(doc, dict):
+        raise UsageError(f"{path}: not a {SCHEMA} results document (not a JSON object)")
+    if doc.get("schema") != SCHEMA:
+        got = f"schema {doc['schema']!r}" if "schema" in doc else "no 'schema' key"
+        raise UsageError(f"{path}: not a {SCHEMA} results document ({got}); rerun the executable that wrote it "
+                         f"to get a {SCHEMA} document")
     for k in ("benchmark", "backend", "results"):
         if k not in doc:
             raise UsageError(f"{path}: lacks '{k}'")
@@ -70,7 +86,21 @@ def load_docs(run_dir):
 
 
 def params_text(params):
-    return ";".join(f"{k}={v}" for k, v in params.items()) if params else ""
+    """'dist=uniform;selectivity=0.5': parameters for display (tables, labels), never for matching."""
+    return ";".join(f"{k}={value_text(v)}" for k, v in params.items()) if params else ""
+
+
+def value_text(v):
+    """0.5 -> '0.5', 3 -> '3', 3.0 -> '3', 'u32' -> 'u32' (as the ids print numbers)."""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def params_key(params):
+    """A hashable, order-independent form of typed parameters, for matching rows of different
+    variants or backends on equal inputs."""
+    return tuple(sorted(params.items()))
 
 
 def _stat(r, which, field="median"):
@@ -91,13 +121,13 @@ def _rank_parts(doc):
 def rows_of(doc):
     """One flat dict per result (per rank under MPI); figures absent for skipped/failed results are None."""
     ctx = doc.get("context", {})
-    across = {r.get("id"): r["across_ranks"] for r in doc["results"] if r.get("across_ranks")}
+    across = {r["id"]: r["across_ranks"] for r in doc["results"] if r.get("across_ranks")}
     out = []
     for rank, device, records in _rank_parts(doc):
         for r in records:
             row = _row(doc, ctx, rank, device, r)
             if rank == 0 and not row["across_ranks"]:
-                row["across_ranks"] = across.get(r.get("id"))
+                row["across_ranks"] = across.get(r["id"])
             out.append(row)
     return out
 
@@ -105,21 +135,26 @@ def rows_of(doc):
 def _row(doc, ctx, rank, device, r):
     tp = r.get("throughput", {})
     b = r.get("bytes", {})
-    phases = {k: v.get("median") for k, v in r.get("stats", {}).get("phases_s", {}).items()}
+    v = r.get("verification", {})
+    params = dict(r.get("params", {}))
+    phases = {k: s.get("median") for k, s in r.get("stats", {}).get("phases_s", {}).items()}
     return {
+        "id": r["id"],
         "benchmark": doc["benchmark"],
         "backend": doc["backend"],
         "rank": rank,
         "device": device,
         "host": ctx.get("host", ""),
+        "path": doc.get("_path", ""),
         "test": r["test"],
         "variant": r["variant"],
-        "params": dict(r.get("params", {})),
-        "params_text": params_text(r.get("params", {})),
+        "params": params,
+        "params_text": params_text(params),
         "size_bytes": int(r["size_bytes"]),
-        "transfer": r.get("transfer", "none"),
+        "transfer": r["transfer"],
         "status": r["status"],
-        "verified": bool(r.get("verification", {}).get("verified")),
+        "checked": bool(v.get("checked")),
+        "verified": bool(v.get("verified")),
         "reason": r.get("reason", ""),
         "passes": len(r.get("trials", [])),
         "kernel_median_s": _stat(r, "kernel_s"),
@@ -127,10 +162,14 @@ def _row(doc, ctx, rank, device, r):
         "total_median_s": _stat(r, "total_s"),
         "total_cv": _stat(r, "total_s", "cv"),
         "h2d_median_s": _stat(r, "h2d_s"),
+        "h2d_cv": _stat(r, "h2d_s", "cv"),
         "d2h_median_s": _stat(r, "d2h_s"),
+        "d2h_cv": _stat(r, "d2h_s", "cv"),
+        "phases": [dict(p) for p in r.get("phases", [])],
         "phases_median_s": phases,
         "kernel_gbps": tp.get("kernel_gbps"),
         "total_gbps": tp.get("total_gbps"),
+        "transfer_gbps": tp.get("transfer_gbps"),
         "elements_per_s": tp.get("elements_per_s"),
         "moved_gbps": tp.get("moved_gbps"),
         "pct_of_peak": tp.get("pct_of_peak"),
@@ -145,46 +184,129 @@ def _row(doc, ctx, rank, device, r):
 
 
 def all_rows(docs):
-    rows = []
+    """Every document's rows; a (benchmark, backend, rank, id) seen twice keeps its last row."""
+    rows = {}
     for d in docs:
-        rows += rows_of(d)
-    return rows
+        for r in rows_of(d):
+            key = match_key(r)
+            rows.pop(key, None)
+            rows[key] = r
+    return list(rows.values())
 
 
-def series_label(row, with_backend=True):
-    """'opencl/pinned select [sel=0.5]': how one line of a figure is named."""
-    s = f"{row['backend']}/{row['variant']}" if with_backend else row["variant"]
-    if row["transfer"] not in ("none", "", None) and row["transfer"] not in row["variant"]:
-        s += f" ({row['transfer']})"
-    if row["params_text"]:
-        s += f" [{row['params_text'].replace(';', ',')}]"
-    return s
+def duplicates(docs):
+    """'bench-backend rank R: id' for every id a document (or a rank of it) holds more than once."""
+    out = []
+    for d in docs:
+        for rank, _, records in _rank_parts(d):
+            seen = set()
+            for r in records:
+                if r["id"] in seen:
+                    out.append(f"{d['benchmark']}-{d['backend']} rank {rank}: {r['id']}")
+                seen.add(r["id"])
+    return out
 
 
 def match_key(row):
-    """What identifies one measurement across runs (scripts/compare)."""
-    return (row["benchmark"], row["backend"], row["rank"], row["test"], row["variant"], row["params_text"],
-            row["transfer"], row["size_bytes"])
+    """What identifies one measurement across runs and files (scripts/compare, de-duplication)."""
+    return (row["benchmark"], row["backend"], row["rank"], row["id"])
 
 
-def _csv_value(row, column):
-    v = row.get("params_text") if column == "params" else row.get(column)
-    if v is None:
-        return ""
-    return int(v) if isinstance(v, bool) else v
+def series_key(row):
+    """One line of a figure or one line of a report table: everything that identifies a case but
+    its size, read by name (benchmark, test, backend, variant, transfer, typed parameters)."""
+    return (row["benchmark"], row["test"], row["backend"], row["variant"], row["transfer"],
+            params_key(row["params"]), row["checked"])
 
 
-def csv_text(rows):
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for r in rows:
-        w.writerow([_csv_value(r, c) for c in CSV_COLUMNS])
-    return buf.getvalue()
+def series_label(row, with_backend=True):
+    """'cuda/thrust (pinned) [dist=uniform,selectivity=0.5]': how one line of a figure is named. A
+    figure that names some parameters once in its title puts the rest in row['label_params']."""
+    s = f"{row['backend']}/{row['variant']}" if with_backend else row["variant"]
+    if row["transfer"] != "none":
+        s += f" ({row['transfer']})"
+    shown = row.get("label_params", row["params"])
+    if shown:
+        s += " [" + ",".join(f"{k}={value_text(v)}" for k, v in shown.items()) + "]"
+    if not row["checked"]:
+        s += " not verified"
+    return s
 
 
-def write_summary_csv(run_dir, rows):
-    write_atomically(os.path.join(run_dir, "summary.csv"), csv_text(rows))
+def transfer_only(row):
+    """A result whose time is all bus transfer (bus h2d/d2h): no kernel time; its bandwidth is
+    throughput.transfer_gbps, never a kernel figure."""
+    return not row["kernel_median_s"] and bool(row["transfer_gbps"])
+
+
+def headline_gbps(row):
+    """The GB/s a figure or a ceiling table quotes: the bus bandwidth of a transfer-only result,
+    else the kernel throughput."""
+    return row["transfer_gbps"] if transfer_only(row) else row["kernel_gbps"]
+
+
+def headline_cv(row):
+    """The noise (CV) of the time behind headline_gbps."""
+    if transfer_only(row):
+        return row["h2d_cv"] if row["h2d_median_s"] else row["d2h_cv"]
+    return row["kernel_cv"]
+
+
+def verification_text(row):
+    """'yes', 'no', or 'not verified' for a result measured under --no-verify."""
+    if not row["checked"]:
+        return "not verified"
+    return "yes" if row["verified"] else "no"
+
+
+def csv_columns():
+    """The one CSV column list: x-csv-columns of docs/results-schema.json."""
+    with open(SCHEMA_FILE) as f:
+        return list(json.load(f)["x-csv-columns"])
+
+
+def _header_line(text):
+    end = text.find("\n")
+    return (text if end < 0 else text[:end]).rstrip("\r")
+
+
+def summary_csv(run_dir):
+    """(text, problems): summary.csv as the executables' CSV files (raw/<name>.csv, the per-rank
+    .csv.rank<N> where the JSON is per rank) put end to end under one header, in the order of
+    raw_files(); a missing CSV or one with other columns is a problem, never replaced by rows made
+    here."""
+    columns = csv_columns()
+    header = ",".join(columns)
+    parts, problems = [header + "\n"], []
+    for jp in raw_files(run_dir):
+        cp = csv_path_for(jp)
+        rel = os.path.relpath(cp, run_dir)
+        try:
+            with open(cp, newline="") as f:
+                text = f.read()
+        except FileNotFoundError:
+            problems.append(f"{rel} is missing (the executable wrote no CSV beside {os.path.basename(jp)}): "
+                            "its results are not in summary.csv")
+            continue
+        except OSError as e:
+            problems.append(f"{rel}: cannot read ({e.strerror}): its results are not in summary.csv")
+            continue
+        if _header_line(text) != header:
+            problems.append(f"{rel}: its header is not the columns of docs/results-schema.json (x-csv-columns): "
+                            "left out of summary.csv")
+            continue
+        body = text[text.find("\n") + 1:] if "\n" in text else ""
+        if body and not body.endswith("\n"):
+            body += "\n"
+        parts.append(body)
+    return "".join(parts), problems
+
+
+def write_summary_csv(run_dir):
+    """Writes run_dir/summary.csv; returns the problems (missing or foreign CSV files)."""
+    text, problems = summary_csv(run_dir)
+    write_atomically(os.path.join(run_dir, SUMMARY_CSV), text)
+    return problems
 
 
 def machine_line(docs):

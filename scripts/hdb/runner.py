@@ -179,7 +179,7 @@ class Runner:
 
     def _keep_partial(self, e):
         """Results of an interrupted executable are kept beside the rerun's (never overwritten)."""
-        for p in self.raw_paths(e):
+        for p in self.raw_paths(e) + self.csv_paths(e):
             if os.path.exists(p):
                 n = 1
                 while os.path.exists(f"{p}.interrupted-{n}"):
@@ -219,13 +219,17 @@ class Runner:
     # --- running ---------------------------------------------------------------------------
     def raw_paths(self, e):
         """Where the executable's JSON lands. Under mpirun the harness keeps <file>.rank<N> per rank
-        while running and rank 0 writes the merged document to <file> at the end."""
+        while running and rank 0 writes the merged document to <file> at the end (the CSV likewise)."""
         path = os.path.join(self.run_dir, results.RAW_DIR, e["name"] + ".json")
         return [path] + ([f"{path}.rank{r}" for r in range(self.mpi)] if self.mpi else [])
 
+    def csv_paths(self, e):
+        """Where the executable's CSV lands: beside its JSON, named alike (results.csv_path_for)."""
+        return [results.csv_path_for(p) for p in self.raw_paths(e)]
+
     def command(self, e):
         exe = os.path.join(self.bin_dir, e["executable"])
-        cmd = [exe] + e["args"] + ["--json", self.raw_paths(e)[0]]
+        cmd = [exe] + e["args"] + ["--json", self.raw_paths(e)[0], "--csv", self.csv_paths(e)[0]]
         if not self.mpi:
             return cmd
         launcher = ["mpirun", "-np", str(self.mpi)]
@@ -352,13 +356,13 @@ class Runner:
             e.update(status="failed", failure="exit", reason=f"exit {rc}: {detail}")
 
     def aggregate(self):
-        """summary.csv is rewritten after every executable, so it always holds what has been measured."""
+        """summary.csv is rewritten after every executable, so it always holds what has been measured:
+        the executables' own CSV files end to end (results.summary_csv). Files that are missing
+        are kept in self.problems for the summary (and the report lists them)."""
         try:
-            rows = results.all_rows(results.load_docs(self.run_dir))
-        except UsageError as err:
-            self.log(f"run-all: warning: {err}")
-            return
-        results.write_summary_csv(self.run_dir, rows)
+            self.problems = results.write_summary_csv(self.run_dir)
+        except OSError as err:
+            self.problems = [f"summary.csv not written: {err}"]
 
     def print_summary(self):
         entries = self.manifest["entries"]
@@ -369,6 +373,8 @@ class Runner:
             cs = f"{c.get('ok', 0)}/{c.get('skipped', 0)}/{c.get('failed', 0)}" if c else "-"
             self.log(f"{e['executable']:<22} {e['status']:<8} {duration_text(e.get('duration_s')):>7}  {cs:<18} "
                      f"{e.get('reason', '')}")
+        for p in getattr(self, "problems", []):
+            self.log(f"run-all: problem: {p}")
         n = {s: sum(1 for e in entries if e["status"] == s) for s in FINISHED}
         self.log(f"run-all: {n['ok']} ok, {n['skipped']} skipped, {n['failed']} failed -> {self.run_dir}")
         return 1 if n["failed"] else 0

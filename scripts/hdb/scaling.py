@@ -11,6 +11,8 @@ from .util import size_text, write_atomically
 
 
 def _key(row):
+    """Everything that identifies a case but the TP benchmark's 'ranks' parameter (read by name),
+    which differs between the runs by design; the parameters are written out for display."""
     params = {k: v for k, v in row["params"].items() if k != "ranks"}
     return (row["benchmark"], row["backend"], row["test"], row["variant"], results.params_text(params),
             row["transfer"], row["size_bytes"])
@@ -22,7 +24,7 @@ def collect(runs):
     table = OrderedDict()
     for ranks, run_dir in runs:
         for row in results.all_rows(results.load_docs(run_dir)):
-            if row["rank"] != 0 or row["status"] != "ok" or not row["kernel_median_s"]:
+            if row["rank"] != 0 or row["status"] != "ok" or not row["checked"] or not row["kernel_median_s"]:
                 continue
             t = (row["across_ranks"] or {}).get("mean") or row["kernel_median_s"]
             table.setdefault(_key(row), {})[ranks] = t

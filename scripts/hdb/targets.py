@@ -25,7 +25,9 @@ def load_rows(folder):
 
 
 def _ok(rows, **match):
-    return [r for r in rows if r["status"] == "ok" and all(r.get(k) == v for k, v in match.items())]
+    """ok and verified results whose fields equal `match`, read by name (results measured under
+    --no-verify judge nothing)."""
+    return [r for r in rows if r["status"] == "ok" and r["checked"] and all(r[k] == v for k, v in match.items())]
 
 
 def _largest(rows, at_least=0):
@@ -65,19 +67,20 @@ def bus_targets(rows, docs):
     link, info = pcie_link_gbps(docs)
     out = []
     for test in ("h2d", "d2h"):
+        # The host<->device copies are test h2d/d2h, variant copy; their bandwidth is the transfer's.
         name = f"bus {test} pinned, % of PCIe link"
-        pinned = _ok(rows, benchmark="bus", backend="cuda", test=test, variant="pinned")
+        pinned = _ok(rows, benchmark="bus", backend="cuda", test=test, variant="copy", transfer="pinned")
         if not pinned or not link:
             out.append(_missing(name, 75, "%", "bus-cuda pinned copies and the PCIe link (NVML/sysfs)"))
             continue
-        best = max(pinned, key=lambda r: r["kernel_gbps"] or 0)
-        pageable = _ok(rows, benchmark="bus", backend="cuda", test=test, variant="pageable")
-        pg = max((r["kernel_gbps"] or 0 for r in pageable), default=None)
-        detail = (f"{best['kernel_gbps']:.1f} GB/s at {_size(best['size_bytes'])} of {link:.1f} GB/s "
+        best = max(pinned, key=lambda r: r["transfer_gbps"] or 0)
+        pageable = _ok(rows, benchmark="bus", backend="cuda", test=test, variant="copy", transfer="pageable")
+        pg = max((r["transfer_gbps"] or 0 for r in pageable), default=None)
+        detail = (f"{best['transfer_gbps']:.1f} GB/s at {_size(best['size_bytes'])} of {link:.1f} GB/s "
                   f"(gen{info.get('max_gen', '?')} x{info.get('max_width', '?')})")
         if pg is not None:
             detail += f"; pageable {pg:.1f} GB/s"
-        out.append(_result(name, 100 * best["kernel_gbps"] / link, 75, "%", detail))
+        out.append(_result(name, 100 * (best["transfer_gbps"] or 0) / link, 75, "%", detail))
     return out
 
 
@@ -135,15 +138,15 @@ def _speedup(rows, name, goal, benchmark, test, slow, fast, field, at_least=0, t
         rs = _ok(rows, benchmark=benchmark, backend=backend, test=test, variant=variant)
         if transfer:
             rs = [r for r in rs if r["transfer"] == transfer]
-        return {(r["params_text"], r["size_bytes"]): r for r in rs if r[field]}
+        return {(results.params_key(r["params"]), r["size_bytes"]): r for r in rs if r[field]}
     a, b = keyed(slow, slow_backend), keyed(fast, fast_backend)
     common = [k for k in a if k in b and k[1] >= at_least]
     if not common:
         return _missing(name, goal, "x", f"{benchmark} {test} {slow} and {fast} on equal inputs")
     top = max(k[1] for k in common)
-    ratios = [(a[k][field] / b[k][field], k) for k in common if k[1] == top]
-    ratio, (params, size) = min(ratios)
-    return _result(name, ratio, goal, "x", f"{slow} / {fast} at {_size(size)}" + (f" [{params}]" if params else ""))
+    ratio, k = min(((a[k][field] / b[k][field], k) for k in common if k[1] == top), key=lambda x: x[0])
+    params = b[k]["params_text"]
+    return _result(name, ratio, goal, "x", f"{slow} / {fast} at {_size(k[1])}" + (f" [{params}]" if params else ""))
 
 
 def tpch_targets(rows):

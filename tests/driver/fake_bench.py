@@ -2,8 +2,9 @@
 """A stand-in for an hdb-<bench>-<backend> executable in the driver tests.
 
 usage: fake_bench.py MODE [executable options...]   (MODE: ok, crash, hang, skip, fail)
-Writes hetdb-bench/1 JSON to --json after every case, as the harness does, appends its name and
-arguments to $FAKE_LOG, then behaves as MODE says."""
+Writes a hetdb-bench/2 document to --json and the CSV to --csv (the columns of
+docs/results-schema.json, through make_fixture) after every case, as the harness does, appends its
+name and arguments to $FAKE_LOG, then behaves as MODE says."""
 import json
 import os
 import signal
@@ -11,7 +12,17 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import make_fixture  # noqa: E402  (the fixture's record/document builders)
+import make_fixture  # noqa: E402  (the fixture's record/document/CSV builders)
+
+
+def _arg(args, name):
+    return args[args.index(name) + 1] if name in args else None
+
+
+def _replace(path, text):
+    with open(path + ".tmp", "w", newline="") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
 
 
 def main():
@@ -23,15 +34,15 @@ def main():
     if mode == "skip":
         print("skipped: no fake device (driver test)")
         return 77
-    path = args[args.index("--json") + 1] if "--json" in args else None
+    json_path, csv_path = _arg(args, "--json"), _arg(args, "--csv")
     results = []
 
     def write():
-        if path:
-            doc = make_fixture.document(bench, backend, results, 20.0)
-            with open(path + ".tmp", "w") as f:
-                json.dump(doc, f)
-            os.replace(path + ".tmp", path)
+        doc = make_fixture.document(bench, backend, results, 20.0)
+        if json_path:
+            _replace(json_path, json.dumps(doc))
+        if csv_path:
+            _replace(csv_path, make_fixture.csv_text(doc))
 
     results.append(make_fixture.record("copy", "serial", 32 << 10, 1e-5))
     write()

@@ -1,4 +1,5 @@
-"""Shared set-up of the driver tests: paths, running the scripts, a fake build folder."""
+"""Shared set-up of the driver tests: paths, running the scripts, a fake build folder, the CSV columns."""
+import json
 import os
 import shutil
 import subprocess
@@ -10,7 +11,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SCRIPTS = os.path.join(REPO, "scripts")
 FIXTURE = os.path.join(HERE, "fixtures", "run-small")
+SCHEMA_FILE = os.path.join(REPO, "docs", "results-schema.json")
 sys.path.insert(0, SCRIPTS)
+sys.path.insert(0, os.path.join(REPO, "tests"))  # check_results.py, check_csv_header.py
+
+
+def _csv_columns():
+    with open(SCHEMA_FILE) as f:
+        return list(json.load(f)["x-csv-columns"])
+
+
+# The one CSV column list of the tests: the contract's (docs/results-schema.json, x-csv-columns). The
+# fixture and the fake executables write their CSV with it; the tests compare headers with it.
+CSV_COLUMNS = _csv_columns()
 
 
 def script(name, *args, env=None, timeout=120):

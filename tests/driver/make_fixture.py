@@ -1,19 +1,28 @@
 #!/usr/bin/env python3
-"""Writes the committed report fixture (fixtures/run-small): a run directory with hetdb-bench/1
-documents for every benchmark, so that report generation can be tested to draw every figure.
+"""Writes the committed report fixture (fixtures/run-small): a run directory with hetdb-bench/2
+documents for every benchmark and, beside each, the CSV an executable writes with --csv, so that
+report generation can be tested to draw every figure and summary.csv to be built from the CSVs.
 
 The numbers are SYNTHETIC (a simple cost model below), not measurements: host and devices are
-named 'fixture' to make that plain. Regenerate with: python3 tests/driver/make_fixture.py
+named 'fixture' to make that plain. The record and CSV builders here stand in for the C++ writer
+(src/common/harness/result.cpp) in the driver tests, fake_bench.py uses them too; every document
+they write validates against docs/results-schema.json (test_schema.py checks it).
+Regenerate with: python3 tests/driver/make_fixture.py
 """
+import csv
+import io
 import json
-import math
 import os
 import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from helpers import CSV_COLUMNS  # noqa: E402  (the one column list of the tests)
+
 OUT = os.path.join(HERE, "fixtures", "run-small")
 SIZES = [32 << 10, 1 << 20, 32 << 20]
+TPCH_BYTES = 11996184  # the input of the TPC-H tables at sf 0.1 (synthetic)
 TSC_HZ = 2.5e9
 
 
@@ -24,53 +33,145 @@ def stats(v):
             "stddev": sd, "cv": sd / mean if mean else 0.0}
 
 
+def num_text(v):
+    """How the C++ case model prints a parameter value in an id: shortest round trip, 3.0 -> 3."""
+    if isinstance(v, float):
+        return str(int(v)) if v.is_integer() else repr(v)
+    return str(v)
+
+
+def size_text(n):
+    for unit, suffix in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
+        if n >= unit and n % unit == 0:
+            return f"{n // unit}{suffix}"
+    return str(n)
+
+
+def case_id(test, variant, params, transfer, size):
+    """test/variant[k=v,...,transfer=MODE]@SIZE, as the C++ case model makes it (this stands in for it);
+    no @SIZE for a case outside the size sweep (size 0)."""
+    items = [f"{k}={num_text(v)}" for k, v in params.items()]
+    if transfer != "none":
+        items.append(f"transfer={transfer}")
+    return f"{test}/{variant}" + (f"[{','.join(items)}]" if items else "") + (f"@{size_text(size)}" if size else "")
+
+
+def size_label(n):
+    return f"2^{n.bit_length() - 1}" if n and n & (n - 1) == 0 else str(n)
+
+
 def record(test, variant, size, kernel_s, h2d_s=0.0, d2h_s=0.0, params=None, extra=None, transfer="none",
-           moved_factor=2, ceiling=20.0, status="ok", reason=""):
-    params = params or {}
-    ptxt = "[" + ",".join(f"{k}={v}" for k, v in params.items()) + "]" if params else ""
-    label = {32 << 10: "32K", 1 << 20: "1M", 32 << 20: "32M"}[size]
-    r = {"id": f"{test}/{variant}{ptxt}@{label}", "test": test, "variant": variant, "params": params,
-         "size_bytes": size, "size_label": f"2^{int(math.log2(size))}", "transfer": transfer, "status": status,
-         "reason": reason, "verification": {"verified": status == "ok", "detail": "synthetic fixture"},
-         "elements": size // 8, "bytes": {"input": size, "min_moved": moved_factor * size,
-                                          "transfer": size if h2d_s else 0},
-         "extra": extra or {}, "trials": []}
+           moved_factor=2, ceiling=20.0, status="ok", reason="", phases=(), checked=True, input_bytes=None):
+    """One results[] entry. phases: (name, kind, share of the kernel time) per named phase. size 0: a
+    case outside the size sweep, whose input is input_bytes."""
+    params = dict(params or {})
+    input_bytes = size if input_bytes is None else input_bytes
+    n = input_bytes
+    transfer_bytes = (n if h2d_s else 0) + (n // 4 if d2h_s else 0)
+    r = {"id": case_id(test, variant, params, transfer, size), "test": test, "variant": variant, "params": params,
+         "size_bytes": size, "size_label": size_label(size), "transfer": transfer, "status": status,
+         "reason": reason, "verification": {"checked": checked and status != "skipped",
+                                            "verified": checked and status == "ok",
+                                            "detail": "synthetic fixture" if checked else "not checked (--no-verify)"},
+         "elements": n // 8, "bytes": {"input": input_bytes, "min_moved": moved_factor * n, "transfer": transfer_bytes},
+         "phases": [], "trials": [], "extra": extra or {}}
     if status != "ok":
         return r
+    r["phases"] = [{"name": name, "kind": kind} for name, kind, _ in phases]
     trials = []
-    for j, f in enumerate((1.0, 1.02, 0.99)):
-        t = {"h2d_s": h2d_s * f, "kernel_s": kernel_s * f, "d2h_s": d2h_s * f, "phases_s": {}}
+    for f in (1.0, 1.02, 0.99):
+        t = {"h2d_s": h2d_s * f, "kernel_s": kernel_s * f, "d2h_s": d2h_s * f,
+             "phases_s": {name: kernel_s * f * share for name, _, share in phases}}
         t["total_s"] = t["h2d_s"] + t["kernel_s"] + t["d2h_s"] + 1e-6
         trials.append(t)
     r["trials"] = trials
     st = {k: stats([t[k] for t in trials]) for k in ("kernel_s", "total_s", "h2d_s", "d2h_s")}
-    st["phases_s"] = {}
+    st["phases_s"] = {name: stats([t["phases_s"][name] for t in trials]) for name, _, _ in phases}
     r["stats"] = st
     k, tot = st["kernel_s"]["median"], st["total_s"]["median"]
-    moved = moved_factor * size / k / 1e9
-    r["throughput"] = {"kernel_gbps": size / k / 1e9, "total_gbps": size / tot / 1e9,
-                       "elements_per_s": (size // 8) / k, "moved_gbps": moved,
-                       "pct_of_peak": 100 * moved / ceiling if moved_factor else 0.0,
-                       "parity": (st["h2d_s"]["median"] + st["d2h_s"]["median"]) / k}
+    xfer = st["h2d_s"]["median"] + st["d2h_s"]["median"]
+    moved = moved_factor * n / k / 1e9 if k else 0.0
+    r["throughput"] = {"kernel_gbps": input_bytes / k / 1e9 if k else 0.0, "total_gbps": input_bytes / tot / 1e9,
+                       "transfer_gbps": transfer_bytes / xfer / 1e9 if xfer else 0.0,
+                       "elements_per_s": (n // 8) / k if k else 0.0, "moved_gbps": moved,
+                       "pct_of_peak": 100 * moved / ceiling if moved_factor and k else 0.0,
+                       "parity": xfer / k if k else 0.0}
     return r
 
 
-def document(bench, backend, results, ceiling):
+def bus_copy(test, size, seconds, transfer):
+    """A bus host<->device copy: test h2d/d2h, variant copy; all its time is transfer (kernel 0)."""
+    h2d, d2h = (seconds, 0.0) if test == "h2d" else (0.0, seconds)
+    r = record(test, "copy", size, 0.0, h2d, d2h, transfer=transfer, moved_factor=0, ceiling=3000.0)
+    r["bytes"]["transfer"] = size
+    xfer = r["stats"]["h2d_s"]["median"] + r["stats"]["d2h_s"]["median"]
+    r["throughput"]["transfer_gbps"] = size / xfer / 1e9
+    return r
+
+
+def document(bench, backend, results, ceiling, command_line=None):
     device = {"cpu": {"kind": "cpu", "name": "fixture CPU", "threads": 2, "tsc_hz": TSC_HZ},
               "opencl": {"kind": "opencl", "name": "fixture OpenCL device", "platform": "fixture platform"},
               "cuda": {"kind": "cuda", "name": "fixture GPU", "compute_capability": "9.0", "sm_count": 132,
                        "pcie": {"gen": 5, "width": 16}}}[backend]
     ctx = {"host": "fixture", "cpu": "fixture CPU", "logical_cores": 2, "memory_bytes": 8 << 30,
-           "os": "synthetic", "compiler": "none", "git_commit": "fixture", "command_line": f"hdb-{bench}-{backend}",
-           "time_utc": "2026-01-01T00:00:00Z", "device": device, "mpi": {"active": False, "rank": 0, "size": 1}}
+           "os": "synthetic", "compiler": "none", "git_commit": "fixture",
+           "command_line": command_line or f"hdb-{bench}-{backend}", "time_utc": "2026-01-01T00:00:00Z",
+           "device": device, "mpi": {"active": False, "rank": 0, "size": 1}}
     s = {k: sum(r["status"] == k for r in results) for k in ("ok", "skipped", "failed")}
-    return {"schema": "hetdb-bench/1", "benchmark": bench, "backend": backend, "context": ctx,
-            "ceiling": {"memory_copy_gbps": ceiling, "definition": "measured copy bandwidth, bytes read + bytes written"},
+    return {"schema": "hetdb-bench/2", "benchmark": bench, "backend": backend, "context": ctx,
+            "ceiling": {"memory_copy_gbps": ceiling,
+                        "definition": "measured copy bandwidth, bytes read + bytes written"},
             "results": results, "summary": s}
+
+
+def _csv_value(v):
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, float):
+        return repr(v)
+    return v
+
+
+def csv_text(doc):
+    """The CSV an executable writes with --csv (one row per result, per rank of an MPI document), in
+    the columns of docs/results-schema.json; params as k=v;k=v in declared order."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    ctx = doc.get("context", {})
+    device = ctx.get("device", {}).get("name", doc["backend"])
+    mpi_ranks = (doc.get("mpi") or {}).get("ranks")
+    parts = [(e["rank"], e.get("device", device), e.get("results", [])) for e in mpi_ranks] if mpi_ranks else \
+        [(ctx.get("mpi", {}).get("rank", 0), device, doc["results"])]
+    for rank, dev, results in parts:
+        for r in results:
+            st, tp, b, v = r.get("stats", {}), r.get("throughput", {}), r["bytes"], r["verification"]
+            row = {"id": r["id"], "benchmark": doc["benchmark"], "backend": doc["backend"], "rank": rank,
+                   "device": dev, "test": r["test"], "variant": r["variant"],
+                   "params": ";".join(f"{k}={num_text(x)}" for k, x in r["params"].items()),
+                   "size_bytes": r["size_bytes"], "transfer": r["transfer"], "status": r["status"],
+                   "checked": v["checked"], "verified": v["verified"], "passes": len(r["trials"]),
+                   "kernel_median_s": st.get("kernel_s", {}).get("median"),
+                   "kernel_cv": st.get("kernel_s", {}).get("cv"),
+                   "total_median_s": st.get("total_s", {}).get("median"), "total_cv": st.get("total_s", {}).get("cv"),
+                   "h2d_median_s": st.get("h2d_s", {}).get("median"), "d2h_median_s": st.get("d2h_s", {}).get("median"),
+                   "elements": r["elements"], "input_bytes": b["input"], "min_moved_bytes": b["min_moved"],
+                   "transfer_bytes": b["transfer"], "reason": r["reason"]}
+            for k in ("kernel_gbps", "total_gbps", "transfer_gbps", "elements_per_s", "moved_gbps", "pct_of_peak",
+                      "parity"):
+                row[k] = tp.get(k)
+            w.writerow([_csv_value(row[c]) for c in CSV_COLUMNS])
+    return buf.getvalue()
 
 
 def bw(size, gbps, latency=2e-6):
     return latency + size / (gbps * 1e9)
+
+
+RA_PARTS = (("partition", "kernel", 0.3), ("compute", "kernel", 0.5), ("gather", "kernel", 0.2))
 
 
 def build():
@@ -79,48 +180,62 @@ def build():
                                               for t, v, g in (("memcpy", "serial", 10), ("memcpy", "parallel", 18),
                                                               ("triad", "serial", 8), ("triad", "parallel", 15))
                                               for s in SIZES], 20.0)
-    docs["bus-cuda"] = document("bus", "cuda", [record(t, v, s, bw(s, g, 8e-6), transfer=tr, moved_factor=mf,
-                                                       ceiling=3000.0)
-                                                for t, v, tr, g, mf in (("h2d", "pinned", "pinned", 25, 0),
-                                                                        ("d2h", "pinned", "pinned", 26, 0),
-                                                                        ("device_copy", "kernel", "none", 1500, 2))
-                                                for s in SIZES], 3000.0)
+    bus = []
+    for test, g_pinned, g_pageable in (("h2d", 25, 11), ("d2h", 26, 9)):
+        for transfer, g in (("pinned", g_pinned), ("pageable", g_pageable)):
+            bus += [bus_copy(test, s, bw(s, g, 8e-6), transfer) for s in SIZES]
+    bus += [record("device_copy", "kernel", s, bw(s, 1500, 8e-6), ceiling=3000.0) for s in SIZES]
+    docs["bus-cuda"] = document("bus", "cuda", bus, 3000.0)
     ra = []
-    for test in ("select", "join"):
+    sel = {"dist": "uniform", "selectivity": 0.5}
+    join = {"dist": "uniform", "match": 1, "fanout": 1}
+    for test, params in (("select", sel), ("join", join)):
         for s in SIZES:
-            ra.append(record(test, "serial", s, bw(s, 1.0 if test == "select" else 0.3), params={"selectivity": "0.5"}))
-            ra.append(record(test, "parallel", s, bw(s, 1.8 if test == "select" else 0.5), params={"selectivity": "0.5"}))
+            ra.append(record(test, "serial", s, bw(s, 1.0 if test == "select" else 0.3), params=params))
+            ra.append(record(test, "parallel", s, bw(s, 1.8 if test == "select" else 0.5), params=params,
+                             phases=(("sort", "kernel", 0.6), ("gather", "kernel", 0.4)) if test == "join" else ()))
     docs["ra-cpu"] = document("ra", "cpu", ra, 20.0)
     rac = []
-    for test in ("select", "join"):
+    for test, params in (("select", sel), ("join", join)):
         for s in SIZES:
             if test == "join" and s == SIZES[-1]:
-                rac.append(record(test, "thrust", s, 0, params={"selectivity": "0.5"}, status="skipped",
+                rac.append(record(test, "thrust", s, 0, params=params, transfer="pinned", status="skipped",
                                   reason="does not fit in device memory (fixture)"))
                 continue
             rac.append(record(test, "thrust", s, bw(s, 300 if test == "select" else 90, 1e-5), bw(s, 25), bw(s, 26) / 2,
-                              params={"selectivity": "0.5"}, transfer="pinned", ceiling=3000.0))
+                              params=params, transfer="pinned", ceiling=3000.0, phases=RA_PARTS))
     docs["ra-cuda"] = document("ra", "cuda", rac, 3000.0)
+    # An OpenCL run measured with --no-verify: marked in the report, out of the figures and compare.
+    docs["ra-opencl"] = document("ra", "opencl", [
+        record("select", "paper", s, bw(s, 40, 2e-5), bw(s, 10), bw(s, 10) / 2, params=sel, transfer="pinned",
+               ceiling=200.0, checked=False) for s in SIZES], 200.0, command_line="hdb-ra-opencl --no-verify")
     tp = []
     for k, cost in (("A", 1.0), ("B", 3.0), ("C", 4.0)):
         for v, g in (("serial", 0.8), ("parallel", 1.5)):
-            tp += [record(k, v, s, bw(s, g / cost)) for s in SIZES]
+            tp += [record(k, v, s, bw(s, g / cost), params={"data": "random"}) for s in SIZES]
+            # TPC-H tables are no size sweep: size 0, no @SIZE in the id.
+            tp.append(record(k, v, 0, bw(TPCH_BYTES, g / cost / 1.3), params={"data": "tpch", "sf": 0.1},
+                             input_bytes=TPCH_BYTES))
     docs["tpch-cpu"] = document("tpch", "cpu", tp, 20.0)
     tg = []
     for k, cost in (("A", 1.0), ("B", 3.0), ("C", 4.0)):
         for v, g in (("operator", 120), ("fused", 600)):
-            tg += [record(k, v, s, bw(s, g / cost, 1e-5), bw(s, 25), bw(s, 26) / 20, transfer="pinned",
-                          ceiling=3000.0) for s in SIZES]
+            tg += [record(k, v, s, bw(s, g / cost, 1e-5), bw(s, 25), bw(s, 26) / 20, params={"data": "random"},
+                          transfer="pinned", ceiling=3000.0) for s in SIZES]
+            tg.append(record(k, v, 0, bw(TPCH_BYTES, g / cost / 1.3, 1e-5), bw(TPCH_BYTES, 25),
+                             bw(TPCH_BYTES, 26) / 20, params={"data": "tpch", "sf": 0.1}, transfer="pinned",
+                             ceiling=3000.0, input_bytes=TPCH_BYTES))
     docs["tpch-cuda"] = document("tpch", "cuda", tg, 3000.0)
     mc, mg = [], []
     for step, cost in (("1a", 3.0), ("1b", 2.0), ("2a", 0.2), ("2b", 1.5)):
-        for u, uf in (("1%", 0.5), ("100%", 1.0)):
+        for u, uf in ((1, 0.5), (100, 1.0)):
+            params = {"type": "u32", "unique": u, "delta": 1}
             for s in SIZES[1:]:
                 cpt = cost * uf * 10
                 k = cpt * (s // 8) / TSC_HZ
-                mc.append(record(step, "serial", s, k, params={"unique": u}, extra={"cycles_per_tuple": cpt}))
-                mc.append(record(step, "parallel", s, k / 1.8, params={"unique": u}))
-                mg.append(record(step, "slice_merge", s, k / 40 + 1e-5, bw(s, 25), bw(s, 26), params={"unique": u},
+                mc.append(record(step, "serial", s, k, params=params, extra={"cycles_per_tuple": cpt}))
+                mc.append(record(step, "parallel", s, k / 1.8, params=params))
+                mg.append(record(step, "slice_merge", s, k / 40 + 1e-5, bw(s, 25), bw(s, 26), params=params,
                                  transfer="pinned", ceiling=3000.0))
     docs["merge-cpu"] = document("merge", "cpu", mc, 20.0)
     docs["merge-cuda"] = document("merge", "cuda", mg, 3000.0)
@@ -128,9 +243,9 @@ def build():
     s = SIZES[1]
     for e in range(0, 5):
         base = 1e-3 * (1 + e)
-        nc.append(record("search", "baseline", s, base, params={"errors": str(e)}))
-        nc.append(record("search", "binned", s, base / 2.5, params={"errors": str(e)}))
-        ng.append(record("search", "gpu", s, base / (20 - 3 * e), bw(s, 25), 1e-6, params={"errors": str(e)},
+        nc.append(record("search", "baseline", s, base, params={"k": e}))
+        nc.append(record("search", "binned", s, base / 2.5, params={"k": e}))
+        ng.append(record("search", "gpu", s, base / (20 - 3 * e), bw(s, 25), 1e-6, params={"k": e},
                          transfer="pinned", extra={"share_accelerated": max(0.95 - 0.15 * e, 0.1)}, ceiling=3000.0))
     docs["ngram-cpu"] = document("ngram", "cpu", nc, 20.0)
     docs["ngram-cuda"] = document("ngram", "cuda", ng, 3000.0)
@@ -150,13 +265,23 @@ def manifest(docs):
             "started_utc": "2026-01-01T00:00:00Z", "finished_utc": "2026-01-01T00:01:00Z", "entries": entries}
 
 
+def write_raw(raw_dir, name, doc):
+    """raw/<name>.json (keys sorted, as the C++ writer's JSON objects are) and raw/<name>.csv."""
+    with open(os.path.join(raw_dir, name + ".json"), "w") as f:
+        json.dump(doc, f, sort_keys=True, separators=(",", ":"))
+        f.write("\n")
+    with open(os.path.join(raw_dir, name + ".csv"), "w", newline="") as f:
+        f.write(csv_text(doc))
+
+
 def main(out=OUT):
     docs = build()
-    os.makedirs(os.path.join(out, "raw"), exist_ok=True)
+    raw = os.path.join(out, "raw")
+    os.makedirs(raw, exist_ok=True)
+    for old in os.listdir(raw):
+        os.remove(os.path.join(raw, old))
     for name, d in docs.items():
-        with open(os.path.join(out, "raw", name + ".json"), "w") as f:
-            json.dump(d, f, sort_keys=True, separators=(",", ":"))
-            f.write("\n")
+        write_raw(raw, name, d)
     with open(os.path.join(out, "run.json"), "w") as f:
         json.dump(manifest(docs), f, indent=1, sort_keys=True)
         f.write("\n")

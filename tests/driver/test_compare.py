@@ -24,6 +24,17 @@ class CompareTest(TempDirCase):
         rows = self.verdicts(out)
         self.assertGreater(len(rows), 100)
         self.assertTrue(all(r["verdict"] == "" for r in rows))
+        ids = {(r["benchmark"], r["backend"], r["id"]) for r in rows}
+        self.assertEqual(len(ids), len(rows))  # matched by id: one pair per result
+        # Bus copies have no kernel time and are compared by their transfer time.
+        self.assertIn(("bus", "cuda", "h2d/copy[transfer=pinned]@32M"), ids)
+        # Results measured under --no-verify are left out unless asked for.
+        self.assertFalse([r for r in rows if r["backend"] == "opencl"])
+        out2 = os.path.join(self.tmp, "cmp2")
+        p = script("compare", a, b, "--out", out2, "--include-unverified")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len([r for r in self.verdicts(out2) if r["backend"] == "opencl"]), 3)
+        self.assertEqual(len(self.verdicts(out2)), len(rows) + 3)
         self.assertTrue(os.path.isfile(os.path.join(out, "compare.html")))
         if has_matplotlib():
             self.assertTrue(os.path.isfile(os.path.join(out, "plots", "ratio-ra.svg")))
@@ -37,6 +48,9 @@ class CompareTest(TempDirCase):
             doc = json.load(f)
         doc["results"][0]["stats"]["kernel_s"]["median"] *= 2  # B twice as slow on one case
         doc["results"][1]["stats"]["kernel_s"]["median"] *= 1.005  # within noise
+        slow_id = doc["results"][0]["id"]
+        # The same case written later in the file than in A: matched by id, not by position.
+        doc["results"].reverse()
         with open(path, "w") as f:
             json.dump(doc, f)
         os.remove(os.path.join(b, "raw", "ngram-cuda.json"))
@@ -46,6 +60,7 @@ class CompareTest(TempDirCase):
         flagged = [r for r in self.verdicts(out) if r["verdict"]]
         self.assertEqual(len(flagged), 1, flagged)
         self.assertEqual(flagged[0]["verdict"], "slower")
+        self.assertEqual((flagged[0]["benchmark"], flagged[0]["backend"], flagged[0]["id"]), ("ra", "cpu", slow_id))
         self.assertAlmostEqual(float(flagged[0]["speedup_b_over_a"]), 0.5, places=6)
         self.assertIn("only in A", open(os.path.join(out, "compare.md")).read())
         self.assertIn("slower", p.stdout)

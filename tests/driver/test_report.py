@@ -1,14 +1,18 @@
 """scripts/report on the committed fixture draws every figure and writes valid, self-contained HTML;
-the results reader handles MPI (EP-mode) documents."""
+summary.csv is the executables' CSV files end to end; results are keyed by id and read by name
+(bus copies by their transfer bandwidth, n-gram error levels by the param k); unverified results
+are marked and kept out of the figures; the results reader handles MPI (EP-mode) documents."""
 import copy
+import csv
 import html.parser
+import io
 import json
 import os
 import unittest
 
-from helpers import TempDirCase, has_matplotlib, script
+from helpers import CSV_COLUMNS, FIXTURE, TempDirCase, has_matplotlib, script
 
-from hdb import report, results
+from hdb import plots, report, results
 
 EVERY_FIGURE = [f"{kind}-{b}" for b in ("bus", "ra", "tpch", "merge", "ngram") for kind in ("throughput", "peak")] + \
     [f"{kind}-{b}" for b in ("ra", "tpch", "merge", "ngram") for kind in ("breakdown", "speedup")] + \
@@ -85,7 +89,7 @@ class ReportTest(TempDirCase):
         for name in os.listdir(os.path.join(run, "raw")):
             if not name.startswith("bus-"):
                 os.remove(os.path.join(run, "raw", name))
-        figs = report.generate(run, stream=open(os.devnull, "w"))
+        figs = report.generate(run, stream=io.StringIO())
         self.assertTrue(all(f.benchmark == "bus" for f in figs))
         with open(os.path.join(run, "report.md")) as f:
             self.assertNotIn("Benchmark merge", f.read())
@@ -100,6 +104,97 @@ class ReportTest(TempDirCase):
         with open(os.path.join(run, "report.md")) as f:
             self.assertIn("python3-matplotlib", f.read())
 
+    def test_summary_csv_is_the_raw_csv_files_end_to_end(self):
+        run = self.copy_fixture()
+        p = script("report", run)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(os.path.join(run, "summary.csv"), newline="") as f:
+            summary = list(csv.reader(f))
+        self.assertEqual(summary[0], CSV_COLUMNS)
+        expected = []
+        for jp in results.raw_files(run):  # the order of the JSON documents
+            with open(results.csv_path_for(jp), newline="") as f:
+                raw = list(csv.reader(f))
+            self.assertEqual(raw[0], summary[0])  # one header, the executables' own
+            expected += raw[1:]
+        self.assertEqual(summary[1:], expected)
+        ids = [dict(zip(CSV_COLUMNS, r))["id"] for r in summary[1:]]
+        self.assertIn("h2d/copy[transfer=pinned]@32M", ids)
+        with open(os.path.join(run, "report.md")) as f:
+            self.assertNotIn("## Problems", f.read())
+
+    def test_a_missing_csv_is_a_problem_not_invented_rows(self):
+        run = self.copy_fixture()
+        os.remove(os.path.join(run, "raw", "ra-cuda.csv"))
+        with open(os.path.join(run, "raw", "tpch-cpu.csv"), "w") as f:
+            f.write("benchmark,backend,test\ntpch,cpu,A\n")  # some other writer's columns
+        p = script("report", run)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(os.path.join(run, "summary.csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+        have = {(r["benchmark"], r["backend"]) for r in rows}
+        self.assertNotIn(("ra", "cuda"), have)
+        self.assertNotIn(("tpch", "cpu"), have)
+        self.assertIn(("ra", "cpu"), have)
+        with open(os.path.join(run, "report.md")) as f:
+            md = f.read()
+        problems = md[md.index("## Problems"):]
+        self.assertIn("raw/ra-cuda.csv is missing", problems)
+        self.assertIn("raw/tpch-cpu.csv: its header is not", problems)
+        self.assertIn("Benchmark ra", md)  # the JSON is still reported
+        self.assertIn("raw/ra-cuda.csv is missing", p.stdout)
+
+    def test_tables_are_keyed_by_id_and_bus_copies_read_transfer_bandwidth(self):
+        run = self.copy_fixture()
+        report.generate(run, stream=io.StringIO())
+        with open(os.path.join(run, "report.md")) as f:
+            md = f.read()
+        self.assertIn("select/thrust[dist=uniform,selectivity=0.5,transfer=pinned]@32M", md)
+        self.assertIn("search/gpu[k=4,transfer=pinned]@1M", md)
+        # The ceilings: h2d/d2h by throughput.transfer_gbps (their kernel_gbps is 0), others by kernel.
+        docs = results.load_docs(run)
+        rows = results.all_rows(docs)
+        d = report.Doc()
+        report._ceilings(d, docs, rows)
+        table = next(b for b in d.blocks if b[0] == "table")
+        lines = {(r[0], r[1], r[3]): r for r in table[2]}
+        h2d = next(r for r in rows if r["id"] == "h2d/copy[transfer=pinned]@32M")
+        self.assertEqual(h2d["kernel_gbps"], 0)
+        self.assertEqual(lines[("cuda", "h2d", "pinned")][5], f"{h2d['transfer_gbps']:.2f}")
+        self.assertIn(("cuda", "h2d", "pageable"), lines)
+        dc = next(r for r in rows if r["id"] == "device_copy/kernel@32M")
+        self.assertEqual(lines[("cuda", "device_copy", "none")][5], f"{dc['kernel_gbps']:.2f}")
+
+    def test_unverified_results_are_marked_and_left_out_of_figures(self):
+        run = self.copy_fixture()
+        report.generate(run, stream=io.StringIO())
+        with open(os.path.join(run, "report.md")) as f:
+            md = f.read()
+        self.assertIn("3 results were measured without verification", md)
+        self.assertIn("| opencl | select/paper[dist=uniform,selectivity=0.5,transfer=pinned]@32M |", md)
+        line = next(ln for ln in md.splitlines() if "select/paper[" in ln)
+        self.assertTrue(line.rstrip().endswith("| not verified |"), line)
+        if not has_matplotlib():
+            self.skipTest("matplotlib is not available: figures not checked")
+        with open(os.path.join(run, "plots", "throughput-ra.svg")) as f:
+            self.assertNotIn("opencl/paper", f.read())
+        p = script("report", run, "--include-unverified")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(run, "plots", "throughput-ra.svg")) as f:
+            self.assertIn("opencl/paper (pinned) not verified", f.read())
+
+    def test_a_hetdb_bench_1_document_is_refused_naming_the_file(self):
+        run = self.copy_fixture()
+        path = os.path.join(run, "raw", "bus-cpu.json")
+        with open(path) as f:
+            doc = json.load(f)
+        doc["schema"] = "hetdb-bench/1"
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        p = script("report", run)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("bus-cpu.json: not a hetdb-bench/2 results document (schema 'hetdb-bench/1')", p.stderr)
+
     def test_not_a_results_document_is_a_usage_error(self):
         run = self.copy_fixture()
         with open(os.path.join(run, "raw", "ra-cpu.json"), "w") as f:
@@ -108,6 +203,53 @@ class ReportTest(TempDirCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("ra-cpu.json", p.stderr)
         self.assertEqual(script("report", os.path.join(self.tmp, "missing")).returncode, 2)
+
+
+class FigureDataTest(unittest.TestCase):
+    """What the figures draw, read from the axes before the figure is written."""
+
+    def lines(self, figure_fn, bench):
+        docs = results.load_docs(FIXTURE)
+        rows = [r for r in results.all_rows(docs) if r["benchmark"] == bench]
+        drawn = []
+        finish = plots._finish
+
+        def capture(fig, out_dir, figure, suptitle, machine):
+            for ax in fig.axes:
+                drawn.append([(ln.get_label(), list(ln.get_xdata()), list(ln.get_ydata())) for ln in ax.get_lines()
+                              if not ln.get_label().startswith("_")])
+            plots.plt.close(fig)
+            return figure
+        plots._finish = capture
+        try:
+            figure_fn(rows, bench, "/nonexistent", "machine")
+        finally:
+            plots._finish = finish
+        return drawn
+
+    def setUp(self):
+        if not has_matplotlib():
+            self.skipTest("matplotlib is not available")
+
+    def test_ngram_error_levels_are_the_param_k_one_line_per_series(self):
+        speed, share = self.lines(plots.ngram_errors, "ngram")
+        self.assertEqual(len(speed), 2, speed)  # cpu/binned and cuda/gpu, each across the error levels
+        for label, xs, ys in speed:
+            self.assertEqual(xs, [0, 1, 2, 3, 4], label)
+            self.assertNotIn("k=", label)
+        gpu = next(ys for label, _, ys in speed if label.startswith("cuda/gpu"))
+        self.assertAlmostEqual(gpu[0], 20.0, places=3)  # baseline / gpu kernel time at k=0
+        self.assertAlmostEqual(gpu[4], 8.0, places=3)
+        self.assertEqual([xs for _, xs, _ in share], [[0, 1, 2, 3, 4]])
+
+    def test_bus_throughput_draws_copies_by_their_transfer_bandwidth(self):
+        panels = self.lines(plots.throughput, "bus")
+        h2d = [ln for panel in panels for ln in panel if ln[0].startswith("cuda/copy (pinned)")]
+        self.assertTrue(h2d)
+        for label, xs, ys in h2d:
+            self.assertTrue(all(y > 1 for y in ys), (label, ys))  # GB/s of the bus, not a 0 kernel figure
+        self.assertFalse([ln for panel in panels for ln in panel if "with PCIe" in ln[0]
+                          and ln[0].startswith("cuda/copy")])
 
 
 class MpiDocumentTest(unittest.TestCase):

@@ -5,7 +5,7 @@ import json
 import os
 import time
 
-from helpers import TempDirCase, script
+from helpers import CSV_COLUMNS, TempDirCase, script
 
 CONFIG = """
 description = "driver test"
@@ -68,6 +68,13 @@ class RunAllTest(TempDirCase):
         self.assertEqual(entries["ngram-cuda"]["cases"]["failed"], 1)
         self.assertEqual(entries["tpch-cpu"]["status"], "skipped")
         self.assertIn("not built", entries["tpch-cpu"]["reason"])
+        # summary.csv is the executables' own CSV files (--csv beside --json) under their one header.
+        with open(os.path.join(run, "summary.csv"), newline="") as f:
+            summary_header = next(csv.reader(f))
+        with open(os.path.join(run, "raw", "bus-cpu.csv"), newline="") as f:
+            exe_header = next(csv.reader(f))
+        self.assertEqual(summary_header, exe_header)
+        self.assertEqual(summary_header, CSV_COLUMNS)
         # What the crashed and the stopped executables measured before dying is kept and reported.
         with open(os.path.join(run, "summary.csv")) as f:
             rows = list(csv.DictReader(f))
@@ -85,6 +92,8 @@ class RunAllTest(TempDirCase):
         names = [c["name"] for c in calls]
         self.assertEqual(names[:2], ["hdb-bus-cpu", "hdb-bus-cuda"], names)
         args = calls[0]["args"]
+        self.assertEqual(args[args.index("--json") + 1], os.path.join(run, "raw", "bus-cpu.json"))
+        self.assertEqual(args[args.index("--csv") + 1], os.path.join(run, "raw", "bus-cpu.csv"))
         self.assertEqual(args[args.index("--sizes") + 1], "32K,1M")
         self.assertEqual(args[args.index("--passes") + 1], "2")  # command line beats the config
         ngram = next(c for c in calls if c["name"] == "hdb-ngram-cpu")["args"]
@@ -110,6 +119,10 @@ class RunAllTest(TempDirCase):
             m = json.load(f)
         self.assertTrue(all(e["status"] == "ok" for e in m["entries"]))
         self.assertTrue(os.path.isfile(os.path.join(run, "raw", "ngram-cpu.json.interrupted-1")))
+        self.assertTrue(os.path.isfile(os.path.join(run, "raw", "ngram-cpu.csv.interrupted-1")))
+        with open(os.path.join(run, "summary.csv")) as f:
+            ids = [(r["benchmark"], r["id"]) for r in csv.DictReader(f)]
+        self.assertEqual(len(ids), len(set(ids)))  # the interrupted copies are not read twice
         self.assertEqual(len(m["resumed"]), 1)
 
     def test_bad_options_exit_2(self):

@@ -3,22 +3,19 @@ the ratio t(first)/t(N) is reported; a case seen at one rank count only is left 
 import json
 import os
 
+import make_fixture
 from helpers import TempDirCase, has_matplotlib
 
 from hdb import scaling
 
 
 def _doc(ranks, kernel_s, extra_case=False):
-    def rec(case_id, params, t):
-        return {"id": case_id, "test": "dist_unique", "variant": "serial", "params": params, "size_bytes": 1 << 20,
-                "transfer": "none", "status": "ok", "reason": "", "verification": {"verified": True},
-                "elements": 1, "bytes": {}, "extra": {}, "trials": [{"kernel_s": t}],
-                "stats": {"kernel_s": {"median": t, "cv": 0.0}}, "throughput": {}}
-    results = [rec("a", {"ranks": str(ranks), "scaling": "strong"}, kernel_s)]
+    def rec(params, t):
+        return make_fixture.record("dist_unique", "serial", 1 << 20, t, params=params)
+    results = [rec({"ranks": ranks, "scaling": "strong"}, kernel_s)]
     if extra_case:
-        results.append(rec("b", {"ranks": str(ranks), "scaling": "weak"}, 1.0))
-    return {"schema": "hetdb-bench/1", "benchmark": "dist", "backend": "cpu",
-            "context": {"host": "h", "device": {"name": "cpu"}}, "results": results}
+        results.append(rec({"ranks": ranks, "scaling": "weak"}, 1.0))
+    return make_fixture.document("dist", "cpu", results, 20.0)
 
 
 class ScalingTest(TempDirCase):

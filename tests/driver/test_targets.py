@@ -3,6 +3,7 @@ import json
 import os
 import unittest
 
+import make_fixture
 from helpers import TempDirCase
 
 from hdb import targets
@@ -11,23 +12,33 @@ M = 1 << 20
 
 
 def record(test, variant, size, params=None, transfer="none", kernel_s=1.0, total_s=None, gbps=None, pct=None,
-           moved=None, elements=0, eps=None, status="ok"):
-    return {
-        "id": f"{test}/{variant}@{size}", "test": test, "variant": variant, "params": params or {},
-        "size_bytes": size, "transfer": transfer, "status": status, "reason": "", "elements": elements,
-        "bytes": {"input": size, "min_moved": 2 * size, "transfer": 0},
-        "stats": {"kernel_s": {"median": kernel_s}, "total_s": {"median": total_s or kernel_s}},
-        "throughput": {"kernel_gbps": gbps, "pct_of_peak": pct, "moved_gbps": moved or 0, "elements_per_s": eps},
-        "verification": {"verified": True},
-    }
+           moved=None, elements=0, eps=None, status="ok", checked=True):
+    """A hetdb-bench/2 result (make_fixture.record) whose medians and throughput are set to the given figures."""
+    r = make_fixture.record(test, variant, size, kernel_s, params=params, transfer=transfer, status=status,
+                            reason="" if status == "ok" else "synthetic failure", checked=checked)
+    r["elements"] = elements
+    if status != "ok":
+        return r
+    r["stats"]["kernel_s"]["median"] = kernel_s
+    r["stats"]["total_s"]["median"] = total_s or kernel_s
+    r["throughput"].update(kernel_gbps=gbps or 0.0, pct_of_peak=pct or 0.0, moved_gbps=moved or 0.0,
+                           elements_per_s=eps or 0.0)
+    return r
+
+
+def bus_copy(test, size, transfer, gbps):
+    """A bus host<->device copy as /2 records it: variant copy, all time on the bus, kernel_gbps 0."""
+    r = make_fixture.bus_copy(test, size, 1e-3, transfer)
+    r["throughput"]["transfer_gbps"] = gbps
+    return r
 
 
 class TargetsTest(TempDirCase):
     def write(self, benchmark, backend, records, context=None):
         raw = os.path.join(self.tmp, "run", benchmark, "20260101-000000-gpu", "raw")
         os.makedirs(raw, exist_ok=True)
-        doc = {"schema": "hetdb-bench/1", "benchmark": benchmark, "backend": backend, "context": context or {},
-               "ceiling": {"memory_copy_gbps": 3000}, "results": records}
+        doc = make_fixture.document(benchmark, backend, records, 3000.0)
+        doc["context"].update(context or {})
         with open(os.path.join(raw, f"{benchmark}-{backend}.json"), "w") as f:
             json.dump(doc, f)
 
@@ -36,26 +47,37 @@ class TargetsTest(TempDirCase):
         return {t["target"]: t for t in targets.evaluate(rows, docs)}
 
     def test_bus_is_judged_against_the_pcie_link(self):
-        link = {"device": {"pcie": {"theoretical_gbps_per_direction": 63.0, "max_gen": 5, "max_width": 16}}}
+        link = {"device": {"kind": "cuda", "name": "fixture GPU",
+                           "pcie": {"theoretical_gbps_per_direction": 63.0, "max_gen": 5, "max_width": 16}}}
         self.write("bus", "cuda", [
-            record("h2d", "pinned", 256 * M, transfer="pinned", gbps=50.4),
-            record("h2d", "pinned", M, transfer="pinned", gbps=20.0),
-            record("h2d", "pageable", 256 * M, transfer="pageable", gbps=20.0),
-            record("d2h", "pinned", 256 * M, transfer="pinned", gbps=40.0),
+            bus_copy("h2d", 256 * M, "pinned", 50.4),
+            bus_copy("h2d", M, "pinned", 20.0),
+            bus_copy("h2d", 256 * M, "pageable", 20.0),
+            bus_copy("d2h", 256 * M, "pinned", 40.0),
+            # Kernel time is never a bus figure: a device copy at 900 GB/s does not count.
+            record("device_copy", "kernel", 256 * M, gbps=900.0),
         ], link)
         t = self.evaluate()
         h2d, d2h = t["bus h2d pinned, % of PCIe link"], t["bus d2h pinned, % of PCIe link"]
-        self.assertAlmostEqual(h2d["figure"], 80.0)
+        self.assertAlmostEqual(h2d["figure"], 80.0)  # from throughput.transfer_gbps; kernel_gbps is 0
         self.assertTrue(h2d["met"])
         self.assertIn("pageable 20.0", h2d["detail"])
         self.assertAlmostEqual(d2h["figure"], 100 * 40 / 63)
         self.assertFalse(d2h["met"])
 
+    def test_unverified_results_judge_nothing(self):
+        link = {"device": {"kind": "cuda", "name": "fixture GPU", "pcie": {"theoretical_gbps_per_direction": 63.0}}}
+        self.write("bus", "cuda", [bus_copy("h2d", 256 * M, "pinned", 50.4)], link)
+        self.write("ra", "cuda", [record("select", "tuned", 1024 * M, pct=90, checked=False)])
+        t = self.evaluate()
+        self.assertAlmostEqual(t["bus h2d pinned, % of PCIe link"]["figure"], 80.0)
+        self.assertIsNone(t["ra select, % of device copy"]["figure"])
+
     def test_streaming_targets_prefer_tuned_at_the_largest_size_and_worst_parameters(self):
         self.write("ra", "cuda", [
             record("select", "paper", 1024 * M, pct=90),
-            record("select", "tuned", 1024 * M, params={"selectivity": "0.5"}, pct=80),
-            record("select", "tuned", 1024 * M, params={"selectivity": "1"}, pct=70),
+            record("select", "tuned", 1024 * M, params={"selectivity": 0.5}, pct=80),
+            record("select", "tuned", 1024 * M, params={"selectivity": 1}, pct=70),
             record("select", "tuned", 32 * M, pct=99),
             record("join", "paper", 256 * M, pct=45),
             record("join", "cub", 256 * M, pct=30),
@@ -75,20 +97,25 @@ class TargetsTest(TempDirCase):
         self.write("tpch", "cuda", [
             record("A", "operator", 1024 * M, params={"data": "random"}, kernel_s=3.0),
             record("A", "fused", 1024 * M, params={"data": "random"}, kernel_s=1.0),
-            record("A", "operator", 1024 * M, params={"data": "tpch"}, kernel_s=2.0),
-            record("A", "fused", 1024 * M, params={"data": "tpch"}, kernel_s=1.6),
+            record("A", "operator", 1024 * M, params={"data": "tpch", "sf": 1}, kernel_s=2.0),
+            record("A", "fused", 1024 * M, params={"data": "tpch", "sf": 1}, kernel_s=1.6),
             record("B", "operator", 1024 * M, kernel_s=3.0),  # no fused B: not judged
         ])
         self.write("merge", "cuda", [
             record("merge", "inorder", 256 * M, transfer="pinned", total_s=3.0),
             record("merge", "overlap", 256 * M, transfer="pinned", total_s=1.5),
             record("merge", "overlap", 256 * M, transfer="pageable", total_s=0.1),
-            record("delta_dict", "thrust", 256 * M, params={"type": "u32"}, elements=1000, eps=25e9),
-            record("delta_dict", "thrust", 32 * M, params={"type": "u32"}, elements=10, eps=99e9),
+            record("delta_dict", "thrust", 256 * M, params={"type": "u32", "unique": 100, "delta": 1}, elements=1000,
+                   eps=25e9),
+            record("delta_dict", "thrust", 32 * M, params={"type": "u32", "unique": 100, "delta": 1}, elements=10,
+                   eps=99e9),
+            record("delta_dict", "thrust", 1024 * M, params={"type": "u64", "unique": 100, "delta": 1},
+                   elements=10**6, eps=99e9),  # not u32
         ])
         t = self.evaluate()
         a = t["tpch A fused vs operator-at-a-time"]
         self.assertAlmostEqual(a["figure"], 1.25)  # the least favourable data set
+        self.assertIn("data=tpch;sf=1", a["detail"])
         self.assertFalse(a["met"])
         self.assertIsNone(t["tpch B fused vs operator-at-a-time"]["figure"])
         ov = t["overlapped chunks vs copy-compute-copy (whole merge)"]
@@ -100,14 +127,14 @@ class TargetsTest(TempDirCase):
 
     def test_ngram_speedup_is_the_geometric_mean_over_error_levels(self):
         self.write("ngram", "cuda", [
-            record("search", "gpu", 64 * M, params={"k": "0"}, total_s=1.0),
-            record("search", "gpu", 64 * M, params={"k": "3"}, total_s=1.0),
-            record("batch", "gpu", 64 * M, params={"k": "3"}, eps=1.5e6),
+            record("search", "gpu", 64 * M, params={"k": 0}, total_s=1.0),
+            record("search", "gpu", 64 * M, params={"k": 3}, total_s=1.0),
+            record("batch", "gpu", 64 * M, params={"k": 3}, eps=1.5e6),
         ])
         self.write("ngram", "cpu", [
-            record("search", "baseline", 64 * M, params={"k": "0"}, total_s=10.0),
-            record("search", "baseline", 64 * M, params={"k": "3"}, total_s=40.0),
-            record("search", "binned", 64 * M, params={"k": "0"}, total_s=4.0),
+            record("search", "baseline", 64 * M, params={"k": 0}, total_s=10.0),
+            record("search", "baseline", 64 * M, params={"k": 3}, total_s=40.0),
+            record("search", "binned", 64 * M, params={"k": 0}, total_s=4.0),
         ])
         t = self.evaluate()
         base = t["ngram gpu vs cpu baseline (geometric mean over k)"]

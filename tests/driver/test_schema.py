@@ -1,0 +1,232 @@
+"""The contract docs/results-schema.json: a valid Draft 2020-12 schema that accepts what the writers
+write (the fixture and the fake executables stand in for the C++ writer here; CTest checks the real
+executables' JSON and CSV) and rejects what /2 forbids; tests/check_results.py adds the checks a
+schema cannot express; tests/check_csv_header.py checks a CSV against x-csv-columns."""
+import copy
+import csv
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+import make_fixture
+from helpers import CSV_COLUMNS, FIXTURE, HERE, REPO, SCHEMA_FILE, TempDirCase
+
+import check_csv_header
+import check_results
+
+try:
+    import jsonschema  # noqa: F401
+except ImportError:
+    jsonschema = None
+
+CHECK = os.path.join(REPO, "tests", "check_results.py")
+CHECK_CSV = os.path.join(REPO, "tests", "check_csv_header.py")
+
+
+def fixture_doc(name):
+    with open(os.path.join(FIXTURE, "raw", name + ".json")) as f:
+        return json.load(f)
+
+
+def run(*args):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120)
+
+
+@unittest.skipIf(jsonschema is None, "the jsonschema library is missing (Debian: python3-jsonschema)")
+class SchemaTest(TempDirCase):
+    def problems(self, doc, min_ok=0, ranks=0):
+        return check_results.check_doc(doc, min_ok, ranks)[0]
+
+    def assertRejected(self, doc, text, **kw):
+        problems = self.problems(doc, **kw)
+        self.assertTrue(any(text in p for p in problems), f"{text!r} not in {problems}")
+
+    def test_the_schema_is_valid_and_carries_the_csv_columns(self):
+        with open(SCHEMA_FILE) as f:
+            schema = json.load(f)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        self.assertEqual(schema["properties"]["schema"], {"const": "hetdb-bench/2"})
+        self.assertEqual(CSV_COLUMNS, schema["x-csv-columns"])
+        self.assertEqual(check_csv_header.columns(), CSV_COLUMNS)
+        self.assertEqual(len(set(CSV_COLUMNS)), len(CSV_COLUMNS))
+        self.assertEqual(CSV_COLUMNS[:3], ["id", "benchmark", "backend"])
+
+    def test_every_fixture_document_is_valid(self):
+        names = sorted(n[:-5] for n in os.listdir(os.path.join(FIXTURE, "raw")) if n.endswith(".json"))
+        self.assertGreaterEqual(len(names), 10)
+        for name in names:
+            self.assertEqual(self.problems(fixture_doc(name)), [], name)
+        p = run(CHECK, "--all", FIXTURE)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn(f"{len(names)} documents and {len(names)} CSV headers checked, all valid", p.stdout)
+
+    def test_the_committed_fixture_is_what_make_fixture_writes(self):
+        out = os.path.join(self.tmp, "regenerated")
+        make_fixture.main(out)
+        for name in sorted(os.listdir(os.path.join(FIXTURE, "raw"))):
+            with open(os.path.join(FIXTURE, "raw", name)) as a, open(os.path.join(out, "raw", name)) as b:
+                self.assertEqual(a.read(), b.read(), f"{name}: run python3 tests/driver/make_fixture.py")
+
+    def test_what_hetdb_bench_2_forbids_is_rejected(self):
+        base = fixture_doc("ra-cuda")
+        r0 = base["results"][0]
+        self.assertEqual(r0["status"], "ok")
+
+        def case(mutate):
+            doc = copy.deepcopy(base)
+            mutate(doc, doc["results"][0])
+            return doc
+        self.assertRejected(case(lambda d, r: d.update(schema="hetdb-bench/1")), "expected 'hetdb-bench/2'")
+        self.assertRejected(case(lambda d, r: r["params"].update(transfer="pinned")), "results[0].params")
+        self.assertRejected(case(lambda d, r: r["params"].update(selectivity=True)), "results[0].params.selectivity")
+        self.assertRejected(case(lambda d, r: r.update(transfer="dma")), "results[0].transfer")
+        self.assertRejected(case(lambda d, r: r["phases"][0].update(kind="gpu")), "results[0].phases[0].kind")
+        self.assertRejected(case(lambda d, r: r.pop("phases")), "'phases' is a required property")
+        self.assertRejected(case(lambda d, r: r["throughput"].pop("transfer_gbps")), "'transfer_gbps' is a required")
+        self.assertRejected(case(lambda d, r: r["verification"].pop("checked")), "'checked' is a required property")
+        self.assertRejected(case(lambda d, r: r["verification"].update(checked=False)), "results[0].verification")
+        self.assertRejected(case(lambda d, r: r["trials"][0].update(kernel_s=-1.0)), "results[0].trials[0].kernel_s")
+        self.assertRejected(case(lambda d, r: r.update(id="select thrust 1M")), "results[0].id")
+        self.assertRejected(case(lambda d, r: r.update(rank=0)), "Additional properties are not allowed")
+        self.assertRejected(case(lambda d, r: (r.update(status="skipped", reason=""))), "results[0].reason")
+
+    def test_the_checks_a_schema_cannot_express(self):
+        base = fixture_doc("ra-cuda")
+
+        def case(mutate):
+            doc = copy.deepcopy(base)
+            mutate(doc)
+            return doc
+        self.assertEqual(self.problems(base), [])
+        self.assertRejected(case(lambda d: d["results"][1].update(id=d["results"][0]["id"])), "ids not unique")
+        self.assertRejected(case(lambda d: d["results"][0]["trials"][1]["phases_s"].update(upload=1e-6)),
+                            "not declared in phases[]: upload")
+        self.assertRejected(case(lambda d: d["results"][0]["phases"].append({"name": "scan", "kind": "kernel"})),
+                            "declared but in no trial: scan")
+        self.assertRejected(case(lambda d: d["summary"].update(ok=1)), "does not match the status counts")
+        self.assertRejected(case(lambda d: d["results"][0]["stats"]["kernel_s"].update(median=1.0)), "inconsistent")
+        failed = case(lambda d: d["results"][0].update(status="failed", reason="verification failed"))
+        failed["summary"] = {"ok": 4, "skipped": 1, "failed": 1}
+        self.assertRejected(failed, "failed: verification failed")
+        self.assertRejected(copy.deepcopy(base), "only 5 ok and verified results, expected at least 6", min_ok=6)
+        self.assertRejected(copy.deepcopy(base), "expected an MPI block with 2 ranks", ranks=2)
+        none = case(lambda d: d["results"][0].update(transfer="none"))
+        self.assertRejected(none, "transfer is 'none' but bytes cross the bus")
+
+    def test_bus_copies_are_valid_with_no_kernel_time(self):
+        doc = fixture_doc("bus-cuda")
+        copies = [r for r in doc["results"] if r["test"] in ("h2d", "d2h")]
+        self.assertEqual(len(copies), 12)
+        for r in copies:
+            self.assertEqual(r["variant"], "copy")
+            self.assertEqual(r["stats"]["kernel_s"]["median"], 0)
+            self.assertEqual(r["throughput"]["kernel_gbps"], 0)
+            self.assertGreater(r["throughput"]["transfer_gbps"], 1)
+        self.assertEqual(self.problems(doc), [])
+        broken = copy.deepcopy(doc)
+        broken["results"][0]["throughput"]["transfer_gbps"] = 0.0
+        self.assertRejected(broken, "no throughput")
+
+    def test_an_ep_mode_document_is_checked_per_rank(self):
+        doc = fixture_doc("bus-cpu")
+        ranks = []
+        for rank in (0, 1):
+            rr = copy.deepcopy(doc["results"])
+            ranks.append({"rank": rank, "exit_code": 0, "host": "fixture", "device": f"dev{rank}",
+                          "summary": dict(doc["summary"]), "results": rr})
+        for r in doc["results"]:
+            t = r["stats"]["kernel_s"]["median"]
+            r["across_ranks"] = {"n": 2, "min": t, "max": t, "mean": t, "stddev": 0.0, "cv": 0.0, "outlier_ranks": [],
+                                 "per_rank": [{"rank": 0, "kernel_median_s": t}, {"rank": 1, "kernel_median_s": t}]}
+        doc["mpi"] = {"mode": "ep", "size": 2, "ranks": ranks}
+        self.assertEqual(self.problems(doc, ranks=2), [])
+        self.assertRejected(doc, "expected an MPI block with 4 ranks", ranks=4)
+        bad = copy.deepcopy(doc)
+        bad["mpi"]["ranks"][1]["results"][0]["trials"][0]["phases_s"]["x"] = 1.0
+        self.assertRejected(bad, "rank 1: ")
+        bad = copy.deepcopy(doc)
+        bad["mpi"]["ranks"][1]["summary"]["ok"] = 0
+        self.assertRejected(bad, "rank 1: summary")
+        bad = copy.deepcopy(doc)
+        bad["mpi"]["ranks"][0]["gpu"] = "x"
+        self.assertRejected(bad, "mpi.ranks[0]")
+
+    def test_command_line(self):
+        path = os.path.join(FIXTURE, "raw", "ra-cuda.json")
+        p = run(CHECK, path)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertIn("5 verified results, schema ok", p.stdout)
+        self.assertEqual(run(CHECK, path, "6").returncode, 1)
+        p = run(CHECK, os.path.join(self.tmp, "missing.json"))
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("no results file", p.stdout)  # CTest's SKIP_REGULAR_EXPRESSION
+        old = fixture_doc("ra-cuda")
+        old["schema"] = "hetdb-bench/1"
+        bad = os.path.join(self.tmp, "old.json")
+        with open(bad, "w") as f:
+            json.dump(old, f)
+        p = run(CHECK, bad)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn(f"{bad}: schema is 'hetdb-bench/1', expected 'hetdb-bench/2'", p.stdout)
+        p = run(CHECK, os.path.join(FIXTURE, "raw", "ra-opencl.json"))  # measured with --no-verify
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("only 0 ok and verified results", p.stdout)
+
+    def test_all_checks_every_document_and_csv_header_under_a_folder(self):
+        root = os.path.join(self.tmp, "runs")
+        run_dir = os.path.join(root, "20260101-000000-quick")
+        make_fixture.main(run_dir)  # raw/ documents and CSVs, and run.json (no 'schema': not a document)
+        p = run(CHECK, "--all", root)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        with open(os.path.join(run_dir, "raw", "ra-cpu.csv.rank1"), "w") as f:
+            f.write("benchmark,backend\n")
+        with open(os.path.join(run_dir, "raw", "bus-cpu.json.rank0"), "w") as f:
+            f.write("{}")
+        p = run(CHECK, "--all", root)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("ra-cpu.csv.rank1: header differs", p.stdout)
+        self.assertIn("bus-cpu.json.rank0: schema is None", p.stdout)
+        empty = os.path.join(self.tmp, "empty")
+        os.makedirs(empty)
+        p = run(CHECK, "--all", empty)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("no results documents found", p.stdout)
+
+
+class CsvHeaderTest(TempDirCase):
+    def write(self, name, header):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w", newline="") as f:
+            csv.writer(f, lineterminator="\n").writerow(header)
+            f.write("x\n")
+        return path
+
+    def test_header_check(self):
+        good = self.write("good.csv", CSV_COLUMNS)
+        p = run(CHECK_CSV, good)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        swapped = list(CSV_COLUMNS)
+        swapped[1], swapped[2] = swapped[2], swapped[1]
+        for header, text in ((CSV_COLUMNS[:-1], "missing reason"), (CSV_COLUMNS + ["x"], "unexpected x"),
+                             (swapped, "column 2 is 'backend', expected 'benchmark'")):
+            p = run(CHECK_CSV, self.write("bad.csv", header))
+            self.assertEqual(p.returncode, 1)
+            self.assertIn(text, p.stdout)
+        self.assertEqual(run(CHECK_CSV, os.path.join(self.tmp, "none.csv")).returncode, 1)
+
+    def test_the_fake_executable_writes_the_contract_columns(self):
+        out = os.path.join(self.tmp, "x.json")
+        env = dict(os.environ, FAKE_NAME="hdb-ra-cpu", FAKE_LOG=os.path.join(self.tmp, "log"))
+        p = subprocess.run([sys.executable, os.path.join(HERE, "fake_bench.py"), "ok", "--json", out, "--csv",
+                            out[:-5] + ".csv"], capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(run(CHECK_CSV, out[:-5] + ".csv").returncode, 0)
+        if jsonschema is not None:
+            p = run(CHECK, out, "2")
+            self.assertEqual(p.returncode, 0, p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
