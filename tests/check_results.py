@@ -3,19 +3,23 @@
 docs/results-schema.json (the contract of "hetdb-bench/2") with the jsonschema library, then the
 checks a schema cannot express (docs/results-schema.md).
 
-usage: check_results.py FILE [MIN_OK] [--ranks N]
+usage: check_results.py FILE [MIN_OK] [--ranks N] [--csv CSV_FILE]
        check_results.py --all DIR [--min-ok N]
 
 FILE: one document; a missing FILE prints "no results file" and exits 0 (the executable skipped).
 MIN_OK (default 1): at least this many ok, verified results. --ranks N: an EP-mode document merged
-from N ranks. --all DIR: every results document under DIR (any depth): every *.json, *.json.rank<N>
-and *.json.interrupted-<N> in a folder named raw/ must be one, elsewhere a JSON file is checked when
-it carries a "schema" key (a driver's run.json does not); every *.csv / *.csv.rank<N> in a raw/
-folder and every summary.csv beside one must have the header of docs/results-schema.json
-("x-csv-columns"). --all fails when it finds no results document. Exit 0 when everything is valid
-and no case failed; 1 otherwise.
+from N ranks. --csv CSV_FILE: the CSV the same run wrote (--csv) must exist, have the header of
+docs/results-schema.json ("x-csv-columns") and one row per result (per rank) with the document's
+rank, id, status and transfer, in its order.
+--all DIR: every results document under DIR (any depth): every *.json, *.json.rank<N> and
+*.json.interrupted-<N> in a folder named raw/ must be one, and the CSV beside it (same name with
+.csv for .json) must match it as --csv says; elsewhere a JSON file is checked when it carries a
+"schema" key (a driver's run.json does not); every summary.csv beside a raw/ folder must have the
+header of x-csv-columns. --all fails when it finds no results document.
+Exit 0 when everything is valid and no case failed; 1 otherwise.
 """
 import argparse
+import csv
 import json
 from collections import Counter
 import os
@@ -28,7 +32,6 @@ SCHEMA_PATH = os.path.join(REPO, "docs", "results-schema.json")
 SCHEMA_NAME = "hetdb-bench/2"
 MAX_SCHEMA_ERRORS = 20
 RESULT_FILE = re.compile(r"\.json(\.rank\d+|\.interrupted-\d+)?$")
-CSV_FILE = re.compile(r"\.csv(\.rank\d+)?$")
 REEXEC = "HDB_CHECK_RESULTS_REEXEC"
 
 sys.path.insert(0, HERE)
@@ -186,6 +189,37 @@ def check_doc(doc, min_ok=1, ranks=0):
     return problems, n_ok
 
 
+def csv_problems(doc, csv_path):
+    """The CSV an executable wrote beside `doc`: the contract's header and a row per result (per rank
+    of a merged MPI document) with the document's rank, id, status and transfer, in its order."""
+    if not os.path.isfile(csv_path):
+        return [f"no CSV file {csv_path} beside the document"]
+    problem = check_csv_header.header_problem(csv_path, check_csv_header.columns(SCHEMA_PATH))
+    if problem:
+        return [problem]
+    with open(csv_path, newline="") as f:
+        got = [(r["rank"], r["id"], r["status"], r["transfer"]) for r in csv.DictReader(f)]
+    mpi_ranks = (doc.get("mpi") or {}).get("ranks")
+    if mpi_ranks:
+        parts = [(e["rank"], e.get("results", [])) for e in mpi_ranks]
+    else:
+        parts = [(doc["context"].get("mpi", {}).get("rank", 0), doc["results"])]
+    want = [(str(rank), r["id"], r["status"], r["transfer"]) for rank, results in parts for r in results]
+    if got == want:
+        return []
+    if len(got) != len(want):
+        return [f"{csv_path}: {len(got)} rows for {len(want)} results (rank, id) of the document"]
+    i = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+    return [f"{csv_path}: row {i + 1} is (rank, id, status, transfer) {got[i]}, the document has {want[i]}"]
+
+
+def csv_beside(json_path):
+    """raw/x-y.json -> raw/x-y.csv, raw/x-y.json.rank1 -> raw/x-y.csv.rank1 (the driver's naming)."""
+    d, name = os.path.split(json_path)
+    i = name.rfind(".json")
+    return os.path.join(d, name[:i] + ".csv" + name[i + len(".json"):])
+
+
 def load(path):
     try:
         with open(path) as f:
@@ -211,7 +245,8 @@ def _report(path, problems, n_ok, ranks=0):
 
 
 def find_files(root):
-    """(result documents that must be valid, JSON files to check when they carry 'schema', CSV files)."""
+    """(result documents that must be valid, JSON files to check when they carry 'schema',
+    summary.csv files)."""
     must, maybe, csvs = [], [], []
     for dirpath, dirnames, files in os.walk(root):
         dirnames.sort()
@@ -220,8 +255,6 @@ def find_files(root):
             p = os.path.join(dirpath, name)
             if RESULT_FILE.search(name):
                 (must if in_raw else maybe).append(p)
-            elif in_raw and CSV_FILE.search(name):
-                csvs.append(p)
             elif name == "summary.csv" and os.path.isdir(os.path.join(dirpath, "raw")):
                 csvs.append(p)
     return must, maybe, csvs
@@ -231,17 +264,21 @@ def check_all(root, min_ok=0):
     if not os.path.isdir(root):
         print(f"check_results: --all {root}: no such directory")
         return 1
-    must, maybe, csvs = find_files(root)
-    ok, checked = True, 0
+    must, maybe, summaries = find_files(root)
+    ok, checked, csv_checked = True, 0, 0
     for p in must + maybe:
         doc, err = load(p)
         if p in maybe and (err or not isinstance(doc, dict) or "schema" not in doc):
             continue  # not a results document (run.json, a configuration)
         checked += 1
         problems, n_ok = ([err], 0) if err else check_doc(doc, min_ok)
+        if p in must and not err and not any(q.startswith("does not match") or q.startswith("schema is")
+                                             for q in problems):
+            problems += csv_problems(doc, csv_beside(p))
+            csv_checked += 1
         ok &= _report(p, problems, n_ok)
     expected = check_csv_header.columns(SCHEMA_PATH)
-    for p in csvs:
+    for p in summaries:
         problem = check_csv_header.header_problem(p, expected)
         if problem:
             print(f"check_results: {problem}")
@@ -249,8 +286,8 @@ def check_all(root, min_ok=0):
     if not checked:
         print(f"check_results: --all {root}: no results documents found")
         return 1
-    print(f"check_results: --all {root}: {checked} documents and {len(csvs)} CSV headers checked, "
-          + ("all valid" if ok else "PROBLEMS above"))
+    print(f"check_results: --all {root}: {checked} documents, {csv_checked} CSV files beside them and "
+          f"{len(summaries)} summary.csv checked, " + ("all valid" if ok else "PROBLEMS above"))
     return 0 if ok else 1
 
 
@@ -260,6 +297,7 @@ def main(argv=None):
     ap.add_argument("json", nargs="?", help="results document")
     ap.add_argument("min_ok", nargs="?", type=int, default=None, help="ok and verified results expected (1)")
     ap.add_argument("--ranks", type=int, default=0, help="expect an EP-mode document from this many ranks")
+    ap.add_argument("--csv", metavar="CSV_FILE", help="the CSV the same run wrote: header and rows must match")
     ap.add_argument("--all", metavar="DIR", help="check every results document and CSV header under DIR")
     ap.add_argument("--min-ok", type=int, default=None, dest="min_ok_opt",
                     help="with --all: ok and verified results each document must have (default 0)")
@@ -278,6 +316,10 @@ def main(argv=None):
         return 0
     min_ok = a.min_ok if a.min_ok is not None else (a.min_ok_opt if a.min_ok_opt is not None else 1)
     problems, n_ok = check_file(a.json, min_ok, a.ranks)
+    if a.csv and not any(q.startswith("does not match") or q.startswith("schema is") or q.startswith("cannot read")
+                         for q in problems):
+        doc, _ = load(a.json)
+        problems += csv_problems(doc, a.csv)
     return 0 if _report(a.json, problems, n_ok, a.ranks) else 1
 
 

@@ -60,7 +60,8 @@ class SchemaTest(TempDirCase):
             self.assertEqual(self.problems(fixture_doc(name)), [], name)
         p = run(CHECK, "--all", FIXTURE)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn(f"{len(names)} documents and {len(names)} CSV headers checked, all valid", p.stdout)
+        self.assertIn(f"{len(names)} documents, {len(names)} CSV files beside them and 0 summary.csv checked, all valid",
+                      p.stdout)
 
     def test_the_committed_fixture_is_what_make_fixture_writes(self):
         out = os.path.join(self.tmp, "regenerated")
@@ -170,6 +171,11 @@ class SchemaTest(TempDirCase):
         p = run(CHECK, bad)
         self.assertEqual(p.returncode, 1)
         self.assertIn(f"{bad}: schema is 'hetdb-bench/1', expected 'hetdb-bench/2'", p.stdout)
+        p = run(CHECK, path, "--csv", os.path.join(FIXTURE, "raw", "ra-cuda.csv"))
+        self.assertEqual(p.returncode, 0, p.stdout)
+        p = run(CHECK, path, "--csv", os.path.join(FIXTURE, "raw", "ra-cpu.csv"))
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("ra-cpu.csv: 12 rows for 6 results", p.stdout)
         p = run(CHECK, os.path.join(FIXTURE, "raw", "ra-opencl.json"))  # measured with --no-verify
         self.assertEqual(p.returncode, 1)
         self.assertIn("only 0 ok and verified results", p.stdout)
@@ -178,16 +184,30 @@ class SchemaTest(TempDirCase):
         root = os.path.join(self.tmp, "runs")
         run_dir = os.path.join(root, "20260101-000000-quick")
         make_fixture.main(run_dir)  # raw/ documents and CSVs, and run.json (no 'schema': not a document)
+        with open(os.path.join(run_dir, "summary.csv"), "w") as f:
+            f.write(",".join(CSV_COLUMNS) + "\n")
         p = run(CHECK, "--all", root)
         self.assertEqual(p.returncode, 0, p.stdout)
-        with open(os.path.join(run_dir, "raw", "ra-cpu.csv.rank1"), "w") as f:
+        self.assertIn("11 documents, 11 CSV files beside them and 1 summary.csv checked, all valid", p.stdout)
+        raw = os.path.join(run_dir, "raw")
+        with open(os.path.join(raw, "ra-cpu.csv")) as f:
+            lines = f.readlines()
+        with open(os.path.join(raw, "ra-cpu.csv"), "w") as f:
+            f.writelines(lines[:1] + lines[2:] + lines[1:2])  # the first row moved to the end
+        with open(os.path.join(raw, "bus-cuda.csv"), "w") as f:
             f.write("benchmark,backend\n")
-        with open(os.path.join(run_dir, "raw", "bus-cpu.json.rank0"), "w") as f:
+        os.remove(os.path.join(raw, "tpch-cpu.csv"))
+        with open(os.path.join(raw, "bus-cpu.json.rank0"), "w") as f:
             f.write("{}")
+        with open(os.path.join(run_dir, "summary.csv"), "w") as f:
+            f.write("id,benchmark\n")
         p = run(CHECK, "--all", root)
         self.assertEqual(p.returncode, 1)
-        self.assertIn("ra-cpu.csv.rank1: header differs", p.stdout)
+        self.assertIn("ra-cpu.csv: row 1 is (rank, id, status, transfer) ('0', 'select/parallel[", p.stdout)
+        self.assertIn("bus-cuda.csv: header differs", p.stdout)
+        self.assertIn("no CSV file", p.stdout)
         self.assertIn("bus-cpu.json.rank0: schema is None", p.stdout)
+        self.assertIn("summary.csv: header differs", p.stdout)
         empty = os.path.join(self.tmp, "empty")
         os.makedirs(empty)
         p = run(CHECK, "--all", empty)
