@@ -24,7 +24,7 @@ function(hdb_dist_targets)
   endif()
   hdb_add_benchmark(dist
     COMMON src/common/bench/dist.cpp src/common/bench/dist_collective.cpp src/common/bench/dist_merge.cpp
-           src/common/bench/dist_partition.cpp src/common/bench/dist_ra.cpp src/common/harness/comm.cpp)
+           src/common/algorithms/dist_partition.cpp src/common/bench/dist_ra.cpp src/common/harness/comm.cpp)
   target_link_libraries(hdb_bench_dist PUBLIC hdb_bench_ra hdb_bench_merge)
   foreach(backend cpu opencl cuda)
     hdb_dist_parts(${backend} parts)

@@ -8,8 +8,8 @@ endif()
 
 hdb_add_benchmark(ngram
   COMMON src/common/bench/ngram.cpp
-         src/common/bench/ngram_index.cpp
-         src/common/bench/ngram_search.cpp
+         src/common/algorithms/ngram_index.cpp
+         src/common/algorithms/ngram_search.cpp
          src/common/reference/ngram_reference.cpp
          src/common/workloads/text_corpus.cpp
          src/common/workloads/text_queries.cpp

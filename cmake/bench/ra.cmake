@@ -2,7 +2,7 @@
 # (tests/ra) drive them directly; the executables add only a small main.
 hdb_add_benchmark(ra
   COMMON src/common/bench/ra.cpp src/common/bench/ra_options.cpp src/common/reference/ra.cpp src/common/workloads/relations.cpp
-         src/common/workloads/tuple_sort.cpp
+         src/common/algorithms/tuple_sort.cpp
   CPU    src/cpu/ra_main.cpp)
 
 add_library(hdb_ra_cpu STATIC src/cpu/ra_backend.cpp)

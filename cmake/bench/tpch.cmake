@@ -2,7 +2,7 @@
 # plus engines of their own. The backend classes are libraries so that the tests can call them
 # directly; the executables add only a small main().
 hdb_add_benchmark(tpch
-  COMMON src/common/bench/tpch.cpp src/common/bench/tpch_plan.cpp src/common/bench/tpch_ra.cpp
+  COMMON src/common/bench/tpch.cpp src/common/model/tpch_plan.cpp src/common/bench/tpch_ra.cpp
          src/common/reference/tpch.cpp src/common/workloads/tpch_relation.cpp
          src/common/workloads/tpch_generate.cpp src/common/workloads/tpch_load.cpp
   LIBS   hdb_bench_ra)

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "bench/ngram_search.hpp"
+#include "algorithms/ngram_search.hpp"
 #include "harness/errors.hpp"
 
 namespace hdb::cpu {

@@ -14,7 +14,7 @@
 #include "ra_merge.hpp"
 #include "reference/ra.hpp"
 #include "runtime/chunks.hpp"
-#include "workloads/tuple_sort.hpp"
+#include "algorithms/tuple_sort.hpp"
 
 namespace hdb::ra::cpu {
 namespace {

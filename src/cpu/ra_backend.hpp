@@ -1,7 +1,7 @@
 #pragma once
 // CPU relational-algebra backend: `serial` (one core, single-pass loops: the papers' baseline) and
 // `parallel` (all cores, OpenMP where available: count / scan / write passes over chunks; joins and
-// set operations split by merge path over both inputs, ra_merge.hpp; sort, workloads/tuple_sort.hpp).
+// set operations split by merge path over both inputs, ra_merge.hpp; sort, algorithms/tuple_sort.hpp).
 #include <cstdint>
 #include <vector>
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "bench/ngram_bits.hpp"
-#include "bench/ngram_search.hpp"
+#include "algorithms/ngram_bits.hpp"
+#include "algorithms/ngram_search.hpp"
 #include "runtime/cuda_check.hpp"
 
 namespace hdb::cuda {

@@ -1,6 +1,6 @@
 #include "ngram_backend.hpp"
 
-#include "bench/ngram_search.hpp"
+#include "algorithms/ngram_search.hpp"
 #include "harness/errors.hpp"
 
 namespace hdb::opencl {

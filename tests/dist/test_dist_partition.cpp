@@ -7,9 +7,9 @@
 #include <numeric>
 #include <vector>
 
-#include "bench/dist_partition.hpp"
+#include "algorithms/dist_partition.hpp"
 #include "workloads/random.hpp"
-#include "workloads/tuple_sort.hpp"
+#include "algorithms/tuple_sort.hpp"
 
 namespace hdb::dist {
 namespace {

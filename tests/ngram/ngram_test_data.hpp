@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "bench/ngram.hpp"
-#include "bench/ngram_index.hpp"
+#include "algorithms/ngram_index.hpp"
 #include "reference/ngram_reference.hpp"
 #include "workloads/text_corpus.hpp"
 #include "workloads/text_queries.hpp"

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <random>
 
-#include "bench/ngram_bits.hpp"
-#include "bench/ngram_search.hpp"
+#include "algorithms/ngram_bits.hpp"
+#include "algorithms/ngram_search.hpp"
 #include "ngram_backend.hpp"
 #include "ngram_test_data.hpp"
 #include "reference/ngram_reference.hpp"

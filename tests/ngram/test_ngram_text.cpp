@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "bench/ngram.hpp"
-#include "bench/ngram_index.hpp"
+#include "algorithms/ngram_index.hpp"
 #include "harness/errors.hpp"
 #include "workloads/text_corpus.hpp"
 #include "workloads/text_queries.hpp"

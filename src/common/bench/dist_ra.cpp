@@ -9,10 +9,10 @@
 #include <numeric>
 
 #include "bench/dist_collective.hpp"
-#include "bench/dist_partition.hpp"
+#include "algorithms/dist_partition.hpp"
 #include "harness/errors.hpp"
 #include "reference/ra.hpp"
-#include "workloads/tuple_sort.hpp"
+#include "algorithms/tuple_sort.hpp"
 
 namespace hdb::dist {
 

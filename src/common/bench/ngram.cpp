@@ -7,7 +7,7 @@
 #include <memory>
 #include <numeric>
 
-#include "bench/ngram_search.hpp"
+#include "algorithms/ngram_search.hpp"
 #include "harness/errors.hpp"
 #include "reference/ngram_reference.hpp"
 #include "workloads/text_queries.hpp"

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/ngram_index.hpp"
+#include "algorithms/ngram_index.hpp"
 #include "harness/main.hpp"
 #include "harness/session.hpp"
 

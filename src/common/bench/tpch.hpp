@@ -2,12 +2,12 @@
 // tpch: the paper's micro-kernels A (a chain of selects), B (two dependent joins) and C (selects,
 // then joins, then a project), on random key/value relations (sizes per input, as the paper) and
 // on TPC-H tables (built-in generator at a scale factor, or dbgen .tbl files). A backend executes a
-// Plan (bench/tpch_plan.hpp): operator at a time, and where it can, fused.
+// Plan (model/tpch_plan.hpp): operator at a time, and where it can, fused.
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "bench/tpch_plan.hpp"
+#include "model/tpch_plan.hpp"
 #include "harness/main.hpp"
 #include "harness/session.hpp"
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "bench/ngram_index.hpp"
+#include "algorithms/ngram_index.hpp"
 
 namespace hdb::ngram {
 

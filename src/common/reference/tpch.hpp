@@ -2,7 +2,7 @@
 // Serial reference for the tpch micro-kernels: the plan executed operator at a time with the
 // plainest algorithms (a filtering loop, a hash multimap join, a column copy). Every backend's
 // answer is compared with this one.
-#include "bench/tpch_plan.hpp"
+#include "model/tpch_plan.hpp"
 
 namespace hdb::tpch {
 

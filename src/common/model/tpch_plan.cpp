@@ -1,4 +1,4 @@
-#include "bench/tpch_plan.hpp"
+#include "model/tpch_plan.hpp"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-#include "workloads/tuple_sort.hpp"
+#include "algorithms/tuple_sort.hpp"
 
 #include <array>
 

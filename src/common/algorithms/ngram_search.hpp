@@ -1,12 +1,12 @@
 #pragma once
-// The host n-gram search algorithms (docs/ngram.md). They live in the common library because
-// every executable runs the baseline (speed-ups are relative to it) and the CUDA hybrid reuses the
-// binned pruning.
+// The host n-gram search algorithms (docs/ngram.md), shared by the benchmark and the backends:
+// every executable runs the baseline (speed-ups are relative to it), the CPU backend runs the
+// binned engine and the CUDA hybrid reuses the binned pruning.
 #include <cstdint>
 #include <functional>
 #include <vector>
 
-#include "bench/ngram_index.hpp"
+#include "algorithms/ngram_index.hpp"
 
 namespace hdb::ngram {
 

@@ -1,4 +1,4 @@
-#include "bench/ngram_index.hpp"
+#include "algorithms/ngram_index.hpp"
 
 #include <algorithm>
 #include <thread>

@@ -1,7 +1,7 @@
 #pragma once
 // The host-side steps of the distributed (TP) relational operators: which rank owns a key, each
 // rank's share of a global input, the stable hash partition before the exchange (the stable local
-// sort by key after it is workloads/tuple_sort.hpp's). Tuples are `width` consecutive 32-bit words, key first
+// sort by key after it is algorithms/tuple_sort.hpp's). Tuples are `width` consecutive 32-bit words, key first
 // (workloads/relations.hpp). Both steps are stable so that the distributed result equals the
 // serial reference exactly (unique keeps the first tuple of each key in global input order).
 #include <cstdint>

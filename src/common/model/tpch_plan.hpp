@@ -2,6 +2,8 @@
 // A micro-kernel as a plan of relational operators executed one at a time (the paper's model):
 // each step reads relations produced earlier and materialises a new one. Relation ids: the inputs
 // are 0..inputs-1, step i produces relation inputs+i, and the last step's output is the answer.
+// The tpch contract: the benchmark (bench/tpch.cpp), the backends and the serial reference
+// (reference/tpch.hpp) all use it; none of them owns it.
 #include <cstdint>
 #include <memory>
 #include <string>

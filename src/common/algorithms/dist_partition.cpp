@@ -1,9 +1,9 @@
-#include "bench/dist_partition.hpp"
+#include "algorithms/dist_partition.hpp"
 
 #include <stdexcept>
 
 #include "workloads/random.hpp"
-#include "workloads/tuple_sort.hpp"
+#include "algorithms/tuple_sort.hpp"
 
 namespace hdb::dist {
 

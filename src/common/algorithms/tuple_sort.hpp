@@ -1,7 +1,7 @@
 #pragma once
 // Stable counting scatter and LSD radix sort of tuples by key, on the host: the cpu backend's RA
-// sort and the distributed operators' hash partition and local sort (bench/dist_partition.hpp).
-// Tuples are W consecutive 32-bit words, key first (relations.hpp).
+// sort and the distributed operators' hash partition and local sort (algorithms/dist_partition.hpp).
+// Tuples are W consecutive 32-bit words, key first (workloads/relations.hpp).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/ngram_bits.hpp"
+#include "algorithms/ngram_bits.hpp"
 #include "workloads/text_corpus.hpp"
 
 namespace hdb::ngram {

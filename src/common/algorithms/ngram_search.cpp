@@ -1,4 +1,4 @@
-#include "bench/ngram_search.hpp"
+#include "algorithms/ngram_search.hpp"
 
 #include <algorithm>
 #include <cstring>
