@@ -1,3 +1,4 @@
+# bus: the transfer and memory ceilings every other result is compared with.
 hdb_add_benchmark(bus
   COMMON src/common/bench/bus.cpp
   CPU    src/cpu/bus_backend.cpp

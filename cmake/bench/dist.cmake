@@ -4,16 +4,15 @@
 # end of the top-level directory, when it is known which of those libraries exist; tests/dist asks
 # hdb_dist_parts() the same question.
 
-# hdb_dist_parts(<backend> <out>): the backend libraries hdb-dist-<backend> would link ("" = none).
+# hdb_dist_parts(<backend> <out>): the backend libraries hdb-dist-<backend> links, or "" when one
+# of them is missing (then there is no hdb-dist-<backend>).
 function(hdb_dist_parts backend out)
-  set(parts "")
-  if(TARGET hdb_bench_ra AND TARGET hdb_bench_merge)
-    foreach(lib hdb_ra_${backend} hdb_merge_${backend})
-      if(TARGET ${lib})
-        list(APPEND parts ${lib})
-      endif()
-    endforeach()
-  endif()
+  set(parts hdb_ra_${backend} hdb_merge_${backend})
+  foreach(lib IN LISTS parts)
+    if(NOT TARGET ${lib})
+      set(parts "")
+    endif()
+  endforeach()
   set(${out} "${parts}" PARENT_SCOPE)
 endfunction()
 
@@ -23,25 +22,14 @@ function(hdb_dist_targets)
     return()
   endif()
   hdb_add_benchmark(dist
-    COMMON src/common/bench/dist.cpp src/common/bench/dist_collective.cpp src/common/bench/dist_merge.cpp
-           src/common/algorithms/dist_partition.cpp src/common/bench/dist_ra.cpp src/common/harness/comm.cpp)
-  target_link_libraries(hdb_bench_dist PUBLIC hdb_bench_ra hdb_bench_merge)
-  foreach(backend cpu opencl cuda)
-    hdb_dist_parts(${backend} parts)
-    if(NOT parts)
-      continue()
-    endif()
-    # The main offers the tests whose backend exists: HDB_DIST_RA / HDB_DIST_MERGE.
-    add_executable(hdb-dist-${backend} src/${backend}/dist_main.cpp)
-    target_link_libraries(hdb-dist-${backend} PRIVATE hdb_bench_dist ${parts})
-    target_include_directories(hdb-dist-${backend} PRIVATE ${CMAKE_SOURCE_DIR}/src/${backend})
-    if(TARGET hdb_ra_${backend})
-      target_compile_definitions(hdb-dist-${backend} PRIVATE HDB_DIST_RA=1)
-    endif()
-    if(TARGET hdb_merge_${backend})
-      target_compile_definitions(hdb-dist-${backend} PRIVATE HDB_DIST_MERGE=1)
-    endif()
-    hdb_warnings(hdb-dist-${backend})
-  endforeach()
+    COMMON      src/common/bench/dist.cpp src/common/bench/dist_collective.cpp src/common/bench/dist_merge.cpp
+                src/common/algorithms/dist_partition.cpp src/common/bench/dist_ra.cpp src/common/harness/comm.cpp
+    LIBS        hdb_bench_ra hdb_bench_merge
+    CPU         src/cpu/dist_main.cpp
+    CPU_LIBS    hdb_ra_cpu hdb_merge_cpu
+    OPENCL      src/opencl/dist_main.cpp
+    OPENCL_LIBS hdb_ra_opencl hdb_merge_opencl
+    CUDA        src/cuda/dist_main.cpp
+    CUDA_LIBS   hdb_ra_cuda hdb_merge_cuda)
 endfunction()
 cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL hdb_dist_targets)

@@ -1,24 +1,11 @@
 // hdb-dist-opencl: the true-parallel distributed operators with every rank on its own OpenCL
-// device. Built with the RA and/or merge backend of OpenCL (HDB_DIST_RA, HDB_DIST_MERGE); each offers its tests.
+// device.
 #include "bench/dist.hpp"
-#include "runtime/cl_platform.hpp"
-#ifdef HDB_DIST_RA
-#include "ra_backend.hpp"
-#endif
-#ifdef HDB_DIST_MERGE
 #include "merge_backend.hpp"
-#endif
+#include "ra_backend.hpp"
+#include "runtime/cl_platform.hpp"
 
 int main(int argc, char** argv) {
-  hdb::opencl::OpenClPlatform platform;
-  hdb::dist::DistBackends backends;
-#ifdef HDB_DIST_RA
-  hdb::ra::opencl::ClRa ra(platform);
-  backends.ra = &ra;
-#endif
-#ifdef HDB_DIST_MERGE
-  hdb::opencl::OpenClMerge merge(platform);
-  backends.merge = &merge;
-#endif
-  return hdb::dist::dist_main(argc, argv, platform, backends);
+  return hdb::dist::dist_main_for<hdb::opencl::OpenClPlatform, hdb::ra::opencl::ClRa, hdb::opencl::OpenClMerge>(
+      argc, argv);
 }

@@ -35,4 +35,14 @@ struct DistOptions : ra::WorkloadOptions {
 
 int dist_main(int argc, char** argv, Platform& platform, const DistBackends& backends);
 
+// The whole main of hdb-dist-<backend>: its platform, and its RA and merge backend classes
+// (constructed from the platform) offering all the tests.
+template <class BackendPlatform, class RaClass, class MergeClass>
+int dist_main_for(int argc, char** argv) {
+  BackendPlatform platform;
+  RaClass ra(platform);
+  MergeClass merge(platform);
+  return dist_main(argc, argv, platform, DistBackends{&ra, &merge});
+}
+
 }  // namespace hdb::dist
