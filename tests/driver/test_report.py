@@ -144,6 +144,44 @@ class ReportTest(TempDirCase):
         self.assertIn("Benchmark ra", md)  # the JSON is still reported
         self.assertIn("raw/ra-cuda.csv is missing", p.stdout)
 
+    def test_per_rank_files_when_the_merged_ones_are_missing(self):
+        run = self.copy_fixture()
+        raw = os.path.join(run, "raw")
+        for ext in ("json", "csv"):  # an MPI run that crashed before rank 0 merged: rank files only
+            os.rename(os.path.join(raw, f"bus-cpu.{ext}"), os.path.join(raw, f"bus-cpu.{ext}.rank0"))
+        with open(os.path.join(raw, "bus-cpu.json.rank0")) as f:
+            doc = json.load(f)
+        doc["context"]["mpi"] = {"active": True, "rank": 1, "size": 2}
+        with open(os.path.join(raw, "bus-cpu.json.rank1"), "w") as f:
+            json.dump(doc, f)
+        with open(os.path.join(raw, "bus-cpu.csv.rank0")) as f:
+            text = f.read()
+        with open(os.path.join(raw, "bus-cpu.csv.rank1"), "w") as f:
+            f.write(text.replace(",bus,cpu,0,", ",bus,cpu,1,"))
+        report.generate(run, stream=io.StringIO())
+        with open(os.path.join(run, "summary.csv"), newline="") as f:
+            bus = [(r["rank"], r["id"]) for r in csv.DictReader(f)
+                   if r["benchmark"] == "bus" and r["backend"] == "cpu"]
+        n = len(doc["results"])
+        self.assertEqual(len(bus), 2 * n)
+        self.assertEqual([r for r, _ in bus], ["0"] * n + ["1"] * n)
+        rows = [r for r in results.all_rows(results.load_docs(run)) if r["benchmark"] == "bus" and r["backend"] == "cpu"]
+        self.assertEqual(sorted({r["rank"] for r in rows}), [0, 1])
+
+    def test_an_id_recorded_twice_is_a_problem(self):
+        run = self.copy_fixture()
+        path = os.path.join(run, "raw", "ra-cpu.json")
+        with open(path) as f:
+            doc = json.load(f)
+        doc["results"].append(copy.deepcopy(doc["results"][0]))
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        report.generate(run, stream=io.StringIO())
+        with open(os.path.join(run, "report.md")) as f:
+            md = f.read()
+        self.assertIn("id recorded more than once (the last one is reported): "
+                      f"ra-cpu rank 0: {doc['results'][0]['id']}", md)
+
     def test_tables_are_keyed_by_id_and_bus_copies_read_transfer_bandwidth(self):
         run = self.copy_fixture()
         report.generate(run, stream=io.StringIO())
