@@ -165,7 +165,8 @@ class ReportTest(TempDirCase):
         n = len(doc["results"])
         self.assertEqual(len(bus), 2 * n)
         self.assertEqual([r for r, _ in bus], ["0"] * n + ["1"] * n)
-        rows = [r for r in results.all_rows(results.load_docs(run)) if r["benchmark"] == "bus" and r["backend"] == "cpu"]
+        rows = [r for r in results.all_rows(results.load_docs(run))
+                if r["benchmark"] == "bus" and r["backend"] == "cpu"]
         self.assertEqual(sorted({r["rank"] for r in rows}), [0, 1])
 
     def test_an_id_recorded_twice_is_a_problem(self):

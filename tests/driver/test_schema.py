@@ -60,8 +60,8 @@ class SchemaTest(TempDirCase):
             self.assertEqual(self.problems(fixture_doc(name)), [], name)
         p = run(CHECK, "--all", FIXTURE)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn(f"{len(names)} documents, {len(names)} CSV files beside them and 0 summary.csv checked, all valid",
-                      p.stdout)
+        n = len(names)
+        self.assertIn(f"{n} documents, {n} CSV files beside them and 0 summary.csv checked, all valid", p.stdout)
 
     def test_the_committed_fixture_is_what_make_fixture_writes(self):
         out = os.path.join(self.tmp, "regenerated")
