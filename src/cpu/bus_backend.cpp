@@ -15,9 +15,9 @@ constexpr std::uint32_t kTriadScale = 3;
 
 class MemcpyCase : public BusCase {
  public:
-  MemcpyCase(std::uint64_t bytes, std::uint64_t seed, int threads)
+  MemcpyCase(std::uint64_t bytes, std::uint64_t seed, int threads, int host_threads)
       : n_(bytes / 4), seed_(seed), threads_(threads), src_(n_), dst_(n_) {
-    fill_pattern(src_.data(), n_, seed);
+    fill_pattern(src_.data(), n_, seed, host_threads);
     parallel_for(n_, threads_, [&](std::uint64_t b, std::uint64_t e) { std::memset(dst_.data() + b, 0, (e - b) * 4); });
   }
   Breakdown pass() override {
@@ -33,10 +33,10 @@ class MemcpyCase : public BusCase {
 
 class TriadCase : public BusCase {
  public:
-  TriadCase(std::uint64_t bytes, std::uint64_t seed, int threads)
+  TriadCase(std::uint64_t bytes, std::uint64_t seed, int threads, int host_threads)
       : n_(bytes / 4), seed_(seed), threads_(threads), a_(n_), b_(n_), c_(n_) {
-    fill_pattern(b_.data(), n_, seed);
-    fill_pattern(c_.data(), n_, seed + 1);
+    fill_pattern(b_.data(), n_, seed, host_threads);
+    fill_pattern(c_.data(), n_, seed + 1, host_threads);
     parallel_for(n_, threads_, [&](std::uint64_t lo, std::uint64_t hi) { std::memset(a_.data() + lo, 0, (hi - lo) * 4); });
   }
   Breakdown pass() override {
@@ -71,13 +71,13 @@ class CpuBus : public BusBackend {
             {"triad", "serial", Transfer::None, 2, 1},
             {"triad", "parallel", Transfer::None, 2, 1}};
   }
-  std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed) override {
+  std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed, int host_threads) override {
     int threads = t.variant == "serial" ? 1 : platform_.threads();
     std::uint64_t arrays = t.test == "triad" ? 3 : 2;
     if (bytes * arrays > platform_.memory_bytes() / 2)
       throw SkipCase("needs " + std::to_string(bytes * arrays >> 20) + " MiB, more than half the host memory");
-    if (t.test == "triad") return std::make_unique<TriadCase>(bytes, seed, threads);
-    return std::make_unique<MemcpyCase>(bytes, seed, threads);
+    if (t.test == "triad") return std::make_unique<TriadCase>(bytes, seed, threads, host_threads);
+    return std::make_unique<MemcpyCase>(bytes, seed, threads, host_threads);
   }
 
  private:

@@ -195,7 +195,7 @@ void count_then_write(int pieces, int threads, int out_values, Piece piece, Devi
 
 int CpuRa::threads_for(const std::string& variant) const {
   if (variant == "serial") return 1;
-  if (variant == "parallel") return platform_ ? std::max(1, platform_->threads()) : threads_;
+  if (variant == "parallel") return platform_.threads();
   throw std::invalid_argument("cpu backend has no variant '" + variant + "'");
 }
 

@@ -12,9 +12,8 @@ namespace hdb::ra::cpu {
 
 class CpuRa : public RaBackend {
  public:
-  // A fixed number of threads for `parallel` (tests), or the platform's --threads (executables).
-  explicit CpuRa(int threads) : threads_(threads < 1 ? 1 : threads) {}
-  explicit CpuRa(const hdb::cpu::CpuPlatform& platform) : platform_(&platform) {}
+  // `parallel` runs on the platform's threads.
+  explicit CpuRa(const hdb::cpu::CpuPlatform& platform) : platform_(platform) {}
 
   std::vector<std::string> variants(Op op) const override;
   Breakdown upload(const Relation& host, DeviceRel& out) override;
@@ -36,8 +35,7 @@ class CpuRa : public RaBackend {
 
  private:
   int threads_for(const std::string& variant) const;
-  const hdb::cpu::CpuPlatform* platform_ = nullptr;
-  int threads_ = 1;
+  const hdb::cpu::CpuPlatform& platform_;
   std::vector<std::uint32_t> sort_scratch_;  // grows in a case's first pass only
 };
 

@@ -288,7 +288,7 @@ class CpuRun : public tpch::TpchRun {
 
 std::unique_ptr<tpch::TpchRun> CpuTpch::prepare(const Plan& plan, const std::string& variant, Transfer) {
   if (variant != "columnar-serial" && variant != "columnar-parallel") throw SkipCase("unknown variant " + variant);
-  return std::make_unique<CpuRun>(plan, variant == "columnar-serial" ? 1 : threads_);
+  return std::make_unique<CpuRun>(plan, variant == "columnar-serial" ? 1 : platform_.threads());
 }
 
 }  // namespace hdb::cpu

@@ -10,18 +10,19 @@
 #include <vector>
 
 #include "bench/tpch.hpp"
+#include "runtime/cpu_platform.hpp"
 
 namespace hdb::cpu {
 
 class CpuTpch : public tpch::TpchBackend {
  public:
-  explicit CpuTpch(int threads) : threads_(threads) {}
+  // `columnar-parallel` runs on the platform's threads.
+  explicit CpuTpch(const CpuPlatform& platform) : platform_(platform) {}
   std::vector<std::string> variants() const override { return {"columnar-serial", "columnar-parallel"}; }
   std::unique_ptr<tpch::TpchRun> prepare(const tpch::Plan& plan, const std::string& variant, Transfer transfer) override;
-  void set_threads(int t) { threads_ = t; }
 
  private:
-  int threads_;
+  const CpuPlatform& platform_;
 };
 
 }  // namespace hdb::cpu

@@ -24,13 +24,13 @@ __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ d
 
 class TransferCase : public BusCase {
  public:
-  TransferCase(const BusTest& t, std::uint64_t bytes, std::uint64_t seed)
+  TransferCase(const BusTest& t, std::uint64_t bytes, std::uint64_t seed, int host_threads)
       : up_(t.test == "h2d"), n_(bytes / 4), seed_(seed), host_(n_, t.transfer), dev_(n_) {
     if (up_) {
-      fill_pattern(host_.get(), n_, seed);
+      fill_pattern(host_.get(), n_, seed, host_threads);
     } else {
       std::vector<std::uint32_t> src(n_);
-      fill_pattern(src.data(), n_, seed);
+      fill_pattern(src.data(), n_, seed, host_threads);
       HDB_CUDA_CHECK(cudaMemcpy(dev_.get(), src.data(), n_ * 4, cudaMemcpyHostToDevice));
       std::memset(host_.get(), 0, n_ * 4);
     }
@@ -58,10 +58,10 @@ class TransferCase : public BusCase {
 
 class DeviceCopyCase : public BusCase {
  public:
-  DeviceCopyCase(bool kernel, std::uint64_t bytes, std::uint64_t seed, int sms)
+  DeviceCopyCase(bool kernel, std::uint64_t bytes, std::uint64_t seed, int sms, int host_threads)
       : kernel_(kernel), n_(bytes / 4), seed_(seed), sms_(sms), src_(n_), dst_(n_) {
     std::vector<std::uint32_t> w(n_);
-    fill_pattern(w.data(), n_, seed);
+    fill_pattern(w.data(), n_, seed, host_threads);
     HDB_CUDA_CHECK(cudaMemcpy(src_.get(), w.data(), n_ * 4, cudaMemcpyHostToDevice));
     HDB_CUDA_CHECK(cudaMemset(dst_.get(), 0, n_ * 4));
   }
@@ -103,14 +103,16 @@ class CudaBus : public BusBackend {
     out.push_back({"device_copy", "kernel", Transfer::None, 1, 1});
     return out;
   }
-  std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed) override {
+  std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed,
+                                   int host_threads) override {
     // The cases move whole 4-byte pattern words (bytes / 4 of them): a size that is not a multiple
     // of 4 has its last bytes left out, and one below a word has nothing to move.
     if (bytes < 4) throw SkipCase("below one 4-byte word");
     std::uint64_t need = t.test == "device_copy" ? 2 * bytes : bytes;
     if (need > p_.memory_bytes()) throw SkipCase("does not fit in free device memory");
-    if (t.test == "device_copy") return std::make_unique<DeviceCopyCase>(t.variant == "kernel", bytes, seed, p_.sm_count());
-    return std::make_unique<TransferCase>(t, bytes, seed);
+    if (t.test == "device_copy")
+      return std::make_unique<DeviceCopyCase>(t.variant == "kernel", bytes, seed, p_.sm_count(), host_threads);
+    return std::make_unique<TransferCase>(t, bytes, seed, host_threads);
   }
 
  private:

@@ -12,16 +12,16 @@ namespace {
 
 class TransferCase : public BusCase {
  public:
-  TransferCase(OpenClPlatform& p, const BusTest& t, std::uint64_t bytes, std::uint64_t seed)
+  TransferCase(OpenClPlatform& p, const BusTest& t, std::uint64_t bytes, std::uint64_t seed, int host_threads)
       : p_(p), up_(t.test == "h2d"), bytes_(bytes), seed_(seed), host_(p, bytes, t.transfer) {
     checked("preparing a " + t.test + " transfer", [&] {
       dev_ = device_buffer(p.context_ref(), bytes);
       auto* w = static_cast<std::uint32_t*>(host_.data());
       if (up_) {
-        fill_pattern(w, bytes / 4, seed);
+        fill_pattern(w, bytes / 4, seed, host_threads);
       } else {
         std::vector<std::uint32_t> src(bytes / 4);
-        fill_pattern(src.data(), src.size(), seed);
+        fill_pattern(src.data(), src.size(), seed, host_threads);
         p.queue().enqueueWriteBuffer(dev_, CL_TRUE, 0, bytes, src.data());
         std::memset(w, 0, bytes);
       }
@@ -55,12 +55,13 @@ class TransferCase : public BusCase {
 
 class DeviceCopyCase : public BusCase {
  public:
-  DeviceCopyCase(OpenClPlatform& p, std::uint64_t bytes, std::uint64_t seed) : p_(p), bytes_(bytes), seed_(seed) {
+  DeviceCopyCase(OpenClPlatform& p, std::uint64_t bytes, std::uint64_t seed, int host_threads)
+      : p_(p), bytes_(bytes), seed_(seed) {
     checked("preparing a device copy", [&] {
       src_ = device_buffer(p.context_ref(), bytes);
       dst_ = device_buffer(p.context_ref(), bytes);
       std::vector<std::uint32_t> w(bytes / 4);
-      fill_pattern(w.data(), w.size(), seed);
+      fill_pattern(w.data(), w.size(), seed, host_threads);
       p.queue().enqueueWriteBuffer(src_, CL_TRUE, 0, bytes, w.data());
       p.queue().enqueueFillBuffer(dst_, cl_uint{0}, 0, bytes);
       p.queue().finish();
@@ -99,12 +100,13 @@ class OpenClBus : public BusBackend {
     out.push_back({"device_copy", "copy_buffer", Transfer::None, 1, 1});
     return out;
   }
-  std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed) override {
+  std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed,
+                                   int host_threads) override {
     std::uint64_t need = t.test == "device_copy" ? 2 * bytes : bytes;
     if (bytes > p_.max_alloc_bytes() || need > p_.memory_bytes() / 2)
       throw SkipCase("does not fit the device's allocation limit");
-    if (t.test == "device_copy") return std::make_unique<DeviceCopyCase>(p_, bytes, seed);
-    return std::make_unique<TransferCase>(p_, t, bytes, seed);
+    if (t.test == "device_copy") return std::make_unique<DeviceCopyCase>(p_, bytes, seed, host_threads);
+    return std::make_unique<TransferCase>(p_, t, bytes, seed, host_threads);
   }
 
  private:

@@ -11,13 +11,15 @@ namespace hdb::ra {
 namespace {
 
 TEST(RaCpu, SerialMatchesReference) {
-  cpu::CpuRa b(1);
+  hdb::cpu::CpuPlatform b_cores(1);
+  cpu::CpuRa b(b_cores);
   test::check_backend(b, "serial");
 }
 
 TEST(RaCpu, ParallelMatchesReference) {
   // More threads than cores, so chunk edges fall inside key runs of the small inputs too.
-  cpu::CpuRa b(4);
+  hdb::cpu::CpuPlatform b_cores(4);
+  cpu::CpuRa b(b_cores);
   test::check_backend(b, "parallel");
   test::check_output_reuse(b, "parallel");
 }
@@ -33,7 +35,8 @@ TEST(RaCpu, ParallelSplitsLargeInputsAtRunBoundaries) {
   s.keys.distinct = 5000;
   s.value_mask = 3;
   Relation c = make_relation(s, 4, 2);
-  cpu::CpuRa par(3), ser(1);
+  hdb::cpu::CpuPlatform three_cores(3), one_core(1);
+  cpu::CpuRa par(three_cores), ser(one_core);
   DeviceRel da, dc, o1, o2;
   par.upload(a, da);
   par.upload(c, dc);
@@ -110,7 +113,8 @@ TEST(RaCpu, ParallelSplitsInsideRunsMatchReference) {
   for (std::uint64_t i = 0; i < same_b.rows(); ++i) same_b.tuple(i)[0] = 0xffffffffu, same_b.tuple(i)[1] = 5;
   cases.push_back({"all-equal", same_a, same_b});
   for (int threads : {2, 3, 4, 7}) {
-    cpu::CpuRa b(threads);
+    hdb::cpu::CpuPlatform b_cores(threads);
+    cpu::CpuRa b(b_cores);
     for (const Case& c : cases) {
       const std::string what = c.name + " threads=" + std::to_string(threads);
       DeviceRel da, db;
@@ -140,7 +144,8 @@ TEST(RaCpu, ParallelSplitsInsideRunsMatchReference) {
 
 // More threads than rows: pieces of no rows must produce nothing and break nothing.
 TEST(RaCpu, MoreThreadsThanRows) {
-  cpu::CpuRa b(64);
+  hdb::cpu::CpuPlatform b_cores(64);
+  cpu::CpuRa b(b_cores);
   Relation a = skewed(40, 1, 5, 0.5, 2, 1, 21), c = skewed(30, 1, 5, 0.5, 2, 1, 22);
   DeviceRel da, dc;
   b.upload(a, da);
@@ -165,7 +170,8 @@ TEST(RaCpu, ParallelSortIsStableAcrossChunks) {
   const Relation want = ref::sort(r);
   for (int threads : {1, 2, 3, 7}) {
     SCOPED_TRACE(threads);
-    cpu::CpuRa b(threads);
+    hdb::cpu::CpuPlatform b_cores(threads);
+    cpu::CpuRa b(b_cores);
     DeviceRel d;
     b.upload(r, d);
     expect_equal(run(b, [&](DeviceRel& o) { b.sort(*d, "parallel", o); }), want, false, "sort");
@@ -173,7 +179,8 @@ TEST(RaCpu, ParallelSortIsStableAcrossChunks) {
 }
 
 TEST(RaCpu, UnknownVariantIsRejected) {
-  cpu::CpuRa b(1);
+  hdb::cpu::CpuPlatform b_cores(1);
+  cpu::CpuRa b(b_cores);
   DeviceRel d, o;
   b.upload(Relation(1, 1), d);
   EXPECT_THROW(b.unique(*d, "tuned", o), std::invalid_argument);

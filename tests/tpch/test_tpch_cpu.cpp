@@ -8,21 +8,25 @@
 namespace hdb::tpch::test {
 
 TEST(TpchCpu, ColumnarEqualsTheReference) {
-  cpu::CpuTpch backend(4);  // more threads than cores here: chunking is exercised either way
+  cpu::CpuPlatform backend_cores(4);  // more threads than cores here: chunking is exercised either way
+  cpu::CpuTpch backend(backend_cores);
   expect_all_equal(backend, backend.variants(), Transfer::None);
 }
 
 TEST(TpchCpu, RaCompositionEqualsTheReference) {
-  ra::cpu::CpuRa ra(4);
+  cpu::CpuPlatform ra_cores(4);
+  ra::cpu::CpuRa ra(ra_cores);
   RaComposed backend(ra);
   ASSERT_EQ(backend.variants(), (std::vector<std::string>{"ra-serial", "ra-parallel"}));
   expect_all_equal(backend, backend.variants(), Transfer::None);
 }
 
 TEST(TpchCpu, MultiBackendDispatchesByVariant) {
-  ra::cpu::CpuRa ra(2);
+  cpu::CpuPlatform ra_cores(2);
+  ra::cpu::CpuRa ra(ra_cores);
   RaComposed composed(ra);
-  cpu::CpuTpch columnar(2);
+  cpu::CpuPlatform columnar_cores(2);
+  cpu::CpuTpch columnar(columnar_cores);
   MultiBackend both({&composed, &columnar});
   EXPECT_EQ(both.variants().size(), 4u);
   Plan p = random_kernel("A", 10, 1, 1);

@@ -1,15 +1,13 @@
 #include "bench/bus.hpp"
 
-#include <thread>
-
 #include "harness/errors.hpp"
 #include "harness/parallel.hpp"
 #include "workloads/random.hpp"
 
 namespace hdb {
 
-void fill_pattern(std::uint32_t* w, std::uint64_t n, std::uint64_t seed) {
-  parallel_for(n, static_cast<int>(std::thread::hardware_concurrency()), [&](std::uint64_t b, std::uint64_t e) {
+void fill_pattern(std::uint32_t* w, std::uint64_t n, std::uint64_t seed, int threads) {
+  parallel_for(n, threads, [&](std::uint64_t b, std::uint64_t e) {
     for (std::uint64_t i = b; i < e; ++i) w[i] = static_cast<std::uint32_t>(rand_at(seed, i)) | 1u;
   });
 }
@@ -30,7 +28,7 @@ void run_bus(Session& s, BusBackend& backend) {
     for (std::uint64_t bytes : s.sizes()) {
       CaseKey key{t.test, t.variant, {}, bytes};
       s.run(key, [&]() {
-        std::shared_ptr<BusCase> c = backend.prepare(t, bytes, s.seed("bus", bytes));
+        std::shared_ptr<BusCase> c = backend.prepare(t, bytes, s.seed("bus", bytes), effective_threads(s.options()));
         Prepared p;
         p.pass = [c] { return c->pass(); };
         p.verify = [c] { return c->verify(); };

@@ -33,13 +33,15 @@ class BusBackend {
   virtual ~BusBackend() = default;
   // The tests this backend measures, given the --transfer modes.
   virtual std::vector<BusTest> tests(const std::vector<Transfer>& transfers) const = 0;
-  // Allocates and fills buffers of `bytes` per array with the pattern of `seed`.
+  // Allocates and fills buffers of `bytes` per array with the pattern of `seed`, generated on
+  // `host_threads` threads (effective_threads: the run's share of the cores).
   // Throws SkipCase when the size does not fit.
-  virtual std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed) = 0;
+  virtual std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed,
+                                           int host_threads) = 0;
 };
 
-// The bytes of the pattern words: never all zero, different for every seed.
-void fill_pattern(std::uint32_t* words, std::uint64_t count, std::uint64_t seed);
+// The bytes of the pattern words: never all zero, different for every seed (on `threads` threads).
+void fill_pattern(std::uint32_t* words, std::uint64_t count, std::uint64_t seed, int threads);
 // Verifies words[i] == pattern(seed)[i] * scale + offset pattern (triad checks use expected()).
 Verification check_pattern(const std::uint32_t* words, std::uint64_t count, std::uint64_t seed);
 

@@ -6,8 +6,13 @@
 
 namespace hdb::cpu {
 
+// The CPU backends run on as many threads as the platform says: init() takes the count that
+// effective_threads() (harness/options.hpp) decides for the run; tests construct a platform with a
+// fixed count instead. No backend derives a count of its own.
 class CpuPlatform : public Platform {
  public:
+  CpuPlatform() = default;
+  explicit CpuPlatform(int threads) : threads_(threads < 1 ? 1 : threads) {}
   std::string name() const override { return "cpu"; }
   void init(const Options& opts) override;
   nlohmann::json context() const override;
