@@ -23,7 +23,7 @@ function(hdb_dist_targets)
   endif()
   hdb_add_benchmark(dist
     COMMON      src/common/bench/dist.cpp src/common/bench/dist_collective.cpp src/common/bench/dist_merge.cpp
-                src/common/algorithms/dist_partition.cpp src/common/bench/dist_ra.cpp src/common/harness/comm.cpp
+                src/common/algorithms/dist_partition.cpp src/common/bench/dist_ra.cpp
     LIBS        hdb_bench_ra hdb_bench_merge
     CPU         src/cpu/dist_main.cpp
     CPU_LIBS    hdb_ra_cpu hdb_merge_cpu

@@ -26,6 +26,17 @@ TEST(CommSingle, IsOneRank) {
   EXPECT_EQ(v, (std::vector<double>{1.5, 2.5}));
 }
 
+TEST(CommSingle, GatherAllAndNodeAreTheProcessItself) {
+  Comm c = Comm::single();
+  EXPECT_EQ(c.gather("doc", 0), std::vector<std::string>{"doc"});
+  EXPECT_TRUE(c.all(true));
+  EXPECT_FALSE(c.all(false));
+  Comm node = c.node();
+  EXPECT_EQ(node.rank(), 0);
+  EXPECT_EQ(node.size(), 1);
+  EXPECT_FALSE(node.distributed());
+}
+
 // Outside mpirun the world is one process too.
 TEST(CommSingle, WorldWithoutLauncherIsSingle) {
   Comm c = Comm::world();

@@ -1,6 +1,8 @@
 // Rank 0's merge of the per-rank documents of an EP run (no MPI needed).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "harness/mpi.hpp"
 
 using namespace hdb;
@@ -14,6 +16,24 @@ nlohmann::json doc(int rank, double kernel_median, const char* status = "ok") {
           {"results", nlohmann::json::array({r})}, {"summary", {{"ok", 1}, {"skipped", 0}, {"failed", 0}}}};
 }
 }  // namespace
+
+// Without a launcher the EP environment is one inactive rank (no MPI_Init).
+TEST(MpiEnv, InactiveWithoutLauncher) {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") || std::getenv("PMI_RANK"))
+    GTEST_SKIP() << "started by an MPI launcher";
+  int argc = 1;
+  char name[] = "test";
+  char* args[] = {name, nullptr};
+  char** argv = args;
+  MpiEnv mpi(&argc, &argv);
+  EXPECT_FALSE(mpi.active());
+  EXPECT_EQ(mpi.rank(), 0);
+  EXPECT_EQ(mpi.size(), 1);
+  EXPECT_EQ(mpi.local_size(), 1);
+  EXPECT_EQ(mpi.gather("doc"), std::vector<std::string>{"doc"});
+  EXPECT_TRUE(mpi.all(true));
+  EXPECT_FALSE(mpi.all(false));
+}
 
 TEST(MpiMerge, StatisticsAcrossRanksAndOutliers) {
   std::vector<nlohmann::json> docs = {doc(0, 1.0), doc(1, 1.02), doc(2, 0.99), doc(3, 2.0)};

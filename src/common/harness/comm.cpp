@@ -1,6 +1,7 @@
 #include "harness/comm.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -59,6 +60,30 @@ void int_layout(const std::vector<std::uint64_t>& counts, std::vector<int>& c, s
 
 Comm Comm::single() { return Comm(); }
 
+bool Comm::init(int* argc, char*** argv) {
+#ifdef HDB_HAVE_MPI
+  bool launched = false;
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"})
+    if (std::getenv(v)) launched = true;
+  if (!launched) return false;
+  MPI_Init(argc, argv);
+  return true;
+#else
+  (void)argc;
+  (void)argv;
+  return false;
+#endif
+}
+
+void Comm::finalize() {
+#ifdef HDB_HAVE_MPI
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Finalize();
+#endif
+}
+
 Comm Comm::world() {
   Comm c;
 #ifdef HDB_HAVE_MPI
@@ -75,6 +100,31 @@ Comm Comm::world() {
   }
 #endif
   return c;
+}
+
+Comm Comm::node() const {
+  Comm c;
+#ifdef HDB_HAVE_MPI
+  if (impl_) {
+    auto impl = std::make_shared<Impl>();
+    MPI_Comm_split_type(impl_->comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &impl->comm);
+    MPI_Comm_rank(impl->comm, &c.rank_);
+    MPI_Comm_size(impl->comm, &c.size_);
+    c.impl_ = std::move(impl);
+  }
+#endif
+  return c;
+}
+
+bool Comm::all(bool flag) const {
+#ifdef HDB_HAVE_MPI
+  if (impl_) {
+    int in = flag ? 1 : 0, out = 0;
+    MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LAND, impl_->comm);
+    return out != 0;
+  }
+#endif
+  return flag;
 }
 
 void Comm::barrier() const {
@@ -126,6 +176,26 @@ std::string Comm::broadcast(const std::string& text, int root) const {
   (void)root;
 #endif
   return text;
+}
+
+std::vector<std::string> Comm::gather(const std::string& text, int root) const {
+  if (!impl_) return {text};
+  std::vector<std::string> out;
+#ifdef HDB_HAVE_MPI
+  std::vector<std::uint64_t> lens = all_gather(text.size());
+  std::vector<int> c, d;
+  int_layout(lens, c, d, "gather");
+  std::string all;
+  if (rank_ == root) all.resize(static_cast<std::size_t>(d.back()) + static_cast<std::size_t>(c.back()));
+  MPI_Gatherv(text.data(), c[static_cast<std::size_t>(rank_)], MPI_CHAR, all.data(), c.data(), d.data(), MPI_CHAR,
+              root, impl_->comm);
+  for (int r = 0; rank_ == root && r < size_; ++r)
+    out.push_back(all.substr(static_cast<std::size_t>(d[static_cast<std::size_t>(r)]),
+                             static_cast<std::size_t>(c[static_cast<std::size_t>(r)])));
+#else
+  (void)root;
+#endif
+  return out;
 }
 
 Comm::Agreement Comm::first_failure(bool failed, const std::string& message) const {

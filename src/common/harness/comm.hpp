@@ -1,8 +1,10 @@
 #pragma once
-// The communicator of the true-parallel (TP) benchmarks: the few collectives they need, over a
-// private duplicate of MPI_COMM_WORLD when the process runs under mpirun, and over one process
-// (size 1, no MPI calls at all) otherwise and in builds without MPI. Every call is collective:
-// all ranks must make the same calls in the same order.
+// The one wrapper of MPI: the only code that calls MPI_*. A Comm is a communicator with the few
+// collectives the suite needs: over a private duplicate of MPI_COMM_WORLD when the process runs
+// under mpirun, and over one process (size 1, no MPI calls at all) otherwise and in builds without
+// MPI. The harness's EP mode (harness/mpi.hpp: start, node-local rank, gather of the rank
+// documents) and the true-parallel dist benchmark both use it. Every call but init/finalize is
+// collective: all ranks must make the same calls in the same order.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -12,6 +14,11 @@ namespace hdb {
 
 class Comm {
  public:
+  // MPI_Init when the process was started by an MPI launcher (Open MPI, PMIx, MPICH/Hydra) in a
+  // build with MPI: a singleton MPI_Init would start a runtime for nothing. Returns whether MPI runs.
+  // finalize() ends what init started; both belong to the one owner of the run (MpiEnv).
+  static bool init(int* argc, char*** argv);
+  static void finalize();
   // MPI_COMM_WORLD's ranks when MPI has been initialised (EP/TP run under mpirun), else one process.
   static Comm world();
   // One process, no MPI (tests, runs without mpirun).
@@ -21,7 +28,12 @@ class Comm {
   int size() const { return size_; }
   bool distributed() const { return impl_ != nullptr; }
 
+  // The ranks of this communicator that share this node (rank order kept).
+  Comm node() const;
+
   void barrier() const;
+  // True on every rank when `flag` is true on every rank.
+  bool all(bool flag) const;
   // Element-wise maximum / sum over ranks, in place.
   void max_inplace(std::vector<double>& v) const;
   std::uint64_t max(std::uint64_t x) const;
@@ -30,6 +42,8 @@ class Comm {
   std::vector<std::uint64_t> all_gather(std::uint64_t x) const;
   // Root's text on every rank.
   std::string broadcast(const std::string& text, int root) const;
+  // Every rank's text, in rank order, on `root`; the other ranks get an empty vector.
+  std::vector<std::string> gather(const std::string& text, int root) const;
 
   // The first rank (lowest) whose `failed` is true and its message, identical on every rank;
   // rank == -1 when no rank failed. The agreement step behind collective skips and verdicts.

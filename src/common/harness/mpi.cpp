@@ -2,86 +2,29 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 
 #include "harness/stats.hpp"
 
-#ifdef HDB_HAVE_MPI
-#include <mpi.h>
-#endif
-
 namespace hdb {
 
-bool launched_under_mpi() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"})
-    if (std::getenv(v)) return true;
-  return false;
-}
-
 MpiEnv::MpiEnv(int* argc, char*** argv) {
-#ifdef HDB_HAVE_MPI
-  // Only under a launcher: a singleton MPI_Init would start a runtime for nothing.
-  if (launched_under_mpi()) {
-    MPI_Init(argc, argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &local_rank_);
-    MPI_Comm_size(node, &local_size_);
-    MPI_Comm_free(&node);
-    active_ = true;
-  }
-#else
-  (void)argc;
-  (void)argv;
-#endif
+  if (!Comm::init(argc, argv)) return;
+  world_ = Comm::world();
+  Comm node = world_.node();
+  local_rank_ = node.rank();
+  local_size_ = node.size();
+  active_ = true;
 }
 
 MpiEnv::~MpiEnv() {
-#ifdef HDB_HAVE_MPI
-  if (active_) MPI_Finalize();
-#endif
+  if (!active_) return;
+  world_ = Comm::single();  // frees the communicator while MPI still runs
+  Comm::finalize();
 }
 
 nlohmann::json MpiEnv::context() const {
-  return {{"active", active_}, {"rank", rank_}, {"size", size_}, {"local_rank", local_rank_}, {"local_size", local_size_}};
-}
-
-std::vector<std::string> MpiEnv::gather(const std::string& text) const {
-  if (!active_) return {text};
-#ifdef HDB_HAVE_MPI
-  int len = static_cast<int>(text.size());
-  std::vector<int> lens(rank_ == 0 ? size_ : 0), offs(rank_ == 0 ? size_ : 0);
-  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::string all;
-  if (rank_ == 0) {
-    long total = 0;
-    for (int r = 0; r < size_; ++r) {
-      offs[r] = static_cast<int>(total);
-      total += lens[r];
-    }
-    all.resize(static_cast<std::size_t>(total));
-  }
-  MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
-  std::vector<std::string> out;
-  for (int r = 0; rank_ == 0 && r < size_; ++r) out.push_back(all.substr(offs[r], lens[r]));
-  return out;
-#else
-  return {text};
-#endif
-}
-
-bool MpiEnv::all(bool flag) const {
-#ifdef HDB_HAVE_MPI
-  if (active_) {
-    int in = flag ? 1 : 0, out = 0;
-    MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    return out != 0;
-  }
-#endif
-  return flag;
+  return {{"active", active_}, {"rank", rank()}, {"size", size()}, {"local_rank", local_rank_}, {"local_size", local_size_}};
 }
 
 nlohmann::json merge_rank_documents(const std::vector<nlohmann::json>& docs) {

@@ -1,13 +1,17 @@
 #pragma once
-// MPI when the executable is launched under mpirun (EP mode: every rank runs the benchmark on its
-// own device, rank 0 gathers); a no-op otherwise and in builds without MPI.
+// EP mode: when the executable is launched under mpirun every rank runs the benchmark on its own
+// device and rank 0 gathers the rank documents; a no-op otherwise and in builds without MPI. Built
+// on the one MPI wrapper, Comm (harness/comm.hpp).
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "harness/comm.hpp"
+
 namespace hdb {
 
+// Owns MPI for the whole run: starts it under a launcher, ends it when destroyed.
 class MpiEnv {
  public:
   MpiEnv(int* argc, char*** argv);
@@ -15,23 +19,21 @@ class MpiEnv {
   MpiEnv(const MpiEnv&) = delete;
   MpiEnv& operator=(const MpiEnv&) = delete;
   bool active() const { return active_; }
-  int rank() const { return rank_; }
-  int size() const { return size_; }
+  int rank() const { return world_.rank(); }
+  int size() const { return world_.size(); }
   int local_rank() const { return local_rank_; }  // among the ranks sharing this node
   int local_size() const { return local_size_; }
   nlohmann::json context() const;
   // Rank 0 receives every rank's text (in rank order); other ranks get an empty vector.
-  std::vector<std::string> gather(const std::string& text) const;
-  // True on every rank when `flag` is true on every rank (MPI_LAND); `flag` itself without MPI.
-  bool all(bool flag) const;
+  std::vector<std::string> gather(const std::string& text) const { return world_.gather(text, 0); }
+  // True on every rank when `flag` is true on every rank; `flag` itself without MPI.
+  bool all(bool flag) const { return world_.all(flag); }
 
  private:
   bool active_ = false;
-  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  Comm world_ = Comm::single();
+  int local_rank_ = 0, local_size_ = 1;
 };
-
-// True when the process was started by an MPI launcher (Open MPI, PMIx, MPICH/Hydra).
-bool launched_under_mpi();
 
 // Rank 0's view of an EP run: `docs[r]` is rank r's results document (with "rank", "exit_code" and
 // optionally "skipped"). Returns one document in the usual schema: the results of the lowest rank
