@@ -9,7 +9,6 @@
 namespace hdb::cuda {
 namespace {
 
-using merge::CachedAlloc;
 using merge::DictMergeKind;
 
 // A host array (pageable or pinned) filled at set-up, and its device twin.
@@ -108,7 +107,7 @@ class StepCase : public MergeCase<T> {
       case MergeStep::DeltaDict:
         a_->up(s);
         marks_.at(1, s);
-        m_ = merge::delta_dict(alloc_, s, a_->dev.get(), nd_, b_->dev.get(), ids_->dev.get());
+        m_ = merge::delta_dict(scratch_, s, a_->dev.get(), nd_, b_->dev.get(), ids_->dev.get());
         marks_.at(2, s);
         b_->down(s, m_);
         ids_->down(s, nd_);
@@ -118,7 +117,7 @@ class StepCase : public MergeCase<T> {
         a_->up(s);
         b_->up(s);
         marks_.at(1, s);
-        m_ = merge::dict_merge(kind_of(v_.name), alloc_, s, a_->dev.get(), n1_, b_->dev.get(), n2_, dict_->dev.get(),
+        m_ = merge::dict_merge(kind_of(v_.name), scratch_, s, a_->dev.get(), n1_, b_->dev.get(), n2_, dict_->dev.get(),
                                xm_->dev.get(), xd_->dev.get());
         marks_.at(2, s);
         dict_->down(s, m_);
@@ -194,7 +193,7 @@ class StepCase : public MergeCase<T> {
   const MergeWork<T>& w_;
   std::uint64_t nm_, nd_, n1_, n2_, rows_, nwords_, m_ = 0;
   Stream stream_;
-  CachedAlloc alloc_;
+  Scratch scratch_;
   Marks marks_;
   std::unique_ptr<Mirror<T>> a_, b_, dict_;
   std::unique_ptr<Mirror<std::uint32_t>> ids_, xm_, xd_;
@@ -251,9 +250,9 @@ class WholeCase : public MergeCase<T> {
     // U_M and the delta.
     if (overlap_) HDB_CUDA_CHECK(cudaStreamWaitEvent(s, up_done_.get(), 0));
     marks_.at(3, s);
-    ud_n_ = merge::delta_dict(alloc_, s, delta_.dev.get(), nd_, ud_.get(), ids_.get());
+    ud_n_ = merge::delta_dict(scratch_, s, delta_.dev.get(), nd_, ud_.get(), ids_.get());
     marks_.at(4, s);
-    m_ = merge::dict_merge(DictMergeKind::MergePath, alloc_, s, um_.dev.get(), n1_, ud_.get(), ud_n_, dict_.dev.get(),
+    m_ = merge::dict_merge(DictMergeKind::MergePath, scratch_, s, um_.dev.get(), n1_, ud_.get(), ud_n_, dict_.dev.get(),
                            xm_.get(), xd_.get());
     marks_.at(5, s);
     width_ = code_width(m_);  // 2a: host arithmetic on the merged size
@@ -328,7 +327,7 @@ class WholeCase : public MergeCase<T> {
   DeviceBuffer<T> ud_;
   DeviceBuffer<std::uint32_t> ids_, xm_, xd_;
   Stream compute_, upload_, download_;
-  CachedAlloc alloc_;
+  Scratch scratch_;
   Marks marks_;
   std::vector<Event> chunk_up_, chunk_done_;
   Event up_done_, dict_ready_;

@@ -121,14 +121,14 @@ unsigned blocks_for(std::uint64_t n) { return static_cast<unsigned>((n + 255) / 
 }  // namespace
 
 template <class T>
-std::uint64_t dict_merge_slice(CachedAlloc& a, cudaStream_t s, const T* um, std::uint64_t n1, const T* ud,
+std::uint64_t dict_merge_slice(Scratch& a, cudaStream_t s, const T* um, std::uint64_t n1, const T* ud,
                                std::uint64_t n2, T* dict, std::uint32_t* xm, std::uint32_t* xd) {
   // The paper found its peak between 64x64 and 256x256 threads; 16 D1 entries per thread, at
   // most 256x256 threads.
   std::uint64_t threads = std::min<std::uint64_t>(std::max<std::uint64_t>((n1 + 15) / 16, 1), 65536);
   std::uint64_t len = std::max<std::uint64_t>(1, (n1 + threads - 1) / threads);
-  T* inter = a.get<T>(n1 + n2);
-  auto* counts = a.get<std::uint64_t>(threads + 1);
+  T* inter = a.acquire<T>(n1 + n2);
+  auto* counts = a.acquire<std::uint64_t>(threads + 1);
   HDB_CUDA_CHECK(cudaMemsetAsync(counts + threads, 0, 8, s));
   slice_merge<<<blocks_for(threads), 256, 0, s>>>(um, n1, ud, n2, len, threads, inter, xm, xd, counts);
   HDB_CUDA_CHECK_LAUNCH("slice_merge");
@@ -139,8 +139,8 @@ std::uint64_t dict_merge_slice(CachedAlloc& a, cudaStream_t s, const T* um, std:
   std::uint64_t m = 0;
   HDB_CUDA_CHECK(cudaMemcpyAsync(&m, counts + threads, 8, cudaMemcpyDeviceToHost, s));
   HDB_CUDA_CHECK(cudaStreamSynchronize(s));
-  a.put(inter);
-  a.put(counts);
+  a.release(inter);
+  a.release(counts);
   return m;
 }
 
@@ -165,7 +165,7 @@ void reencode_binsearch(cudaStream_t s, const std::uint64_t* old, unsigned old_w
 }
 
 #define HDB_INSTANTIATE(T)                                                                                            \
-  template std::uint64_t dict_merge_slice<T>(CachedAlloc&, cudaStream_t, const T*, std::uint64_t, const T*,            \
+  template std::uint64_t dict_merge_slice<T>(Scratch&, cudaStream_t, const T*, std::uint64_t, const T*,            \
                                              std::uint64_t, T*, std::uint32_t*, std::uint32_t*);                       \
   template void reencode_binsearch<T>(cudaStream_t, const std::uint64_t*, unsigned, std::uint64_t, const T*, const T*, \
                                       const T*, std::uint64_t, std::uint64_t, unsigned, std::uint64_t*);

@@ -18,8 +18,8 @@ namespace {
 // end (par would stall the host after each one and leave the device idle inside the timed region
 // until the next launch); thrust::unique returns a count, so it synchronises either way. The
 // temporaries go back to the allocator at once, which is safe: every user of `a` is on stream s.
-auto policy(CachedAlloc& a, cudaStream_t s) { return thrust::cuda::par_nosync(a).on(s); }
-auto policy_sync(CachedAlloc& a, cudaStream_t s) { return thrust::cuda::par(a).on(s); }
+auto policy(Scratch& a, cudaStream_t s) { return thrust::cuda::par_nosync(a).on(s); }
+auto policy_sync(Scratch& a, cudaStream_t s) { return thrust::cuda::par(a).on(s); }
 
 template <class T>
 __global__ void head_flags(const T* merged, std::uint64_t n, std::uint32_t* flag) {
@@ -46,7 +46,7 @@ unsigned blocks_for(std::uint64_t n) { return static_cast<unsigned>((n + 255) / 
 }  // namespace
 
 template <class T>
-std::uint64_t delta_dict(CachedAlloc& a, cudaStream_t s, const T* delta, std::uint64_t n, T* ud, std::uint32_t* ids) {
+std::uint64_t delta_dict(Scratch& a, cudaStream_t s, const T* delta, std::uint64_t n, T* ud, std::uint32_t* ids) {
   if (n == 0) return 0;
   HDB_CUDA_CHECK(cudaMemcpyAsync(ud, delta, n * sizeof(T), cudaMemcpyDeviceToDevice, s));
   thrust::sort(policy(a, s), ud, ud + n);
@@ -56,15 +56,15 @@ std::uint64_t delta_dict(CachedAlloc& a, cudaStream_t s, const T* delta, std::ui
 }
 
 template <class T>
-std::uint64_t dict_merge(DictMergeKind kind, CachedAlloc& a, cudaStream_t s, const T* um, std::uint64_t n1, const T* ud,
+std::uint64_t dict_merge(DictMergeKind kind, Scratch& a, cudaStream_t s, const T* um, std::uint64_t n1, const T* ud,
                          std::uint64_t n2, T* dict, std::uint32_t* xm, std::uint32_t* xd) {
   std::uint64_t n = n1 + n2;
   if (n == 0) return 0;
   if (kind == DictMergeKind::Slice) return dict_merge_slice(a, s, um, n1, ud, n2, dict, xm, xd);
   if (kind == DictMergeKind::MergePath) {
-    T* merged = a.get<T>(n);
-    auto* src = a.get<std::uint32_t>(n);
-    auto* pos = a.get<std::uint32_t>(n);
+    T* merged = a.acquire<T>(n);
+    auto* src = a.acquire<std::uint32_t>(n);
+    auto* pos = a.acquire<std::uint32_t>(n);
     thrust::merge_by_key(policy(a, s), um, um + n1, ud, ud + n2, thrust::counting_iterator<std::uint32_t>(0),
                          thrust::counting_iterator<std::uint32_t>(static_cast<std::uint32_t>(n1)), merged, src);
     head_flags<<<blocks_for(n), 256, 0, s>>>(merged, n, pos);
@@ -75,9 +75,9 @@ std::uint64_t dict_merge(DictMergeKind kind, CachedAlloc& a, cudaStream_t s, con
     std::uint32_t m = 0;
     HDB_CUDA_CHECK(cudaMemcpyAsync(&m, pos + n - 1, 4, cudaMemcpyDeviceToHost, s));
     HDB_CUDA_CHECK(cudaStreamSynchronize(s));
-    a.put(merged);
-    a.put(src);
-    a.put(pos);
+    a.release(merged);
+    a.release(src);
+    a.release(pos);
     return m;
   }
   std::uint64_t m = 0;
@@ -95,8 +95,8 @@ std::uint64_t dict_merge(DictMergeKind kind, CachedAlloc& a, cudaStream_t s, con
 }
 
 #define HDB_INSTANTIATE(T)                                                                                         \
-  template std::uint64_t delta_dict<T>(CachedAlloc&, cudaStream_t, const T*, std::uint64_t, T*, std::uint32_t*); \
-  template std::uint64_t dict_merge<T>(DictMergeKind, CachedAlloc&, cudaStream_t, const T*, std::uint64_t, const T*, \
+  template std::uint64_t delta_dict<T>(Scratch&, cudaStream_t, const T*, std::uint64_t, T*, std::uint32_t*); \
+  template std::uint64_t dict_merge<T>(DictMergeKind, Scratch&, cudaStream_t, const T*, std::uint64_t, const T*, \
                                        std::uint64_t, T*, std::uint32_t*, std::uint32_t*);
 HDB_INSTANTIATE(std::uint32_t)
 HDB_INSTANTIATE(std::uint64_t)

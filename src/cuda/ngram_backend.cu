@@ -5,6 +5,7 @@
 #include "algorithms/ngram_bits.hpp"
 #include "algorithms/ngram_search.hpp"
 #include "runtime/cuda_check.hpp"
+#include "runtime/scratch.hpp"
 
 namespace hdb::cuda {
 
@@ -270,18 +271,12 @@ std::vector<std::uint32_t> run_figure1(State& s, const QueryPlan& plan, Breakdow
   return fetch_hits(s, s.words.get(), b);
 }
 
-// Grow-only: a buffer reallocates only when a pass needs more than any pass before.
-template <class T>
-void ensure(DeviceBuffer<T>& b, std::size_t n) {
-  if (b.size() < n) b = DeviceBuffer<T>(n);
-}
-
 // The packed queries into s.q_lists / s.q_off / s.q_m.
 void upload_queries(State& s, const std::vector<QueryPlan>& plans, Breakdown& b) {
   ngram::PackedQueries pq = ngram::pack_queries(plans);
-  ensure(s.q_lists, std::max<std::size_t>(pq.lists.size(), 1));
-  ensure(s.q_off, pq.off.size());
-  ensure(s.q_m, std::max<std::size_t>(pq.m.size(), 1));
+  grow(s.q_lists, pq.lists.size());
+  grow(s.q_off, pq.off.size());
+  grow(s.q_m, pq.m.size());
   cudaStream_t st = s.stream.get();
   s.copy_t.start(st);
   if (!pq.lists.empty())
@@ -349,7 +344,7 @@ Breakdown CudaNgram::search(const NgramVariant& v, const std::vector<QueryPlan>&
     // Chunks of queries: the grid's y limit and at most 256 MiB of hit bitmaps at a time.
     std::size_t per = std::max<std::size_t>(1, std::min<std::size_t>(kMaxGridY, (256u << 20) / (4 * s.row() + 1)));
     std::size_t words = std::min(per, plans.size()) * s.row();
-    ensure(s.batch_words, words);
+    grow(s.batch_words, words);
     if (s.batch_host.size() < words) s.batch_host = HostBuffer<std::uint32_t>(words, Transfer::Pinned);
     for (std::size_t q0 = 0; q0 < plans.size() && s.bins; q0 += per) {
       std::size_t cnt = std::min(per, plans.size() - q0);

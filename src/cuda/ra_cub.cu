@@ -19,15 +19,15 @@ template <class Call>
 void cub_call(CudaRa::State& s, const char* what, Call&& call) {
   std::size_t bytes = 0;
   HDB_CUDA_CHECK(call(static_cast<void*>(nullptr), bytes));
-  void* temp = s.buffer<unsigned char>("cub.temp", bytes);
+  void* temp = s.scratch.get<unsigned char>("cub.temp", bytes);
   cudaError_t err = call(temp, bytes);
   hdb::cuda::check(err, what, __FILE__, __LINE__);
 }
 
 // Indices of the kept rows into "cub.idx" (one single-pass DeviceSelect); returns how many.
 std::uint32_t select_rows(CudaRa::State& s, const KeepFlag& keep) {
-  std::uint32_t* idx = s.buffer<std::uint32_t>("cub.idx", keep.n);
-  std::uint32_t* num = s.buffer<std::uint32_t>("cub.num", 1);
+  std::uint32_t* idx = s.scratch.get<std::uint32_t>("cub.idx", keep.n);
+  std::uint32_t* num = s.scratch.get<std::uint32_t>("cub.num", 1);
   cub_call(s, "cub::DeviceSelect::If", [&](void* temp, std::size_t& bytes) {
     return cub::DeviceSelect::If(temp, bytes, Count(0), idx, num, static_cast<int>(keep.n), keep, s.stream.get());
   });
@@ -163,7 +163,7 @@ Breakdown cub_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation& 
   const std::uint32_t total = select_rows(s, keep_flag(mode, in, other, pred));
   CudaRelation& out = ensure(out_handle, total, in.values());
   t.phase("gather");
-  launch_gather_rows(s, in.data(), static_cast<std::uint32_t>(in.width()), s.buffer<std::uint32_t>("cub.idx", 0), total,
+  launch_gather_rows(s, in.data(), static_cast<std::uint32_t>(in.width()), s.scratch.get<std::uint32_t>("cub.idx", 0), total,
                      out.data());
   return t.finish();
 }
@@ -176,9 +176,9 @@ Breakdown cub_union(CudaRa::State& s, const CudaRelation& a, const CudaRelation&
   if (b.rows()) {
     t.phase("select");
     kept = select_rows(s, keep_flag(kUnionKeep, b, &a, Predicate{}));
-    bprime = s.buffer<std::uint32_t>("cub.union.b", static_cast<std::uint64_t>(kept) * w);
+    bprime = s.scratch.get<std::uint32_t>("cub.union.b", static_cast<std::uint64_t>(kept) * w);
     t.phase("gather");
-    launch_gather_rows(s, b.data(), w, s.buffer<std::uint32_t>("cub.idx", 0), kept, bprime);
+    launch_gather_rows(s, b.data(), w, s.scratch.get<std::uint32_t>("cub.idx", 0), kept, bprime);
   }
   const std::uint32_t n = rows32(a.rows());
   CudaRelation& out = ensure(out_handle, static_cast<std::uint64_t>(n) + kept, a.values());
@@ -193,7 +193,7 @@ Breakdown cub_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggr
   const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
   const std::uint32_t n = rows32(in.rows());
   if (n == 0 || in.values() == 0) return t.finish();
-  std::uint64_t* d_out = s.buffer<std::uint64_t>("cub.reduce", static_cast<std::uint64_t>(in.values()));
+  std::uint64_t* d_out = s.scratch.get<std::uint64_t>("cub.reduce", static_cast<std::uint64_t>(in.values()));
   const Fold fold{op == ReduceOp::Sum ? 0u : op == ReduceOp::Min ? 1u : 2u};
   t.phase("compute");
   for (int v = 0; v < in.values(); ++v) {
@@ -219,7 +219,7 @@ Breakdown cub_reduce_by_key(CudaRa::State& s, const CudaRelation& in, ReduceOp o
   const std::uint32_t runs = select_rows(s, keep_flag(kUnique, in, nullptr, Predicate{}));
   CudaRelation& out = ensure(out_handle, runs, in.values());
   t.phase("compute");
-  launch_reduce_runs(s, in, op, s.buffer<std::uint32_t>("cub.idx", 0), runs, out.data());
+  launch_reduce_runs(s, in, op, s.scratch.get<std::uint32_t>("cub.idx", 0), runs, out.data());
   return t.finish();
 }
 
@@ -232,7 +232,7 @@ Breakdown cub_join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& 
     return t.finish();
   }
   const MatchCount m{l.data(), nl, static_cast<std::uint32_t>(l.width()), r.data(), nr, static_cast<std::uint32_t>(r.width())};
-  std::uint32_t* offsets = s.buffer<std::uint32_t>("cub.join.offsets", static_cast<std::uint64_t>(nl) + 1);
+  std::uint32_t* offsets = s.scratch.get<std::uint32_t>("cub.join.offsets", static_cast<std::uint64_t>(nl) + 1);
   const int items = static_cast<int>(nl) + 1;
   if (tuned) {
     // Counts computed inside the scan's loads: no count array is written or read back.
@@ -242,7 +242,7 @@ Breakdown cub_join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& 
       return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, offsets, items, s.stream.get());
     });
   } else {
-    std::uint32_t* counts = s.buffer<std::uint32_t>("cub.join.counts", static_cast<std::uint64_t>(nl) + 1);
+    std::uint32_t* counts = s.scratch.get<std::uint32_t>("cub.join.counts", static_cast<std::uint64_t>(nl) + 1);
     t.phase("partition");
     match_counts<<<(nl + 1 + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(m, counts);
     HDB_CUDA_CHECK_LAUNCH("match_counts");
@@ -278,8 +278,8 @@ Breakdown cub_sort(CudaRa::State& s, const CudaRelation& in, DeviceRel& out_hand
     return t.finish();
   }
   // Double buffers: CUB ping-pongs between the halves and needs no copy of its own in temp storage.
-  std::uint32_t* keys = s.buffer<std::uint32_t>("cub.sort.keys", 2 * static_cast<std::uint64_t>(n));
-  std::uint32_t* rows = s.buffer<std::uint32_t>("cub.sort.rows", 2 * static_cast<std::uint64_t>(n));
+  std::uint32_t* keys = s.scratch.get<std::uint32_t>("cub.sort.keys", 2 * static_cast<std::uint64_t>(n));
+  std::uint32_t* rows = s.scratch.get<std::uint32_t>("cub.sort.rows", 2 * static_cast<std::uint64_t>(n));
   key_row_pairs<<<(n + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(in.data(), n, w, keys, rows);
   HDB_CUDA_CHECK_LAUNCH("key_row_pairs");
   cub::DoubleBuffer<std::uint32_t> dkeys(keys, keys + n), drows(rows, rows + n);
@@ -301,7 +301,7 @@ bool tuned_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation& in,
   // and its row count set from the selected count afterwards.
   CudaRelation& out = ensure(out_handle, n, in.values());
   if (n) {
-    std::uint32_t* num = s.buffer<std::uint32_t>("cub.num", 1);
+    std::uint32_t* num = s.scratch.get<std::uint32_t>("cub.num", 1);
     t.phase("compute");
     switch (w) {
       case 1: tuned_compact_w<1>(s, mode, in, pred, out.data(), num); break;

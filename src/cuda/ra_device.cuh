@@ -12,6 +12,7 @@
 #include "bench/ra.hpp"
 #include "ra_backend.hpp"
 #include "runtime/cuda_check.hpp"
+#include "runtime/scratch.hpp"
 
 namespace hdb::ra::cuda {
 
@@ -43,20 +44,12 @@ struct CudaRa::State {
   hdb::cuda::CudaPlatform& platform;
   hdb::cuda::Stream stream;
   std::vector<std::unique_ptr<Event>> events;
-  std::map<std::string, DeviceBuffer<unsigned char>> scratch;
+  hdb::cuda::Scratch scratch;  // s.scratch.get<T>(name, count): grow-only, kept across passes
   hdb::cuda::HostBuffer<std::uint32_t> count_host{1, Transfer::Pinned};  // target of read_count
   std::map<const void*, int> resident_blocks;  // per kernel: blocks of kBlock threads one SM holds
   std::uint32_t max_grid = 0;  // tests: at most this many blocks for the tuned grid-stride kernels (0: none)
   explicit State(hdb::cuda::CudaPlatform& p) : platform(p) {}
 
-  // A grow-only device buffer of at least `count` T (allocated on first use only).
-  template <class T>
-  T* buffer(const std::string& name, std::uint64_t count) {
-    auto& b = scratch[name];
-    std::uint64_t bytes = std::max<std::uint64_t>(count * sizeof(T), 1);
-    if (b.size() < bytes) b = DeviceBuffer<unsigned char>(bytes);
-    return reinterpret_cast<T*>(b.get());
-  }
   Event& event(std::size_t i) {
     while (events.size() <= i) events.push_back(std::make_unique<Event>());
     return *events[i];

@@ -153,11 +153,11 @@ std::uint32_t blocks_for(std::uint64_t n) { return static_cast<std::uint32_t>((n
 std::uint32_t scan_counts(CudaRa::State& s, const std::uint32_t* in, std::uint32_t* out, std::uint32_t n, int level = 0) {
   if (n == 0) return 0;
   const std::uint32_t blocks = blocks_for(n);
-  std::uint32_t* sums = s.buffer<std::uint32_t>("paper.scan.sums." + std::to_string(level), blocks);
+  std::uint32_t* sums = s.scratch.get<std::uint32_t>("paper.scan.sums." + std::to_string(level), blocks);
   scan_blocks<<<blocks, kBlock, 0, s.stream.get()>>>(in, n, out, sums);
   HDB_CUDA_CHECK_LAUNCH("scan_blocks");
   if (blocks == 1) return read_count(s, sums);
-  std::uint32_t* offs = s.buffer<std::uint32_t>("paper.scan.offsets." + std::to_string(level), blocks);
+  std::uint32_t* offs = s.scratch.get<std::uint32_t>("paper.scan.offsets." + std::to_string(level), blocks);
   const std::uint32_t total = scan_counts(s, sums, offs, blocks, level + 1);
   scan_add<<<blocks, kBlock, 0, s.stream.get()>>>(out, n, offs);
   HDB_CUDA_CHECK_LAUNCH("scan_add");
@@ -171,9 +171,9 @@ std::uint32_t partition(CudaRa::State& s, OpTimer& t, std::uint32_t mode, const 
   if (n == 0) return 0;
   const std::uint32_t blocks = blocks_for(n);
   const std::uint32_t ow = emit_index ? 1u : static_cast<std::uint32_t>(in.width());
-  std::uint32_t* part = s.buffer<std::uint32_t>("paper.part", static_cast<std::uint64_t>(blocks) * kBlock * ow);
-  std::uint32_t* counts = s.buffer<std::uint32_t>("paper.counts", blocks);
-  std::uint32_t* offsets = s.buffer<std::uint32_t>("paper.offsets", blocks);
+  std::uint32_t* part = s.scratch.get<std::uint32_t>("paper.part", static_cast<std::uint64_t>(blocks) * kBlock * ow);
+  std::uint32_t* counts = s.scratch.get<std::uint32_t>("paper.counts", blocks);
+  std::uint32_t* offsets = s.scratch.get<std::uint32_t>("paper.offsets", blocks);
   t.phase("partition");
   compact_partition<<<blocks, kBlock, 0, s.stream.get()>>>(keep_flag(mode, in, other, pred), emit_index ? 1u : 0u, part,
                                                           counts);
@@ -186,8 +186,8 @@ void gather(CudaRa::State& s, OpTimer& t, std::uint64_t rows_in, std::uint32_t o
   const std::uint32_t blocks = blocks_for(rows_in);
   t.phase("gather");
   gather_partitions<<<blocks, kBlock, 0, s.stream.get()>>>(
-      s.buffer<std::uint32_t>("paper.part", 0), s.buffer<std::uint32_t>("paper.counts", 0),
-      s.buffer<std::uint32_t>("paper.offsets", 0), ow, out);
+      s.scratch.get<std::uint32_t>("paper.part", 0), s.scratch.get<std::uint32_t>("paper.counts", 0),
+      s.scratch.get<std::uint32_t>("paper.offsets", 0), ow, out);
   HDB_CUDA_CHECK_LAUNCH("gather_partitions");
 }
 
@@ -206,7 +206,7 @@ Breakdown paper_union(CudaRa::State& s, const CudaRelation& a, const CudaRelatio
   OpTimer t(s);
   const std::uint32_t w = static_cast<std::uint32_t>(a.width());
   const std::uint32_t kept = partition(s, t, kUnionKeep, b, &a, Predicate{}, false);
-  std::uint32_t* bprime = s.buffer<std::uint32_t>("paper.union.b", static_cast<std::uint64_t>(kept) * w);
+  std::uint32_t* bprime = s.scratch.get<std::uint32_t>("paper.union.b", static_cast<std::uint64_t>(kept) * w);
   if (kept) gather(s, t, b.rows(), w, bprime);
   const std::uint32_t n = rows32(a.rows());
   const std::uint32_t total = rows32(static_cast<std::uint64_t>(n) + kept);
@@ -223,8 +223,8 @@ Breakdown paper_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Ag
   result = identity_aggregate(in.values(), op);
   if (n == 0 || values == 0) return t.finish();
   const std::uint32_t groups = std::min<std::uint32_t>(blocks_for(n), 1024);
-  std::uint64_t* partials = s.buffer<std::uint64_t>("paper.reduce.partials", static_cast<std::uint64_t>(groups) * values);
-  std::uint64_t* d_result = s.buffer<std::uint64_t>("paper.reduce.result", values);
+  std::uint64_t* partials = s.scratch.get<std::uint64_t>("paper.reduce.partials", static_cast<std::uint64_t>(groups) * values);
+  std::uint64_t* d_result = s.scratch.get<std::uint64_t>("paper.reduce.result", values);
   const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
   t.phase("partition");
   reduce_partial<<<groups, kBlock, 0, s.stream.get()>>>(in.data(), n, static_cast<std::uint32_t>(in.width()), opc, partials);
@@ -242,7 +242,7 @@ Breakdown paper_reduce_by_key(CudaRa::State& s, const CudaRelation& in, ReduceOp
   const std::uint32_t runs = partition(s, t, kUnique, in, nullptr, Predicate{}, true);
   CudaRelation& out = ensure(out_handle, runs, in.values());
   if (runs) {
-    std::uint32_t* heads = s.buffer<std::uint32_t>("paper.rbk.heads", runs);
+    std::uint32_t* heads = s.scratch.get<std::uint32_t>("paper.rbk.heads", runs);
     gather(s, t, in.rows(), 1, heads);
     t.phase("compute");
     launch_reduce_runs(s, in, op, heads, runs, out.data());
@@ -259,10 +259,10 @@ Breakdown paper_join(CudaRa::State& s, const CudaRelation& l, const CudaRelation
     return t.finish();
   }
   const std::uint32_t blocks = blocks_for(nl);
-  std::uint32_t* first = s.buffer<std::uint32_t>("paper.join.first", nl);
-  std::uint32_t* local_off = s.buffer<std::uint32_t>("paper.join.local", nl);
-  std::uint32_t* counts = s.buffer<std::uint32_t>("paper.counts", blocks);
-  std::uint32_t* offsets = s.buffer<std::uint32_t>("paper.offsets", blocks);
+  std::uint32_t* first = s.scratch.get<std::uint32_t>("paper.join.first", nl);
+  std::uint32_t* local_off = s.scratch.get<std::uint32_t>("paper.join.local", nl);
+  std::uint32_t* counts = s.scratch.get<std::uint32_t>("paper.counts", blocks);
+  std::uint32_t* offsets = s.scratch.get<std::uint32_t>("paper.offsets", blocks);
   const auto wl = static_cast<std::uint32_t>(l.width()), wr = static_cast<std::uint32_t>(r.width());
   t.phase("partition");
   join_partition<<<blocks, kBlock, 0, s.stream.get()>>>(l.data(), nl, wl, r.data(), nr, wr, first, local_off, counts);

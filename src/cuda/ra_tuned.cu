@@ -308,7 +308,7 @@ Breakdown tuned_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Ag
   const std::uint64_t chunk = static_cast<std::uint64_t>(lcm(4, w));
   const std::uint64_t supers = aligned16(in.data()) ? words / chunk : 0;
   const std::size_t bytes = static_cast<std::size_t>(in.values()) * sizeof(unsigned long long);
-  auto* d_out = s.buffer<unsigned long long>("tuned.reduce", static_cast<std::uint64_t>(in.values()));
+  auto* d_out = s.scratch.get<unsigned long long>("tuned.reduce", static_cast<std::uint64_t>(in.values()));
   const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
   t.phase("compute");
   HDB_CUDA_CHECK(cudaMemsetAsync(d_out, 0, bytes, s.stream.get()));

@@ -7,6 +7,7 @@
 
 #include "harness/errors.hpp"
 #include "runtime/cuda_check.hpp"
+#include "runtime/scratch.hpp"
 
 namespace hdb::cuda {
 namespace {
@@ -25,13 +26,6 @@ constexpr u64 kEmpty = ~0ull;
 constexpr int kMaxIn = 4, kMaxCols = 8, kMaxJoins = 3, kMaxPreds = 4;
 
 unsigned blocks(u64 n, u64 per_block = kThreads) { return static_cast<unsigned>(std::max<u64>(1, (n + per_block - 1) / per_block)); }
-
-// Device memory that only grows: the warm-up pass allocates, timed passes reuse.
-template <class T>
-T* grow(DeviceBuffer<T>& b, u64 n) {
-  if (b.size() < std::max<u64>(n, 1)) b = DeviceBuffer<T>(std::max<u64>(n, 1));
-  return b.get();
-}
 
 __device__ __forceinline__ bool in_range(u32 x, u32 lo, u32 hi) { return x >= lo && x <= hi; }
 
