@@ -82,28 +82,6 @@ double sum_seconds(const std::vector<cl::Event>& evs) {
   return s;
 }
 
-// The kernel events of a pass in enqueue order, each under the phase it belongs to.
-class Trace {
- public:
-  void add(const char* phase, const cl::Event& e) { ev_.emplace_back(phase, e); }
-  // Moves the events a primitive (sort, scan) appended to `evs` under `phase`.
-  void take(const char* phase, std::vector<cl::Event>& evs) {
-    for (const cl::Event& e : evs) add(phase, e);
-    evs.clear();
-  }
-  std::size_t size() const { return ev_.size(); }
-  // From the start of event `from` to the end of event `to - 1` (0 when the range is empty).
-  double span(std::size_t from, std::size_t to) const {
-    return to > from ? event_span(ev_[from].second, ev_[to - 1].second) : 0.0;
-  }
-  void add_phases(Breakdown& b) const {
-    for (const auto& [phase, e] : ev_) b.add_phase(phase, event_seconds(e));
-  }
-
- private:
-  std::vector<std::pair<const char*, cl::Event>> ev_;
-};
-
 // One work-item per index (global rounded by the runtime), or `groups` work-groups of `wg`.
 void launch(OpenClPlatform& p, Trace& tr, const char* phase, cl::Kernel& k, std::uint64_t global,
             cl::NDRange local = cl::NullRange) {

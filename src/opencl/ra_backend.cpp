@@ -17,7 +17,6 @@ namespace {
 using hdb::opencl::checked;
 using hdb::opencl::set_args;
 using hdb::opencl::event_seconds;
-using hdb::opencl::event_span;
 using hdb::opencl::HostStaging;
 using hdb::opencl::OpenClPlatform;
 
@@ -129,15 +128,15 @@ void ClRa::launch(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint6
   checked("running " + phase, [&] {
     return p_.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(global), cl::NDRange(wg), nullptr, &e);
   });
-  tr.events.emplace_back(phase, e);
+  tr.add(phase, e);
 }
 
 Breakdown ClRa::finish(Trace& tr) {
   checked("finishing an operator", [&] { return p_.queue().finish(); });
   Breakdown b;
-  if (tr.events.empty()) return b;
-  b.kernel = b.total = event_span(tr.events.front().second, tr.events.back().second);
-  for (auto& [phase, e] : tr.events) b.add_phase(phase, event_seconds(e));
+  if (tr.empty()) return b;
+  b.kernel = b.total = tr.span();
+  tr.add_phases(b);
   return b;
 }
 
@@ -146,7 +145,7 @@ std::uint32_t ClRa::scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::
   if (!scan_) scan_ = std::make_unique<hdb::opencl::DeviceScan>(p_);
   std::vector<cl::Event> evs;
   checked("scanning", [&] { scan_->run(in, out, n, evs); });
-  for (cl::Event& e : evs) tr.events.emplace_back("scan", e);
+  tr.take("scan", evs);
   return checked("reading the scan total", [&] { return scan_->total(); });
 }
 
@@ -298,7 +297,7 @@ Timed<Aggregate> ClRa::reduce(const DeviceRelation& in_, ReduceOp op, const std:
   checked("reading the aggregate", [&] {
     return p_.queue().enqueueReadBuffer(result, CL_TRUE, 0, values * 8, agg.value.data(), nullptr, &e);
   });
-  tr.events.emplace_back("compute", e);
+  tr.add("compute", e);
   return {agg, finish(tr)};
 }
 
@@ -430,7 +429,7 @@ Breakdown ClRa::sort(const DeviceRelation& in_, const std::string& variant, Devi
   if (!sort_) sort_ = std::make_unique<hdb::opencl::RadixSort>(p_, hdb::opencl::SortKey::U32);
   std::vector<cl::Event> evs;
   checked("sorting keys", [&] { sort_->sort(keys, nullptr, keys, rows, n, evs); });
-  for (cl::Event& e : evs) tr.events.emplace_back("sort", e);
+  tr.take("sort", evs);
   cl::Kernel& gather = kernel("gather_rows");
   set_args("gather_rows arguments", gather, in.buf, n, w, rows, o.buf);
   launch(tr, "gather", gather, n);

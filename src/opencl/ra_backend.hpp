@@ -42,9 +42,7 @@ class ClRa : public RaBackend {
   std::size_t work_group() ;
 
   // The kernel events of one operator, each tagged with its phase.
-  struct Trace {
-    std::vector<std::pair<std::string, cl::Event>> events;
-  };
+  using Trace = hdb::opencl::Trace;
 
  private:
   cl::Kernel& kernel(const std::string& name);

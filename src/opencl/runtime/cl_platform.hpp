@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <CL/opencl.hpp>
 
@@ -44,6 +46,32 @@ class OpenClPlatform : public Platform {
 double event_seconds(const cl::Event& e);
 // Seconds from the start of `first` to the end of `last`.
 double event_span(const cl::Event& first, const cl::Event& last);
+// The one phase timer of the OpenCL backends: the profiling events of a pass in enqueue order,
+// each under the phase it belongs to.
+class Trace {
+ public:
+  void add(const std::string& phase, const cl::Event& e) { ev_.emplace_back(phase, e); }
+  // Moves the events a primitive (sort, scan) appended to `evs` under `phase`.
+  void take(const std::string& phase, std::vector<cl::Event>& evs) {
+    for (const cl::Event& e : evs) add(phase, e);
+    evs.clear();
+  }
+  std::size_t size() const { return ev_.size(); }
+  bool empty() const { return ev_.empty(); }
+  // From the start of event `from` to the end of event `to - 1` (0 when the range is empty).
+  double span(std::size_t from, std::size_t to) const {
+    return to > from ? event_span(ev_[from].second, ev_[to - 1].second) : 0.0;
+  }
+  double span() const { return span(0, size()); }
+  // Every event's time under its phase.
+  void add_phases(Breakdown& b) const {
+    for (const auto& [phase, e] : ev_) b.add_phase(phase, event_seconds(e));
+  }
+
+ private:
+  std::vector<std::pair<std::string, cl::Event>> ev_;
+};
+
 // Name of an OpenCL error code, e.g. CL_OUT_OF_RESOURCES.
 const char* error_name(cl_int code);
 // Rethrows a cl::Error as DeviceError("<what>: <call> failed with <name>").
