@@ -1,7 +1,7 @@
 # ra: relational-algebra primitives. Backend classes live in their own libraries so the unit tests
 # (tests/ra) drive them directly; the executables add only a small main.
 hdb_add_benchmark(ra
-  COMMON      src/common/bench/ra.cpp src/common/bench/ra_options.cpp
+  COMMON      src/common/model/ra.cpp src/common/bench/ra.cpp src/common/bench/ra_options.cpp
               src/common/reference/ra.cpp src/common/workloads/relations.cpp
               src/common/algorithms/tuple_sort.cpp
   CPU         src/cpu/ra_main.cpp

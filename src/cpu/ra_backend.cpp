@@ -221,9 +221,8 @@ Breakdown CpuRa::download(const DeviceRelation& dev, Relation& host) {
   return b;
 }
 
-Breakdown CpuRa::project(const DeviceRelation& in_, const std::vector<int>& columns, const std::string& variant,
+Breakdown CpuRa::run_project(const DeviceRelation& in_, const std::vector<int>& columns, const std::string& variant,
                          DeviceRel& out_handle) {
-  ref::check_project(in_.values(), columns);
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   const int threads = threads_for(variant);
@@ -246,8 +245,7 @@ Breakdown CpuRa::project(const DeviceRelation& in_, const std::vector<int>& colu
   return Breakdown::compute_only(t.seconds());
 }
 
-Breakdown CpuRa::select(const DeviceRelation& in_, const Predicate& pred, const std::string& variant, DeviceRel& out) {
-  ref::check_predicate(in_.values(), pred);
+Breakdown CpuRa::run_select(const DeviceRelation& in_, const Predicate& pred, const std::string& variant, DeviceRel& out) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   const std::uint32_t* d = in.data();
@@ -256,7 +254,7 @@ Breakdown CpuRa::select(const DeviceRelation& in_, const Predicate& pred, const 
   return Breakdown::compute_only(t.seconds());
 }
 
-Breakdown CpuRa::unique(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
+Breakdown CpuRa::run_unique(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   const std::uint32_t* d = in.data();
@@ -287,7 +285,7 @@ std::array<std::uint64_t, kMaxValues> reduce_range(const std::uint32_t* d, std::
 }
 }  // namespace
 
-Timed<Aggregate> CpuRa::reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {
+Timed<Aggregate> CpuRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   const int chunks = chunk_count(in.rows(), threads_for(variant));
@@ -403,7 +401,7 @@ void reduce_by_key_w(const CpuRelation& in, int threads, DeviceRel& out_handle) 
 }
 }  // namespace
 
-Breakdown CpuRa::reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out_handle) {
+Breakdown CpuRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out_handle) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   const int threads = threads_for(variant);
@@ -416,8 +414,7 @@ Breakdown CpuRa::reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std
   return Breakdown::compute_only(t.seconds());
 }
 
-Breakdown CpuRa::join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out) {
-  ref::check_concat(l_.values(), r_.values(), "join");
+Breakdown CpuRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out) {
   HostTimer t;
   const Tuples l = tuples_of(as_cpu(l_)), r = tuples_of(as_cpu(r_));
   const int threads = threads_for(variant);
@@ -441,9 +438,8 @@ Breakdown CpuRa::join(const DeviceRelation& l_, const DeviceRelation& r_, const 
   return Breakdown::compute_only(t.seconds());
 }
 
-Breakdown CpuRa::set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
+Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
                         DeviceRel& out) {
-  ref::check_same_width(a_.values(), b_.values(), "set operation");
   HostTimer t;
   const Tuples a = tuples_of(as_cpu(a_)), b = tuples_of(as_cpu(b_));
   const int threads = threads_for(variant);
@@ -470,9 +466,8 @@ Breakdown CpuRa::set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetO
   return Breakdown::compute_only(t.seconds());
 }
 
-Breakdown CpuRa::product(const DeviceRelation& a_, const DeviceRelation& b_, const std::string& variant,
+Breakdown CpuRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_, const std::string& variant,
                          DeviceRel& out_handle) {
-  ref::check_concat(a_.values(), b_.width(), "product");
   HostTimer t;
   const CpuRelation& a = as_cpu(a_);
   const CpuRelation& b = as_cpu(b_);
@@ -505,9 +500,8 @@ Breakdown CpuRa::product(const DeviceRelation& a_, const DeviceRelation& b_, con
   return Breakdown::compute_only(t.seconds());
 }
 
-Breakdown CpuRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& variant,
+Breakdown CpuRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& variant,
                        DeviceRel& out_handle) {
-  ref::check_same_shape(a_.rows(), a_.values(), b_.rows(), b_.values(), "arithmetic");
   HostTimer t;
   const CpuRelation& a = as_cpu(a_);
   const CpuRelation& b = as_cpu(b_);
@@ -533,7 +527,7 @@ Breakdown CpuRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, Arith
   return Breakdown::compute_only(t.seconds());
 }
 
-Breakdown CpuRa::sort(const DeviceRelation& in_, const std::string& variant, DeviceRel& out_handle) {
+Breakdown CpuRa::run_sort(const DeviceRelation& in_, const std::string& variant, DeviceRel& out_handle) {
   const CpuRelation& in = as_cpu(in_);
   HostTimer t;
   CpuRelation& out = ensure(out_handle, in.rows(), in.values());

@@ -18,20 +18,20 @@ class CpuRa : public RaBackend {
   std::vector<std::string> variants(Op op) const override;
   Breakdown upload(const Relation& host, DeviceRel& out) override;
   Breakdown download(const DeviceRelation& dev, Relation& host) override;
-  Breakdown project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant,
+  Breakdown run_project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant,
                     DeviceRel& out) override;
-  Breakdown select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) override;
-  Breakdown unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
-  Timed<Aggregate> reduce(const DeviceRelation& in, ReduceOp op, const std::string& variant) override;
-  Breakdown reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant, DeviceRel& out) override;
-  Breakdown join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant,
+  Breakdown run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) override;
+  Breakdown run_unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
+  Timed<Aggregate> run_reduce(const DeviceRelation& in, ReduceOp op, const std::string& variant) override;
+  Breakdown run_reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant, DeviceRel& out) override;
+  Breakdown run_join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant,
                  DeviceRel& out) override;
-  Breakdown set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant,
+  Breakdown run_set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant,
                    DeviceRel& out) override;
-  Breakdown product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) override;
-  Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
+  Breakdown run_product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) override;
+  Breakdown run_arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
                   DeviceRel& out) override;
-  Breakdown sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
+  Breakdown run_sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
 
  private:
   int threads_for(const std::string& variant) const;

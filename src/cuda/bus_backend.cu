@@ -40,7 +40,7 @@ class TransferCase : public BusCase {
     t.start();
     if (up_) HDB_CUDA_CHECK(cudaMemcpy(dev_.get(), host_.get(), n_ * 4, cudaMemcpyHostToDevice));
     else HDB_CUDA_CHECK(cudaMemcpy(host_.get(), dev_.get(), n_ * 4, cudaMemcpyDeviceToHost));
-    return Breakdown::compute_only(t.stop());
+    return Breakdown::transfer_only(up_, t.stop());
   }
   Verification verify() override {
     if (!up_) return check_pattern(host_.get(), n_, seed_);
@@ -96,9 +96,7 @@ class CudaBus : public BusBackend {
  public:
   explicit CudaBus(CudaPlatform& p) : p_(p) {}
   std::vector<BusTest> tests(const std::vector<Transfer>& transfers) const override {
-    std::vector<BusTest> out;
-    for (const char* dir : {"h2d", "d2h"})
-      for (Transfer t : transfers) out.push_back({dir, to_string(t), t, 1, 1});
+    std::vector<BusTest> out = transfer_tests(transfers);
     out.push_back({"device_copy", "memcpy", Transfer::None, 1, 1});
     out.push_back({"device_copy", "kernel", Transfer::None, 1, 1});
     return out;

@@ -91,12 +91,6 @@ __global__ void arith_words(const std::uint32_t* a, const std::uint32_t* b, std:
   out[k] = k % w == 0 ? x : op == 0 ? x + y : op == 1 ? x - y : x * y;
 }
 
-void check_variant(const std::string& v, std::initializer_list<const char*> offered) {
-  for (const char* o : offered)
-    if (v == o) return;
-  throw std::invalid_argument("cuda backend does not offer variant '" + v + "' for this operator");
-}
-
 }  // namespace
 
 const CudaRelation& as_cuda(const DeviceRelation& r) {
@@ -283,10 +277,8 @@ Breakdown CudaRa::download(const DeviceRelation& dev, Relation& host) {
   return b;
 }
 
-Breakdown CudaRa::project(const DeviceRelation& in_, const std::vector<int>& columns, const std::string& variant,
+Breakdown CudaRa::run_project(const DeviceRelation& in_, const std::vector<int>& columns, const std::string& variant,
                           DeviceRel& out_handle) {
-  check_variant(variant, {"paper", "tuned"});
-  ref::check_project(in_.values(), columns);
   State& s = state();
   const CudaRelation& in = as_cuda(in_);
   CudaRelation& out = ensure(out_handle, in.rows(), static_cast<int>(columns.size()) - 1);
@@ -297,27 +289,21 @@ Breakdown CudaRa::project(const DeviceRelation& in_, const std::vector<int>& col
   return t.finish();
 }
 
-Breakdown CudaRa::select(const DeviceRelation& in_, const Predicate& pred, const std::string& variant, DeviceRel& out) {
-  check_variant(variant, {"paper", "cub", "tuned"});
-  ref::check_predicate(in_.values(), pred);
+Breakdown CudaRa::run_select(const DeviceRelation& in_, const Predicate& pred, const std::string& variant, DeviceRel& out) {
   const CudaRelation& in = as_cuda(in_);
-  Breakdown b;
-  if (variant == "tuned" && tuned_compact(state(), kSelect, in, pred, out, b)) return b;
+  if (variant == "tuned") return tuned_compact(state(), kSelect, in, pred, out);
   if (variant == "paper") return paper_compact(state(), kSelect, in, nullptr, pred, out);
   return cub_compact(state(), kSelect, in, nullptr, pred, out);
 }
 
-Breakdown CudaRa::unique(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
-  check_variant(variant, {"paper", "cub", "tuned"});
+Breakdown CudaRa::run_unique(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
   const CudaRelation& in = as_cuda(in_);
-  Breakdown b;
-  if (variant == "tuned" && tuned_compact(state(), kUnique, in, Predicate{}, out, b)) return b;
+  if (variant == "tuned") return tuned_compact(state(), kUnique, in, Predicate{}, out);
   if (variant == "paper") return paper_compact(state(), kUnique, in, nullptr, Predicate{}, out);
   return cub_compact(state(), kUnique, in, nullptr, Predicate{}, out);
 }
 
-Timed<Aggregate> CudaRa::reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {
-  check_variant(variant, {"paper", "cub", "tuned"});
+Timed<Aggregate> CudaRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {
   Timed<Aggregate> r;
   const CudaRelation& in = as_cuda(in_);
   if (variant == "paper") r.time = paper_reduce(state(), in, op, r.value);
@@ -326,25 +312,20 @@ Timed<Aggregate> CudaRa::reduce(const DeviceRelation& in_, ReduceOp op, const st
   return r;
 }
 
-Breakdown CudaRa::reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out) {
-  check_variant(variant, {"paper", "cub"});
+Breakdown CudaRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out) {
   const CudaRelation& in = as_cuda(in_);
   return variant == "paper" ? paper_reduce_by_key(state(), in, op, out) : cub_reduce_by_key(state(), in, op, out);
 }
 
-Breakdown CudaRa::join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out) {
-  check_variant(variant, {"paper", "cub", "tuned"});
-  ref::check_concat(l_.values(), r_.values(), "join");
+Breakdown CudaRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out) {
   const CudaRelation& l = as_cuda(l_);
   const CudaRelation& r = as_cuda(r_);
   if (variant == "paper") return paper_join(state(), l, r, out);
   return cub_join(state(), l, r, variant == "tuned", out);
 }
 
-Breakdown CudaRa::set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
+Breakdown CudaRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
                          DeviceRel& out) {
-  check_variant(variant, {"paper", "cub"});
-  ref::check_same_width(a_.values(), b_.values(), "set operation");
   const CudaRelation& a = as_cuda(a_);
   const CudaRelation& b = as_cuda(b_);
   const std::uint32_t mode = op == SetOp::Intersection ? kIntersection : kDifference;
@@ -353,10 +334,8 @@ Breakdown CudaRa::set_op(const DeviceRelation& a_, const DeviceRelation& b_, Set
   return op == SetOp::Union ? cub_union(state(), a, b, out) : cub_compact(state(), mode, a, &b, Predicate{}, out);
 }
 
-Breakdown CudaRa::product(const DeviceRelation& a_, const DeviceRelation& b_, const std::string& variant,
+Breakdown CudaRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_, const std::string& /*variant*/,
                           DeviceRel& out_handle) {
-  check_variant(variant, {"paper"});
-  ref::check_concat(a_.values(), b_.width(), "product");
   State& s = state();
   const CudaRelation& a = as_cuda(a_);
   const CudaRelation& b = as_cuda(b_);
@@ -367,10 +346,8 @@ Breakdown CudaRa::product(const DeviceRelation& a_, const DeviceRelation& b_, co
   return t.finish();
 }
 
-Breakdown CudaRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& variant,
+Breakdown CudaRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& variant,
                         DeviceRel& out_handle) {
-  check_variant(variant, {"paper", "tuned"});
-  ref::check_same_shape(a_.rows(), a_.values(), b_.rows(), b_.values(), "arithmetic");
   State& s = state();
   const CudaRelation& a = as_cuda(a_);
   const CudaRelation& b = as_cuda(b_);
@@ -382,8 +359,7 @@ Breakdown CudaRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, Arit
   return t.finish();
 }
 
-Breakdown CudaRa::sort(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
-  check_variant(variant, {"cub"});
+Breakdown CudaRa::run_sort(const DeviceRelation& in_, const std::string& /*variant*/, DeviceRel& out) {
   return cub_sort(state(), as_cuda(in_), out);
 }
 

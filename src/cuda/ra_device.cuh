@@ -155,9 +155,9 @@ Breakdown cub_join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& 
 // Stable sort by key: DeviceRadixSort::SortPairs of (key, row) pairs, then one gather of whole
 // tuples (SortKeys straight into the output for key-only tuples). Phases "sort" and "gather".
 Breakdown cub_sort(CudaRa::State& s, const CudaRelation& in, DeviceRel& out);
-// Single-pass select/unique over whole tuples of 1..4 words; false when the width is wider.
-bool tuned_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation& in, const Predicate& pred, DeviceRel& out,
-                   Breakdown& time);
+// Single-pass select/unique over whole tuples of 1..4 words; SkipCase when the width is wider.
+Breakdown tuned_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation& in, const Predicate& pred,
+                        DeviceRel& out);
 
 // The tuned streaming kernels (ra_tuned.cu): grid-stride over a GPU-sized grid, 16-byte accesses
 // where the tuple layout allows, scalar tails; reduce ends in one atomic per block and attribute.

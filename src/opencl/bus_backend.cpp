@@ -33,7 +33,7 @@ class TransferCase : public BusCase {
       cl::Event e;
       if (up_) p_.queue().enqueueWriteBuffer(dev_, CL_TRUE, 0, bytes_, host_.data(), nullptr, &e);
       else p_.queue().enqueueReadBuffer(dev_, CL_TRUE, 0, bytes_, host_.data(), nullptr, &e);
-      return Breakdown::compute_only(event_seconds(e));
+      return Breakdown::transfer_only(up_, event_seconds(e));
     });
   }
   Verification verify() override {
@@ -94,9 +94,7 @@ class OpenClBus : public BusBackend {
  public:
   explicit OpenClBus(OpenClPlatform& p) : p_(p) {}
   std::vector<BusTest> tests(const std::vector<Transfer>& transfers) const override {
-    std::vector<BusTest> out;
-    for (const char* dir : {"h2d", "d2h"})
-      for (Transfer t : transfers) out.push_back({dir, to_string(t), t, 1, 1});
+    std::vector<BusTest> out = transfer_tests(transfers);
     out.push_back({"device_copy", "copy_buffer", Transfer::None, 1, 1});
     return out;
   }

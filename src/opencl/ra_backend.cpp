@@ -87,11 +87,6 @@ std::vector<std::string> ClRa::variants(Op op) const {
   return {"paper"};
 }
 
-void ClRa::check_variant(const std::string& variant, bool tuned_offered) const {
-  if (variant != "paper" && !(tuned_offered && variant == "tuned"))
-    throw std::invalid_argument("opencl backend does not offer variant '" + variant + "' here");
-}
-
 std::size_t ClRa::work_group() {
   if (!wg_) {
     // The paper's constant 256, or the largest power of two the device allows below it.
@@ -215,10 +210,8 @@ Breakdown ClRa::download(const DeviceRelation& dev, Relation& host) {
   return b;
 }
 
-Breakdown ClRa::project(const DeviceRelation& in_, const std::vector<int>& columns, const std::string& variant,
+Breakdown ClRa::run_project(const DeviceRelation& in_, const std::vector<int>& columns, const std::string& /*variant*/,
                         DeviceRel& out_handle) {
-  check_variant(variant);
-  ref::check_project(in_.values(), columns);
   const ClRelation& in = as_cl(in_);
   const std::uint32_t n = rows32(in.rows());
   ClRelation& out = ensure(p_, out_handle, n, static_cast<int>(columns.size()) - 1);
@@ -259,19 +252,15 @@ Breakdown ClRa::compaction(const DeviceRelation& in, bool unique_mode, const Pre
   return finish(tr);
 }
 
-Breakdown ClRa::select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out_handle) {
-  check_variant(variant, true);
-  ref::check_predicate(in.values(), pred);
+Breakdown ClRa::run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out_handle) {
   return compaction(in, false, pred, variant, out_handle);
 }
 
-Breakdown ClRa::unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out_handle) {
-  check_variant(variant, true);
+Breakdown ClRa::run_unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out_handle) {
   return compaction(in, true, Predicate{}, variant, out_handle);
 }
 
-Timed<Aggregate> ClRa::reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {
-  check_variant(variant);
+Timed<Aggregate> ClRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const std::string& /*variant*/) {
   const ClRelation& in = as_cl(in_);
   const std::uint32_t n = rows32(in.rows());
   const std::uint32_t values = u32(in.values());
@@ -301,8 +290,7 @@ Timed<Aggregate> ClRa::reduce(const DeviceRelation& in_, ReduceOp op, const std:
   return {agg, finish(tr)};
 }
 
-Breakdown ClRa::reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out_handle) {
-  check_variant(variant);
+Breakdown ClRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& /*variant*/, DeviceRel& out_handle) {
   const ClRelation& in = as_cl(in_);
   Trace tr;
   // Heads of key runs, as row indices, by the unique pipeline; then one work-item per run.
@@ -319,9 +307,7 @@ Breakdown ClRa::reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std:
   return finish(tr);
 }
 
-Breakdown ClRa::join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out_handle) {
-  check_variant(variant);
-  ref::check_concat(l_.values(), r_.values(), "join");
+Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& /*variant*/, DeviceRel& out_handle) {
   const ClRelation& l = as_cl(l_);
   const ClRelation& r = as_cl(r_);
   const std::uint32_t nl = rows32(l.rows()), nr = rows32(r.rows());
@@ -352,10 +338,8 @@ Breakdown ClRa::join(const DeviceRelation& l_, const DeviceRelation& r_, const s
   return finish(tr);
 }
 
-Breakdown ClRa::set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
+Breakdown ClRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& /*variant*/,
                        DeviceRel& out_handle) {
-  check_variant(variant);
-  ref::check_same_width(a_.values(), b_.values(), "set operation");
   const ClRelation& a = as_cl(a_);
   const ClRelation& b = as_cl(b_);
   const std::uint32_t w = u32(a.width());
@@ -379,10 +363,8 @@ Breakdown ClRa::set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp
   return finish(tr);
 }
 
-Breakdown ClRa::product(const DeviceRelation& a_, const DeviceRelation& b_, const std::string& variant,
+Breakdown ClRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_, const std::string& /*variant*/,
                         DeviceRel& out_handle) {
-  check_variant(variant);
-  ref::check_concat(a_.values(), b_.width(), "product");
   const ClRelation& a = as_cl(a_);
   const ClRelation& b = as_cl(b_);
   const std::uint64_t rows = a.rows() * b.rows();
@@ -395,10 +377,8 @@ Breakdown ClRa::product(const DeviceRelation& a_, const DeviceRelation& b_, cons
   return finish(tr);
 }
 
-Breakdown ClRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& variant,
+Breakdown ClRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& /*variant*/,
                       DeviceRel& out_handle) {
-  check_variant(variant);
-  ref::check_same_shape(a_.rows(), a_.values(), b_.rows(), b_.values(), "arithmetic");
   const ClRelation& a = as_cl(a_);
   const ClRelation& b = as_cl(b_);
   const std::uint32_t n = rows32(a.rows());
@@ -413,7 +393,7 @@ Breakdown ClRa::arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithO
 
 // The keys (project's kernel with the one column 0), a stable LSD radix sort of them with their row
 // numbers (sort.hpp), then one gather of whole tuples in that order.
-Breakdown ClRa::sort(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
+Breakdown ClRa::run_sort(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
   if (variant != "radix") throw std::invalid_argument("opencl backend does not offer sort variant '" + variant + "'");
   const ClRelation& in = as_cl(in_);
   const std::uint32_t n = rows32(in.rows());

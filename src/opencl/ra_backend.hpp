@@ -23,20 +23,20 @@ class ClRa : public RaBackend {
   Relation host_relation(std::uint64_t rows, int values, Transfer kind) override;
   Breakdown upload(const Relation& host, DeviceRel& out) override;
   Breakdown download(const DeviceRelation& dev, Relation& host) override;
-  Breakdown project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant,
+  Breakdown run_project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant,
                     DeviceRel& out) override;
-  Breakdown select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) override;
-  Breakdown unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
-  Timed<Aggregate> reduce(const DeviceRelation& in, ReduceOp op, const std::string& variant) override;
-  Breakdown reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant, DeviceRel& out) override;
-  Breakdown join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant,
+  Breakdown run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) override;
+  Breakdown run_unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
+  Timed<Aggregate> run_reduce(const DeviceRelation& in, ReduceOp op, const std::string& variant) override;
+  Breakdown run_reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant, DeviceRel& out) override;
+  Breakdown run_join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant,
                  DeviceRel& out) override;
-  Breakdown set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant,
+  Breakdown run_set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant,
                    DeviceRel& out) override;
-  Breakdown product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) override;
-  Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
+  Breakdown run_product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) override;
+  Breakdown run_arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
                   DeviceRel& out) override;
-  Breakdown sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
+  Breakdown run_sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
 
   // Work-group size the kernels are built for (the paper's 256 where the device allows it).
   std::size_t work_group() ;
@@ -62,7 +62,6 @@ class ClRa : public RaBackend {
   Breakdown compaction(const DeviceRelation& in, bool unique_mode, const Predicate& pred, const std::string& variant,
                        DeviceRel& out);
   Breakdown finish(Trace& tr);
-  void check_variant(const std::string& variant, bool tuned_offered = false) const;
   static constexpr std::uint32_t kCoarseItems = 8;  // ITEMS in kernels/ra.cl
 
   hdb::opencl::OpenClPlatform& p_;

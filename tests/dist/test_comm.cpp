@@ -90,14 +90,14 @@ TEST(Collective, PassKeepsFieldsAndFixesPhases) {
         x.add_phase("other", 9);
         return x;
       },
-      {"partition", "exchange"});
+      {{"partition", PhaseKind::Host}, {"exchange", PhaseKind::Network}});
   EXPECT_EQ(b.h2d, 1);
   EXPECT_EQ(b.kernel, 2);
   EXPECT_EQ(b.d2h, 3);
   EXPECT_EQ(b.total, 7);
   ASSERT_EQ(b.phases.size(), 2u);
-  EXPECT_EQ(b.phases[0], (std::pair<std::string, double>{"partition", 0}));
-  EXPECT_EQ(b.phases[1], (std::pair<std::string, double>{"exchange", 0.5}));
+  EXPECT_EQ(b.phases[0], (Phase{"partition", PhaseKind::Host, 0}));
+  EXPECT_EQ(b.phases[1], (Phase{"exchange", PhaseKind::Network, 0.5}));
   EXPECT_THROW(collective_pass(c, []() -> Breakdown { throw std::runtime_error("device lost"); }, {}), std::runtime_error);
 }
 
@@ -112,7 +112,7 @@ TEST(Collective, VerdictAndParams) {
   EXPECT_TRUE(broadcast_verdict(c, Verification::pass("ok")).ok);
   Params p;
   add_rank_params(p, c, true);
-  EXPECT_EQ(p, (Params{{"ranks", "1"}, {"scaling", "weak"}}));
+  EXPECT_EQ(p, (Params{{"ranks", 1}, {"scaling", "weak"}}));
 }
 
 }  // namespace

@@ -10,12 +10,12 @@ using namespace hdb;
 namespace {
 Record sample_record() {
   Record r;
-  r.key = {"select", "tuned", {{"selectivity", "0.5"}}, 1 << 20};
+  r.key = {"select", "tuned", {{"dist", "uniform"}, {"selectivity", 0.5}}, 1 << 20, Transfer::Pinned};
   r.elements = 1 << 17;
   r.input_bytes = 1 << 20;
   r.min_bytes_moved = 3 << 19;
   r.transfer_bytes = 3 << 19;
-  r.transfer = "pinned";
+  r.checked = true;
   r.verified = true;
   r.verify_detail = "equal";
   for (double k : {1e-3, 2e-3, 3e-3}) {
@@ -26,6 +26,7 @@ Record sample_record() {
     b.total = k + 2e-3;
     b.add_phase("partition", k / 2);
     b.add_phase("gather", k / 2);
+    b.add_phase("sync", 1e-6, PhaseKind::Host);
     r.trials.push_back(b);
   }
   return r;
@@ -40,6 +41,48 @@ TEST(Results, ThroughputAndParityFromMedians) {
   EXPECT_NEAR(t.parity, 2e-3 / 2e-3, 1e-12);
   EXPECT_NEAR(t.pct_of_peak, 100.0 * (3 << 19) / 2e-3 / 1e9 / 1.5, 1e-9);
   EXPECT_NEAR(t.elements_per_s, (1 << 17) / 2e-3, 1e-6);
+  EXPECT_NEAR(t.transfer_gbps, (3 << 19) / 2e-3 / 1e9, 1e-9);
+}
+
+TEST(Results, ABusCopyIsTransferTimeNotKernelTime) {
+  Record r;
+  r.key = {"h2d", "copy", {}, 1 << 20, Transfer::Pinned};
+  r.input_bytes = r.transfer_bytes = 1 << 20;
+  for (double s : {1e-4, 2e-4, 3e-4}) r.trials.push_back(Breakdown::transfer_only(true, s));
+  EXPECT_EQ(r.stat("kernel").median, 0);
+  EXPECT_EQ(r.stat("h2d").median, 2e-4);
+  Throughput t = throughput(r, 10);
+  EXPECT_EQ(t.kernel_gbps, 0);
+  EXPECT_NEAR(t.transfer_gbps, (1 << 20) / 2e-4 / 1e9, 1e-9);
+  EXPECT_EQ(r.trials[0].measured(), 1e-4);  // the stopping rule watches the copy
+}
+
+TEST(Results, IdsAreMadeOnceFromTypedParams) {
+  CaseKey k{"join", "paper", {{"dist", "zipf"}, {"match", 0.25}, {"fanout", 4}}, 1 << 25, Transfer::Pageable};
+  EXPECT_EQ(k.id(), "join/paper[dist=zipf,match=0.25,fanout=4,transfer=pageable]@32M");
+  EXPECT_EQ(CaseKey({"memcpy", "serial", {}, 32768}).id(), "memcpy/serial@32K");
+  EXPECT_EQ(CaseKey({"A", "ra", {{"data", "tpch"}, {"sf", 0.1}}, 0}).id(), "A/ra[data=tpch,sf=0.1]");
+  EXPECT_EQ(param_text(ParamValue(1.0 / 3)), "0.3333333333333333");
+  EXPECT_EQ(param_text(ParamValue(100.0)), "100");
+  EXPECT_EQ(param_text(ParamValue(1e-5)), "1e-05");
+  EXPECT_EQ(param_text(ParamValue(0.1)), "0.1");
+  EXPECT_TRUE(k.params_json()["match"].is_number());
+}
+
+TEST(Results, OnlyMatchesTestVariantOrWholeId) {
+  CaseKey k{"select", "paper", {{"dist", "uniform"}, {"selectivity", 0.5}}, 1 << 20, Transfer::Pinned};
+  auto sel = [&](std::vector<std::string> p) { return CaseFilter(std::move(p)).selects(k); };
+  EXPECT_TRUE(sel({"select"}));
+  EXPECT_TRUE(sel({"select/paper"}));
+  EXPECT_TRUE(sel({"sel*"}));
+  EXPECT_TRUE(sel({k.id()}));  // an id from --list, brackets and all
+  EXPECT_TRUE(sel({"select/*[*selectivity=0.5*]@1M"}));
+  EXPECT_FALSE(sel({"select/paper[dist=uniform,selectivity=0.5,transfer=pageable]@1M"}));
+  EXPECT_FALSE(sel({"select/*@2M"}));
+  EXPECT_FALSE(sel({"join"}));
+  EXPECT_TRUE(CaseFilter({k.id()}).may_select("select", "paper"));
+  EXPECT_FALSE(CaseFilter({k.id()}).may_select("select", "cub"));
+  EXPECT_TRUE(CaseFilter({"*@1M"}).may_select("join", "cub"));
 }
 
 TEST(Results, JsonFollowsTheSchema) {
@@ -53,15 +96,21 @@ TEST(Results, JsonFollowsTheSchema) {
   skipped.reason = "out of device memory";
   db.add(skipped);
   nlohmann::json j = db.to_json();
-  EXPECT_EQ(j["schema"], "hetdb-bench/1");
+  EXPECT_EQ(j["schema"], "hetdb-bench/2");
   EXPECT_EQ(j["benchmark"], "ra");
   EXPECT_EQ(j["backend"], "cuda");
   EXPECT_EQ(j["ceiling"]["memory_copy_gbps"], 2.0);
   ASSERT_EQ(j["results"].size(), 2u);
   const auto& r = j["results"][0];
-  EXPECT_EQ(r["id"], "select/tuned[selectivity=0.5]@1M");
+  EXPECT_EQ(r["id"], "select/tuned[dist=uniform,selectivity=0.5,transfer=pinned]@1M");
   EXPECT_EQ(r["size_label"], "2^20");
-  EXPECT_EQ(r["params"]["selectivity"], "0.5");
+  EXPECT_EQ(r["params"]["selectivity"], 0.5);
+  EXPECT_FALSE(r["params"].contains("transfer"));  // stored once, in "transfer"
+  EXPECT_EQ(r["transfer"], "pinned");
+  EXPECT_EQ(r["verification"]["checked"], true);
+  ASSERT_EQ(r["phases"].size(), 3u);
+  EXPECT_EQ(r["phases"][0], (nlohmann::json{{"name", "partition"}, {"kind", "kernel"}}));
+  EXPECT_EQ(r["phases"][2], (nlohmann::json{{"name", "sync"}, {"kind", "host"}}));
   EXPECT_EQ(r["status"], "ok");
   EXPECT_EQ(r["trials"].size(), 3u);
   EXPECT_EQ(r["trials"][0]["phases_s"]["partition"], 0.5e-3);
@@ -79,9 +128,16 @@ TEST(Results, JsonFollowsTheSchema) {
 TEST(Results, CsvHasAHeaderAndOneRowPerRecord) {
   ResultDb db("bus", "cpu");
   db.add(sample_record());
+  db.set_context({{"device", {{"name", "Some CPU"}}}});
+  db.add(sample_record());
   std::string csv = db.to_csv();
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 2);
-  EXPECT_NE(csv.find("bus,cpu,\"select\",\"tuned\",\"selectivity=0.5\",1048576,pinned,ok,1,3"), std::string::npos);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
+  std::string header;
+  for (const auto& c : kCsvColumns) header += (header.empty() ? "" : ",") + c;
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), header);
+  EXPECT_NE(csv.find("\"select/tuned[dist=uniform,selectivity=0.5,transfer=pinned]@1M\",bus,cpu,0,Some CPU,select,tuned,"
+                     "dist=uniform;selectivity=0.5,1048576,pinned,ok,1,1,3,0.002,"),
+            std::string::npos);
 }
 
 TEST(Results, FilesAreWrittenAtomically) {
@@ -95,4 +151,16 @@ TEST(Results, FilesAreWrittenAtomically) {
   std::ifstream tmp(path + ".tmp");
   EXPECT_FALSE(tmp.good());
   std::remove(path.c_str());
+}
+
+TEST(Results, CasesAreTheProductOfDeclaredAxes) {
+  std::vector<Params> states = axis_product({{"dist", {"uniform", "zipf"}}, {"match", {0.5, 1.0}}, {"fanout", {4}}});
+  ASSERT_EQ(states.size(), 4u);
+  EXPECT_EQ(states[0], (Params{{"dist", "uniform"}, {"match", 0.5}, {"fanout", 4}}));
+  EXPECT_EQ(states[1], (Params{{"dist", "uniform"}, {"match", 1.0}, {"fanout", 4}}));  // the last axis varies fastest
+  EXPECT_EQ(states[3], (Params{{"dist", "zipf"}, {"match", 1.0}, {"fanout", 4}}));
+  EXPECT_EQ(param(states[2], "dist"), "zipf");
+  EXPECT_THROW(param(states[0], "k"), std::logic_error);
+  EXPECT_EQ(axis_product({}).size(), 1u);                    // no axes: one case
+  EXPECT_TRUE(axis_product({{"k", {}}}).empty());            // an empty axis: no case
 }

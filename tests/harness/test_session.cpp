@@ -19,9 +19,10 @@ BenchmarkDef scripted_benchmark(int* setups) {
   def.description = "test benchmark";
   def.run = [setups](Session& s) {
     for (const char* variant : {"good", "skips", "wrong", "throws"}) {
-      for (std::uint64_t size : s.sizes()) {
+      for (std::uint64_t size : s.sizes())
+        for (Transfer t : s.transfers()) {
         std::string v = variant;
-        s.run({"op", v, {}, size}, [&, v]() {
+        s.run({"op", v, {}, size, t}, [&, v]() {
           ++*setups;
           if (v == "skips") throw SkipCase("too large for this test");
           Prepared p;
@@ -93,6 +94,28 @@ TEST(Session, OnlyFilterAndList) {
   setups = 0;
   EXPECT_EQ(run(scripted_benchmark(&setups), {"--list"}), kExitOk);
   EXPECT_EQ(setups, 0);  // listing builds no inputs
+  // An id as --list prints it selects exactly that case; a pattern that selects nothing is a usage error.
+  EXPECT_EQ(run(scripted_benchmark(&setups), {"--sizes", "32K,64K", "--only", "op/good[transfer=pinned]@64K", "--quiet"}),
+            kExitOk);
+  EXPECT_EQ(setups, 1);
+  EXPECT_EQ(run(scripted_benchmark(&setups), {"--sizes", "32K", "--only", "nothing*", "--quiet"}), kExitUsage);
+  EXPECT_EQ(run(scripted_benchmark(&setups), {"--list", "--only", "op/none"}), kExitUsage);
+}
+
+TEST(Session, ListPrintsExactlyTheIdsARunRecords) {
+  int setups = 0;
+  std::string path = ::testing::TempDir() + "hdb_session_list_test.json";
+  ::testing::internal::CaptureStdout();
+  ASSERT_EQ(run(scripted_benchmark(&setups), {"--sizes", "32K", "--transfer", "both", "--list"}), kExitOk);
+  std::string listed = ::testing::internal::GetCapturedStdout();
+  run(scripted_benchmark(&setups), {"--sizes", "32K", "--transfer", "both", "--json", path, "--quiet"});
+  std::ifstream f(path);
+  nlohmann::json j = nlohmann::json::parse(f);
+  std::string recorded;
+  for (const auto& r : j["results"]) recorded += r["id"].get<std::string>() + "\n";
+  EXPECT_EQ(listed, recorded);
+  EXPECT_NE(recorded.find("op/good[transfer=pageable]@32K"), std::string::npos);
+  std::remove(path.c_str());
 }
 
 TEST(Session, ExitCodes) {

@@ -40,3 +40,11 @@ TEST(StoppingRule, NoisyRunsContinueUntilALimit) {
   EXPECT_TRUE(r.done(noisy, 10.0));  // time limit
   EXPECT_TRUE(r.done({1, 2, 1, 2, 1, 2}, 0.0));  // pass limit
 }
+
+TEST(Stats, MeanOfEqualValuesStaysBetweenMinAndMax) {
+  for (double x : {0.1, 1e-5, 3.3e-7, 2.0 / 3}) {
+    Stats s = summarize(std::vector<double>(7, x));
+    EXPECT_LE(s.min, s.mean);
+    EXPECT_LE(s.mean, s.max);
+  }
+}

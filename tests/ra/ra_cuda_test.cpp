@@ -170,6 +170,17 @@ TEST_F(RaCuda, TunedStreamingPrimitivesAtEveryWidth) {
   }
 }
 
+// Tuned select/unique run tuples of up to 4 words; wider ones are a skip with its reason, never the
+// cub path recorded under the name tuned.
+TEST_F(RaCuda, TunedCompactionSkipsWideTuplesInsteadOfFallingBack) {
+  cuda::CudaRa b(*platform_);
+  DeviceRel da, out;
+  b.upload(unsorted(100, 4, 3, random_key), da);
+  EXPECT_THROW(b.select(*da, Predicate{}, "tuned", out), SkipCase);
+  EXPECT_THROW(b.unique(*da, "tuned", out), SkipCase);
+  EXPECT_NO_THROW(b.select(*da, Predicate{}, "cub", out));
+}
+
 // The keep rules every compaction kernel applies (KeepFlag) and the merge positions of the union
 // (merge_scatter), run on the host over the edge inputs: the multiset semantics of select, unique
 // and the set operations checked without a device.

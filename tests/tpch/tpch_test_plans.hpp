@@ -112,7 +112,7 @@ inline void expect_all_equal(TpchBackend& backend, const std::vector<std::string
         EXPECT_GE(b.kernel, 0.0);
         if (v != "fused") {  // operator at a time: every step is a phase (sub-steps may add more)
           for (const Step& s : plan.steps) {
-            EXPECT_TRUE(std::any_of(b.phases.begin(), b.phases.end(), [&](const auto& ph) { return ph.first == s.name; }))
+            EXPECT_TRUE(std::any_of(b.phases.begin(), b.phases.end(), [&](const auto& ph) { return ph.name == s.name; }))
                 << "no phase " << s.name;
           }
         }

@@ -22,11 +22,18 @@ Verification check_pattern(const std::uint32_t* w, std::uint64_t n, std::uint64_
   return Verification::pass("all " + std::to_string(n) + " words equal the source");
 }
 
+std::vector<BusTest> transfer_tests(const std::vector<Transfer>& transfers) {
+  std::vector<BusTest> out;
+  for (const char* dir : {"h2d", "d2h"})
+    for (Transfer t : transfers) out.push_back({dir, "copy", t, 1, 1});
+  return out;
+}
+
 namespace {
 void run_bus(Session& s, BusBackend& backend) {
   for (const BusTest& t : backend.tests(s.transfers())) {
     for (std::uint64_t bytes : s.sizes()) {
-      CaseKey key{t.test, t.variant, {}, bytes};
+      CaseKey key{t.test, t.variant, {}, bytes, t.transfer};
       s.run(key, [&]() {
         std::shared_ptr<BusCase> c = backend.prepare(t, bytes, s.seed("bus", bytes), effective_threads(s.options()));
         Prepared p;
@@ -34,7 +41,6 @@ void run_bus(Session& s, BusBackend& backend) {
         p.verify = [c] { return c->verify(); };
         p.elements = bytes / 4;
         p.input_bytes = bytes;
-        p.transfer = t.transfer;
         bool over_bus = t.test == "h2d" || t.test == "d2h";
         p.transfer_bytes = over_bus ? bytes : 0;
         // Memory-to-memory tests count bytes read + written; bus tests are the bus ceiling itself.

@@ -22,8 +22,8 @@ class BusCase {
 
 struct BusTest {
   std::string test;     // "h2d", "d2h", "device_copy", "memcpy", "triad"
-  std::string variant;  // "pageable", "pinned", "serial", "parallel", "kernel", ...
-  Transfer transfer = Transfer::None;
+  std::string variant;  // "copy" (h2d/d2h), "serial", "parallel", "memcpy", "kernel", ...
+  Transfer transfer = Transfer::None;  // h2d/d2h: host memory of the copy
   int streams_read = 1;   // arrays read per element (for bytes moved)
   int streams_written = 1;
 };
@@ -39,6 +39,10 @@ class BusBackend {
   virtual std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed,
                                            int host_threads) = 0;
 };
+
+// The host<->device copies every backend with a bus measures: h2d and d2h, variant "copy", one
+// case per transfer mode. Backends add their own device tests after these.
+std::vector<BusTest> transfer_tests(const std::vector<Transfer>& transfers);
 
 // The bytes of the pattern words: never all zero, different for every seed (on `threads` threads).
 void fill_pattern(std::uint32_t* words, std::uint64_t count, std::uint64_t seed, int threads);

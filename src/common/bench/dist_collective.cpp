@@ -30,7 +30,7 @@ void collectively(const Comm& comm, const std::function<void()>& local) {
 }
 
 Breakdown collective_pass(const Comm& comm, const std::function<Breakdown()>& local,
-                          const std::vector<std::string>& phases) {
+                          const std::vector<Phase>& phases) {
   comm.barrier();
   Breakdown mine;
   std::string error;
@@ -42,10 +42,10 @@ Breakdown collective_pass(const Comm& comm, const std::function<Breakdown()>& lo
   Comm::Agreement a = comm.first_failure(!error.empty(), error);
   if (a.any()) throw std::runtime_error(comm.size() > 1 ? "rank " + std::to_string(a.rank) + ": " + a.message : a.message);
   std::vector<double> v{mine.h2d, mine.kernel, mine.d2h, mine.total};
-  for (const std::string& name : phases) {
+  for (const Phase& ph : phases) {
     double t = 0;
-    for (const auto& p : mine.phases)
-      if (p.first == name) t += p.second;
+    for (const Phase& p : mine.phases)
+      if (p.name == ph.name) t += p.seconds;
     v.push_back(t);
   }
   comm.max_inplace(v);
@@ -54,7 +54,7 @@ Breakdown collective_pass(const Comm& comm, const std::function<Breakdown()>& lo
   b.kernel = v[1];
   b.d2h = v[2];
   b.total = v[3];
-  for (std::size_t i = 0; i < phases.size(); ++i) b.phases.emplace_back(phases[i], v[4 + i]);
+  for (std::size_t i = 0; i < phases.size(); ++i) b.add_phase(phases[i].name, v[4 + i], phases[i].kind);
   return b;
 }
 
@@ -66,7 +66,7 @@ Verification broadcast_verdict(const Comm& comm, const Verification& on_root) {
 }
 
 void add_rank_params(Params& p, const Comm& comm, bool weak) {
-  p.emplace_back("ranks", std::to_string(comm.size()));
+  p.emplace_back("ranks", comm.size());
   p.emplace_back("scaling", weak ? "weak" : "strong");
 }
 

@@ -22,7 +22,7 @@ void collectively(const Comm& comm, const std::function<void()>& local);
 // maximum over ranks. `phases` fixes the phase names and their order on every rank. A pass that
 // threw on any rank throws on every rank.
 Breakdown collective_pass(const Comm& comm, const std::function<Breakdown()>& local,
-                          const std::vector<std::string>& phases);
+                          const std::vector<Phase>& phases);
 
 // Rank 0's verdict on every rank.
 Verification broadcast_verdict(const Comm& comm, const Verification& on_root);

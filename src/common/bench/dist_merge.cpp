@@ -14,7 +14,8 @@ namespace hdb::dist {
 
 namespace {
 
-const std::vector<std::string> kPhases{"upload", "merge", "download"};
+// The table merge's time is all h2d / kernel / d2h (Breakdown's kinds): no named phases.
+const std::vector<Phase> kPhases{};
 
 std::string pct_label(double p) {
   std::ostringstream o;
@@ -51,9 +52,6 @@ struct TableCase {
       b.d2h += x.d2h;
       b.total += x.total > 0 ? x.total : x.kernel;
     }
-    b.add_phase("upload", b.h2d);
-    b.add_phase("merge", b.kernel);
-    b.add_phase("download", b.d2h);
     return b;
   }
 };
@@ -68,11 +66,9 @@ void run_typed(Session& s, const Comm& comm, MergeBackend& backend, const DistOp
   const auto delta_rows = static_cast<std::uint64_t>(std::llround(static_cast<double>(main_rows) * delta_pct / 100.0));
   for (const MergeVariant& v : backend.variants(s.transfers())) {
     if (v.step != MergeStep::Whole || !backend.supports(v, type)) continue;
-    Params p{{"type", to_string(type)}, {"unique", pct_label(unique_pct)}, {"delta", pct_label(delta_pct)},
-             {"columns", std::to_string(table_columns)}};
-    if (v.transfer != Transfer::None) p.emplace_back("transfer", to_string(v.transfer));
+    Params p{{"type", to_string(type)}, {"unique", unique_pct}, {"delta", delta_pct}, {"columns", table_columns}};
     add_rank_params(p, comm, o.weak);
-    s.run({"table_merge", v.name, p, size}, [&, v] {
+    s.run({"table_merge", v.name, p, size, v.transfer}, [&, v] {
       auto tc = std::make_shared<TableCase<T>>();
       std::uint64_t in_bytes = 0, moved = 0, xfer = 0;
       collectively(comm, [&] {
@@ -105,7 +101,6 @@ void run_typed(Session& s, const Comm& comm, MergeBackend& backend, const DistOp
       pr.input_bytes = comm.sum(in_bytes);
       pr.min_bytes_moved = comm.max(moved);  // the busiest rank's columns, against one device's ceiling
       pr.transfer_bytes = comm.max(xfer);
-      pr.transfer = v.transfer;
       const std::vector<std::uint64_t> per_rank = comm.all_gather(tc->columns.size());
       pr.extra = {{"ranks", comm.size()},         {"scaling", o.weak ? "weak" : "strong"},
                   {"columns", table_columns},      {"columns_per_rank", per_rank},

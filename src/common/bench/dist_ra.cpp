@@ -18,7 +18,13 @@ namespace hdb::dist {
 
 namespace {
 
-const std::vector<std::string> kPhases{"partition", "exchange", "local_sort", "upload", "compute", "download"};
+// Host steps before the device's h2d / kernel / d2h (those are Breakdown's own kinds).
+const std::vector<Phase> kPhases{
+    {"partition", PhaseKind::Host}, {"exchange", PhaseKind::Network}, {"local_sort", PhaseKind::Host}};
+// Without a bus (cpu) the backend's upload/download are host copies, not PCIe: named host phases.
+const std::vector<Phase> kPhasesNoBus{{"partition", PhaseKind::Host}, {"exchange", PhaseKind::Network},
+                                      {"local_sort", PhaseKind::Host}, {"stage_in", PhaseKind::Host},
+                                      {"stage_out", PhaseKind::Host}};
 
 // One input relation as seen by one rank, with every buffer a pass needs allocated up front.
 struct Side {
@@ -38,6 +44,7 @@ struct DistRaCase {
   ra::RaBackend* backend = nullptr;
   int threads = 1;
   bool join = false;
+  bool bus = false;  // inputs and output cross PCIe (the case's transfer mode is not none)
   std::string variant;
   std::vector<Side> sides;
   ra::DeviceRel dev_out;
@@ -66,22 +73,19 @@ struct DistRaCase {
     Breakdown b;
     b.add_phase("partition", time_host([&] {
                   for (Side& s : sides) partition(s);
-                }));
+                }), PhaseKind::Host);
     b.add_phase("exchange", time_host([&] {
                   for (Side& s : sides) exchange(s);
-                }));
+                }), PhaseKind::Network);
     b.add_phase("local_sort", time_host([&] {
                   for (Side& s : sides) sort(s);
-                }));
-    for (Side& s : sides) b.h2d += backend->upload(s.sorted, s.dev).h2d;
+                }), PhaseKind::Host);
+    for (Side& s : sides) b.add_copy(backend->upload(s.sorted, s.dev), bus);
     Breakdown k = join ? backend->join(*sides[0].dev, *sides[1].dev, variant, dev_out)
                        : backend->unique(*sides[0].dev, variant, dev_out);
     b.kernel = k.kernel;
-    b.h2d += k.h2d;
-    b.d2h += k.d2h + backend->download(*dev_out, host_out).d2h;
-    b.add_phase("upload", b.h2d);
-    b.add_phase("compute", b.kernel);
-    b.add_phase("download", b.d2h);
+    b.add_copy(k, bus);
+    b.add_copy(backend->download(*dev_out, host_out), bus);
     b.total = wall.seconds();
     return b;
   }
@@ -123,18 +127,17 @@ class DistRaRunner {
     return o_.weak ? per * static_cast<std::uint64_t>(c_.size()) : per;
   }
   KeySpec keys(const std::string& dist, std::uint64_t distinct) const { return ra::key_spec(o_, dist, distinct); }
-  Params params(Transfer t, const std::string& dist) const {
+  Params params(const std::string& dist) const {
     Params p{{"dist", dist}};
-    if (o_.values != 1) p.emplace_back("values", std::to_string(o_.values));
-    if (t != Transfer::None) p.emplace_back("transfer", to_string(t));
+    if (o_.values != 1) p.emplace_back("values", o_.values);
     add_rank_params(p, c_, o_.weak);
     return p;
   }
 
   void unique_case(const std::string& variant, Transfer t, std::uint64_t size, const std::string& dist, double dup) {
-    Params p = params(t, dist);
-    p.emplace_back("duplicates", ra::number_text(dup));
-    s_.run({"dist_unique", variant, p, size}, [&] {
+    Params p = params(dist);
+    p.emplace_back("duplicates", dup);
+    s_.run({"dist_unique", variant, p, size, t}, [&] {
       const std::uint64_t n = global_rows(size);
       const auto distinct = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(n) * (1 - dup)));
       GlobalSpec g{n, o_.values, keys(dist, distinct)};
@@ -144,10 +147,10 @@ class DistRaRunner {
 
   void join_case(const std::string& variant, Transfer t, std::uint64_t size, const std::string& dist, double match,
                  int fan) {
-    Params p = params(t, dist);
-    p.emplace_back("match", ra::number_text(match));
-    p.emplace_back("fanout", std::to_string(fan));
-    s_.run({"dist_join", variant, p, size}, [&] {
+    Params p = params(dist);
+    p.emplace_back("match", match);
+    p.emplace_back("fanout", fan);
+    s_.run({"dist_join", variant, p, size, t}, [&] {
       const std::uint64_t n = global_rows(size);
       KeySpec k = keys(dist, std::max<std::uint64_t>(1, n / static_cast<std::uint64_t>(fan)));
       k.max = 0x7fffffffu;  // room for 2k + 1
@@ -233,14 +236,14 @@ class DistRaRunner {
     const std::uint64_t max_rows = *std::max_element(rows_per_rank.begin(), rows_per_rank.end());
 
     Prepared p;
-    p.pass = [c] { return collective_pass(*c->comm, [c] { return c->local_pass(); }, kPhases); };
+    c->bus = t != Transfer::None;
+    p.pass = [c] { return collective_pass(*c->comm, [c] { return c->local_pass(); }, c->bus ? kPhases : kPhasesNoBus); };
     p.verify = [this, c, out_values] { return verify(*c, out_values); };
     p.elements = c->sides[0].spec.rows;
     p.input_bytes = global_in_bytes;
     // The busiest rank's device traffic: its inputs read once, its output written once. % of peak
     // then compares that rank's rate with its own device's ceiling.
     p.min_bytes_moved = busiest_bytes;
-    p.transfer = t;
     p.transfer_bytes = t == Transfer::None ? 0 : busiest_bytes;
     p.extra = {{"ranks", c_.size()},
                {"scaling", o_.weak ? "weak" : "strong"},

@@ -98,11 +98,11 @@ nlohmann::json paper_figures(const std::vector<Breakdown>& trials, std::uint64_t
   if (hz > 0) {
     cpt["kernel"] = kernel * hz / t;
     cpt["total"] = total * hz / t;
-    for (const auto& ph : trials.front().phases) {
-      std::string name = ph.first;
+    for (const Phase& ph : trials.front().phases) {
+      const std::string& name = ph.name;
       cpt[name] = med([&](const Breakdown& b) {
-                    for (const auto& p : b.phases)
-                      if (p.first == name) return p.second;
+                    for (const Phase& p : b.phases)
+                      if (p.name == name) return p.seconds;
                     return 0.0;
                   }) * hz / t;
     }
@@ -126,7 +126,8 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
                double unique_pct, double delta_pct) {
   std::uint64_t main_rows = size / 8;
   auto delta_rows = static_cast<std::uint64_t>(std::llround(static_cast<double>(main_rows) * delta_pct / 100.0));
-  Params params{{"type", to_string(type)}, {"unique", pct_label(unique_pct)}, {"delta", pct_label(delta_pct)}};
+  // unique and delta are percentages (numbers), as --unique and --delta take them.
+  Params params{{"type", to_string(type)}, {"unique", unique_pct}, {"delta", delta_pct}};
   // Generated once for all variants of this (size, type, unique, delta), only when a case runs.
   std::shared_ptr<MergeInput<T>> input;
   std::shared_ptr<MergeWork<T>> work;
@@ -145,8 +146,7 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
   };
   for (const MergeVariant& v : backend.variants(s.transfers())) {
     if (!backend.supports(v, type)) continue;
-    CaseKey key{to_string(v.step), v.name, params, size};
-    if (v.transfer != Transfer::None) key.params.emplace_back("transfer", to_string(v.transfer));
+    CaseKey key{to_string(v.step), v.name, params, size, v.transfer};
     s.run(key, [&, v]() {
       std::shared_ptr<MergeWork<T>> w = get_work();
       std::shared_ptr<MergeInput<T>> keep_input = input;
@@ -179,7 +179,6 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
           p.min_bytes_moved = p.input_bytes + un + new_codes;
           break;
       }
-      p.transfer = v.transfer;
       p.transfer_bytes = c->transfer_bytes();
       p.extra = {{"main_rows", nm},          {"delta_rows", nd},          {"u_m", in.main_dict.size()},
                  {"u_d", w->delta_dict.size()}, {"u_merged", w->dict.size()}, {"width_old", in.main_codes.width},

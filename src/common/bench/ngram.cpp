@@ -101,12 +101,15 @@ class NgramRun {
     for (std::uint64_t size : s_.sizes()) {
       state_.reset();
       s_.run(CaseKey{"index", "build", {}, size}, [&] { return index_case(size); });
-      for (int k : o_.levels)
-        for (const auto& v : vars)
-          if (!v.batch) s_.run(CaseKey{"search", v.name, {{"k", std::to_string(k)}}, size}, [&] { return search_case(size, k, v); });
-      for (int k : o_.levels)
-        for (const auto& v : vars)
-          if (v.batch) s_.run(CaseKey{"batch", v.name, {{"k", std::to_string(k)}}, size}, [&] { return search_case(size, k, v); });
+      for (bool batch : {false, true})
+        for (int k : o_.levels)
+          for (const auto& v : vars)
+            if (v.batch == batch)
+              for (Transfer t : v.device ? s_.transfers() : std::vector<Transfer>{Transfer::None}) {
+                CaseKey key{batch ? "batch" : "search", v.name, {{"k", k}}, size, t};
+                if (t == Transfer::Pageable) s_.skip(key, NgramVariant::kPinnedOnly);
+                else s_.run(key, [&] { return search_case(size, k, v); });
+              }
     }
   }
 
@@ -260,7 +263,6 @@ class NgramRun {
     p.input_bytes = std::max<std::uint64_t>(bytes, 1);
     p.min_bytes_moved = bytes;
     if (v.device) {
-      p.transfer = Transfer::Pinned;
       p.transfer_bytes = ps.size() * (std::uint64_t{st.index.bins()} * ngram::kBinSize / 8);
       for (const auto& q : ps) p.transfer_bytes += 8 * q.lists.size();
     }

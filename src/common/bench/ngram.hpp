@@ -19,6 +19,9 @@ struct NgramVariant {
   std::string name;
   bool batch = false;   // one call runs all queries together (no per-query times)
   bool device = false;  // runs on an accelerator: the index is copied there by load_index
+  // Host memory the device variants copy queries and bitmaps through: they keep pinned staging
+  // buffers, so a --transfer pageable case of a device variant is skipped with this reason.
+  static constexpr const char* kPinnedOnly = "the n-gram device variants stage their copies in pinned memory only";
 };
 
 struct NgramSearchOut {

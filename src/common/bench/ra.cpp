@@ -15,70 +15,6 @@
 
 namespace hdb::ra {
 
-const char* to_string(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::Sum: return "sum";
-    case ReduceOp::Min: return "min";
-    case ReduceOp::Max: return "max";
-  }
-  return "?";
-}
-const char* to_string(ArithOp op) {
-  switch (op) {
-    case ArithOp::Add: return "add";
-    case ArithOp::Subtract: return "subtract";
-    case ArithOp::Multiply: return "multiply";
-  }
-  return "?";
-}
-const char* to_string(SetOp op) {
-  switch (op) {
-    case SetOp::Union: return "union";
-    case SetOp::Intersection: return "intersection";
-    case SetOp::Difference: return "difference";
-  }
-  return "?";
-}
-
-bool Aggregate::operator==(const Aggregate& o) const {
-  if (values != o.values) return false;
-  for (int v = 0; v < values; ++v)
-    if (value[static_cast<std::size_t>(v)] != o.value[static_cast<std::size_t>(v)]) return false;
-  return true;
-}
-
-const char* test_name(Op op) {
-  switch (op) {
-    case Op::Project: return "project";
-    case Op::Select: return "select";
-    case Op::Unique: return "unique";
-    case Op::Reduce: return "reduce";
-    case Op::ReduceByKey: return "reduce_by_key";
-    case Op::Join: return "join";
-    case Op::SetUnion: return "set_union";
-    case Op::SetIntersection: return "set_intersection";
-    case Op::SetDifference: return "set_difference";
-    case Op::Product: return "product";
-    case Op::Add: return "add";
-    case Op::Subtract: return "subtract";
-    case Op::Multiply: return "multiply";
-    case Op::Sort: return "sort";
-  }
-  return "?";
-}
-
-std::vector<Op> all_ops() {
-  return {Op::Project, Op::Select,          Op::Unique,        Op::Reduce,  Op::ReduceByKey, Op::Join, Op::SetUnion,
-          Op::SetIntersection, Op::SetDifference, Op::Product, Op::Add, Op::Subtract, Op::Multiply, Op::Sort};
-}
-
-Relation RaBackend::host_relation(std::uint64_t rows, int values, Transfer) { return Relation(rows, values); }
-
-bool offers(const RaBackend& backend, Op op, const std::string& variant) {
-  const std::vector<std::string> vs = backend.variants(op);
-  return std::find(vs.begin(), vs.end(), variant) != vs.end();
-}
-
 namespace {
 
 struct RaOptions : WorkloadOptions {
@@ -156,11 +92,16 @@ class RaRunner {
  public:
   RaRunner(Session& s, RaBackend& b, const RaOptions& o) : s_(s), b_(b), o_(o) {}
 
+  // Cases: operator x declared variant x transfer x size x the product of the operator's axes.
   void run() {
-    for (Op op : all_ops())
+    for (Op op : all_ops()) {
+      const std::vector<Params> states = axis_product(axes(op));
       for (const std::string& variant : b_.variants(op))
         for (Transfer t : s_.transfers())
-          for (std::uint64_t size : s_.sizes()) run_op(op, variant, t, size);
+          for (std::uint64_t size : s_.sizes())
+            for (const Params& p : states)
+              s_.run({test_name(op), variant, p, size, t}, [&] { return prepare(op, variant, t, size, p); });
+    }
   }
 
  private:
@@ -205,7 +146,6 @@ class RaRunner {
     p.elements = c->host_in.empty() ? 0 : c->host_in[0].rows();
     p.input_bytes = in_bytes;
     p.min_bytes_moved = in_bytes + out_bytes;
-    p.transfer = t;
     p.transfer_bytes = t == Transfer::None ? 0 : in_bytes + (c->is_reduce ? 0 : out_bytes);
     p.extra["input_rows"] = p.elements;
     p.extra["output_rows"] = c->is_reduce ? 1 : out_rows;
@@ -213,178 +153,140 @@ class RaRunner {
     return p;
   }
 
-  Params base_params(Transfer t, const std::string& dist) const {
-    Params p;
-    p.emplace_back("dist", dist);
-    if (o_.values != 1) p.emplace_back("values", std::to_string(o_.values));
-    if (t != Transfer::None) p.emplace_back("transfer", to_string(t));
-    return p;
-  }
-
   std::uint64_t rows_of(std::uint64_t size) const { return size / (4u * static_cast<std::uint64_t>(1 + o_.values)); }
 
-  void run_op(Op op, const std::string& variant, Transfer t, std::uint64_t size) {
-    const std::string test = test_name(op);
+  // The axes of an operator's cases, declared once: the case ids, --list and --only follow.
+  std::vector<Axis> axes(Op op) const {
+    std::vector<Axis> a{{"dist", axis_values(o_.dists)}};
+    if (o_.values != 1) a.push_back({"values", {o_.values}});
+    switch (op) {
+      case Op::Select: a.push_back({"selectivity", axis_values(o_.selectivity)}); break;
+      case Op::Unique: a.push_back({"duplicates", axis_values(o_.duplicates)}); break;
+      case Op::ReduceByKey:
+        a.push_back({"duplicates", axis_values(o_.duplicates)});
+        a.push_back({"op", axis_values(o_.reduce_ops)});
+        break;
+      case Op::Reduce: a.push_back({"op", axis_values(o_.reduce_ops)}); break;
+      case Op::Join:
+        a.push_back({"match", axis_values(o_.match_rate)});
+        a.push_back({"fanout", axis_values(o_.fanout)});
+        break;
+      case Op::Product: a.push_back({"right_rows", {o_.product_rows}}); break;
+      default: break;
+    }
+    return a;
+  }
+
+  // Inputs, expected output and the operator call of one case, from its parameters.
+  Prepared prepare(Op op, const std::string& variant, Transfer t, std::uint64_t size, const Params& p) {
+    const std::string dist = param(p, "dist").get<std::string>();
     const std::uint64_t n = rows_of(size);
-    for (const std::string& dist : o_.dists) {
-      switch (op) {
-        case Op::Project:
-          s_.run({test, variant, base_params(t, dist), size}, [&] {
-            auto c = std::make_shared<CaseData>();
-            c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
-            c->expected = ref::project(c->host_in[0], {0});
-            return finish(c, t, size, c->expected.rows(), 0, [variant](CaseData& d) {
-              return d.backend->project(*d.dev_in[0], {0}, variant, d.dev_out);
-            });
+    auto c = std::make_shared<CaseData>();
+    switch (op) {
+      case Op::Project:
+        c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
+        c->expected = ref::project(c->host_in[0], {0});
+        return finish(c, t, size, c->expected.rows(), 0, [variant](CaseData& d) {
+          return d.backend->project(*d.dev_in[0], {0}, variant, d.dev_out);
+        });
+      case Op::Select: {
+        const double sel = param(p, "selectivity").get<double>();
+        c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
+        // Keys are uniform over the 32-bit range, so [0, sel * 2^32) selects that fraction.
+        Predicate pred{0, 0, static_cast<std::uint32_t>(std::min(sel * 4294967296.0, 4294967295.0))};
+        if (sel <= 0) pred.lo = 1, pred.hi = 0;
+        c->expected = ref::select(c->host_in[0], pred);
+        Prepared pr = finish(c, t, size, c->expected.rows(), o_.values, [variant, pred](CaseData& d) {
+          return d.backend->select(*d.dev_in[0], pred, variant, d.dev_out);
+        });
+        pr.extra["selected_fraction"] = n ? static_cast<double>(c->expected.rows()) / static_cast<double>(n) : 0.0;
+        return pr;
+      }
+      case Op::Unique:
+      case Op::ReduceByKey: {
+        const double dup = param(p, "duplicates").get<double>();
+        const auto distinct = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(n) * (1 - dup)));
+        c->host_in.push_back(input({n, o_.values, keys(dist, distinct), true}, "ra.sorted", size, t));
+        if (op == Op::Unique) {
+          c->expected = ref::unique(c->host_in[0]);
+          return finish(c, t, size, c->expected.rows(), o_.values, [variant](CaseData& d) {
+            return d.backend->unique(*d.dev_in[0], variant, d.dev_out);
           });
-          break;
-        case Op::Select:
-          for (double sel : o_.selectivity) {
-            Params p = base_params(t, dist);
-            p.emplace_back("selectivity", number_text(sel));
-            s_.run({test, variant, p, size}, [&] {
-              auto c = std::make_shared<CaseData>();
-              c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
-              // Keys are uniform over the 32-bit range, so [0, sel * 2^32) selects that fraction.
-              Predicate pred{0, 0, static_cast<std::uint32_t>(std::min(sel * 4294967296.0, 4294967295.0))};
-              if (sel <= 0) pred.lo = 1, pred.hi = 0;
-              c->expected = ref::select(c->host_in[0], pred);
-              Prepared pr = finish(c, t, size, c->expected.rows(), o_.values, [variant, pred](CaseData& d) {
-                return d.backend->select(*d.dev_in[0], pred, variant, d.dev_out);
-              });
-              pr.extra["selected_fraction"] = n ? static_cast<double>(c->expected.rows()) / static_cast<double>(n) : 0.0;
-              return pr;
-            });
-          }
-          break;
-        case Op::Unique:
-        case Op::ReduceByKey:
-          for (double dup : o_.duplicates) {
-            for (const std::string& rop : op == Op::Unique ? std::vector<std::string>{""} : o_.reduce_ops) {
-              Params p = base_params(t, dist);
-              p.emplace_back("duplicates", number_text(dup));
-              if (!rop.empty()) p.emplace_back("op", rop);
-              s_.run({test, variant, p, size}, [&] {
-                auto c = std::make_shared<CaseData>();
-                std::uint64_t distinct = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(n) * (1 - dup)));
-                c->host_in.push_back(input({n, o_.values, keys(dist, distinct), true}, "ra.sorted", size, t));
-                if (op == Op::Unique) {
-                  c->expected = ref::unique(c->host_in[0]);
-                  return finish(c, t, size, c->expected.rows(), o_.values, [variant](CaseData& d) {
-                    return d.backend->unique(*d.dev_in[0], variant, d.dev_out);
-                  });
-                }
-                ReduceOp ro = parse_reduce(rop);
-                c->expected = ref::reduce_by_key(c->host_in[0], ro);
-                return finish(c, t, size, c->expected.rows(), o_.values, [variant, ro](CaseData& d) {
-                  return d.backend->reduce_by_key(*d.dev_in[0], ro, variant, d.dev_out);
-                });
-              });
-            }
-          }
-          break;
-        case Op::Reduce:
-          for (const std::string& rop : o_.reduce_ops) {
-            Params p = base_params(t, dist);
-            p.emplace_back("op", rop);
-            s_.run({test, variant, p, size}, [&] {
-              auto c = std::make_shared<CaseData>();
-              c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
-              ReduceOp ro = parse_reduce(rop);
-              c->is_reduce = true;
-              c->expected_agg = ref::reduce(c->host_in[0], ro);
-              return finish(c, t, size, 1, o_.values, [variant, ro](CaseData& d) {
-                Timed<Aggregate> r = d.backend->reduce(*d.dev_in[0], ro, variant);
-                d.got_agg = r.value;
-                return r.time;
-              });
-            });
-          }
-          break;
-        case Op::Join:
-          for (double match : o_.match_rate)
-            for (int fan : o_.fanout) {
-              Params p = base_params(t, dist);
-              p.emplace_back("match", number_text(match));
-              p.emplace_back("fanout", std::to_string(fan));
-              s_.run({test, variant, p, size}, [&] {
-                auto c = std::make_shared<CaseData>();
-                join_inputs(*c, dist, match, fan, size, t);
-                // Count first: a skewed (Zipf) join can be far too large to build even once.
-                const std::uint64_t rows = ref::join_rows(c->host_in[0], c->host_in[1]);
-                check_fits(c->host_in[0].bytes() + c->host_in[1].bytes(),
-                           rows * static_cast<std::uint64_t>(1 + 2 * o_.values) * 4, size);
-                c->expected = ref::join(c->host_in[0], c->host_in[1]);
-                sort_tuples(c->expected);
-                c->multiset = true;
-                return finish(c, t, size, c->expected.rows(), 2 * o_.values, [variant](CaseData& d) {
-                  return d.backend->join(*d.dev_in[0], *d.dev_in[1], variant, d.dev_out);
-                });
-              });
-            }
-          break;
-        case Op::SetUnion:
-        case Op::SetIntersection:
-        case Op::SetDifference: {
-          SetOp so = op == Op::SetUnion ? SetOp::Union : op == Op::SetIntersection ? SetOp::Intersection : SetOp::Difference;
-          s_.run({test, variant, base_params(t, dist), size}, [&] {
-            auto c = std::make_shared<CaseData>();
-            // n distinct keys and 2-valued attributes: about half the tuples of a also occur in b.
-            RelationSpec spec{n, o_.values, keys(dist, n), true, 2u};
-            c->host_in.push_back(input(spec, "ra.set.a", size, t));
-            c->host_in.push_back(input(spec, "ra.set.b", size, t));
-            c->expected = ref::set_op(c->host_in[0], c->host_in[1], so);
-            return finish(c, t, size, c->expected.rows(), o_.values, [variant, so](CaseData& d) {
-              return d.backend->set_op(*d.dev_in[0], *d.dev_in[1], so, variant, d.dev_out);
-            });
-          });
-          break;
         }
-        case Op::Product: {
-          Params p = base_params(t, dist);
-          p.emplace_back("right_rows", std::to_string(o_.product_rows));
-          s_.run({test, variant, p, size}, [&] {
-            auto c = std::make_shared<CaseData>();
-            c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
-            c->host_in.push_back(input({static_cast<std::uint64_t>(o_.product_rows), o_.values, keys(dist, 0), false},
-                                       "ra.b", size, t));
-            std::uint64_t out_rows = n * static_cast<std::uint64_t>(o_.product_rows);
-            check_fits(0, out_rows * static_cast<std::uint64_t>(2 + 2 * o_.values) * 4, size);
-            c->expected = ref::product(c->host_in[0], c->host_in[1]);
-            return finish(c, t, size, out_rows, 2 * o_.values + 1, [variant](CaseData& d) {
-              return d.backend->product(*d.dev_in[0], *d.dev_in[1], variant, d.dev_out);
-            });
-          });
-          break;
-        }
-        case Op::Sort:
-          s_.run({test, variant, base_params(t, dist), size}, [&] {
-            auto c = std::make_shared<CaseData>();
-            // Unsorted keys of the distribution: Zipf repeats keys often, so stability matters.
-            c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
-            c->expected = ref::sort(c->host_in[0]);  // stable: the one correct output
-            return finish(c, t, size, n, o_.values, [variant](CaseData& d) {
-              return d.backend->sort(*d.dev_in[0], variant, d.dev_out);
-            });
-          });
-          break;
-        case Op::Add:
-        case Op::Subtract:
-        case Op::Multiply: {
-          ArithOp ao = op == Op::Add ? ArithOp::Add : op == Op::Subtract ? ArithOp::Subtract : ArithOp::Multiply;
-          s_.run({test, variant, base_params(t, dist), size}, [&] {
-            auto c = std::make_shared<CaseData>();
-            c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
-            c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.b", size, t));
-            c->expected = ref::arith(c->host_in[0], c->host_in[1], ao);
-            return finish(c, t, size, n, o_.values, [variant, ao](CaseData& d) {
-              return d.backend->arith(*d.dev_in[0], *d.dev_in[1], ao, variant, d.dev_out);
-            });
-          });
-          break;
-        }
+        const ReduceOp ro = parse_reduce(param(p, "op").get<std::string>());
+        c->expected = ref::reduce_by_key(c->host_in[0], ro);
+        return finish(c, t, size, c->expected.rows(), o_.values, [variant, ro](CaseData& d) {
+          return d.backend->reduce_by_key(*d.dev_in[0], ro, variant, d.dev_out);
+        });
+      }
+      case Op::Reduce: {
+        const ReduceOp ro = parse_reduce(param(p, "op").get<std::string>());
+        c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
+        c->is_reduce = true;
+        c->expected_agg = ref::reduce(c->host_in[0], ro);
+        return finish(c, t, size, 1, o_.values, [variant, ro](CaseData& d) {
+          Timed<Aggregate> r = d.backend->reduce(*d.dev_in[0], ro, variant);
+          d.got_agg = r.value;
+          return r.time;
+        });
+      }
+      case Op::Join: {
+        join_inputs(*c, dist, param(p, "match").get<double>(), param(p, "fanout").get<int>(), size, t);
+        // Count first: a skewed (Zipf) join can be far too large to build even once.
+        const std::uint64_t rows = ref::join_rows(c->host_in[0], c->host_in[1]);
+        check_fits(c->host_in[0].bytes() + c->host_in[1].bytes(), rows * static_cast<std::uint64_t>(1 + 2 * o_.values) * 4,
+                   size);
+        c->expected = ref::join(c->host_in[0], c->host_in[1]);
+        sort_tuples(c->expected);
+        c->multiset = true;
+        return finish(c, t, size, c->expected.rows(), 2 * o_.values, [variant](CaseData& d) {
+          return d.backend->join(*d.dev_in[0], *d.dev_in[1], variant, d.dev_out);
+        });
+      }
+      case Op::SetUnion:
+      case Op::SetIntersection:
+      case Op::SetDifference: {
+        const SetOp so = op == Op::SetUnion ? SetOp::Union : op == Op::SetIntersection ? SetOp::Intersection : SetOp::Difference;
+        // n distinct keys and 2-valued attributes: about half the tuples of a also occur in b.
+        RelationSpec spec{n, o_.values, keys(dist, n), true, 2u};
+        c->host_in.push_back(input(spec, "ra.set.a", size, t));
+        c->host_in.push_back(input(spec, "ra.set.b", size, t));
+        c->expected = ref::set_op(c->host_in[0], c->host_in[1], so);
+        return finish(c, t, size, c->expected.rows(), o_.values, [variant, so](CaseData& d) {
+          return d.backend->set_op(*d.dev_in[0], *d.dev_in[1], so, variant, d.dev_out);
+        });
+      }
+      case Op::Product: {
+        const auto right = static_cast<std::uint64_t>(param(p, "right_rows").get<int>());
+        c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
+        c->host_in.push_back(input({right, o_.values, keys(dist, 0), false}, "ra.b", size, t));
+        const std::uint64_t out_rows = n * right;
+        check_fits(0, out_rows * static_cast<std::uint64_t>(2 + 2 * o_.values) * 4, size);
+        c->expected = ref::product(c->host_in[0], c->host_in[1]);
+        return finish(c, t, size, out_rows, 2 * o_.values + 1, [variant](CaseData& d) {
+          return d.backend->product(*d.dev_in[0], *d.dev_in[1], variant, d.dev_out);
+        });
+      }
+      case Op::Sort:
+        // Unsorted keys of the distribution: Zipf repeats keys often, so stability matters.
+        c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
+        c->expected = ref::sort(c->host_in[0]);  // stable: the one correct output
+        return finish(c, t, size, n, o_.values, [variant](CaseData& d) {
+          return d.backend->sort(*d.dev_in[0], variant, d.dev_out);
+        });
+      case Op::Add:
+      case Op::Subtract:
+      case Op::Multiply: {
+        const ArithOp ao = op == Op::Add ? ArithOp::Add : op == Op::Subtract ? ArithOp::Subtract : ArithOp::Multiply;
+        c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
+        c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.b", size, t));
+        c->expected = ref::arith(c->host_in[0], c->host_in[1], ao);
+        return finish(c, t, size, n, o_.values, [variant, ao](CaseData& d) {
+          return d.backend->arith(*d.dev_in[0], *d.dev_in[1], ao, variant, d.dev_out);
+        });
       }
     }
+    throw std::logic_error("ra: no set-up for this operator");
   }
 
   // Left: n tuples over n / fanout distinct even keys (each key about `fanout` times). Right: the

@@ -70,10 +70,11 @@ class TpchRunner {
             });
           }
         } else {
-          Params p = o_.tbl_dir.empty() ? Params{{"data", "tpch"}, {"sf", sf_text()}} : Params{{"data", "tbl"}};
-          std::uint64_t bytes = s_.listing() ? 0 : tables().lineitem.bytes();
+          // Real tables are no size sweep: their cases carry no size (an id without '@'), so --list
+          // names them without generating or loading the tables; bytes.input has their size.
+          Params p = o_.tbl_dir.empty() ? Params{{"data", "tpch"}, {"sf", o_.sf}} : Params{{"data", "tbl"}};
           std::shared_ptr<CaseData> data;
-          cases(k, p, bytes, data, [this, k] { return tpch_kernel(k, tables()); });
+          cases(k, p, 0, data, [this, k] { return tpch_kernel(k, tables()); });
         }
       }
     }
@@ -81,12 +82,6 @@ class TpchRunner {
 
  private:
   int threads() const { return effective_threads(s_.options()); }
-
-  std::string sf_text() const {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", o_.sf);
-    return buf;
-  }
 
   const Tables& tables() {
     if (!tables_) {
@@ -102,9 +97,7 @@ class TpchRunner {
     const bool real = params[0].second != "random";
     for (const std::string& variant : b_.variants()) {
       for (Transfer t : s_.transfers()) {
-        Params p = params;
-        if (t != Transfer::None) p.push_back({"transfer", to_string(t)});
-        CaseKey key{kernel, variant, p, bytes};
+        CaseKey key{kernel, variant, params, bytes, t};
         s_.run(key, [&, variant, t, real]() {
           // Inputs, intermediates of the operator-at-a-time plan, the answer and the reference.
           std::uint64_t inputs = real ? tables().bytes() : bytes * (kernel == "A" ? 1 : 3);
@@ -122,7 +115,6 @@ class TpchRunner {
           prep.input_bytes = data->plan.input_bytes();
           std::uint64_t out_bytes = want ? want->bytes() : 0;
           prep.min_bytes_moved = prep.input_bytes + out_bytes;
-          prep.transfer = t;
           prep.transfer_bytes = t == Transfer::None ? 0 : prep.input_bytes + out_bytes;
           prep.extra = {{"kernel", kernel}, {"steps", data->plan.steps.size()}};
           return prep;
@@ -139,7 +131,7 @@ class TpchRunner {
       d->want_checksum = checksum(*d->want, threads());
       if (!s_.options().quiet)
         std::printf("# kernel %s on %s: %" PRIu64 " input rows -> %" PRIu64 " result rows, checksum %016" PRIx64 "\n",
-                    kernel.c_str(), real ? (o_.tbl_dir.empty() ? ("TPC-H sf=" + sf_text()).c_str() : o_.tbl_dir.c_str()) : "random relations",
+                    kernel.c_str(), real ? (o_.tbl_dir.empty() ? ("TPC-H sf=" + param_text(o_.sf)).c_str() : o_.tbl_dir.c_str()) : "random relations",
                     d->plan.input_rows(), d->want->rows(), d->want_checksum);
       if (real && !o_.output.empty()) {
         std::string path = o_.kernels.size() == 1 ? o_.output : output_path(o_.output, kernel);

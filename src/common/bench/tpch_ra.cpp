@@ -48,7 +48,7 @@ class RaRun : public TpchRun {
     Breakdown b;
     std::vector<Placed> rel;
     for (std::size_t i = 0; i < plan_.inputs.size(); ++i) {
-      b.h2d += b_.upload(hosts_[i], dev_inputs_[i]).h2d;
+      b.add_copy(b_.upload(hosts_[i], dev_inputs_[i]), transfer_ != Transfer::None);
       std::vector<int> attr(plan_.inputs[i]->cols.size());
       std::iota(attr.begin(), attr.end(), 0);
       rel.push_back({dev_inputs_[i], attr, inputs_sorted_[i]});
@@ -93,7 +93,7 @@ class RaRun : public TpchRun {
     const Placed& last = rel.back();
     if (host_out_.capacity_rows() < last.dev->rows() || host_out_.values() != last.dev->values())
       host_out_ = b_.host_relation(last.dev->rows(), last.dev->values(), transfer_ == Transfer::None ? Transfer::Pageable : transfer_);
-    b.d2h += b_.download(*last.dev, host_out_).d2h;
+    b.add_copy(b_.download(*last.dev, host_out_), transfer_ != Transfer::None);
     out_attr_ = last.attr;
     b.total = wall.seconds();
     return b;
@@ -114,8 +114,7 @@ class RaRun : public TpchRun {
  private:
   static void add(Breakdown& b, const std::string& phase, const Breakdown& op) {
     b.kernel += op.kernel;
-    b.h2d += op.h2d;
-    b.d2h += op.d2h;
+    b.add_copy(op, true);  // an operator's own copies (a count read back) cross the bus when there is one
     b.add_phase(phase, op.kernel);
   }
 

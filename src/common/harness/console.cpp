@@ -16,25 +16,25 @@ void Console::header() {
 void Console::row(const Record& r) {
   if (quiet_) return;
   header();
-  std::string name = r.key.test + "/" + r.key.variant;
-  for (const auto& [k, v] : r.key.params) name += " " + k + "=" + v;
-  bool named = r.key.variant == r.transfer;
-  for (const auto& [k, v] : r.key.params) named |= k == "transfer";
-  if (r.transfer != "none" && !named) name += " " + r.transfer;
+  const std::string id = r.key.id();
+  const std::string name = id.substr(0, id.rfind('@'));  // the size has a column of its own
   if (r.status != Status::Ok) {
     std::printf("%-44s %6s %s: %s\n", name.c_str(), format_size(r.key.size_bytes).c_str(), to_string(r.status),
                 r.reason.c_str());
   } else {
     Throughput t = throughput(r, ceiling_);
     Stats k = r.stat("kernel");
-    bool xfer = r.transfer != "none";
-    char pcie[32], parity[32], peak[32];
+    bool xfer = r.key.transfer != Transfer::None;
+    char kern[32], pcie[32], parity[32], peak[32];
+    std::snprintf(kern, sizeof kern, "%.3f", t.kernel_gbps);
     std::snprintf(pcie, sizeof pcie, "%.3f", t.total_gbps);
     std::snprintf(parity, sizeof parity, "%.2f", t.parity);
     std::snprintf(peak, sizeof peak, "%.1f", t.pct_of_peak);
-    std::printf("%-44s %6s %9.4f %10.3f %10s %7s %6.1f %7s %s\n", name.c_str(),
-                format_size(r.key.size_bytes).c_str(), k.median * 1e3, t.kernel_gbps, xfer ? pcie : "-",
-                xfer ? parity : "-", 100 * k.cv, r.min_bytes_moved && ceiling_ > 0 ? peak : "-",
+    // A pass with no kernel (a bus copy) shows its time and cv of the transfer.
+    Stats m = k.median > 0 ? k : r.stat("total");
+    std::printf("%-44s %6s %9.4f %10s %10s %7s %6.1f %7s %s\n", name.c_str(),
+                format_size(r.key.size_bytes).c_str(), m.median * 1e3, k.median > 0 ? kern : "-", xfer ? pcie : "-",
+                xfer && k.median > 0 ? parity : "-", 100 * m.cv, r.min_bytes_moved && ceiling_ > 0 ? peak : "-",
                 r.verified ? "yes" : "no");
   }
   std::fflush(stdout);

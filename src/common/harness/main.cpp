@@ -24,6 +24,16 @@ std::string join_args(int argc, char** argv) {
   return s;
 }
 
+// An --only that selects nothing is a usage error that names what could be selected.
+void require_selection(const Options& opts, const Session& session) {
+  if (opts.only.empty() || session.selected_count() > 0) return;
+  std::string only, offered;
+  for (const auto& p : opts.only) only += (only.empty() ? "" : ",") + p;
+  for (const auto& o : session.offered()) offered += (offered.empty() ? "" : " ") + o;
+  throw UsageError("--only " + only + " selects no case; this executable offers: " +
+                   (offered.empty() ? "(nothing)" : offered) + " (--list prints every case id)");
+}
+
 // What one process (one rank under mpirun) produced.
 struct Outcome {
   int rc = kExitOk;
@@ -64,6 +74,7 @@ Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform&
   Session session(opts, &platform, db, console);
   try {
     def.run(session);
+    require_selection(opts, session);
   } catch (const UsageError&) {
     throw;
   } catch (const std::exception& e) {
@@ -82,7 +93,7 @@ Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform&
 
 // EP mode: every rank sends its document to rank 0, which writes one merged document.
 int finish_mpi(const std::string& exe, const MpiEnv& mpi, const Options& opts, const std::string& final_json,
-               Outcome out) {
+               const std::string& final_csv, Outcome out) {
   nlohmann::json mine = out.doc.is_null() ? nlohmann::json::object() : out.doc;
   mine["rank"] = mpi.rank();
   mine["exit_code"] = out.rc;
@@ -99,6 +110,7 @@ int finish_mpi(const std::string& exe, const MpiEnv& mpi, const Options& opts, c
   }
   nlohmann::json merged = merge_rank_documents(docs);
   if (!final_json.empty()) write_file_atomically(final_json, merged.dump(1) + "\n");
+  if (!final_csv.empty()) write_file_atomically(final_csv, csv_text(merged));
   for (const auto& d : docs)
     if (d.contains("skipped")) std::printf("rank %d skipped: %s\n", d.value("rank", 0), d["skipped"].get<std::string>().c_str());
   if (!opts.quiet && merged.contains("results")) {
@@ -148,7 +160,7 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
   }
 
   MpiEnv mpi(&argc, &argv);
-  std::string final_json = opts.json_path;
+  std::string final_json = opts.json_path, final_csv = opts.csv_path;
   try {
     finalize_options(opts);
     if (def.validate) def.validate();
@@ -156,9 +168,21 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
       if (mpi.rank() != 0) return kExitOk;
       ResultDb db(def.name, platform.name());
       Console console(true, 0);
-      Session session(opts, nullptr, db, console);
+      Session session(opts, &platform, db, console);
       def.run(session);
+      require_selection(opts, session);
       return kExitOk;
+    }
+    if (!opts.only.empty()) {
+      // An --only that selects nothing is told before any device is set up or measured.
+      Options dry = opts;
+      dry.list = true;
+      ResultDb db(def.name, platform.name());
+      Console console(true, 0);
+      Session session(dry, &platform, db, console);
+      session.silence_list();
+      def.run(session);
+      require_selection(dry, session);
     }
     if (mpi.active()) {
       opts.local_rank = mpi.local_rank();
@@ -181,7 +205,7 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
       out.rc = kExitFailure;
     }
     // Every rank reaches the gather, whatever happened to it.
-    if (mpi.active()) return finish_mpi(exe, mpi, opts, final_json, std::move(out));
+    if (mpi.active()) return finish_mpi(exe, mpi, opts, final_json, final_csv, std::move(out));
     if (out.rc == kExitNoDevice) {
       std::printf("skipped: %s\n", out.skipped.c_str());
       std::fflush(stdout);

@@ -9,14 +9,15 @@
 
 namespace hdb {
 
-std::string CaseKey::id() const {
-  std::string s = test + "/" + variant;
-  if (!params.empty()) {
-    s += "[";
-    for (std::size_t i = 0; i < params.size(); ++i) s += (i ? "," : "") + params[i].first + "=" + params[i].second;
-    s += "]";
+const char* to_string(PhaseKind k) {
+  switch (k) {
+    case PhaseKind::H2D: return "h2d";
+    case PhaseKind::D2H: return "d2h";
+    case PhaseKind::Kernel: return "kernel";
+    case PhaseKind::Host: return "host";
+    case PhaseKind::Network: return "network";
   }
-  return s + "@" + format_size(size_bytes);
+  return "?";
 }
 
 const char* to_string(Status s) {
@@ -53,6 +54,7 @@ Throughput throughput(const Record& r, double ceiling_gbps) {
   if (r.trials.empty()) return t;
   double k = r.stat("kernel").median, tot = r.stat("total").median;
   double xfer = r.stat("h2d").median + r.stat("d2h").median;
+  if (xfer > 0) t.transfer_gbps = static_cast<double>(r.transfer_bytes) / xfer / 1e9;
   if (k > 0) {
     t.kernel_gbps = static_cast<double>(r.input_bytes) / k / 1e9;
     t.elements_per_s = static_cast<double>(r.elements) / k;
@@ -76,55 +78,57 @@ int ResultDb::count(Status s) const {
 }
 
 nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
-  nlohmann::json params = nlohmann::json::object();
-  for (const auto& [k, v] : r.key.params) params[k] = v;
   nlohmann::json j = {
       {"id", r.key.id()},
       {"test", r.key.test},
       {"variant", r.key.variant},
-      {"params", params},
+      {"params", r.key.params_json()},
       {"size_bytes", r.key.size_bytes},
       {"size_label", size_label(r.key.size_bytes)},
-      {"transfer", r.transfer},
+      {"transfer", r.transfer()},
       {"status", to_string(r.status)},
       {"reason", r.reason},
-      {"verification", {{"verified", r.verified}, {"detail", r.verify_detail}}},
+      {"verification", {{"checked", r.checked}, {"verified", r.verified}, {"detail", r.verify_detail}}},
       {"elements", r.elements},
       {"bytes", {{"input", r.input_bytes}, {"min_moved", r.min_bytes_moved}, {"transfer", r.transfer_bytes}}},
       {"extra", r.extra},
   };
+  // Each named phase is declared once, with its kind; trials carry only its seconds.
+  std::vector<const Phase*> declared;
   nlohmann::json trials = nlohmann::json::array();
-  std::vector<std::string> phase_names;
   for (const auto& t : r.trials) {
     nlohmann::json ph = nlohmann::json::object();
-    for (const auto& [name, sec] : t.phases) {
-      ph[name] = sec;
+    for (const Phase& p : t.phases) {
+      ph[p.name] = p.seconds;
       bool seen = false;
-      for (const auto& n : phase_names) seen |= n == name;
-      if (!seen) phase_names.push_back(name);
+      for (const Phase* d : declared) seen |= d->name == p.name;
+      if (!seen) declared.push_back(&p);
     }
     trials.push_back({{"h2d_s", t.h2d}, {"kernel_s", t.kernel}, {"d2h_s", t.d2h}, {"total_s", t.total}, {"phases_s", ph}});
   }
+  nlohmann::json phases = nlohmann::json::array();
+  for (const Phase* d : declared) phases.push_back({{"name", d->name}, {"kind", to_string(d->kind)}});
+  j["phases"] = phases;
   j["trials"] = trials;
   if (!r.trials.empty()) {
     nlohmann::json st = {{"kernel_s", stats_json(r.stat("kernel"))},
                          {"total_s", stats_json(r.stat("total"))},
                          {"h2d_s", stats_json(r.stat("h2d"))},
                          {"d2h_s", stats_json(r.stat("d2h"))}};
-    nlohmann::json phases = nlohmann::json::object();
-    for (const auto& name : phase_names) {
+    nlohmann::json phase_stats = nlohmann::json::object();
+    for (const Phase* d : declared) {
       std::vector<double> v;
       for (const auto& t : r.trials)
-        for (const auto& [n, sec] : t.phases)
-          if (n == name) v.push_back(sec);
-      phases[name] = stats_json(summarize(v));
+        for (const Phase& p : t.phases)
+          if (p.name == d->name) v.push_back(p.seconds);
+      phase_stats[d->name] = stats_json(summarize(v));
     }
-    st["phases_s"] = phases;
+    st["phases_s"] = phase_stats;
     j["stats"] = st;
     Throughput tp = throughput(r, ceiling_gbps);
     j["throughput"] = {{"kernel_gbps", tp.kernel_gbps}, {"total_gbps", tp.total_gbps},
-                       {"elements_per_s", tp.elements_per_s}, {"moved_gbps", tp.moved_gbps},
-                       {"pct_of_peak", tp.pct_of_peak}, {"parity", tp.parity}};
+                       {"transfer_gbps", tp.transfer_gbps}, {"elements_per_s", tp.elements_per_s},
+                       {"moved_gbps", tp.moved_gbps}, {"pct_of_peak", tp.pct_of_peak}, {"parity", tp.parity}};
   }
   return j;
 }
@@ -145,29 +149,75 @@ nlohmann::json ResultDb::to_json() const {
   return j;
 }
 
-std::string ResultDb::to_csv() const {
-  std::ostringstream os;
-  os << "benchmark,backend,test,variant,params,size_bytes,transfer,status,verified,passes,"
-        "kernel_median_s,kernel_cv,total_median_s,h2d_median_s,d2h_median_s,"
-        "kernel_gbps,total_gbps,elements_per_s,pct_of_peak,parity,reason\n";
-  auto quote = [](std::string s) {
-    std::string out = "\"";
-    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
+const std::vector<std::string> kCsvColumns = {
+    "id", "benchmark", "backend", "rank", "device", "test", "variant", "params", "size_bytes", "transfer",
+    "status", "checked", "verified", "passes", "kernel_median_s", "kernel_cv", "total_median_s", "total_cv",
+    "h2d_median_s", "d2h_median_s", "kernel_gbps", "total_gbps", "transfer_gbps", "elements_per_s", "moved_gbps",
+    "pct_of_peak", "parity", "elements", "input_bytes", "min_moved_bytes", "transfer_bytes", "reason"};
+
+namespace {
+
+std::string csv_field(const nlohmann::json& v) {
+  if (v.is_null()) return "";
+  if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
+  std::string s = v.is_string() ? v.get<std::string>() : v.is_number_float() ? param_text(v) : v.dump();
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+// One row's fields, read from the result's JSON by name.
+nlohmann::json csv_row(const nlohmann::json& doc, const nlohmann::json& r, int rank, const std::string& device) {
+  auto at = [&r](const char* a, const char* b, const char* c = nullptr) -> nlohmann::json {
+    if (!r.contains(a) || !r[a].contains(b)) return nullptr;
+    const nlohmann::json& v = r[a][b];
+    if (!c) return v;
+    return v.contains(c) ? v[c] : nlohmann::json(nullptr);
   };
-  for (const auto& r : records_) {
-    std::string params;
-    for (std::size_t i = 0; i < r.key.params.size(); ++i)
-      params += (i ? ";" : "") + r.key.params[i].first + "=" + r.key.params[i].second;
-    Stats k = r.stat("kernel"), t = r.stat("total"), h = r.stat("h2d"), d = r.stat("d2h");
-    Throughput tp = throughput(r, ceiling_gbps_);
-    os << benchmark_ << ',' << backend_ << ',' << quote(r.key.test) << ',' << quote(r.key.variant) << ','
-       << quote(params) << ',' << r.key.size_bytes << ',' << r.transfer << ',' << to_string(r.status) << ','
-       << (r.verified ? 1 : 0) << ',' << r.trials.size() << ',' << k.median << ',' << k.cv << ',' << t.median
-       << ',' << h.median << ',' << d.median << ',' << tp.kernel_gbps << ',' << tp.total_gbps << ','
-       << tp.elements_per_s << ',' << tp.pct_of_peak << ',' << tp.parity << ',' << quote(r.reason) << '\n';
+  std::string params;  // k=v;k=v in the document's key order
+  for (const auto& [k, v] : r["params"].items()) params += (params.empty() ? "" : ";") + k + "=" + param_text(v);
+  const std::string id = r.value("id", "");
+  return {{"id", id}, {"benchmark", doc.value("benchmark", "")}, {"backend", doc.value("backend", "")},
+          {"rank", rank}, {"device", device}, {"test", r.value("test", "")}, {"variant", r.value("variant", "")},
+          {"params", params}, {"size_bytes", r.value("size_bytes", 0ull)}, {"transfer", r.value("transfer", "none")},
+          {"status", r.value("status", "")}, {"checked", at("verification", "checked")},
+          {"verified", at("verification", "verified")}, {"passes", r.contains("trials") ? r["trials"].size() : 0},
+          {"kernel_median_s", at("stats", "kernel_s", "median")}, {"kernel_cv", at("stats", "kernel_s", "cv")},
+          {"total_median_s", at("stats", "total_s", "median")}, {"total_cv", at("stats", "total_s", "cv")},
+          {"h2d_median_s", at("stats", "h2d_s", "median")}, {"d2h_median_s", at("stats", "d2h_s", "median")},
+          {"kernel_gbps", at("throughput", "kernel_gbps")}, {"total_gbps", at("throughput", "total_gbps")},
+          {"transfer_gbps", at("throughput", "transfer_gbps")}, {"elements_per_s", at("throughput", "elements_per_s")},
+          {"moved_gbps", at("throughput", "moved_gbps")}, {"pct_of_peak", at("throughput", "pct_of_peak")},
+          {"parity", at("throughput", "parity")}, {"elements", r.value("elements", 0ull)},
+          {"input_bytes", at("bytes", "input")}, {"min_moved_bytes", at("bytes", "min_moved")},
+          {"transfer_bytes", at("bytes", "transfer")}, {"reason", r.value("reason", "")}};
+}
+
+}  // namespace
+
+std::string csv_text(const nlohmann::json& doc) {
+  std::string out;
+  for (std::size_t i = 0; i < kCsvColumns.size(); ++i) out += (i ? "," : "") + kCsvColumns[i];
+  out += "\n";
+  const nlohmann::json& ctx = doc.contains("context") ? doc["context"] : nlohmann::json::object();
+  const std::string device = ctx.contains("device") ? ctx["device"].value("name", doc.value("backend", "")) : "";
+  auto emit = [&](const nlohmann::json& results, int rank, const std::string& dev) {
+    for (const auto& r : results) {
+      nlohmann::json row = csv_row(doc, r, rank, dev);
+      for (std::size_t i = 0; i < kCsvColumns.size(); ++i) out += (i ? "," : "") + csv_field(row[kCsvColumns[i]]);
+      out += "\n";
+    }
+  };
+  // An MPI (EP) document carries every rank's results; any other document is one rank.
+  if (doc.contains("mpi") && doc["mpi"].contains("ranks")) {
+    for (const auto& e : doc["mpi"]["ranks"])
+      if (e.contains("results")) emit(e["results"], e.value("rank", 0), e.value("device", device));
+  } else if (doc.contains("results")) {
+    int rank = ctx.contains("mpi") ? ctx["mpi"].value("rank", 0) : 0;
+    emit(doc["results"], rank, device);
   }
-  return os.str();
+  return out;
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
@@ -182,6 +232,6 @@ void write_file_atomically(const std::string& path, const std::string& text) {
 }
 
 void ResultDb::write_json(const std::string& path) const { write_file_atomically(path, to_json().dump(1) + "\n"); }
-void ResultDb::write_csv(const std::string& path) const { write_file_atomically(path, to_csv()); }
+void ResultDb::write_csv(const std::string& path) const { write_file_atomically(path, csv_text(to_json())); }
 
 }  // namespace hdb

@@ -1,7 +1,5 @@
 #include "harness/session.hpp"
 
-#include <fnmatch.h>
-
 #include <cstdio>
 #include <new>
 
@@ -12,22 +10,25 @@
 namespace hdb {
 
 Session::Session(const Options& opts, Platform* platform, ResultDb& db, Console& console)
-    : opts_(opts), platform_(platform), db_(db), console_(console) {}
+    : opts_(opts), platform_(platform), db_(db), console_(console), filter_(opts.only) {}
 
 std::vector<Transfer> Session::transfers() const {
   if (platform_ && platform_->has_transfers()) return opts_.transfers;
-  if (!platform_ && opts_.list) return opts_.transfers;
   return {Transfer::None};
 }
 
 bool Session::selected(const std::string& test, const std::string& variant) const {
-  if (opts_.only.empty()) return true;
-  std::string full = test + "/" + variant;
-  for (const auto& pat : opts_.only) {
-    if (fnmatch(pat.c_str(), test.c_str(), 0) == 0) return true;
-    if (fnmatch(pat.c_str(), full.c_str(), 0) == 0) return true;
-  }
-  return false;
+  return filter_.may_select(test, variant);
+}
+
+bool Session::take(const CaseKey& key) {
+  const std::string tv = key.test + "/" + key.variant;
+  bool known = false;
+  for (const auto& o : offered_) known |= o == tv;
+  if (!known) offered_.push_back(tv);
+  if (!filter_.selects(key)) return false;
+  ++selected_count_;
+  return true;
 }
 
 std::uint64_t Session::seed(const std::string& salt, std::uint64_t size) const {
@@ -39,9 +40,9 @@ std::uint64_t Session::seed(const std::string& salt, std::uint64_t size) const {
 }
 
 void Session::skip(const CaseKey& key, const std::string& reason) {
-  if (!selected(key.test, key.variant)) return;
+  if (!take(key)) return;
   if (opts_.list) {
-    std::printf("%s (skipped: %s)\n", key.id().c_str(), reason.c_str());
+    if (print_list_) std::printf("%s (skipped: %s)\n", key.id().c_str(), reason.c_str());
     return;
   }
   Record r;
@@ -52,9 +53,9 @@ void Session::skip(const CaseKey& key, const std::string& reason) {
 }
 
 void Session::run(const CaseKey& key, const std::function<Prepared()>& setup) {
-  if (!selected(key.test, key.variant)) return;
+  if (!take(key)) return;
   if (opts_.list) {
-    std::printf("%s\n", key.id().c_str());
+    if (print_list_) std::printf("%s\n", key.id().c_str());
     return;
   }
   Record r;
@@ -65,19 +66,19 @@ void Session::run(const CaseKey& key, const std::function<Prepared()>& setup) {
     r.input_bytes = p.input_bytes ? p.input_bytes : key.size_bytes;
     r.min_bytes_moved = p.min_bytes_moved;
     r.transfer_bytes = p.transfer_bytes;
-    r.transfer = to_string(p.transfer);
     r.extra = p.extra;
     for (int i = 0; i < opts_.warmup; ++i) p.pass();
     StoppingRule rule{opts_.passes, opts_.max_passes, opts_.max_time, opts_.target_noise};
-    std::vector<double> kernel_times;
+    std::vector<double> measured;
     double spent = 0;
     do {
       Breakdown b = p.pass();
       spent += b.total > 0 ? b.total : b.kernel;
-      kernel_times.push_back(b.kernel);
+      measured.push_back(b.measured());
       r.trials.push_back(std::move(b));
-    } while (!rule.done(kernel_times, spent));
+    } while (!rule.done(measured, spent));
     if (opts_.verify) {
+      r.checked = true;
       Verification v = p.verify();
       r.verify_detail = v.detail;
       r.extra.update(v.extra);

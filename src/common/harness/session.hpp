@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/case.hpp"
 #include "harness/options.hpp"
 #include "harness/platform.hpp"
 #include "harness/result.hpp"
@@ -31,8 +32,7 @@ struct Prepared {
   std::uint64_t elements = 0;            // input elements
   std::uint64_t input_bytes = 0;         // 0: the case's size_bytes
   std::uint64_t min_bytes_moved = 0;     // each input read once + each output written once
-  std::uint64_t transfer_bytes = 0;      // bytes over the bus per pass
-  Transfer transfer = Transfer::None;
+  std::uint64_t transfer_bytes = 0;      // bytes over the bus per pass (the mode is the case key's)
   nlohmann::json extra = nlohmann::json::object();  // case figures known at set-up (output size, ...)
 };
 
@@ -40,6 +40,7 @@ class Console;
 
 class Session {
  public:
+  // In list mode the platform is not initialised: only its name and has_transfers() are asked.
   Session(const Options& opts, Platform* platform, ResultDb& db, Console& console);
 
   const Options& options() const { return opts_; }
@@ -47,8 +48,12 @@ class Session {
   const std::vector<std::uint64_t>& sizes() const { return opts_.sizes; }
   // {None} for platforms without a bus, else the --transfer modes.
   std::vector<Transfer> transfers() const;
-  // --only filter on "test" and "test/variant".
+  // Whether --only may select a case of test/variant: lets a benchmark skip building its data.
+  // The final say is run()'s, on the whole id.
   bool selected(const std::string& test, const std::string& variant) const;
+  // Cases that --only selected so far (run or skipped or listed), and the test/variants offered.
+  int selected_count() const { return selected_count_; }
+  const std::vector<std::string>& offered() const { return offered_; }
   // A seed that depends on the run seed, a salt naming the data (not the variant or backend) and
   // the size: every backend and variant of a case sees the same data.
   std::uint64_t seed(const std::string& salt, std::uint64_t size = 0) const;
@@ -58,15 +63,23 @@ class Session {
   void run(const CaseKey& key, const std::function<Prepared()>& setup);
   void skip(const CaseKey& key, const std::string& reason);
   bool listing() const { return opts_.list; }
+  // A list run that prints nothing: counts what --only selects before any device is set up.
+  void silence_list() { print_list_ = false; }
 
  private:
   void record(Record r);
   void flush();
+  bool take(const CaseKey& key);  // --only on the whole key; counts and remembers what was offered
+
 
   const Options& opts_;
   Platform* platform_;
   ResultDb& db_;
   Console& console_;
+  CaseFilter filter_;
+  bool print_list_ = true;
+  int selected_count_ = 0;
+  std::vector<std::string> offered_;
 };
 
 }  // namespace hdb

@@ -16,6 +16,8 @@ Stats summarize(std::vector<double> v) {
   std::size_t m = v.size() / 2;
   s.median = v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
   s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  // Rounding can put the mean of equal values one ulp outside them.
+  s.mean = std::min(std::max(s.mean, s.min), s.max);
   if (v.size() > 1) {
     double ss = 0;
     for (double x : v) ss += (x - s.mean) * (x - s.mean);

@@ -9,35 +9,6 @@
 
 namespace hdb::ra::ref {
 
-void check_project(int values, const std::vector<int>& columns) {
-  if (columns.empty() || columns.size() > static_cast<std::size_t>(kMaxValues + 1))
-    throw std::invalid_argument("project keeps 1.." + std::to_string(kMaxValues + 1) + " columns");
-  for (int c : columns)
-    if (c < 0 || c > values)
-      throw std::invalid_argument("project column " + std::to_string(c) + " outside 0.." + std::to_string(values));
-}
-
-void check_predicate(int values, const Predicate& pred) {
-  if (pred.attribute < 0 || pred.attribute > values)
-    throw std::invalid_argument("select attribute " + std::to_string(pred.attribute) + " outside 0.." +
-                                std::to_string(values));
-}
-
-void check_same_shape(std::uint64_t rows_a, int values_a, std::uint64_t rows_b, int values_b, const char* what) {
-  if (rows_a != rows_b) throw std::invalid_argument(std::string(what) + " needs inputs of equal length");
-  check_same_width(values_a, values_b, what);
-}
-
-void check_same_width(int values_a, int values_b, const char* what) {
-  if (values_a != values_b) throw std::invalid_argument(std::string(what) + " needs inputs of equal width");
-}
-
-void check_concat(int values_a, int values_b, const char* what) {
-  if (values_a + values_b > kMaxValues)
-    throw std::invalid_argument(std::string(what) + " output would have " + std::to_string(values_a + values_b) +
-                                " values, at most " + std::to_string(kMaxValues));
-}
-
 Relation project(const Relation& in, const std::vector<int>& columns) {
   check_project(in.values(), columns);
   Relation out(in.rows(), static_cast<int>(columns.size()) - 1);

@@ -1,0 +1,116 @@
+#include "model/ra.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace hdb::ra {
+
+const char* to_string(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::Min: return "min";
+    case ReduceOp::Max: return "max";
+  }
+  return "?";
+}
+const char* to_string(ArithOp op) {
+  switch (op) {
+    case ArithOp::Add: return "add";
+    case ArithOp::Subtract: return "subtract";
+    case ArithOp::Multiply: return "multiply";
+  }
+  return "?";
+}
+const char* to_string(SetOp op) {
+  switch (op) {
+    case SetOp::Union: return "union";
+    case SetOp::Intersection: return "intersection";
+    case SetOp::Difference: return "difference";
+  }
+  return "?";
+}
+
+bool Aggregate::operator==(const Aggregate& o) const {
+  if (values != o.values) return false;
+  for (int v = 0; v < values; ++v)
+    if (value[static_cast<std::size_t>(v)] != o.value[static_cast<std::size_t>(v)]) return false;
+  return true;
+}
+
+const char* test_name(Op op) {
+  switch (op) {
+    case Op::Project: return "project";
+    case Op::Select: return "select";
+    case Op::Unique: return "unique";
+    case Op::Reduce: return "reduce";
+    case Op::ReduceByKey: return "reduce_by_key";
+    case Op::Join: return "join";
+    case Op::SetUnion: return "set_union";
+    case Op::SetIntersection: return "set_intersection";
+    case Op::SetDifference: return "set_difference";
+    case Op::Product: return "product";
+    case Op::Add: return "add";
+    case Op::Subtract: return "subtract";
+    case Op::Multiply: return "multiply";
+    case Op::Sort: return "sort";
+  }
+  return "?";
+}
+
+std::vector<Op> all_ops() {
+  return {Op::Project, Op::Select,          Op::Unique,        Op::Reduce,  Op::ReduceByKey, Op::Join, Op::SetUnion,
+          Op::SetIntersection, Op::SetDifference, Op::Product, Op::Add, Op::Subtract, Op::Multiply, Op::Sort};
+}
+
+Relation RaBackend::host_relation(std::uint64_t rows, int values, Transfer) { return Relation(rows, values); }
+
+bool offers(const RaBackend& backend, Op op, const std::string& variant) {
+  const std::vector<std::string> vs = backend.variants(op);
+  return std::find(vs.begin(), vs.end(), variant) != vs.end();
+}
+
+Op set_op_of(SetOp op) {
+  return op == SetOp::Union ? Op::SetUnion : op == SetOp::Intersection ? Op::SetIntersection : Op::SetDifference;
+}
+
+Op arith_op_of(ArithOp op) { return op == ArithOp::Add ? Op::Add : op == ArithOp::Subtract ? Op::Subtract : Op::Multiply; }
+
+void RaBackend::require_variant(Op op, const std::string& variant) const {
+  if (offers(*this, op, variant)) return;
+  std::string offered;
+  for (const std::string& v : variants(op)) offered += (offered.empty() ? "" : ", ") + v;
+  throw std::invalid_argument(std::string(test_name(op)) + " has no variant '" + variant + "' on this backend (offered: " +
+                              (offered.empty() ? "none" : offered) + ")");
+}
+
+void check_project(int values, const std::vector<int>& columns) {
+  if (columns.empty() || columns.size() > static_cast<std::size_t>(kMaxValues + 1))
+    throw std::invalid_argument("project keeps 1.." + std::to_string(kMaxValues + 1) + " columns");
+  for (int c : columns)
+    if (c < 0 || c > values)
+      throw std::invalid_argument("project column " + std::to_string(c) + " outside 0.." + std::to_string(values));
+}
+
+void check_predicate(int values, const Predicate& pred) {
+  if (pred.attribute < 0 || pred.attribute > values)
+    throw std::invalid_argument("select attribute " + std::to_string(pred.attribute) + " outside 0.." +
+                                std::to_string(values));
+}
+
+void check_same_shape(std::uint64_t rows_a, int values_a, std::uint64_t rows_b, int values_b, const char* what) {
+  if (rows_a != rows_b) throw std::invalid_argument(std::string(what) + " needs inputs of equal length");
+  check_same_width(values_a, values_b, what);
+}
+
+void check_same_width(int values_a, int values_b, const char* what) {
+  if (values_a != values_b) throw std::invalid_argument(std::string(what) + " needs inputs of equal width");
+}
+
+void check_concat(int values_a, int values_b, const char* what) {
+  if (values_a + values_b > kMaxValues)
+    throw std::invalid_argument(std::string(what) + " output would have " + std::to_string(values_a + values_b) +
+                                " values, at most " + std::to_string(kMaxValues));
+}
+
+}  // namespace hdb::ra

@@ -1,0 +1,198 @@
+#pragma once
+// The ra contract: the relational-algebra primitives of "OpenCL RA primitives for TPC-H" (Table 1)
+// on key/value tuple relations (workloads/relations.hpp), the types they take, and the backend
+// interface. The benchmark (bench/ra.cpp), the tpch micro-kernels and the serial reference
+// (reference/ra.hpp) all use it; none of them owns it.
+//
+// Residency: operators work on DeviceRelation handles that live where the backend computes (device
+// memory; host memory on the CPU backend). upload()/download() are the only calls that cross the
+// bus, so a chain of operators (tpch kernels) pays PCIe once at each end and never in between.
+//
+// Allocation stays outside timed regions: every call takes its output as `DeviceRel& out`. When out
+// is empty, too small, made by another backend or shared with another handle, the backend
+// allocates a fresh one (the warm-up pass); later passes reuse it. Output
+// sizes of select/unique/join/set operations are found by each algorithm's own counting pass, never
+// guessed; the handle's rows() is the exact result size afterwards. Scratch buffers (partition
+// counts, offsets) are cached inside the backend the same way.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "harness/timing.hpp"
+#include "workloads/relations.hpp"
+
+namespace hdb::ra {
+
+// A relation resident on the backend's device. Backends subclass it; passing a handle made by
+// another backend throws std::invalid_argument.
+class DeviceRelation {
+ public:
+  virtual ~DeviceRelation() = default;
+  std::uint64_t rows() const { return rows_; }
+  int values() const { return values_; }
+  int width() const { return 1 + values_; }
+  std::uint64_t bytes() const { return rows_ * static_cast<std::uint64_t>(width()) * 4; }
+  virtual std::uint64_t capacity_words() const = 0;
+
+ protected:
+  std::uint64_t rows_ = 0;
+  int values_ = 1;
+};
+using DeviceRel = std::shared_ptr<DeviceRelation>;
+
+// select: tuples whose attribute `attribute` (0 = key, 1.. = values) lies in [lo, hi].
+struct Predicate {
+  int attribute = 0;
+  std::uint32_t lo = 0;
+  std::uint32_t hi = 0xffffffffu;
+  bool operator()(const std::uint32_t* tuple) const { return tuple[attribute] >= lo && tuple[attribute] <= hi; }
+};
+
+enum class ReduceOp { Sum, Min, Max };
+enum class ArithOp { Add, Subtract, Multiply };
+enum class SetOp { Union, Intersection, Difference };
+const char* to_string(ReduceOp op);
+const char* to_string(ArithOp op);
+const char* to_string(SetOp op);
+
+// reduce: one figure per value attribute. Sums are exact 64-bit sums of the 32-bit values; min/max
+// are the 32-bit extremes (an empty relation gives the identity: 0, 0xffffffff, 0).
+struct Aggregate {
+  int values = 0;
+  std::array<std::uint64_t, kMaxValues> value{};
+  bool operator==(const Aggregate& o) const;
+};
+
+// Operator semantics (the serial reference, reference/ra.hpp, is the definition):
+//  project(in, columns)     tuple -> its attributes `columns` in that order (0 = key); 1..8 columns,
+//                           the first becomes the key.
+//  select(in, pred)         tuples satisfying pred, input order kept (stable).
+//  unique(in)               first tuple of every run of consecutive equal keys.
+//  reduce(in, op)           Aggregate over all tuples.
+//  reduce_by_key(in, op)    one tuple per run of consecutive equal keys: key, op over each value
+//                           (sums wrap modulo 2^32).
+//  join(l, r)               inputs sorted by key: for every pair with equal keys, (key, l values,
+//                           r values); output sorted by key, order within a key unspecified
+//                           (verified as a multiset).
+//  set_op(a, b, op)         inputs sorted lexicographically by whole tuple, same width: the
+//                           multiset semantics of std::set_union / set_intersection /
+//                           set_difference on whole tuples; output sorted.
+//  product(a, b)            every (a[i], b[j]) as a's tuple followed by b's (b's key becomes a
+//                           value), a-major: row i * |b| + j.
+//  arith(a, b, op)          |a| == |b|, same width: key of a, a.value op b.value per attribute
+//                           (modulo 2^32).
+//  sort(in)                 the tuples ordered by key, stable: tuples with equal keys keep their
+//                           input order (std::stable_sort by key of whole tuples); |out| == |in|.
+enum class Op { Project, Select, Unique, Reduce, ReduceByKey, Join, SetUnion, SetIntersection, SetDifference,
+                Product, Add, Subtract, Multiply, Sort };
+
+// The inputs each operator accepts (widths, sizes, column indices): throws std::invalid_argument
+// naming the problem. RaBackend's operators apply them before a backend runs, so every backend
+// rejects the same inputs.
+void check_project(int values, const std::vector<int>& columns);
+void check_predicate(int values, const Predicate& pred);
+void check_same_shape(std::uint64_t rows_a, int values_a, std::uint64_t rows_b, int values_b, const char* what);
+void check_same_width(int values_a, int values_b, const char* what);
+void check_concat(int values_a, int values_b, const char* what);
+
+Op set_op_of(SetOp op);
+Op arith_op_of(ArithOp op);
+
+class RaBackend {
+ public:
+  virtual ~RaBackend() = default;
+
+  // Variants this backend offers for an operator, e.g. {"serial", "parallel"} or
+  // {"paper", "thrust", "tuned"}. An operator with no variants is not offered.
+  virtual std::vector<std::string> variants(Op op) const = 0;
+
+  // Host memory of the given kind for `rows` tuples of 1 + values words (pinned where the backend
+  // can pin; the base implementation returns pageable memory).
+  virtual Relation host_relation(std::uint64_t rows, int values, Transfer kind);
+
+  // Host -> device. The copy time is h2d (device events where the backend has them).
+  virtual Breakdown upload(const Relation& host, DeviceRel& out) = 0;
+  // Device -> host into `host` (allocate it with host_relation() before timing, large enough for
+  // dev.rows() tuples; a host relation of another width or too small is replaced by new pageable
+  // memory, untimed callers only); sets host's rows. The copy time is d2h.
+  virtual Breakdown download(const DeviceRelation& dev, Relation& host) = 0;
+
+  // Operators: device-resident in and out; the Breakdown's kernel time covers all kernels and
+  // its phases name the paper's sub-kernels (partition, compute, scan, gather, ...). Each checks
+  // that the backend offers the variant and that the inputs fit the operator, then runs the
+  // backend's run_<op>. reduce's aggregate crosses the bus; its tiny copy is part of the kernel time.
+  Breakdown project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant, DeviceRel& out) {
+    require_variant(Op::Project, variant);
+    check_project(in.values(), columns);
+    return run_project(in, columns, variant, out);
+  }
+  Breakdown select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) {
+    require_variant(Op::Select, variant);
+    check_predicate(in.values(), pred);
+    return run_select(in, pred, variant, out);
+  }
+  Breakdown unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) {
+    require_variant(Op::Unique, variant);
+    return run_unique(in, variant, out);
+  }
+  Timed<Aggregate> reduce(const DeviceRelation& in, ReduceOp op, const std::string& variant) {
+    require_variant(Op::Reduce, variant);
+    return run_reduce(in, op, variant);
+  }
+  Breakdown reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant, DeviceRel& out) {
+    require_variant(Op::ReduceByKey, variant);
+    return run_reduce_by_key(in, op, variant, out);
+  }
+  Breakdown join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant, DeviceRel& out) {
+    require_variant(Op::Join, variant);
+    check_concat(left.values(), right.values(), "join");
+    return run_join(left, right, variant, out);
+  }
+  Breakdown set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant, DeviceRel& out) {
+    require_variant(set_op_of(op), variant);
+    check_same_width(a.values(), b.values(), "set operation");
+    return run_set_op(a, b, op, variant, out);
+  }
+  Breakdown product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) {
+    require_variant(Op::Product, variant);
+    check_concat(a.values(), b.width(), "product");
+    return run_product(a, b, variant, out);
+  }
+  Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant, DeviceRel& out) {
+    require_variant(arith_op_of(op), variant);
+    check_same_shape(a.rows(), a.values(), b.rows(), b.values(), "arithmetic");
+    return run_arith(a, b, op, variant, out);
+  }
+  Breakdown sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) {
+    require_variant(Op::Sort, variant);
+    return run_sort(in, variant, out);
+  }
+
+ protected:
+  // What a backend implements: called with a variant it offers and inputs of the right shape.
+  virtual Breakdown run_project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant, DeviceRel& out) = 0;
+  virtual Breakdown run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) = 0;
+  virtual Breakdown run_unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) = 0;
+  virtual Timed<Aggregate> run_reduce(const DeviceRelation& in, ReduceOp op, const std::string& variant) = 0;
+  virtual Breakdown run_reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant, DeviceRel& out) = 0;
+  virtual Breakdown run_join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant, DeviceRel& out) = 0;
+  virtual Breakdown run_set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant, DeviceRel& out) = 0;
+  virtual Breakdown run_product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) = 0;
+  virtual Breakdown run_arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant, DeviceRel& out) = 0;
+  virtual Breakdown run_sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) = 0;
+ 
+ private:
+  void require_variant(Op op, const std::string& variant) const;
+};
+
+// Whether variants(op) lists `variant`.
+bool offers(const RaBackend& backend, Op op, const std::string& variant);
+
+// Test names used in results and --only filters, e.g. "select", "join", "set_union", "add".
+const char* test_name(Op op);
+std::vector<Op> all_ops();
+
+}  // namespace hdb::ra
