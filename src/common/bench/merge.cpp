@@ -123,11 +123,10 @@ nlohmann::json paper_figures(const std::vector<Breakdown>& trials, std::uint64_t
 
 template <class T>
 void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueType type, std::uint64_t size,
-               double unique_pct, double delta_pct) {
+               const Params& params) {
+  const double unique_pct = param(params, "unique").get<double>(), delta_pct = param(params, "delta").get<double>();
   std::uint64_t main_rows = size / 8;
   auto delta_rows = static_cast<std::uint64_t>(std::llround(static_cast<double>(main_rows) * delta_pct / 100.0));
-  // unique and delta are percentages (numbers), as --unique and --delta take them.
-  Params params{{"type", to_string(type)}, {"unique", unique_pct}, {"delta", delta_pct}};
   // Generated once for all variants of this (size, type, unique, delta), only when a case runs.
   std::shared_ptr<MergeInput<T>> input;
   std::shared_ptr<MergeWork<T>> work;
@@ -204,16 +203,28 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
   }
 }
 
+// The merge's axes, declared once: value type, percent of unique values, delta rows as percent of
+// the main rows (--unique and --delta take them as percentages, and so do the ids).
+std::vector<Axis> merge_axes(const MergeParams& prm) {
+  std::vector<ParamValue> types;
+  for (ValueType t : prm.types) types.emplace_back(to_string(t));
+  return {{"type", types}, {"unique", axis_values(prm.unique_pct)}, {"delta", axis_values(prm.delta_pct)}};
+}
+
 void run_merge(Session& s, MergeBackend& backend, const MergeParams& prm) {
+  const std::vector<Params> states = axis_product(merge_axes(prm));
   for (std::uint64_t size : s.sizes())
-    for (ValueType type : prm.types)
-      for (double u : prm.unique_pct)
-        for (double d : prm.delta_pct) switch (type) {
-            case ValueType::U32: run_typed<std::uint32_t>(s, backend, prm, type, size, u, d); break;
-            case ValueType::U64: run_typed<std::uint64_t>(s, backend, prm, type, size, u, d); break;
-            case ValueType::U128: run_typed<U128>(s, backend, prm, type, size, u, d); break;
-            case ValueType::Str: run_typed<std::string_view>(s, backend, prm, type, size, u, d); break;
-          }
+    for (const Params& p : states) {
+      ValueType type = prm.types.front();
+      for (ValueType t : prm.types)
+        if (param(p, "type") == to_string(t)) type = t;
+      switch (type) {
+        case ValueType::U32: run_typed<std::uint32_t>(s, backend, prm, type, size, p); break;
+        case ValueType::U64: run_typed<std::uint64_t>(s, backend, prm, type, size, p); break;
+        case ValueType::U128: run_typed<U128>(s, backend, prm, type, size, p); break;
+        case ValueType::Str: run_typed<std::string_view>(s, backend, prm, type, size, p); break;
+      }
+    }
 }
 
 }  // namespace
