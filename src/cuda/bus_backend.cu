@@ -36,7 +36,7 @@ class TransferCase : public BusCase {
     }
   }
   Breakdown pass() override {
-    EventTimer t;
+    PhaseTimer t;
     t.start();
     if (up_) HDB_CUDA_CHECK(cudaMemcpy(dev_.get(), host_.get(), n_ * 4, cudaMemcpyHostToDevice));
     else HDB_CUDA_CHECK(cudaMemcpy(host_.get(), dev_.get(), n_ * 4, cudaMemcpyDeviceToHost));
@@ -66,7 +66,7 @@ class DeviceCopyCase : public BusCase {
     HDB_CUDA_CHECK(cudaMemset(dst_.get(), 0, n_ * 4));
   }
   Breakdown pass() override {
-    EventTimer t;
+    PhaseTimer t;
     t.start();
     if (kernel_) {
       std::size_t n16 = n_ / 4, tail = n_ % 4;

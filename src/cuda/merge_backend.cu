@@ -37,17 +37,6 @@ std::vector<U> from_device(const U* p, std::size_t n) {
   return v;
 }
 
-// Events at the borders of a pass's segments, created once per case.
-class Marks {
- public:
-  explicit Marks(int n) : ev_(n) {}
-  void at(int i, cudaStream_t s) { ev_[i].record(s); }
-  double between(int a, int b) const { return elapsed(ev_[a], ev_[b]); }
-
- private:
-  std::vector<Event> ev_;
-};
-
 DictMergeKind kind_of(const std::string& name) {
   if (name == "slice") return DictMergeKind::Slice;
   if (name == "csum") return DictMergeKind::Csum;
@@ -101,14 +90,14 @@ class StepCase : public MergeCase<T> {
   Breakdown pass() override {
     HostTimer all;
     cudaStream_t s = stream_.get();
-    marks_.at(0, s);
+    marks_.mark(0, s);
     std::string phase;
     switch (v_.step) {
       case MergeStep::DeltaDict:
         a_->up(s);
-        marks_.at(1, s);
+        marks_.mark(1, s);
         m_ = merge::delta_dict(scratch_, s, a_->dev.get(), nd_, b_->dev.get(), ids_->dev.get());
-        marks_.at(2, s);
+        marks_.mark(2, s);
         b_->down(s, m_);
         ids_->down(s, nd_);
         phase = "1a";
@@ -116,10 +105,10 @@ class StepCase : public MergeCase<T> {
       case MergeStep::DictMerge:
         a_->up(s);
         b_->up(s);
-        marks_.at(1, s);
+        marks_.mark(1, s);
         m_ = merge::dict_merge(kind_of(v_.name), scratch_, s, a_->dev.get(), n1_, b_->dev.get(), n2_, dict_->dev.get(),
                                xm_->dev.get(), xd_->dev.get());
-        marks_.at(2, s);
+        marks_.mark(2, s);
         dict_->down(s, m_);
         xm_->down(s, n1_);
         xd_->down(s, n2_);
@@ -131,22 +120,22 @@ class StepCase : public MergeCase<T> {
           a_->up(s);
           b_->up(s);
           dict_->up(s);
-          marks_.at(1, s);
+          marks_.mark(1, s);
           merge::reencode_binsearch(s, old_->dev.get(), w_.in->main_codes.width, nm_, a_->dev.get(), b_->dev.get(),
                                     dict_->dev.get(), w_.dict.size(), rows_, w_.width, out_->dev.get());
         } else {
           xm_->up(s);
           xd_->up(s);
           ids_->up(s);
-          marks_.at(1, s);
+          marks_.mark(1, s);
           merge::reencode_lookup(s, old_->dev.get(), w_.in->main_codes.width, nm_, xm_->dev.get(), ids_->dev.get(),
                                  xd_->dev.get(), rows_, w_.width, 0, nwords_, out_->dev.get());
         }
-        marks_.at(2, s);
+        marks_.mark(2, s);
         out_->down(s, nwords_);
         phase = "2b";
     }
-    marks_.at(3, s);
+    marks_.mark(3, s);
     stream_.sync();
     Breakdown b;
     b.h2d = marks_.between(0, 1);
@@ -194,7 +183,7 @@ class StepCase : public MergeCase<T> {
   std::uint64_t nm_, nd_, n1_, n2_, rows_, nwords_, m_ = 0;
   Stream stream_;
   Scratch scratch_;
-  Marks marks_;
+  PhaseTimer marks_;  // borders of the pass's segments
   std::unique_ptr<Mirror<T>> a_, b_, dict_;
   std::unique_ptr<Mirror<std::uint32_t>> ids_, xm_, xd_;
   std::unique_ptr<Mirror<std::uint64_t>> old_, out_;
@@ -233,7 +222,7 @@ class WholeCase : public MergeCase<T> {
     HostTimer all;
     cudaStream_t s = compute_.get(), up = overlap_ ? upload_.get() : s, down = overlap_ ? download_.get() : s;
     std::size_t old_words = old_.host.size();
-    marks_.at(0, up);
+    marks_.mark(0, up);
     um_.up(up);
     delta_.up(up);
     up_done_.record(up);
@@ -245,22 +234,22 @@ class WholeCase : public MergeCase<T> {
           HDB_CUDA_CHECK(cudaMemcpyAsync(old_.dev.get() + b, old_.host.get() + b, (e - b) * 8, cudaMemcpyHostToDevice, up));
         chunk_up_[c].record(up);
       }
-    marks_.at(2, up);
+    marks_.mark(2, up);
     // In order, compute follows every upload on the one stream; overlapping, it waits only for
     // U_M and the delta.
     if (overlap_) HDB_CUDA_CHECK(cudaStreamWaitEvent(s, up_done_.get(), 0));
-    marks_.at(3, s);
+    marks_.mark(3, s);
     ud_n_ = merge::delta_dict(scratch_, s, delta_.dev.get(), nd_, ud_.get(), ids_.get());
-    marks_.at(4, s);
+    marks_.mark(4, s);
     m_ = merge::dict_merge(DictMergeKind::MergePath, scratch_, s, um_.dev.get(), n1_, ud_.get(), ud_n_, dict_.dev.get(),
                            xm_.get(), xd_.get());
-    marks_.at(5, s);
+    marks_.mark(5, s);
     width_ = code_width(m_);  // 2a: host arithmetic on the merged size
     nwords_ = BitPacked::words_for(rows_, width_);
     if (!overlap_) {
       merge::reencode_lookup(s, old_.dev.get(), w_.in->main_codes.width, nm_, xm_.get(), ids_.get(), xd_.get(), rows_,
                              width_, 0, nwords_, out_.dev.get());
-      marks_.at(6, s);
+      marks_.mark(6, s);
       dict_.down(s, m_);
       out_.down(s, nwords_);
     } else {
@@ -284,9 +273,9 @@ class WholeCase : public MergeCase<T> {
           HDB_CUDA_CHECK(cudaMemcpyAsync(out_.host.get() + wb, out_.dev.get() + wb, (we - wb) * 8, cudaMemcpyDeviceToHost,
                                          down));
       }
-      marks_.at(6, s);
+      marks_.mark(6, s);
     }
-    marks_.at(7, down);
+    marks_.mark(7, down);
     HDB_CUDA_CHECK(cudaDeviceSynchronize());
     Breakdown b;
     b.h2d = marks_.between(0, 2);
@@ -328,7 +317,7 @@ class WholeCase : public MergeCase<T> {
   DeviceBuffer<std::uint32_t> ids_, xm_, xd_;
   Stream compute_, upload_, download_;
   Scratch scratch_;
-  Marks marks_;
+  PhaseTimer marks_;  // borders of the pass's segments
   std::vector<Event> chunk_up_, chunk_done_;
   Event up_done_, dict_ready_;
 };

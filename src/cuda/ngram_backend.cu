@@ -183,7 +183,7 @@ struct CudaNgram::State {
   DeviceBuffer<std::int32_t> q_m;
   HostBuffer<std::uint32_t> batch_host;
   Stream stream;
-  EventTimer kernel_t, copy_t;
+  PhaseTimer kernel_t, copy_t;
   IndexView view() const {
     return {article.get(), map.get(), list_off.get(), dir_off.get(), dir_bin.get(), dir_start.get()};
   }

@@ -117,22 +117,6 @@ std::uint32_t rows32(std::uint64_t rows) {
   return static_cast<std::uint32_t>(rows);
 }
 
-void OpTimer::phase(const std::string& name) {
-  s_.event(names_.size()).record(s_.stream.get());
-  names_.push_back(name);
-}
-
-Breakdown OpTimer::finish() {
-  Breakdown b;
-  if (names_.empty()) return b;
-  Event& last = s_.event(names_.size());
-  last.record(s_.stream.get());
-  last.sync();
-  b.kernel = b.total = hdb::cuda::elapsed(s_.event(0), last);
-  for (std::size_t i = 0; i < names_.size(); ++i) b.add_phase(names_[i], hdb::cuda::elapsed(s_.event(i), s_.event(i + 1)));
-  return b;
-}
-
 Aggregate identity_aggregate(int values, ReduceOp op) {
   Aggregate a;
   a.values = values;
@@ -253,7 +237,7 @@ Breakdown CudaRa::upload(const Relation& host, DeviceRel& out) {
   Breakdown b;
   if (!host.words()) return b;
   HostTimer wall;
-  hdb::cuda::EventTimer t;
+  hdb::cuda::PhaseTimer t;
   t.start(s.stream.get());
   HDB_CUDA_CHECK(cudaMemcpyAsync(d.data(), host.data(), host.bytes(), cudaMemcpyHostToDevice, s.stream.get()));
   b.h2d = t.stop(s.stream.get());
@@ -269,7 +253,7 @@ Breakdown CudaRa::download(const DeviceRelation& dev, Relation& host) {
   Breakdown b;
   if (!d.rows()) return b;
   HostTimer wall;
-  hdb::cuda::EventTimer t;
+  hdb::cuda::PhaseTimer t;
   t.start(s.stream.get());
   HDB_CUDA_CHECK(cudaMemcpyAsync(host.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost, s.stream.get()));
   b.d2h = t.stop(s.stream.get());
@@ -282,7 +266,7 @@ Breakdown CudaRa::run_project(const DeviceRelation& in_, const std::vector<int>&
   State& s = state();
   const CudaRelation& in = as_cuda(in_);
   CudaRelation& out = ensure(out_handle, in.rows(), static_cast<int>(columns.size()) - 1);
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   t.phase("compute");
   if (variant == "tuned") launch_tuned_project(s, in, columns, out.data());
   else launch_project(s, in, columns, out.data());
@@ -340,7 +324,7 @@ Breakdown CudaRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_
   const CudaRelation& a = as_cuda(a_);
   const CudaRelation& b = as_cuda(b_);
   CudaRelation& out = ensure(out_handle, a.rows() * b.rows(), a.values() + b.width());
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   t.phase("compute");
   launch_product(s, a, b, out.data());
   return t.finish();
@@ -352,7 +336,7 @@ Breakdown CudaRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, 
   const CudaRelation& a = as_cuda(a_);
   const CudaRelation& b = as_cuda(b_);
   CudaRelation& out = ensure(out_handle, a.rows(), a.values());
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   t.phase("compute");
   if (variant == "tuned") launch_tuned_arith(s, a, b, op, out.data());
   else launch_arith(s, a, b, op, out.data());

@@ -153,7 +153,7 @@ void tuned_compact_w(CudaRa::State& s, std::uint32_t mode, const CudaRelation& i
 
 Breakdown cub_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation& in, const CudaRelation* other,
                       const Predicate& pred, DeviceRel& out_handle) {
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   const std::uint32_t n = rows32(in.rows());
   if (n == 0) {
     ensure(out_handle, 0, in.values());
@@ -169,7 +169,7 @@ Breakdown cub_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation& 
 }
 
 Breakdown cub_union(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, DeviceRel& out_handle) {
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   const std::uint32_t w = static_cast<std::uint32_t>(a.width());
   std::uint32_t kept = 0;
   std::uint32_t* bprime = nullptr;
@@ -188,7 +188,7 @@ Breakdown cub_union(CudaRa::State& s, const CudaRelation& a, const CudaRelation&
 }
 
 Breakdown cub_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggregate& result) {
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   result = identity_aggregate(in.values(), op);
   const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
   const std::uint32_t n = rows32(in.rows());
@@ -209,7 +209,7 @@ Breakdown cub_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggr
 }
 
 Breakdown cub_reduce_by_key(CudaRa::State& s, const CudaRelation& in, ReduceOp op, DeviceRel& out_handle) {
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   const std::uint32_t n = rows32(in.rows());
   if (n == 0) {
     ensure(out_handle, 0, in.values());
@@ -224,7 +224,7 @@ Breakdown cub_reduce_by_key(CudaRa::State& s, const CudaRelation& in, ReduceOp o
 }
 
 Breakdown cub_join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& r, bool tuned, DeviceRel& out_handle) {
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   const std::uint32_t nl = rows32(l.rows()), nr = rows32(r.rows());
   const int out_values = l.values() + r.values();
   if (nl == 0 || nr == 0) {
@@ -263,7 +263,7 @@ Breakdown cub_join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& 
 }
 
 Breakdown cub_sort(CudaRa::State& s, const CudaRelation& in, DeviceRel& out_handle) {
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   const std::uint32_t n = rows32(in.rows());
   const auto w = static_cast<std::uint32_t>(in.width());
   CudaRelation& out = ensure(out_handle, n, in.values());
@@ -298,7 +298,7 @@ Breakdown tuned_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation
   if (w > 4)
     throw SkipCase("tuned select/unique handles tuples of up to 4 words, these have " + std::to_string(w) +
                    " (variant cub runs them)");
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   const std::uint32_t n = rows32(in.rows());
   // One pass writes straight into the output, so it is sized for the worst case (every tuple kept)
   // and its row count set from the selected count afterwards.

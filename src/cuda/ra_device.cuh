@@ -18,6 +18,7 @@ namespace hdb::ra::cuda {
 
 using hdb::cuda::DeviceBuffer;
 using hdb::cuda::Event;
+using hdb::cuda::PhaseTimer;
 
 inline constexpr int kBlock = 256;  // the paper's work-group size
 inline constexpr int kMaxWidth = kMaxValues + 1;
@@ -43,29 +44,18 @@ std::uint32_t rows32(std::uint64_t rows);
 struct CudaRa::State {
   hdb::cuda::CudaPlatform& platform;
   hdb::cuda::Stream stream;
-  std::vector<std::unique_ptr<Event>> events;
+  PhaseTimer timer;  // the running operator's phases (begin_op)
   hdb::cuda::Scratch scratch;  // s.scratch.get<T>(name, count): grow-only, kept across passes
   hdb::cuda::HostBuffer<std::uint32_t> count_host{1, Transfer::Pinned};  // target of read_count
   std::map<const void*, int> resident_blocks;  // per kernel: blocks of kBlock threads one SM holds
   std::uint32_t max_grid = 0;  // tests: at most this many blocks for the tuned grid-stride kernels (0: none)
   explicit State(hdb::cuda::CudaPlatform& p) : platform(p) {}
 
-  Event& event(std::size_t i) {
-    while (events.size() <= i) events.push_back(std::make_unique<Event>());
-    return *events[i];
+  // The timer of one operator's phases on the state's stream: t.phase(name) ...; t.finish().
+  PhaseTimer& begin_op() {
+    timer.begin(stream.get());
+    return timer;
   }
-};
-
-// Times consecutive phases of one operator on the state's stream.
-class OpTimer {
- public:
-  explicit OpTimer(CudaRa::State& s) : s_(s) {}
-  void phase(const std::string& name);  // ends the previous phase, starts `name`
-  Breakdown finish();                    // waits for the stream; kernel = first .. last event
-
- private:
-  CudaRa::State& s_;
-  std::vector<std::string> names_;
 };
 
 // The reduce of an empty relation: 0 (sum, max) or 0xffffffff (min) for each of `values` attributes.

@@ -165,7 +165,7 @@ std::uint32_t scan_counts(CudaRa::State& s, const std::uint32_t* in, std::uint32
 }
 
 // Partition + scan; the kept tuples (or row indices) wait in "paper.part" for gather().
-std::uint32_t partition(CudaRa::State& s, OpTimer& t, std::uint32_t mode, const CudaRelation& in,
+std::uint32_t partition(CudaRa::State& s, PhaseTimer& t, std::uint32_t mode, const CudaRelation& in,
                         const CudaRelation* other, const Predicate& pred, bool emit_index) {
   const std::uint32_t n = rows32(in.rows());
   if (n == 0) return 0;
@@ -182,7 +182,7 @@ std::uint32_t partition(CudaRa::State& s, OpTimer& t, std::uint32_t mode, const 
   return scan_counts(s, counts, offsets, blocks);
 }
 
-void gather(CudaRa::State& s, OpTimer& t, std::uint64_t rows_in, std::uint32_t ow, std::uint32_t* out) {
+void gather(CudaRa::State& s, PhaseTimer& t, std::uint64_t rows_in, std::uint32_t ow, std::uint32_t* out) {
   const std::uint32_t blocks = blocks_for(rows_in);
   t.phase("gather");
   gather_partitions<<<blocks, kBlock, 0, s.stream.get()>>>(
@@ -195,7 +195,7 @@ void gather(CudaRa::State& s, OpTimer& t, std::uint64_t rows_in, std::uint32_t o
 
 Breakdown paper_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation& in, const CudaRelation* other,
                         const Predicate& pred, DeviceRel& out_handle) {
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   const std::uint32_t total = partition(s, t, mode, in, other, pred, false);
   CudaRelation& out = ensure(out_handle, total, in.values());
   if (total) gather(s, t, in.rows(), static_cast<std::uint32_t>(in.width()), out.data());
@@ -203,7 +203,7 @@ Breakdown paper_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation
 }
 
 Breakdown paper_union(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, DeviceRel& out_handle) {
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   const std::uint32_t w = static_cast<std::uint32_t>(a.width());
   const std::uint32_t kept = partition(s, t, kUnionKeep, b, &a, Predicate{}, false);
   std::uint32_t* bprime = s.scratch.get<std::uint32_t>("paper.union.b", static_cast<std::uint64_t>(kept) * w);
@@ -217,7 +217,7 @@ Breakdown paper_union(CudaRa::State& s, const CudaRelation& a, const CudaRelatio
 }
 
 Breakdown paper_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggregate& result) {
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   const std::uint32_t n = rows32(in.rows());
   const std::uint32_t values = static_cast<std::uint32_t>(in.values());
   result = identity_aggregate(in.values(), op);
@@ -238,7 +238,7 @@ Breakdown paper_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Ag
 }
 
 Breakdown paper_reduce_by_key(CudaRa::State& s, const CudaRelation& in, ReduceOp op, DeviceRel& out_handle) {
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   const std::uint32_t runs = partition(s, t, kUnique, in, nullptr, Predicate{}, true);
   CudaRelation& out = ensure(out_handle, runs, in.values());
   if (runs) {
@@ -251,7 +251,7 @@ Breakdown paper_reduce_by_key(CudaRa::State& s, const CudaRelation& in, ReduceOp
 }
 
 Breakdown paper_join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& r, DeviceRel& out_handle) {
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   const std::uint32_t nl = rows32(l.rows()), nr = rows32(r.rows());
   const int out_values = l.values() + r.values();
   if (nl == 0 || nr == 0) {

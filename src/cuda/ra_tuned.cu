@@ -299,7 +299,7 @@ void launch_tuned_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelat
 }
 
 Breakdown tuned_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggregate& result) {
-  OpTimer t(s);
+  PhaseTimer& t = s.begin_op();
   result = identity_aggregate(in.values(), op);
   const std::uint64_t n = in.rows();
   if (n == 0 || in.values() == 0) return t.finish();

@@ -227,7 +227,7 @@ class CudaRun : public tpch::TpchRun {
     HostTimer wall;
     Breakdown b;
     cudaStream_t s = stream_.get();
-    EventTimer t;
+    PhaseTimer t;
     t.start(s);
     std::size_t h = 0;
     for (std::size_t i = 0; i < plan_.inputs.size(); ++i)
@@ -374,7 +374,7 @@ class CudaRun : public tpch::TpchRun {
       const Step& s = plan_.steps[k];
       DevRel& out = rel_[plan_.inputs.size() + k];
       const DevRel& in = rel_[static_cast<std::size_t>(s.in)];
-      EventTimer t;
+      PhaseTimer t;
       t.start(st);
       switch (s.op) {
         case Op::Select:
@@ -428,7 +428,7 @@ class CudaRun : public tpch::TpchRun {
       for (std::size_t p = 0; p < fj.build_preds.size(); ++p) ba.preds[p] = {fj.build_preds[p].col, fj.build_preds[p].lo, fj.build_preds[p].hi};
       ba.table = table;
       ba.mask = cap - 1;
-      EventTimer t;
+      PhaseTimer t;
       t.start(st);
       HDB_CUDA_CHECK(cudaMemsetAsync(table, 0xff, cap * sizeof(unsigned long long), st));
       if (build.rows) build_table<<<blocks(build.rows), kThreads, 0, st>>>(ba);
@@ -452,7 +452,7 @@ class CudaRun : public tpch::TpchRun {
       a.out[c] = grow(out.cols[c], a.probe_rows);
     }
     a.count = reinterpret_cast<unsigned long long*>(grow(total_, 2));
-    EventTimer t;
+    PhaseTimer t;
     t.start(st);
     HDB_CUDA_CHECK(cudaMemsetAsync(a.count, 0, sizeof(u64), st));
     if (a.probe_rows) fused_probe<<<blocks(a.probe_rows, kThreads * kItems), kThreads, 0, st>>>(a);

@@ -7,9 +7,11 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "harness/errors.hpp"
 #include "harness/options.hpp"
+#include "harness/timing.hpp"
 
 namespace hdb::cuda {
 
@@ -147,17 +149,53 @@ inline double elapsed(const Event& start, const Event& stop) {
   return static_cast<double>(ms) * 1e-3;
 }
 
-// Times a region on one stream with a pair of events: t.start(s); ...; double sec = t.stop(s);
-class EventTimer {
+// The one phase timer of the CUDA backends: events recorded on a stream at the borders of a
+// pass's segments. Events are created with the timer (`borders` of them) or when it first needs
+// more (the warm-up pass), then reused.
+//   one region:    t.start(s); ...; double sec = t.stop(s);
+//   borders:       t.mark(0, s); ...; t.mark(1, s); ...; then t.between(0, 1)
+//   named phases:  t.begin(s); t.phase("a"); ...; t.phase("b"); ...; Breakdown b = t.finish();
+//                  (kernel = total = first border to last, each phase its own segment)
+class PhaseTimer {
  public:
-  void start(cudaStream_t s = nullptr) { a_.record(s); }
+  explicit PhaseTimer(std::size_t borders = 2) { reserve(borders); }
+  void start(cudaStream_t s = nullptr) { mark(0, s); }
   double stop(cudaStream_t s = nullptr) {
-    b_.record(s);
-    return elapsed(a_, b_);
+    mark(1, s);
+    return between(0, 1);
+  }
+  void mark(std::size_t i, cudaStream_t s) {
+    reserve(i + 1);
+    ev_[i]->record(s);
+  }
+  // Seconds from border a to border b (waits for b).
+  double between(std::size_t a, std::size_t b) const { return elapsed(*ev_[a], *ev_[b]); }
+  void begin(cudaStream_t s) {
+    stream_ = s;
+    names_.clear();
+  }
+  // Ends the running phase (if any) and starts `name`.
+  void phase(const std::string& name) {
+    mark(names_.size(), stream_);
+    names_.push_back(name);
+  }
+  Breakdown finish() {
+    Breakdown b;
+    if (names_.empty()) return b;
+    const std::size_t last = names_.size();
+    mark(last, stream_);
+    b.kernel = b.total = between(0, last);
+    for (std::size_t i = 0; i < last; ++i) b.add_phase(names_[i], between(i, i + 1));
+    return b;
   }
 
  private:
-  Event a_, b_;
+  void reserve(std::size_t n) {
+    while (ev_.size() < n) ev_.push_back(std::make_unique<Event>());
+  }
+  std::vector<std::unique_ptr<Event>> ev_;
+  std::vector<std::string> names_;
+  cudaStream_t stream_ = nullptr;
 };
 
 }  // namespace hdb::cuda

@@ -140,7 +140,7 @@ double CudaPlatform::measure_copy_ceiling() {
   HDB_CUDA_CHECK(cudaMemset(b.get(), 2, bytes));
   double best = 1e30;
   for (int i = 0; i < 5; ++i) {
-    EventTimer t;
+    PhaseTimer t;
     t.start();
     HDB_CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice));
     best = std::min(best, t.stop());
