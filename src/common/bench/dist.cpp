@@ -13,7 +13,7 @@ namespace hdb::dist {
 
 using ra::number_text;
 
-int dist_main(int argc, char** argv, Platform& platform, const DistBackends& backends) {
+int dist_main(int argc, char** argv, Platform& platform, ra::RaBackend& ra, MergeBackend& merge) {
   auto o = std::make_shared<DistOptions>();
   auto type_text = std::make_shared<std::vector<std::string>>();
   BenchmarkDef def;
@@ -46,11 +46,11 @@ int dist_main(int argc, char** argv, Platform& platform, const DistBackends& bac
     for (double d : o->delta_pct)
       if (!(d >= 0 && d <= 100)) throw UsageError("--delta values must be in [0, 100], got " + number_text(d));
   };
-  def.run = [o, backends](Session& s) {
+  def.run = [o, &ra, &merge](Session& s) {
     // Listing runs on rank 0 alone, so it must not touch MPI.
     const Comm comm = s.listing() ? Comm::single() : Comm::world();
-    if (backends.ra) run_dist_ra(s, comm, *backends.ra, *o);
-    if (backends.merge) run_table_merge(s, comm, *backends.merge, *o);
+    run_dist_ra(s, comm, ra, *o);
+    run_table_merge(s, comm, merge, *o);
   };
   return run_main(argc, argv, def, platform);
 }

@@ -18,12 +18,6 @@
 
 namespace hdb::dist {
 
-// What one executable drives; a null backend's tests are not offered.
-struct DistBackends {
-  ra::RaBackend* ra = nullptr;
-  MergeBackend* merge = nullptr;
-};
-
 struct DistOptions : ra::WorkloadOptions {
   bool weak = false;  // --weak: the size is per rank (global input = size x ranks)
   // table_merge
@@ -33,16 +27,17 @@ struct DistOptions : ra::WorkloadOptions {
   std::vector<double> delta_pct{1};
 };
 
-int dist_main(int argc, char** argv, Platform& platform, const DistBackends& backends);
+// Runs the tests: dist_unique and dist_join on `ra`'s primitives, table_merge on `merge`'s.
+int dist_main(int argc, char** argv, Platform& platform, ra::RaBackend& ra, MergeBackend& merge);
 
 // The whole main of hdb-dist-<backend>: its platform, and its RA and merge backend classes
-// (constructed from the platform) offering all the tests.
+// (constructed from the platform).
 template <class BackendPlatform, class RaClass, class MergeClass>
 int dist_main_for(int argc, char** argv) {
   BackendPlatform platform;
   RaClass ra(platform);
   MergeClass merge(platform);
-  return dist_main(argc, argv, platform, DistBackends{&ra, &merge});
+  return dist_main(argc, argv, platform, ra, merge);
 }
 
 }  // namespace hdb::dist
