@@ -231,18 +231,24 @@ Relation CudaRa::host_relation(std::uint64_t rows, int values, Transfer kind) {
   return Relation(std::make_shared<PinnedMemory>(rows * static_cast<std::uint64_t>(1 + values)), rows, values);
 }
 
+namespace {
+// One copy between host and device on the state's stream: h2d or d2h by events, total by wall.
+Breakdown timed_copy(CudaRa::State& s, void* dst, const void* src, std::uint64_t bytes, cudaMemcpyKind kind) {
+  Breakdown b;
+  HostTimer wall;
+  s.timer.start(s.stream.get());
+  HDB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s.stream.get()));
+  (kind == cudaMemcpyHostToDevice ? b.h2d : b.d2h) = s.timer.stop(s.stream.get());
+  b.total = wall.seconds();
+  return b;
+}
+}  // namespace
+
 Breakdown CudaRa::upload(const Relation& host, DeviceRel& out) {
   State& s = state();
   CudaRelation& d = ensure(out, host.rows(), host.values());
-  Breakdown b;
-  if (!host.words()) return b;
-  HostTimer wall;
-  hdb::cuda::PhaseTimer t;
-  t.start(s.stream.get());
-  HDB_CUDA_CHECK(cudaMemcpyAsync(d.data(), host.data(), host.bytes(), cudaMemcpyHostToDevice, s.stream.get()));
-  b.h2d = t.stop(s.stream.get());
-  b.total = wall.seconds();
-  return b;
+  if (!host.words()) return {};
+  return timed_copy(s, d.data(), host.data(), host.bytes(), cudaMemcpyHostToDevice);
 }
 
 Breakdown CudaRa::download(const DeviceRelation& dev, Relation& host) {
@@ -250,15 +256,8 @@ Breakdown CudaRa::download(const DeviceRelation& dev, Relation& host) {
   const CudaRelation& d = as_cuda(dev);
   if (host.values() != d.values() || host.capacity_rows() < d.rows()) host = Relation(d.rows(), d.values());
   host.set_rows(d.rows());
-  Breakdown b;
-  if (!d.rows()) return b;
-  HostTimer wall;
-  hdb::cuda::PhaseTimer t;
-  t.start(s.stream.get());
-  HDB_CUDA_CHECK(cudaMemcpyAsync(host.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost, s.stream.get()));
-  b.d2h = t.stop(s.stream.get());
-  b.total = wall.seconds();
-  return b;
+  if (!d.rows()) return {};
+  return timed_copy(s, host.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost);
 }
 
 Breakdown CudaRa::run_project(const DeviceRelation& in_, const std::vector<int>& columns, const std::string& variant,
