@@ -16,6 +16,7 @@ function(hdb_dist_parts backend out)
   set(${out} "${parts}" PARENT_SCOPE)
 endfunction()
 
+set_property(GLOBAL APPEND PROPERTY HDB_LATE_TARGETS hdb_bench_dist)
 function(hdb_dist_targets)
   if(NOT TARGET hdb_bench_ra OR NOT TARGET hdb_bench_merge)
     message(STATUS "dist: not built (needs the ra and merge benchmarks)")
