@@ -16,44 +16,13 @@
 
 namespace hdb::tpch::test {
 
-inline std::shared_ptr<const Relation> kv(const std::string& name, std::vector<std::uint32_t> k,
-                                          std::vector<std::uint32_t> v) {
-  auto r = std::make_shared<Relation>();
-  r->name = name;
-  r->cols.push_back({{name + "_key", ColType::Int}, std::move(k)});
-  r->cols.push_back({{name + "_value", ColType::Int}, std::move(v)});
-  return r;
-}
-
-inline Step select_step(int in, int col, std::uint32_t lo, std::uint32_t hi) {
-  Step s;
-  s.op = Op::Select;
-  s.name = "select";
-  s.in = in;
-  s.col = col;
-  s.lo = lo;
-  s.hi = hi;
-  return s;
-}
-
-inline Step join_step(int in, int col, int right, int right_col) {
-  Step s;
-  s.op = Op::Join;
-  s.name = "join";
-  s.in = in;
-  s.col = col;
-  s.right = right;
-  s.right_col = right_col;
-  return s;
-}
-
 // A two-step plan: select on r1, then join with r2 on the keys.
 inline Plan select_join(std::shared_ptr<const Relation> r1, std::shared_ptr<const Relation> r2, std::uint32_t lo,
                         std::uint32_t hi) {
   Plan p;
   p.kernel = "edge";
   p.inputs = {std::move(r1), std::move(r2)};
-  p.steps = {select_step(0, 1, lo, hi), join_step(2, 0, 1, 0)};
+  p.steps = {select_step("select", 0, 1, lo, hi), join_step("join", 2, 0, 1, 0)};
   return p;
 }
 
@@ -71,22 +40,23 @@ inline std::vector<std::pair<std::string, Plan>> test_plans(bool include_tpch = 
     keys[i] = i % 1500;
     vals[i] = i * 7 + 1;
   }
-  auto r1 = kv("r1", keys, vals);
+  auto r1 = key_value_relation("r1", keys, vals);
   std::vector<std::uint32_t> k2(1500), v2(1500);
   for (std::uint32_t i = 0; i < 1500; ++i) {
     k2[i] = 1499 - i;
     v2[i] = i;
   }
-  auto r2 = kv("r2", k2, v2);
+  auto r2 = key_value_relation("r2", k2, v2);
   out.emplace_back("all selected", select_join(r1, r2, 0, 0xffffffffu));
   out.emplace_back("none selected", select_join(r1, r2, 0xfffffff0u, 0xffffffffu));
   // Keys and values at the top of the 32-bit range, in the predicates and the join.
-  auto top1 = kv("t1", {0xffffffffu, 0xfffffffeu, 0xffffffffu, 0u}, {0xffffffffu, 1u, 0xfffffffeu, 0xffffffffu});
-  auto top2 = kv("t2", {0xffffffffu, 0u, 0xfffffffdu}, {5u, 6u, 0xffffffffu});
+  auto top1 = key_value_relation("t1", {0xffffffffu, 0xfffffffeu, 0xffffffffu, 0u},
+                                 {0xffffffffu, 1u, 0xfffffffeu, 0xffffffffu});
+  auto top2 = key_value_relation("t2", {0xffffffffu, 0u, 0xfffffffdu}, {5u, 6u, 0xffffffffu});
   out.emplace_back("maximum keys", select_join(top1, top2, 0xfffffffeu, 0xffffffffu));
   // Every key equal on both sides: the join is a cross product (400 x 300 rows).
-  auto eq1 = kv("e1", std::vector<std::uint32_t>(400, 42), std::vector<std::uint32_t>(400, 9));
-  auto eq2 = kv("e2", std::vector<std::uint32_t>(300, 42), std::vector<std::uint32_t>(300, 3));
+  auto eq1 = key_value_relation("e1", std::vector<std::uint32_t>(400, 42), std::vector<std::uint32_t>(400, 9));
+  auto eq2 = key_value_relation("e2", std::vector<std::uint32_t>(300, 42), std::vector<std::uint32_t>(300, 3));
   out.emplace_back("all keys equal", select_join(eq1, eq2, 9, 9));
   return out;
 }

@@ -78,37 +78,6 @@ std::shared_ptr<const Relation> sub_relation(const Relation& t, const std::vecto
   return r;
 }
 
-Step select(const std::string& name, int in, int col, std::uint32_t lo, std::uint32_t hi) {
-  Step s;
-  s.op = Op::Select;
-  s.name = name;
-  s.in = in;
-  s.col = col;
-  s.lo = lo;
-  s.hi = hi;
-  return s;
-}
-
-Step join(const std::string& name, int in, int col, int right, int right_col) {
-  Step s;
-  s.op = Op::Join;
-  s.name = name;
-  s.in = in;
-  s.col = col;
-  s.right = right;
-  s.right_col = right_col;
-  return s;
-}
-
-Step project(const std::string& name, int in, std::vector<int> cols) {
-  Step s;
-  s.op = Op::Project;
-  s.name = name;
-  s.in = in;
-  s.cols = std::move(cols);
-  return s;
-}
-
 bool unique_column(const std::vector<std::uint32_t>& v) {
   std::vector<std::uint32_t> s = v;
   std::sort(s.begin(), s.end());
@@ -204,21 +173,61 @@ bool fuse_plan(const Plan& plan, FusedPlan& out, std::string& why) {
   return true;
 }
 
+Step select_step(const std::string& name, int in, int col, std::uint32_t lo, std::uint32_t hi) {
+  Step s;
+  s.op = Op::Select;
+  s.name = name;
+  s.in = in;
+  s.col = col;
+  s.lo = lo;
+  s.hi = hi;
+  return s;
+}
+
+Step join_step(const std::string& name, int in, int col, int right, int right_col) {
+  Step s;
+  s.op = Op::Join;
+  s.name = name;
+  s.in = in;
+  s.col = col;
+  s.right = right;
+  s.right_col = right_col;
+  return s;
+}
+
+Step project_step(const std::string& name, int in, std::vector<int> cols) {
+  Step s;
+  s.op = Op::Project;
+  s.name = name;
+  s.in = in;
+  s.cols = std::move(cols);
+  return s;
+}
+
+std::shared_ptr<const Relation> key_value_relation(const std::string& name, std::vector<std::uint32_t> k,
+                                          std::vector<std::uint32_t> v) {
+  auto r = std::make_shared<Relation>();
+  r->name = name;
+  r->cols.push_back({{name + "_key", ColType::Int}, std::move(k)});
+  r->cols.push_back({{name + "_value", ColType::Int}, std::move(v)});
+  return r;
+}
+
 Plan tpch_kernel(const std::string& kernel, const Tables& t) {
   Plan p;
   p.kernel = kernel;
   if (kernel == "A") {
     // Q6: l_shipdate in 1994, l_discount between 0.06 - 0.01 and 0.06 + 0.01, l_quantity < 24.
     p.inputs = {sub_relation(t.lineitem, {"l_orderkey", "l_quantity", "l_extendedprice", "l_discount", "l_shipdate"})};
-    p.steps = {select("1_select_shipdate", 0, 4, kQ6DateLo, kQ6DateHi), select("2_select_discount", 1, 3, 5, 7),
-               select("3_select_quantity", 2, 1, 0, 23)};
+    p.steps = {select_step("1_select_shipdate", 0, 4, kQ6DateLo, kQ6DateHi), select_step("2_select_discount", 1, 3, 5, 7),
+               select_step("3_select_quantity", 2, 1, 0, 23)};
   } else if (kernel == "B") {
     // lineitem ⋈ orders on the order key, then ⋈ customer on the customer key.
     p.inputs = {sub_relation(t.lineitem, {"l_orderkey", "l_extendedprice"}),
                 sub_relation(t.orders, {"o_orderkey", "o_custkey", "o_orderdate"}),
                 sub_relation(t.customer, {"c_custkey", "c_mktsegment"})};
     // 3: (l_orderkey, l_extendedprice, o_custkey, o_orderdate); 4: + c_mktsegment
-    p.steps = {join("1_join_orders", 0, 0, 1, 0), join("2_join_customer", 3, 2, 2, 0)};
+    p.steps = {join_step("1_join_orders", 0, 0, 1, 0), join_step("2_join_customer", 3, 2, 2, 0)};
   } else if (kernel == "C") {
     // Q3 without its aggregate: the selects, the two joins, the projection of the output columns.
     p.inputs = {sub_relation(t.lineitem, {"l_orderkey", "l_extendedprice", "l_discount", "l_shipdate"}),
@@ -228,12 +237,12 @@ Plan tpch_kernel(const std::string& kernel, const Tables& t) {
     // 3: customer BUILDING, 4: orders before the date, 5: lineitem after the date
     // 6: (l_orderkey, l_extendedprice, l_discount, l_shipdate, o_custkey, o_orderdate, o_shippriority)
     // 7: 6 + c_mktsegment, 8: the projection
-    p.steps = {select("1_select_customer", 2, 1, building, building),
-               select("2_select_orders", 1, 2, 0, kQ3Date - 1),
-               select("3_select_lineitem", 0, 3, kQ3Date + 1, 0xffffffffu),
-               join("4_join_orders", 5, 0, 4, 0),
-               join("5_join_customer", 6, 4, 3, 0),
-               project("6_project", 7, {0, 1, 2, 5, 6})};
+    p.steps = {select_step("1_select_customer", 2, 1, building, building),
+               select_step("2_select_orders", 1, 2, 0, kQ3Date - 1),
+               select_step("3_select_lineitem", 0, 3, kQ3Date + 1, 0xffffffffu),
+               join_step("4_join_orders", 5, 0, 4, 0),
+               join_step("5_join_customer", 6, 4, 3, 0),
+               project_step("6_project", 7, {0, 1, 2, 5, 6})};
   } else {
     throw std::logic_error("unknown kernel " + kernel);
   }
@@ -251,14 +260,6 @@ std::vector<std::uint32_t> uniform_column(std::uint64_t n, std::uint64_t seed, s
   return v;
 }
 
-std::shared_ptr<const Relation> key_value(const std::string& name, std::vector<std::uint32_t> k,
-                                          std::vector<std::uint32_t> v) {
-  auto r = std::make_shared<Relation>();
-  r->name = name;
-  r->cols.push_back({{name + "_key", ColType::Int}, std::move(k)});
-  r->cols.push_back({{name + "_value", ColType::Int}, std::move(v)});
-  return r;
-}
 
 }  // namespace
 
@@ -270,9 +271,9 @@ Plan random_kernel(const std::string& kernel, std::uint64_t n, std::uint64_t see
   const std::uint32_t half = static_cast<std::uint32_t>(n / 2 == 0 ? 0 : n / 2 - 1);
   if (kernel == "A") {
     // Three chained selects of 1/2 each on uniform 32-bit keys and values: 1/8 of the rows remain.
-    p.inputs = {key_value("r", col(1, full), col(2, full))};
-    p.steps = {select("1_select_key_low", 0, 0, 0, 0x7fffffffu), select("2_select_value_low", 1, 1, 0, 0x7fffffffu),
-               select("3_select_key_high", 2, 0, 0x40000000u, 0xffffffffu)};
+    p.inputs = {key_value_relation("r", col(1, full), col(2, full))};
+    p.steps = {select_step("1_select_key_low", 0, 0, 0, 0x7fffffffu), select_step("2_select_value_low", 1, 1, 0, 0x7fffffffu),
+               select_step("3_select_key_high", 2, 0, 0x40000000u, 0xffffffffu)};
     return p;
   }
   if (kernel != "B" && kernel != "C") throw std::logic_error("unknown kernel " + kernel);
@@ -284,18 +285,18 @@ Plan random_kernel(const std::string& kernel, std::uint64_t n, std::uint64_t see
   std::sort(k1.begin(), k1.end());
   std::vector<std::uint32_t> iota(n);
   std::iota(iota.begin(), iota.end(), 0u);
-  p.inputs = {key_value("r1", std::move(k1), col(4, n)), key_value("r2", iota, col(6, n)), key_value("r3", iota, col(8, full))};
+  p.inputs = {key_value_relation("r1", std::move(k1), col(4, n)), key_value_relation("r2", iota, col(6, n)), key_value_relation("r3", iota, col(8, full))};
   if (kernel == "B") {
     // 3: (r1_key, r1_value, r2_value); 4: + r3_value
-    p.steps = {join("1_join_r2", 0, 0, 1, 0), join("2_join_r3", 3, 2, 2, 0)};
+    p.steps = {join_step("1_join_r2", 0, 0, 1, 0), join_step("2_join_r3", 3, 2, 2, 0)};
   } else {
     // Selects of 1/2 on each relation, the joins, then (r1_key, r1_value, r3_value).
-    p.steps = {select("1_select_r1", 0, 1, 0, half),
-               select("2_select_r2", 1, 1, 0, half),
-               select("3_select_r3", 2, 1, 0, 0x7fffffffu),
-               join("4_join_r2", 3, 0, 4, 0),
-               join("5_join_r3", 6, 2, 5, 0),
-               project("6_project", 7, {0, 1, 3})};
+    p.steps = {select_step("1_select_r1", 0, 1, 0, half),
+               select_step("2_select_r2", 1, 1, 0, half),
+               select_step("3_select_r3", 2, 1, 0, 0x7fffffffu),
+               join_step("4_join_r2", 3, 0, 4, 0),
+               join_step("5_join_r3", 6, 2, 5, 0),
+               project_step("6_project", 7, {0, 1, 3})};
   }
   plan_schemas(p);
   return p;

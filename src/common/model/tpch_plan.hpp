@@ -40,6 +40,14 @@ struct Plan {
   std::uint64_t input_rows() const;
 };
 
+// Plan vocabulary, for the kernels here and for tests: one step of each kind, and an input of
+// two columns <name>_key, <name>_value.
+Step select_step(const std::string& name, int in, int col, std::uint32_t lo, std::uint32_t hi);
+Step join_step(const std::string& name, int in, int col, int right, int right_col);
+Step project_step(const std::string& name, int in, std::vector<int> cols);
+std::shared_ptr<const Relation> key_value_relation(const std::string& name, std::vector<std::uint32_t> keys,
+                                                   std::vector<std::uint32_t> values);
+
 // Schema of every relation id of the plan (inputs, then one per step); throws std::logic_error for
 // an ill-formed plan (bad ids or columns).
 std::vector<std::vector<ColumnInfo>> plan_schemas(const Plan& plan);
