@@ -1,16 +1,12 @@
 #pragma once
 // The CPU delta merge, serial (the papers' single-core STL baseline) and parallel (all cores), for
-// any value type with < and ==. Parallel regions run on OpenMP when available, else std::thread.
+// any value type with < and ==. Parallel regions run through runtime/chunks.hpp (OpenMP when available).
 #include <algorithm>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
+#include "runtime/chunks.hpp"
 #include "workloads/columns.hpp"
-
-#ifdef HDB_HAVE_OPENMP
-#include <omp.h>
-#endif
 
 namespace hdb::cpu {
 
@@ -18,21 +14,10 @@ namespace hdb::cpu {
 // every thread to work on tiny inputs).
 inline constexpr std::uint64_t kGrain = 4096;
 
-// Runs fn(t) for t in [0, threads) concurrently.
+// Runs fn(t) for t in [0, threads) concurrently: one chunk per thread (runtime/chunks.hpp).
 template <class F>
 void run_threads(int threads, F&& fn) {
-  if (threads <= 1) {
-    fn(0);
-    return;
-  }
-#ifdef HDB_HAVE_OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static, 1)
-  for (int t = 0; t < threads; ++t) fn(t);
-#else
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back([&fn, t] { fn(t); });
-  for (auto& th : pool) th.join();
-#endif
+  for_chunks(std::max(threads, 1), threads, fn);
 }
 
 inline std::uint64_t share(std::uint64_t n, int t, int threads) {

@@ -1,9 +1,9 @@
 #include "algorithms/ngram_index.hpp"
 
 #include <algorithm>
-#include <thread>
 
 #include "harness/errors.hpp"
+#include "harness/parallel.hpp"
 
 namespace hdb::ngram {
 
@@ -76,12 +76,7 @@ NgramIndex build_ngram_index(const TextCorpus& corpus, int words_per_segment, in
       k.pairs.insert(k.pairs.end(), pr.begin(), pr.end());
     }
   };
-  {
-    std::vector<std::thread> pool;
-    for (std::size_t c = 1; c < chunks; ++c) pool.emplace_back(work, c);
-    work(0);
-    for (auto& t : pool) t.join();
-  }
+  run_tasks(static_cast<int>(chunks), [&](int c) { work(static_cast<std::size_t>(c)); });
   // Chunk c writes list t from base[c][t]: chunks in article order keep every list sorted.
   std::vector<std::uint64_t> total(kTrigrams + 1, 0);
   for (std::uint32_t t = 0; t < kTrigrams; ++t) {
@@ -116,12 +111,7 @@ NgramIndex build_ngram_index(const TextCorpus& corpus, int words_per_segment, in
     }
     ch[c].pairs = {};
   };
-  {
-    std::vector<std::thread> pool;
-    for (std::size_t c = 1; c < chunks; ++c) pool.emplace_back(fill, c);
-    fill(0);
-    for (auto& t : pool) t.join();
-  }
+  run_tasks(static_cast<int>(chunks), [&](int c) { fill(static_cast<std::size_t>(c)); });
   ix.dir_offsets.assign(kTrigrams + 1, 0);
   for (std::uint32_t t = 0; t < kTrigrams; ++t) {
     std::uint32_t prev = ~0u;

@@ -7,8 +7,9 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "harness/parallel.hpp"
 
 namespace hdb::ra {
 
@@ -26,15 +27,7 @@ struct TupleChunks {
   std::uint64_t end(int c) const { return begin(c + 1); }
   template <class F>
   void run(F&& fn) const {
-    if (count == 1) {
-      fn(0);
-      return;
-    }
-    std::vector<std::thread> pool;
-    pool.reserve(static_cast<std::size_t>(count - 1));
-    for (int c = 1; c < count; ++c) pool.emplace_back([&fn, c] { fn(c); });
-    fn(0);
-    for (auto& t : pool) t.join();
+    run_tasks(count, fn);
   }
 };
 

@@ -3,12 +3,12 @@
 // thread, and none smaller than kMinChunkRows (below that, starting a thread costs more than the work).
 #include <algorithm>
 #include <cstdint>
-#include <thread>
-#include <vector>
 
 #ifdef HDB_HAVE_OPENMP
 #include <omp.h>
 #endif
+
+#include "harness/parallel.hpp"
 
 namespace hdb::cpu {
 
@@ -35,12 +35,9 @@ void for_chunks(int chunks, int threads, F&& f) {
 #pragma omp parallel for num_threads(std::min(chunks, threads)) schedule(static, 1)
   for (int c = 0; c < chunks; ++c) f(c);
 #else
-  std::vector<std::thread> pool;
-  for (int t = 0; t < std::min(chunks, threads); ++t)
-    pool.emplace_back([&f, t, chunks, threads] {
-      for (int c = t; c < chunks; c += threads) f(c);
-    });
-  for (auto& th : pool) th.join();
+  run_tasks(std::min(chunks, threads), [&f, chunks, threads](int t) {
+    for (int c = t; c < chunks; c += threads) f(c);
+  });
 #endif
 }
 
