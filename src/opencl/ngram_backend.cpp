@@ -108,11 +108,11 @@ Breakdown OpenClNgram::search_segmented(const NgramVariant& v, const std::vector
   return checked("n-gram search (gpu-segmented)", [&] {
     ngram::PackedQueries pq = ngram::pack_queries(plans);
     std::size_t nq = plans.size(), row = std::size_t{bins_} * (kBinSize / 32);
-    cl::Buffer lists = device_buffer(p_.context_ref(), 4 * pq.lists.size(), CL_MEM_READ_ONLY);
-    cl::Buffer off = device_buffer(p_.context_ref(), 4 * pq.off.size(), CL_MEM_READ_ONLY);
-    cl::Buffer ms = device_buffer(p_.context_ref(), 4 * pq.m.size(), CL_MEM_READ_ONLY);
+    cl::Buffer& lists = scratch_.get("queries.lists", 4 * pq.lists.size());
+    cl::Buffer& off = scratch_.get("queries.off", 4 * pq.off.size());
+    cl::Buffer& ms = scratch_.get("queries.m", 4 * pq.m.size());
     std::size_t out_rows = v.batch ? nq : 1;
-    cl::Buffer words = device_buffer(p_.context_ref(), 4 * row * out_rows);
+    cl::Buffer& words = scratch_.get("hit_words", 4 * row * out_rows);
     std::vector<std::uint32_t> host(row * out_rows);
     Breakdown b;
     HostTimer total;

@@ -12,7 +12,7 @@ namespace hdb::opencl {
 
 class OpenClNgram : public NgramBackend {
  public:
-  explicit OpenClNgram(OpenClPlatform& p) : p_(p) {}
+  explicit OpenClNgram(OpenClPlatform& p) : p_(p), scratch_(p) {}
   std::vector<NgramVariant> variants() const override;
   nlohmann::json load_index(const ngram::NgramIndex& index) override;
   Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out) override;
@@ -26,6 +26,7 @@ class OpenClNgram : public NgramBackend {
   cl::Kernel kernel_, scatter_, update_, bitmap_;
   cl::Buffer article_, map_, list_off_, dir_off_, dir_bin_, dir_start_;
   cl::Buffer newmap_, planes_, alive_, words_;
+  Scratch scratch_;  // per-search buffers (packed queries, hit bitmaps), grown in the warm-up
   std::vector<std::uint32_t> host_words_;
   std::uint32_t bins_ = 0;
 };

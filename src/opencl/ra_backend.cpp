@@ -104,17 +104,6 @@ cl::Kernel& ClRa::kernel(const std::string& name) {
       .first->second;
 }
 
-cl::Buffer& ClRa::scratch(const std::string& name, std::uint64_t bytes) {
-  auto& slot = scratch_[name];
-  if (slot.second < bytes || slot.second == 0) {
-    if (bytes > p_.max_alloc_bytes())
-      throw SkipCase("scratch buffer of " + std::to_string(bytes >> 20) + " MiB exceeds the device's largest allocation");
-    slot.first = checked("allocating scratch " + name, [&] { return hdb::opencl::device_buffer(p_.context_ref(), bytes); });
-    slot.second = std::max<std::uint64_t>(bytes, 1);
-  }
-  return slot.first;
-}
-
 void ClRa::launch(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items) {
   if (items == 0) return;
   const std::uint64_t wg = work_group();
@@ -152,9 +141,9 @@ std::uint32_t ClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation&
   const std::uint64_t wg = work_group();
   const std::uint64_t groups = (n + wg - 1) / wg;
   const std::uint64_t ow = emit_index ? 1 : static_cast<std::uint64_t>(in.width());
-  cl::Buffer& part = scratch("part", groups * wg * ow * 4);
-  cl::Buffer& counts = scratch("counts", groups * 4);
-  cl::Buffer& offsets = scratch("offsets", groups * 4);
+  cl::Buffer& part = scratch_.get("part", groups * wg * ow * 4);
+  cl::Buffer& counts = scratch_.get("counts", groups * 4);
+  cl::Buffer& offsets = scratch_.get("offsets", groups * 4);
   static const char* const kCompactKernels[] = {"compact_select", "compact_unique", "compact_intersection",
                                                  "compact_difference", "compact_union_keep"};
   cl::Kernel& k = kernel(kCompactKernels[mode]);
@@ -171,7 +160,7 @@ void ClRa::gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t w, const 
   const std::uint64_t slot = wg * items;
   const std::uint64_t groups = (rows_in + slot - 1) / slot;
   cl::Kernel& k = kernel("gather");
-  set_args("gather arguments", k, scratch("part", 0), scratch("counts", 0), scratch("offsets", 0), w,
+  set_args("gather arguments", k, scratch_.get("part", 0), scratch_.get("counts", 0), scratch_.get("offsets", 0), w,
       static_cast<std::uint32_t>(slot), out);
   launch(tr, "gather", k, groups * wg);
 }
@@ -231,9 +220,9 @@ std::uint32_t ClRa::compact_coarse(Trace& tr, bool unique_mode, const DeviceRela
   if (n == 0) return 0;
   const std::uint64_t slot = work_group() * kCoarseItems;
   const std::uint64_t groups = (n + slot - 1) / slot;
-  cl::Buffer& part = scratch("part", groups * slot * static_cast<std::uint64_t>(in.width()) * 4);
-  cl::Buffer& counts = scratch("counts", groups * 4);
-  cl::Buffer& offsets = scratch("offsets", groups * 4);
+  cl::Buffer& part = scratch_.get("part", groups * slot * static_cast<std::uint64_t>(in.width()) * 4);
+  cl::Buffer& counts = scratch_.get("counts", groups * 4);
+  cl::Buffer& offsets = scratch_.get("offsets", groups * 4);
   cl::Kernel& k = kernel("compact_coarse");
   set_args("compact_coarse arguments", k, u32(unique_mode ? 1 : 0), in.buf, n, u32(in.width()), u32(pred.attribute),
       pred.lo, pred.hi, part, counts);
@@ -272,8 +261,8 @@ Timed<Aggregate> ClRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const 
   const std::uint64_t wg = work_group();
   // Enough groups to fill the device, few enough that one group folds the partials quickly.
   const std::uint64_t groups = std::min<std::uint64_t>((n + wg - 1) / wg, 1024);
-  cl::Buffer& partials = scratch("reduce.partials", groups * values * 8);
-  cl::Buffer& result = scratch("reduce.result", values * 8);
+  cl::Buffer& partials = scratch_.get("reduce.partials", groups * values * 8);
+  cl::Buffer& result = scratch_.get("reduce.result", values * 8);
   const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
   Trace tr;
   cl::Kernel& k = kernel("reduce_partial");
@@ -297,7 +286,7 @@ Breakdown ClRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const 
   const std::uint32_t runs = compact(tr, 1, in, nullptr, Predicate{}, true);
   ClRelation& out = ensure(p_, out_handle, runs, in.values());
   if (runs) {
-    cl::Buffer& heads = scratch("rbk.heads", std::uint64_t{runs} * 4);
+    cl::Buffer& heads = scratch_.get("rbk.heads", std::uint64_t{runs} * 4);
     gather_into(tr, in.rows(), 1, heads);
     cl::Kernel& k = kernel("reduce_runs");
     set_args("reduce_runs arguments", k, in.buf, rows32(in.rows()), u32(in.width()),
@@ -319,10 +308,10 @@ Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, con
   }
   const std::uint64_t wg = work_group();
   const std::uint64_t groups = (nl + wg - 1) / wg;
-  cl::Buffer& first = scratch("join.first", std::uint64_t{nl} * 4);
-  cl::Buffer& local_off = scratch("join.local", std::uint64_t{nl} * 4);
-  cl::Buffer& counts = scratch("counts", groups * 4);
-  cl::Buffer& offsets = scratch("offsets", groups * 4);
+  cl::Buffer& first = scratch_.get("join.first", std::uint64_t{nl} * 4);
+  cl::Buffer& local_off = scratch_.get("join.local", std::uint64_t{nl} * 4);
+  cl::Buffer& counts = scratch_.get("counts", groups * 4);
+  cl::Buffer& offsets = scratch_.get("offsets", groups * 4);
   cl::Kernel& k = kernel("join_partition");
   set_args("join_partition arguments", k, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), first, local_off,
       counts);
@@ -352,7 +341,7 @@ Breakdown ClRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, S
   }
   // Union = a merged with b' (b's copies beyond a's counts): compact b', then scatter both.
   const std::uint32_t kept = compact(tr, 4, b, &a, Predicate{}, false);
-  cl::Buffer& bprime = scratch("union.b", std::uint64_t{kept} * w * 4);
+  cl::Buffer& bprime = scratch_.get("union.b", std::uint64_t{kept} * w * 4);
   if (kept) gather_into(tr, b.rows(), w, bprime);
   const std::uint32_t n = rows32(a.rows());
   const std::uint32_t total = rows32(std::uint64_t{n} + kept);
@@ -401,8 +390,8 @@ Breakdown ClRa::run_sort(const DeviceRelation& in_, const std::string& variant, 
   ClRelation& o = ensure(p_, out, n, in.values());
   Trace tr;
   if (n == 0) return finish(tr);
-  cl::Buffer& keys = scratch("sort.keys", std::uint64_t{n} * 4);
-  cl::Buffer& rows = scratch("sort.rows", std::uint64_t{n} * 4);
+  cl::Buffer& keys = scratch_.get("sort.keys", std::uint64_t{n} * 4);
+  cl::Buffer& rows = scratch_.get("sort.rows", std::uint64_t{n} * 4);
   cl::Kernel& key = kernel("project");
   set_args("sort key arguments", key, in.buf, n, w, 1u, 0u, keys);
   launch(tr, "keys", key, n);

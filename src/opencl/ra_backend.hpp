@@ -17,7 +17,7 @@ namespace hdb::ra::opencl {
 
 class ClRa : public RaBackend {
  public:
-  explicit ClRa(hdb::opencl::OpenClPlatform& platform) : p_(platform) {}
+  explicit ClRa(hdb::opencl::OpenClPlatform& platform) : p_(platform), scratch_(platform) {}
 
   std::vector<std::string> variants(Op op) const override;
   Relation host_relation(std::uint64_t rows, int values, Transfer kind) override;
@@ -46,7 +46,6 @@ class ClRa : public RaBackend {
 
  private:
   cl::Kernel& kernel(const std::string& name);
-  cl::Buffer& scratch(const std::string& name, std::uint64_t bytes);
   void launch(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items);
   // Exclusive scan of n uints (sort.hpp's DeviceScan); returns the total (read back: the counting
   // pass that sizes outputs).
@@ -68,7 +67,7 @@ class ClRa : public RaBackend {
   std::size_t wg_ = 0;
   cl::Program* program_ = nullptr;
   std::map<std::string, cl::Kernel> kernels_;
-  std::map<std::string, std::pair<cl::Buffer, std::uint64_t>> scratch_;
+  hdb::opencl::Scratch scratch_;  // partition slots, counts, offsets, ... by name (grow-only)
   std::unique_ptr<hdb::opencl::DeviceScan> scan_;
   std::unique_ptr<hdb::opencl::RadixSort> sort_;
 };

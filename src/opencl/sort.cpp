@@ -27,12 +27,6 @@ void launch_groups(OpenClPlatform& p, cl::Kernel& k, std::uint64_t groups, std::
   evs.push_back(e);
 }
 
-cl::Buffer scratch(OpenClPlatform& p, std::uint64_t bytes) {
-  if (bytes > p.max_alloc_bytes())
-    throw SkipCase("a scratch buffer of " + std::to_string(bytes >> 20) + " MiB exceeds the device's largest allocation");
-  return checked("allocating scratch", [&] { return device_buffer(p.context_ref(), bytes); });
-}
-
 constexpr std::uint32_t kRadix = 1u << RadixSort::kRadixBits;
 constexpr std::uint32_t kItems = 8;  // keys per work-item and pass: radix tiles of 8 work-group widths
 
@@ -76,8 +70,8 @@ void DeviceScan::reserve(std::uint64_t n) {
       cap_.push_back(0);
     }
     if (cap_[level] < b) {
-      sums_[level] = scratch(p_, b * 4);
-      offsets_[level] = scratch(p_, b * 4);
+      sums_[level] = scratch_buffer(p_, b * 4);
+      offsets_[level] = scratch_buffer(p_, b * 4);
       cap_[level] = b;
     }
     n = b;
@@ -147,10 +141,10 @@ RadixSort::RadixSort(OpenClPlatform& p, SortKey key)
 
 void RadixSort::reserve(std::uint64_t n) {
   if (n <= cap_ && cap_) return;
-  keys_tmp_ = scratch(p_, n * key_bytes(key_));
-  vals_tmp_ = scratch(p_, n * 4);
+  keys_tmp_ = scratch_buffer(p_, n * key_bytes(key_));
+  vals_tmp_ = scratch_buffer(p_, n * 4);
   const std::uint64_t hist = kRadix * ceil_div(std::max<std::uint64_t>(n, 1), tile_);
-  hist_ = scratch(p_, hist * 4);
+  hist_ = scratch_buffer(p_, hist * 4);
   scan_.reserve(hist);
   cap_ = std::max<std::uint64_t>(n, 1);
 }

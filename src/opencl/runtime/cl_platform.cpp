@@ -172,6 +172,22 @@ cl::Buffer device_buffer(cl::Context& ctx, std::uint64_t bytes, cl_mem_flags fla
   return cl::Buffer(ctx, flags, std::max<std::uint64_t>(bytes, 1));
 }
 
+cl::Buffer scratch_buffer(OpenClPlatform& p, std::uint64_t bytes, const std::string& what) {
+  if (bytes > p.max_alloc_bytes())
+    throw SkipCase("a " + what + " buffer of " + std::to_string(bytes >> 20) +
+                   " MiB exceeds the device's largest allocation");
+  return checked("allocating " + what, [&] { return device_buffer(p.context_ref(), bytes); });
+}
+
+cl::Buffer& Scratch::get(const std::string& name, std::uint64_t bytes) {
+  auto& slot = named_[name];
+  if (slot.second < bytes || slot.second == 0) {
+    slot.first = scratch_buffer(p_, bytes, "scratch " + name);
+    slot.second = std::max<std::uint64_t>(bytes, 1);
+  }
+  return slot.first;
+}
+
 HostStaging::HostStaging(OpenClPlatform& p, std::uint64_t bytes, Transfer mode) : p_(p), bytes_(bytes), mode_(mode) {
   std::uint64_t n = std::max<std::uint64_t>(bytes, 1);
   if (mode == Transfer::Pinned) {

@@ -100,6 +100,21 @@ void set_args(const std::string& what, cl::Kernel& k, const A&... args) {
 // An ordinary device buffer of `bytes` (at least 1 byte: OpenCL forbids empty buffers).
 cl::Buffer device_buffer(cl::Context& ctx, std::uint64_t bytes, cl_mem_flags flags = CL_MEM_READ_WRITE);
 
+// The one scratch-memory scheme of the OpenCL backends: device buffers a case (or a backend)
+// keeps between passes, allocated when it is prepared or in the warm-up pass, never in a timed one.
+// scratch_buffer: one buffer of `bytes`; a size beyond the device's largest allocation is a
+// SkipCase. Scratch: such buffers kept by name, grown only (get(name, 0) is the buffer as it is).
+cl::Buffer scratch_buffer(OpenClPlatform& p, std::uint64_t bytes, const std::string& what = "scratch");
+class Scratch {
+ public:
+  explicit Scratch(OpenClPlatform& p) : p_(p) {}
+  cl::Buffer& get(const std::string& name, std::uint64_t bytes);
+
+ private:
+  OpenClPlatform& p_;
+  std::map<std::string, std::pair<cl::Buffer, std::uint64_t>> named_;
+};
+
 // Host memory for transfers. Pageable: plain host memory. Pinned: a CL_MEM_ALLOC_HOST_PTR staging
 // buffer kept mapped, whose pointer is the source/target of enqueueWrite/ReadBuffer into ordinary
 // device buffers (the vendor-recommended way to get pinned transfers in OpenCL).
