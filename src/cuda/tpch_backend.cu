@@ -217,10 +217,7 @@ class CudaRun : public tpch::TpchRun {
         d.cols.emplace_back(std::max<u64>(1, c.v.size()));
       }
     }
-    HDB_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_count_), 2 * sizeof(u64)));
-  }
-  ~CudaRun() override {
-    if (host_count_) cudaFreeHost(host_count_);
+    host_count_ = HostBuffer<u64>(2, Transfer::Pinned);
   }
 
   Breakdown pass() override {
@@ -266,8 +263,8 @@ class CudaRun : public tpch::TpchRun {
   // The last offset plus the last count: the counting pass that sizes an output.
   u64 read_total(const u64* last_offset, const u64* last_count) {
     cudaStream_t s = stream_.get();
-    HDB_CUDA_CHECK(cudaMemcpyAsync(host_count_, last_offset, sizeof(u64), cudaMemcpyDeviceToHost, s));
-    HDB_CUDA_CHECK(cudaMemcpyAsync(host_count_ + 1, last_count, sizeof(u64), cudaMemcpyDeviceToHost, s));
+    HDB_CUDA_CHECK(cudaMemcpyAsync(host_count_.get(), last_offset, sizeof(u64), cudaMemcpyDeviceToHost, s));
+    HDB_CUDA_CHECK(cudaMemcpyAsync(host_count_.get() + 1, last_count, sizeof(u64), cudaMemcpyDeviceToHost, s));
     stream_.sync();
     return host_count_[0] + host_count_[1];
   }
@@ -302,7 +299,7 @@ class CudaRun : public tpch::TpchRun {
       exclusive_sum(flag, pos, n);
     }
     // The kept count: last position + last flag.
-    u32* last = reinterpret_cast<u32*>(host_count_);
+    u32* last = reinterpret_cast<u32*>(host_count_.get());
     last[0] = last[1] = 0;
     if (n) {
       HDB_CUDA_CHECK(cudaMemcpyAsync(&last[0], pos + n - 1, sizeof(u32), cudaMemcpyDeviceToHost, st));
@@ -457,7 +454,7 @@ class CudaRun : public tpch::TpchRun {
     HDB_CUDA_CHECK(cudaMemsetAsync(a.count, 0, sizeof(u64), st));
     if (a.probe_rows) fused_probe<<<blocks(a.probe_rows, kThreads * kItems), kThreads, 0, st>>>(a);
     HDB_CUDA_CHECK_LAUNCH("fused_probe");
-    HDB_CUDA_CHECK(cudaMemcpyAsync(host_count_, a.count, sizeof(u64), cudaMemcpyDeviceToHost, st));
+    HDB_CUDA_CHECK(cudaMemcpyAsync(host_count_.get(), a.count, sizeof(u64), cudaMemcpyDeviceToHost, st));
     double sec = t.stop(st);
     b.add_phase("probe", sec);
     b.kernel += sec;
@@ -478,7 +475,7 @@ class CudaRun : public tpch::TpchRun {
   DeviceBuffer<u32> flag_, pos_, idx_a_, idx_b_, first_, rrow_in_, rkey_sorted_, rrow_sorted_;
   DeviceBuffer<u64> count_, offset_, total_;
   DeviceBuffer<char> cub_tmp_;
-  u64* host_count_ = nullptr;
+  HostBuffer<u64> host_count_;  // pinned: the counts read back to size outputs
   std::vector<HostBuffer<u32>> host_out_;
   u64 host_rows_ = 0;
 };
