@@ -117,9 +117,17 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unv
     for d in (run_a, run_b):
         if not os.path.isdir(d):
             raise UsageError(f"{d}: no such run directory")
-    docs_a, docs_b = results.load_docs(run_a), results.load_docs(run_b)
+    # One unusable file leaves its own results out, not the comparison (named under Problems).
+    (docs_a, broken_a, foreign_a), (docs_b, broken_b, foreign_b) = (results.load_docs_tolerant(run_a),
+                                                                    results.load_docs_tolerant(run_b))
+    left_out = lambda run, ms: [f"{run}: " + m.replace(": its results are not in this report",
+                                                      ": left out of the comparison") for m in ms]
+    broken = left_out("A", broken_a) + left_out("B", broken_b)
+    foreign = left_out("A", foreign_a) + left_out("B", foreign_b)
+    for m in foreign + broken:
+        print(f"compare: error: {m}", file=sys.stderr)
     if not docs_a or not docs_b:
-        raise UsageError(f"{run_a if not docs_a else run_b}: no results JSON under raw/")
+        raise UsageError(f"{run_a if not docs_a else run_b}: no usable results JSON under raw/")
     names = (os.path.basename(os.path.abspath(run_a)), os.path.basename(os.path.abspath(run_b)))
     out = out or os.path.join(os.path.dirname(os.path.abspath(run_b)), f"compare-{names[0]}-vs-{names[1]}")
     os.makedirs(out, exist_ok=True)
@@ -154,6 +162,9 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unv
     if only_a or only_b:
         doc.h(2, "Unmatched results")
         doc.items([f"only in A: {_name(k)}" for k in only_a] + [f"only in B: {_name(k)}" for k in only_b])
+    if foreign or broken:
+        doc.h(2, "Problems")
+        doc.items(foreign + broken)
     write_atomically(os.path.join(out, "compare.md"), doc.markdown())
     write_atomically(os.path.join(out, "compare.html"), doc.html(os.path.join(out, "plots"), title))
     write_atomically(os.path.join(out, "compare.csv"), _csv(pairs))
@@ -164,4 +175,4 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unv
         print(f"  {p['verdict']:<6} x{p['speedup']:.3f} (noise ±{p['noise'] * 100:.1f}%)  {_name(p['key'])}",
               file=stream)
     print(f"compare: -> {os.path.join(out, 'compare.html')}", file=stream)
-    return 0
+    return 2 if foreign else 1 if broken else 0

@@ -131,8 +131,12 @@ def _executables(doc, manifest):
     doc.h(2, "Executables")
     rows = []
     for e in manifest.get("entries", []):
+        if not isinstance(e, dict):
+            continue
         c = e.get("cases") or {}
-        rows.append([e["executable"], e["status"], duration_text(e.get("duration_s")),
+        if not isinstance(c, dict):
+            c = {}
+        rows.append([e.get("executable", e.get("name", "?")), e.get("status", "?"), duration_text(e.get("duration_s")),
                      f"{c.get('ok', 0)}/{c.get('skipped', 0)}/{c.get('failed', 0)}" if c else "-",
                      e.get("reason", "")])
     doc.table(["executable", "status", "time", "cases ok/skipped/failed", "reason"], rows)
@@ -200,14 +204,52 @@ def _ranks(doc, rows):
         doc.table(["executable", "id", "ranks", "min ms", "mean ms", "max ms", "cv %", "outlier ranks"], lines)
 
 
-def build(run_dir, include_unverified=False, problems=()):
-    manifest = results.load_manifest(run_dir)
-    docs = results.load_docs(run_dir)
+def _run_state(doc, manifest, run_dir):
+    """A paragraph when the run did not finish: interrupted (by which signal), failed, or still
+    marked running (its driver still runs, or was killed with -9)."""
+    state = manifest.get("state")
+    rid = manifest.get("run_id", os.path.basename(os.path.abspath(run_dir)))
+    resume = f"finish it with scripts/run-all --resume {rid}"
+    if state == "interrupted":
+        i = manifest.get("interrupted") or {}
+        doc.p(f"This run was interrupted by {i.get('signal', '?')} at {i.get('at_utc', '?')}"
+              + (f" while {', '.join(i['running'])} ran" if i.get("running") else "")
+              + f": the results below are those taken before; {resume}.")
+    elif state == "failed":
+        doc.p(f"This run stopped on an error ({manifest.get('error', '?')}): the results below are those taken "
+              f"before; {resume}.")
+    elif state == "running" or (state is None and not manifest.get("finished_utc")):
+        doc.p(f"This run has not finished: its driver is still running, or was killed without marking the run; "
+              f"{resume} (a driver that still runs holds run.lock and makes --resume refuse).")
+
+
+def _missing_results(manifest, run_dir, docs, broken):
+    """Executables the manifest says ended ok whose JSON is not there: named, never counted ok."""
+    have = {os.path.abspath(d["_path"]) for d in docs}
+    out = []
+    for e in manifest.get("entries", []) if manifest else []:
+        if not isinstance(e, dict) or e.get("status") != "ok" or not e.get("name"):
+            continue
+        path = os.path.join(run_dir, results.RAW_DIR, e["name"] + ".json")
+        rel = os.path.relpath(path, run_dir)
+        ranks = [p for p in have if os.path.basename(p).startswith(e["name"] + ".json.rank")]
+        if os.path.abspath(path) not in have and not ranks and not any(b.startswith(rel + ":") for b in broken):
+            out.append(f"{rel} is missing: {e.get('executable', e['name'])} ended ok but its results are not there")
+    return out
+
+
+def build(run_dir, include_unverified=False, problems=(), loaded=None):
+    manifest, manifest_problem = results.read_manifest(run_dir)
+    docs, broken, foreign = loaded if loaded is not None else results.load_docs_tolerant(run_dir)
     rows = results.all_rows(docs)
-    problems = list(problems) + [f"id recorded more than once (the last one is reported): {d}"
-                                 for d in results.duplicates(docs)]
+    problems = ([manifest_problem] if manifest_problem else []) + broken + foreign \
+        + _missing_results(manifest, run_dir, docs, broken) + list(problems) \
+        + [f"{os.path.relpath(d['_path'], run_dir)} is marked incomplete ({results.incomplete_text(d)}): its "
+           "executable did not finish; the results it holds are reported" for d in docs if results.incomplete(d)] \
+        + [f"id recorded more than once (the last one is reported): {d}" for d in results.duplicates(docs)]
     title = f"hetdb-bench report: {os.path.basename(os.path.abspath(run_dir))}"
     doc = Doc()
+    doc.problems = problems
     doc.h(1, title)
     if manifest:
         doc.p(f"Configuration '{manifest.get('config_name', '?')}', started {manifest.get('started_utc', '?')}, "
@@ -215,6 +257,7 @@ def build(run_dir, include_unverified=False, problems=()):
               + (f"; MPI ranks {manifest['mpi']}" if manifest.get("mpi") else "") + ".")
         if manifest.get("command_line"):
             doc.p(f"Command: {manifest['command_line']}")
+        _run_state(doc, manifest, run_dir)
     if not docs:
         doc.p("No executable wrote results in this run.")
     unchecked = [r for r in rows if r["status"] == "ok" and not r["checked"]]
@@ -250,20 +293,45 @@ def build(run_dir, include_unverified=False, problems=()):
     if problems:
         doc.h(2, "Problems")
         doc.items(problems)
+    kept = results.interrupted_copies(run_dir)
+    if kept:
+        doc.h(2, "Kept from interrupted attempts")
+        doc.p("What an executable measured before its run was interrupted, kept when --resume reran it; not in "
+              "the tables above (the rerun's results are):")
+        doc.items(kept)
     return doc, rows, figs, title
 
 
 def generate(run_dir, stream=sys.stdout, include_unverified=False):
+    return generate_checked(run_dir, stream, include_unverified)[0]
+
+
+def main(run_dir, stream=sys.stdout, include_unverified=False):
+    """scripts/report: 0 when every raw file was read, 1 when one was broken or missing (the report
+    covers the others and names it), 2 when one is of another kind (another schema version)."""
+    figs, broken, foreign = generate_checked(run_dir, stream, include_unverified)
+    for m in foreign + broken:
+        print(f"report: error: {m}", file=sys.stderr)
+    return 2 if foreign else 1 if broken else 0
+
+
+def generate_checked(run_dir, stream=sys.stdout, include_unverified=False):
+    """-> (figures, broken, foreign): the report of every usable result, and the files left out."""
     if not os.path.isdir(run_dir):
         raise UsageError(f"{run_dir}: no such run directory")
     problems = results.write_summary_csv(run_dir)
-    doc, rows, figs, title = build(run_dir, include_unverified, problems)
+    loaded = results.load_docs_tolerant(run_dir)
+    manifest, manifest_problem = results.read_manifest(run_dir)
+    _, broken, foreign = loaded
+    broken = broken + ([manifest_problem] if manifest_problem else []) \
+        + _missing_results(manifest, run_dir, loaded[0], broken)
+    doc, rows, figs, title = build(run_dir, include_unverified, problems, loaded)
     write_atomically(os.path.join(run_dir, "report.md"), doc.markdown())
     write_atomically(os.path.join(run_dir, "report.html"), doc.html(os.path.join(run_dir, PLOTS_DIR), title))
     print(f"report: {len(rows)} results, {len(figs)} figures -> {os.path.join(run_dir, 'report.html')}",
           file=stream)
-    for p in problems:
+    for p in doc.problems:
         print(f"report: problem: {p}", file=stream)
     if not plots.available():
         print(f"report: no figures, matplotlib is not available ({plots.MATPLOTLIB_ERROR})", file=stream)
-    return figs
+    return figs, broken, foreign

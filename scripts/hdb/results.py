@@ -25,11 +25,25 @@ _RAW_NAME = re.compile(r"^([a-z0-9_]+)-([a-z0-9_]+)\.json(?:\.rank(\d+))?$")
 
 
 def load_manifest(run_dir):
+    """run.json, or None when there is none; OSError or ValueError when it cannot be read."""
     path = os.path.join(run_dir, MANIFEST)
     if not os.path.isfile(path):
         return None
-    with open(path) as f:
+    with open(path, encoding="utf-8") as f:
         return json.load(f)
+
+
+def read_manifest(run_dir):
+    """(manifest or None, problem or ''): run.json for a report, which goes on without it when it is
+    unreadable and names it."""
+    try:
+        m = load_manifest(run_dir)
+    except (OSError, ValueError) as e:
+        why = e.strerror if isinstance(e, OSError) else f"not JSON: {e}"
+        return None, f"{MANIFEST}: cannot read ({why}): the executables' outcomes are not in this report"
+    if m is not None and not (isinstance(m, dict) and isinstance(m.get("entries", []), list)):
+        return None, f"{MANIFEST}: not the driver's manifest: the executables' outcomes are not in this report"
+    return m, ""
 
 
 def raw_files(run_dir):
@@ -57,32 +71,102 @@ def csv_path_for(json_path):
     return os.path.join(d, f"{m.group(1)}-{m.group(2)}.csv" + (f".rank{m.group(3)}" if m.group(3) else ""))
 
 
-def load_doc(path):
-    """One executable's results; a document that is not hetdb-bench/2 is an error naming the file."""
+class ForeignDocument(UsageError):
+    """Valid JSON that is not a hetdb-bench/2 document (another schema version, another tool)."""
+
+
+# What every result record must have for the report to read it (docs/results-schema.json has all).
+RESULT_KEYS = ("id", "test", "variant", "size_bytes", "transfer", "status")
+
+
+def _damage_hint(path):
     try:
-        with open(path) as f:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return ""
+    if not data:
+        return " (the file is empty)"
+    if b"\0" in data:
+        return " (it holds NUL bytes: written by two processes at once, or cut short)"
+    return ""
+
+
+def load_doc(path):
+    """One executable's results; a document that is not hetdb-bench/2 is an error naming the file:
+    ForeignDocument for another kind of document, UsageError for a broken one."""
+    try:
+        with open(path, encoding="utf-8") as f:
             doc = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
-        raise UsageError(f"{path}: cannot read results JSON: {e}") from None
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read results JSON: {e.strerror}") from None
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
+        raise UsageError(f"{path}: cannot read results JSON: {e}{_damage_hint(path)}") from None
     if not isinstance(doc, dict):
-        raise UsageError(f"{path}: not a {SCHEMA} results document (not a JSON object)")
+        raise ForeignDocument(f"{path}: not a {SCHEMA} results document (not a JSON object)")
     if doc.get("schema") != SCHEMA:
         got = f"schema {doc['schema']!r}" if "schema" in doc else "no 'schema' key"
-        raise UsageError(f"{path}: not a {SCHEMA} results document ({got}); rerun the executable that wrote it "
-                         f"to get a {SCHEMA} document")
+        raise ForeignDocument(f"{path}: not a {SCHEMA} results document ({got}); rerun the executable that wrote it "
+                              f"to get a {SCHEMA} document")
     for k in ("benchmark", "backend", "results"):
         if k not in doc:
             raise UsageError(f"{path}: lacks '{k}'")
-    m = _RAW_NAME.match(os.path.basename(path))
-    doc["_rank"] = int(m.group(3)) if m and m.group(3) else doc.get("context", {}).get("mpi", {}).get("rank", 0)
+    if not isinstance(doc["results"], list):
+        raise UsageError(f"{path}: 'results' is not a list")
+    try:
+        for _, _, records in _rank_parts(doc):
+            for i, r in enumerate(records if isinstance(records, list) else [None]):
+                if not isinstance(r, dict) or any(k not in r for k in RESULT_KEYS):
+                    raise UsageError(f"{path}: result {i} is not a result record (it needs "
+                                     f"{', '.join(RESULT_KEYS)})")
+        m = _RAW_NAME.match(os.path.basename(path))
+        doc["_rank"] = int(m.group(3)) if m and m.group(3) else doc.get("context", {}).get("mpi", {}).get("rank", 0)
+    except (AttributeError, TypeError) as e:
+        raise UsageError(f"{path}: not shaped as {SCHEMA} ({e})") from None
     doc["_path"] = path
     return doc
 
 
 def load_docs(run_dir):
+    """Every document of a run; the first one that cannot be used is an error (UsageError)."""
     if not os.path.isdir(run_dir):
         raise UsageError(f"{run_dir}: no such run directory")
     return [load_doc(p) for p in raw_files(run_dir)]
+
+
+def load_docs_tolerant(run_dir):
+    """(docs, broken, foreign): every usable document, and one message per file that is not, so one
+    bad file never hides the others' results. broken: unreadable, not JSON, cut short, lacking a
+    required key; foreign: valid JSON of another kind (another schema version)."""
+    if not os.path.isdir(run_dir):
+        raise UsageError(f"{run_dir}: no such run directory")
+    docs, broken, foreign = [], [], []
+    for p in raw_files(run_dir):
+        rel = os.path.relpath(p, run_dir)
+        try:
+            docs.append(load_doc(p))
+        except ForeignDocument as e:
+            foreign.append(str(e).replace(p, rel, 1) + ": its results are not in this report")
+        except UsageError as e:
+            broken.append(str(e).replace(p, rel, 1) + ": its results are not in this report")
+    return docs, broken, foreign
+
+
+def incomplete(doc):
+    """True for a document its executable marked partial (complete: false): it was still running,
+    or was interrupted or stopped by an error (incomplete_reason says which)."""
+    return doc.get("complete") is False
+
+
+def incomplete_text(doc):
+    """'complete: false, interrupted by signal 15': how a partial document is named in a report."""
+    reason = doc.get("incomplete_reason")
+    return "complete: false" + (f", {reason}" if isinstance(reason, str) and reason else "")
+
+
+def interrupted_copies(run_dir):
+    """raw/<file>.interrupted-N: what an interrupted attempt measured, kept when --resume reran it."""
+    return sorted(os.path.relpath(p, run_dir) for p in glob.glob(os.path.join(run_dir, RAW_DIR, "*.interrupted-*")))
 
 
 def params_text(params):
@@ -282,7 +366,7 @@ def summary_csv(run_dir):
         cp = csv_path_for(jp)
         rel = os.path.relpath(cp, run_dir)
         try:
-            with open(cp, newline="") as f:
+            with open(cp, newline="", encoding="utf-8") as f:
                 text = f.read()
         except FileNotFoundError:
             problems.append(f"{rel} is missing (the executable wrote no CSV beside {os.path.basename(jp)}): "
@@ -290,6 +374,13 @@ def summary_csv(run_dir):
             continue
         except OSError as e:
             problems.append(f"{rel}: cannot read ({e.strerror}): its results are not in summary.csv")
+            continue
+        except ValueError:
+            problems.append(f"{rel}: not UTF-8 text: its results are not in summary.csv")
+            continue
+        if "\0" in text:
+            problems.append(f"{rel}: holds NUL bytes (written by two processes at once, or cut short): its results "
+                            "are not in summary.csv")
             continue
         if _header_line(text) != header:
             problems.append(f"{rel}: its header is not the columns of docs/results-schema.json (x-csv-columns): "
