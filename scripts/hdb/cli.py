@@ -1,10 +1,12 @@
 """Entry points of scripts/run-all, scripts/report and scripts/compare (python -m hdb.cli <command>)."""
 import argparse
+import math
 import os
+import signal
 import sys
 
 from . import config as cfgmod
-from .util import UsageError
+from .util import UsageError, os_error_text
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -18,6 +20,35 @@ def _csv(text):
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+def _seconds(text):
+    """--timeout: a positive, finite number of seconds (nan, inf, 0 and negatives are refused)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive, finite number of seconds, not {text!r}")
+    return v
+
+
+def _check_selection(a, cfg, path, bin_dir):
+    """A selection that names nothing, or a benchmark that does not exist, is a usage error that
+    lists the valid names."""
+    known = cfgmod.known_benchmarks(REPO, bin_dir)
+    for opt, given, valid in (("--benchmarks", a.benchmarks, known), ("--backends", a.backends, cfgmod.BACKENDS)):
+        if given is not None and not given:
+            raise UsageError(f"{opt} names nothing (valid: {', '.join(valid)})")
+    if a.sizes is not None and not _csv(a.sizes):
+        raise UsageError("--sizes names no size (e.g. --sizes 32K,1M,16M)")
+    unknown = [b for b in cfg["benchmarks"] if b not in known]
+    if unknown:
+        where = "--benchmarks" if a.benchmarks else f"{path}: 'benchmarks'"
+        raise UsageError(f"{where}: no benchmark named {', '.join(unknown)} (valid: {', '.join(known)})")
+    if not cfg["benchmarks"] or not cfg["backends"]:
+        raise UsageError(f"{path}: the configuration selects no " + ("benchmark" if not cfg["benchmarks"] else
+                                                                       "backend"))
+
+
 def run_all(argv):
     p = Parser(prog="run-all", description="Run every built hetdb-bench executable over a configured sweep and "
                "write results/<run-id>/ (raw JSON and CSV, summary.csv, report.md, report.html, plots). "
@@ -29,7 +60,7 @@ def run_all(argv):
     p.add_argument("--sizes", help="input sizes for every executable, e.g. 32K,1M,16M")
     p.add_argument("--passes", type=int, help="minimum timed passes per case")
     p.add_argument("--device", type=int, help="device index for the CUDA/OpenCL executables")
-    p.add_argument("--timeout", type=float, help="time limit per executable in seconds")
+    p.add_argument("--timeout", type=_seconds, help="time limit per executable in seconds (positive, finite)")
     p.add_argument("--mpi", type=_csv, default=[], metavar="N[,N...]",
                    help="run every executable under mpirun -np N; several counts (1,2,4) make one run per count "
                         "and a scaling report")
@@ -41,6 +72,8 @@ def run_all(argv):
     p.add_argument("--no-build", action="store_true", help="never configure or build")
     p.add_argument("--no-report", action="store_true", help="write raw JSON/CSV and summary.csv only")
     a = p.parse_args(argv)
+    if not a.mpi and any(x == "--mpi" or x.startswith("--mpi=") for x in argv):
+        raise UsageError("--mpi names no rank count (e.g. --mpi 4 or --mpi 1,2,4)")
     try:
         a.mpi = [int(n) for n in a.mpi]
     except ValueError:
@@ -56,23 +89,20 @@ def run_all(argv):
     import shlex
     command_line = " ".join(["scripts/run-all"] + [shlex.quote(x) for x in argv])
     if a.resume:
-        overridden = [o for o in ("benchmarks", "backends", "sizes", "passes", "device", "timeout") if getattr(a, o)]
+        overridden = [o for o in ("benchmarks", "backends", "sizes", "passes", "device", "timeout")
+                      if getattr(a, o) is not None]
         if overridden or a.mpi:
             raise UsageError("--resume keeps the run's own configuration; drop --" + ", --".join(overridden or ["mpi"]))
         runner = Runner(REPO, a.out, a.build_dir, resume=a.resume, do_setup=not a.no_setup,
-                        do_build=not a.no_build, force_build=a.build, report=not a.no_report)
+                        do_build=not a.no_build, force_build=a.build, report=not a.no_report, command_line=command_line)
     else:
         path = cfgmod.resolve_config_path(REPO, a.config)
         cfg = cfgmod.apply_overrides(cfgmod.load(path), a.benchmarks, a.backends, a.sizes, a.passes, a.device,
                                      a.timeout)
+        _check_selection(a, cfg, path, os.path.join(os.path.abspath(a.build_dir), "bin"))
         runner = Runner(REPO, a.out, a.build_dir, cfg, a.config, mpi=a.mpi, do_setup=not a.no_setup,
                         do_build=not a.no_build, force_build=a.build, report=not a.no_report, command_line=command_line)
-    try:
-        runner.prepare()
-    except RuntimeError as e:
-        print(f"run-all: {e}", file=sys.stderr)
-        return 1
-    return runner.run()
+    return runner.execute()
 
 
 def _scaling_sweep(argv, a):
@@ -89,7 +119,10 @@ def _scaling_sweep(argv, a):
     runs, rc = [], 0
     for n in counts:
         before = set(os.listdir(a.out)) if os.path.isdir(a.out) else set()
-        rc = max(rc, run_all(rest + ["--mpi", str(n)]))
+        one = run_all(rest + ["--mpi", str(n)])
+        if one > 128:  # stopped by a signal: the sweep stops too (each run resumes on its own)
+            return one
+        rc = max(rc, one)
         new = sorted(set(os.listdir(a.out)) - before)
         if new:
             runs.append((n, os.path.join(a.out, new[-1])))
@@ -108,8 +141,7 @@ def report(argv):
                    help="also draw results measured without verification (--no-verify) in the figures")
     a = p.parse_args(argv)
     from . import report as rep
-    rep.generate(a.run_dir, stream=sys.stdout, include_unverified=a.include_unverified)
-    return 0
+    return rep.main(a.run_dir, stream=sys.stdout, include_unverified=a.include_unverified)
 
 
 def compare(argv):
@@ -134,14 +166,22 @@ def main(argv):
     if not argv or argv[0] not in COMMANDS:
         print(f"usage: python -m hdb.cli {{{','.join(COMMANDS)}}} ...", file=sys.stderr)
         return 2
+    from .runner import Interrupted, signal_name
     try:
         return COMMANDS[argv[0]](argv[1:])
     except UsageError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"{argv[0]}: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a file that cannot be read or written: one line, never a traceback
+        print(f"{argv[0]}: error: {os_error_text(e)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("\ninterrupted; results so far are kept (run-all: finish with --resume RUN_ID)", file=sys.stderr)
-        return 130
+        return 128 + signal.SIGINT
+    except Interrupted as e:
+        print(f"\n{argv[0]}: interrupted by {signal_name(e.signum)}; results so far are kept (run-all: finish with "
+              "--resume RUN_ID)", file=sys.stderr)
+        return 128 + e.signum
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ A configuration names the benchmarks and backends to run, the harness options ev
 gets, per-benchmark overrides, and the time limit per executable. See docs/driver.md.
 """
 import copy
+import glob
+import math
 import os
 import re
 import tomllib
@@ -53,13 +55,42 @@ def resolve_config_path(repo, name):
     return path
 
 
+def known_benchmarks(repo, bin_dir=None):
+    """The benchmarks there are: those the build declares (cmake/bench/<name>.cmake, one per
+    hdb_add_benchmark), those built in bin_dir (hdb-<name>-<backend>), and the usual five."""
+    names = set(BENCHMARK_ORDER)
+    names.update(os.path.basename(p)[:-len(".cmake")] for p in glob.glob(os.path.join(repo, "cmake", "bench",
+                                                                                       "*.cmake")))
+    if bin_dir and os.path.isdir(bin_dir):
+        for f in os.listdir(bin_dir):
+            parts = f.split("-")
+            if len(parts) == 3 and parts[0] == "hdb" and parts[2] in BACKENDS:
+                names.add(parts[1])
+    return sorted(n for n in names if _NAME.match(n))
+
+
 def load(path):
     try:
         with open(path, "rb") as f:
-            doc = tomllib.load(f)
+            data = f.read()
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read the configuration: {e.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise UsageError(f"{path}: not UTF-8 text (byte 0x{data[e.start]:02x} on line {line}); a configuration is "
+                         "a TOML file in UTF-8") from None
+    try:
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"{path}: not valid TOML: {e}") from None
     return validate(doc, path)
+
+
+def _number(value):
+    """A finite int or float (TOML also has nan and inf), never a bool."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def _harness_value(where, key, value):
@@ -76,8 +107,8 @@ def _harness_value(where, key, value):
             raise UsageError(f"{where}: transfer must be pageable, pinned or both, not {value!r}")
         return str(value)
     if key in ("max_time", "target_noise"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise UsageError(f"{where}: '{key}' must be a non-negative number")
+        if not _number(value) or value < 0:
+            raise UsageError(f"{where}: '{key}' must be a non-negative, finite number")
         return value
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise UsageError(f"{where}: '{key}' must be a non-negative integer")
@@ -95,8 +126,8 @@ def _names(where, key, value, allowed=None):
 
 
 def _timeout(where, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise UsageError(f"{where}: 'timeout_s' must be a positive number of seconds")
+    if not _number(value) or value <= 0:
+        raise UsageError(f"{where}: 'timeout_s' must be a positive, finite number of seconds, not {value!r}")
     return float(value)
 
 

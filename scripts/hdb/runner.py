@@ -1,6 +1,12 @@
 """scripts/run-all: setup -> build if needed -> bus on each backend -> every other executable the
 configuration names, each under a time limit. The manifest (run.json) and the raw JSON are written
-atomically as results come, so an interrupted or crashed run loses nothing and can be resumed."""
+atomically as results come, so an interrupted or crashed run loses nothing and can be resumed.
+
+Failure behaviour (docs/driver.md, "When things go wrong"): one driver per run directory (runlock);
+every executable in a process group of its own, stopped with the driver on SIGTERM/SIGHUP/SIGINT and,
+when the driver is killed with -9, by the watcher process and PR_SET_PDEATHSIG (watchdog); the run
+is then marked interrupted and --resume finishes it."""
+import filecmp
 import json
 import os
 import shlex
@@ -12,7 +18,9 @@ import time
 
 from . import config as cfgmod
 from . import results
-from .util import UsageError, duration_text, write_json
+from .runlock import RunLock
+from .util import UsageError, duration_text, os_error_text, write_json
+from .watchdog import Watchdog, child_preexec
 
 EXIT_SKIP = 77
 EXIT_USAGE = 2
@@ -20,6 +28,28 @@ POLL_S = 0.25
 PROGRESS_EVERY_S = 5.0  # at most one progress line per executable this often
 KILL_GRACE_S = 3.0
 FINISHED = ("ok", "failed", "skipped")
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+# The usage hint the executables print after their real error line (src/common/harness/main.cpp).
+_HINT = "run with --help"
+
+
+class Interrupted(BaseException):
+    """Raised in the driver by SIGTERM, SIGHUP or SIGINT (like KeyboardInterrupt, not an Exception)."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def signal_name(signum):
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def utc_now():
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def entry_name(benchmark, backend):
@@ -43,15 +73,6 @@ def plan(cfg):
     return out
 
 
-def new_run_id(out_root, config_name):
-    base = time.strftime("%Y%m%d-%H%M%S") + "-" + os.path.splitext(os.path.basename(config_name))[0]
-    run_id, n = base, 1
-    while os.path.exists(os.path.join(out_root, run_id)):
-        n += 1
-        run_id = f"{base}-{n}"
-    return run_id
-
-
 def git_commit(repo):
     try:
         p = subprocess.run(["git", "-C", repo, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -68,14 +89,28 @@ def built_executables(bin_dir):
                   if f.startswith("hdb-") and os.access(os.path.join(bin_dir, f), os.X_OK))
 
 
-def last_line(path):
-    """The last non-empty line an executable printed: shown as the reason of a skip or failure."""
+def reason_line(path):
+    """The line of an executable's output that says why it stopped, shown as the reason of a skip or
+    failure: the last line with 'error:' in it (the executables print '<exe>: error: ...' and then a
+    usage hint, 'Run with --help ...', which is never the reason), else the last line that is not
+    that hint. The driver's own first line ('$ command') is not the executable's output."""
     try:
         with open(path, errors="replace") as f:
-            lines = [ln.strip() for ln in f.read().splitlines() if ln.strip()]
+            lines = [ln.strip() for ln in f.read().splitlines()]
     except OSError:
         return ""
+    if lines and lines[0].startswith("$ "):
+        lines = lines[1:]
+    lines = [ln for ln in lines if ln]
+    errors = [ln for ln in lines if "error:" in ln.lower()]
+    if errors:
+        return errors[-1][:300]
+    lines = [ln for ln in lines if not ln.lower().startswith(_HINT)]
     return lines[-1][:300] if lines else ""
+
+
+def last_line(path):  # the name earlier versions used
+    return reason_line(path)
 
 
 class Progress:
@@ -101,9 +136,13 @@ class Progress:
                     m = json.load(f)
             except (OSError, ValueError):
                 continue
-            for e in m.get("entries", []):
-                if e.get("status") in ("ok", "skipped") and e.get("duration_s") is not None:
-                    hist[(e["name"], tuple(e.get("args", [])))] = e["duration_s"]
+            entries = m.get("entries") if isinstance(m, dict) else None
+            for e in entries if isinstance(entries, list) else []:
+                try:
+                    if e.get("status") in ("ok", "skipped") and isinstance(e.get("duration_s"), (int, float)):
+                        hist[(e["name"], tuple(e.get("args", [])))] = e["duration_s"]
+                except (AttributeError, KeyError, TypeError):
+                    continue
         return hist
 
     def estimate(self, e):
@@ -135,33 +174,42 @@ class Progress:
 
 class Runner:
     def __init__(self, repo, out_root, build_dir, cfg=None, config_name="", mpi=0, do_setup=True, do_build=True,
-                 force_build=False, resume=None, stream=sys.stdout, report=True, command_line=""):
+                 force_build=False, resume=None, stream=None, report=True, command_line=""):
         self.repo = os.path.abspath(repo)
         self.out_root = os.path.abspath(out_root)
         self.build_dir = os.path.abspath(build_dir)
         self.bin_dir = os.path.join(self.build_dir, "bin")
-        self.stream = stream
+        self.stream = stream or sys.stdout
         self.do_setup, self.do_build, self.force_build, self.make_report = do_setup, do_build, force_build, report
+        self.resuming = bool(resume)
+        self.created = False      # this driver made the run directory (a new run)
+        self.current = None       # the executable's Popen while one runs
+        self.stopping = None      # the signal that is stopping the driver
+        self.watchdog = None
+        self.problems = []
+        self.lock = None
         if resume:
-            self.run_dir = resume if os.path.isdir(resume) and os.path.isfile(os.path.join(resume, results.MANIFEST)) \
-                else os.path.join(self.out_root, resume)
-            self.manifest = results.load_manifest(self.run_dir)
-            if self.manifest is None:
+            self.run_dir = os.path.abspath(resume if os.path.isdir(resume) and os.path.isfile(
+                os.path.join(resume, results.MANIFEST)) else os.path.join(self.out_root, resume))
+            if not os.path.isfile(os.path.join(self.run_dir, results.MANIFEST)):
                 raise UsageError(f"--resume {resume}: no run with a {results.MANIFEST} in {self.run_dir}")
+            # The lock first: nothing of the run is read or touched while another driver holds it.
+            self.lock = RunLock(self.run_dir, command_line).acquire()
+            try:
+                self.manifest = load_resumable_manifest(self.run_dir, resume)
+            except BaseException:
+                self.close()
+                raise
             self.run_id = self.manifest["run_id"]
-            self.out_root = os.path.dirname(os.path.abspath(self.run_dir))
-            self.mpi = self.manifest.get("mpi", 0)
-            for e in self.manifest["entries"]:
-                if e["status"] not in FINISHED:
-                    self._keep_partial(e)
-                    e["status"] = "pending"
-            self.manifest.setdefault("resumed", []).append(time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            self.out_root = os.path.dirname(self.run_dir)
+            self.mpi = self.manifest.get("mpi", 0) or 0
         else:
             if mpi and not shutil.which("mpirun"):
                 raise UsageError("--mpi needs mpirun on PATH (Debian: openmpi-bin)")
             self.mpi = mpi
-            self.run_id = new_run_id(self.out_root, config_name)
-            self.run_dir = os.path.join(self.out_root, self.run_id)
+            self.run_id, self.run_dir = make_run_dir(self.out_root, config_name)
+            self.created = True
+            self.lock = RunLock(self.run_dir, command_line).acquire()
             self.manifest = {
                 "run_id": self.run_id,
                 "config_name": config_name,
@@ -170,21 +218,201 @@ class Runner:
                 "build_dir": self.build_dir,
                 "git_commit": git_commit(self.repo),
                 "command_line": command_line,
-                "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "started_utc": utc_now(),
+                "state": "running",
                 "entries": plan(cfg),
             }
-        os.makedirs(os.path.join(self.run_dir, results.RAW_DIR), exist_ok=True)
-        os.makedirs(os.path.join(self.run_dir, "logs"), exist_ok=True)
+            try:
+                for d in (results.RAW_DIR, "logs"):
+                    os.makedirs(os.path.join(self.run_dir, d), exist_ok=True)
+                self.save()
+            except OSError as e:
+                self.close()
+                raise UsageError(f"--out {out_root}: cannot write the run directory {self.run_dir}: "
+                                 f"{os_error_text(e)}") from None
+
+    # --- the run's lifetime: lock, signals, watcher -------------------------------------------
+    def execute(self):
+        """prepare (setup, build), then run; stops cleanly on SIGTERM/SIGHUP/SIGINT and on errors
+        writing the results; returns the exit status."""
+        handlers = {s: signal.signal(s, self._on_signal) for s in STOP_SIGNALS}
+        try:
+            if self.lock.note:
+                self.log(f"run-all: {self.lock.note}")
+            self.prepare()
+            self.check_runnable()
+            if self.resuming:
+                self.begin_resume()
+            self.watchdog = Watchdog(self.stream)
+            return self.run()
+        except Interrupted as sig:
+            return self.interrupted(sig.signum)
+        except KeyboardInterrupt:
+            return self.interrupted(signal.SIGINT)
+        except RuntimeError as e:  # setup or build failed
+            self._abandon_if_empty()
+            print(f"run-all: {e}", file=sys.stderr)
+            return 1
+        except UsageError:
+            self._abandon_if_empty()
+            raise
+        except OSError as err:
+            return self.write_failed(err)
+        finally:
+            # Nothing below may be cut short by a second signal: the run's state is being written.
+            for s in STOP_SIGNALS:
+                signal.signal(s, signal.SIG_IGN)
+            self._stop_current()
+            self.close()
+            for s, h in handlers.items():
+                signal.signal(s, h)
+
+    def _on_signal(self, signum, frame):
+        if self.stopping is None:
+            self.stopping = signum
+            raise Interrupted(signum)
+        # A second signal while stopping is ignored: the stop is bounded (KILL_GRACE_S twice).
+
+    def close(self):
+        if self.watchdog is not None:
+            self.watchdog.close()
+            self.watchdog = None
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+
+    def _stop_current(self):
+        proc = self.current
+        if proc is not None:
+            if proc.poll() is None:
+                stop_group(proc)
+            else:
+                stop_group_leftovers(proc.pid)
+            if self.watchdog is not None:
+                self.watchdog.unwatch(proc.pid)
+            self.current = None
+
+    def _park_running(self, reason):
+        """Executables stopped half-way go back to pending: --resume reruns them."""
+        parked = []
+        for e in self.manifest["entries"]:
+            if e.get("status") == "running":
+                e.update(status="pending", reason=reason)
+                e.pop("pid", None)
+                parked.append(e["name"])
+        return parked
+
+    def interrupted(self, signum):
+        name = signal_name(signum)
+        self._stop_current()
+        parked = self._park_running(f"interrupted by {name}; finish with --resume {self.run_id}")
+        record = {"signal": name, "at_utc": utc_now(), "running": parked}
+        self.manifest.update(state="interrupted", interrupted=record)
+        self.manifest.setdefault("interruptions", []).append(record)
+        try:
+            self.save()
+            self.aggregate()
+        except OSError as err:
+            print(f"run-all: warning: could not mark the run interrupted: {os_error_text(err)}", file=sys.stderr)
+        print(f"\nrun-all: interrupted by {name}"
+              + (f" while {', '.join(parked)} ran (stopped, back to pending)" if parked else "")
+              + f"; the results so far are kept in {self.run_dir}; finish with: scripts/run-all --resume "
+              f"{self.run_id} --out {self.out_root}", file=sys.stderr, flush=True)
+        return 128 + signum
+
+    def write_failed(self, err):
+        """A result file could not be written (disk full, read-only): stop, keep what is there."""
+        msg = os_error_text(err)
+        self._stop_current()
+        self._park_running(f"stopped: the driver could not write its results ({msg})")
+        self.manifest.update(state="failed", error=msg)
+        try:
+            self.save()
+        except OSError:
+            pass  # run.json keeps its previous content (it is only ever replaced whole)
+        print(f"run-all: error: {msg}; the driver stopped. The results written before are kept in {self.run_dir}; "
+              f"once there is room, finish with: scripts/run-all --resume {self.run_id} --out {self.out_root}",
+              file=sys.stderr, flush=True)
+        return 1
+
+    def _abandon_if_empty(self):
+        """A new run that never started an executable leaves no directory behind."""
+        if not self.created or any(e.get("status") != "pending" for e in self.manifest["entries"]):
+            return
+        keep = {results.MANIFEST, results.RAW_DIR, "logs", "run.lock"}
+        try:
+            names = set(os.listdir(self.run_dir))
+            if names <= keep and not any(os.listdir(os.path.join(self.run_dir, d)) for d in (results.RAW_DIR, "logs")
+                                         if d in names):
+                self.close()
+                shutil.rmtree(self.run_dir, ignore_errors=True)
+        except OSError:
+            pass
+
+    def check_runnable(self):
+        """A selection whose executables are none of them built runs nothing: a usage error."""
+        left = [e for e in self.manifest["entries"] if e["status"] not in FINISHED]
+        if not left:
+            return
+        built = built_executables(self.bin_dir)
+        if any(e["executable"] in built for e in left):
+            return
+        wanted = ", ".join(sorted({e["executable"] for e in left}))
+        raise UsageError(f"nothing to run: none of {wanted} is built in {self.bin_dir} "
+                         + (f"(built there: {', '.join(b for b in built)})" if built else
+                            "(it holds no hdb-* executable: build first, drop --no-build, or give --build-dir)"))
+
+    def begin_resume(self):
+        """Before rerunning: stop an executable a killed driver left running, keep the partial files
+        of every executable that did not finish, and mark them pending."""
+        m = self.manifest
+        left = [e for e in m["entries"] if e["status"] not in FINISHED]
+        if m.get("state", "running") == "running" and any(e["status"] == "running" for e in left):
+            record = {"signal": "unknown (the driver ended without marking the run: killed with -9 or crashed)",
+                      "at_utc": None, "running": [e["name"] for e in left if e["status"] == "running"]}
+            m.setdefault("interruptions", []).append(record)
+        for e in left:
+            self._stop_leftover(e)
+            self._keep_partial(e)
+            e["status"] = "pending"
+            e.pop("pid", None)
+        m.pop("interrupted", None)
+        m.pop("error", None)
+        m["state"] = "running"
+        m.setdefault("resumed", []).append(utc_now())
         self.save()
 
+    def _stop_leftover(self, e):
+        """An executable of this run still alive (its driver was killed and nothing stopped it) is
+        stopped before its rerun starts, so two copies never write the same files. It is recognised
+        by the pid recorded in run.json and its command line naming this run's JSON file."""
+        pid = e.get("pid")
+        if not isinstance(pid, int) or pid <= 1:
+            return
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read().split(b"\0")
+        except OSError:
+            return
+        if os.fsencode(self.raw_paths(e)[0]) not in cmdline:
+            return
+        self.log(f"run-all: {e['executable']} of the interrupted run is still running (pid {pid}): stopping it "
+                 "before the rerun")
+        stop_group_leftovers(pid)
+
     def _keep_partial(self, e):
-        """Results of an interrupted executable are kept beside the rerun's (never overwritten)."""
+        """Results of an interrupted executable are kept beside the rerun's (never overwritten): moved
+        to <file>.interrupted-N, so the rerun starts with no file of the earlier attempt in its place."""
         for p in self.raw_paths(e) + self.csv_paths(e):
-            if os.path.exists(p):
-                n = 1
-                while os.path.exists(f"{p}.interrupted-{n}"):
-                    n += 1
-                shutil.copy2(p, f"{p}.interrupted-{n}")
+            if not os.path.exists(p):
+                continue
+            n = 1
+            while os.path.exists(f"{p}.interrupted-{n}"):
+                n += 1
+            if n > 1 and filecmp.cmp(p, f"{p}.interrupted-{n - 1}", shallow=False):
+                os.remove(p)  # kept already, by an earlier resume
+            else:
+                os.replace(p, f"{p}.interrupted-{n}")
 
     def save(self):
         write_json(os.path.join(self.run_dir, results.MANIFEST), self.manifest)
@@ -261,7 +489,8 @@ class Runner:
                 progress.say(i, e, f"{e['executable']}: skipped, not built")
                 continue
             self.run_one(i, e, progress)
-        self.manifest["finished_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        self.manifest["finished_utc"] = utc_now()
+        self.manifest["state"] = "finished"
         self.save()
         self.aggregate()
         if self.make_report:
@@ -272,8 +501,11 @@ class Runner:
     def run_one(self, index, e, progress):
         log_path = os.path.join(self.run_dir, "logs", e["name"] + ".log")
         cmd = self.command(e)
+        env = self.environment()
         e.update(status="running", command=" ".join(shlex.quote(c) for c in cmd), log=os.path.relpath(log_path,
-                 self.run_dir), reason="", started_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+                 self.run_dir), reason="", started_utc=utc_now())
+        for k in ("failure", "exit_code", "duration_s", "cases"):
+            e.pop(k, None)
         self.save()
         progress.say(index, e, f"{e['executable']}: started (limit {duration_text(e['timeout_s'])})")
         t0 = time.monotonic()
@@ -281,30 +513,34 @@ class Runner:
         with open(log_path, "w") as log:
             log.write("$ " + e["command"] + "\n")
             log.flush()
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=self.repo,
-                                    env=self.environment(), start_new_session=True)
-            try:
-                while True:
-                    try:
-                        proc.wait(timeout=POLL_S)
-                        break
-                    except subprocess.TimeoutExpired:
-                        pass
-                    elapsed = time.monotonic() - t0
-                    if time.monotonic() - said >= PROGRESS_EVERY_S:
-                        n, last = self.cases_so_far(e)
-                        if n > seen:
-                            seen, said = n, time.monotonic()
-                            progress.say(index, e, f"{e['executable']}: {n} cases done (last {last})", elapsed)
-                    if elapsed > e["timeout_s"]:
-                        timed_out = True
-                        stop_group(proc)
-                        break
-            except BaseException:
-                stop_group(proc)
-                e.update(status="pending", reason="interrupted; finish with --resume " + self.run_id)
-                self.save()
-                raise
+            # Its own process group (killpg reaches mpirun's ranks too); SIGTERM from the kernel if the
+            # driver dies (PR_SET_PDEATHSIG), and the watcher stops the group if the driver is killed.
+            self.current = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=self.repo, env=env,
+                                            start_new_session=True, preexec_fn=child_preexec(os.getpid()))
+            proc = self.current
+            self.watchdog.watch(proc.pid)
+            e["pid"] = proc.pid
+            self.save()
+            while True:
+                try:
+                    proc.wait(timeout=POLL_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                elapsed = time.monotonic() - t0
+                if time.monotonic() - said >= PROGRESS_EVERY_S:
+                    n, last = self.cases_so_far(e)
+                    if n > seen:
+                        seen, said = n, time.monotonic()
+                        progress.say(index, e, f"{e['executable']}: {n} cases done (last {last})", elapsed)
+                if elapsed > e["timeout_s"]:
+                    timed_out = True
+                    stop_group(proc)
+                    break
+        stop_group_leftovers(proc.pid)  # whatever it left in its group (an mpirun daemon) goes with it
+        self.watchdog.unwatch(proc.pid)
+        self.current = None
+        e.pop("pid", None)
         e["duration_s"] = round(time.monotonic() - t0, 3)
         e["exit_code"] = proc.returncode
         self.classify(e, timed_out, log_path)
@@ -321,7 +557,9 @@ class Runner:
         for p in self.raw_paths(e)[:2]:
             try:
                 with open(p) as f:
-                    return json.load(f)
+                    doc = json.load(f)
+                if isinstance(doc, dict):
+                    return doc
             except (OSError, ValueError):
                 continue
         return None
@@ -329,30 +567,51 @@ class Runner:
     def cases_so_far(self, e):
         doc = self._summary_doc(e) or {}
         res = doc.get("results", [])
-        return len(res), (res[-1].get("id", "?") if res else "")
+        if not isinstance(res, list):
+            return 0, ""
+        return len(res), (res[-1].get("id", "?") if res and isinstance(res[-1], dict) else "")
+
+    def missing_results(self, e):
+        """Why the JSON an executable that exited 0 must have written is not usable, or ''."""
+        path = self.raw_paths(e)[0]
+        rel = os.path.relpath(path, self.run_dir)
+        if not os.path.exists(path):
+            return f"it wrote no results ({rel} is missing)"
+        try:
+            doc = results.load_doc(path)
+        except UsageError as err:
+            return f"its results are not usable: {str(err).replace(path, rel)}"
+        if results.incomplete(doc):
+            return f"its results are marked incomplete ({rel}: {results.incomplete_text(doc)})"
+        return ""
 
     def classify(self, e, timed_out, log_path):
         rc = e["exit_code"]
         summary = (self._summary_doc(e) or {}).get("summary", {})
-        cases = {k: int(summary.get(k, 0)) for k in ("ok", "skipped", "failed")}
+        cases = {}
+        for k in ("ok", "skipped", "failed"):
+            try:
+                cases[k] = int(summary.get(k, 0)) if isinstance(summary, dict) else 0
+            except (TypeError, ValueError):
+                cases[k] = 0
         e["cases"] = cases
         if timed_out:
             e.update(status="failed", failure="timeout", reason=f"timed out after {duration_text(e['timeout_s'])}")
         elif rc == 0:
-            e.update(status="ok", reason="")
+            missing = self.missing_results(e)
+            if missing:
+                e.update(status="failed", failure="no-results", reason=f"exit 0 but {missing}")
+            else:
+                e.update(status="ok", reason="")
         elif rc == EXIT_SKIP:
-            e.update(status="skipped", reason=last_line(log_path) or "exit 77: no device")
+            e.update(status="skipped", reason=reason_line(log_path) or "exit 77: no device")
         elif rc < 0 or rc > 128:
             sig = -rc if rc < 0 else rc - 128
-            try:
-                name = signal.Signals(sig).name
-            except ValueError:
-                name = f"signal {sig}"
-            e.update(status="failed", failure="crash", reason=f"crashed ({name})")
+            e.update(status="failed", failure="crash", reason=f"crashed ({signal_name(sig)})")
         elif rc == EXIT_USAGE:
-            e.update(status="failed", failure="usage", reason="usage error: " + last_line(log_path))
+            e.update(status="failed", failure="usage", reason="usage error: " + reason_line(log_path))
         else:
-            detail = f"{cases['failed']} failed cases" if cases["failed"] else last_line(log_path)
+            detail = f"{cases['failed']} failed cases" if cases["failed"] else reason_line(log_path)
             e.update(status="failed", failure="exit", reason=f"exit {rc}: {detail}")
 
     def aggregate(self):
@@ -362,7 +621,7 @@ class Runner:
         try:
             self.problems = results.write_summary_csv(self.run_dir)
         except OSError as err:
-            self.problems = [f"summary.csv not written: {err}"]
+            self.problems = [f"summary.csv not written: {os_error_text(err)}"]
 
     def print_summary(self):
         entries = self.manifest["entries"]
@@ -373,11 +632,54 @@ class Runner:
             cs = f"{c.get('ok', 0)}/{c.get('skipped', 0)}/{c.get('failed', 0)}" if c else "-"
             self.log(f"{e['executable']:<22} {e['status']:<8} {duration_text(e.get('duration_s')):>7}  {cs:<18} "
                      f"{e.get('reason', '')}")
-        for p in getattr(self, "problems", []):
+        for p in self.problems:
             self.log(f"run-all: problem: {p}")
         n = {s: sum(1 for e in entries if e["status"] == s) for s in FINISHED}
         self.log(f"run-all: {n['ok']} ok, {n['skipped']} skipped, {n['failed']} failed -> {self.run_dir}")
         return 1 if n["failed"] else 0
+
+
+def make_run_dir(out_root, config_name):
+    """Creates results/<run-id>/ (mkdir, never an existing one: two drivers started in the same
+    second get two directories); an --out that cannot be written is a usage error."""
+    base = time.strftime("%Y%m%d-%H%M%S") + "-" + os.path.splitext(os.path.basename(config_name))[0]
+    try:
+        os.makedirs(out_root, exist_ok=True)
+        n = 1
+        while True:
+            run_id = base if n == 1 else f"{base}-{n}"
+            try:
+                os.mkdir(os.path.join(out_root, run_id))
+                return run_id, os.path.join(out_root, run_id)
+            except FileExistsError:
+                n += 1
+    except OSError as e:
+        raise UsageError(f"--out {out_root}: cannot create a run directory there: {os_error_text(e)}") from None
+
+
+MANIFEST_ENTRY_KEYS = ("name", "benchmark", "backend", "executable", "args", "timeout_s", "status")
+
+
+def load_resumable_manifest(run_dir, resume):
+    """run.json of a run to resume, checked: a corrupt or foreign file is a usage error naming it."""
+    path = os.path.join(run_dir, results.MANIFEST)
+    why = ""
+    try:
+        m = results.load_manifest(run_dir)
+    except (OSError, ValueError) as e:
+        m, why = None, os_error_text(e) if isinstance(e, OSError) else f"not JSON: {e}"
+    if m is not None and not why:
+        entries = m.get("entries") if isinstance(m, dict) else None
+        if not isinstance(m, dict) or not isinstance(m.get("run_id"), str):
+            why = "no run_id"
+        elif not isinstance(entries, list) or not all(
+                isinstance(e, dict) and all(k in e for k in MANIFEST_ENTRY_KEYS) for e in entries):
+            why = "its entries are not the driver's (name, executable, args, status, ...)"
+    if why:
+        raise UsageError(f"--resume {resume}: {path} is corrupt ({why}): this run cannot be resumed. Its raw/ "
+                         f"results are untouched (scripts/report {run_dir} still reports them); start a new run "
+                         "for the rest")
+    return m
 
 
 def stop_group(proc):
@@ -386,12 +688,43 @@ def stop_group(proc):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
-            return
+            break
         try:
             proc.wait(timeout=wait)
-            return
+            break
         except subprocess.TimeoutExpired:
             continue
+    stop_group_leftovers(proc.pid)
+
+
+def _group_alive(pgid):
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def stop_group_leftovers(pgid):
+    """Stops what is left in a process group whose leader has ended (or one that is not the
+    driver's child: a leftover of a killed driver): TERM, then KILL after the grace period. The kernel does not give a
+    process group's id to a new process while the group has members, so this never reaches another
+    program."""
+    if not _group_alive(pgid):
+        return
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except OSError:
+        return
+    deadline = time.monotonic() + KILL_GRACE_S
+    while time.monotonic() < deadline and _group_alive(pgid):
+        time.sleep(0.05)
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 _openmpi = None

@@ -8,13 +8,24 @@ class UsageError(Exception):
     """Bad options or input files; the commands exit with status 2 and print the message."""
 
 
+def os_error_text(err):
+    """'/x/run.json: cannot write (No space left on device)': an OSError as one line, for the user."""
+    what = err.strerror or str(err)
+    if err.filename:
+        return f"{err.filename}: {what}"
+    return what
+
+
 def write_atomically(path, data):
     """Writes text or bytes to a temporary file beside `path`, then renames it over `path`, so a
     reader (or a crash) never sees a half-written file."""
     d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
     mode = "wb" if isinstance(data, (bytes, bytearray)) else "w"
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    try:
+        os.makedirs(d, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    except OSError as err:
+        raise OSError(err.errno, f"cannot write ({err.strerror})", path) from None
     try:
         with os.fdopen(fd, mode) as f:
             f.write(data)
@@ -25,9 +36,13 @@ def write_atomically(path, data):
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+    except BaseException as err:
+        try:
             os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(err, OSError):  # named by the file meant, not the temporary one
+            raise OSError(err.errno, f"cannot write ({err.strerror})", path) from None
         raise
 
 
