@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 """A stand-in for an hdb-<bench>-<backend> executable in the driver tests.
 
-usage: fake_bench.py MODE [executable options...]   (MODE: ok, crash, hang, skip, fail)
+usage: fake_bench.py MODE [executable options...]
+MODE: ok, crash, hang, skip, fail, and for the fault tests: hang-tree (hangs with a child process of
+its own, as mpirun has ranks), usage (a bad option: '<exe>: error: ...' then the usage hint, exit 2),
+error (exit 1 after an error line and a trailing line), nojson (exit 0 without writing its JSON),
+badjson (exit 0 after writing a JSON that is cut short).
 Writes a hetdb-bench/2 document to --json and the CSV to --csv (the columns of
 docs/results-schema.json, through make_fixture) after every case, as the harness does, appends its
-name and arguments to $FAKE_LOG, then behaves as MODE says."""
+name, pid and arguments to $FAKE_LOG (and the pid of its child in hang-tree mode), then behaves as
+MODE says. With --no-verify its results are marked not checked, as the harness marks them."""
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -29,12 +35,28 @@ def main():
     mode, args = sys.argv[1], sys.argv[2:]
     name = os.environ.get("FAKE_NAME", "fake")
     bench, backend = name.split("-")[1:3]
-    with open(os.environ["FAKE_LOG"], "a") as f:
-        f.write(json.dumps({"name": name, "args": args}) + "\n")
+    def note(**kw):
+        with open(os.environ["FAKE_LOG"], "a") as f:
+            f.write(json.dumps(dict(name=name, pid=os.getpid(), **kw)) + "\n")
+
+    note(args=args)
     if mode == "skip":
         print("skipped: no fake device (driver test)")
         return 77
+    exe = f"hdb-{bench}-{backend}"
+    if mode == "usage":
+        print(f"{exe}: error: --frobnicate: unknown option (driver test)", file=sys.stderr)
+        print("Run with --help for the options and their allowed values.", file=sys.stderr)
+        return 2
+    if mode == "nojson":
+        print("summary: 0 ok, 0 skipped, 0 failed (and no JSON written)")
+        return 0
     json_path, csv_path = _arg(args, "--json"), _arg(args, "--csv")
+    if mode == "badjson":
+        with open(json_path, "w") as f:
+            f.write('{"schema": "hetdb-bench/2", "benchmark": "' + bench + '", "results": [{"id": ')
+        return 0
+    checked = "--no-verify" not in args
     results = []
 
     def write():
@@ -44,8 +66,17 @@ def main():
         if csv_path:
             _replace(csv_path, make_fixture.csv_text(doc))
 
-    results.append(make_fixture.record("copy", "serial", 32 << 10, 1e-5))
+    results.append(make_fixture.record("copy", "serial", 32 << 10, 1e-5, checked=checked))
     write()
+    if mode == "error":
+        print(f"{exe}: error: cannot open /nonexistent/queries.txt: No such file or directory (driver test)",
+              file=sys.stderr)
+        print("results so far are kept", file=sys.stderr)
+        return 1
+    if mode == "hang-tree":
+        child = subprocess.Popen(["sleep", "120"])
+        note(child=child.pid)
+        time.sleep(120)
     if mode == "crash":
         sys.stdout.flush()
         os.kill(os.getpid(), signal.SIGSEGV)
@@ -56,7 +87,7 @@ def main():
                                            reason="verification failed: word 3 differs (driver test)"))
         write()
         return 1
-    results.append(make_fixture.record("copy", "parallel", 32 << 10, 6e-6))
+    results.append(make_fixture.record("copy", "parallel", 32 << 10, 6e-6, checked=checked))
     write()
     print("summary: 2 ok, 0 skipped, 0 failed")
     return 0

@@ -58,3 +58,127 @@ class TempDirCase(unittest.TestCase):
         dst = os.path.join(self.tmp, "run-small")
         shutil.copytree(FIXTURE, dst)
         return dst
+
+
+# --- the fault suites (test_fault_*.py, CTest label "fault") -------------------------------------
+def bounded(name, *args, env=None, limit=60, prefix=()):
+    """scripts/<name> under coreutils `timeout` (SIGTERM at `limit` s, SIGKILL 5 s later): a fault
+    test never hangs, and a hang shows as exit 124. prefix: a command to run it through (setpriv)."""
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run(["timeout", "-k", "5", str(limit), *prefix, os.path.join(SCRIPTS, name), *args],
+                          capture_output=True, text=True, env=e, timeout=limit + 30)
+
+
+def start(name, *args, env=None, limit=120):
+    """scripts/<name> started in the background under `timeout`, its output to pipes."""
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.Popen(["timeout", "-k", "5", str(limit), os.path.join(SCRIPTS, name), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+
+
+def wait_for(cond, limit=30.0, step=0.05):
+    """Polls cond() until it is true (returns its value) or `limit` seconds pass (returns None)."""
+    import time
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        v = cond()
+        if v:
+            return v
+        time.sleep(step)
+    return None
+
+
+def pid_gone(pid):
+    """True when the process has ended (a zombie waiting for a parent that never reaps counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+class FaultCase(TempDirCase):
+    """A fake build (helpers.make_fakes), a configuration, and scripts/run-all against them."""
+    CONFIG = """
+description = "fault test"
+benchmarks = ["bus", "ngram"]
+backends = ["cpu"]
+timeout_s = 100
+[harness]
+sizes = "32K"
+"""
+    MODES = {"bus-cpu": "ok", "ngram-cpu": "ok"}
+
+    def setUp(self):
+        super().setUp()
+        self.build = self.make_fakes(self.MODES)
+        self.out = os.path.join(self.tmp, "results")
+        self.cfg = os.path.join(self.tmp, "fault.toml")
+        with open(self.cfg, "w") as f:
+            f.write(self.CONFIG)
+        self.log = os.path.join(self.tmp, "calls.jsonl")
+        # No figures unless a test is about them: they are the slow part of a report.
+        self.env = {"FAKE_LOG": self.log, "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "HDB_NO_MATPLOTLIB": "1"}
+
+    def args(self, *extra):
+        return ["--config", self.cfg, "--build-dir", self.build, "--out", self.out, "--no-setup", "--no-build", *extra]
+
+    def run_all(self, *extra, limit=60):
+        return bounded("run-all", *self.args(*extra), env=self.env, limit=limit)
+
+    def resume(self, run, *extra, limit=60):
+        return bounded("run-all", "--resume", run, "--build-dir", self.build, "--out", self.out, "--no-setup",
+                       "--no-build", *extra, env=self.env, limit=limit)
+
+    def start_run_all(self, *extra, limit=120):
+        return start("run-all", *self.args(*extra), env=self.env, limit=limit)
+
+    def calls(self):
+        if not os.path.exists(self.log):
+            return []
+        with open(self.log) as f:
+            return [json.loads(line) for line in f]
+
+    def call_of(self, name, key="pid"):
+        for c in self.calls():
+            if c["name"] == name and key in c:
+                return c
+        return None
+
+    def only_run(self):
+        runs = [d for d in os.listdir(self.out) if os.path.isdir(os.path.join(self.out, d))]
+        self.assertEqual(len(runs), 1, runs)
+        return os.path.join(self.out, runs[0])
+
+    def manifest(self, run):
+        return read_json(os.path.join(run, "run.json"))
+
+    def entries(self, run):
+        return {e["name"]: e for e in self.manifest(run)["entries"]}
+
+    def ids(self, path):
+        """The result ids of a raw JSON document (what an executable measured)."""
+        return [r["id"] for r in read_json(path)["results"]]
+
+    def assertNoTraceback(self, p):
+        self.assertNotIn("Traceback", p.stdout + p.stderr)
+
+    def assertOneLineError(self, p, text):
+        """The failure is one clear line on stderr containing `text`, and no traceback."""
+        self.assertNoTraceback(p)
+        lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+        self.assertTrue(any(text in ln for ln in lines), p.stderr)
+        self.assertLessEqual(len(lines), 2, p.stderr)
