@@ -12,7 +12,6 @@
 #endif
 
 #include "ra_merge.hpp"
-#include "reference/ra.hpp"
 #include "runtime/chunks.hpp"
 #include "algorithms/tuple_sort.hpp"
 

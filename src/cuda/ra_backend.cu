@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include "ra_device.cuh"
-#include "reference/ra.hpp"
 
 namespace hdb::ra::cuda {
 namespace {

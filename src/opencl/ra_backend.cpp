@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 #include "harness/errors.hpp"
-#include "reference/ra.hpp"
 
 namespace hdb::opencl::kernels {
 extern const char ra[];
