@@ -7,6 +7,9 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
+
+#include <stdlib.h>
 
 #include "bench/tpch.hpp"
 #include "harness/errors.hpp"
@@ -17,6 +20,13 @@ namespace hdb::tpch {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A new directory of this test's own under TMPDIR (mkdtemp: no other run can share it).
+fs::path make_temp_dir(const std::string& tag) {
+  std::string pattern = (fs::temp_directory_path() / ("hdb-tpch-" + tag + "-XXXXXX")).string();
+  if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp " + pattern + " failed");
+  return pattern;
+}
 
 TEST(TpchDates, KnownDays) {
   EXPECT_EQ(days_from_civil(1970, 1, 1), 0);
@@ -82,9 +92,7 @@ TEST(TpchChecksum, IndependentOfRowOrder) {
 class Fixture : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("hdb-tpch-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                                        "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+    dir_ = make_temp_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
     write("customer.tbl",
           "1|Customer#000000001|IVhzIApeRb ot,c,E|15|25-989-741-2988|711.56|BUILDING|regular deposits|\n"
           "2|Customer#000000002|XSTf4,NCwDVaWNe6tE|13|23-768-687-3665|121.65|AUTOMOBILE|quickly final|\n"
@@ -182,6 +190,108 @@ TEST_F(Fixture, ErrorsNameFileLineAndColumn) {
   fs::remove(dir_ / "lineitem.tbl");
   e = error_of("customer.tbl", read(dir_ / "customer.tbl"));
   EXPECT_NE(e.find("cannot open " + (dir_ / "lineitem.tbl").string()), std::string::npos) << e;
+}
+
+TEST_F(Fixture, ExactReasonsForBadNumbers) {
+  const std::string row = "|10|1|1|17|1700.50|0.04|0.02|N|O|1995-03-16|1995-03-20|1995-03-25|NONE|AIR|c|\n";
+  auto line = [&](const std::string& key, const std::string& qty, const std::string& price, const std::string& disc) {
+    return key + "|10|1|1|" + qty + "|" + price + "|" + disc + "|0.02|N|O|1995-03-16|1995-03-20|1995-03-25|NONE|AIR|c|\n";
+  };
+  std::string e = error_of("lineitem.tbl", "1" + row + line("1", "17", "1700.505", "0.04"));
+  EXPECT_NE(e.find("lineitem.tbl:2: column 6 (l_extendedprice) '1700.505': has 3 decimal places"), std::string::npos) << e;
+  e = error_of("lineitem.tbl", line("1", "17", "1700.5", "0.041"));
+  EXPECT_NE(e.find("lineitem.tbl:1: column 7 (l_discount) '0.041': has 3 decimal places"), std::string::npos) << e;
+  EXPECT_EQ(error_of("lineitem.tbl", line("1", "17", "1700.500", "0.0400")), "no error");  // zeros are exact
+  e = error_of("lineitem.tbl", line("4294967296", "17", "1700.50", "0.04"));
+  EXPECT_NE(e.find("lineitem.tbl:1: column 1 (l_orderkey) '4294967296': does not fit 32 bits"), std::string::npos) << e;
+  e = error_of("lineitem.tbl", line("99999999999999999999999", "17", "1700.50", "0.04"));
+  EXPECT_NE(e.find("'99999999999999999999999': does not fit 32 bits"), std::string::npos) << e;
+  EXPECT_EQ(error_of("lineitem.tbl", line("4294967295", "17", "1700.50", "0.04")), "no error");
+  e = error_of("lineitem.tbl", line("1", "17", "42949672.96", "0.04"));
+  EXPECT_NE(e.find("'42949672.96': does not fit 32 bits in cents"), std::string::npos) << e;
+  e = error_of("lineitem.tbl", line("1", "-3", "1700.50", "0.04"));
+  EXPECT_NE(e.find("column 5 (l_quantity) '-3': is negative"), std::string::npos) << e;
+  e = error_of("lineitem.tbl", line("1", "1.5", "1700.50", "0.04"));
+  EXPECT_NE(e.find("'1.5': is not a whole number"), std::string::npos) << e;
+  e = error_of("lineitem.tbl", line("1", "", "1700.50", "0.04"));
+  EXPECT_NE(e.find("column 5 (l_quantity) '': is empty"), std::string::npos) << e;
+  e = error_of("lineitem.tbl", line("1", "17", "1.2.3", "0.04"));
+  EXPECT_NE(e.find("'1.2.3': is not a non-negative decimal number"), std::string::npos) << e;
+}
+
+TEST_F(Fixture, MessagesQuoteAtMost80BytesOfAField) {
+  std::string big(16u << 20, '9');
+  std::string e = error_of("customer.tbl", big + "|C|a|15|25|711.56|BUILDING|c|\n");
+  EXPECT_LT(e.size(), 400u) << e.substr(0, 400);
+  EXPECT_NE(e.find("customer.tbl:1: column 1 (c_custkey) '" + std::string(80, '9') + "... (16777216 bytes)': does not fit 32 bits"),
+            std::string::npos)
+      << e.substr(0, 400);
+  e = error_of("customer.tbl", "1|C|a|15|25|711.56|" + std::string(1u << 20, 'B') + "|c|\n");
+  EXPECT_LT(e.size(), 400u);
+  EXPECT_NE(e.find("... (1048576 bytes)': is not a TPC-H market segment"), std::string::npos) << e;
+  // Bytes other than printable ASCII are shown as \xNN.
+  e = error_of("customer.tbl", std::string("1|C|a|15|25|711.56|BUILD\x01\xE9NG|c|\n"));
+  EXPECT_NE(e.find("'BUILD\\x01\\xE9NG'"), std::string::npos) << e;
+}
+
+TEST_F(Fixture, EmptyTablesAreErrors) {
+  for (const char* f : {"customer.tbl", "orders.tbl", "lineitem.tbl"}) {
+    std::string e = error_of(f, "");
+    EXPECT_NE(e.find((dir_ / f).string() + ": no rows"), std::string::npos) << e;
+    e = error_of(f, "\n\r\n\n");
+    EXPECT_NE(e.find((dir_ / f).string() + ": no rows"), std::string::npos) << e;
+  }
+}
+
+TEST_F(Fixture, ByteOrderMarks) {
+  // A UTF-8 BOM is skipped (editors write one; dbgen never does); UTF-16 is refused by name.
+  Tables plain = load_tables(dir_.string());
+  const std::string customers = read(dir_ / "customer.tbl");
+  write("customer.tbl", "\xEF\xBB\xBF" + customers);
+  Tables bom = load_tables(dir_.string());
+  EXPECT_EQ(bom.customer.cols[0].v, plain.customer.cols[0].v);
+  EXPECT_EQ(bom.customer.cols[1].v, plain.customer.cols[1].v);
+  std::string e = error_of("customer.tbl", "\xFF\xFE" + customers);
+  EXPECT_NE(e.find("customer.tbl: starts with a UTF-16 byte order mark"), std::string::npos) << e;
+  // Elsewhere a BOM is a bad field, shown byte by byte.
+  e = error_of("customer.tbl", customers + "\xEF\xBB\xBF" + "5|C|a|15|25|711.56|BUILDING|c|\n");
+  EXPECT_NE(e.find("customer.tbl:5: column 1 (c_custkey) '\\xEF\\xBB\\xBF5': is not a non-negative number"),
+            std::string::npos)
+      << e;
+}
+
+TEST_F(Fixture, LineEndsAndLongLines) {
+  // CRLF, no final newline, and a line longer than the loader's 1 MiB chunk (an unused column).
+  write("customer.tbl", "1|C|a|15|25|711.56|BUILDING|" + std::string(3u << 20, 'x') + "|\r\n2|C|a|15|25|7.5|AUTOMOBILE|c|");
+  Tables t = load_tables(dir_.string());
+  EXPECT_EQ(t.customer.cols[0].v, (std::vector<std::uint32_t>{1, 2}));
+  EXPECT_EQ(t.customer.cols[1].v, (std::vector<std::uint32_t>{1, 0}));
+  // A line of more than 64 MiB is no row: an error, not unbounded memory.
+  std::string e = error_of("orders.tbl", std::string((64u << 20) + 10, 'x'));
+  EXPECT_NE(e.find("orders.tbl:1: a line longer than 64 MiB"), std::string::npos) << e.substr(0, 300);
+}
+
+TEST(TpchTblFiles, GeneratedTablesRoundTripThroughTblFiles) {
+  // Large enough for lineitem.tbl to span many of the loader's 1 MiB chunks.
+  const fs::path dir = make_temp_dir("roundtrip");
+  Tables t = generate_tables(0.01, 11, 2);
+  write_tbl_files(t, dir.string());
+  EXPECT_GT(fs::file_size(dir / "lineitem.tbl"), 4u << 20);
+  Tables u = load_tables(dir.string());
+  for (auto [a, b] : {std::pair{&t.customer, &u.customer}, {&t.orders, &u.orders}, {&t.lineitem, &u.lineitem}}) {
+    ASSERT_EQ(a->rows(), b->rows()) << a->name;
+    ASSERT_EQ(a->cols.size(), b->cols.size());
+    for (std::size_t c = 0; c < a->cols.size(); ++c) EXPECT_EQ(a->cols[c].v, b->cols[c].v) << a->cols[c].info.name;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(TpchGenerator, SizeIsKnownBeforeGenerating) {
+  Tables t = generate_tables(0.01, 7, 1);
+  const double ratio = static_cast<double>(generated_bytes(0.01)) / static_cast<double>(t.bytes());
+  EXPECT_GT(ratio, 0.95);
+  EXPECT_LT(ratio, 1.05);
+  EXPECT_GT(generated_bytes(1000), 100ull << 30);  // sf 1000 is skipped on a machine below 1.2 TB
 }
 
 TEST(TpchPlans, FusableShapes) {

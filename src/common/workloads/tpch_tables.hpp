@@ -39,10 +39,19 @@ constexpr std::uint32_t retail_price_cents(std::uint64_t partkey) {
 // Generates the tables at scale factor `sf` (> 0; fractions allowed). Deterministic in `seed`,
 // identical for any thread count.
 Tables generate_tables(double sf, std::uint64_t seed, int threads);
+// About the bytes of the kept columns generate_tables(sf, ...) makes (4 line items per order on
+// average), known before generating.
+std::uint64_t generated_bytes(double sf);
 
 // Loads customer.tbl, orders.tbl and lineitem.tbl from `dir`. Errors (missing file, wrong column
 // count, bad number, bad date, unknown segment, value out of range) throw UsageError naming the
 // file, line and column.
 Tables load_tables(const std::string& dir);
+
+// Writes `t` as dbgen's customer.tbl, orders.tbl and lineitem.tbl in `dir` (an existing folder):
+// every column of the specification's layout, the kept ones with their values, the others filled
+// with constants of about dbgen's width. load_tables(dir) reads back `t`. For tests and for
+// checking --output with another engine on the same data; UsageError when a file cannot be written.
+void write_tbl_files(const Tables& t, const std::string& dir);
 
 }  // namespace hdb::tpch
