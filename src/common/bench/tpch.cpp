@@ -1,10 +1,15 @@
 #include "bench/tpch.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
+#include <new>
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -83,12 +88,29 @@ class TpchRunner {
  private:
   int threads() const { return effective_threads(s_.options()); }
 
+  // The tables, generated or loaded once for every case. Out of memory while making them skips
+  // every TPC-H case with that reason (once: later cases do not try again).
   const Tables& tables() {
     if (!tables_) {
-      tables_ = std::make_unique<Tables>(o_.tbl_dir.empty() ? generate_tables(o_.sf, s_.options().seed, threads())
-                                                            : load_tables(o_.tbl_dir));
+      if (!tables_failed_.empty()) throw SkipCase(tables_failed_);
+      try {
+        tables_ = std::make_unique<Tables>(o_.tbl_dir.empty() ? generate_tables(o_.sf, s_.options().seed, threads())
+                                                              : load_tables(o_.tbl_dir));
+      } catch (const std::bad_alloc&) {
+        tables_failed_ = o_.tbl_dir.empty()
+                             ? "out of host memory generating TPC-H sf=" + param_text(o_.sf) + " (its columns need about " +
+                                   std::to_string(generated_bytes(o_.sf) >> 20) + " MiB)"
+                             : "out of host memory loading the .tbl files of " + o_.tbl_dir;
+        throw SkipCase(tables_failed_);
+      }
     }
     return *tables_;
+  }
+  // The tables' bytes, for the generator known before generating (so a scale factor that cannot
+  // fit is skipped without trying).
+  std::uint64_t tables_bytes() {
+    if (!tables_ && o_.tbl_dir.empty()) return generated_bytes(o_.sf);
+    return tables().bytes();
   }
 
   template <class MakePlan>
@@ -100,7 +122,7 @@ class TpchRunner {
         CaseKey key{kernel, variant, params, bytes, t};
         s_.run(key, [&, variant, t, real]() {
           // Inputs, intermediates of the operator-at-a-time plan, the answer and the reference.
-          std::uint64_t inputs = real ? tables().bytes() : bytes * (kernel == "A" ? 1 : 3);
+          std::uint64_t inputs = real ? tables_bytes() : bytes * (kernel == "A" ? 1 : 3);
           if (inputs * 6 > s_.platform().memory_bytes() / 2)
             throw SkipCase("needs about " + std::to_string(inputs * 6 >> 20) + " MiB, more than half the memory");
           if (!data) data = make_data(kernel, make_plan(), real);
@@ -145,7 +167,26 @@ class TpchRunner {
   TpchBackend& b_;
   const TpchOptions& o_;
   std::unique_ptr<Tables> tables_;
+  std::string tables_failed_;  // why the tables could not be made
 };
+
+// --output is checked before any work: each file it will write must be creatable (its folder
+// exists and is writable) or, when it exists, writable and not a folder.
+void check_output_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::is_directory(p, ec)) throw UsageError("--output: '" + path + "' is a directory");
+  if (fs::exists(p, ec)) {
+    if (::access(path.c_str(), W_OK) != 0)
+      throw UsageError("--output: cannot write '" + path + "': " + std::strerror(errno));
+    return;
+  }
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  if (!fs::is_directory(dir, ec)) throw UsageError("--output: folder '" + dir.string() + "' of '" + path + "' does not exist");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw UsageError("--output: cannot create '" + path + "' in '" + dir.string() + "': " + std::strerror(errno));
+}
 
 }  // namespace
 
@@ -192,6 +233,11 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
       if (!o->tbl_dir.empty() && !std::filesystem::is_regular_file(std::filesystem::path(o->tbl_dir) / f))
         throw UsageError("--tbl-dir " + o->tbl_dir + " has no " + f);
     if (!o->output.empty() && !tpch) throw UsageError("--output writes TPC-H results: it needs --data with tpch");
+    if (!o->output.empty()) {
+      if (o->kernels.size() == 1) check_output_path(o->output);
+      else
+        for (const auto& k : o->kernels) check_output_path(output_path(o->output, k));
+    }
   };
   def.run = [o, &backend](Session& s) { TpchRunner(s, backend, *o).run(); };
   return run_main(argc, argv, def, platform);
