@@ -313,11 +313,11 @@ class Runner:
             self.save()
             self.aggregate()
         except OSError as err:
-            print(f"run-all: warning: could not mark the run interrupted: {os_error_text(err)}", file=sys.stderr)
-        print(f"\nrun-all: interrupted by {name}"
-              + (f" while {', '.join(parked)} ran (stopped, back to pending)" if parked else "")
-              + f"; the results so far are kept in {self.run_dir}; finish with: scripts/run-all --resume "
-              f"{self.run_id} --out {self.out_root}", file=sys.stderr, flush=True)
+            say(f"run-all: warning: could not mark the run interrupted: {os_error_text(err)}")
+        say(f"\nrun-all: interrupted by {name}"
+            + (f" while {', '.join(parked)} ran (stopped, back to pending)" if parked else "")
+            + f"; the results so far are kept in {self.run_dir}; finish with: scripts/run-all --resume "
+            f"{self.run_id} --out {self.out_root}")
         return 128 + signum
 
     def write_failed(self, err):
@@ -330,9 +330,8 @@ class Runner:
             self.save()
         except OSError:
             pass  # run.json keeps its previous content (it is only ever replaced whole)
-        print(f"run-all: error: {msg}; the driver stopped. The results written before are kept in {self.run_dir}; "
-              f"once there is room, finish with: scripts/run-all --resume {self.run_id} --out {self.out_root}",
-              file=sys.stderr, flush=True)
+        say(f"run-all: error: {msg}; the driver stopped. The results written before are kept in {self.run_dir}; "
+            f"once there is room, finish with: scripts/run-all --resume {self.run_id} --out {self.out_root}")
         return 1
 
     def _abandon_if_empty(self):
@@ -637,6 +636,14 @@ class Runner:
         n = {s: sum(1 for e in entries if e["status"] == s) for s in FINISHED}
         self.log(f"run-all: {n['ok']} ok, {n['skipped']} skipped, {n['failed']} failed -> {self.run_dir}")
         return 1 if n["failed"] else 0
+
+
+def say(msg):
+    """A line on stderr that never raises: after SIGHUP the terminal may be gone (EIO)."""
+    try:
+        print(msg, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
 
 
 def make_run_dir(out_root, config_name):
