@@ -369,6 +369,8 @@ int ngram_main(int argc, char** argv, Platform& platform, NgramBackend& backend)
   def.validate = [o] {
     o->levels = parse_error_levels(o->errors);
     if (o->query_count == 0) throw UsageError("--query-count: must be at least 1");
+    if (o->query_count > kMaxQueries)
+      throw UsageError("--query-count: at most " + std::to_string(kMaxQueries) + " (every query's hits are kept per level)");
     if (o->query_min < 3) throw UsageError("--query-min: queries need at least 3 characters (one 3-gram)");
     if (o->query_max < o->query_min) throw UsageError("--query-max: below --query-min");
     if (o->query_max > 250) throw UsageError("--query-max: at most 250 characters");

@@ -6,8 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sys/stat.h>
 
 #include "harness/errors.hpp"
@@ -106,20 +110,100 @@ TextCorpus synthetic_corpus(std::uint64_t bytes, std::uint64_t seed, const Synth
   return c;
 }
 
-TextCorpus load_text_lines(const std::string& path, std::uint64_t max_bytes) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("--corpus: cannot open '" + path + "'");
-  TextCorpus c;
-  c.source = "file:" + path;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (c.raw_bytes + line.size() > max_bytes) {
-      c.truncated = true;
+namespace {
+
+bool is_alnum(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+
+}  // namespace
+
+std::string quote_text(std::string_view s, std::size_t most) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size() && i < most; ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      static const char* hex = "0123456789ABCDEF";
+      out += "\\x";
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    }
+  }
+  if (s.size() > most) out += "... (" + std::to_string(s.size()) + " bytes)";
+  return out;
+}
+
+void read_lines(const std::string& path, const std::string& what, std::uint64_t limit, const LineSink& sink) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) throw UsageError(what + ": cannot open '" + path + "'");
+  std::vector<char> buf(std::size_t{1} << 20);
+  LineInfo line;
+  line.limit = limit;
+  std::uint64_t total = 0;  // bytes of the current line so far
+  char last = 0;            // its last byte
+  bool first = true, go_on = true;
+  auto finish = [&] {
+    ++line.number;
+    line.bytes = total;
+    if (total && last == '\r') {
+      --line.bytes;
+      if (line.text.size() > line.bytes) line.text.pop_back();
+    }
+    line.complete = line.text.size() == line.bytes;
+    go_on = sink(line);
+    line.text.clear();
+    line.alnum = false;
+    total = 0;
+    last = 0;
+  };
+  while (go_on) {
+    std::size_t got = std::fread(buf.data(), 1, buf.size(), f.get());
+    if (got == 0) {
+      if (std::ferror(f.get())) throw UsageError(what + ": error reading '" + path + "'");
       break;
     }
-    c.add(line);
+    std::size_t i = 0;
+    if (first) {
+      first = false;
+      if (got >= 3 && std::memcmp(buf.data(), "\xEF\xBB\xBF", 3) == 0) i = 3;  // a UTF-8 byte order mark
+    }
+    while (i < got && go_on) {
+      const char* b = buf.data() + i;
+      const char* nl = static_cast<const char*>(std::memchr(b, '\n', got - i));
+      const std::size_t n = nl ? static_cast<std::size_t>(nl - b) : got - i;
+      // Keep at most limit bytes (+1 for a trailing CR) of the line; classify all of it.
+      const std::uint64_t keep = line.limit >= UINT64_MAX - 1 ? UINT64_MAX : line.limit + 1;
+      if (line.text.size() < keep)
+        line.text.append(b, static_cast<std::size_t>(std::min<std::uint64_t>(n, keep - line.text.size())));
+      for (std::size_t j = 0; j < n && !line.alnum; ++j) line.alnum = is_alnum(static_cast<unsigned char>(b[j]));
+      if (n) last = b[n - 1];
+      total += n;
+      i += n;
+      if (nl) {
+        ++i;
+        finish();
+      }
+    }
   }
-  if (in.bad()) throw UsageError("--corpus: error reading '" + path + "'");
+  if (go_on && total) finish();  // a last line without '\n'
+}
+
+TextCorpus load_text_lines(const std::string& path, std::uint64_t max_bytes) {
+  TextCorpus c;
+  c.source = "file:" + path;
+  // Only what still fits the budget is kept of a line: a longer line with a letter or digit ends
+  // the loading; one without is dropped (it takes nothing from the budget) and loading goes on.
+  read_lines(path, "--corpus", max_bytes, [&](LineInfo& line) {
+    if (line.alnum) {
+      if (c.raw_bytes + line.bytes > max_bytes) {
+        c.truncated = true;
+        return false;
+      }
+      c.add(line.text);
+    }
+    line.limit = max_bytes - c.raw_bytes;
+    return true;
+  });
   return c;
 }
 
@@ -132,8 +216,9 @@ std::uint64_t decode_dict_base64(std::string_view s) {
     else if (ch >= '0' && ch <= '9') d = ch - '0' + 52;
     else if (ch == '+') d = 62;
     else if (ch == '/') d = 63;
-    else throw UsageError(std::string("gcide.index: '") + ch + "' is not a dictd base64 digit");
-    if (v >> 58) throw UsageError("gcide.index: offset '" + std::string(s) + "' is too large");
+    else throw UsageError("gcide.index: '" + quote_text(std::string_view(&ch, 1)) + "' in '" + quote_text(s) +
+                          "' is not a dictd base64 digit");
+    if (v >> 58) throw UsageError("gcide.index: number '" + quote_text(s) + "' is too large");
     v = v * 64 + static_cast<std::uint64_t>(d);
   }
   return v;
@@ -155,47 +240,63 @@ TextCorpus load_gcide(const std::string& dir, std::uint64_t max_bytes) {
   throw UsageError("gcide: this build has no zlib to read '" + dir + "/gcide.dict.dz'");
 #else
   std::string index_path = dir + "/gcide.index", dict_path = dir + "/gcide.dict.dz";
-  std::ifstream idx(index_path);
-  if (!idx) throw UsageError("gcide: cannot open '" + index_path + "'");
-  // Several headwords may share one article: keep each (offset, length) once, in file order.
+  // Several headwords may share one article: one per offset (the longest length), by offset.
   std::map<std::uint64_t, std::uint64_t> articles;
-  std::string line;
-  std::uint64_t lineno = 0;
-  while (std::getline(idx, line)) {
-    ++lineno;
-    if (line.rfind("00-database", 0) == 0 || line.rfind("00database", 0) == 0) continue;
-    std::size_t t1 = line.find('\t'), t2 = t1 == std::string::npos ? t1 : line.find('\t', t1 + 1);
-    if (t2 == std::string::npos) throw UsageError(index_path + ":" + std::to_string(lineno) + ": expected 3 tab-separated fields");
-    std::uint64_t off = decode_dict_base64(std::string_view(line).substr(t1 + 1, t2 - t1 - 1));
-    std::uint64_t len = decode_dict_base64(std::string_view(line).substr(t2 + 1));
+  read_lines(index_path, "gcide", 4096, [&](LineInfo& line) {
+    const std::string where = index_path + ":" + std::to_string(line.number);
+    if (line.bytes > 4096) throw UsageError(where + ": a line longer than 4096 bytes is no dictd index entry");
+    const std::string& l = line.text;
+    if (l.empty()) return true;
+    if (l.rfind("00-", 0) == 0 || l.rfind("00database", 0) == 0) return true;  // information entries
+    std::size_t t1 = l.find('\t'), t2 = t1 == std::string::npos ? t1 : l.find('\t', t1 + 1);
+    if (t2 == std::string::npos)
+      throw UsageError(where + ": expected 3 tab-separated fields (headword, offset, length) in '" + quote_text(l) + "'");
+    std::size_t t3 = l.find('\t', t2 + 1);  // a 4th field (dictfmt --index-keep-orig) is ignored
+    std::uint64_t off = 0, len = 0;
+    try {
+      off = decode_dict_base64(std::string_view(l).substr(t1 + 1, t2 - t1 - 1));
+      len = decode_dict_base64(std::string_view(l).substr(t2 + 1, t3 == std::string::npos ? t3 : t3 - t2 - 1));
+    } catch (const UsageError& e) {
+      throw UsageError(where + ": " + e.what());
+    }
+    if (len > (std::uint64_t{1} << 40) || off > (std::uint64_t{1} << 40))
+      throw UsageError(where + ": offset or length beyond 1 TiB in '" + quote_text(l) + "'");
     auto it = articles.find(off);
     if (it == articles.end() || it->second < len) articles[off] = len;
-  }
+    return true;
+  });
   gzFile gz = gzopen(dict_path.c_str(), "rb");
   if (!gz) throw UsageError("gcide: cannot open '" + dict_path + "'");
+  std::unique_ptr<gzFile_s, int (*)(gzFile)> closer(gz, &gzclose);
+  // The dictionary is decompressed only as far as the articles taken need.
   std::string dict;
-  std::uint64_t need = 0;
-  for (auto& [off, len] : articles) need = std::max(need, off + len);
   std::vector<char> buf(1 << 20);
-  while (dict.size() < need) {
-    int got = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
-    if (got < 0) {
-      gzclose(gz);
-      throw UsageError("gcide: '" + dict_path + "' is not a readable gzip/dictzip file");
+  bool at_end = false;
+  auto extend_to = [&](std::uint64_t need) {
+    while (dict.size() < need && !at_end) {
+      int got = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
+      if (got < 0) throw UsageError("gcide: '" + dict_path + "' is not a readable gzip/dictzip file");
+      if (got == 0) at_end = true;
+      dict.append(buf.data(), static_cast<std::size_t>(got));
     }
-    if (got == 0) break;
-    dict.append(buf.data(), static_cast<std::size_t>(got));
-  }
-  gzclose(gz);
+  };
   TextCorpus c;
   c.source = "gcide:" + dir;
   for (auto& [off, len] : articles) {
-    if (off + len > dict.size()) throw UsageError("gcide: article at " + std::to_string(off) + " lies beyond the end of the dictionary");
+    extend_to(off + len);
+    if (off + len > dict.size())
+      throw UsageError("gcide: article at " + std::to_string(off) + " (" + std::to_string(len) + " bytes) lies beyond the end of '" +
+                       dict_path + "' (" + std::to_string(dict.size()) + " bytes)");
+    std::string_view article = std::string_view(dict).substr(off, len);
+    // As for text files: an article with no letter or digit is dropped and takes nothing from the
+    // budget; the first other one that does not fit ends the loading.
+    if (std::none_of(article.begin(), article.end(), [](char ch) { return is_alnum(static_cast<unsigned char>(ch)); }))
+      continue;
     if (c.raw_bytes + len > max_bytes) {
       c.truncated = true;
       break;
     }
-    c.add(std::string_view(dict).substr(off, len));
+    c.add(article);
   }
   return c;
 #endif

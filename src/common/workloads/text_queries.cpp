@@ -1,8 +1,8 @@
 #include "workloads/text_queries.hpp"
 
 #include <algorithm>
-#include <fstream>
 
+#include "algorithms/ngram_bits.hpp"
 #include "harness/errors.hpp"
 #include "workloads/random.hpp"
 
@@ -77,15 +77,38 @@ std::string mutate_query(const std::string& query, int k, std::uint64_t seed) {
   return q;
 }
 
-std::vector<std::string> load_queries(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("--queries: cannot open '" + path + "'");
-  std::vector<std::string> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty()) out.push_back(line);
+int distinct_trigrams(std::string_view query) {
+  const std::string n = normalize_text(query);
+  auto code = [](char ch) { return ch == ' ' ? 0 : ch <= '9' ? ch - '0' + 27 : ch - 'a' + 1; };
+  std::vector<bool> seen(37 * 37 * 37);
+  int count = 0;
+  for (std::size_t p = 0; p + 3 <= n.size(); ++p) {
+    std::size_t id = static_cast<std::size_t>(code(n[p]) * 37 * 37 + code(n[p + 1]) * 37 + code(n[p + 2]));
+    if (!seen[id]) {
+      seen[id] = true;
+      ++count;
+    }
   }
+  return count;
+}
+
+std::vector<std::string> load_queries(const std::string& path) {
+  std::vector<std::string> out;
+  read_lines(path, "--queries", kMaxQueryBytes, [&](LineInfo& line) {
+    const std::string where = "--queries: " + path + ":" + std::to_string(line.number);
+    if (line.bytes > kMaxQueryBytes)
+      throw UsageError(where + ": a query of " + std::to_string(line.bytes) + " bytes; at most " +
+                       std::to_string(kMaxQueryBytes) + " ('" + quote_text(line.text) + "')");
+    if (line.text.empty()) return true;
+    int n = distinct_trigrams(line.text);
+    if (n > ngram::kMaxQueryTrigrams)
+      throw UsageError(where + ": the query '" + quote_text(line.text) + "' has " + std::to_string(n) +
+                       " distinct 3-grams; at most " + std::to_string(ngram::kMaxQueryTrigrams) + " are supported");
+    if (out.size() == kMaxQueries)
+      throw UsageError(where + ": more than " + std::to_string(kMaxQueries) + " queries (the most a run takes)");
+    out.push_back(std::move(line.text));
+    return true;
+  });
   if (out.empty()) throw UsageError("--queries: '" + path + "' holds no query (one per non-empty line)");
   return out;
 }

@@ -3,6 +3,7 @@
 // the database, 7 to 110 characters) and mutated to an error level, or read from a file.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "workloads/text_corpus.hpp"
@@ -22,7 +23,19 @@ std::string mutate_query(const std::string& query, int k, std::uint64_t seed);
 // Distinct 3-grams of normalize_text(mutated) absent from normalize_text(original).
 int new_trigrams(const std::string& original, const std::string& mutated);
 
-// One query per non-empty line. UsageError when unreadable or empty.
+// The most queries a run takes (--query-count, lines of --queries): every query's hit list is
+// kept for every error level (on GCIDE about 20 KB per query and level at k = 12), so a larger
+// count would only exhaust the memory.
+constexpr std::size_t kMaxQueries = 10000;
+// The longest line of a query file.
+constexpr std::size_t kMaxQueryBytes = 65536;
+
+// One query per line (read_lines: a trailing CR removed, a UTF-8 byte order mark skipped); empty
+// lines are skipped, every other line is a query as it is (one without a 3-gram has no hits).
+// UsageError naming file and line when unreadable, empty, with more than kMaxQueries queries, a
+// line over kMaxQueryBytes, or a query with more than 255 distinct 3-grams.
 std::vector<std::string> load_queries(const std::string& path);
+// Distinct 3-grams of normalize_text(query) (what the search counts).
+int distinct_trigrams(std::string_view query);
 
 }  // namespace hdb
