@@ -17,6 +17,25 @@ namespace hdb {
 using ngram::NgramIndex;
 using ngram::QueryPlan;
 
+namespace {
+// A query as one field of --output's tab-separated lines: backslash, TAB, newline and carriage
+// return are written as \\, \t, \n and \r (the header line says so), so a line is always one query.
+std::string escape_field(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+}  // namespace
+
 std::vector<int> parse_error_levels(const std::string& text) {
   std::vector<int> out;
   auto num = [&](const std::string& s) {
@@ -94,7 +113,8 @@ class NgramRun {
     if (!o_.output.empty() && !s_.listing()) {
       out_.open(o_.output, std::ios::trunc);
       if (!out_) throw UsageError("--output: cannot write '" + o_.output + "'");
-      out_ << "# size_bytes\terror_level\tquery_index\tquery\thits (article ids)\n";
+      out_ << "# size_bytes\terror_level\tquery_index\tquery (escaped: \\\\ backslash, \\t tab, \\n newline, \\r carriage "
+              "return)\thits (article ids)\n";
     }
     std::vector<NgramVariant> vars{{"baseline", false, false}};
     for (const auto& v : b_.variants()) vars.push_back(v);
@@ -189,7 +209,7 @@ class NgramRun {
     for (const auto& p : ps) ref.push_back(ngram::reference_search(st.index, p));
     if (out_) {
       for (std::size_t q = 0; q < ref.size(); ++q) {
-        out_ << st.size << '\t' << k << '\t' << q << '\t' << st.queries[k][q] << '\t';
+        out_ << st.size << '\t' << k << '\t' << q << '\t' << escape_field(st.queries[k][q]) << '\t';
         for (std::size_t h = 0; h < ref[q].size(); ++h) out_ << (h ? " " : "") << ref[q][h];
         out_ << '\n';
       }
