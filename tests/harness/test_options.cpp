@@ -61,3 +61,18 @@ TEST(Options, BadValuesAreRejected) {
   EXPECT_THROW(parse({"--min-size", "1M", "--max-size", "32K"}), UsageError);
   EXPECT_THROW(parse({"--sizes", "1M", "--min-size", "32K"}), UsageError);
 }
+
+TEST(Options, SeedsTakeThe64BitRangeAndNothingElse) {
+  EXPECT_EQ(parse({"--seed", "0"}).seed, 0u);
+  EXPECT_EQ(parse({"--seed", "4294967297"}).seed, 4294967297ull);  // above 32 bits, not wrapped
+  EXPECT_EQ(parse({"--seed", "18446744073709551615"}).seed, 18446744073709551615ull);
+  for (const char* bad : {"18446744073709551616", "99999999999999999999999", "-1", "+1", "1e9", "0x10", "12a", " 1"}) {
+    try {
+      parse({"--seed", bad});
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("18446744073709551615"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(parse_seed("010"), 10u);  // decimal, never octal
+}

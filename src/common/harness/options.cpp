@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdint>
 #include <thread>
 
 #include "harness/errors.hpp"
@@ -39,14 +40,30 @@ void add_common_options(CLI::App& app, Options& o) {
   app.add_flag("--list", o.list, "List the cases that would run, and exit");
   app.add_option("--json", o.json_path, "Write results as JSON to this file (rewritten after every case)");
   app.add_option("--csv", o.csv_path, "Write results as CSV to this file (rewritten after every case)");
-  app.add_option("--seed", o.seed, "Seed of the input generators (same seed, same data on every backend)");
+  app.add_option("--seed", o.seed_text,
+                 "Seed of the input generators, 0..18446744073709551615 (same seed, same data on every backend)");
   app.add_option("--transfer", o.transfer_text, "Host memory for PCIe transfers: pageable, pinned or both")
       ->check(CLI::IsMember({"pageable", "pinned", "both"}));
   app.add_flag("--quiet", o.quiet, "Print only the summary line");
   app.add_flag("!--no-verify", o.verify, "Skip verification against the reference (results are marked unverified)");
 }
 
+std::uint64_t parse_seed(const std::string& text) {
+  const std::string limit = "an integer in 0..18446744073709551615 (2^64-1)";
+  if (text.empty() || text.size() > 20 || text.find_first_not_of("0123456789") != std::string::npos)
+    throw UsageError("--seed: '" + text + "' is not " + limit);
+  std::uint64_t v = 0;
+  for (char c : text) {
+    auto d = static_cast<std::uint64_t>(c - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      throw UsageError("--seed: " + text + " is larger than the largest seed, 18446744073709551615 (2^64-1)");
+    v = v * 10 + d;
+  }
+  return v;
+}
+
 void finalize_options(Options& o) {
+  if (!o.seed_text.empty()) o.seed = parse_seed(o.seed_text);
   if (o.passes > o.max_passes) o.max_passes = o.passes;
   if (!o.sizes_text.empty()) {
     if (!o.min_size_text.empty() || !o.max_size_text.empty())

@@ -35,7 +35,8 @@ struct Options {
   std::vector<std::string> only;  // test filters: "select", "select/tuned", globs allowed
   bool list = false;
   std::string json_path, csv_path;
-  std::uint64_t seed = 42;
+  std::uint64_t seed = 42;  // resolved from --seed (seed_text): any value in 0..2^64-1
+  std::string seed_text;
   std::string transfer_text = "pinned";
   std::vector<Transfer> transfers;  // resolved from --transfer
   bool quiet = false;
@@ -52,6 +53,9 @@ struct Options {
 void add_common_options(CLI::App& app, Options& opts);
 // Resolves sizes and transfer modes after parsing; throws UsageError naming the option.
 void finalize_options(Options& opts);
+// --seed's value: a decimal integer in 0..2^64-1 (18446744073709551615); anything else (a sign, a
+// fraction, a larger number) is a UsageError naming the limit, never a value wrapped around.
+std::uint64_t parse_seed(const std::string& text);
 // Hardware threads the CPU code should use: --threads, else all cores shared among the node's ranks.
 int effective_threads(const Options& opts);
 
