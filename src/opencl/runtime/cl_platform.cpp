@@ -1,9 +1,13 @@
 #include "runtime/cl_platform.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "harness/errors.hpp"
@@ -72,24 +76,77 @@ double event_span(const cl::Event& first, const cl::Event& last) {
   return static_cast<double>(b - a) * 1e-9;
 }
 
-void OpenClPlatform::init(const Options& opts) {
-  // PoCL compiles kernels into a cache that must be writable.
-  if (!std::getenv("POCL_CACHE_DIR")) {
-    const char* dir = "/tmp/hdb-pocl-cache";
-    mkdir(dir, 0777);
-    setenv("POCL_CACHE_DIR", dir, 0);
+std::string pocl_cache_dir() {
+  const char* env = std::getenv("POCL_CACHE_DIR");
+  if (env && *env) return env;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg && *xdg == '/') return std::string(xdg) + "/hetdb-bench/pocl";
+  const char* home = std::getenv("HOME");
+  if (home && *home == '/') return std::string(home) + "/.cache/hetdb-bench/pocl";
+  return "/tmp/hdb-pocl-cache-" + std::to_string(::getuid());
+}
+
+std::string prepare_pocl_cache() {
+  const std::string dir = pocl_cache_dir();
+  const bool chosen = std::getenv("POCL_CACHE_DIR") && *std::getenv("POCL_CACHE_DIR");
+  const std::string what = chosen ? "POCL_CACHE_DIR '" + dir + "'" : "the PoCL kernel cache '" + dir + "'";
+  const std::string fix = chosen ? "; PoCL compiles its kernels there: set POCL_CACHE_DIR to a writable directory"
+                                 : "; PoCL compiles its kernels there: set POCL_CACHE_DIR (or XDG_CACHE_HOME) to a writable directory";
+  // mkdir -p, private to this user where it is made here.
+  for (std::size_t slash = dir.find('/', 1); ; slash = dir.find('/', slash + 1)) {
+    std::string part = slash == std::string::npos ? dir : dir.substr(0, slash);
+    if (!part.empty() && ::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) {
+      int e = errno;
+      struct stat st;
+      if (::stat(part.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        return what + ": cannot create '" + part + "': " + std::strerror(e) + fix;
+    }
+    if (slash == std::string::npos) break;
   }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return what + ": " + std::strerror(errno) + fix;
+  if (!S_ISDIR(st.st_mode)) return what + " is not a directory" + fix;
+  std::string probe = dir + "/.hdb-probe-" + std::to_string(::getpid());
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return what + " is not writable: " + std::strerror(errno) + fix;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  if (!chosen) ::setenv("POCL_CACHE_DIR", dir.c_str(), 0);
+  return "";
+}
+
+namespace {
+bool is_pocl(const cl::Platform& p) {
+  try {
+    std::string name = p.getInfo<CL_PLATFORM_NAME>(), vendor = p.getInfo<CL_PLATFORM_VENDOR>();
+    return name.find("Portable Computing Language") != std::string::npos || name.find("PoCL") != std::string::npos ||
+           vendor.find("pocl") != std::string::npos;
+  } catch (const cl::Error&) {
+    return false;
+  }
+}
+}  // namespace
+
+void OpenClPlatform::init(const Options& opts) {
+  // PoCL compiles kernels into a cache that must be writable; when it is not, that is what is
+  // reported (naming the directory), not "no OpenCL device".
+  const std::string cache_problem = prepare_pocl_cache();
   std::vector<cl::Platform> platforms;
   try {
     cl::Platform::get(&platforms);
   } catch (const cl::Error& e) {
+    if (!cache_problem.empty()) throw DeviceError(cache_problem);
     throw NoDevice(std::string("no OpenCL device (clGetPlatformIDs: ") + error_name(e.err()) + ")");
   }
-  if (platforms.empty()) throw NoDevice("no OpenCL device (no platform installed)");
+  if (platforms.empty()) {
+    if (!cache_problem.empty()) throw DeviceError(cache_problem);
+    throw NoDevice("no OpenCL device (no platform installed)");
+  }
   if (opts.platform >= static_cast<int>(platforms.size()))
     throw UsageError("--platform " + std::to_string(opts.platform) + ": only " + std::to_string(platforms.size()) +
                      " OpenCL platform(s) (allowed: 0.." + std::to_string(platforms.size() - 1) + ")");
   platform_ = platforms[static_cast<std::size_t>(opts.platform)];
+  if (!cache_problem.empty() && is_pocl(platform_)) throw DeviceError(cache_problem);
   std::vector<cl::Device> devices;
   try {
     platform_.getDevices(CL_DEVICE_TYPE_ALL, &devices);
