@@ -212,6 +212,25 @@ Comm::Agreement Comm::first_failure(bool failed, const std::string& message) con
   return a;
 }
 
+Comm::Agreement Comm::first_error(int code, const std::string& message) const {
+  Agreement a = first_failure(code != 0, std::to_string(code) + " " + message);
+  if (!a.any()) return a;
+  std::size_t space = a.message.find(' ');
+  a.code = std::atoi(a.message.substr(0, space).c_str());
+  a.message = space == std::string::npos ? std::string() : a.message.substr(space + 1);
+  return a;
+}
+
+void Comm::abort(int code) {
+#ifdef HDB_HAVE_MPI
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+  std::exit(code);
+}
+
 std::vector<std::uint64_t> Comm::exchange_counts(const std::vector<std::uint64_t>& send_counts) const {
   if (send_counts.size() != static_cast<std::size_t>(size_))
     throw std::invalid_argument("exchange_counts: one count per rank expected");

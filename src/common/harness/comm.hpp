@@ -50,9 +50,16 @@ class Comm {
   struct Agreement {
     int rank = -1;
     std::string message;
+    int code = 0;  // first_error: that rank's code
     bool any() const { return rank >= 0; }
   };
   Agreement first_failure(bool failed, const std::string& message) const;
+  // The same with an exit code: the lowest rank whose `code` is not 0, its code and its message.
+  Agreement first_error(int code, const std::string& message) const;
+
+  // Ends every process of the job (MPI_Abort on MPI_COMM_WORLD) with `code`: for a rank that must
+  // stop while the others may be waiting for it in a collective. Without MPI: std::exit(code).
+  [[noreturn]] static void abort(int code);
 
   // Tuples of `width` 32-bit words. send holds send_counts[d] tuples for each destination d in
   // rank order; receives recv_counts[s] tuples from each source s into recv, in rank order.

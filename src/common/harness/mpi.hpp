@@ -28,6 +28,10 @@ class MpiEnv {
   std::vector<std::string> gather(const std::string& text) const { return world_.gather(text, 0); }
   // True on every rank when `flag` is true on every rank; `flag` itself without MPI.
   bool all(bool flag) const { return world_.all(flag); }
+  // The lowest rank with a non-zero `code`, that code and its message, on every rank (Comm::first_error).
+  Comm::Agreement first_error(int code, const std::string& message) const { return world_.first_error(code, message); }
+  // Ends the whole job with `code` (MPI_Abort): a rank that stops while others may wait for it.
+  [[noreturn]] void abort(int code) const { Comm::abort(code); }
 
  private:
   bool active_ = false;
