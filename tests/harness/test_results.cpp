@@ -1,9 +1,16 @@
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
+#include <thread>
 #include <fstream>
 
+#include "harness/errors.hpp"
 #include "harness/result.hpp"
+#include "scratch.hpp"
 
 using namespace hdb;
 
@@ -141,15 +148,17 @@ TEST(Results, CsvHasAHeaderAndOneRowPerRecord) {
 }
 
 TEST(Results, FilesAreWrittenAtomically) {
-  std::string path = ::testing::TempDir() + "hdb_results_test.json";
+  std::string path = test::scratch("results.json");
   ResultDb db("bus", "cpu");
   db.add(sample_record());
   db.write_json(path);
   std::ifstream f(path);
   nlohmann::json j = nlohmann::json::parse(f);
   EXPECT_EQ(j["results"].size(), 1u);
-  std::ifstream tmp(path + ".tmp");
-  EXPECT_FALSE(tmp.good());
+  // Nothing but the file itself is left beside it.
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(test::scratch_dir())) files += e.path().filename() != "results.json";
+  EXPECT_EQ(files, 0);
   std::remove(path.c_str());
 }
 
@@ -163,4 +172,108 @@ TEST(Results, CasesAreTheProductOfDeclaredAxes) {
   EXPECT_THROW(param(states[0], "k"), std::logic_error);
   EXPECT_EQ(axis_product({}).size(), 1u);                    // no axes: one case
   EXPECT_TRUE(axis_product({{"k", {}}}).empty());            // an empty axis: no case
+}
+
+namespace {
+std::string read_all(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+}  // namespace
+
+TEST(Results, DocumentsSayWhetherTheRunCompleted) {
+  ResultDb db("bus", "cpu");
+  db.add(sample_record());
+  nlohmann::json j = db.to_json();
+  EXPECT_EQ(j["complete"], false);  // a new database is a running one
+  EXPECT_EQ(j["incomplete_reason"], "running");
+  db.set_incomplete("interrupted by signal 15");
+  EXPECT_EQ(db.to_json()["incomplete_reason"], "interrupted by signal 15");
+  db.set_complete();
+  j = db.to_json();
+  EXPECT_EQ(j["complete"], true);
+  EXPECT_FALSE(j.contains("incomplete_reason"));
+}
+
+TEST(Results, SymlinksAreFollowedAndTheirTargetReplaced) {
+  std::string target = test::scratch("target.json"), link = test::scratch("link.json");
+  { std::ofstream(target) << "old"; }
+  ::chmod(target.c_str(), 0640);
+  ASSERT_EQ(::symlink("target.json", link.c_str()), 0);  // relative to the link's folder
+  write_output(link, "new\n");
+  struct stat st;
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));  // the link stays a link
+  EXPECT_EQ(read_all(target), "new\n");
+  ASSERT_EQ(::stat(target.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);  // the replaced file keeps its permissions
+  // A dangling link: the file it names is made.
+  std::string dangling = test::scratch("dangling.json");
+  ASSERT_EQ(::symlink(test::scratch("made.json").c_str(), dangling.c_str()), 0);
+  write_output(dangling, "made\n");
+  EXPECT_EQ(read_all(test::scratch("made.json")), "made\n");
+  ASSERT_EQ(::lstat(dangling.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_FALSE(resolve_output(link).in_place);
+  EXPECT_EQ(resolve_output(link).path, target);
+}
+
+TEST(Results, FifosAreWrittenInPlace) {
+  std::string fifo = test::scratch("results.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_TRUE(resolve_output(fifo).in_place);
+  std::string got;
+  std::thread reader([&] { got = read_all(fifo); });
+  ResultDb db("bus", "cpu");
+  db.add(sample_record());
+  db.write_json(fifo, /*progress=*/true);  // special files get one document, at the end
+  db.set_complete();
+  db.write_json(fifo);
+  reader.join();
+  struct stat st;
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));  // still a FIFO, never replaced
+  nlohmann::json j = nlohmann::json::parse(got);
+  EXPECT_EQ(j["complete"], true);
+  // A FIFO nobody reads is not waited for when asked so.
+  EXPECT_THROW(write_output(fifo, "x", /*nonblocking=*/true), OutputError);
+}
+
+TEST(Results, DescriptorsAreWrittenAsTheyAre) {
+  EXPECT_EQ(resolve_output("/dev/stdout").fd, 1);
+  EXPECT_EQ(resolve_output("/dev/fd/2").fd, 2);
+  EXPECT_EQ(resolve_output("/proc/self/fd/1").fd, 1);
+  ::testing::internal::CaptureStdout();
+  write_output("/dev/stdout", "{\"to\": \"stdout\"}\n");
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "{\"to\": \"stdout\"}\n");
+  struct stat st;
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(resolve_output("/dev/null").in_place);
+  write_output("/dev/null", "nothing");
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));  // still the device
+}
+
+TEST(Results, UnwritablePathsAreToldUpFront) {
+  EXPECT_THROW(check_output(test::scratch("no-such-dir/x.json"), "--json"), UsageError);
+  EXPECT_THROW(check_output(test::scratch_dir(), "--json"), UsageError);  // a directory
+  try {
+    check_output(test::scratch("no-such-dir/x.json"), "--json");
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--json: cannot write"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no-such-dir"), std::string::npos) << e.what();
+  }
+  check_output(test::scratch("fine.json"), "--json");
+  EXPECT_FALSE(std::filesystem::exists(test::scratch("fine.json")));  // the check writes nothing there
+  // A later write error keeps the previous file and names it.
+  std::string path = test::scratch("kept.json");
+  write_output(path, "first\n");
+  std::string file_as_dir = test::scratch("kept.json/x.json");
+  try {
+    write_output(file_as_dir, "second\n");
+    ADD_FAILURE() << "no OutputError";
+  } catch (const OutputError& e) {
+    EXPECT_NE(std::string(e.what()).find(file_as_dir), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_all(path), "first\n");
 }

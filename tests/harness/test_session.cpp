@@ -7,6 +7,7 @@
 #include "harness/console.hpp"
 #include "harness/errors.hpp"
 #include "harness/main.hpp"
+#include "scratch.hpp"
 
 using namespace hdb;
 
@@ -53,7 +54,7 @@ int run(const BenchmarkDef& def, std::vector<std::string> args, bool has_device 
 
 TEST(Session, RecordsOkSkippedAndFailedCasesAndKeepsGoing) {
   int setups = 0;
-  std::string path = ::testing::TempDir() + "hdb_session_test.json";
+  std::string path = test::scratch("session.json");
   int rc = run(scripted_benchmark(&setups), {"--sizes", "32K,64K", "--passes", "3", "--json", path, "--quiet"});
   EXPECT_EQ(rc, kExitFailure);  // a failed case fails the run
   EXPECT_EQ(setups, 8);
@@ -104,7 +105,7 @@ TEST(Session, OnlyFilterAndList) {
 
 TEST(Session, ListPrintsExactlyTheIdsARunRecords) {
   int setups = 0;
-  std::string path = ::testing::TempDir() + "hdb_session_list_test.json";
+  std::string path = test::scratch("session_list.json");
   ::testing::internal::CaptureStdout();
   ASSERT_EQ(run(scripted_benchmark(&setups), {"--sizes", "32K", "--transfer", "both", "--list"}), kExitOk);
   std::string listed = ::testing::internal::GetCapturedStdout();
@@ -138,4 +139,91 @@ TEST(Session, SeedsDependOnDataNotVariant) {
   EXPECT_EQ(s.seed("relation", 1024), s.seed("relation", 1024));
   EXPECT_NE(s.seed("relation", 1024), s.seed("relation", 2048));
   EXPECT_NE(s.seed("relation", 1024), s.seed("other", 1024));
+}
+
+namespace {
+Prepared quick_case() {
+  Prepared p;
+  p.pass = [] { return Breakdown::compute_only(1e-3); };
+  p.verify = [] { return Verification::pass("ok"); };
+  p.elements = 1;
+  return p;
+}
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream f(path);
+  return nlohmann::json::parse(f);
+}
+}  // namespace
+
+TEST(Session, DocumentsAreMarkedRunningUntilTheRunEnds) {
+  std::string path = test::scratch("progress.json");
+  nlohmann::json seen;
+  BenchmarkDef def;
+  def.name = "fake";
+  def.description = "test benchmark";
+  def.run = [&](Session& s) {
+    s.run({"op", "first", {}, 32768}, [] { return quick_case(); });
+    s.run({"op", "second", {}, 32768}, [&] {
+      seen = read_json(path);  // the file as the first case left it
+      return quick_case();
+    });
+  };
+  ASSERT_EQ(run(def, {"--sizes", "32K", "--json", path, "--quiet"}), kExitOk);
+  EXPECT_EQ(seen["complete"], false);
+  EXPECT_EQ(seen["incomplete_reason"], "running");
+  EXPECT_EQ(seen["results"].size(), 1u);
+  nlohmann::json done = read_json(path);
+  EXPECT_EQ(done["complete"], true);
+  EXPECT_FALSE(done.contains("incomplete_reason"));
+  EXPECT_EQ(done["results"].size(), 2u);
+}
+
+TEST(Session, AnErrorOutsideTheCasesStopsTheRunAndSaysSo) {
+  std::string path = test::scratch("stopped.json");
+  for (bool usage : {false, true}) {
+    BenchmarkDef def;
+    def.name = "fake";
+    def.description = "test benchmark";
+    def.run = [usage](Session& s) {
+      s.run({"op", "first", {}, 32768}, [] { return quick_case(); });
+      if (usage) throw UsageError("--corpus: cannot open 'gone.txt'");
+      throw std::runtime_error("the corpus vanished");
+    };
+    ::testing::internal::CaptureStderr();
+    int rc = run(def, {"--sizes", "32K", "--json", path, "--quiet"});
+    std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(rc, usage ? kExitUsage : kExitFailure);
+    nlohmann::json j = read_json(path);
+    EXPECT_EQ(j["complete"], false);
+    std::string reason = j["incomplete_reason"];
+    EXPECT_EQ(reason.rfind("stopped by an error: ", 0), 0u) << reason;
+    EXPECT_NE(reason.find(usage ? "gone.txt" : "the corpus vanished"), std::string::npos) << reason;
+    EXPECT_EQ(j["results"].size(), 1u);  // the result taken before the error is kept
+    EXPECT_NE(err.find(usage ? "gone.txt" : "the corpus vanished"), std::string::npos) << err;
+  }
+}
+
+TEST(Session, OutputPathsAreCheckedBeforeAnyWork) {
+  int setups = 0;
+  ::testing::internal::CaptureStderr();
+  int rc = run(scripted_benchmark(&setups), {"--sizes", "32K", "--json", test::scratch("no-dir/x.json"), "--quiet"});
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, kExitUsage);
+  EXPECT_EQ(setups, 0);
+  EXPECT_NE(err.find("--json: cannot write"), std::string::npos) << err;
+  EXPECT_NE(err.find("no-dir"), std::string::npos) << err;
+}
+
+TEST(Session, SeedsUseAll64Bits) {
+  int setups = 0;
+  EXPECT_EQ(run(scripted_benchmark(&setups), {"--seed", "18446744073709551616", "--quiet"}), kExitUsage);
+  EXPECT_EQ(run(scripted_benchmark(&setups), {"--seed", "-1", "--quiet"}), kExitUsage);
+  EXPECT_EQ(setups, 0);
+  Options a, b;
+  a.seed = 1;
+  b.seed = (1ull << 32) + 1;  // the same low 32 bits
+  ResultDb db("x", "y");
+  Console c(true, 0);
+  Session sa(a, nullptr, db, c), sb(b, nullptr, db, c);
+  EXPECT_NE(sa.seed("relation", 1024), sb.seed("relation", 1024));
 }

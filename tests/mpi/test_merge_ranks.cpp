@@ -59,3 +59,24 @@ TEST(MpiMerge, SkippedAndFailedRanksAreReportedByRank) {
   EXPECT_EQ(m["results"][0]["across_ranks"]["n"], 1);
   EXPECT_EQ(m["summary"]["failed"], 1);  // a case failed on rank 2 fails the run
 }
+
+// The merged document is complete when every rank that ran completed; else it carries the first
+// incomplete rank's reason.
+TEST(MpiMerge, CompleteOnlyWhenEveryRankCompleted) {
+  auto marked = [](int rank, bool complete, const char* reason = nullptr) {
+    nlohmann::json d = doc(rank, 1.0);
+    d["complete"] = complete;
+    if (reason) d["incomplete_reason"] = reason;
+    return d;
+  };
+  nlohmann::json no_device = {{"rank", 2}, {"exit_code", 77}, {"skipped", "no device"}};
+  nlohmann::json m = merge_rank_documents({marked(0, true), marked(1, true), no_device});
+  EXPECT_EQ(m["complete"], true);
+  EXPECT_FALSE(m.contains("incomplete_reason"));
+  m = merge_rank_documents({marked(0, true), marked(1, false, "interrupted by signal 15"), marked(2, false, "running")});
+  EXPECT_EQ(m["complete"], false);
+  EXPECT_EQ(m["incomplete_reason"], "rank 1: interrupted by signal 15");
+  // The base document (rank 0's) said complete; the merged one does not.
+  m = merge_rank_documents({marked(0, false, "running"), marked(1, true)});
+  EXPECT_EQ(m["incomplete_reason"], "rank 0: running");
+}

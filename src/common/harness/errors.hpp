@@ -21,6 +21,12 @@ struct SkipCase : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Results could not be written (disk full, a read-only directory, ...): exit code 1. The message
+// names the file; the file's previous contents are kept.
+struct OutputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // A device API call failed; the message names the call.
 struct DeviceError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -1,8 +1,16 @@
 #include "harness/main.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <exception>
+#include <mutex>
+#include <thread>
 
 #include "harness/console.hpp"
 #include "harness/context.hpp"
@@ -34,22 +42,190 @@ void require_selection(const Options& opts, const Session& session) {
                    (offered.empty() ? "(nothing)" : offered) + " (--list prints every case id)");
 }
 
+// ---------------------------------------------------------------------------------------------
+// Signals. SIGINT, SIGTERM and SIGHUP end the run with the results taken so far written, marked
+// `complete: false, incomplete_reason: "interrupted by signal N"`, and exit code 128 + N. The
+// handler only writes the signal's number to a pipe; a thread of its own does the writing, under
+// output_mutex(), so it never sees a database in the middle of a change.
+
+// The run a signal interrupts: its database and files. Guarded by output_mutex().
+struct LiveRun {
+  const std::string* exe = nullptr;
+  ResultDb* db = nullptr;
+  std::string json, csv;
+};
+LiveRun& live() {
+  static LiveRun l;
+  return l;
+}
+
+// Registers a run's database for the signal thread while it is in scope.
+class LiveScope {
+ public:
+  LiveScope(const std::string& exe, ResultDb& db, const Options& opts) {
+    std::lock_guard<std::timed_mutex> lock(output_mutex());
+    live() = {&exe, &db, opts.json_path, opts.csv_path};
+  }
+  ~LiveScope() { clear(); }
+  LiveScope(const LiveScope&) = delete;
+  LiveScope& operator=(const LiveScope&) = delete;
+  // With output_mutex() held by the caller or not at all (`locked`).
+  static void clear(bool locked = false) {
+    if (locked) {
+      live() = LiveRun{};
+      return;
+    }
+    std::lock_guard<std::timed_mutex> lock(output_mutex());
+    live() = LiveRun{};
+  }
+};
+
+int g_signal_pipe[2] = {-1, -1};
+
+extern "C" void hdb_on_signal(int sig) {
+  int saved = errno;
+  unsigned char b = static_cast<unsigned char>(sig);
+  ssize_t n = ::write(g_signal_pipe[1], &b, 1);
+  (void)n;
+  errno = saved;
+}
+
+[[noreturn]] void handle_signal(int sig) {
+  std::string reason = "interrupted by signal " + std::to_string(sig);
+  std::unique_lock<std::timed_mutex> lock(output_mutex(), std::defer_lock);
+  // A write in progress finishes first; one stuck (a full pipe) does not hold the exit up for long.
+  bool locked = lock.try_lock_for(std::chrono::seconds(5));
+  LiveRun& l = live();
+  const char* exe = l.exe ? l.exe->c_str() : "hdb";
+  if (locked && l.db) {
+    l.db->set_incomplete(reason);
+    std::string where;
+    for (const auto& [path, json] : {std::pair<std::string, bool>{l.json, true}, {l.csv, false}}) {
+      if (path.empty()) continue;
+      try {
+        // A FIFO without a reader is not waited for.
+        if (json) write_output(path, l.db->to_json().dump(1) + "\n", /*nonblocking=*/true);
+        else write_output(path, csv_text(l.db->to_json()), /*nonblocking=*/true);
+        where += (where.empty() ? "" : " and ") + ("'" + path + "'");
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: %s\n", exe, e.what());
+      }
+    }
+    std::fprintf(stderr, "%s: %s; %zu result(s) taken so far%s%s\n", exe, reason.c_str(), l.db->records().size(),
+                 where.empty() ? "" : " are in ", where.empty() ? "" : (where + " (complete: false)").c_str());
+  } else {
+    std::fprintf(stderr, "%s: %s\n", exe, reason.c_str());
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(128 + sig);
+}
+
+void signal_thread() {
+  for (;;) {
+    unsigned char b = 0;
+    ssize_t n = ::read(g_signal_pipe[0], &b, 1);
+    if (n == 1) handle_signal(b);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+  }
+}
+
+void install_signal_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // A file size limit (ulimit -f) makes a write fail with EFBIG, told like a full disk, instead
+    // of killing the process with the file half written.
+    std::signal(SIGXFSZ, SIG_IGN);
+    if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
+    std::thread(signal_thread).detach();
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;  // nohup, background job
+      struct sigaction sa {};
+      sa.sa_handler = hdb_on_signal;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESTART;
+      ::sigaction(sig, &sa, nullptr);
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stopping. Before the first collective every rank finds its own errors (options, files, device
+// set-up); then all ranks agree (Comm::first_error) and stop together, with the exit code of the
+// lowest failing rank. After the run has started, ranks are no longer in step: a rank that must
+// stop writes its results and ends the whole job (MPI_Abort), so none waits for it forever.
+
+// Prints this rank's error (when it has one) and returns the agreed exit code.
+int stop_agreed(const std::string& exe, const MpiEnv& mpi, const Comm::Agreement& a, int code,
+                const std::string& error, const std::string& hint = "") {
+  if (code != 0) {
+    if (mpi.active()) std::fprintf(stderr, "%s: rank %d: error: %s\n", exe.c_str(), mpi.rank(), error.c_str());
+    else std::fprintf(stderr, "%s: error: %s\n", exe.c_str(), error.c_str());
+    if (!hint.empty()) std::fprintf(stderr, "%s\n", hint.c_str());
+  } else if (mpi.active() && mpi.rank() == 0) {
+    std::fprintf(stderr, "%s: rank 0: the run stops on every rank: rank %d failed (exit code %d)\n", exe.c_str(), a.rank,
+                 a.code);
+  }
+  std::fflush(stderr);
+  return a.code;
+}
+
 // What one process (one rank under mpirun) produced.
 struct Outcome {
   int rc = kExitOk;
   nlohmann::json doc;  // results document; null when the run never started
   std::string skipped; // no-device reason
+  bool stop = false;   // the set-up failed on some rank: return rc at once (messages printed)
 };
+
+// The end of a run's files: the document marked complete, or incomplete with `reason`. A write
+// error is told, naming the file, and fails the run; the file keeps its previous contents.
+int write_final(const std::string& exe, ResultDb& db, const Options& opts, const std::string& reason) {
+  std::lock_guard<std::timed_mutex> lock(output_mutex());
+  if (reason.empty()) db.set_complete();
+  else db.set_incomplete(reason);
+  int rc = kExitOk;
+  for (bool json : {true, false}) {
+    const std::string& path = json ? opts.json_path : opts.csv_path;
+    if (path.empty()) continue;
+    try {
+      if (json) db.write_json(path);
+      else db.write_csv(path);
+    } catch (const OutputError& e) {
+      std::fprintf(stderr, "%s: error: %s\n", exe.c_str(), e.what());
+      rc = kExitFailure;
+    }
+  }
+  LiveScope::clear(/*locked=*/true);
+  return rc;
+}
 
 Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform& platform, Options& opts,
                       const MpiEnv& mpi) {
   Outcome out;
   bool has_device = true;
+  int code = kExitOk;
+  std::string error;
   try {
     platform.init(opts);
   } catch (const NoDevice& e) {
     has_device = false;
     out.skipped = e.what();
+  } catch (const UsageError& e) {
+    code = kExitUsage;
+    error = e.what();
+  } catch (const std::exception& e) {
+    code = kExitFailure;
+    error = e.what();
+  }
+  // Set-up errors of any rank stop every rank, before any of them waits in a collective.
+  Comm::Agreement a = mpi.first_error(code, error);
+  if (a.any()) {
+    out.rc = stop_agreed(exe, mpi, a, code, error);
+    out.stop = true;
+    return out;
   }
   if (def.collective && mpi.active() && !mpi.all(has_device) && has_device) {
     has_device = false;
@@ -60,6 +236,7 @@ Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform&
     return out;
   }
   ResultDb db(def.name, platform.name());
+  LiveScope scope(exe, db, opts);
   nlohmann::json ctx = host_context(opts);
   ctx["device"] = platform.context();
   ctx["mpi"] = mpi.context();
@@ -72,21 +249,39 @@ Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform&
     std::printf("# %s on %s; copy ceiling %.1f GB/s (read+write)\n", exe.c_str(), dev.c_str(), ceiling);
   }
   Session session(opts, &platform, db, console);
+  std::string stopped;  // why the run stopped before its end
   try {
     def.run(session);
     require_selection(opts, session);
-  } catch (const UsageError&) {
-    throw;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s (results so far are kept)\n", exe.c_str(), e.what());
+  } catch (const OutputError& e) {
     out.rc = kExitFailure;
+    stopped = e.what();
+    std::fprintf(stderr, "%s: %serror: %s\n", exe.c_str(), mpi.active() ? ("rank " + std::to_string(mpi.rank()) + ": ").c_str() : "",
+                 e.what());
+  } catch (const UsageError& e) {
+    out.rc = kExitUsage;
+    stopped = e.what();
+    std::fprintf(stderr, "%s: %serror: %s\n", exe.c_str(), mpi.active() ? ("rank " + std::to_string(mpi.rank()) + ": ").c_str() : "",
+                 e.what());
+  } catch (const std::exception& e) {
+    out.rc = kExitFailure;
+    stopped = e.what();
+    std::fprintf(stderr, "%s: %serror: %s (results so far are kept)\n", exe.c_str(),
+                 mpi.active() ? ("rank " + std::to_string(mpi.rank()) + ": ").c_str() : "", e.what());
   }
-  if (!opts.json_path.empty()) db.write_json(opts.json_path);
-  if (!opts.csv_path.empty()) db.write_csv(opts.csv_path);
+  if (write_final(exe, db, opts, stopped.empty() ? "" : "stopped by an error: " + stopped) != kExitOk)
+    out.rc = kExitFailure;
+  if (!stopped.empty() && mpi.active() && mpi.size() > 1) {
+    // The other ranks are somewhere in their own runs (or in a collective of this one): end the job.
+    std::fprintf(stderr, "%s: rank %d: stopping every rank (exit code %d)\n", exe.c_str(), mpi.rank(), out.rc);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    mpi.abort(out.rc);
+  }
   if (!mpi.active())
     std::printf("summary: %d ok, %d skipped, %d failed\n", db.count(Status::Ok), db.count(Status::Skipped),
                 db.count(Status::Failed));
-  if (db.count(Status::Failed) > 0) out.rc = kExitFailure;
+  if (db.count(Status::Failed) > 0 && out.rc == kExitOk) out.rc = kExitFailure;
   out.doc = db.to_json();
   return out;
 }
@@ -109,8 +304,17 @@ int finish_mpi(const std::string& exe, const MpiEnv& mpi, const Options& opts, c
     any_usage |= docs.back().value("exit_code", 0) == kExitUsage;
   }
   nlohmann::json merged = merge_rank_documents(docs);
-  if (!final_json.empty()) write_file_atomically(final_json, merged.dump(1) + "\n");
-  if (!final_csv.empty()) write_file_atomically(final_csv, csv_text(merged));
+  int write_rc = kExitOk;
+  for (bool json : {true, false}) {
+    const std::string& path = json ? final_json : final_csv;
+    if (path.empty()) continue;
+    try {
+      write_output(path, json ? merged.dump(1) + "\n" : csv_text(merged));
+    } catch (const OutputError& e) {
+      std::fprintf(stderr, "%s: error: %s\n", exe.c_str(), e.what());
+      write_rc = kExitFailure;
+    }
+  }
   for (const auto& d : docs)
     if (d.contains("skipped")) std::printf("rank %d skipped: %s\n", d.value("rank", 0), d["skipped"].get<std::string>().c_str());
   if (!opts.quiet && merged.contains("results")) {
@@ -127,6 +331,7 @@ int finish_mpi(const std::string& exe, const MpiEnv& mpi, const Options& opts, c
   std::printf("summary: %d ok, %d skipped, %d failed (%d ranks)\n", s.value("ok", 0), s.value("skipped", 0),
               s.value("failed", 0), mpi.size());
   if (any_usage) return kExitUsage;
+  if (write_rc != kExitOk) return write_rc;
   if (!any_ran) {
     std::printf("skipped: no rank had a device\n");
     return kExitNoDevice;
@@ -134,10 +339,20 @@ int finish_mpi(const std::string& exe, const MpiEnv& mpi, const Options& opts, c
   return any_failed || s.value("failed", 0) > 0 ? kExitFailure : kExitOk;
 }
 
+// The per-rank file of an MPI run: FILE.rank<R>; none when FILE is written in place (a FIFO,
+// /dev/stdout): rank 0 writes the merged document there at the end.
+std::string rank_file(const std::string& path, int rank) {
+  if (path.empty() || writes_in_place(path)) return "";
+  return path + ".rank" + std::to_string(rank);
+}
+
 }  // namespace
 
 int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform) {
   std::string exe = "hdb-" + def.name + "-" + platform.name();
+  install_signal_handlers();
+  // MPI starts before anything can fail, so every rank reaches the agreement below.
+  MpiEnv mpi(&argc, &argv);
   Options opts;
   opts.command_line = join_args(argc, argv);
   CLI::App app(def.description, exe);
@@ -145,78 +360,96 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
   add_common_options(app, opts);
   if (def.add_options) def.add_options(app);
 
+  // Everything this rank decides alone: -1 goes on, 0 stops (help, version, list), else an exit code.
+  int code = -1;
+  std::string error, hint;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    code = app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    code = app.exit(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    code = app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", exe.c_str(), e.what());
-    std::fprintf(stderr, "Run with --help for the options and their allowed values.\n");
-    return kExitUsage;
+    code = kExitUsage;
+    error = e.what();
+    hint = "Run with --help for the options and their allowed values.";
   }
-
-  MpiEnv mpi(&argc, &argv);
   std::string final_json = opts.json_path, final_csv = opts.csv_path;
-  try {
-    finalize_options(opts);
-    if (def.validate) def.validate();
-    if (opts.list) {
-      if (mpi.rank() != 0) return kExitOk;
-      ResultDb db(def.name, platform.name());
-      Console console(true, 0);
-      Session session(opts, &platform, db, console);
-      def.run(session);
-      require_selection(opts, session);
-      return kExitOk;
-    }
-    if (!opts.only.empty()) {
-      // An --only that selects nothing is told before any device is set up or measured.
-      Options dry = opts;
-      dry.list = true;
-      ResultDb db(def.name, platform.name());
-      Console console(true, 0);
-      Session session(dry, &platform, db, console);
-      session.silence_list();
-      def.run(session);
-      require_selection(dry, session);
-    }
-    if (mpi.active()) {
-      opts.local_rank = mpi.local_rank();
-      opts.local_ranks = mpi.local_size();
-      // Each rank keeps its own file while running, so a crash loses nothing already measured.
-      if (!opts.json_path.empty()) opts.json_path += ".rank" + std::to_string(mpi.rank());
-      if (!opts.csv_path.empty()) opts.csv_path += ".rank" + std::to_string(mpi.rank());
-      if (mpi.rank() != 0) opts.quiet = true;
-    }
-    Outcome out;
+  if (code < 0) {
     try {
-      out = run_benchmark(exe, def, platform, opts, mpi);
+      finalize_options(opts);
+      if (def.validate) def.validate();
+      if (opts.list) {
+        code = kExitOk;
+        if (mpi.rank() == 0) {
+          ResultDb db(def.name, platform.name());
+          Console console(true, 0);
+          Session session(opts, &platform, db, console);
+          def.run(session);
+          require_selection(opts, session);
+        }
+      } else {
+        if (!opts.only.empty()) {
+          // An --only that selects nothing is told before any device is set up or measured.
+          Options dry = opts;
+          dry.list = true;
+          ResultDb db(def.name, platform.name());
+          Console console(true, 0);
+          Session session(dry, &platform, db, console);
+          session.silence_list();
+          def.run(session);
+          require_selection(dry, session);
+        }
+        if (mpi.active()) {
+          opts.local_rank = mpi.local_rank();
+          opts.local_ranks = mpi.local_size();
+          // Each rank keeps its own file while running, so a crash loses nothing already measured.
+          opts.json_path = rank_file(final_json, mpi.rank());
+          opts.csv_path = rank_file(final_csv, mpi.rank());
+          if (mpi.rank() != 0) opts.quiet = true;
+        }
+        // A path that cannot be written is told now, not after all the work.
+        if (!opts.json_path.empty()) check_output(opts.json_path, "--json");
+        if (!opts.csv_path.empty()) check_output(opts.csv_path, "--csv");
+        if (mpi.rank() == 0 && mpi.active()) {
+          if (!final_json.empty()) check_output(final_json, "--json");
+          if (!final_csv.empty()) check_output(final_csv, "--csv");
+        }
+      }
     } catch (const UsageError& e) {
-      if (!mpi.active()) throw;
-      std::fprintf(stderr, "%s: rank %d: error: %s\n", exe.c_str(), mpi.rank(), e.what());
-      out.rc = kExitUsage;
+      code = kExitUsage;
+      error = e.what();
     } catch (const std::exception& e) {
-      if (!mpi.active()) throw;
-      std::fprintf(stderr, "%s: rank %d: error: %s\n", exe.c_str(), mpi.rank(), e.what());
-      out.rc = kExitFailure;
+      code = kExitFailure;
+      error = e.what();
     }
-    // Every rank reaches the gather, whatever happened to it.
+  }
+  Comm::Agreement a = mpi.first_error(code > 0 ? code : 0, code > 0 ? error : "");
+  if (a.any()) return stop_agreed(exe, mpi, a, code > 0 ? code : 0, error, hint);
+  if (!mpi.all(code < 0)) return kExitOk;  // help, version or --list
+
+  try {
+    Outcome out = run_benchmark(exe, def, platform, opts, mpi);
+    if (out.stop) return out.rc;
+    // Every rank reaches the gather, whatever happened to its cases.
     if (mpi.active()) return finish_mpi(exe, mpi, opts, final_json, final_csv, std::move(out));
     if (out.rc == kExitNoDevice) {
       std::printf("skipped: %s\n", out.skipped.c_str());
       std::fflush(stdout);
     }
     return out.rc;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "%s: error: %s\n", exe.c_str(), e.what());
-    return kExitUsage;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", exe.c_str(), e.what());
-    return kExitFailure;
+    // Outside the cases (the context, the copy ceiling): this rank cannot go on.
+    std::fprintf(stderr, "%s: %serror: %s\n", exe.c_str(),
+                 mpi.active() ? ("rank " + std::to_string(mpi.rank()) + ": ").c_str() : "", e.what());
+    if (mpi.active() && mpi.size() > 1) {
+      std::fflush(stdout);
+      std::fflush(stderr);
+      mpi.abort(kExitFailure);
+    }
+    return dynamic_cast<const UsageError*>(&e) ? kExitUsage : kExitFailure;
   }
 }
 

@@ -101,6 +101,15 @@ nlohmann::json merge_rank_documents(const std::vector<nlohmann::json>& docs) {
     ranks.push_back(entry);
   }
   merged["summary"] = {{"ok", ok}, {"skipped", skipped}, {"failed", failed}};
+  // Complete when every rank that ran completed; else the first incomplete rank's reason.
+  merged["complete"] = true;
+  merged.erase("incomplete_reason");
+  for (const auto& d : docs)
+    if (d.contains("results") && d.value("complete", true) == false) {
+      merged["complete"] = false;
+      merged["incomplete_reason"] = "rank " + std::to_string(d.value("rank", 0)) + ": " + d.value("incomplete_reason", std::string("incomplete"));
+      break;
+    }
   merged["mpi"] = {{"mode", "ep"}, {"size", docs.size()}, {"ranks", ranks}};
   return merged;
 }

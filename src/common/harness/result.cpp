@@ -1,7 +1,13 @@
 #include "harness/result.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <sstream>
 
 #include "harness/errors.hpp"
@@ -144,7 +150,9 @@ nlohmann::json ResultDb::to_json() const {
                                    {"definition", "measured copy bandwidth, bytes read + bytes written"}}},
                       {"results", results},
                       {"summary", {{"ok", count(Status::Ok)}, {"skipped", count(Status::Skipped)},
-                                   {"failed", count(Status::Failed)}}}};
+                                   {"failed", count(Status::Failed)}}},
+                      {"complete", complete_}};
+  if (!complete_) j["incomplete_reason"] = incomplete_reason_;
   if (!mpi_.is_null()) j["mpi"] = mpi_;
   return j;
 }
@@ -220,18 +228,190 @@ std::string csv_text(const nlohmann::json& doc) {
   return out;
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw UsageError("cannot write '" + tmp + "'");
-    f << text;
-    if (!f.flush()) throw UsageError("cannot write '" + tmp + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UsageError("cannot rename '" + tmp + "' to '" + path + "'");
+namespace {
+
+std::string dir_of(const std::string& p) {
+  std::size_t slash = p.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : p.substr(0, slash);
 }
 
-void ResultDb::write_json(const std::string& path) const { write_file_atomically(path, to_json().dump(1) + "\n"); }
-void ResultDb::write_csv(const std::string& path) const { write_file_atomically(path, csv_text(to_json())); }
+std::string base_of(const std::string& p) {
+  std::size_t slash = p.find_last_of('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// /dev/fd/N, /proc/self/fd/N, /proc/<pid of this process>/fd/N: the descriptor N, else -1.
+int descriptor_of(const std::string& p) {
+  std::string rest;
+  std::string self = "/proc/" + std::to_string(::getpid()) + "/fd/";
+  if (starts_with(p, "/dev/fd/")) rest = p.substr(8);
+  else if (starts_with(p, "/proc/self/fd/")) rest = p.substr(14);
+  else if (starts_with(p, self.c_str())) rest = p.substr(self.size());
+  else return -1;
+  if (rest.empty() || rest.size() > 9 || rest.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoi(rest);
+}
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+// "'FILE'" or "'FILE' (-> 'TARGET')".
+std::string named(const std::string& path, const OutputTarget& t) {
+  std::string s = "'" + path + "'";
+  if (t.fd < 0 && t.path != path) s += " (-> '" + t.path + "')";
+  return s;
+}
+
+// Writes all of `text` to `fd`; returns 0 or the errno of the failure.
+int write_all(int fd, const std::string& text) {
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+// A temporary name beside `target`, unique in this process and across processes.
+std::string temp_name(const std::string& target) {
+  static std::atomic<unsigned> counter{0};
+  return dir_of(target) + "/." + base_of(target) + "." + std::to_string(::getpid()) + "." +
+         std::to_string(counter++) + ".tmp";
+}
+
+}  // namespace
+
+OutputTarget resolve_output(const std::string& path) {
+  if (path.empty()) throw UsageError("an empty output path");
+  OutputTarget t;
+  std::string p = path;
+  for (int hop = 0; hop < 40; ++hop) {
+    int fd = descriptor_of(p);
+    if (fd >= 0) {
+      t.path = p;
+      t.in_place = true;
+      t.fd = fd;
+      return t;
+    }
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0) {
+      t.path = p;  // a new file (or a directory that is not there: the write says so)
+      return t;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      std::string target(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 4096) + 1, '\0');
+      ssize_t n = ::readlink(p.c_str(), target.data(), target.size());
+      if (n < 0) throw UsageError("cannot read the symbolic link '" + p + "': " + errno_text(errno));
+      target.resize(static_cast<std::size_t>(n));
+      // /proc/<pid>/fd/N of another process, or a pipe's "pipe:[123]": write through the link.
+      if (starts_with(p, "/proc/")) {
+        t.path = p;
+        t.in_place = true;
+        return t;
+      }
+      p = (!target.empty() && target[0] == '/') ? target : dir_of(p) + "/" + target;
+      continue;
+    }
+    if (S_ISDIR(st.st_mode)) throw UsageError("'" + path + "' is a directory");
+    t.path = p;
+    t.in_place = !S_ISREG(st.st_mode);
+    return t;
+  }
+  throw UsageError("'" + path + "': too many levels of symbolic links");
+}
+
+bool writes_in_place(const std::string& path) { return resolve_output(path).in_place; }
+
+void check_output(const std::string& path, const std::string& option) {
+  OutputTarget t;
+  try {
+    t = resolve_output(path);
+  } catch (const UsageError& e) {
+    throw UsageError(option + ": " + e.what());
+  }
+  if (t.fd >= 0) {
+    if (::fcntl(t.fd, F_GETFL) < 0) throw UsageError(option + ": '" + path + "': descriptor " + std::to_string(t.fd) + " is not open");
+    return;
+  }
+  if (t.in_place) {
+    if (::access(t.path.c_str(), W_OK) != 0)
+      throw UsageError(option + ": cannot write " + named(path, t) + ": " + errno_text(errno));
+    return;
+  }
+  // A regular file is replaced through a new file beside it: try making one.
+  std::string probe = temp_name(t.path);
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    int e = errno;
+    std::string dir = dir_of(t.path);
+    if (e == ENOENT) throw UsageError(option + ": cannot write " + named(path, t) + ": no directory '" + dir + "'");
+    throw UsageError(option + ": cannot write " + named(path, t) + ": cannot create a file in '" + dir + "': " + errno_text(e));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+void write_output(const std::string& path, const std::string& text, bool nonblocking) {
+  OutputTarget t;
+  try {
+    t = resolve_output(path);
+  } catch (const UsageError& e) {
+    throw OutputError(std::string("cannot write results: ") + e.what());
+  }
+  if (t.fd >= 0) {
+    if (t.fd == 1) std::fflush(stdout);
+    if (t.fd == 2) std::fflush(stderr);
+    if (int e = write_all(t.fd, text))
+      throw OutputError("cannot write results to '" + path + "': " + errno_text(e));
+    return;
+  }
+  if (t.in_place) {
+    int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | (nonblocking ? O_NONBLOCK : 0);
+    int fd = ::open(t.path.c_str(), flags);
+    if (fd < 0) throw OutputError("cannot write results to " + named(path, t) + ": " + errno_text(errno));
+    if (nonblocking) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    int e = write_all(fd, text);
+    if (::close(fd) != 0 && e == 0 && errno != EINTR) e = errno;
+    if (e) throw OutputError("cannot write results to " + named(path, t) + ": " + errno_text(e));
+    return;
+  }
+  // A regular file: a new file beside the target, renamed over it only when all of it is written.
+  std::string tmp = temp_name(t.path);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0)
+    throw OutputError("cannot write results to " + named(path, t) + ": cannot create '" + tmp + "': " + errno_text(errno));
+  struct stat old;
+  if (::stat(t.path.c_str(), &old) == 0) (void)::fchmod(fd, old.st_mode & 07777);
+  int e = write_all(fd, text);
+  if (::close(fd) != 0 && e == 0 && errno != EINTR) e = errno;
+  if (e == 0 && ::rename(tmp.c_str(), t.path.c_str()) != 0) e = errno;
+  if (e) {
+    ::unlink(tmp.c_str());
+    throw OutputError("cannot write results to " + named(path, t) + ": " + errno_text(e) +
+                      " (its previous contents are kept)");
+  }
+}
+
+std::timed_mutex& output_mutex() {
+  static std::timed_mutex m;
+  return m;
+}
+
+void ResultDb::write_json(const std::string& path, bool progress) const {
+  if (progress && writes_in_place(path)) return;
+  write_output(path, to_json().dump(1) + "\n");
+}
+void ResultDb::write_csv(const std::string& path, bool progress) const {
+  if (progress && writes_in_place(path)) return;
+  write_output(path, csv_text(to_json()));
+}
 
 }  // namespace hdb

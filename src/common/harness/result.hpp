@@ -2,6 +2,7 @@
 // The result database: one record per case (harness/case.hpp), every trial kept, written as JSON
 // ("hetdb-bench/2": docs/results-schema.md, its contract docs/results-schema.json) and CSV.
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,6 +63,12 @@ class ResultDb {
   void set_ceiling(double gbps) { ceiling_gbps_ = gbps; }
   double ceiling() const { return ceiling_gbps_; }
   void set_mpi(nlohmann::json mpi) { mpi_ = std::move(mpi); }
+  // Whether the run completed: the document says `complete: true`, or `complete: false` with
+  // `incomplete_reason` ("running" until the run ends, "interrupted by signal N", "stopped by an
+  // error: ..."). A new database is incomplete, "running".
+  void set_complete() { complete_ = true, incomplete_reason_.clear(); }
+  void set_incomplete(std::string reason) { complete_ = false, incomplete_reason_ = std::move(reason); }
+  bool complete() const { return complete_; }
   const Record& add(Record r);
   const std::vector<Record>& records() const { return records_; }
   int count(Status s) const;
@@ -69,9 +76,11 @@ class ResultDb {
   nlohmann::json to_json() const;
   static nlohmann::json record_json(const Record& r, double ceiling_gbps);
   std::string to_csv() const { return csv_text(to_json()); }
-  // Written to path.tmp then renamed, so a crash never leaves a half-written file.
-  void write_json(const std::string& path) const;
-  void write_csv(const std::string& path) const;
+  // write_output(path, ...): a regular file is replaced atomically, so a crash never leaves a
+  // half-written file; with `progress`, special files (FIFOs, devices) are left alone: they get
+  // one document, at the end.
+  void write_json(const std::string& path, bool progress = false) const;
+  void write_csv(const std::string& path, bool progress = false) const;
 
  private:
   std::string benchmark_, backend_;
@@ -79,8 +88,31 @@ class ResultDb {
   nlohmann::json mpi_;
   double ceiling_gbps_ = 0;
   std::vector<Record> records_;
+  bool complete_ = false;
+  std::string incomplete_reason_ = "running";
 };
 
-void write_file_atomically(const std::string& path, const std::string& text);
+// Where --json/--csv FILE is written. Symbolic links are followed to their target; a regular
+// target (or none yet) is replaced atomically; anything else is written in place, never replaced.
+struct OutputTarget {
+  std::string path;       // the file written: FILE, or the end of its chain of symbolic links
+  bool in_place = false;  // a FIFO, device or socket, or a descriptor (/dev/stdout, /dev/fd/N)
+  int fd = -1;            // /dev/stdout, /dev/fd/N, /proc/self/fd/N: that descriptor, written as it is
+};
+// Throws UsageError for a directory or a chain of links that does not end.
+OutputTarget resolve_output(const std::string& path);
+// Checks up front that `path` can be written (its directory exists and takes a new file; a special
+// file is writable); throws UsageError naming `option` and the path. Writes nothing at the path.
+void check_output(const std::string& path, const std::string& option);
+// Writes `text` to `path` (see OutputTarget). A regular file goes to a temporary file beside its
+// target, then is renamed over it, so on any error the previous contents stay and OutputError
+// names the file. `nonblocking`: a FIFO without a reader is not waited for (an OutputError).
+void write_output(const std::string& path, const std::string& text, bool nonblocking = false);
+// Whether write_output(path, ...) would write in place (special files are written once, at the end).
+bool writes_in_place(const std::string& path);
+
+// Held while results are added and written, so a signal's last write (harness/main.cpp) never
+// sees a database in the middle of a change.
+std::timed_mutex& output_mutex();
 
 }  // namespace hdb

@@ -112,14 +112,16 @@ void Session::run(const CaseKey& key, const std::function<Prepared()>& setup) {
 }
 
 void Session::record(Record r) {
-  const Record& added = db_.add(std::move(r));
-  console_.row(added);
+  std::lock_guard<std::timed_mutex> lock(output_mutex());
+  console_.row(db_.add(std::move(r)));
   flush();
 }
 
+// The files after every case, marked incomplete ("running") until the run ends. A write error
+// (OutputError, naming the file) stops the run; the file keeps its previous contents.
 void Session::flush() {
-  if (!opts_.json_path.empty()) db_.write_json(opts_.json_path);
-  if (!opts_.csv_path.empty()) db_.write_csv(opts_.csv_path);
+  if (!opts_.json_path.empty()) db_.write_json(opts_.json_path, /*progress=*/true);
+  if (!opts_.csv_path.empty()) db_.write_csv(opts_.csv_path, /*progress=*/true);
 }
 
 }  // namespace hdb
