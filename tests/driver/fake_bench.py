@@ -59,8 +59,8 @@ def main():
     checked = "--no-verify" not in args
     results = []
 
-    def write():
-        doc = make_fixture.document(bench, backend, results, 20.0)
+    def write(incomplete="running"):
+        doc = make_fixture.document(bench, backend, results, 20.0, incomplete_reason=incomplete)
         if json_path:
             _replace(json_path, json.dumps(doc))
         if csv_path:
@@ -69,6 +69,7 @@ def main():
     results.append(make_fixture.record("copy", "serial", 32 << 10, 1e-5, checked=checked))
     write()
     if mode == "error":
+        write("stopped by an error: cannot open /nonexistent/queries.txt")
         print(f"{exe}: error: cannot open /nonexistent/queries.txt: No such file or directory (driver test)",
               file=sys.stderr)
         print("results so far are kept", file=sys.stderr)
@@ -85,10 +86,10 @@ def main():
     if mode == "fail":
         results.append(make_fixture.record("copy", "parallel", 32 << 10, 0, status="failed",
                                            reason="verification failed: word 3 differs (driver test)"))
-        write()
+        write(None)
         return 1
     results.append(make_fixture.record("copy", "parallel", 32 << 10, 6e-6, checked=checked))
-    write()
+    write(None)
     print("summary: 2 ok, 0 skipped, 0 failed")
     return 0
 

@@ -109,7 +109,9 @@ def bus_copy(test, size, seconds, transfer):
     return r
 
 
-def document(bench, backend, results, ceiling, command_line=None):
+def document(bench, backend, results, ceiling, command_line=None, incomplete_reason=None):
+    """A whole document; incomplete_reason marks it partial (complete: false), as the harness marks
+    the file it rewrites after every case ("running") and one cut short."""
     device = {"cpu": {"kind": "cpu", "name": "fixture CPU", "threads": 2, "tsc_hz": TSC_HZ},
               "opencl": {"kind": "opencl", "name": "fixture OpenCL device", "platform": "fixture platform"},
               "cuda": {"kind": "cuda", "name": "fixture GPU", "compute_capability": "9.0", "sm_count": 132,
@@ -122,7 +124,8 @@ def document(bench, backend, results, ceiling, command_line=None):
     return {"schema": "hetdb-bench/2", "benchmark": bench, "backend": backend, "context": ctx,
             "ceiling": {"memory_copy_gbps": ceiling,
                         "definition": "measured copy bandwidth, bytes read + bytes written"},
-            "results": results, "summary": s}
+            "results": results, "summary": s, "complete": incomplete_reason is None,
+            **({"incomplete_reason": incomplete_reason} if incomplete_reason else {})}
 
 
 def _csv_value(v):
