@@ -86,6 +86,15 @@ TEST(TpchChecksum, IndependentOfRowOrder) {
   EXPECT_EQ(checksum(r), checksum(s));
   std::swap(s.cols[1].v[0], s.cols[1].v[1]);  // same column multisets, different rows
   EXPECT_NE(checksum(r), checksum(s));
+  // The sum over rows of row_hash, for any thread count.
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < 4; ++i) {
+    std::uint32_t row[2] = {r.cols[0].v[i], r.cols[1].v[i]};
+    sum += row_hash(row, 2);
+  }
+  EXPECT_EQ(checksum(r), sum);
+  Tables t = generate_tables(0.01, 3, 1);
+  EXPECT_EQ(checksum(t.lineitem, 1), checksum(t.lineitem, 4));
 }
 
 // A hand-checked data set: which rows each kernel keeps is noted beside them.
