@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -54,9 +55,22 @@ double timed_parallel_memcpy(void* dst, const void* src, std::uint64_t bytes, in
 }
 
 double CpuPlatform::measure_copy_ceiling() {
-  // 256 MB (or 1/8 of RAM) is far beyond any CPU's last-level cache.
+  // 256 MB (or 1/8 of RAM) is far beyond any CPU's last-level cache. Where memory is short (a
+  // ulimit, a full machine), smaller buffers down to 16 MB, and an unknown ceiling (0: no % of
+  // peak) rather than an abort before the first case.
   std::uint64_t bytes = std::min<std::uint64_t>(256ull << 20, memory_bytes() / 8);
-  std::unique_ptr<char[]> a(new char[bytes]), b(new char[bytes]);
+  std::unique_ptr<char[]> a, b;
+  for (; bytes >= (16ull << 20); bytes /= 2) {
+    try {
+      a.reset(new char[bytes]);
+      b.reset(new char[bytes]);
+      break;
+    } catch (const std::bad_alloc&) {
+      a.reset();
+      b.reset();
+    }
+  }
+  if (!b) return 0;
   parallel_for(bytes, threads_, [&](std::uint64_t lo, std::uint64_t hi) {
     std::memset(a.get() + lo, 1, hi - lo);
     std::memset(b.get() + lo, 2, hi - lo);
