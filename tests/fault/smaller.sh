@@ -35,7 +35,7 @@ pocl_unwritable_cache() {
 }
 
 # Without POCL_CACHE_DIR the cache is the user's: $XDG_CACHE_HOME/hetdb-bench/pocl, else
-# ~/.cache/hetdb-bench/pocl; never a directory every user shares.
+# ~/.cache/hetdb-bench/pocl, else $TMPDIR/hdb-pocl-cache-<uid>; never a directory every user shares.
 pocl_default_cache() {
   need HDB_BUS_OPENCL
   env -u POCL_CACHE_DIR XDG_CACHE_HOME="$T/xdg" timeout 300 "$HDB_BUS_OPENCL" "${QUICK[@]}" >"$T/out" 2>"$T/err"
@@ -49,6 +49,14 @@ pocl_default_cache() {
   RC=$?
   expect_rc 0
   [ -d "$T/home/.cache/hetdb-bench/pocl" ] || fail "no cache under ~/.cache/hetdb-bench/pocl"
+  # A home that cannot be written (a user like nobody): the user's own directory in $TMPDIR.
+  : >"$T/not-a-home"
+  mkdir "$T/tmp"
+  env -u POCL_CACHE_DIR -u XDG_CACHE_HOME HOME="$T/not-a-home" TMPDIR="$T/tmp" timeout 300 "$HDB_BUS_OPENCL" "${QUICK[@]}" \
+    >"$T/out" 2>"$T/err"
+  RC=$?
+  expect_rc 0
+  [ -d "$T/tmp/hdb-pocl-cache-$(id -u)" ] || fail "no cache in \$TMPDIR/hdb-pocl-cache-<uid> when the home is not writable"
 }
 
 # Queries with a TAB, a backslash and a carriage return: one line per query in --output, the

@@ -76,43 +76,74 @@ double event_span(const cl::Event& first, const cl::Event& last) {
   return static_cast<double>(b - a) * 1e-9;
 }
 
-std::string pocl_cache_dir() {
-  const char* env = std::getenv("POCL_CACHE_DIR");
-  if (env && *env) return env;
+namespace {
+
+// The per-user defaults, in order of preference.
+std::vector<std::string> default_pocl_caches() {
+  std::vector<std::string> v;
   const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg && *xdg == '/') return std::string(xdg) + "/hetdb-bench/pocl";
+  if (xdg && *xdg == '/') v.push_back(std::string(xdg) + "/hetdb-bench/pocl");
   const char* home = std::getenv("HOME");
-  if (home && *home == '/') return std::string(home) + "/.cache/hetdb-bench/pocl";
-  return "/tmp/hdb-pocl-cache-" + std::to_string(::getuid());
+  if (home && *home == '/') v.push_back(std::string(home) + "/.cache/hetdb-bench/pocl");
+  const char* tmp = std::getenv("TMPDIR");
+  v.push_back(std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/hdb-pocl-cache-" + std::to_string(::getuid()));
+  return v;
 }
 
-std::string prepare_pocl_cache() {
-  const std::string dir = pocl_cache_dir();
-  const bool chosen = std::getenv("POCL_CACHE_DIR") && *std::getenv("POCL_CACHE_DIR");
-  const std::string what = chosen ? "POCL_CACHE_DIR '" + dir + "'" : "the PoCL kernel cache '" + dir + "'";
-  const std::string fix = chosen ? "; PoCL compiles its kernels there: set POCL_CACHE_DIR to a writable directory"
-                                 : "; PoCL compiles its kernels there: set POCL_CACHE_DIR (or XDG_CACHE_HOME) to a writable directory";
-  // mkdir -p, private to this user where it is made here.
-  for (std::size_t slash = dir.find('/', 1); ; slash = dir.find('/', slash + 1)) {
+// Makes `dir` (mkdir -p, private to this user where it is made here) and checks that a file can be
+// made in it: "" or what is wrong. `own`: the directory must belong to this user (the one in $TMPDIR).
+std::string make_writable_dir(const std::string& dir, bool own) {
+  for (std::size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
     std::string part = slash == std::string::npos ? dir : dir.substr(0, slash);
     if (!part.empty() && ::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) {
       int e = errno;
       struct stat st;
       if (::stat(part.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-        return what + ": cannot create '" + part + "': " + std::strerror(e) + fix;
+        return ": cannot create '" + part + "': " + std::strerror(e);
     }
     if (slash == std::string::npos) break;
   }
   struct stat st;
-  if (::stat(dir.c_str(), &st) != 0) return what + ": " + std::strerror(errno) + fix;
-  if (!S_ISDIR(st.st_mode)) return what + " is not a directory" + fix;
+  if (::lstat(dir.c_str(), &st) != 0) return std::string(": ") + std::strerror(errno);
+  if (own && (S_ISLNK(st.st_mode) || st.st_uid != ::getuid())) return " belongs to another user";
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return " is not a directory";
   std::string probe = dir + "/.hdb-probe-" + std::to_string(::getpid());
   int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return what + " is not writable: " + std::strerror(errno) + fix;
+  if (fd < 0) return std::string(" is not writable: ") + std::strerror(errno);
   ::close(fd);
   ::unlink(probe.c_str());
-  if (!chosen) ::setenv("POCL_CACHE_DIR", dir.c_str(), 0);
   return "";
+}
+
+}  // namespace
+
+std::string pocl_cache_dir() {
+  const char* env = std::getenv("POCL_CACHE_DIR");
+  if (env && *env) return env;
+  return default_pocl_caches().front();
+}
+
+std::string prepare_pocl_cache() {
+  const char* env = std::getenv("POCL_CACHE_DIR");
+  if (env && *env) {
+    std::string problem = make_writable_dir(env, false);
+    if (problem.empty()) return "";
+    return "POCL_CACHE_DIR '" + std::string(env) + "'" + problem +
+           "; PoCL compiles its kernels there: set POCL_CACHE_DIR to a writable directory";
+  }
+  // The first per-user default that works (a home that cannot be written falls back to /tmp).
+  std::vector<std::string> dirs = default_pocl_caches();
+  std::string first_problem;
+  for (std::size_t i = 0; i < dirs.size(); ++i) {
+    std::string problem = make_writable_dir(dirs[i], /*own=*/i + 1 == dirs.size());
+    if (problem.empty()) {
+      ::setenv("POCL_CACHE_DIR", dirs[i].c_str(), 0);
+      return "";
+    }
+    if (i == 0) first_problem = problem;
+  }
+  return "the PoCL kernel cache '" + dirs.front() + "'" + first_problem +
+         "; PoCL compiles its kernels there: set POCL_CACHE_DIR (or XDG_CACHE_HOME) to a writable directory";
 }
 
 namespace {

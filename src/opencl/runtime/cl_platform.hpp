@@ -43,12 +43,14 @@ class OpenClPlatform : public Platform {
 };
 
 // PoCL's kernel cache: POCL_CACHE_DIR when set, else a directory of this user's
-// ($XDG_CACHE_HOME/hetdb-bench/pocl, else ~/.cache/hetdb-bench/pocl, else /tmp/hdb-pocl-cache-<uid>),
-// never one directory shared by every user of a machine.
+// ($XDG_CACHE_HOME/hetdb-bench/pocl, else ~/.cache/hetdb-bench/pocl, else -- when those cannot be
+// made -- ${TMPDIR:-/tmp}/hdb-pocl-cache-<uid>, which must belong to this user), never one directory shared by
+// every user of a machine. pocl_cache_dir() is the directory in use (the preferred one before
+// prepare_pocl_cache()).
 std::string pocl_cache_dir();
-// Makes pocl_cache_dir() (and sets POCL_CACHE_DIR to it when unset) and checks that a file can be
-// made in it; returns "" or what is wrong, naming the directory. OpenClPlatform::init reports that
-// instead of "no OpenCL device" when the platform is PoCL (or no platform loads).
+// Makes the cache (and sets POCL_CACHE_DIR to it when unset) and checks that a file can be made in
+// it; returns "" or what is wrong, naming the directory. OpenClPlatform::init reports that instead
+// of "no OpenCL device" when the platform is PoCL (or no platform loads).
 std::string prepare_pocl_cache();
 
 // Seconds between the event's start and end (CL_PROFILING_COMMAND_START/END).
