@@ -20,7 +20,7 @@ from . import config as cfgmod
 from . import results
 from .runlock import RunLock
 from .util import UsageError, duration_text, os_error_text, write_json
-from .watchdog import Watchdog, child_preexec
+from .watchdog import Watchdog, child_preexec, group_alive, stop_groups
 
 EXIT_SKIP = 77
 EXIT_USAGE = 2
@@ -704,34 +704,13 @@ def stop_group(proc):
     stop_group_leftovers(proc.pid)
 
 
-def _group_alive(pgid):
-    try:
-        os.killpg(pgid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-
-
 def stop_group_leftovers(pgid):
     """Stops what is left in a process group whose leader has ended (or one that is not the
     driver's child: a leftover of a killed driver): TERM, then KILL after the grace period. The kernel does not give a
     process group's id to a new process while the group has members, so this never reaches another
     program."""
-    if not _group_alive(pgid):
-        return
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except OSError:
-        return
-    deadline = time.monotonic() + KILL_GRACE_S
-    while time.monotonic() < deadline and _group_alive(pgid):
-        time.sleep(0.05)
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except OSError:
-        pass
+    if group_alive(pgid):
+        stop_groups([pgid], KILL_GRACE_S)
 
 
 _openmpi = None

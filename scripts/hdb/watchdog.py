@@ -105,7 +105,8 @@ class Watchdog:
             self.proc = None
 
 
-def _alive(pgid):
+def group_alive(pgid):
+    """Whether process group pgid still has a member (one we may not signal counts as alive)."""
     try:
         os.killpg(pgid, 0)
         return True
@@ -115,14 +116,17 @@ def _alive(pgid):
         return True
 
 
-def _stop(groups):
+def stop_groups(groups, grace_s=None):
+    """TERM every group, wait up to grace_s while any is alive, then KILL them all: the one way the
+    watcher and the driver stop what a benchmark left running."""
+    grace_s = GRACE_S if grace_s is None else grace_s
     for g in groups:
         try:
             os.killpg(g, signal.SIGTERM)
         except OSError:
             pass
-    deadline = time.monotonic() + GRACE_S
-    while time.monotonic() < deadline and any(_alive(g) for g in groups):
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and any(group_alive(g) for g in groups):
         time.sleep(0.05)
     for g in groups:
         try:
@@ -154,7 +158,7 @@ def watcher_main(fd):
             if n > 1:
                 (groups.add if ln[:1] == b"+" else groups.discard)(n)
     if groups:
-        _stop(sorted(groups))
+        stop_groups(sorted(groups))
     return 0
 
 
