@@ -22,6 +22,7 @@
 #include "algorithms/ngram_search.hpp"
 #include "harness/errors.hpp"
 #include "reference/ngram_reference.hpp"
+#include "common/fuzz.hpp"
 #include "workloads/random.hpp"
 #include "workloads/text_corpus.hpp"
 #include "workloads/text_queries.hpp"
@@ -31,77 +32,38 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path make_temp_dir() {
-  std::string pattern = (fs::temp_directory_path() / "hdb-ngram-fuzz-XXXXXX").string();
-  if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp " + pattern + " failed");
-  return pattern;
-}
+using test::make_temp_dir;
+using test::write_file;
 
-void write(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
-
-class Mutator {
+// The damage a corpus, query or dictd file takes: the shared kinds, plus separators moved and BOMs.
+class Mutator : public test::Mutator {
  public:
-  explicit Mutator(std::uint64_t seed) : seed_(seed) {}
-  std::uint64_t next() { return rand_at(seed_, n_++); }
-  std::size_t below(std::size_t n) { return n ? static_cast<std::size_t>(bounded(next(), n)) : 0; }
+  using test::Mutator::Mutator;
 
   std::string mutate(std::string s) {
     const int rounds = 1 + static_cast<int>(below(3));
     for (int r = 0; r < rounds; ++r) {
       const std::size_t pos = below(s.size() + 1);
       switch (below(10)) {
-        case 0:
-          s.resize(pos);
-          break;
-        case 1:
-          for (std::size_t k = 0, m = 1 + below(8); k < m && !s.empty(); ++k) s[below(s.size())] ^= static_cast<char>(1 << below(8));
-          break;
-        case 2:
-          for (std::size_t k = 0, m = 1 + below(16); k < m; ++k) s.insert(s.begin() + static_cast<std::ptrdiff_t>(pos), static_cast<char>(next()));
-          break;
-        case 3:
-          s.erase(pos, below(200));
-          break;
-        case 4: {  // a huge line or field
-          static const char kinds[] = "aZ9 -\t\r\n\x00\xff+/";
-          const std::size_t len = below(8) == 0 ? (std::size_t{1} << 20) + below(1 << 20) : below(5000);
-          s.insert(pos, std::string(len, kinds[below(sizeof kinds - 1)]));
-          break;
-        }
-        case 5:
-          if (!s.empty()) s.insert(pos, s.substr(below(s.size()), below(300)));
-          break;
+        case 0: truncate(s, pos); break;
+        case 1: flip_bits(s); break;
+        case 2: insert_random(s, pos); break;
+        case 3: erase_range(s, pos); break;
+        case 4: insert_run(s, pos, "aZ9 -\t\r\n\x00\xff+/", std::size_t{1} << 20); break;
+        case 5: duplicate_range(s, pos); break;
         case 6:  // line breaks, tabs and CRs moved
           for (std::size_t k = 0, m = 1 + below(6); k < m && !s.empty(); ++k) {
             static const char seps[] = "\n\r\t";
             s[below(s.size())] = seps[below(3)];
           }
           break;
-        case 7:
-          s.insert(0, below(2) ? std::string("\xEF\xBB\xBF") : std::string("\xFF\xFE"));
-          break;
-        case 8:
-          s.assign(below(4096), '\0');
-          for (char& c : s) c = static_cast<char>(next());
-          break;
-        default:
-        {
-          std::string crlf;
-          crlf.reserve(s.size() + s.size() / 8);
-          for (char ch : s) {
-            if (ch == '\n') crlf.push_back('\r');
-            crlf.push_back(ch);
-          }
-          s.swap(crlf);
-          break;
-        }
+        case 7: s.insert(0, below(2) ? std::string("\xEF\xBB\xBF") : std::string("\xFF\xFE")); break;
+        case 8: random_bytes(s); break;
+        default: to_crlf(s); break;
       }
     }
     return s;
   }
-
- private:
-  std::uint64_t seed_, n_ = 0;
 };
 
 // The corpus is well formed: documents " word word ... " of [a-z0-9 ], sizes within the budget.
@@ -131,7 +93,7 @@ int fuzz_cases() {
 }
 
 TEST(NgramFuzz, CorpusAndQueryFilesLoadOrFailWithAMessage) {
-  const fs::path dir = make_temp_dir();
+  const fs::path dir = make_temp_dir("hdb-ngram-fuzz");
   std::string docs, queries;
   TextCorpus syn = synthetic_corpus(20000, 3, SyntheticTextSpec{300, 1.0, 20});
   for (std::size_t d = 0; d < syn.size(); ++d) docs += std::string(syn.doc(d).substr(1)) + (d % 5 ? "\n" : ".\r\n");
@@ -142,8 +104,8 @@ TEST(NgramFuzz, CorpusAndQueryFilesLoadOrFailWithAMessage) {
   for (int i = 0; i < cases; ++i) {
     Mutator m(splitmix64(0x6e6772616d667a7aull + static_cast<std::uint64_t>(i)));
     const std::string d = m.mutate(docs), q = m.mutate(queries);
-    write(dir / "docs.txt", d);
-    write(dir / "queries.txt", q);
+    write_file(dir / "docs.txt", d);
+    write_file(dir / "queries.txt", q);
     const std::uint64_t budget = budgets[m.below(5)];
     TextCorpus c;
     try {
@@ -184,7 +146,7 @@ TEST(NgramFuzz, CorpusAndQueryFilesLoadOrFailWithAMessage) {
 #if defined(HDB_HAVE_ZLIB)
 std::string gzip(const std::string& s) {
   // gzopen/gzwrite through a file keeps this to the API the loader uses.
-  const fs::path tmp = make_temp_dir();
+  const fs::path tmp = make_temp_dir("hdb-ngram-fuzz");
   gzFile gz = gzopen((tmp / "x.gz").string().c_str(), "wb");
   gzwrite(gz, s.data(), static_cast<unsigned>(s.size()));
   gzclose(gz);
@@ -209,7 +171,7 @@ TEST(NgramFuzz, GcideDatabaseLoadsOrFailsWithAMessage) {
 #if !defined(HDB_HAVE_ZLIB)
   GTEST_SKIP() << "no zlib";
 #else
-  const fs::path dir = make_temp_dir();
+  const fs::path dir = make_temp_dir("hdb-ngram-fuzz");
   TextCorpus syn = synthetic_corpus(6000, 9, SyntheticTextSpec{200, 1.0, 12});
   std::string dict, index = "00-database-info\tA\tK\n";
   for (std::size_t d = 0; d < syn.size(); ++d) {
@@ -223,8 +185,8 @@ TEST(NgramFuzz, GcideDatabaseLoadsOrFailsWithAMessage) {
   for (int i = 0; i < cases; ++i) {
     Mutator m(splitmix64(0x6763696465667a7aull + static_cast<std::uint64_t>(i)));
     const int which = static_cast<int>(m.below(3));  // the index, the dictionary, or both
-    write(dir / "gcide.index", which != 1 ? m.mutate(index) : index);
-    write(dir / "gcide.dict.dz", which != 0 ? m.mutate(gz) : gz);
+    write_file(dir / "gcide.index", which != 1 ? m.mutate(index) : index);
+    write_file(dir / "gcide.dict.dz", which != 0 ? m.mutate(gz) : gz);
     const std::uint64_t budget = m.below(2) ? UINT64_MAX : 2000;
     try {
       TextCorpus c = load_gcide(dir.string(), budget);

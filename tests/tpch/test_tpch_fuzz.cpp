@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "harness/errors.hpp"
+#include "common/fuzz.hpp"
 #include "workloads/random.hpp"
 #include "workloads/tpch_tables.hpp"
 
@@ -23,55 +24,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path make_temp_dir() {
-  std::string pattern = (fs::temp_directory_path() / "hdb-tpch-fuzz-XXXXXX").string();
-  if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp " + pattern + " failed");
-  return pattern;
-}
+using test::make_temp_dir;
+using test::read_file;
+using test::write_file;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
-
-// Mutates `s` with the random stream (seed, i...): one of several kinds of damage.
-class Mutator {
+// Mutates `s` with the random stream (seed, i...): the shared kinds of damage, plus separators,
+// edge-value numbers, dates and byte order marks of the .tbl format.
+class Mutator : public test::Mutator {
  public:
-  explicit Mutator(std::uint64_t seed) : seed_(seed) {}
-  std::uint64_t next() { return rand_at(seed_, n_++); }
-  std::size_t below(std::size_t n) { return n ? static_cast<std::size_t>(bounded(next(), n)) : 0; }
+  using test::Mutator::Mutator;
 
   std::string mutate(std::string s) {
     const int rounds = 1 + static_cast<int>(below(3));
     for (int r = 0; r < rounds; ++r) {
       const std::size_t pos = below(s.size() + 1);
       switch (below(12)) {
-        case 0:  // truncation
-          s.resize(pos);
-          break;
-        case 1:  // bit flips
-          for (std::size_t k = 0, m = 1 + below(8); k < m && !s.empty(); ++k) s[below(s.size())] ^= static_cast<char>(1 << below(8));
-          break;
-        case 2:  // random bytes inserted
-          for (std::size_t k = 0, m = 1 + below(16); k < m; ++k) s.insert(s.begin() + static_cast<std::ptrdiff_t>(pos), static_cast<char>(next()));
-          break;
-        case 3:  // a range deleted
-          s.erase(pos, below(200));
-          break;
-        case 4: {  // a huge field: a long run of one byte (digits, letters, separators, line ends)
-          static const char kinds[] = "9a|\n\r.-0 \xff";
-          const std::size_t len = below(8) == 0 ? (std::size_t{1} << 20) + below(1 << 21) : below(5000);
-          s.insert(pos, std::string(len, kinds[below(sizeof kinds - 1)]));
-          break;
-        }
-        case 5:  // a range duplicated
-          if (!s.empty()) {
-            const std::size_t from = below(s.size()), len = below(300);
-            s.insert(pos, s.substr(from, len));
-          }
-          break;
+        case 0: truncate(s, pos); break;
+        case 1: flip_bits(s); break;
+        case 2: insert_random(s, pos); break;
+        case 3: erase_range(s, pos); break;
+        case 4: insert_run(s, pos, "9a|\n\r.-0 \xff", std::size_t{1} << 21); break;  // digits, letters, separators
+        case 5: duplicate_range(s, pos); break;
         case 6:  // '|' and line breaks removed or added
           for (std::size_t k = 0, m = 1 + below(6); k < m && !s.empty(); ++k) {
             std::size_t p = below(s.size());
@@ -97,36 +70,20 @@ class Mutator {
         case 9:  // a byte order mark or NULs at the start
           s.insert(0, below(2) ? std::string("\xEF\xBB\xBF") : std::string(1 + below(4), '\0'));
           break;
-        case 10:  // the whole file random bytes
-          s.assign(below(4096), '\0');
-          for (char& c : s) c = static_cast<char>(next());
-          break;
-        default:  // CRLF line ends
-        {
-          std::string crlf;
-          crlf.reserve(s.size() + s.size() / 8);
-          for (char ch : s) {
-            if (ch == '\n') crlf.push_back('\r');
-            crlf.push_back(ch);
-          }
-          s.swap(crlf);
-          break;
-        }
+        case 10: random_bytes(s); break;  // the whole file random bytes
+        default: to_crlf(s); break;       // CRLF line ends
       }
     }
     return s;
   }
-
- private:
-  std::uint64_t seed_, n_ = 0;
 };
 
 TEST(TpchFuzz, TblLoaderLoadsOrFailsWithAMessage) {
-  const fs::path dir = make_temp_dir();
+  const fs::path dir = make_temp_dir("hdb-tpch-fuzz");
   write_tbl_files(generate_tables(0.0002, 5, 1), dir.string());  // 30 customers, 300 orders
   const char* files[] = {"customer.tbl", "orders.tbl", "lineitem.tbl"};
   std::string good[3];
-  for (int f = 0; f < 3; ++f) good[f] = read(dir / files[f]);
+  for (int f = 0; f < 3; ++f) good[f] = read_file(dir / files[f]);
   std::string on_disk[3] = {good[0], good[1], good[2]};
   ASSERT_NO_THROW(load_tables(dir.string()));
 
@@ -141,7 +98,7 @@ TEST(TpchFuzz, TblLoaderLoadsOrFailsWithAMessage) {
       const bool damaged = which == 3 || which == f;
       if (damaged || on_disk[f] != good[f]) {  // rewrite only what changed
         on_disk[f] = damaged ? m.mutate(good[f]) : good[f];
-        write(dir / files[f], on_disk[f]);
+        write_file(dir / files[f], on_disk[f]);
       }
     }
     try {
