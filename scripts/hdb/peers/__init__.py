@@ -1,0 +1,70 @@
+"""Peers: other systems a user would pick instead of the suite's kernels (DuckDB for select/join on
+a CPU, PostgreSQL pg_trgm for fuzzy text search), run by the driver on the suite's own data and
+recorded in the same hetdb-bench/2 schema, with the peer's name as the backend (docs/peers.md).
+They are never linked into the core executables.
+
+The interface every peer module implements (kept small on purpose):
+
+    BENCHMARKS = ("ra", "tpch")   # the suite's benchmarks the peer answers
+
+    def available(python) -> (bool, str)
+        Whether the peer can run with this interpreter (the project virtual environment's python,
+        scripts/setup makes it) and on this machine. (False, reason) makes the driver record the
+        entry as skipped with that reason; it never runs silently nothing.
+
+    def command(job) -> list[str]
+        The argv of one run of one benchmark (a PeerJob below). The driver runs it exactly as it runs
+        an executable: its own process group, the time limit, logs/<benchmark>-<peer>.log, and the
+        executables' exit codes (0 ok, 1 a case failed, 2 usage, 77 cannot run: skipped with the
+        last output line as the reason). It must write job.json (a hetdb-bench/2 document,
+        backend = the peer's name) and job.csv (the same results, x-csv-columns) and rewrite them
+        after every case, as the harness does. A result whose answer was not verified against the
+        suite's reference is recorded as failed, never as a time.
+
+A command (not a function called in the driver) so that the driver's time limit, signals,
+--resume and progress apply to a peer unchanged, and the peer runs under the virtual
+environment's interpreter while the driver keeps the one with matplotlib.
+"""
+import importlib
+import os
+from dataclasses import dataclass, field
+
+# name -> module (scripts/hdb/peers/<module>.py); a module that is not there is left out.
+_MODULES = {"duckdb": "duckdb_peer", "pg_trgm": "pg_trgm"}
+
+
+@dataclass
+class PeerJob:
+    peer: str          # "duckdb"
+    benchmark: str     # "ra", "tpch", "ngram"
+    python: str        # interpreter to run the peer with (the project venv's)
+    repo: str          # repository root (absolute)
+    build_dir: str     # the build folder; its bin/ holds the suite's executables and export tools
+    json: str          # where the hetdb-bench/2 document goes
+    csv: str           # where its CSV goes
+    args: list = field(default_factory=list)  # the executables' flags for this benchmark
+    #                    (config.executable_args: --sizes, --passes, --max-time, --seed, ... and args)
+
+
+def names():
+    """Peers whose module is present, in registry order."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return [n for n, m in _MODULES.items() if os.path.isfile(os.path.join(here, m + ".py"))]
+
+
+def known():
+    """Every peer name a configuration may list (present or not)."""
+    return list(_MODULES)
+
+
+def module(name):
+    """The peer's module, or None when its file is not there."""
+    if name not in names():
+        return None
+    return importlib.import_module(f"{__name__}.{_MODULES[name]}")
+
+
+def venv_python(repo):
+    """The project virtual environment's interpreter (scripts/setup makes .venv), else ''."""
+    p = os.path.join(repo, ".venv", "bin", "python")
+    return p if os.access(p, os.X_OK) else ""
