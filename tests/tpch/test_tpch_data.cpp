@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -69,6 +70,89 @@ TEST(TpchGenerator, FollowsTheSpecification) {
   Tables u = generate_tables(0.01, 7, 1);
   EXPECT_EQ(checksum(u.lineitem), checksum(t.lineitem));
   EXPECT_EQ(checksum(u.orders), checksum(t.orders));
+}
+
+// Pearson's chi-square statistic of `counts` against a uniform distribution, and the value it
+// exceeds with probability 0.001 (Wilson-Hilferty), so a fixed seed fails only on a real bias.
+struct ChiSquare {
+  double statistic, critical;
+};
+ChiSquare uniform_chi_square(const std::vector<std::uint64_t>& counts) {
+  double total = 0;
+  for (std::uint64_t c : counts) total += static_cast<double>(c);
+  const double expected = total / static_cast<double>(counts.size());
+  double x2 = 0;
+  for (std::uint64_t c : counts) x2 += (c - expected) * (c - expected) / expected;
+  const double df = static_cast<double>(counts.size() - 1), a = 2.0 / (9.0 * df);
+  return {x2, df * std::pow(1.0 - a + 3.09 * std::sqrt(a), 3.0)};
+}
+
+// The specification's distributions (clause 4.2.3) of the columns the kernels read, at SF 0.1.
+TEST(TpchGenerator, DistributionsFollowTheSpecification) {
+  Tables t = generate_tables(0.1, 11, 2);
+  const std::uint64_t customers = t.customer.rows(), orders = t.orders.rows(), lines = t.lineitem.rows();
+  ASSERT_EQ(customers, 15000u);
+  ASSERT_EQ(orders, 150000u);
+
+  // O_CUSTKEY: uniform over the customers whose key is not a multiple of 3, so a third of the
+  // customers have no orders and the others about orders / (2/3 customers) each.
+  std::vector<std::uint64_t> per_customer(customers + 1, 0);
+  for (std::uint32_t c : t.orders.cols[1].v) ++per_customer.at(c);
+  std::uint64_t without = 0, eligible_without = 0;
+  std::vector<std::uint64_t> eligible_counts;
+  for (std::uint64_t c = 1; c <= customers; ++c) {
+    if (c % 3 == 0) {
+      EXPECT_EQ(per_customer[c], 0u) << "customer " << c << " has orders";
+      ++without;
+    } else {
+      eligible_without += per_customer[c] == 0;
+      eligible_counts.push_back(per_customer[c]);
+    }
+  }
+  EXPECT_EQ(without, customers / 3) << "a third of the customers have no orders";
+  EXPECT_LE(eligible_without, 2u) << "15 orders expected per eligible customer";
+  ChiSquare cust = uniform_chi_square(eligible_counts);
+  EXPECT_LT(cust.statistic, cust.critical) << "orders spread unevenly over the eligible customers";
+
+  // C_MKTSEGMENT: uniform over the five segments.
+  std::vector<std::uint64_t> segs(market_segments().size(), 0);
+  for (std::uint32_t s : t.customer.cols[1].v) ++segs.at(s);
+  ChiSquare seg = uniform_chi_square(segs);
+  EXPECT_LT(seg.statistic, seg.critical) << "segments";
+
+  // O_ORDERDATE: uniform over [STARTDATE, ENDDATE - 151 days], counted in 24 equal bins.
+  const std::uint32_t span = kEndDate - 151 - kStartDate + 1;
+  std::vector<std::uint64_t> dates(24, 0);
+  for (std::uint32_t d : t.orders.cols[2].v) ++dates.at((d - kStartDate) * 24ull / span);
+  ChiSquare date = uniform_chi_square(dates);
+  EXPECT_LT(date.statistic, date.critical) << "order dates";
+
+  // Line items: 1..7 per order, uniform (4 on average); L_QUANTITY 1..50; L_DISCOUNT 0.00..0.10;
+  // L_SHIPDATE = O_ORDERDATE + 1..121 days; each uniform. Items of one order are contiguous.
+  std::vector<std::uint64_t> per_order(7, 0), qty(50, 0), disc(11, 0), ship(121, 0);
+  std::uint64_t i = 0;
+  for (std::uint64_t o = 0; o < orders; ++o) {
+    const std::uint32_t key = t.orders.cols[0].v[o], odate = t.orders.cols[2].v[o];
+    std::uint64_t n = 0;
+    for (; i < lines && t.lineitem.cols[0].v[i] == key; ++i, ++n) {
+      ++qty.at(t.lineitem.cols[1].v[i] - 1);
+      ++disc.at(t.lineitem.cols[3].v[i]);
+      ASSERT_GT(t.lineitem.cols[4].v[i], odate);
+      ++ship.at(t.lineitem.cols[4].v[i] - odate - 1);
+    }
+    ASSERT_TRUE(n >= 1 && n <= 7) << "order " << key << " has " << n << " line items";
+    ++per_order[n - 1];
+  }
+  ASSERT_EQ(i, lines) << "line items grouped by order, in order";
+  EXPECT_NEAR(static_cast<double>(lines) / static_cast<double>(orders), 4.0, 0.02);
+  for (const auto& [name, counts] : {std::pair<const char*, const std::vector<std::uint64_t>&>{"items per order",
+                                                                                              per_order},
+                                     {"quantity", qty},
+                                     {"discount", disc},
+                                     {"ship date offset", ship}}) {
+    ChiSquare x = uniform_chi_square(counts);
+    EXPECT_LT(x.statistic, x.critical) << name;
+  }
 }
 
 TEST(TpchChecksum, IndependentOfRowOrder) {
