@@ -31,12 +31,16 @@ bool Session::take(const CaseKey& key) {
   return true;
 }
 
-std::uint64_t Session::seed(const std::string& salt, std::uint64_t size) const {
+std::uint64_t derive_seed(std::uint64_t run_seed, const std::string& salt, std::uint64_t size) {
   // FNV-1a over the salt, mixed with the run seed and the size.
-  std::uint64_t h = 1469598103934665603ull ^ opts_.seed;
+  std::uint64_t h = 1469598103934665603ull ^ run_seed;
   for (unsigned char c : salt) h = (h ^ c) * 1099511628211ull;
   h ^= size + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   return h;
+}
+
+std::uint64_t Session::seed(const std::string& salt, std::uint64_t size) const {
+  return derive_seed(opts_.seed, salt, size);
 }
 
 void Session::skip(const CaseKey& key, const std::string& reason) {
@@ -118,10 +122,15 @@ void Session::record(Record r) {
 }
 
 // The files after every case, marked incomplete ("running") until the run ends. A write error
-// (OutputError, naming the file) stops the run; the file keeps its previous contents.
+// (OutputError, naming the file) stops the run, unless on_write_error makes it a warning (MPI rank
+// files); the file keeps its previous contents.
 void Session::flush() {
-  if (!opts_.json_path.empty()) db_.write_json(opts_.json_path, /*progress=*/true);
-  if (!opts_.csv_path.empty()) db_.write_csv(opts_.csv_path, /*progress=*/true);
+  try {
+    if (!opts_.json_path.empty()) db_.write_json(opts_.json_path, /*progress=*/true);
+    if (!opts_.csv_path.empty()) db_.write_csv(opts_.csv_path, /*progress=*/true);
+  } catch (const OutputError& e) {
+    if (!opts_.on_write_error || !opts_.on_write_error(e.what())) throw;
+  }
 }
 
 }  // namespace hdb

@@ -38,6 +38,10 @@ struct Prepared {
 
 class Console;
 
+// Session::seed's derivation, for tools that must make the same data outside a session
+// (hdb-export-ngram): FNV-1a over the salt, mixed with the run seed and the size.
+std::uint64_t derive_seed(std::uint64_t run_seed, const std::string& salt, std::uint64_t size = 0);
+
 class Session {
  public:
   // In list mode the platform is not initialised: only its name and has_transfers() are asked.
