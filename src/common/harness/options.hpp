@@ -2,6 +2,7 @@
 // The options every executable shares. Benchmark-specific options are added to the same CLI::App
 // by the benchmark's definition (see main.hpp).
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ struct Options {
   // them to give each rank its own device (CUDA/OpenCL) or its share of the cores (CPU).
   int local_rank = 0;
   int local_ranks = 1;
+  // Under mpirun, rank files are best effort: given a write error of --json/--csv, returns true when
+  // it is only a warning (the files are then no longer written); unset, every write error counts.
+  std::function<bool(const std::string& error)> on_write_error;
 };
 
 // Adds the shared options to `app`, bound to `opts`.
