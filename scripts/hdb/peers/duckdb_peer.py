@@ -1,0 +1,226 @@
+"""DuckDB as a peer (issue 16): the suite's ra primitives and tpch micro-kernels as SQL, on the
+suite's own data, with all threads and with one, verified against the suite's reference and
+recorded as backend `duckdb`, variant `sql`, param `threads` (docs/peers.md).
+
+Driver side (the peer interface, scripts/hdb/peers/__init__.py): `available(python)` and
+`command(job)`. Peer side: `python -m hdb.peers.duckdb_peer BENCHMARK --json F --csv F
+--build-dir B [the executables' options]` runs `<build>/tools/hdb-export BENCHMARK` with those options
+(the cases, seeds and data of the suite, and its reference answers, as .npy files), then for every
+case registers the inputs in DuckDB as NumPy columns (no text round trip, not timed), times the
+query the harness's way (warm-up, then passes until the stopping rule) with `SET threads = N`,
+fetching the whole answer into NumPy arrays in every timed pass, and compares the last pass's
+answer with the reference. A case the suite skips is skipped with the suite's reason.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import record
+
+NAME = "duckdb"
+BENCHMARKS = ("ra", "tpch")
+VARIANT = "sql"
+EXPORT_TOOL = os.path.join("tools", "hdb-export")
+
+
+# --- the driver side ---------------------------------------------------------------------------------
+def available(python):
+    """Whether `python` imports duckdb and numpy; else (False, the reason)."""
+    if not python:
+        return False, "no project virtual environment (.venv/bin/python): run scripts/setup, which installs duckdb"
+    try:
+        p = subprocess.run([python, "-c", "import duckdb, numpy; print(duckdb.__version__)"], capture_output=True,
+                           text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        return False, f"cannot run {python}: {e}"
+    if p.returncode != 0:
+        last = (p.stderr.strip().splitlines() or ["import failed"])[-1]
+        return False, f"the duckdb Python package is not importable by {python} ({last}); scripts/setup installs it"
+    return True, f"duckdb {p.stdout.strip()}"
+
+
+def command(job):
+    return [job.python, "-m", "hdb.peers.duckdb_peer", job.benchmark, "--json", job.json, "--csv", job.csv,
+            "--build-dir", job.build_dir] + list(job.args)
+
+
+# --- the peer side -----------------------------------------------------------------------------------
+class Stop(BaseException):
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum, frame):
+    raise Stop(signum)
+
+
+def thread_counts(requested):
+    """All cores (or --threads) and one: the two settings every case runs with."""
+    n = requested or os.cpu_count() or 1
+    return [n, 1] if n > 1 else [1]
+
+
+def load_relation(case_dir, spec, numpy):
+    """An exported (columns, rows) array as a list of contiguous 1-D column arrays (views)."""
+    a = numpy.load(os.path.join(case_dir, spec["file"]))
+    return [a[i] for i in range(a.shape[0])]
+
+
+def prepare(manifest, case_dir, numpy):
+    """(tables: name -> {column: array}, sql, order, want) of one exported case."""
+    from . import duckdb_sql as q
+    if manifest["benchmark"] == "ra":
+        values = manifest["inputs"][0]["values"]
+        tables = {}
+        for name, spec in zip("ab", manifest["inputs"]):
+            cols = load_relation(case_dir, spec, numpy)
+            tables[name] = dict(zip(q.ra_columns(spec["values"]), cols))
+        sql, order = q.ra_sql(manifest["op"], manifest["args"], values)
+        if "aggregate" in manifest:
+            want = numpy.array(manifest["aggregate"], dtype=numpy.uint64).reshape(-1, 1)
+        else:
+            want = numpy.load(os.path.join(case_dir, manifest["answer"]["file"]))
+        return tables, sql, order, want
+    tables, widths = {}, []
+    for i, spec in enumerate(manifest["inputs"]):
+        cols = load_relation(case_dir, spec, numpy)
+        tables[f"t{i}"] = {f"c{j}": c for j, c in enumerate(cols)}
+        widths.append(len(cols))
+    sql, order = q.plan_sql(manifest["steps"], widths)
+    want = numpy.load(os.path.join(case_dir, manifest["answer"]["file"]))
+    return tables, sql, order, want
+
+
+def run_case(con, tables, sql, threads, harness):
+    """Times the query (warm-up + stopping rule); returns (seconds of every timed pass, the last answer's
+    columns). Registering the inputs is not timed; fetching the answer into NumPy is (materialised)."""
+    con.execute(f"SET threads = {int(threads)}")
+    for name, cols in tables.items():
+        con.register(name, cols)
+    last = {}
+
+    def one_pass():
+        t0 = time.perf_counter()
+        res = con.execute(sql).fetchnumpy()
+        t = time.perf_counter() - t0
+        last["cols"] = list(res.values())
+        return t
+
+    try:
+        times = harness.measure(one_pass)
+    finally:
+        for name in tables:
+            con.unregister(name)
+    return times, last["cols"]
+
+
+def main(argv=None):
+    ap = record.argument_parser("duckdb_peer", "DuckDB as a peer of the suite (docs/peers.md)")
+    a, rest = ap.parse_known_args(argv)
+    if a.benchmark not in BENCHMARKS:
+        print(f"duckdb_peer: error: no SQL for benchmark '{a.benchmark}' (duckdb answers {', '.join(BENCHMARKS)})",
+              file=sys.stderr)
+        return record.EXIT_SKIP
+    try:
+        import duckdb
+        import numpy
+    except ImportError as e:
+        print(f"duckdb_peer: error: {e} in {sys.executable}; scripts/setup installs duckdb in .venv", file=sys.stderr)
+        return record.EXIT_SKIP
+    harness = record.Harness.from_args(a)
+    exporter = os.path.join(a.build_dir, EXPORT_TOOL)
+    if not os.access(exporter, os.X_OK):
+        print(f"duckdb_peer: error: {exporter} is not built (cmake --build {a.build_dir} --target hdb-export)",
+              file=sys.stderr)
+        return record.EXIT_SKIP
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, _on_signal)
+    work = tempfile.mkdtemp(prefix="hdb-duckdb-")
+    doc = None
+    try:
+        cmd = [exporter, a.benchmark, "--out", work, "--seed", str(harness.seed)] + rest
+        if harness.threads:
+            cmd += ["--threads", str(harness.threads)]
+        print("$ " + " ".join(cmd), flush=True)
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 0:
+            sys.stdout.write(p.stdout)
+            print(f"duckdb_peer: error: hdb-export exited {p.returncode}", file=sys.stderr)
+            return p.returncode if p.returncode in (record.EXIT_USAGE, record.EXIT_SKIP) else record.EXIT_FAILED
+        with open(os.path.join(work, "cases.json")) as f:
+            exported = json.load(f)
+        counts = thread_counts(harness.threads)
+        ctx = record.context(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), harness,
+                             f"duckdb {duckdb.__version__}", counts[0],
+                             extra={"sizes": exported["context"].get("sizes", []), "peer": {
+                                 "name": NAME, "duckdb": duckdb.__version__, "numpy": numpy.__version__,
+                                 "threads": counts, "timed": "query + fetchnumpy() of the whole answer",
+                                 "data": "hdb-export .npy columns registered as NumPy arrays"}})
+        doc = record.Document(a.benchmark, NAME, ctx, a.json, a.csv)
+        con = duckdb.connect()
+        for case in exported["cases"]:
+            run_exported_case(con, doc, case, work, counts, harness, numpy)
+            shutil.rmtree(os.path.join(work, case["dir"]), ignore_errors=True) if case.get("dir") else None
+        doc.finish()
+        print(f"summary: {doc.doc['summary']['ok']} ok, {doc.doc['summary']['skipped']} skipped, "
+              f"{doc.doc['summary']['failed']} failed")
+        return doc.exit_code()
+    except Stop as s:
+        if doc:
+            doc.finish(f"interrupted by signal {s.signum}")
+        return 128 + s.signum
+    except Exception as e:  # noqa: BLE001 - one line, the document says it stopped
+        if doc:
+            doc.finish(f"stopped by an error: {e}")
+        print(f"duckdb_peer: error: {e}", file=sys.stderr)
+        return record.EXIT_FAILED
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_exported_case(con, doc, case, work, counts, harness, numpy):
+    test = case["test"]
+    entries = []
+    for n in counts:
+        params = dict(case["params"])
+        params["threads"] = n
+        c = dict(case)
+        c["id"] = record.peer_id(case["id"], VARIANT, [("threads", n)])
+        entries.append((n, c, params))
+    if case["status"] != "ok":
+        for _, c, params in entries:
+            if case["status"] == "skipped":
+                doc.skipped(c, test, VARIANT, params, case.get("reason", ""))
+            else:
+                doc.failed(c, test, VARIANT, params, "the suite's set-up failed: " + case.get("reason", ""))
+        return
+    case_dir = os.path.join(work, case["dir"])
+    with open(os.path.join(case_dir, "manifest.json")) as f:
+        manifest = json.load(f)
+    from . import duckdb_sql as q
+    try:
+        tables, sql, order, want = prepare(manifest, case_dir, numpy)
+    except ValueError as e:  # no SQL for this operation
+        for _, c, params in entries:
+            doc.skipped(c, test, VARIANT, params, str(e))
+        return
+    for n, c, params in entries:
+        try:
+            times, got = run_case(con, tables, sql, n, harness)
+        except Exception as e:  # noqa: BLE001 - DuckDB's error is the case's failure
+            doc.failed(c, test, VARIANT, params, f"duckdb: {e}".splitlines()[0])
+            continue
+        equal, detail = q.compare(got, want, order)
+        doc.ok(c, test, VARIANT, params, times, True, equal, detail, extra={"sql": sql})
+        print(f"{c['id']}: {'ok' if equal else 'FAILED ' + detail}, median "
+              f"{record.summarize(times)['median'] * 1e3:.3f} ms over {len(times)} passes", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

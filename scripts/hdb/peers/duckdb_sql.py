@@ -1,0 +1,149 @@
+"""The SQL DuckDB runs for each case of the suite (docs/peers.md, "DuckDB: the SQL of each
+operation"), and the comparison of its answer with the suite's reference answer.
+
+Relations reach DuckDB as NumPy columns, never as text: an RA relation of 1 + V words per tuple is
+registered as `a` (and `b`) with columns k, v1..vV (UINTEGER, the suite's 32-bit words); a TPC-H plan
+input i as `t<i>` with columns c0..cN. Pure functions: no DuckDB import here, so the mapping can be
+read and tested without it."""
+import numpy as np
+
+U32 = 4294967296  # 2^32: the suite's value arithmetic wraps modulo 2^32
+
+
+def value_cols(values, prefix=""):
+    return [f"{prefix}v{i}" for i in range(1, values + 1)]
+
+
+def ra_columns(values):
+    return ["k"] + value_cols(values)
+
+
+def ra_sql(op, args, values):
+    """The SQL of one RA primitive on `a` (and `b`) whose tuples carry `values` value attributes.
+    Returns (sql, order): order is 'multiset' (SQL promises no row order: both sides are sorted
+    before comparing), 'sorted' (ORDER BY k: keys must come out ascending, rows as a multiset) or
+    'none' (one aggregate row)."""
+    vs = value_cols(values)
+    cols = ", ".join(ra_columns(values))
+    if op == "project":
+        names = ra_columns(values)
+        return "SELECT " + ", ".join(f"{names[c]} AS c{i}" for i, c in enumerate(args["columns"])) + " FROM a", "multiset"
+    if op == "select":
+        col = ra_columns(values)[args["attribute"]]
+        return f"SELECT {cols} FROM a WHERE {col} BETWEEN {args['lo']} AND {args['hi']}", "multiset"
+    if op == "unique":
+        # The first tuple of each run of equal keys in an input sorted by (key, values): per key, the
+        # least tuple.
+        return f"SELECT DISTINCT ON (k) {cols} FROM a ORDER BY {cols}", "multiset"
+    if op == "reduce":
+        fold = args["op"]
+        if fold == "sum":  # exact 64-bit sums; 0 for an empty relation
+            parts = [f"COALESCE(sum({v}), 0)::UBIGINT AS {v}" for v in vs]
+        elif fold == "min":  # identities of an empty relation: 0xffffffff for min, 0 for max
+            parts = [f"COALESCE(min({v}), {U32 - 1})::UBIGINT AS {v}" for v in vs]
+        else:
+            parts = [f"COALESCE(max({v}), 0)::UBIGINT AS {v}" for v in vs]
+        return "SELECT " + ", ".join(parts) + " FROM a", "none"
+    if op == "reduce_by_key":
+        fold = args["op"]
+        if fold == "sum":  # sums wrap modulo 2^32, as the suite's
+            parts = [f"(sum({v}) % {U32})::UINTEGER AS {v}" for v in vs]
+        else:
+            parts = [f"{fold}({v}) AS {v}" for v in vs]
+        return "SELECT k, " + ", ".join(parts) + " FROM a GROUP BY k", "multiset"
+    if op == "join":
+        out = ["a.k AS k"] + [f"a.{v} AS l{v}" for v in vs] + [f"b.{v} AS r{v}" for v in vs]
+        return "SELECT " + ", ".join(out) + " FROM a JOIN b ON a.k = b.k", "multiset"
+    if op == "set_union":
+        # std::set_union on multisets: max(count in a, count in b) copies = a + (b - a).
+        return f"SELECT {cols} FROM a UNION ALL (SELECT {cols} FROM b EXCEPT ALL SELECT {cols} FROM a)", "multiset"
+    if op == "set_intersection":  # min(count in a, count in b)
+        return f"SELECT {cols} FROM a INTERSECT ALL SELECT {cols} FROM b", "multiset"
+    if op == "set_difference":  # max(count in a - count in b, 0)
+        return f"SELECT {cols} FROM a EXCEPT ALL SELECT {cols} FROM b", "multiset"
+    if op == "product":
+        out = ["a.k AS k"] + [f"a.{v} AS a{v}" for v in vs] + ["b.k AS bk"] + [f"b.{v} AS b{v}" for v in vs]
+        return "SELECT " + ", ".join(out) + " FROM a CROSS JOIN b", "multiset"
+    if op in ("add", "subtract", "multiply"):
+        # Row i of a with row i of b (the suite's operands are positional): POSITIONAL JOIN.
+        if op == "add":
+            expr = "((a.{v}::UBIGINT + b.{v}) % " + str(U32) + ")::UINTEGER AS {v}"
+        elif op == "subtract":
+            expr = "((a.{v}::BIGINT - b.{v} + " + str(U32) + ") % " + str(U32) + ")::UINTEGER AS {v}"
+        else:
+            expr = "((a.{v}::UBIGINT * b.{v}) % " + str(U32) + ")::UINTEGER AS {v}"
+        return "SELECT a.k AS k, " + ", ".join(expr.format(v=v) for v in vs) + " FROM a POSITIONAL JOIN b", "multiset"
+    if op == "sort":
+        return f"SELECT {cols} FROM a ORDER BY k", "sorted"
+    raise ValueError(f"no SQL for the RA operation '{op}'")
+
+
+def plan_sql(steps, input_widths):
+    """A tpch plan (bench/tpch.cpp, model/tpch_plan.hpp) as one SQL query: every step a CTE named
+    r<id> over relations r<id> (inputs are `t<i>` with columns c0..; step i makes relation
+    inputs + i), select = WHERE c BETWEEN lo AND hi, join = inner equi-join with all left columns then
+    the right's except its key, project = the listed columns. DuckDB plans the whole query (it may
+    reorder, push selects down and fuse); the answer is the last step's relation."""
+    widths = list(input_widths)
+    ctes = [f"r{i} AS (SELECT * FROM t{i})" for i in range(len(widths))]
+    for s in steps:
+        rid = len(widths)
+        src = s["in"]
+        if s["op"] == "select":
+            sql = f"SELECT * FROM r{src} WHERE c{s['col']} BETWEEN {s['lo']} AND {s['hi']}"
+            w = widths[src]
+        elif s["op"] == "join":
+            lw, rw, rc = widths[src], widths[s["right"]], s["right_col"]
+            out = [f"l.c{j} AS c{j}" for j in range(lw)]
+            out += [f"r.c{j} AS c{lw + n}" for n, j in enumerate(j for j in range(rw) if j != rc)]
+            sql = f"SELECT {', '.join(out)} FROM r{src} l JOIN r{s['right']} r ON l.c{s['col']} = r.c{rc}"
+            w = lw + rw - 1
+        elif s["op"] == "project":
+            sql = "SELECT " + ", ".join(f"c{c} AS c{j}" for j, c in enumerate(s["cols"])) + f" FROM r{src}"
+            w = len(s["cols"])
+        else:
+            raise ValueError(f"no SQL for the plan step '{s['op']}'")
+        ctes.append(f"r{rid} AS ({sql})")
+        widths.append(w)
+    return "WITH " + ",\n     ".join(ctes) + f"\nSELECT * FROM r{len(widths) - 1}", "multiset"
+
+
+# --- comparing answers ----------------------------------------------------------------------------
+def _rows_sorted(cols):
+    """Columns (equal lengths) reordered so that rows are in lexicographic order."""
+    if not cols or len(cols[0]) == 0:
+        return cols
+    order = np.lexsort(tuple(reversed(cols)))
+    return [c[order] for c in cols]
+
+
+def compare(got, want, order):
+    """got: the query's columns in output order (a list of 1-D arrays); want: the reference answer as a
+    (columns, rows) array. Returns (equal, detail). Values are compared as 64-bit integers."""
+    want_cols = [np.asarray(want[i]).astype(np.int64) for i in range(want.shape[0])]
+    got_cols = []
+    for c in got:
+        if isinstance(c, np.ma.MaskedArray):
+            if np.ma.count_masked(c):
+                return False, "the answer holds NULLs"
+            c = c.filled(0)
+        got_cols.append(np.asarray(c).astype(np.int64))
+    if len(got_cols) != len(want_cols):
+        return False, f"{len(got_cols)} columns, expected {len(want_cols)}"
+    rows = want.shape[1]
+    for c in got_cols:
+        if len(c) != rows:
+            return False, f"{len(c)} rows, expected {rows}"
+    if order == "sorted" and rows > 1 and np.any(np.diff(got_cols[0]) < 0):
+        i = int(np.argmax(np.diff(got_cols[0]) < 0))
+        return False, f"keys out of order at row {i + 1}"
+    if order in ("multiset", "sorted"):
+        got_cols, want_cols = _rows_sorted(got_cols), _rows_sorted(want_cols)
+    for j, (g, w) in enumerate(zip(got_cols, want_cols)):
+        diff = np.nonzero(g != w)[0]
+        if len(diff):
+            i = int(diff[0])
+            what = "sorted row" if order in ("multiset", "sorted") else "row"
+            return False, f"{what} {i} column {j}: {int(g[i])}, expected {int(w[i])}"
+    how = {"multiset": " as a multiset", "sorted": " as a multiset, keys ascending", "none": "", "exact": " in order"}
+    return True, f"all {rows} rows equal the reference{how.get(order, '')}"
