@@ -1,0 +1,791 @@
+"""pg_trgm: PostgreSQL's trigram search as the n-gram peer (docs/peers.md, "pg_trgm").
+
+A throwaway PostgreSQL cluster (initdb in a temporary folder, Unix socket only, fsync off) gets the
+n-gram benchmark's own corpus and queries (hdb-export-ngram: same size, seed and options as
+hdb-ngram-*), a GIN trigram index (timed: index/build) and runs every query with
+`body %> query` (word_similarity >= pg_trgm.word_similarity_threshold) at several thresholds (timed
+server-side: search/word_similarity[k=K,threshold=T]). Every answer is verified before a time is
+recorded: the index answer must equal the sequential-scan answer of the same predicate on every
+query, and a sample of rows (accepted and rejected) is recomputed by word_similarity() below, a
+re-implementation of pg_trgm's definition. The hits are then compared with nsearch's (the serial
+reference's, from the export). Results: a hetdb-bench/2 document and its CSV, backend "pg_trgm".
+
+Run by the driver through command(job), or alone from the repository root:
+  PYTHONPATH=scripts python3 -m hdb.peers.pg_trgm ngram --build-dir build --json pg.json --csv pg.csv --sizes 1M
+Exit 0 ok, 1 a case failed, 2 usage, 77 cannot run here (no PostgreSQL, no export tool), 128+N signal N.
+"""
+import json
+import os
+import pwd
+import random
+import shutil
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import record
+
+BENCHMARKS = ("ngram",)
+NAME = "pg_trgm"
+EXPORT_TOOL = "hdb-export-ngram"
+# Thresholds a user would set (docs/peers.md): pg_trgm's default for %> is 0.6; 0.3 is the default
+# of the plain similarity operator %, the loosest setting people use; 0.8 is near-exact.
+DEFAULT_THRESHOLDS = "0.3,0.5,0.6,0.8"
+# Error levels whose (mutated) queries pg_trgm answers: exact quotations and a mid level.
+DEFAULT_ERRORS = "0,6"
+# Queries answered: the first N of the benchmark's (draw_queries makes query j from the seed and j
+# alone, so the first N of 100 are the same N queries). pg_trgm takes milliseconds to seconds a query.
+DEFAULT_QUERY_COUNT = 20
+SAMPLE_QUERIES = 3          # queries per level whose rows are recomputed in Python
+SAMPLE_REJECTED = 100       # rejected rows per sampled query (plus every accepted one)
+SAMPLE_MAX_DOC = 20000      # longest document recomputed (the recomputation is O(n^2) at worst)
+EXIT_SKIP = 77
+TMP_PREFIX = "hdb-pg-trgm-"
+
+
+# ----------------------------------------------------------------------------------------------
+# The interface of scripts/hdb/peers/__init__.py
+
+def find_bindir():
+    """The newest /usr/lib/postgresql/<ver>/bin holding initdb, postgres and psql, else ''."""
+    root = "/usr/lib/postgresql"
+    try:
+        vers = sorted((v for v in os.listdir(root) if v.isdigit()), key=int, reverse=True)
+    except OSError:
+        return ""
+    for v in vers:
+        b = os.path.join(root, v, "bin")
+        if all(os.access(os.path.join(b, x), os.X_OK) for x in ("initdb", "postgres", "psql")):
+            return b
+    return ""
+
+
+def _extension_present(bindir):
+    try:
+        share = subprocess.run([os.path.join(bindir, "pg_config"), "--sharedir"], capture_output=True, text=True,
+                               timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        share = ""
+    ver = os.path.basename(os.path.dirname(bindir))
+    for d in (share, f"/usr/share/postgresql/{ver}"):
+        if d and os.path.isfile(os.path.join(d, "extension", "pg_trgm.control")):
+            return True
+    return False
+
+
+def available(python=None):
+    """(ok, reason): PostgreSQL's server binaries and the pg_trgm extension (Debian postgresql,
+    postgresql-contrib); as root also the 'postgres' system user (the server refuses root)."""
+    bindir = find_bindir()
+    if not bindir:
+        return False, ("PostgreSQL is not installed (no /usr/lib/postgresql/<version>/bin with initdb, postgres, "
+                       "psql): apt-get install postgresql postgresql-contrib")
+    if not _extension_present(bindir):
+        return False, f"the pg_trgm extension is missing for {bindir}: apt-get install postgresql-contrib"
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return False, "running as root and there is no 'postgres' system user to run the server as"
+    return True, ""
+
+
+def command(job):
+    """argv of one run (a PeerJob), as the driver runs every peer: python -m hdb.peers.<module>."""
+    return [job.python or sys.executable, "-m", "hdb.peers.pg_trgm", job.benchmark, "--json", job.json,
+            "--csv", job.csv, "--build-dir", job.build_dir] + list(job.args)
+
+
+# ----------------------------------------------------------------------------------------------
+# Sizes and ids, as the C++ case model makes them (src/common/harness/sizes.cpp, case.cpp)
+
+KIB, MIB, GIB = 1024, 1024 ** 2, 1024 ** 3
+SIZE_CLASS_MAX = {1: MIB, 2: 16 * MIB, 3: 256 * MIB, 4: GIB}
+
+
+def parse_size(text):
+    t = text.strip()
+    if t.startswith("2^"):
+        return 1 << int(t[2:])
+    i = 0
+    while i < len(t) and t[i].isdigit():
+        i += 1
+    if i == 0:
+        raise ValueError(f"'{text}' is not a size")
+    mult = {"": 1, "B": 1, "K": KIB, "k": KIB, "KB": KIB, "KiB": KIB, "M": MIB, "m": MIB, "MB": MIB, "MiB": MIB,
+            "G": GIB, "g": GIB, "GB": GIB, "GiB": GIB}.get(t[i:])
+    if mult is None:
+        raise ValueError(f"'{text}' is not a size")
+    return int(t[:i]) * mult
+
+
+def pow2_range(lo, hi):
+    p, out = 1, []
+    while p < lo:
+        p <<= 1
+    while p <= hi:
+        out.append(p)
+        p <<= 1
+    return out
+
+
+def format_size(b):
+    for unit, m in (("G", GIB), ("M", MIB), ("K", KIB)):
+        if b >= m and b % m == 0:
+            return f"{b // m}{unit}"
+    return str(b)
+
+
+def case_id(test, variant, params, size):
+    """The id the C++ case model gives this case (cases.md): test/variant[k=v,...]@SIZE."""
+    inner = ",".join(f"{k}={record.param_text(v)}" for k, v in params.items())
+    return f"{test}/{variant}" + (f"[{inner}]" if inner else "") + (f"@{format_size(size)}" if size else "")
+
+
+# ----------------------------------------------------------------------------------------------
+# word_similarity, re-implemented from pg_trgm's definition and algorithm (contrib/pg_trgm,
+# calc_word_similarity / iterate_word_similarity) for ASCII text: the independent check of a sample.
+
+def _f32(x):
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def _sml(count, len1, len2):
+    # CALCSML: (float4) count / (float4) (len1 + len2 - count)
+    return _f32(_f32(float(count)) / _f32(float(len1 + len2 - count)))
+
+
+def trigrams_in_order(text):
+    """pg_trgm's trigrams of a string, in order: every word (a run of letters and digits, lower-cased)
+    padded with two spaces before and one after, and its consecutive 3-character pieces."""
+    out, word = [], []
+    for c in text + " ":
+        if c.isascii() and c.isalnum():
+            word.append(c.lower())
+        elif word:
+            w = "  " + "".join(word) + " "
+            out += [w[i:i + 3] for i in range(len(w) - 2)]
+            word = []
+    return out
+
+
+def word_similarity(query, doc):
+    """Greatest similarity |Q & E| / |Q | E| between the query's trigram set Q and an extent E of the
+    document's ordered trigrams, searched as pg_trgm searches it (upper bound at each trigram of the
+    query, lower bound moved right while that raises the similarity); float4 as PostgreSQL."""
+    q = set(trigrams_in_order(query))
+    seq = trigrams_in_order(doc)
+    ulen1 = len(q)
+    if not ulen1 or not seq:
+        return 0.0
+    found = [t in q for t in seq]
+    lastpos = {}
+    ulen2 = count = 0
+    lower = -1
+    best = 0.0
+    for i, t in enumerate(seq):
+        if lower >= 0 or found[i]:
+            if t not in lastpos:
+                ulen2 += 1
+                count += found[i]
+            lastpos[t] = i
+        if not found[i]:
+            continue
+        if lower == -1:
+            lower, ulen2 = i, 1
+        cur = _sml(count, ulen1, ulen2)
+        tmp_count, tmp_ulen2, prev_lower = count, ulen2, lower
+        for tl in range(lower, i + 1):
+            s = _sml(tmp_count, ulen1, tmp_ulen2)
+            if s > cur:
+                cur, ulen2, lower, count = s, tmp_ulen2, tl, tmp_count
+            if lastpos.get(seq[tl]) == tl:
+                tmp_ulen2 -= 1
+                tmp_count -= found[tl]
+        best = max(best, cur)
+        for tl in range(prev_lower, lower):
+            if lastpos.get(seq[tl]) == tl:
+                del lastpos[seq[tl]]
+    return best
+
+
+# ----------------------------------------------------------------------------------------------
+# The throwaway cluster
+
+SERVER_SETTINGS = {
+    "listen_addresses": "''",  # no TCP: the Unix socket in the cluster's folder only
+    # A throwaway cluster: nothing to keep after a crash, so no fsync (the timed queries only read).
+    "fsync": "off", "synchronous_commit": "off", "full_page_writes": "off",
+    # The corpus and its index stay in memory; GIN builds in maintenance_work_mem.
+    "shared_buffers": "'256MB'", "maintenance_work_mem": "'256MB'", "work_mem": "'64MB'",
+    "logging_collector": "off",
+}
+
+class Cluster:
+    """initdb into a fresh temporary folder, the server a direct child of this process (same process
+    group, so the driver's SIGTERM/SIGKILL of the group reaches it), Unix socket in that folder only.
+    stop() ends the server and removes the folder; it is safe to call twice."""
+
+    def __init__(self, bindir, tmp_root=None):
+        self.bindir = bindir
+        self.proc = None
+        self.as_user = None
+        if os.geteuid() == 0:
+            pw = pwd.getpwnam("postgres")
+            self.as_user = (pw.pw_uid, pw.pw_gid)
+        self.dir = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", dir=tmp_root)
+        os.chmod(self.dir, 0o700)
+        if self.as_user:
+            os.chown(self.dir, *self.as_user)
+        self.data = os.path.join(self.dir, "data")
+        self.port = _free_port()
+        self.user = "hdb"
+
+    def _run_as(self):
+        if not self.as_user:
+            return {}
+        uid, gid = self.as_user
+        return {"user": uid, "group": gid, "extra_groups": []}
+
+    def start(self):
+        r = subprocess.run([os.path.join(self.bindir, "initdb"), "-D", self.data, "-U", self.user, "-A", "trust",
+                            "-E", "UTF8", "--locale=C", "--no-sync"], capture_output=True, text=True,
+                           cwd=self.dir, **self._run_as())
+        if r.returncode != 0:
+            raise RuntimeError(f"initdb failed: {r.stderr.strip()[-500:]}")
+        settings = dict(SERVER_SETTINGS, unix_socket_directories=f"'{self.dir}'", port=str(self.port))
+        with open(os.path.join(self.data, "postgresql.auto.conf"), "a") as f:
+            for k, v in settings.items():
+                f.write(f"{k} = {v}\n")
+        self.logfile = open(os.path.join(self.dir, "server.log"), "w")
+        if self.as_user:
+            os.chown(self.logfile.name, *self.as_user)
+        self.proc = subprocess.Popen([os.path.join(self.bindir, "postgres"), "-D", self.data],
+                                     stdout=self.logfile, stderr=subprocess.STDOUT, cwd=self.dir,
+                                     **self._run_as())
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the server exited at start: {self._log_tail()}")
+            if subprocess.run(self.psql_argv() + ["-c", "select 1"], capture_output=True).returncode == 0:
+                self.sql("CREATE EXTENSION pg_trgm")
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"the server did not accept connections within 60 s: {self._log_tail()}")
+
+    def _log_tail(self):
+        try:
+            with open(os.path.join(self.dir, "server.log")) as f:
+                return f.read()[-500:].strip()
+        except OSError:
+            return "(no server log)"
+
+    def psql_argv(self):
+        return [os.path.join(self.bindir, "psql"), "-X", "-q", "-h", self.dir, "-p", str(self.port), "-U", self.user,
+                "-d", "postgres", "-v", "ON_ERROR_STOP=1"]
+
+    def sql(self, script, rows=False):
+        """Runs SQL in one psql session; with rows, returns the output lines (unaligned, tab-separated,
+        tuples only). RuntimeError with psql's message on failure."""
+        argv = self.psql_argv() + (["-A", "-t", "-F", "\t"] if rows else [])
+        r = subprocess.run(argv, input=script, capture_output=True, text=True, **self._run_as())
+        if r.returncode != 0:
+            raise RuntimeError(f"psql: {r.stderr.strip()[-800:]}")
+        return [ln for ln in r.stdout.split("\n") if ln] if rows else None
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)  # fast shutdown
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.send_signal(signal.SIGQUIT)  # immediate shutdown
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+        if getattr(self, "logfile", None):
+            self.logfile.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.proc = None
+
+
+def _free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def remove_stale(tmp_root):
+    """Folders a killed run left (its pid gone): a kill -9 of this process skips every cleanup."""
+    root = tmp_root or tempfile.gettempdir()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for n in names:
+        if not n.startswith(TMP_PREFIX):
+            continue
+        try:
+            pid = int(n[len(TMP_PREFIX):].split("-", 1)[0])
+        except ValueError:
+            continue
+        if pid != os.getpid() and not os.path.exists(f"/proc/{pid}"):
+            pm = os.path.join(root, n, "data", "postmaster.pid")
+            try:
+                with open(pm) as f:
+                    spid = int(f.readline())
+                with open(f"/proc/{spid}/cmdline", "rb") as f:
+                    cmdline = f.read().split(b"\0")
+                # Only that cluster's own server: its postgres with that data folder.
+                if os.path.basename(cmdline[0]) == b"postgres" and os.path.join(root, n, "data").encode() in cmdline:
+                    os.kill(spid, signal.SIGQUIT)
+                    time.sleep(1)
+            except (OSError, ValueError):
+                pass
+            shutil.rmtree(os.path.join(root, n), ignore_errors=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# One size
+
+SETUP_SQL = r"""
+DROP TABLE IF EXISTS docs, queries, hdb_times;
+CREATE TABLE docs (id integer PRIMARY KEY, body text NOT NULL);
+CREATE TABLE queries (k integer, j integer, q text NOT NULL, PRIMARY KEY (k, j));
+CREATE TABLE hdb_times (what text, pass integer, seconds float8);
+COPY docs FROM '{docs}';
+COPY queries FROM '{queries}';
+VACUUM ANALYZE docs;
+VACUUM ANALYZE queries;
+-- One pass over the level's queries: each query timed server-side (clock_timestamp) around the
+-- statement that collects its hits, so no client, socket or psql start-up is in the time.
+CREATE FUNCTION hdb_pass(level integer) RETURNS TABLE (j integer, seconds float8, hits integer[])
+LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz; rec record; ids integer[];
+BEGIN
+  FOR rec IN SELECT queries.j, queries.q FROM queries WHERE queries.k = level ORDER BY queries.j LOOP
+    t0 := clock_timestamp();
+    SELECT array_agg(d.id ORDER BY d.id) INTO ids FROM docs d WHERE d.body %> rec.q;
+    j := rec.j; seconds := extract(epoch FROM clock_timestamp() - t0); hits := coalesce(ids, '{{}}');
+    RETURN NEXT;
+  END LOOP;
+END $$;
+"""
+
+BUILD_SQL = """
+DROP INDEX IF EXISTS docs_body_trgm;
+DO $$ DECLARE t0 timestamptz; BEGIN
+  t0 := clock_timestamp();
+  CREATE INDEX docs_body_trgm ON docs USING gin (body gin_trgm_ops);
+  INSERT INTO hdb_times VALUES ('build', {p}, extract(epoch FROM clock_timestamp() - t0));
+END $$;
+"""
+
+
+def _escape_copy(s):
+    return s.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _ints(arr):
+    a = arr.strip("{}")
+    return [int(x) for x in a.split(",")] if a else []
+
+
+def read_export(path):
+    docs, queries, header = [], {}, None
+    with open(path, encoding="utf-8") as f:
+        for ln in f:
+            o = json.loads(ln)
+            if header is None:
+                if o.get("format") != "hdb-ngram-export/1":
+                    raise RuntimeError(f"{path}: not an hdb-ngram-export/1 file")
+                header = o
+            elif "doc" in o:
+                if o["doc"] != len(docs):
+                    raise RuntimeError(f"{path}: document {o['doc']} out of order")
+                docs.append(o["text"])
+            else:
+                queries.setdefault(o["k"], []).append(o)
+    return header, docs, queries
+
+
+def plan_of(cluster, level, threshold, seqscan):
+    off = "SET enable_bitmapscan = off; SET enable_indexscan = off;\n" if seqscan else ""
+    rows = cluster.sql(f"SET pg_trgm.word_similarity_threshold = {threshold};\n{off}"
+                       f"EXPLAIN (FORMAT JSON) SELECT array_agg(id ORDER BY id) FROM docs "
+                       f"WHERE body %> (SELECT q FROM queries WHERE k = {level} ORDER BY j LIMIT 1);", rows=True)
+    plan = json.loads("\n".join(rows))[0]["Plan"]
+    nodes = []
+
+    def walk(p):
+        nodes.append(p["Node Type"] + (f" on {p['Index Name']}" if "Index Name" in p else ""))
+        for c in p.get("Plans", []):
+            walk(c)
+    walk(plan)
+    return nodes
+
+
+def run_pass(cluster, level, threshold, seqscan=False):
+    off = "SET enable_bitmapscan = off; SET enable_indexscan = off;\n" if seqscan else ""
+    t0 = time.monotonic()
+    rows = cluster.sql(f"SET pg_trgm.word_similarity_threshold = {threshold};\n{off}"
+                       f"SELECT j, seconds, hits FROM hdb_pass({level});", rows=True)
+    wall = time.monotonic() - t0
+    out = {}
+    for ln in rows:
+        j, sec, hits = ln.split("\t")
+        out[int(j)] = (float(sec), _ints(hits))
+    return out, wall
+
+
+def sample_check(cluster, docs, qs, level, thresholds, hits_at, seed):
+    """Recomputes word_similarity for a sample of rows (every accepted row and SAMPLE_REJECTED
+    rejected ones of SAMPLE_QUERIES queries) and checks it against PostgreSQL's word_similarity()
+    and each threshold's answer. Returns (ok, detail, rows checked)."""
+    rng = random.Random(seed)
+    checked = 0
+    lowest = min(thresholds)
+    for qi in qs[:SAMPLE_QUERIES]:
+        j, q = qi["query"], qi["normalized"]
+        acc = set(hits_at[lowest][j])
+        rej = [i for i in rng.sample(range(len(docs)), min(len(docs), 4 * SAMPLE_REJECTED + len(acc)))
+               if i not in acc][:SAMPLE_REJECTED]
+        ids = [i for i in sorted(acc) + rej if len(docs[i]) <= SAMPLE_MAX_DOC]
+        if not ids:
+            continue
+        rows = cluster.sql(f"SELECT id, word_similarity(q, body) FROM docs, queries WHERE k = {level} AND j = {j} "
+                           f"AND id = ANY('{{{','.join(map(str, ids))}}}'::int[]) ORDER BY id;", rows=True)
+        pg = {int(a): float(b) for a, b in (r.split("\t") for r in rows)}
+        for i in ids:
+            mine = word_similarity(q, docs[i])
+            if _f32(pg[i]) != mine:
+                return False, (f"k={level} query {j}, article {i}: word_similarity {pg[i]} in PostgreSQL, "
+                               f"{mine} recomputed"), checked
+            for t in thresholds:
+                if (mine >= t) != (i in set(hits_at[t][j])):
+                    return False, (f"k={level} query {j}, article {i}: word_similarity {mine} against threshold {t}, "
+                                   f"but {'not ' if i not in set(hits_at[t][j]) else ''}returned"), checked
+            checked += 1
+    return True, "", checked
+
+
+def overlap(pg_hits, ns_hits):
+    both = tot_pg = tot_ns = 0
+    jac, same, per = [], 0, []
+    for j in sorted(ns_hits):
+        p, n = set(pg_hits[j]), set(ns_hits[j])
+        b = len(p & n)
+        u = len(p | n)
+        jac.append(b / u if u else 1.0)
+        same += p == n
+        both += b
+        tot_pg += len(p)
+        tot_ns += len(n)
+        per.append({"query": j, "hits": len(p), "nsearch_hits": len(n), "both": b})
+    q = max(len(ns_hits), 1)
+    return {"hits_total": tot_pg, "mean_hits_per_query": tot_pg / q,
+            "queries_with_hits": sum(1 for j in pg_hits if pg_hits[j]),
+            "nsearch_hits_total": tot_ns, "nsearch_mean_hits_per_query": tot_ns / q,
+            "nsearch_queries_with_hits": sum(1 for j in ns_hits if ns_hits[j]),
+            "both_hits_total": both, "jaccard_mean": sum(jac) / q,
+            "share_of_nsearch_hits_found": both / tot_ns if tot_ns else 1.0,
+            "share_of_hits_in_nsearch": both / tot_pg if tot_pg else 1.0,
+            "queries_identical": same, "per_query": per}
+
+
+class SkipSize(Exception):
+    pass
+
+
+class Stop(BaseException):
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum, frame):
+    raise Stop(signum)
+
+
+def _case(test, variant, params, size, elements, input_bytes, extra=None):
+    # bytes.input: the corpus text a sequential scan reads; min_moved 0: no % of peak is claimed.
+    return {"id": case_id(test, variant, params, size), "size_bytes": size, "elements": elements,
+            "bytes": {"input": max(input_bytes, 1), "min_moved": 0}, "extra": extra or {}}
+
+
+def export(a, cluster, size, levels):
+    out = os.path.join(cluster.dir, "export.jsonl")
+    cmd = [a.export_tool, "--size", str(size), "--seed", str(a.harness.seed), "--errors",
+           ",".join(map(str, levels)), "--out", out] + a.export_args
+    print("$ " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{EXPORT_TOOL} exited {p.returncode}: {p.stderr.strip()[-500:]}")
+    try:
+        return read_export(out)
+    finally:
+        os.unlink(out)
+
+
+def load(cluster, docs, queries):
+    """The corpus and the queries into tables by server-side COPY (text format, escaped), then
+    VACUUM ANALYZE; the timing function hdb_pass. Untimed."""
+    dpath, qpath = os.path.join(cluster.dir, "docs.tsv"), os.path.join(cluster.dir, "queries.tsv")
+    with open(dpath, "w", encoding="utf-8") as f:
+        for i, d in enumerate(docs):
+            f.write(f"{i}\t{_escape_copy(d.strip())}\n")
+    with open(qpath, "w", encoding="utf-8") as f:
+        for k, qs in queries.items():
+            for qi in qs:
+                f.write(f"{k}\t{qi['query']}\t{_escape_copy(qi['normalized'].strip())}\n")
+    for p in (dpath, qpath):
+        if cluster.as_user:
+            os.chown(p, *cluster.as_user)
+    try:
+        cluster.sql("DROP FUNCTION IF EXISTS hdb_pass(integer);\n" + SETUP_SQL.format(docs=dpath, queries=qpath))
+    finally:
+        os.unlink(dpath)
+        os.unlink(qpath)
+
+
+def run_size(a, cluster, doc, size, state):
+    levels, thresholds = a.levels, a.thresholds
+    header, docs, queries = export(a, cluster, size, levels)
+    if not header["truncated"] and header["text_bytes"] < size:
+        # As hdb-ngram-*: a size beyond a finite corpus uses all of it, once.
+        if state.get("whole") and state["whole"] != size:
+            raise SkipSize(f"the corpus ({header['corpus']}) holds only {header['text_bytes']} bytes of text, "
+                           f"all used at size {state['whole']}")
+        state["whole"] = size
+    t0 = time.monotonic()
+    load(cluster, docs, queries)
+    text_bytes = sum(len(d) for d in docs)
+    corpus = {"corpus": header["corpus"], "articles": header["articles"], "text_bytes": header["text_bytes"],
+              "normalized_bytes": text_bytes}
+    print(f"pg_trgm: {format_size(size)}: loaded {len(docs)} articles and "
+          f"{sum(len(v) for v in queries.values())} queries in {time.monotonic() - t0:.1f} s", flush=True)
+
+    # index/build: CREATE INDEX ... USING gin (body gin_trgm_ops), timed server-side; every pass
+    # starts from no index (no warm-up: the first build is the one a user waits for).
+    case = _case("index", "build", {}, size, len(docs), text_bytes)
+    passes = []
+
+    def build():
+        passes.append(len(passes) + 1)
+        cluster.sql(BUILD_SQL.format(p=passes[-1]))
+        return float(cluster.sql(f"SELECT seconds FROM hdb_times WHERE what = 'build' AND pass = {passes[-1]}",
+                                 rows=True)[0])
+    builder = record.Harness(0, a.harness.passes, a.harness.max_passes, a.harness.max_time, a.harness.target_noise,
+                             seed=a.harness.seed)
+    times = builder.measure(build)
+    rows = int(cluster.sql("SELECT count(*) FROM docs d WHERE d.body IS NOT NULL", rows=True)[0])
+    index_bytes = int(cluster.sql("SELECT pg_relation_size('docs_body_trgm')", rows=True)[0])
+    extra = dict(corpus, index_bytes=index_bytes, index="gin (body gin_trgm_ops)",
+                 table_bytes=int(cluster.sql("SELECT pg_table_size('docs')", rows=True)[0]))
+    r = doc.ok(case, "index", "build", {}, times, True, rows == len(docs),
+               f"GIN index built over all {rows} rows (= the export's articles); its answers are checked by every "
+               f"search case against a sequential scan" if rows == len(docs) else
+               f"the table holds {rows} rows, the export {len(docs)} articles", phase="build", extra=extra)
+    print(_line(r), flush=True)
+    index_build_s = statistics.median(times)
+
+    for level in levels:
+        qs = queries.get(level, [])
+        ns = {qi["query"]: qi["hits"] for qi in qs}
+        hits, measured = {}, []
+        for t in thresholds:
+            params = {"k": level, "threshold": t}
+            case = _case("search", "word_similarity", params, size, len(qs), text_bytes, dict(corpus))
+            try:
+                measured.append((case, params) + search_case(a, cluster, level, t, ns, hits))
+            except RuntimeError as e:
+                measured.append((case, params, None, False, str(e), {}))
+        # Verification (b), once per level: a sample of rows recomputed at every threshold.
+        if all(m[3] for m in measured):
+            try:
+                ok, why, n = sample_check(cluster, docs, qs, level, thresholds, hits, a.harness.seed + level)
+            except RuntimeError as e:
+                ok, why, n = False, str(e), 0
+            sample = (f"; word_similarity recomputed (word_similarity() of this module) for {n} sampled rows of "
+                      f"{min(SAMPLE_QUERIES, len(qs))} queries, accepted and rejected: equal to PostgreSQL's, and "
+                      f"a row is returned iff it reaches the threshold, at every threshold") if ok else \
+                f"; word_similarity recomputed on a sample differs: {why}"
+            measured = [(c, p, ts, ok, d + sample, x) for c, p, ts, _, d, x in measured]
+        for case, params, ts, ok, detail, extra in measured:
+            extra["index_build_s"] = index_build_s
+            if ts is None:
+                r = doc.failed(case, "search", "word_similarity", params, detail, detail, True)
+            else:
+                r = doc.ok(case, "search", "word_similarity", params, ts, True, ok, detail, extra=extra)
+            print(_line(r), flush=True)
+
+
+def search_case(a, cluster, level, t, ns, hits):
+    """search/word_similarity[k, threshold]: timed passes over the level's queries through the index,
+    then the same predicate by a sequential scan (verification a). Returns (pass times, verified,
+    detail, extra) and leaves the answers in hits[t]."""
+    plan = plan_of(cluster, level, t, False)
+    per_query, last = [], {}
+
+    def one():
+        res, _ = run_pass(cluster, level, t)
+        per_query.append({j: sec for j, (sec, _) in res.items()})
+        last["res"] = res
+        return sum(sec for sec, _ in res.values())
+    times = a.harness.measure(one)
+    timed = per_query[a.harness.warmup:]
+    got = hits[t] = {j: h for j, (_, h) in last["res"].items()}
+    seq_res, _ = run_pass(cluster, level, t, seqscan=True)
+    seq = {j: h for j, (_, h) in seq_res.items()}
+    seq_plan = plan_of(cluster, level, t, True)
+    qmed = [statistics.median(p[j] for p in timed) for j in sorted(ns)]
+    extra = dict(overlap(got, ns), error_level=level, threshold=t, operator="%>", queries=len(ns),
+                 query_mean_s=sum(qmed) / max(len(qmed), 1), query_median_s=statistics.median(qmed) if qmed else 0.0,
+                 plan=plan, check_plan=seq_plan)
+    if any("Index" in n for n in seq_plan):
+        return times, False, f"the sequential-scan check used an index: {seq_plan}", extra
+    if set(got) != set(ns) or set(seq) != set(ns):
+        return times, False, f"answered {len(got)} (index) and {len(seq)} (scan) of {len(ns)} queries", extra
+    bad = [j for j in sorted(ns) if got[j] != seq[j]]
+    if bad:
+        return times, False, (f"query {bad[0]}: the index returned {len(got[bad[0]])} rows, a sequential scan "
+                              f"{len(seq[bad[0]])} ({len(bad)} queries differ)"), extra
+    return times, True, (f"the index answer ({' / '.join(plan)}) equals a sequential scan's "
+                         f"({' / '.join(seq_plan)}) on all {len(ns)} queries"), extra
+
+
+def _line(r):
+    if r["status"] != "ok":
+        return f"pg_trgm: {r['id']}: {r['status']}: {r['reason']}"
+    e = r["extra"]
+    if r["test"] == "index":
+        return f"pg_trgm: {r['id']}: median {r['stats']['kernel_s']['median']:.3f} s, index {e['index_bytes']} bytes"
+    return (f"pg_trgm: {r['id']}: median query {e['query_median_s'] * 1e3:.3f} ms, {e['mean_hits_per_query']:.1f} "
+            f"hits/query (nsearch {e['nsearch_mean_hits_per_query']:.1f}), jaccard {e['jaccard_mean']:.3f}")
+
+
+# ----------------------------------------------------------------------------------------------
+
+def parse_args(argv):
+    ap = record.argument_parser("pg_trgm", "PostgreSQL pg_trgm as the n-gram peer (docs/peers.md)")
+    ap.add_argument("--sizes", default="")
+    ap.add_argument("--min-size", default="")
+    ap.add_argument("--max-size", default="")
+    ap.add_argument("--size-class", type=int, default=0)
+    ap.add_argument("--thresholds", default=DEFAULT_THRESHOLDS,
+                    help="pg_trgm.word_similarity_threshold values, each a search case")
+    ap.add_argument("--pg-errors", default=DEFAULT_ERRORS,
+                    help="error levels k whose queries pg_trgm answers (the executables' --errors is not used)")
+    ap.add_argument("--pg-query-count", type=int, default=DEFAULT_QUERY_COUNT,
+                    help="answer the first N of the benchmark's queries (the same as hdb-ngram-*'s first N)")
+    ap.add_argument("--tmp-root", default=None, help="where the cluster's temporary folder goes")
+    # The n-gram data options, handed to hdb-export-ngram as they are.
+    for opt in ("--corpus", "--gcide-dir", "--queries", "--query-count", "--query-min", "--query-max",
+                "--words-per-segment", "--vocabulary", "--zipf"):
+        ap.add_argument(opt, default=None)
+    a, unknown = ap.parse_known_args(argv)
+    a.ignored = unknown
+    if a.sizes:
+        a.size_list = [parse_size(x) for x in a.sizes.split(",")]
+    elif a.min_size and a.max_size:
+        a.size_list = pow2_range(parse_size(a.min_size), parse_size(a.max_size))
+    elif a.size_class:
+        a.size_list = pow2_range(32 * KIB, SIZE_CLASS_MAX[a.size_class])
+    else:
+        a.size_list = [MIB]
+    a.thresholds = [float(x) for x in a.thresholds.split(",")]
+    a.levels = sorted({int(x) for x in a.pg_errors.split(",")})
+    if not a.size_list or any(not 0 < t <= 1 for t in a.thresholds) or a.passes < 1 or a.pg_query_count < 1:
+        raise ValueError("sizes, thresholds in (0, 1], --passes >= 1 and --pg-query-count >= 1 are needed")
+    a.harness = record.Harness.from_args(a)
+    a.export_tool = os.path.join(os.path.abspath(a.build_dir), "bin", EXPORT_TOOL)
+    count = min(a.pg_query_count, int(a.query_count)) if a.query_count else a.pg_query_count
+    a.export_args = ["--query-count", str(count)]
+    for opt in ("corpus", "gcide_dir", "queries", "query_min", "query_max", "words_per_segment", "vocabulary", "zipf"):
+        v = getattr(a, opt)
+        if v is not None:
+            a.export_args += ["--" + opt.replace("_", "-"), v]
+    return a
+
+
+def main(argv=None):
+    try:
+        a = parse_args(sys.argv[1:] if argv is None else argv)
+    except (ValueError, KeyError) as e:
+        print(f"pg_trgm: error: {e}", file=sys.stderr)
+        return record.EXIT_USAGE
+    if a.benchmark not in BENCHMARKS:
+        print(f"pg_trgm: error: pg_trgm answers {', '.join(BENCHMARKS)}, not '{a.benchmark}'", file=sys.stderr)
+        return record.EXIT_SKIP
+    ok, why = available()
+    if not ok:
+        print(f"pg_trgm: error: {why}", file=sys.stderr)
+        return record.EXIT_SKIP
+    if not os.access(a.export_tool, os.X_OK):
+        print(f"pg_trgm: error: {a.export_tool} is not built (cmake --build {a.build_dir} --target {EXPORT_TOOL})",
+              file=sys.stderr)
+        return record.EXIT_SKIP
+    if a.ignored:
+        print(f"pg_trgm: options that do not apply to PostgreSQL, ignored: {' '.join(a.ignored)}", flush=True)
+    bindir = find_bindir()
+    version = subprocess.run([os.path.join(bindir, "postgres"), "--version"], capture_output=True,
+                             text=True).stdout.strip()
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(s, _on_signal)
+    doc = cluster = None
+    try:
+        ctx = record.context(repo, a.harness, version, 1, extra={"sizes": a.size_list, "peer": {
+            "name": NAME, "server": version, "bindir": bindir, "thresholds": a.thresholds, "error_levels": a.levels,
+            "queries": int(a.export_args[1]), "operator": "body %> query (word_similarity(query, body) >= threshold)",
+            "timed": "server-side clock_timestamp() around each query's SELECT array_agg(id) ... WHERE body %> q "
+                     "in a PL/pgSQL loop (no client, socket or psql start-up)",
+            "settings": {k: v.strip("'") for k, v in SERVER_SETTINGS.items()}}})
+        doc = record.Document("ngram", NAME, ctx, a.json, a.csv)
+        remove_stale(a.tmp_root)
+        cluster = Cluster(bindir, a.tmp_root)
+        print(f"pg_trgm: cluster at {cluster.dir} ({version})", flush=True)
+        cluster.start()
+        state = {}
+        for size in a.size_list:
+            try:
+                run_size(a, cluster, doc, size, state)
+            except SkipSize as e:
+                keys = [("index", "build", {})] + [("search", "word_similarity", {"k": k, "threshold": t})
+                                                   for k in a.levels for t in a.thresholds]
+                for test, variant, params in keys:
+                    doc.skipped(_case(test, variant, params, size, 0, 0), test, variant, params, str(e))
+                print(f"pg_trgm: {format_size(size)}: skipped: {e}", flush=True)
+            except RuntimeError as e:
+                doc.failed(_case("index", "build", {}, size, 0, 0), "index", "build", {}, str(e))
+                print(f"pg_trgm: {format_size(size)}: failed: {e}", flush=True)
+        doc.finish()
+        s = doc.doc["summary"]
+        print(f"summary: {s['ok']} ok, {s['skipped']} skipped, {s['failed']} failed", flush=True)
+        return doc.exit_code()
+    except Stop as s:
+        if doc:
+            doc.finish(f"interrupted by signal {s.signum}")
+        return 128 + s.signum
+    except Exception as e:  # noqa: BLE001 - one line, the document says it stopped
+        if doc:
+            doc.finish(f"stopped by an error: {e}")
+        print(f"pg_trgm: error: {e}", file=sys.stderr)
+        return record.EXIT_FAILED
+    finally:
+        for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(s, signal.SIG_IGN)
+        if cluster is not None:
+            cluster.stop()
+            print(f"pg_trgm: cluster stopped, {cluster.dir} removed", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
