@@ -80,7 +80,7 @@ def _ratio_figures(pairs, out_dir, machine, names):
         fig, ax = plt.subplots(figsize=(10, 5.5))
         for sp in series.values():
             b0 = sp[0]["b"]
-            label = results.series_label(b0) + f" {b0['test']}"
+            label = results.series_label(b0)
             xs = [p["b"]["size_bytes"] for p in sp]
             line, = ax.plot(xs, [p["speedup"] for p in sp], lw=1, label=label)
             flagged = [p for p in sp if p["verdict"]]
@@ -91,7 +91,7 @@ def _ratio_figures(pairs, out_dir, machine, names):
         plots._log_y(ax)
         ax.set_ylabel("speed-up of B over A (time A / time B)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=6, loc="best", ncol=2 if len(series) > 12 else 1)
+        plots._legend(ax, len(series))
         figure = plots.Figure(f"ratio-{bench}", f"{bench}: B vs A", "Speed-up of run B over run A per matched "
                               "result (above 1: B faster); filled dots mark differences larger than the runs' noise.",
                               bench)

@@ -51,17 +51,18 @@ def _kernel_timed(rows):
     return [r for r in rows if r["kernel_median_s"]]
 
 
-def _series(rows):
-    """OrderedDict label -> rows of one series (results.series_key), in _group's order."""
+def _series(rows, label=None):
+    """OrderedDict label -> rows of one series (results.series_key), in _group's order; labelled by
+    backend and case id (results.series_label) unless `label` says otherwise."""
     out = OrderedDict()
     for srs in _group(rows, results.series_key).values():
-        out.setdefault(results.series_label(srs[0]), []).extend(srs)
+        out.setdefault((label or results.series_label)(srs[0]), []).extend(srs)
     return out
 
 
 def _slice(trs, keep=()):
-    """Rows of one panel with readable labels. Parameters with one value are named once in the
-    panel's note instead of in every label; while there are more than MAX_SERIES series, the
+    """Rows of one panel, at most MAX_SERIES series. Parameters with one value are named once in the
+    panel's note (and left out of variant_label's labels); while there are more than MAX_SERIES series, the
     parameter with the most values is fixed at its most frequent value (the benchmark's first on a
     tie) and named in the note too. `keep` parameters are an axis of the figure: never fixed, and
     left out of labels. Returns (rows, note); summary.csv and the tables keep every series."""
@@ -118,7 +119,8 @@ def _size_axis(ax, sizes):
 
 
 def _grid(n):
-    cols = min(n, 3)
+    """Two panels a row: each panel's legend (case ids) stands beside it."""
+    cols = min(n, 2)
     rows = int(math.ceil(n / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.9 * rows + 0.6), squeeze=False)
     for ax in axes.flat[n:]:
@@ -131,6 +133,7 @@ def _finish(fig, out_dir, figure, suptitle, machine):
     stem = figure.stem
     fig.suptitle(suptitle, fontsize=11)
     fig.text(0.005, 0.003, machine, fontsize=6.5, ha="left", va="bottom", wrap=True)
+    _widen_for_legends(fig)
     fig.tight_layout(rect=(0, 0.04, 1, 0.95))
     os.makedirs(out_dir, exist_ok=True)
     for ext in ("png", "svg"):
@@ -139,19 +142,35 @@ def _finish(fig, out_dir, figure, suptitle, machine):
     return figure
 
 
-def _log_y(ax):
-    """Log y axis with plain numbers (0.5, 2, 40) instead of 4x10^1."""
+def _log_axis(axis, set_scale):
+    """Log axis with plain numbers (0.5, 2, 40) instead of 4x10^1."""
     from matplotlib.ticker import FuncFormatter
-    ax.set_yscale("log")
-    fmt = FuncFormatter(lambda v, _: f"{v:g}")
-    ax.yaxis.set_major_formatter(fmt)
+    set_scale("log")
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     # Minor ticks at 2x and 5x of each decade get labels too: a range within one decade has no major tick.
-    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
+    axis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
+
+
+def _log_y(ax):
+    _log_axis(ax.yaxis, ax.set_yscale)
 
 
 def _legend(ax, n):
+    """The legend beside the panel, right of its axes, never over the data; _finish widens the
+    figure by the widest legend so that the panels keep their width."""
     if n:
-        ax.legend(fontsize=6.5, loc="best", framealpha=0.7)
+        ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)
+
+
+def _widen_for_legends(fig):
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_visible() and ax.get_legend()]
+    if not legends:
+        return
+    fig.canvas.draw()
+    wide = max(lg.get_window_extent().width for lg in legends) / fig.dpi + 0.15
+    cols = max(len({round(ax.get_position().x0, 3) for ax in fig.axes if ax.get_visible()}), 1)
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(w + cols * wide, h)
 
 
 def _with_transfer(r):
@@ -237,7 +256,7 @@ def breakdown(rows, bench, out_dir, machine):
         trs, note = _slice(trs)
         size = _common_size(trs)
         bars = [srs[0] for srs in _series([r for r in trs if r["size_bytes"] == size]).values()]
-        labels = [f"{results.series_label(r)}{_at(r['size_bytes'])}" for r in bars]
+        labels = [f"{r['backend']}: {r['id']}" + ("" if r["checked"] else " not verified") for r in bars]
         left = [0.0] * len(bars)
         for name, color in parts:
             if name == "other host time":
@@ -245,15 +264,19 @@ def breakdown(rows, bench, out_dir, machine):
                             - (r["d2h_median_s"] or 0), 0) * 1e3 for r in bars]
             else:
                 vals = [(r[f"{name}_median_s"] or 0) * 1e3 for r in bars]
-            ax.barh(range(len(bars)), vals, left=left, color=color, label=name)
+            if not any(vals):  # a part no bar has (h2d on the CPU) is not in the legend either
+                continue
+            ax.barh(range(len(bars)), vals, left=left, color=color, label=name, height=0.5)
             left = [a + b for a, b in zip(left, vals)]
-        ax.set_yticks(range(len(bars)))
-        ax.set_yticklabels(labels, fontsize=6.5)
-        ax.invert_yaxis()
+        # Each bar's case id above it, so that long ids take no width from the bars.
+        for i, label in enumerate(labels):
+            ax.text(0.005, i - 0.3, label, fontsize=6.5, ha="left", va="bottom", transform=ax.get_yaxis_transform())
+        ax.set_yticks([])
+        ax.set_ylim(len(bars) - 0.5, -0.8)
         ax.set_xlabel("median time per pass (ms)")
         _title(ax, test, note)
         ax.grid(True, axis="x", alpha=0.3)
-        ax.legend(fontsize=6.5, loc="lower right")
+        _legend(ax, len(ax.get_legend_handles_labels()[0]))
     figure = Figure(f"breakdown-{bench}", f"{bench}: transfer vs kernel time", "Stacked median h2d / kernel / "
                     "d2h time per pass for each backend and variant, per test at the largest size most of them ran "
                     "at; grey is host time outside the three.", bench)
@@ -278,7 +301,7 @@ def _speedups(rows, gpu_only=False):
         trs, _ = _slice(trs)
         base = _baselines(trs)
         name = test
-        for label, srs in _series(trs).items():
+        for label, srs in _series(trs, results.variant_label).items():
             s0 = srs[0]
             if s0["backend"] == "cpu" and s0["variant"] in BASELINE_VARIANTS:
                 continue
@@ -365,7 +388,7 @@ def merge_cycles(rows, bench, out_dir, machine, hz):
     for ax, (u, urs) in zip(axes[0], order):
         groups = OrderedDict()
         for test, trs in _group(urs, lambda r: r["test"]).items():
-            for label, srs in _series(trs).items():
+            for label, srs in _series(trs, lambda r: results.variant_label(r, drop=(ukey,))).items():
                 r = _largest(srs)
                 cpt = _extra(r, CYCLES_PER_TUPLE)
                 if cpt is None and hz and r["elements"]:
@@ -427,7 +450,7 @@ def ngram_errors(rows, bench, out_dir, machine):
     for r in rows:
         e = r["params"][ekey]
         # One line per series across error levels (_slice leaves the kept error level out of labels).
-        label = results.series_label(r) + (f" ({r['test']})" if several_tests else "")
+        label = results.variant_label(r, drop=(ekey,), with_test=several_tests)
         sh = _extra(r, NGRAM_SHARE)
         if sh is not None:
             share[label].append((e, sh * 100 if sh <= 1 else sh, r["size_bytes"]))
@@ -472,7 +495,7 @@ def tpch_kernels(rows, bench, out_dir, machine):
     for test, trs in _group(rows, lambda r: r["test"]).items():
         trs, _ = _slice(trs)
         size = _common_size(trs)
-        for label, srs in _series([r for r in trs if r["size_bytes"] == size]).items():
+        for label, srs in _series([r for r in trs if r["size_bytes"] == size], results.variant_label).items():
             r = srs[0]
             if "fused" in r["variant"]:
                 fused.add(label)
@@ -494,6 +517,47 @@ def tpch_kernels(rows, bench, out_dir, machine):
     figure = Figure("tpch-kernels", "tpch: micro-kernels", "Median time of each micro-kernel (A, B, C) per backend "
                     "and variant at the largest size most of them ran at; fused variants hatched.", bench)
     return _finish(fig, out_dir, figure, "tpch: time per micro-kernel per backend, fused vs operator-at-a-time",
+                   machine)
+
+
+def headline(lines, out_dir, machine, acc_label):
+    """The headline's figure: per operation, the speed-up over the best CPU implementation of the
+    accelerator's best implementation (kernel only, with PCIe) and of DuckDB, at the compared size."""
+    from .headline import DB_PEER, _best
+    ops = [ln for ln in lines if ln.cpu_best and (ln.acc or ln.db_best)]
+    if not available() or not ops:
+        return None
+    acc = next((ln.acc for ln in ops if ln.acc), "accelerator")
+    bars = [(f"{acc} kernel only", "#1f77b4", lambda ln: ln.acc and ln.speedup(
+                _best(ln.per_backend[ln.acc], "kernel_median_s"), "kernel_median_s")),
+            (f"{acc} with PCIe", "#ff7f0e", lambda ln: ln.acc and ln.speedup(
+                _best(ln.per_backend[ln.acc], "total_median_s"), "total_median_s")),
+            (f"{DB_PEER} (best of its thread counts)", "#2ca02c", lambda ln: ln.db_best and ln.speedup(
+                ln.db_best, "total_median_s"))]
+    fig, ax = plt.subplots(figsize=(10, 1.2 + 0.42 * len(ops)))
+    h = 0.8 / len(bars)
+    for j, (label, color, value) in enumerate(bars):
+        ys, xs = [], []
+        for i, ln in enumerate(ops):
+            v = value(ln)
+            if v:
+                ys.append(i + (j - (len(bars) - 1) / 2) * h)
+                xs.append(v)
+        if xs:
+            ax.barh(ys, xs, height=h, color=color, label=label)
+    ax.set_yticks(range(len(ops)))
+    ax.set_yticklabels([f"{ln.name} @{size_text(ln.size)}" if ln.size else ln.name for ln in ops], fontsize=7)
+    ax.invert_yaxis()
+    _log_axis(ax.xaxis, ax.set_xscale)
+    ax.axvline(1, color="k", lw=0.8)
+    ax.set_xlabel("speed-up over the best CPU implementation (x, log scale; right of 1 = faster than the CPU)")
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    _legend(ax, len(bars))
+    figure = Figure("headline", "headline: speed-up over the best CPU implementation",
+                    f"Per operation at the size compared in the headline table: the best time on the accelerator "
+                    f"({acc_label}) kernel-only and with its PCIe transfers, and {DB_PEER}'s best time, each as the "
+                    "best CPU implementation's time divided by it.", "headline")
+    return _finish(fig, out_dir, figure, "Does the accelerator pay off? Speed-up over the best CPU implementation",
                    machine)
 
 

@@ -7,7 +7,7 @@ import os
 import sys
 from collections import OrderedDict
 
-from . import plots, results
+from . import headline, plots, results
 from .util import UsageError, duration_text, size_text, write_atomically
 
 PLOTS_DIR = "plots"
@@ -187,6 +187,28 @@ def _bench_table(doc, brs):
                for r in series.values()])
 
 
+def _headline(doc, rows, docs, plots_dir):
+    """The answer on top: best implementation per processor and operation, speed-ups, break-even."""
+    ls = headline.lines(rows)
+    if not ls:
+        return
+    procs = headline.processors(docs)
+    doc.h(2, "Headline: does the accelerator pay off?")
+    for sentence in headline.summary(ls, procs, docs):
+        doc.p(sentence)
+    doc.table(*headline.table(ls, procs))
+    doc.p("Per operation (a test with the parameters most processors ran, at the largest size they share) and "
+          "processor: the fastest verified case kernel-only and with its PCIe transfers, named by case id; the "
+          "speed-ups divide the best CPU implementation's time (or DuckDB's) by it; the break-even size is the "
+          "smallest measured size from which the accelerator, transfers included, stays faster than the best CPU "
+          "implementation.")
+    acc = next((ln.acc for ln in ls if ln.acc), None)
+    f = plots.headline(ls, plots_dir, results.machine_line(docs),
+                       procs[acc].label if acc in procs else "none ran")
+    if f is not None:
+        doc.fig(f)
+
+
 def _ranks(doc, rows):
     """Statistics across MPI ranks as the harness computed them (results[].across_ranks)."""
     lines = []
@@ -266,10 +288,11 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
               "'not verified' in the tables and "
               + ("drawn in the figures (--include-unverified)." if include_unverified else
                  "left out of the figures (scripts/report --include-unverified draws them)."))
+    plots_dir = os.path.join(run_dir, PLOTS_DIR)
+    _headline(doc, rows, docs, plots_dir)
     _machine(doc, docs)
     _executables(doc, manifest)
     _ceilings(doc, docs, rows)
-    plots_dir = os.path.join(run_dir, PLOTS_DIR)
     figs = plots.all_figures(rows, docs, plots_dir, include_unverified=include_unverified)
     if not plots.available():
         doc.p(f"No figures: matplotlib is not available to this Python ({plots.MATPLOTLIB_ERROR}). Install "

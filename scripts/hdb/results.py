@@ -303,18 +303,29 @@ def series_key(row):
             params_key(row["params"]), row["checked"])
 
 
-def series_label(row, with_backend=True):
-    """'cuda/thrust (pinned) [dist=uniform,selectivity=0.5]': how one line of a figure is named. A
-    figure that names some parameters once in its title puts the rest in row['label_params']."""
-    s = f"{row['backend']}/{row['variant']}" if with_backend else row["variant"]
+def id_without_size(row):
+    """The case id without its '@SIZE': what names one line drawn against input size."""
+    return row["id"].rpartition("@")[0] if row["size_bytes"] > 0 and "@" in row["id"] else row["id"]
+
+
+def series_label(row):
+    """'opencl: select/tuned[dist=uniform,selectivity=0.5,transfer=pinned]': a line of a figure is
+    named by its backend and case id (without the size, which is the x axis), exactly as --list and
+    --only spell it."""
+    return f"{row['backend']}: {id_without_size(row)}" + ("" if row["checked"] else " not verified")
+
+
+def variant_label(row, drop=(), with_test=False):
+    """'opencl: tuned[type=u32,transfer=pinned]': a bar or line of a figure whose test (and size)
+    the figure names elsewhere, in the case id's spelling: the parameters that vary in the figure
+    (row['label_params'] when the figure fixed some, less `drop`, the figure's own axis), then the
+    transfer mode."""
+    shown = [f"{k}={value_text(v)}" for k, v in row.get("label_params", row["params"]).items() if k not in drop]
     if row["transfer"] != "none":
-        s += f" ({row['transfer']})"
-    shown = row.get("label_params", row["params"])
-    if shown:
-        s += " [" + ",".join(f"{k}={value_text(v)}" for k, v in shown.items()) + "]"
-    if not row["checked"]:
-        s += " not verified"
-    return s
+        shown.append(f"transfer={row['transfer']}")
+    s = f"{row['backend']}: " + (f"{row['test']}/" if with_test else "") + row["variant"] \
+        + (f"[{','.join(shown)}]" if shown else "")
+    return s + ("" if row["checked"] else " not verified")
 
 
 def transfer_only(row):

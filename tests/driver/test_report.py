@@ -16,7 +16,7 @@ from hdb import plots, report, results
 
 EVERY_FIGURE = [f"{kind}-{b}" for b in ("bus", "ra", "tpch", "merge", "ngram") for kind in ("throughput", "peak")] + \
     [f"{kind}-{b}" for b in ("ra", "tpch", "merge", "ngram") for kind in ("breakdown", "speedup")] + \
-    ["merge-cycles", "merge-gpu-speedup", "ngram-errors", "tpch-kernels"]
+    ["merge-cycles", "merge-gpu-speedup", "ngram-errors", "tpch-kernels", "headline"]
 VOID = {"meta", "img", "br", "hr", "link", "input"}
 
 
@@ -215,12 +215,13 @@ class ReportTest(TempDirCase):
         self.assertTrue(line.rstrip().endswith("| not verified |"), line)
         if not has_matplotlib():
             self.skipTest("matplotlib is not available: figures not checked")
+        # Lines are named by backend and case id (without the size, the x axis).
         with open(os.path.join(run, "plots", "throughput-ra.svg")) as f:
-            self.assertNotIn("opencl/paper", f.read())
+            self.assertNotIn("opencl: select/paper", f.read())
         p = script("report", run, "--include-unverified")
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(os.path.join(run, "plots", "throughput-ra.svg")) as f:
-            self.assertIn("opencl/paper (pinned) not verified", f.read())
+            self.assertIn("opencl: select/paper[dist=uniform,selectivity=0.5,transfer=pinned] not verified", f.read())
 
     def test_a_hetdb_bench_1_document_is_refused_naming_the_file(self):
         run = self.copy_fixture()
@@ -276,19 +277,19 @@ class FigureDataTest(unittest.TestCase):
         for label, xs, ys in speed:
             self.assertEqual(xs, [0, 1, 2, 3, 4], label)
             self.assertNotIn("k=", label)
-        gpu = next(ys for label, _, ys in speed if label.startswith("cuda/gpu"))
+        gpu = next(ys for label, _, ys in speed if label.startswith("cuda: gpu"))
         self.assertAlmostEqual(gpu[0], 20.0, places=3)  # baseline / gpu kernel time at k=0
         self.assertAlmostEqual(gpu[4], 8.0, places=3)
         self.assertEqual([xs for _, xs, _ in share], [[0, 1, 2, 3, 4]])
 
     def test_bus_throughput_draws_copies_by_their_transfer_bandwidth(self):
         panels = self.lines(plots.throughput, "bus")
-        h2d = [ln for panel in panels for ln in panel if ln[0].startswith("cuda/copy (pinned)")]
+        h2d = [ln for panel in panels for ln in panel if ln[0] == "cuda: h2d/copy[transfer=pinned]"]
         self.assertTrue(h2d)
         for label, xs, ys in h2d:
             self.assertTrue(all(y > 1 for y in ys), (label, ys))  # GB/s of the bus, not a 0 kernel figure
         self.assertFalse([ln for panel in panels for ln in panel if "with PCIe" in ln[0]
-                          and ln[0].startswith("cuda/copy")])
+                          and ln[0].startswith("cuda: h2d/copy")])
 
 
 class MpiDocumentTest(unittest.TestCase):

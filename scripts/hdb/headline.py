@@ -1,0 +1,248 @@
+"""The answer a user came for, on top of the report: for each operation, the best implementation on
+each processor (kernel only and with PCIe transfers), its speed-up over the best CPU implementation
+and over the database peer (DuckDB), and the input size from which the accelerator, transfers
+included, beats the CPU. Only verified results count; every figure names the case id it comes from.
+
+An operation is a benchmark's test with one set of parameters (the peers' `threads` aside); per test
+the headline takes the parameter set that the most processors ran, at the largest size they share
+(TPC-H: one per data source). A processor is a backend's device: the cpu backend, each device
+backend (opencl, cuda) and each peer. Without a GPU the OpenCL device stands in and the text says so.
+"""
+from collections import OrderedDict
+
+from . import results
+from .config import BENCHMARK_ORDER
+from .util import size_text
+
+CPU = "cpu"
+DEVICE_BACKENDS = ("cuda", "opencl")  # the accelerator: cuda when it ran, else opencl
+SUITE_BACKENDS = (CPU,) + DEVICE_BACKENDS
+DB_PEER = "duckdb"  # the end-to-end database peer the speed-ups are quoted against
+PEER_ONLY_PARAMS = ("threads",)  # a peer's own axis, not part of the operation
+SEPARATE_BY = ("data",)  # parameters that make separate headline operations (TPC-H random vs real tables)
+SKIPPED_BENCHMARKS = ("bus",)  # the ceilings, not operations
+
+
+def _usable(rows):
+    return [r for r in rows if r["status"] == "ok" and r["rank"] == 0 and r["checked"] and r["verified"]
+            and r["kernel_median_s"] and r["total_median_s"] and r["benchmark"] not in SKIPPED_BENCHMARKS]
+
+
+def op_params(row):
+    return tuple(sorted((k, v) for k, v in row["params"].items() if k not in PEER_ONLY_PARAMS))
+
+
+class Processor:
+    """One backend's device as the headline names it."""
+
+    def __init__(self, backend, device, kind):
+        self.backend, self.device, self.kind = backend, device, kind
+
+    @property
+    def label(self):
+        if self.backend == CPU:
+            return f"CPU ({self.device})"
+        if self.backend in DEVICE_BACKENDS:
+            return f"{self.backend}: {self.device}" + (f" [{self.kind} device]" if self.kind else "")
+        return f"{self.backend} (peer)"
+
+    @property
+    def is_device(self):
+        return self.backend in DEVICE_BACKENDS
+
+
+def processors(docs):
+    """backend -> Processor, from each document's context (device name and type)."""
+    out = OrderedDict()
+    for d in docs:
+        b = d["backend"]
+        if b in out:
+            continue
+        ctx = d.get("context", {})
+        dev = ctx.get("device", {}) or {}
+        if b == CPU:
+            name = f"{ctx.get('cpu', '?')}, {ctx.get('threads_used', '?')} threads"
+        else:
+            name = dev.get("name") or b
+        out[b] = Processor(b, name, dev.get("type", "") if b in DEVICE_BACKENDS else "")
+    return out
+
+
+def accelerator(backends):
+    """The device backend the headline calls the accelerator: cuda when it ran, else opencl."""
+    for b in DEVICE_BACKENDS:
+        if b in backends:
+            return b
+    return None
+
+
+def stand_in_note(procs, ran):
+    """A sentence when no GPU ran: which device stands in for the accelerator."""
+    if "cuda" in ran:
+        return ""
+    ocl = procs.get("opencl")
+    if ocl and "opencl" in ran:
+        kind = f"a {ocl.kind} device" if ocl.kind else "its device"
+        if ocl.kind and ocl.kind != "gpu":
+            return (f"No GPU ran here: the OpenCL backend on {ocl.device} ({kind}) stands in for the accelerator, "
+                    "so its 'PCIe' time is a copy within host memory and the speed-ups say how the portable kernels "
+                    "do on this processor, not what a GPU would do.")
+        return f"No CUDA device ran here: the OpenCL backend on {ocl.device} ({kind}) is the accelerator."
+    return "No device backend ran here: there is no accelerator to compare with."
+
+
+def _groups(rows):
+    """(benchmark, test, separating params) -> {op params -> rows}, in the order first seen."""
+    out = OrderedDict()
+    for r in rows:
+        sep = tuple((k, r["params"].get(k)) for k in SEPARATE_BY if k in r["params"])
+        out.setdefault((r["benchmark"], r["test"], sep), OrderedDict()).setdefault(op_params(r), []).append(r)
+    return out
+
+
+def _common_size(rs):
+    """The largest size at which the most backends have a result."""
+    by_size = {}
+    for r in rs:
+        by_size.setdefault(r["size_bytes"], set()).add(r["backend"])
+    most = max(len(v) for v in by_size.values())
+    return max(s for s, v in by_size.items() if len(v) == most)
+
+
+def _pick(variants):
+    """The parameter set of one test the headline shows: most backends, then largest common size,
+    then the benchmark's own order."""
+    def score(item):
+        i, (_, rs) = item
+        return (len({r["backend"] for r in rs}), _common_size(rs), -i)
+    _, (params, rs) = max(enumerate(variants.items()), key=score)
+    return params, rs
+
+
+def _best(rs, key):
+    return min(rs, key=lambda r: r[key]) if rs else None
+
+
+def break_even(cpu_rows, acc_rows):
+    """The smallest measured size from which the accelerator's best time with transfers stays below
+    the best CPU time at every larger measured size: (size or None, text)."""
+    sizes = sorted({r["size_bytes"] for r in cpu_rows} & {r["size_bytes"] for r in acc_rows} - {0})
+    if not sizes:
+        return None, "-"
+    wins = []
+    for s in sizes:
+        c = _best([r for r in cpu_rows if r["size_bytes"] == s], "total_median_s")
+        a = _best([r for r in acc_rows if r["size_bytes"] == s], "total_median_s")
+        wins.append(a["total_median_s"] < c["total_median_s"])
+    if not wins[-1]:
+        return None, f"never up to {size_text(sizes[-1])}"
+    i = len(wins)
+    while i > 0 and wins[i - 1]:
+        i -= 1
+    if i == 0:
+        return sizes[0], f"every size from {size_text(sizes[0])}"
+    return sizes[i], f"{size_text(sizes[i])} (slower at {size_text(sizes[i - 1])})"
+
+
+class Line:
+    """One operation: what ran on each processor at the compared size."""
+
+    def __init__(self, bench, test, params, size, per_backend, all_rows):
+        self.bench, self.test, self.params, self.size = bench, test, params, size
+        self.per_backend = per_backend  # backend -> rows at `size`
+        self.all_rows = all_rows        # backend -> rows at every size
+        cpu = per_backend.get(CPU, [])
+        self.cpu_best = _best(cpu, "total_median_s")
+        db = per_backend.get(DB_PEER, [])
+        self.db_best = _best(db, "total_median_s")
+        self.acc = accelerator(per_backend)
+
+    @property
+    def name(self):
+        p = ",".join(f"{k}={results.value_text(v)}" for k, v in self.params)
+        return f"{self.bench} {self.test}" + (f" [{p}]" if p else "")
+
+    def speedup(self, r, key):
+        return self.cpu_best[key] / r[key] if self.cpu_best else None
+
+    def over_db(self, r):
+        return self.db_best["total_median_s"] / r["total_median_s"] if self.db_best else None
+
+    def break_even(self):
+        if not self.acc or CPU not in self.all_rows:
+            return None, "-"
+        return break_even(self.all_rows[CPU], self.all_rows[self.acc])
+
+
+def lines(rows):
+    """One Line per headline operation, in benchmark order."""
+    out = []
+    for (bench, test, _), variants in _groups(_usable(rows)).items():
+        _, rs = _pick(variants)
+        params = tuple((k, v) for k, v in rs[0]["params"].items() if k not in PEER_ONLY_PARAMS)
+        size = _common_size(rs)
+        per, every = OrderedDict(), OrderedDict()
+        for r in rs:
+            every.setdefault(r["backend"], []).append(r)
+            if r["size_bytes"] == size:
+                per.setdefault(r["backend"], []).append(r)
+        order = [b for b in SUITE_BACKENDS if b in per] + [b for b in per if b not in SUITE_BACKENDS]
+        out.append(Line(bench, test, params, size, OrderedDict((b, per[b]) for b in order), every))
+    rank = {b: i for i, b in enumerate(BENCHMARK_ORDER)}
+    return sorted(out, key=lambda ln: rank.get(ln.bench, len(rank)))  # stable: tests keep their order
+
+
+def _x(v):
+    return "-" if v is None else f"{v:.3g}x"
+
+
+def table(ls, procs):
+    """Header and rows: one row per operation and processor."""
+    header = ["operation", "size", "processor", "best kernel-only (case id)", "kernel ms", "best with PCIe (case id)",
+              "with-PCIe ms", "vs best CPU kernel", "vs best CPU with PCIe", f"vs {DB_PEER}", "break-even size"]
+    out = []
+    for ln in ls:
+        for b, rs in ln.per_backend.items():
+            k = _best(rs, "kernel_median_s")
+            t = _best(rs, "total_median_s")
+            p = procs.get(b) or Processor(b, b, "")
+            base = b == CPU
+            out.append([ln.name, size_text(ln.size) if ln.size else "its tables", p.label, k["id"],
+                        f"{k['kernel_median_s'] * 1e3:.4g}", "same" if t is k else t["id"],
+                        f"{t['total_median_s'] * 1e3:.4g}",
+                        "baseline" if base else _x(ln.speedup(k, "kernel_median_s")),
+                        "baseline" if base else _x(ln.speedup(t, "total_median_s")),
+                        _x(ln.over_db(t)) if b != DB_PEER else "-",
+                        ln.break_even()[1] if b == ln.acc else "-"])
+    return header, out
+
+
+def summary(ls, procs, docs):
+    """The sentences above the table: the answer in numbers, what stands in, what was compared."""
+    ran = {b for ln in ls for b in ln.per_backend}
+    out = []
+    note = stand_in_note(procs, ran)
+    if note:
+        out.append(note)
+    with_acc = [ln for ln in ls if ln.acc and ln.cpu_best]
+    if with_acc:
+        acc = with_acc[0].acc
+        k = sum(1 for ln in with_acc if ln.speedup(_best(ln.per_backend[ln.acc], "kernel_median_s"),
+                                                   "kernel_median_s") > 1)
+        t = sum(1 for ln in with_acc if ln.speedup(_best(ln.per_backend[ln.acc], "total_median_s"),
+                                                   "total_median_s") > 1)
+        out.append(f"The accelerator ({acc}) beats the best CPU implementation on {k} of {len(with_acc)} operations "
+                   f"kernel-only and on {t} of {len(with_acc)} with its PCIe transfers counted.")
+    with_db = [ln for ln in ls if ln.db_best and ln.cpu_best]
+    if with_db:
+        faster = sum(1 for ln in with_db if ln.cpu_best["total_median_s"] < ln.db_best["total_median_s"])
+        out.append(f"The suite's best CPU implementation is faster than {DB_PEER} on {faster} of {len(with_db)} "
+                   f"operations {DB_PEER} ran (same data, same size, answers verified alike).")
+    elif ls:
+        out.append(f"No {DB_PEER} results in this run: the 'vs {DB_PEER}' column is empty.")
+    llc = max((d.get("context", {}).get("llc_bytes") or 0 for d in docs), default=0)
+    if llc and ls:
+        beyond = sum(1 for ln in ls if ln.size > llc)
+        out.append(f"Compared at the largest size most processors ran: {beyond} of {len(ls)} operations at a size "
+                   f"beyond the {size_text(llc)} last-level cache (memory-bound), the others within it.")
+    return out

@@ -1,0 +1,130 @@
+"""The report's headline (scripts/hdb/headline.py): best implementation per processor, speed-ups over
+the best CPU implementation and DuckDB, the break-even size, the stand-in note without a GPU; only
+verified results count; the fixture's report opens with the headline table and figure."""
+import os
+import unittest
+
+from helpers import TempDirCase, has_matplotlib, script
+from make_fixture import document, record
+
+from hdb import headline, results
+
+K, M = 1 << 10, 1 << 20
+
+
+def rows_of(*docs):
+    return results.all_rows(list(docs))
+
+
+def ra_select(variant, size, kernel, h2d=0.0, **kw):
+    return record("select", variant, size, kernel, h2d, params={"dist": "uniform", "selectivity": 0.5},
+                  transfer="pinned" if h2d else "none", **kw)
+
+
+class BreakEven(unittest.TestCase):
+    def setUp(self):
+        # The CPU takes 1 ms per MB; the device 0.2 ms per MB plus 2 ms of transfers and set-up.
+        sizes = [32 * K, 1 * M, 8 * M, 32 * M]
+        self.cpu = document("ra", "cpu", [ra_select("parallel", s, s / M * 1e-3) for s in sizes]
+                            + [ra_select("serial", s, 2 * s / M * 1e-3) for s in sizes], 40.0)
+        self.gpu = document("ra", "cuda", [ra_select("tuned", s, s / M * 2e-4, h2d=2e-3) for s in sizes]
+                            + [ra_select("paper", s, s / M * 4e-4, h2d=2e-3) for s in sizes], 3000.0)
+
+    def test_best_per_processor_speedups_and_break_even(self):
+        docs = [self.cpu, self.gpu]
+        [ln] = headline.lines(rows_of(*docs))
+        self.assertEqual(ln.size, 32 * M)
+        self.assertEqual(list(ln.per_backend), ["cpu", "cuda"])
+        self.assertEqual(ln.acc, "cuda")
+        self.assertEqual(ln.cpu_best["id"], "select/parallel[dist=uniform,selectivity=0.5]@32M")
+        header, table = headline.table([ln], headline.processors(docs))
+        cuda = table[1]
+        self.assertEqual(cuda[header.index("best kernel-only (case id)")],
+                         "select/tuned[dist=uniform,selectivity=0.5,transfer=pinned]@32M")
+        # kernel only: 32 ms / 6.4 ms = 5x; with transfers 32 ms / 8.4 ms (+1 us of host time each)
+        self.assertEqual(cuda[header.index("vs best CPU kernel")], "5x")
+        self.assertEqual(cuda[header.index("vs best CPU with PCIe")], f"{32.001 / 8.401:.3g}x")
+        # 2 ms of transfers: slower at 1M (1 ms on the CPU), faster from 8M on.
+        self.assertEqual(cuda[header.index("break-even size")], "8M (slower at 1M)")
+        self.assertEqual(table[0][header.index("vs best CPU kernel")], "baseline")
+        self.assertEqual(table[0][header.index("break-even size")], "-")
+
+    def test_never_and_every_size(self):
+        slow = document("ra", "cuda", [ra_select("tuned", s, s / M * 2e-3, h2d=1e-3) for s in (1 * M, 32 * M)],
+                        3000.0)
+        [ln] = headline.lines(rows_of(self.cpu, slow))
+        self.assertEqual(ln.break_even()[1], "never up to 32M")
+        fast = document("ra", "cuda", [ra_select("tuned", s, s / M * 1e-5) for s in (32 * K, 32 * M)], 3000.0)
+        [ln] = headline.lines(rows_of(self.cpu, fast))
+        self.assertEqual(ln.break_even(), (32 * K, "every size from 32K"))
+
+    def test_unverified_and_failed_results_do_not_count(self):
+        cheat = document("ra", "cuda", [ra_select("tuned", 32 * M, 1e-9, checked=False),
+                                        ra_select("paper", 32 * M, 1e-9, status="failed", reason="wrong answer"),
+                                        ra_select("paper", 32 * M, 8e-3, h2d=1e-3)], 3000.0)
+        [ln] = headline.lines(rows_of(self.cpu, cheat))
+        self.assertEqual([r["variant"] for r in ln.per_backend["cuda"]], ["paper"])
+
+    def test_duckdb_column_and_summary(self):
+        duck = document("ra", "cpu", [dict(ra_select("sql", 32 * M, 64e-3), params=p) for p in
+                                      ({"dist": "uniform", "selectivity": 0.5, "threads": 2},
+                                       {"dist": "uniform", "selectivity": 0.5, "threads": 1})], 40.0)
+        duck["backend"] = "duckdb"
+        for r, t in zip(duck["results"], (2, 1)):
+            r["id"] = f"select/sql[dist=uniform,selectivity=0.5,threads={t}]@32M"
+        docs = [self.cpu, self.gpu, duck]
+        [ln] = headline.lines(rows_of(*docs))
+        self.assertEqual(list(ln.per_backend), ["cpu", "cuda", "duckdb"])
+        header, table = headline.table([ln], headline.processors(docs))
+        self.assertEqual(table[0][header.index("vs duckdb")], f"{64.001 / 32.001:.3g}x")
+        self.assertEqual(table[2][header.index("processor")], "duckdb (peer)")
+        text = " ".join(headline.summary([ln], headline.processors(docs), docs))
+        self.assertIn("faster than duckdb on 1 of 1", text)
+        self.assertIn("beats the best CPU implementation on 1 of 1 operations kernel-only", text)
+
+    def test_opencl_on_a_cpu_stands_in_and_says_so(self):
+        ocl = document("ra", "opencl", [ra_select("paper", 32 * M, 0.1, h2d=1e-3)], 40.0)
+        ocl["context"]["device"]["type"] = "cpu"
+        docs = [self.cpu, ocl]
+        ls = headline.lines(rows_of(*docs))
+        self.assertEqual(ls[0].acc, "opencl")
+        text = " ".join(headline.summary(ls, headline.processors(docs), docs))
+        self.assertIn("No GPU ran here: the OpenCL backend on fixture OpenCL device (a cpu device) stands in", text)
+        self.assertIn("beats the best CPU implementation on 0 of 1", text)
+        both = headline.summary(headline.lines(rows_of(self.cpu, ocl, self.gpu)), headline.processors(
+            [self.cpu, ocl, self.gpu]), docs)
+        self.assertFalse(any("stands in" in s for s in both))
+
+    def test_the_parameters_most_processors_ran(self):
+        other = [record("select", "parallel", 32 * M, 1e-3, params={"dist": "zipf", "selectivity": 0.5})]
+        cpu = document("ra", "cpu", self.cpu["results"] + other, 40.0)
+        [ln] = headline.lines(rows_of(cpu, self.gpu))
+        self.assertEqual(ln.name, "ra select [dist=uniform,selectivity=0.5]")
+
+    def test_memory_bound_sizes_are_counted_against_the_llc(self):
+        self.cpu["context"]["llc_bytes"] = 16 * M
+        docs = [self.cpu, self.gpu]
+        text = " ".join(headline.summary(headline.lines(rows_of(*docs)), headline.processors(docs), docs))
+        self.assertIn("1 of 1 operations at a size beyond the 16M last-level cache", text)
+
+
+class ReportHeadline(TempDirCase):
+    def test_report_opens_with_the_headline(self):
+        run = self.copy_fixture()
+        p = script("report", run)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(os.path.join(run, "report.md")) as f:
+            md = f.read()
+        head = md.index("## Headline: does the accelerator pay off?")
+        self.assertLess(head, md.index("## Executables") if "## Executables" in md else md.index("| host |"))
+        self.assertIn("| operation | size | processor | best kernel-only (case id) |", md)
+        with open(os.path.join(run, "report.html")) as f:
+            self.assertIn("Headline: does the accelerator pay off?", f.read())
+        if not has_matplotlib():
+            self.skipTest("matplotlib is not available: the figure is not checked")
+        self.assertIn("plots/headline.png", md)
+        self.assertTrue(os.path.getsize(os.path.join(run, "plots", "headline.png")) > 1000)
+
+
+if __name__ == "__main__":
+    unittest.main()
