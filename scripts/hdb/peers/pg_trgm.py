@@ -40,10 +40,14 @@ DEFAULT_THRESHOLDS = "0.3,0.5,0.6,0.8"
 DEFAULT_ERRORS = "0,6"
 # Queries answered: the first N of the benchmark's (draw_queries makes query j from the seed and j
 # alone, so the first N of 100 are the same N queries). pg_trgm takes milliseconds to seconds a query.
-DEFAULT_QUERY_COUNT = 20
-SAMPLE_QUERIES = 3          # queries per level whose rows are recomputed in Python
-SAMPLE_REJECTED = 100       # rejected rows per sampled query (plus every accepted one)
-SAMPLE_MAX_DOC = 20000      # longest document recomputed (the recomputation is O(n^2) at worst)
+DEFAULT_QUERY_COUNT = 10
+# Seconds the peer may spend over all sizes (the driver stops a peer at the benchmark's timeout_s,
+# 600 s in config/default.toml): a size whose estimate (the last size's time, scaled by size) does
+# not fit what is left is skipped with that reason instead of being cut off by the time limit.
+DEFAULT_BUDGET_S = 450.0
+SAMPLE_QUERIES = 2          # queries per level whose rows are recomputed in Python
+SAMPLE_ROWS = 30            # accepted rows and rejected rows (each) per sampled query
+SAMPLE_MAX_DOC = 1500       # longest document recomputed (pure Python, O(n^2) at worst)
 EXIT_SKIP = 77
 TMP_PREFIX = "hdb-pg-trgm-"
 
@@ -253,11 +257,26 @@ class Cluster:
         return {"user": uid, "group": gid, "extra_groups": []}
 
     def start(self):
-        r = subprocess.run([os.path.join(self.bindir, "initdb"), "-D", self.data, "-U", self.user, "-A", "trust",
-                            "-E", "UTF8", "--locale=C", "--no-sync"], capture_output=True, text=True,
-                           cwd=self.dir, **self._run_as())
+        # initdb runs its own postgres processes (bootstrap, single-user): in a process group of its
+        # own, so that a signal while it runs ends all of them before the folder is removed.
+        init = subprocess.Popen([os.path.join(self.bindir, "initdb"), "-D", self.data, "-U", self.user, "-A",
+                                 "trust", "-E", "UTF8", "--locale=C", "--no-sync"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=self.dir, start_new_session=True,
+                                **self._run_as())
+        try:
+            _, err = init.communicate()
+        except BaseException:
+            try:
+                os.killpg(init.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            init.wait()
+            raise
+        r = subprocess.CompletedProcess(init.args, init.returncode, "", err)
         if r.returncode != 0:
-            raise RuntimeError(f"initdb failed: {r.stderr.strip()[-500:]}")
+            hint = (" (the server runs as 'postgres', which must be able to reach the folder: choose a --tmp-root "
+                    "it can traverse)") if self.as_user and "Permission denied" in r.stderr else ""
+            raise RuntimeError(f"initdb failed{hint}: {r.stderr.strip()[-500:]}")
         settings = dict(SERVER_SETTINGS, unix_socket_directories=f"'{self.dir}'", port=str(self.port))
         with open(os.path.join(self.data, "postgresql.auto.conf"), "a") as f:
             for k, v in settings.items():
@@ -312,7 +331,11 @@ class Cluster:
                     self.proc.wait()
         if getattr(self, "logfile", None):
             self.logfile.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        for _ in range(50):  # a server process that ends late may still write a file into it
+            shutil.rmtree(self.dir, ignore_errors=True)
+            if not os.path.exists(self.dir):
+                break
+            time.sleep(0.1)
         self.proc = None
 
 
@@ -446,8 +469,8 @@ def run_pass(cluster, level, threshold, seqscan=False):
 
 
 def sample_check(cluster, docs, qs, level, thresholds, hits_at, seed):
-    """Recomputes word_similarity for a sample of rows (every accepted row and SAMPLE_REJECTED
-    rejected ones of SAMPLE_QUERIES queries) and checks it against PostgreSQL's word_similarity()
+    """Recomputes word_similarity for a sample of rows (SAMPLE_ROWS accepted at the lowest threshold
+    and SAMPLE_ROWS rejected ones, of at most SAMPLE_MAX_DOC characters, of SAMPLE_QUERIES queries) and checks it against PostgreSQL's word_similarity()
     and each threshold's answer. Returns (ok, detail, rows checked)."""
     rng = random.Random(seed)
     checked = 0
@@ -455,9 +478,11 @@ def sample_check(cluster, docs, qs, level, thresholds, hits_at, seed):
     for qi in qs[:SAMPLE_QUERIES]:
         j, q = qi["query"], qi["normalized"]
         acc = set(hits_at[lowest][j])
-        rej = [i for i in rng.sample(range(len(docs)), min(len(docs), 4 * SAMPLE_REJECTED + len(acc)))
-               if i not in acc][:SAMPLE_REJECTED]
-        ids = [i for i in sorted(acc) + rej if len(docs[i]) <= SAMPLE_MAX_DOC]
+        short = [i for i in sorted(acc) if len(docs[i]) <= SAMPLE_MAX_DOC]
+        take = rng.sample(short, min(len(short), SAMPLE_ROWS))
+        rej = [i for i in rng.sample(range(len(docs)), min(len(docs), 8 * SAMPLE_ROWS + len(acc)))
+               if i not in acc and len(docs[i]) <= SAMPLE_MAX_DOC][:SAMPLE_ROWS]
+        ids = sorted(take + rej)
         if not ids:
             continue
         rows = cluster.sql(f"SELECT id, word_similarity(q, body) FROM docs, queries WHERE k = {level} AND j = {j} "
@@ -685,6 +710,8 @@ def parse_args(argv):
                     help="error levels k whose queries pg_trgm answers (the executables' --errors is not used)")
     ap.add_argument("--pg-query-count", type=int, default=DEFAULT_QUERY_COUNT,
                     help="answer the first N of the benchmark's queries (the same as hdb-ngram-*'s first N)")
+    ap.add_argument("--pg-budget", type=float, default=DEFAULT_BUDGET_S,
+                    help="seconds for all sizes: a size whose estimate does not fit is skipped with the reason")
     ap.add_argument("--tmp-root", default=None, help="where the cluster's temporary folder goes")
     # The n-gram data options, handed to hdb-export-ngram as they are.
     for opt in ("--corpus", "--gcide-dir", "--queries", "--query-count", "--query-min", "--query-max",
@@ -754,9 +781,17 @@ def main(argv=None):
         print(f"pg_trgm: cluster at {cluster.dir} ({version})", flush=True)
         cluster.start()
         state = {}
-        for size in a.size_list:
+        started, last = time.monotonic(), None
+        for size in sorted(a.size_list):
             try:
+                left = a.pg_budget - (time.monotonic() - started)
+                if last and last[1] * size / last[0] > left:
+                    raise SkipSize(f"pg_trgm at {format_size(size)} would take about {last[1] * size / last[0]:.0f} s "
+                                   f"(scaled from {last[1]:.0f} s at {format_size(last[0])}), more than the "
+                                   f"{max(left, 0):.0f} s left of its budget (--pg-budget {a.pg_budget:g})")
+                t0 = time.monotonic()
                 run_size(a, cluster, doc, size, state)
+                last = (size, time.monotonic() - t0)
             except SkipSize as e:
                 keys = [("index", "build", {})] + [("search", "word_similarity", {"k": k, "threshold": t})
                                                    for k in a.levels for t in a.thresholds]

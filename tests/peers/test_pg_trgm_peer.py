@@ -1,0 +1,205 @@
+"""The pg_trgm peer (scripts/hdb/peers/pg_trgm.py, docs/peers.md "pg_trgm"), CTest label `peers`:
+
+- hdb-export-ngram writes the n-gram benchmark's own data: its queries and nsearch hits equal
+  hdb-ngram-cpu --output's for the same options and seed, its documents are the normalized corpus;
+- word_similarity() (the peer's re-implementation) gives PostgreSQL's documented examples;
+- a run on a tiny corpus: the cluster starts, every search case is verified (index answer ==
+  sequential scan, sampled rows recomputed), overlap with nsearch is recorded, the document and CSV
+  pass tests/check_results.py, and no server process or temporary folder is left;
+- SIGTERM and SIGINT in the middle of a run: exit 128+N, the document says interrupted, nothing left;
+- without PostgreSQL the peer is skipped with the reason (exit 77).
+
+Run: HDB_BUILD_DIR=build-pg python3 tests/peers/test_pg_trgm_peer.py"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+
+from hdb.peers import pg_trgm  # noqa: E402
+
+BUILD = os.path.abspath(os.environ.get("HDB_BUILD_DIR", os.path.join(REPO, "build")))
+EXPORT = os.path.join(BUILD, "bin", "hdb-export-ngram")
+NGRAM_CPU = os.path.join(BUILD, "bin", "hdb-ngram-cpu")
+HAVE_PG, WHY_NOT = pg_trgm.available()
+SMALL = ["--corpus", "synthetic", "--sizes", "64K", "--pg-errors", "0", "--thresholds", "0.3,0.6",
+         "--pg-query-count", "4", "--passes", "1", "--warmup", "0", "--max-time", "0"]
+
+
+def postgres_pids():
+    out = set()
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                with open(f"/proc/{p}/comm") as f:
+                    if f.read().strip() == "postgres":
+                        out.add(int(p))
+            except OSError:
+                pass
+    return out
+
+
+def peer_argv(tmp, *extra):
+    return [sys.executable, "-m", "hdb.peers.pg_trgm", "ngram", "--build-dir", BUILD,
+            "--json", os.path.join(tmp, "pg.json"), "--csv", os.path.join(tmp, "pg.csv"),
+            "--tmp-root", os.path.join(tmp, "root")] + list(extra)
+
+
+def peer_env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(REPO, "scripts") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+@unittest.skipUnless(os.access(EXPORT, os.X_OK) and os.access(NGRAM_CPU, os.X_OK),
+                     f"hdb-export-ngram and hdb-ngram-cpu are not built in {BUILD}")
+class Export(unittest.TestCase):
+    def test_same_queries_and_hits_as_the_benchmark(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            common = ["--corpus", "synthetic", "--seed", "9", "--errors", "0,3", "--query-count", "12"]
+            ex = os.path.join(tmp, "e.jsonl")
+            subprocess.run([EXPORT, "--size", "256K", "--out", ex] + common, check=True, timeout=120)
+            tsv = os.path.join(tmp, "hits.tsv")
+            subprocess.run([NGRAM_CPU, "--sizes", "256K", "--only", "search/baseline", "--passes", "1",
+                            "--output", tsv] + common, check=True, timeout=120, capture_output=True)
+            header, docs, queries = pg_trgm.read_export(ex)
+            self.assertEqual(header["size_bytes"], 256 * 1024)
+            self.assertEqual(header["articles"], len(docs))
+            for d in docs:  # the stored, normalized text: what nsearch indexes
+                self.assertRegex(d, r"^ [a-z0-9]+( [a-z0-9]+)* $")
+            want = {}
+            with open(tsv) as f:
+                for line in f:
+                    if not line.startswith("#"):
+                        _, k, j, q, ids = line.rstrip("\n").split("\t")
+                        want[(int(k), int(j))] = (q, [int(x) for x in ids.split()])
+            got = {(k, qi["query"]): (qi["text"], qi["hits"]) for k, qs in queries.items() for qi in qs}
+            self.assertEqual(got, want)
+            self.assertEqual(len(got), 24)
+            self.assertTrue(any(h for _, h in got.values()))
+
+    def test_bad_size_is_a_usage_error(self):
+        p = subprocess.run([EXPORT, "--size", "12Q"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--size", p.stderr)
+
+
+class WordSimilarity(unittest.TestCase):
+    def test_documented_examples(self):
+        # PostgreSQL's documentation: word_similarity('word', 'two words') = 0.8.
+        self.assertEqual(pg_trgm.word_similarity("word", "two words"), pg_trgm._f32(0.8))
+        self.assertEqual(pg_trgm.trigrams_in_order("foo|bar"), ["  f", " fo", "foo", "oo ", "  b", " ba", "bar", "ar "])
+        self.assertEqual(pg_trgm.word_similarity("word", "word"), 1.0)
+        self.assertEqual(pg_trgm.word_similarity("xyz", "two words"), 0.0)
+
+    def test_ids_as_the_case_model(self):
+        self.assertEqual(pg_trgm.case_id("search", "word_similarity", {"k": 0, "threshold": 0.6}, 1 << 20),
+                         "search/word_similarity[k=0,threshold=0.6]@1M")
+        self.assertEqual(pg_trgm.case_id("index", "build", {}, 32 * 1024), "index/build@32K")
+
+
+@unittest.skipUnless(os.access(EXPORT, os.X_OK), f"hdb-export-ngram is not built in {BUILD}")
+class Peer(unittest.TestCase):
+    def setUp(self):
+        if not HAVE_PG:
+            self.skipTest(f"PostgreSQL absent: {WHY_NOT}")
+        self.before = postgres_pids()
+        self.tmp = tempfile.mkdtemp(prefix="hdb-pg-test-")
+        os.chmod(self.tmp, 0o755)  # as root the server runs as 'postgres', which must reach root/
+        os.mkdir(os.path.join(self.tmp, "root"))
+
+    def tearDown(self):
+        import shutil
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def assert_nothing_left(self, out=""):
+        deadline = time.monotonic() + 10
+        while postgres_pids() - self.before and time.monotonic() < deadline:
+            time.sleep(0.2)
+        self.assertEqual(postgres_pids() - self.before, set(), f"a postgres process is left\n{out}")
+        self.assertEqual(os.listdir(os.path.join(self.tmp, "root")), [], f"the cluster's folder is left\n{out}")
+
+    def test_run_verifies_and_cleans_up(self):
+        p = subprocess.run(peer_argv(self.tmp, *SMALL), capture_output=True, text=True, timeout=180, env=peer_env())
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assert_nothing_left()
+        with open(os.path.join(self.tmp, "pg.json")) as f:
+            doc = json.load(f)
+        self.assertEqual((doc["benchmark"], doc["backend"], doc["complete"]), ("ngram", "pg_trgm", True))
+        ids = [r["id"] for r in doc["results"]]
+        self.assertEqual(ids, ["index/build@64K", "search/word_similarity[k=0,threshold=0.3]@64K",
+                               "search/word_similarity[k=0,threshold=0.6]@64K"])
+        for r in doc["results"]:
+            self.assertEqual(r["status"], "ok", r["reason"])
+            self.assertTrue(r["verification"]["verified"])
+        for r in doc["results"][1:]:
+            self.assertIn("sequential scan", r["verification"]["detail"])
+            self.assertIn("recomputed", r["verification"]["detail"])
+            e = r["extra"]
+            self.assertEqual(e["queries"], 4)
+            self.assertEqual(len(e["per_query"]), 4)
+            for key in ("hits_total", "nsearch_hits_total", "both_hits_total", "jaccard_mean",
+                        "share_of_nsearch_hits_found", "share_of_hits_in_nsearch", "query_median_s"):
+                self.assertIn(key, e)
+            self.assertLessEqual(e["both_hits_total"], min(e["hits_total"], e["nsearch_hits_total"]))
+        # A lower threshold returns at least the rows of a higher one.
+        self.assertGreaterEqual(doc["results"][1]["extra"]["hits_total"], doc["results"][2]["extra"]["hits_total"])
+        c = subprocess.run([sys.executable, os.path.join(REPO, "tests", "check_results.py"),
+                            os.path.join(self.tmp, "pg.json"), "3", "--csv", os.path.join(self.tmp, "pg.csv")],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+
+    def interrupt(self, sig):
+        # More queries and passes so that the run is surely still going when the signal comes.
+        argv = peer_argv(self.tmp, "--corpus", "synthetic", "--sizes", "1M", "--pg-query-count", "10",
+                         "--passes", "5")
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=peer_env())
+        try:
+            deadline = time.monotonic() + 60
+            while not (postgres_pids() - self.before) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            self.assertTrue(postgres_pids() - self.before, "the server never started")
+            time.sleep(1.5)
+            p.send_signal(sig)
+            out, _ = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.assertEqual(p.returncode, 128 + sig, out)
+        self.assert_nothing_left(out)
+        with open(os.path.join(self.tmp, "pg.json")) as f:
+            doc = json.load(f)
+        self.assertFalse(doc["complete"])
+        self.assertEqual(doc["incomplete_reason"], f"interrupted by signal {int(sig)}")
+
+    def test_sigterm_stops_the_cluster(self):
+        self.interrupt(signal.SIGTERM)
+
+    def test_sigint_stops_the_cluster(self):
+        self.interrupt(signal.SIGINT)
+
+
+class Skip(unittest.TestCase):
+    def test_without_postgresql(self):
+        saved = pg_trgm.find_bindir
+        pg_trgm.find_bindir = lambda: ""
+        try:
+            ok, why = pg_trgm.available()
+            self.assertFalse(ok)
+            self.assertIn("postgresql-contrib", why)
+            with tempfile.TemporaryDirectory() as tmp:
+                rc = pg_trgm.main(["ngram", "--build-dir", BUILD, "--json", os.path.join(tmp, "x.json")])
+            self.assertEqual(rc, 77)
+        finally:
+            pg_trgm.find_bindir = saved
+
+
+if __name__ == "__main__":
+    unittest.main()
