@@ -71,6 +71,9 @@ def run_all(argv):
     p.add_argument("--no-setup", action="store_true", help="do not call scripts/setup")
     p.add_argument("--no-build", action="store_true", help="never configure or build")
     p.add_argument("--no-report", action="store_true", help="write raw JSON/CSV and summary.csv only")
+    p.add_argument("--peers", type=_csv, help="peers to run beside the executables (docs/peers.md): "
+                   "duckdb,pg_trgm (overrides the config)")
+    p.add_argument("--no-peers", action="store_true", help="run no peer")
     a = p.parse_args(argv)
     if not a.mpi and any(x == "--mpi" or x.startswith("--mpi=") for x in argv):
         raise UsageError("--mpi names no rank count (e.g. --mpi 4 or --mpi 1,2,4)")
@@ -99,6 +102,7 @@ def run_all(argv):
         path = cfgmod.resolve_config_path(REPO, a.config)
         cfg = cfgmod.apply_overrides(cfgmod.load(path), a.benchmarks, a.backends, a.sizes, a.passes, a.device,
                                      a.timeout)
+        cfgmod.override_peers(cfg, a.peers, a.no_peers)
         _check_selection(a, cfg, path, os.path.join(os.path.abspath(a.build_dir), "bin"))
         runner = Runner(REPO, a.out, a.build_dir, cfg, a.config, mpi=a.mpi, do_setup=not a.no_setup,
                         do_build=not a.no_build, force_build=a.build, report=not a.no_report, command_line=command_line)

@@ -36,6 +36,9 @@ SIZE_KEYS = ("sizes", "min_size", "max_size", "size_class")
 TOP_KEYS = {"description", "benchmarks", "backends", "timeout_s", "harness", "bench"}
 BENCH_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args"}
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+# peers = ["duckdb", "pg_trgm"]: systems the driver runs beside the executables, on the same data
+# (docs/peers.md); none when the key is absent.
+TOP_KEYS = TOP_KEYS | {"peers"}
 
 
 def config_dir(repo):
@@ -144,6 +147,7 @@ def validate(doc, where="config"):
         "timeout_s": _timeout(where, doc.get("timeout_s", 600)),
         "harness": {},
         "bench": {},
+        "peers": _peers(where, doc.get("peers", [])),
     }
     harness = doc.get("harness", {})
     if not isinstance(harness, dict):
@@ -233,3 +237,17 @@ def executable_args(cfg, benchmark):
 
 def timeout_for(cfg, benchmark):
     return cfg["bench"].get(benchmark, {}).get("timeout_s", cfg["timeout_s"])
+
+
+def _peers(where, value):
+    from .peers import known
+    return _names(where, "peers", value, known())
+
+
+def override_peers(cfg, peers=None, no_peers=False):
+    """--peers a,b replaces the configuration's peers; --no-peers runs none."""
+    if no_peers:
+        cfg["peers"] = []
+    elif peers:
+        cfg["peers"] = _peers("--peers", peers)
+    return cfg

@@ -70,7 +70,16 @@ def plan(cfg):
                 "timeout_s": cfgmod.timeout_for(cfg, bench),
                 "status": "pending",
             })
+        out += peer_entries(cfg, bench)
     return out
+
+
+def peer_entries(cfg, bench):
+    """The configuration's peers that answer this benchmark (docs/peers.md), after its executables."""
+    from . import peers
+    return [{"name": entry_name(bench, p), "benchmark": bench, "backend": p, "executable": f"{p} (peer)",
+             "peer": p, "args": cfgmod.executable_args(cfg, bench), "timeout_s": cfgmod.timeout_for(cfg, bench),
+             "status": "pending"} for p in cfg.get("peers", []) if bench in peers.benchmarks(p)]
 
 
 def git_commit(repo):
@@ -454,7 +463,25 @@ class Runner:
         """Where the executable's CSV lands: beside its JSON, named alike (results.csv_path_for)."""
         return [results.csv_path_for(p) for p in self.raw_paths(e)]
 
+    def peer_job(self, e):
+        from . import peers
+        return peers.PeerJob(peer=e["peer"], benchmark=e["benchmark"], python=peers.venv_python(self.repo),
+                             repo=self.repo, build_dir=self.build_dir, json=self.raw_paths(e)[0],
+                             csv=self.csv_paths(e)[0], args=list(e["args"]))
+
+    def peer_unavailable(self, e):
+        """Why a peer cannot run here ('' when it can): its module, the project venv, its package."""
+        from . import peers
+        mod = peers.module(e["peer"])
+        if mod is None:
+            return f"peer {e['peer']} is not in this checkout (scripts/hdb/peers)"
+        ok, why = mod.available(peers.venv_python(self.repo))
+        return "" if ok else why
+
     def command(self, e):
+        if e.get("peer"):  # a peer runs on this host, never under mpirun (docs/peers.md)
+            from . import peers
+            return peers.module(e["peer"]).command(self.peer_job(e))
         exe = os.path.join(self.bin_dir, e["executable"])
         cmd = [exe] + e["args"] + ["--json", self.raw_paths(e)[0], "--csv", self.csv_paths(e)[0]]
         if not self.mpi:
@@ -466,6 +493,9 @@ class Runner:
 
     def environment(self):
         env = dict(os.environ)
+        # Peers run as `python -m hdb.peers.<module>`: the hdb package must be importable.
+        scripts = os.path.join(self.repo, "scripts")
+        env["PYTHONPATH"] = scripts + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("POCL_CACHE_DIR", os.path.join(self.build_dir, "pocl-cache"))
         os.makedirs(env["POCL_CACHE_DIR"], exist_ok=True)
         if self.mpi and os.geteuid() == 0:
@@ -481,7 +511,14 @@ class Runner:
         for i, e in enumerate(entries, 1):
             if e["status"] in FINISHED:
                 continue
-            if e["executable"] not in built:
+            if e.get("peer"):
+                why = self.peer_unavailable(e)
+                if why:
+                    e.update(status="skipped", reason=why, exit_code=None, duration_s=0.0)
+                    self.save()
+                    progress.say(i, e, f"{e['executable']}: skipped, {why}")
+                    continue
+            elif e["executable"] not in built:
                 e.update(status="skipped", reason=f"not built ({e['executable']} is not in {self.bin_dir})",
                          exit_code=None, duration_s=0.0)
                 self.save()

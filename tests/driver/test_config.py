@@ -38,7 +38,7 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(bus[bus.index("--passes") + 1], "20")
         self.assertEqual(bus[bus.index("--max-passes") + 1], "20")  # never below the minimum
         self.assertEqual(bus[bus.index("--device") + 1], "1")
-        self.assertEqual([e["name"] for e in plan(cfg)], ["bus-cpu", "ra-cpu"])  # bus first
+        self.assertEqual([e["name"] for e in plan(cfg)], ["bus-cpu", "ra-cpu", "ra-duckdb"])  # bus first, peers last
         self.assertEqual(plan(cfg)[0]["timeout_s"], 5)
 
     def test_bad_configs_name_the_problem(self):

@@ -29,8 +29,11 @@ import importlib
 import os
 from dataclasses import dataclass, field
 
-# name -> module (scripts/hdb/peers/<module>.py); a module that is not there is left out.
-_MODULES = {"duckdb": "duckdb_peer", "pg_trgm": "pg_trgm"}
+# name -> (module scripts/hdb/peers/<module>.py, the benchmarks it answers). A configuration's
+# `peers` may name any of them; the driver runs a peer after the executables of each benchmark it
+# answers, and records it as skipped, with the reason, when its module or its package is missing.
+_REGISTRY = {"duckdb": ("duckdb_peer", ("ra", "tpch")), "pg_trgm": ("pg_trgm", ("ngram",))}
+_MODULES = {n: m for n, (m, _) in _REGISTRY.items()}
 
 
 @dataclass
@@ -55,6 +58,11 @@ def names():
 def known():
     """Every peer name a configuration may list (present or not)."""
     return list(_MODULES)
+
+
+def benchmarks(name):
+    """The benchmarks a peer answers (the registry's, so known without importing the module)."""
+    return _REGISTRY[name][1] if name in _REGISTRY else ()
 
 
 def module(name):

@@ -1,0 +1,283 @@
+"""The DuckDB peer (scripts/hdb/peers, docs/peers.md), CTest label `peers`:
+
+- hdb-export hands over the data the benchmark uses: its case ids are hdb-ra-cpu's (variant aside),
+  and the same seeds give the same output sizes and selected fractions as hdb-ra-cpu records;
+- DuckDB's answer to the SQL of every mapped operation equals the suite's reference, on the suite's
+  data and on its edge cases (empty input, one tuple, all keys equal, nothing / everything selected,
+  1 and 3 values, Zipf keys, fan-out) and on hand-made tuples at the 32-bit limits;
+- a wrong answer is caught and recorded as failed, with no time;
+- without the duckdb package the peer is skipped with the reason (driver and peer);
+- the peer's document and CSV pass tests/check_results.py.
+
+Run: HDB_BUILD_DIR=build-duck .venv/bin/python tests/peers/test_duckdb_peer.py (it re-runs itself
+with the project venv's python when the one it was started with lacks duckdb)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+
+try:
+    import duckdb  # noqa: F401
+    import numpy as np
+    HAVE_DUCKDB = True
+except ImportError:
+    venv = os.path.join(REPO, ".venv", "bin", "python")
+    if os.access(venv, os.X_OK) and os.environ.get("HDB_PEER_TEST_REEXEC") != "1":
+        os.environ["HDB_PEER_TEST_REEXEC"] = "1"
+        os.execv(venv, [venv] + sys.argv)
+    HAVE_DUCKDB = False
+
+from hdb import config as cfgmod  # noqa: E402
+from hdb import peers  # noqa: E402
+from hdb import runner as runmod  # noqa: E402
+from hdb.peers import duckdb_peer, record  # noqa: E402
+
+BUILD = os.path.abspath(os.environ.get("HDB_BUILD_DIR", os.path.join(REPO, "build")))
+EXPORT = os.path.join(BUILD, "tools", "hdb-export")
+RA_CPU = os.path.join(BUILD, "bin", "hdb-ra-cpu")
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def export(out, bench, *args):
+    p = subprocess.run([EXPORT, bench, "--out", out] + list(args), capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise AssertionError(f"hdb-export {bench} {' '.join(args)}: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    with open(os.path.join(out, "cases.json")) as f:
+        return json.load(f)
+
+
+def sql_answers(test, exported, out, threads=(2, 1)):
+    """Every exported case through DuckDB: asserts each answer equals the reference; returns the count."""
+    from hdb.peers import duckdb_sql as q
+    con = duckdb.connect()
+    one = record.Harness(warmup=0, passes=1, max_passes=1)
+    n = 0
+    for case in exported["cases"]:
+        if case["status"] != "ok":
+            continue
+        d = os.path.join(out, case["dir"])
+        with open(os.path.join(d, "manifest.json")) as f:
+            m = json.load(f)
+        tables, sql, order, want = duckdb_peer.prepare(m, d, np)
+        for t in threads:
+            _, got = duckdb_peer.run_case(con, tables, sql, t, one)
+            equal, detail = q.compare(got, want, order)
+            test.assertTrue(equal, f"{case['id']} threads={t}: {detail}\n{sql}")
+            n += 1
+    return n
+
+
+@unittest.skipUnless(os.access(EXPORT, os.X_OK), f"{EXPORT} is not built")
+class ExportTest(unittest.TestCase):
+    def test_ids_and_data_are_the_suites(self):
+        if not os.access(RA_CPU, os.X_OK):
+            self.skipTest(f"{RA_CPU} is not built")
+        args = ["--sizes", "4K,64K", "--seed", "7", "--selectivity", "0.1,0.9", "--fanout", "1,4"]
+        with tempfile.TemporaryDirectory() as out:
+            exported = export(out, "ra", *args)
+            js = os.path.join(out, "cpu.json")
+            subprocess.run([RA_CPU, "--json", js, "--only", "*/serial", "--passes", "1", "--warmup", "0",
+                            "--quiet"] + args, check=True, capture_output=True, timeout=120)
+            with open(js) as f:
+                cpu = {r["id"].replace("/serial", "/export", 1): r for r in json.load(f)["results"]}
+        ids = [c["id"] for c in exported["cases"]]
+        self.assertEqual(sorted(ids), sorted(cpu))
+        self.assertIn("join/export[dist=uniform,match=0.5,fanout=4]@64K", ids)
+        for c in exported["cases"]:
+            r = cpu[c["id"]]
+            self.assertEqual(c["status"], "ok")
+            self.assertEqual((c["elements"], c["bytes"]), (r["elements"], r["bytes"]), c["id"])
+            # Same seeded data: the same output size (and selected fraction) as the cpu backend's.
+            for k in ("output_rows", "selected_fraction"):
+                if k in r["extra"]:
+                    self.assertEqual(c["extra"][k], r["extra"][k], f"{c['id']} {k}")
+
+    def test_npy_layout(self):
+        with tempfile.TemporaryDirectory() as out:
+            exported = export(out, "ra", "--sizes", "1K", "--only", "select,product", "--values", "2")
+            sel = next(c for c in exported["cases"] if c["test"] == "select")
+            d = os.path.join(out, sel["dir"])
+            with open(os.path.join(d, "manifest.json")) as f:
+                m = json.load(f)
+            a = np.load(os.path.join(d, "in0.npy"))
+            self.assertEqual((a.dtype, a.shape), (np.dtype("<u4"), (3, 1024 // 12)))
+            self.assertTrue(all(a[i].flags["C_CONTIGUOUS"] for i in range(3)))
+            keep = (a[0] >= m["args"]["lo"]) & (a[0] <= m["args"]["hi"])  # select on the key, input order
+            self.assertTrue(np.array_equal(np.load(os.path.join(d, "out.npy")), a[:, keep]))
+            prod = next(c for c in exported["cases"] if c["test"] == "product")
+            d = os.path.join(out, prod["dir"])
+            l, r, o = (np.load(os.path.join(d, f)) for f in ("in0.npy", "in1.npy", "out.npy"))
+            want = np.vstack([np.repeat(l, r.shape[1], axis=1), np.tile(r, l.shape[1])])  # a-major, b's key a value
+            self.assertTrue(np.array_equal(o, want))
+
+    def test_tpch_exports_plan_and_answer(self):
+        with tempfile.TemporaryDirectory() as out:
+            exported = export(out, "tpch", "--sizes", "32K", "--sf", "0.01")
+            self.assertEqual([c["id"] for c in exported["cases"]],
+                             ["A/export[data=random]@32K", "B/export[data=random]@32K", "C/export[data=random]@32K",
+                              "A/export[data=tpch,sf=0.01]", "B/export[data=tpch,sf=0.01]",
+                              "C/export[data=tpch,sf=0.01]"])
+            for c in exported["cases"]:
+                with open(os.path.join(out, c["dir"], "manifest.json")) as f:
+                    m = json.load(f)
+                self.assertEqual(m["answer"]["rows"], c["extra"]["rows"])
+
+
+@unittest.skipUnless(HAVE_DUCKDB and os.access(EXPORT, os.X_OK), "needs duckdb and hdb-export")
+class SqlTest(unittest.TestCase):
+    def check(self, *args, bench="ra"):
+        with tempfile.TemporaryDirectory() as out:
+            exported = export(out, bench, *args)
+            n = sql_answers(self, exported, out)
+            self.assertGreater(n, 0)
+            return exported
+
+    def test_every_op_on_random_data(self):
+        exported = self.check("--sizes", "64K", "--seed", "3")
+        self.assertEqual({c["test"] for c in exported["cases"]},
+                         {"project", "select", "unique", "reduce", "reduce_by_key", "join", "set_union",
+                          "set_intersection", "set_difference", "product", "add", "subtract", "multiply", "sort"})
+
+    def test_edge_cases(self):
+        self.check("--sizes", "4,8,24")  # empty, one tuple, three
+        self.check("--sizes", "8K", "--selectivity", "0,1")  # nothing and everything selected
+        self.check("--sizes", "2K", "--duplicates", "0.999", "--reduce-op", "sum,min,max")  # all keys equal
+        self.check("--sizes", "4K", "--values", "3", "--reduce-op", "min,max", "--product-rows", "3")
+        self.check("--sizes", "16K", "--dist", "zipf", "--fanout", "1,16", "--match-rate", "0,1")
+
+    def test_tpch_plans(self):
+        self.check("--sizes", "32K", "--sf", "0.01", bench="tpch")
+
+    def test_limits_by_hand(self):
+        """Keys and values at 2^32 - 1: wrap-around arithmetic, exact sums, the top of the key range."""
+        from hdb.peers import duckdb_sql as q
+        top = 0xFFFFFFFF
+        a = {"k": np.array([0, 5, top, top], np.uint32), "v1": np.array([top, 1, 0, top], np.uint32)}
+        b = {"k": np.array([1, 5, top, top], np.uint32), "v1": np.array([1, top, 1, 2], np.uint32)}
+        cases = [
+            ("add", {}, [[0, 5, top, top], [0, 0, 1, 1]]),
+            ("subtract", {}, [[0, 5, top, top], [top - 1, 2, top, top - 2]]),
+            ("multiply", {}, [[0, 5, top, top], [top, top, 0, (top * 2) % 2**32]]),
+            ("select", {"attribute": 0, "lo": top, "hi": top}, [[top, top], [0, top]]),
+            ("reduce", {"op": "sum"}, [[2 * top + 1]]),
+            ("reduce", {"op": "min"}, [[0]]),
+            ("reduce_by_key", {"op": "sum"}, [[0, 5, top], [top, 1, top]]),
+            ("join", {}, [[5, top, top, top, top], [1, 0, 0, top, top], [top, 1, 2, 1, 2]]),
+            ("set_intersection", {}, [[], []]),  # no tuple in both
+            ("set_difference", {}, [[0, 5, top, top], [top, 1, 0, top]]),
+        ]
+        con = duckdb.connect()
+        con.register("a", a)
+        con.register("b", b)
+        for op, args, want in cases:
+            sql, order = q.ra_sql(op, args, 1)
+            got = list(con.execute(sql).fetchnumpy().values())
+            equal, detail = q.compare(got, np.array(want, dtype=np.uint64), order)
+            self.assertTrue(equal, f"{op}: {detail}\n{sql}")
+        empty = {"k": np.array([], np.uint32), "v1": np.array([], np.uint32)}
+        con.register("a", empty)
+        for op, want in (("sum", 0), ("min", top), ("max", 0)):
+            got = list(con.execute(q.ra_sql("reduce", {"op": op}, 1)[0]).fetchnumpy().values())
+            self.assertEqual(int(got[0][0]), want, op)
+
+    def test_wrong_answer_is_caught_and_never_a_time(self):
+        from hdb.peers import duckdb_sql as q
+        want = np.array([[1, 2, 3], [10, 20, 30]], np.uint32)
+        self.assertTrue(q.compare([np.array([3, 1, 2]), np.array([30, 10, 20])], want, "multiset")[0])
+        for got, order in (([np.array([1, 2, 3]), np.array([10, 20, 31])], "multiset"),
+                           ([np.array([1, 2]), np.array([10, 20])], "multiset"),
+                           ([np.array([1, 2, 3])], "multiset"),
+                           ([np.array([2, 1, 3]), np.array([20, 10, 30])], "sorted")):
+            equal, detail = q.compare(got, want, order)
+            self.assertFalse(equal, f"{got} {order}")
+        with tempfile.TemporaryDirectory() as d:
+            doc = record.Document("ra", "duckdb", record.context(REPO, record.Harness(), "duckdb x", 1),
+                                  os.path.join(d, "x.json"), os.path.join(d, "x.csv"))
+            case = {"id": "select/sql[threads=1]@1K", "size_bytes": 1024, "elements": 128,
+                    "bytes": {"input": 1024, "min_moved": 2048}, "extra": {}}
+            r = doc.ok(case, "select", "sql", {"threads": 1}, [0.1, 0.2], True, False, "row 0 differs")
+            self.assertEqual((r["status"], r["trials"]), ("failed", []))
+            self.assertNotIn("stats", r)
+            self.assertIn("verification failed", r["reason"])
+            doc.finish()
+            self.assertEqual(doc.exit_code(), 1)
+
+    def test_peer_run_writes_a_valid_document(self):
+        with tempfile.TemporaryDirectory() as d:
+            js, csv = os.path.join(d, "ra-duckdb.json"), os.path.join(d, "ra-duckdb.csv")
+            env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"))
+            p = subprocess.run([sys.executable, "-m", "hdb.peers.duckdb_peer", "ra", "--json", js, "--csv", csv,
+                                "--build-dir", BUILD, "--sizes", "4K", "--passes", "2", "--max-passes", "3",
+                                "--max-time", "0.05", "--transfer", "pinned", "--only", "select,join,reduce"],
+                               capture_output=True, text=True, env=env, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            with open(js) as f:
+                doc = json.load(f)
+            self.assertEqual((doc["backend"], doc["complete"], doc["summary"]),
+                             ("duckdb", True, {"ok": 6, "skipped": 0, "failed": 0}))
+            ids = [r["id"] for r in doc["results"]]
+            self.assertIn("select/sql[dist=uniform,selectivity=0.5,threads=2]@4K", ids)
+            self.assertIn("reduce/sql[dist=uniform,op=sum,threads=1]@4K", ids)
+            self.assertEqual(doc["results"][0]["phases"], [{"name": "query", "kind": "host"}])
+            self.assertTrue(doc["context"]["peer"]["duckdb"])
+            c = subprocess.run([sys.executable, os.path.join(REPO, "tests", "check_results.py"), js, "6", "--csv", csv],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+
+
+class SkipTest(unittest.TestCase):
+    def test_peer_id(self):
+        self.assertEqual(record.peer_id("join/export[dist=uniform,match=0.5,fanout=1]@1M", "sql", [("threads", 2)]),
+                         "join/sql[dist=uniform,match=0.5,fanout=1,threads=2]@1M")
+        self.assertEqual(record.peer_id("A/export[data=tpch,sf=0.1]", "sql", [("threads", 1)]),
+                         "A/sql[data=tpch,sf=0.1,threads=1]")
+        self.assertEqual(record.peer_id("x/export@32K", "sql", [("threads", 1)]), "x/sql[threads=1]@32K")
+
+    @unittest.skipUnless(os.access(SYSTEM_PYTHON, os.X_OK), "no /usr/bin/python3")
+    def test_unavailable_without_duckdb(self):
+        probe = subprocess.run([SYSTEM_PYTHON, "-c", "import duckdb"], capture_output=True)
+        if probe.returncode == 0:
+            self.skipTest(f"{SYSTEM_PYTHON} has duckdb")
+        ok, why = duckdb_peer.available(SYSTEM_PYTHON)
+        self.assertFalse(ok)
+        self.assertIn("duckdb", why)
+        ok, why = duckdb_peer.available("")
+        self.assertFalse(ok)
+        self.assertIn("scripts/setup", why)
+        # The peer itself exits 77 (skipped) naming the package.
+        with tempfile.TemporaryDirectory() as d:
+            env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"))
+            p = subprocess.run([SYSTEM_PYTHON, "-m", "hdb.peers.duckdb_peer", "ra", "--json", os.path.join(d, "x.json"),
+                                "--build-dir", BUILD], capture_output=True, text=True, env=env, timeout=60)
+            self.assertEqual(p.returncode, 77, p.stderr)
+            self.assertIn("duckdb", p.stderr)
+
+    def test_driver_plans_and_skips_with_the_reason(self):
+        cfg = cfgmod.validate({"benchmarks": ["ra", "tpch", "merge"], "backends": ["cpu"],
+                               "peers": ["duckdb", "pg_trgm"]})
+        entries = runmod.plan(cfg)
+        self.assertEqual([e["name"] for e in entries], ["ra-cpu", "ra-duckdb", "tpch-cpu", "tpch-duckdb", "merge-cpu"])
+        peer = entries[1]
+        self.assertEqual((peer["peer"], peer["backend"], peer["benchmark"]), ("duckdb", "duckdb", "ra"))
+        self.assertEqual(cfgmod.override_peers(dict(cfg), no_peers=True)["peers"], [])
+        with self.assertRaises(Exception):
+            cfgmod.validate({"peers": ["sqlite"]})
+        # No interpreter with duckdb: the entry is skipped with the reason, never run silently.
+        r = runmod.Runner.__new__(runmod.Runner)
+        r.repo = REPO
+        saved = peers.venv_python
+        try:
+            peers.venv_python = lambda repo: ""
+            why = runmod.Runner.peer_unavailable(r, peer)
+        finally:
+            peers.venv_python = saved
+        self.assertIn("scripts/setup", why)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
