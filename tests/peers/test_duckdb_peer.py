@@ -153,6 +153,17 @@ class SqlTest(unittest.TestCase):
     def test_tpch_plans(self):
         self.check("--sizes", "32K", "--sf", "0.01", bench="tpch")
 
+    def test_tpch_tbl_input(self):
+        """dbgen-layout .tbl files, loaded by the suite's loader and handed over as its columns."""
+        tool = os.path.join(BUILD, "bin", "tpch_tbl_tool")
+        if not os.access(tool, os.X_OK):
+            self.skipTest(f"{tool} is not built")
+        with tempfile.TemporaryDirectory() as tbl:
+            subprocess.run([tool, "write", "0.005", tbl], check=True, capture_output=True, timeout=120)
+            exported = self.check("--data", "tpch", "--tbl-dir", tbl, bench="tpch")
+        self.assertEqual([c["id"] for c in exported["cases"]], ["A/export[data=tbl]", "B/export[data=tbl]",
+                                                                "C/export[data=tbl]"])
+
     def test_limits_by_hand(self):
         """Keys and values at 2^32 - 1: wrap-around arithmetic, exact sums, the top of the key range."""
         from hdb.peers import duckdb_sql as q
