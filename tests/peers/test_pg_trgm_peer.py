@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(REPO, "scripts"))
 from hdb.peers import pg_trgm  # noqa: E402
 
 BUILD = os.path.abspath(os.environ.get("HDB_BUILD_DIR", os.path.join(REPO, "build")))
-EXPORT = os.path.join(BUILD, "bin", "hdb-export-ngram")
+EXPORT = os.path.join(BUILD, "tools", "hdb-export-ngram")
 NGRAM_CPU = os.path.join(BUILD, "bin", "hdb-ngram-cpu")
 HAVE_PG, WHY_NOT = pg_trgm.available()
 SMALL = ["--corpus", "synthetic", "--sizes", "64K", "--pg-errors", "0", "--thresholds", "0.3,0.6",

@@ -440,10 +440,14 @@ def read_export(path):
 
 
 def plan_of(cluster, level, threshold, seqscan):
+    """The plan of the timed statement for the level's first query, as PL/pgSQL runs it: a prepared
+    statement with the query as its parameter. A list of node names, outermost first."""
     off = "SET enable_bitmapscan = off; SET enable_indexscan = off;\n" if seqscan else ""
+    q = cluster.sql(f"SELECT q FROM queries WHERE k = {level} ORDER BY j LIMIT 1", rows=True)
+    literal = "'" + (q[0] if q else "").replace("'", "''") + "'"
     rows = cluster.sql(f"SET pg_trgm.word_similarity_threshold = {threshold};\n{off}"
-                       f"EXPLAIN (FORMAT JSON) SELECT array_agg(id ORDER BY id) FROM docs "
-                       f"WHERE body %> (SELECT q FROM queries WHERE k = {level} ORDER BY j LIMIT 1);", rows=True)
+                       "PREPARE hdb_q(text) AS SELECT array_agg(id ORDER BY id) FROM docs WHERE body %> $1;\n"
+                       f"EXPLAIN (FORMAT JSON) EXECUTE hdb_q({literal});", rows=True)
     plan = json.loads("\n".join(rows))[0]["Plan"]
     nodes = []
 
@@ -732,7 +736,7 @@ def parse_args(argv):
     if not a.size_list or any(not 0 < t <= 1 for t in a.thresholds) or a.passes < 1 or a.pg_query_count < 1:
         raise ValueError("sizes, thresholds in (0, 1], --passes >= 1 and --pg-query-count >= 1 are needed")
     a.harness = record.Harness.from_args(a)
-    a.export_tool = os.path.join(os.path.abspath(a.build_dir), "bin", EXPORT_TOOL)
+    a.export_tool = os.path.join(os.path.abspath(a.build_dir), "tools", EXPORT_TOOL)
     count = min(a.pg_query_count, int(a.query_count)) if a.query_count else a.pg_query_count
     a.export_args = ["--query-count", str(count)]
     for opt in ("corpus", "gcide_dir", "queries", "query_min", "query_max", "words_per_segment", "vocabulary", "zipf"):
