@@ -34,7 +34,10 @@ HARNESS_FLAGS = {
 }
 SIZE_KEYS = ("sizes", "min_size", "max_size", "size_class")
 TOP_KEYS = {"description", "benchmarks", "backends", "timeout_s", "harness", "bench"}
-BENCH_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args"}
+BENCH_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args", "large"}
+# [bench.<name>.large]: a second run of the benchmark's executables (and peers) at sizes beyond the
+# last-level caches, for the variants and parameters `only` and `args` select (docs/driver.md).
+LARGE_KEYS = {"sizes", "only", "args", "timeout_s"}
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 # peers = ["duckdb", "pg_trgm"]: systems the driver runs beside the executables, on the same data
 # (docs/peers.md); none when the key is absent.
@@ -173,9 +176,31 @@ def validate(doc, where="config"):
                 if not isinstance(v, list) or not all(isinstance(a, str) for a in v):
                     raise UsageError(f"{w}: 'args' must be a list of strings")
                 b[k] = list(v)
+            elif k == "large":
+                b[k] = _large(f"{where} [bench.{name}.large]", v)
             else:
                 b[k] = _harness_value(w, k, v)
         out["bench"][name] = b
+    return out
+
+
+def _large(where, table):
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: must be a table with sizes, only, args")
+    for k in table:
+        if k not in LARGE_KEYS:
+            raise UsageError(f"{where}: unknown key '{k}' (allowed: {', '.join(sorted(LARGE_KEYS))})")
+    if "sizes" not in table:
+        raise UsageError(f"{where}: 'sizes' is required (the sizes beyond the caches, e.g. \"256M\")")
+    out = {"sizes": _harness_value(where, "sizes", table["sizes"])}
+    for k in ("only", "args"):
+        if k in table:
+            v = table[k]
+            if not isinstance(v, list) or not v or not all(isinstance(a, str) and a for a in v):
+                raise UsageError(f"{where}: '{k}' must be a non-empty list of strings")
+            out[k] = list(v)
+    if "timeout_s" in table:
+        out["timeout_s"] = _timeout(where, table["timeout_s"])
     return out
 
 
@@ -189,7 +214,7 @@ def apply_overrides(cfg, benchmarks=None, backends=None, sizes=None, passes=None
     tables = [cfg["harness"]] + list(cfg["bench"].values())
     if sizes:
         for t in tables:
-            for k in SIZE_KEYS:
+            for k in SIZE_KEYS + ("large",):  # --sizes names every size that runs
                 t.pop(k, None)
         cfg["harness"]["sizes"] = _harness_value("--sizes", "sizes", sizes)
     if passes is not None:
@@ -218,10 +243,24 @@ def ordered_benchmarks(names):
     return (["bus"] if "bus" in names else []) + [n for n in names if n != "bus"]
 
 
-def executable_args(cfg, benchmark):
-    """The flags one executable gets: the [harness] table with [bench.<name>] on top, then args."""
+def large_run(cfg, benchmark):
+    """The benchmark's [bench.<name>.large] table, or None."""
+    return cfg["bench"].get(benchmark, {}).get("large")
+
+
+def executable_args(cfg, benchmark, large=False, peer=False):
+    """The flags one executable gets: the [harness] table with [bench.<name>] on top, then args.
+    large: its second run at the sizes, --only selection and args of [bench.<name>.large] (a peer
+    gets the sizes and args, not --only: its variants have other names)."""
     opts = dict(cfg["harness"])
-    bench = cfg["bench"].get(benchmark, {})
+    bench = dict(cfg["bench"].get(benchmark, {}))
+    if large:
+        big = bench.pop("large")
+        for k in SIZE_KEYS:
+            bench.pop(k, None)
+        bench["sizes"] = big["sizes"]
+        bench["args"] = big.get("args", bench.get("args", [])) + \
+            (["--only", ",".join(big["only"])] if big.get("only") and not peer else [])
     if any(k in bench for k in SIZE_KEYS):
         for k in SIZE_KEYS:
             opts.pop(k, None)
@@ -235,8 +274,11 @@ def executable_args(cfg, benchmark):
     return args + list(bench.get("args", []))
 
 
-def timeout_for(cfg, benchmark):
-    return cfg["bench"].get(benchmark, {}).get("timeout_s", cfg["timeout_s"])
+def timeout_for(cfg, benchmark, large=False):
+    bench = cfg["bench"].get(benchmark, {})
+    if large and "timeout_s" in bench.get("large", {}):
+        return bench["large"]["timeout_s"]
+    return bench.get("timeout_s", cfg["timeout_s"])
 
 
 def _peers(where, value):

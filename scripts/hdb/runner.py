@@ -71,6 +71,19 @@ def plan(cfg):
                 "status": "pending",
             })
         out += peer_entries(cfg, bench)
+        if cfgmod.large_run(cfg, bench):
+            out += large_entries(cfg, bench, out)
+    return out
+
+
+def large_entries(cfg, bench, planned):
+    """The second run of each of the benchmark's entries at [bench.<name>.large]'s sizes, named
+    <benchmark>-<backend>-large (docs/driver.md)."""
+    out = []
+    for e in [e for e in planned if e["benchmark"] == bench]:
+        big = dict(e, name=e["name"] + "-large", timeout_s=cfgmod.timeout_for(cfg, bench, large=True),
+                   args=cfgmod.executable_args(cfg, bench, large=True, peer=bool(e.get("peer"))))
+        out.append(big)
     return out
 
 

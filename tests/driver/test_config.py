@@ -41,6 +41,31 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual([e["name"] for e in plan(cfg)], ["bus-cpu", "ra-cpu", "ra-duckdb"])  # bus first, peers last
         self.assertEqual(plan(cfg)[0]["timeout_s"], 5)
 
+    def test_large_runs_reach_beyond_the_caches_for_the_selected_cases(self):
+        cfg = self.load("default")
+        entries = {e["name"]: e for e in plan(cfg)}
+        for bench in ("ra", "tpch", "merge"):
+            for backend in ("cpu", "opencl", "cuda"):
+                big = entries[f"{bench}-{backend}-large"]
+                self.assertEqual((big["benchmark"], big["backend"]), (bench, backend))
+                a = big["args"]
+                self.assertEqual(a[a.index("--sizes") + 1], "256M", bench)
+                self.assertNotIn("*/serial", a[a.index("--only") + 1].split(","))
+        merge = entries["merge-cpu-large"]["args"]
+        self.assertEqual(merge[merge.index("--types") + 1], "u32")  # large args replace the benchmark's
+        self.assertEqual(entries["merge-cpu"]["args"][entries["merge-cpu"]["args"].index("--types") + 1],
+                         "u32,u64,str")
+        duck = entries["ra-duckdb-large"]["args"]  # a peer gets the sizes, not the executables' --only
+        self.assertEqual(duck[duck.index("--sizes") + 1], "256M")
+        self.assertNotIn("--only", duck)
+        self.assertNotIn("ngram-cpu-large", entries)
+        for doc, text in (({"bench": {"ra": {"large": {"only": ["*/parallel"]}}}}, "'sizes' is required"),
+                          ({"bench": {"ra": {"large": {"sizes": "1G", "only": "x"}}}}, "'only' must be"),
+                          ({"bench": {"ra": {"large": {"sizes": "1G", "size": "2G"}}}}, "unknown key 'size'")):
+            with self.assertRaises(UsageError) as ctx:
+                config.validate(doc, "t.toml")
+            self.assertIn(text, str(ctx.exception))
+
     def test_bad_configs_name_the_problem(self):
         for doc, text in (({"benchmark": ["ra"]}, "unknown key 'benchmark'"),
                           ({"backends": ["gpu"]}, "unknown backends gpu"),
