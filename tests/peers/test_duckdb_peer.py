@@ -241,7 +241,49 @@ class SqlTest(unittest.TestCase):
             self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
 
 
+    def test_sigterm_mid_run_keeps_results_and_fails_nothing(self):
+        """A signal during a query (DuckDB reports it as its own "Query interrupted" error) stops the
+        peer: the document says interrupted, no case is recorded as failed, the export folder goes."""
+        import signal
+        import time
+        with tempfile.TemporaryDirectory() as d:
+            js = os.path.join(d, "ra-duckdb.json")
+            tmp = os.path.join(d, "tmp")
+            os.mkdir(tmp)
+            env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"), TMPDIR=tmp)
+            p = subprocess.Popen([sys.executable, "-m", "hdb.peers.duckdb_peer", "ra", "--json", js, "--build-dir",
+                                  BUILD, "--sizes", "2M", "--passes", "40", "--max-passes", "40", "--max-time", "60"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+            try:
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    try:
+                        with open(js) as f:
+                            if json.load(f)["results"]:
+                                break
+                    except (OSError, ValueError):
+                        pass
+                    time.sleep(0.05)
+                p.send_signal(signal.SIGTERM)
+                _, err = p.communicate(timeout=60)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+            self.assertEqual(p.returncode, 128 + signal.SIGTERM, err)
+            with open(js) as f:
+                doc = json.load(f)
+            self.assertEqual((doc["complete"], doc["incomplete_reason"]), (False, "interrupted by signal 15"))
+            self.assertGreaterEqual(doc["summary"]["ok"], 1)
+            self.assertEqual(doc["summary"]["failed"], 0)
+            self.assertEqual(os.listdir(tmp), [])
+
+
 class SkipTest(unittest.TestCase):
+    def test_only_patterns_reach_the_export_for_any_variant(self):
+        self.assertEqual(duckdb_peer.export_args(["--only", "*/parallel,join/tuned[dist=uniform]@1M,select",
+                                                  "--only=A/ra-paper", "--sizes", "1M"]),
+                         ["--only", "*/*,join/*[dist=uniform]@1M,select", "--only=A/*", "--sizes", "1M"])
+
     def test_peer_id(self):
         self.assertEqual(record.peer_id("join/export[dist=uniform,match=0.5,fanout=1]@1M", "sql", [("threads", 2)]),
                          "join/sql[dist=uniform,match=0.5,fanout=1,threads=2]@1M")

@@ -14,7 +14,6 @@ answer with the reference. A case the suite skips is skipped with the suite's re
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -50,20 +49,36 @@ def command(job):
 
 
 # --- the peer side -----------------------------------------------------------------------------------
-class Stop(BaseException):
-    def __init__(self, signum):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _on_signal(signum, frame):
-    raise Stop(signum)
-
-
 def thread_counts(requested):
     """All cores (or --threads) and one: the two settings every case runs with."""
     n = requested or os.cpu_count() or 1
     return [n, 1] if n > 1 else [1]
+
+
+def any_variant(pattern):
+    """An --only pattern of the executables ('join/parallel', '*/tuned[...]@1M') for the export tool,
+    whose one variant is 'export': the same tests, params and sizes, whatever variant it names."""
+    if "/" not in pattern:
+        return pattern
+    test, rest = pattern.split("/", 1)
+    cut = min([i for i in (rest.find("["), rest.find("@")) if i >= 0], default=len(rest))
+    return f"{test}/*{rest[cut:]}"
+
+
+def export_args(rest):
+    """The executables' options as the export tool takes them (--only patterns for any variant)."""
+    out, i = [], 0
+    while i < len(rest):
+        a = rest[i]
+        if a == "--only" and i + 1 < len(rest):
+            out += [a, ",".join(any_variant(p) for p in rest[i + 1].split(","))]
+            i += 2
+            continue
+        if a.startswith("--only="):
+            a = "--only=" + ",".join(any_variant(p) for p in a[len("--only="):].split(","))
+        out.append(a)
+        i += 1
+    return out
 
 
 def load_relation(case_dir, spec, numpy):
@@ -139,19 +154,22 @@ def main(argv=None):
         print(f"duckdb_peer: error: {exporter} is not built (cmake --build {a.build_dir} --target hdb-export)",
               file=sys.stderr)
         return record.EXIT_SKIP
-    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(s, _on_signal)
+    return record.run_guarded("duckdb_peer", lambda state: _run(state, a, rest, harness, exporter, duckdb, numpy))
+
+
+def _run(state, a, rest, harness, exporter, duckdb, numpy):
     work = tempfile.mkdtemp(prefix="hdb-duckdb-")
-    doc = None
     try:
-        cmd = [exporter, a.benchmark, "--out", work, "--seed", str(harness.seed)] + rest
+        cmd = [exporter, a.benchmark, "--out", work, "--seed", str(harness.seed)] + export_args(rest)
         if harness.threads:
             cmd += ["--threads", str(harness.threads)]
         print("$ " + " ".join(cmd), flush=True)
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if p.returncode != 0:
             sys.stdout.write(p.stdout)
-            print(f"duckdb_peer: error: hdb-export exited {p.returncode}", file=sys.stderr)
+            why = [ln for ln in p.stdout.splitlines() if "error:" in ln]
+            print(f"duckdb_peer: error: hdb-export exited {p.returncode}" +
+                  (f": {why[-1].split('error:', 1)[1].strip()}" if why else ""), file=sys.stderr)
             return p.returncode if p.returncode in (record.EXIT_USAGE, record.EXIT_SKIP) else record.EXIT_FAILED
         with open(os.path.join(work, "cases.json")) as f:
             exported = json.load(f)
@@ -162,24 +180,16 @@ def main(argv=None):
                                  "name": NAME, "duckdb": duckdb.__version__, "numpy": numpy.__version__,
                                  "threads": counts, "timed": "query + fetchnumpy() of the whole answer",
                                  "data": "hdb-export .npy columns registered as NumPy arrays"}})
-        doc = record.Document(a.benchmark, NAME, ctx, a.json, a.csv)
+        doc = state.doc = record.Document(a.benchmark, NAME, ctx, a.json, a.csv)
         con = duckdb.connect()
         for case in exported["cases"]:
             run_exported_case(con, doc, case, work, counts, harness, numpy)
-            shutil.rmtree(os.path.join(work, case["dir"]), ignore_errors=True) if case.get("dir") else None
+            if case.get("dir"):
+                shutil.rmtree(os.path.join(work, case["dir"]), ignore_errors=True)
         doc.finish()
-        print(f"summary: {doc.doc['summary']['ok']} ok, {doc.doc['summary']['skipped']} skipped, "
-              f"{doc.doc['summary']['failed']} failed")
+        s = doc.doc["summary"]
+        print(f"summary: {s['ok']} ok, {s['skipped']} skipped, {s['failed']} failed")
         return doc.exit_code()
-    except Stop as s:
-        if doc:
-            doc.finish(f"interrupted by signal {s.signum}")
-        return 128 + s.signum
-    except Exception as e:  # noqa: BLE001 - one line, the document says it stopped
-        if doc:
-            doc.finish(f"stopped by an error: {e}")
-        print(f"duckdb_peer: error: {e}", file=sys.stderr)
-        return record.EXIT_FAILED
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -214,6 +224,7 @@ def run_exported_case(con, doc, case, work, counts, harness, numpy):
         try:
             times, got = run_case(con, tables, sql, n, harness)
         except Exception as e:  # noqa: BLE001 - DuckDB's error is the case's failure
+            record.stopped()
             doc.failed(c, test, VARIANT, params, f"duckdb: {e}".splitlines()[0])
             continue
         equal, detail = q.compare(got, want, order)

@@ -8,6 +8,8 @@ executables' in the same hetdb-bench/2 schema and go through the same checks.
 - `summarize`, `throughput`: the harness's statistics and derived figures, by the same definitions.
 - `peer_id`: the id of a peer's case from the suite's own id of the same case: its variant replaced,
   the peer's params appended (so test, params in declared order and size are the suite's).
+- `run_guarded`: a peer's main under SIGTERM/SIGHUP/SIGINT and errors, as the executables end: the
+  document marked 'interrupted by signal N' (exit 128+N) or 'stopped by an error: ...' (exit 1).
 - `Document`: a hetdb-bench/2 document and its CSV (x-csv-columns), rewritten atomically after every
   result (complete: false, "running", until `finish`), like the harness; `ok`, `skipped`, `failed`
   make the result entries. A result is ok only when its answer was checked and equal: `ok` refuses
@@ -18,6 +20,7 @@ import json
 import math
 import os
 import platform
+import signal
 import socket
 import statistics
 import sys
@@ -308,3 +311,51 @@ def argument_parser(prog, description):
 
 def is_nan(x):
     return isinstance(x, float) and math.isnan(x)
+
+
+# --- stopping ---------------------------------------------------------------------------------------
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+_stopping = []  # the signal that is stopping the peer
+
+
+class Stop(BaseException):
+    """Raised by SIGTERM, SIGHUP, SIGINT (like KeyboardInterrupt, not an Exception)."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum, frame):
+    _stopping.append(signum)
+    raise Stop(signum)
+
+
+def stopped():
+    """Call in an `except Exception` that records a case's failure: a library that turns a signal into
+    its own error (DuckDB's "Query interrupted") must stop the peer, not fail the case."""
+    if _stopping:
+        raise Stop(_stopping[0])
+
+
+def run_guarded(prog, body):
+    """Runs body(state) -> exit status with the stop signals caught; state.doc is the Document once the
+    body makes one. A signal finishes it 'interrupted by signal N' and returns 128 + N; any other
+    error 'stopped by an error: ...', printed as one '<prog>: error: ...' line, and returns 1."""
+    state = argparse.Namespace(doc=None)
+    for s in STOP_SIGNALS:
+        signal.signal(s, _on_signal)
+    try:
+        return body(state)
+    except Exception as e:  # noqa: BLE001 - one line; the document says it stopped
+        if not _stopping:
+            if state.doc:
+                state.doc.finish(f"stopped by an error: {e}")
+            print(f"{prog}: error: {e}", file=sys.stderr)
+            return EXIT_FAILED
+        signum = _stopping[0]
+    except Stop as s:
+        signum = s.signum
+    if state.doc:
+        state.doc.finish(f"interrupted by signal {signum}")
+    return 128 + signum
