@@ -480,7 +480,7 @@ class Runner:
         from . import peers
         return peers.PeerJob(peer=e["peer"], benchmark=e["benchmark"], python=peers.venv_python(self.repo),
                              repo=self.repo, build_dir=self.build_dir, json=self.raw_paths(e)[0],
-                             csv=self.csv_paths(e)[0], args=list(e["args"]))
+                             csv=self.csv_paths(e)[0], args=list(e["args"]), timeout_s=e["timeout_s"])
 
     def peer_unavailable(self, e):
         """Why a peer cannot run here ('' when it can): its module, the project venv, its package."""

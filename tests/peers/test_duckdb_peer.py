@@ -279,6 +279,25 @@ class SqlTest(unittest.TestCase):
 
 
 class SkipTest(unittest.TestCase):
+    def test_budget_skips_what_it_cannot_start_saying_so(self):
+        job = peers.PeerJob(peer="duckdb", benchmark="ra", python="py", repo=REPO, build_dir=BUILD, json="x.json",
+                            csv="x.csv", args=["--sizes", "1K"], timeout_s=300)
+        cmd = duckdb_peer.command(job)
+        self.assertEqual(cmd[cmd.index("--budget-s") + 1], "240")
+        if not (HAVE_DUCKDB and os.access(EXPORT, os.X_OK)):
+            self.skipTest("needs duckdb and hdb-export")
+        with tempfile.TemporaryDirectory() as d:
+            js = os.path.join(d, "ra-duckdb.json")
+            env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"))
+            p = subprocess.run([sys.executable, "-m", "hdb.peers.duckdb_peer", "ra", "--json", js, "--build-dir", BUILD,
+                                "--budget-s", "0.000001", "--sizes", "1K", "--only", "select,join"],
+                               capture_output=True, text=True, env=env, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(js) as f:
+                doc = json.load(f)
+            self.assertEqual(doc["summary"], {"ok": 0, "skipped": 4, "failed": 0})
+            self.assertIn("time budget of 1e-06 s (80% of the driver's limit)", doc["results"][0]["reason"])
+
     def test_only_patterns_reach_the_export_for_any_variant(self):
         self.assertEqual(duckdb_peer.export_args(["--only", "*/parallel,join/tuned[dist=uniform]@1M,select",
                                                   "--only=A/ra-paper", "--sizes", "1M"]),

@@ -47,6 +47,7 @@ class PeerJob:
     csv: str           # where its CSV goes
     args: list = field(default_factory=list)  # the executables' flags for this benchmark
     #                    (config.executable_args: --sizes, --passes, --max-time, --seed, ... and args)
+    timeout_s: float = 0  # the driver's time limit for this run (0: none); a peer may budget by it
 
 
 def names():

@@ -43,9 +43,16 @@ def available(python):
     return True, f"duckdb {p.stdout.strip()}"
 
 
+# Share of the driver's time limit the peer plans to use: cases it cannot start within it are
+# recorded as skipped with that reason, so a slow engine never turns the whole entry into a timeout.
+BUDGET_SHARE = 0.8
+_T0 = time.monotonic()  # the peer's start: the budget counts the export too
+
+
 def command(job):
+    budget = ["--budget-s", f"{BUDGET_SHARE * job.timeout_s:g}"] if job.timeout_s else []
     return [job.python, "-m", "hdb.peers.duckdb_peer", job.benchmark, "--json", job.json, "--csv", job.csv,
-            "--build-dir", job.build_dir] + list(job.args)
+            "--build-dir", job.build_dir] + budget + list(job.args)
 
 
 # --- the peer side -----------------------------------------------------------------------------------
@@ -137,6 +144,8 @@ def run_case(con, tables, sql, threads, harness):
 
 def main(argv=None):
     ap = record.argument_parser("duckdb_peer", "DuckDB as a peer of the suite (docs/peers.md)")
+    ap.add_argument("--budget-s", type=float, default=0,
+                    help="start no case after this many seconds (0: no budget); the rest are skipped, saying so")
     a, rest = ap.parse_known_args(argv)
     if a.benchmark not in BENCHMARKS:
         print(f"duckdb_peer: error: no SQL for benchmark '{a.benchmark}' (duckdb answers {', '.join(BENCHMARKS)})",
@@ -183,6 +192,11 @@ def _run(state, a, rest, harness, exporter, duckdb, numpy):
         doc = state.doc = record.Document(a.benchmark, NAME, ctx, a.json, a.csv)
         con = duckdb.connect()
         for case in exported["cases"]:
+            spent = time.monotonic() - _T0
+            if a.budget_s and spent > a.budget_s:
+                case = dict(case, status="skipped",
+                            reason=f"not run: the peer's time budget of {a.budget_s:g} s ({BUDGET_SHARE:.0%} of the "
+                                   f"driver's limit) was spent after {spent:.0f} s")
             run_exported_case(con, doc, case, work, counts, harness, numpy)
             if case.get("dir"):
                 shutil.rmtree(os.path.join(work, case["dir"]), ignore_errors=True)
