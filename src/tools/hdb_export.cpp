@@ -15,10 +15,16 @@
 //                                test, params, size, elements, bytes, status, reason) and its folder
 // One pass per case (the timings of this run mean nothing); a case the suite skips is listed with
 // its reason and has no folder.
+//
+// --stream: a case at a time, so that the reader can delete each folder before the next is made
+// (peak disk and memory of one case): before it makes the folder of a case, hdb-export rewrites
+// cases.json with every case recorded so far, prints "@ready N" (N cases listed) and waits for a line
+// on its standard input; at the end it writes the final cases.json and prints "@done N".
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -41,24 +47,57 @@ using nlohmann::json;
 namespace hdb::tools {
 namespace {
 
-// The cases' folders, in the order the operators were called (one call per case).
+void write_json(const fs::path& path, const json& j) {
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << j.dump(1) << "\n";
+    if (!f) throw std::runtime_error("cannot write '" + tmp.string() + "'");
+  }
+  fs::rename(tmp, path);  // a reader never sees half a file
+}
+
+// The cases' folders, in the order the operators were called (one call per case that runs).
 struct Exporter {
   fs::path out;
+  std::string bench;
+  bool stream = false;
   std::vector<std::string> dirs;
 
+  fs::path suite() const { return out / "suite.json"; }
+
   fs::path next() {
+    if (stream && !dirs.empty()) publish(false);  // every case before this one is recorded now
     std::string name = "case-" + std::to_string(dirs.size());
     fs::create_directories(out / name);
     dirs.push_back(name);
     return out / name;
   }
-};
 
-void write_json(const fs::path& path, const json& j) {
-  std::ofstream f(path);
-  f << j.dump(1) << "\n";
-  if (!f) throw std::runtime_error("cannot write '" + path.string() + "'");
-}
+  // cases.json: the suite's results so far (ok ones paired with the operator calls, in order).
+  void publish(bool final) {
+    std::ifstream f(suite());
+    json doc = json::parse(f);
+    json cases = json::array();
+    std::size_t k = 0;
+    for (json r : doc.at("results")) {
+      for (const char* drop : {"trials", "stats", "throughput", "phases", "verification"}) r.erase(drop);
+      if (r.at("status") == "ok") {
+        if (k >= dirs.size()) throw std::runtime_error("more cases than operator calls");
+        r["dir"] = dirs[k++];
+      }
+      cases.push_back(r);
+    }
+    if (k != dirs.size()) throw std::runtime_error("operator calls and cases do not pair up");
+    write_json(out / "cases.json", {{"benchmark", bench}, {"context", doc.at("context")}, {"cases", cases},
+                                    {"complete", final}});
+    if (!stream) return;
+    std::printf("%s %zu\n", final ? "@done" : "@ready", cases.size());
+    std::fflush(stdout);
+    std::string line;
+    if (!final && !std::getline(std::cin, line)) throw std::runtime_error("--stream: the reader went away");
+  }
+};
 
 // --- ra -----------------------------------------------------------------------------------------
 
@@ -256,7 +295,7 @@ class ExportPlatform : public Platform {
 int usage(const char* msg) {
   std::fprintf(stderr,
                "hdb-export: error: %s\n"
-               "usage: hdb-export ra|tpch --out DIR [the benchmark's options: --sizes, --seed, --only, ...]\n",
+               "usage: hdb-export ra|tpch --out DIR [--stream] [the benchmark's options: --sizes, --seed, --only, ...]\n",
                msg);
   return 2;
 }
@@ -276,10 +315,16 @@ int run(int argc, char** argv) {
   if (bench != "ra" && bench != "tpch") return usage(("unknown benchmark '" + bench + "' (ra, tpch)").c_str());
   std::vector<std::string> args{"hdb-export-" + bench};
   std::string out;
+  Exporter x;
+  x.bench = bench;
   for (int i = 2; i < argc; ++i) {
     std::string a = argv[i];
     std::string name = a.substr(0, a.find('='));
     bool inline_value = a.find('=') != std::string::npos;
+    if (name == "--stream") {
+      x.stream = true;
+      continue;
+    }
     if (name == "--out") {
       if (inline_value) out = a.substr(a.find('=') + 1);
       else if (i + 1 < argc) out = argv[++i];
@@ -292,12 +337,11 @@ int run(int argc, char** argv) {
     args.push_back(a);
   }
   if (out.empty()) return usage("--out DIR is required");
-  Exporter x;
   x.out = out;
   std::error_code ec;
   fs::create_directories(x.out, ec);
   if (!fs::is_directory(x.out)) return usage(("--out: cannot make '" + out + "'").c_str());
-  const fs::path suite = x.out / "suite.json";
+  const fs::path suite = x.suite();
   for (const char* a : {"--warmup", "0", "--passes", "1", "--max-passes", "1", "--quiet"}) args.push_back(a);
   args.push_back("--json");
   args.push_back(suite.string());
@@ -314,21 +358,7 @@ int run(int argc, char** argv) {
     rc = tpch::tpch_main(static_cast<int>(args.size()), cargv.data(), platform, backend);
   }
   if (rc != 0) return rc;
-  // Pair the suite's results with the operator calls: one call per case that ran (ok).
-  std::ifstream f(suite);
-  json doc = json::parse(f);
-  json cases = json::array();
-  std::size_t k = 0;
-  for (json r : doc.at("results")) {
-    for (const char* drop : {"trials", "stats", "throughput", "phases", "verification"}) r.erase(drop);
-    if (r.at("status") == "ok") {
-      if (k >= x.dirs.size()) throw std::runtime_error("more cases than operator calls");
-      r["dir"] = x.dirs[k++];
-    }
-    cases.push_back(r);
-  }
-  if (k != x.dirs.size()) throw std::runtime_error("operator calls and cases do not pair up");
-  write_json(x.out / "cases.json", {{"benchmark", bench}, {"context", doc.at("context")}, {"cases", cases}});
+  x.publish(true);
   return 0;
 }
 

@@ -115,6 +115,33 @@ class ExportTest(unittest.TestCase):
             want = np.vstack([np.repeat(l, r.shape[1], axis=1), np.tile(r, l.shape[1])])  # a-major, b's key a value
             self.assertTrue(np.array_equal(o, want))
 
+    def test_stream_hands_over_a_case_at_a_time(self):
+        with tempfile.TemporaryDirectory() as out:
+            p = subprocess.Popen([EXPORT, "ra", "--out", out, "--stream", "--sizes", "1K", "--only", "select,join,sort"],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            try:
+                said, seen = [], 0
+                for line in p.stdout:
+                    if not line.startswith("@"):
+                        continue
+                    said.append(line.split()[0])
+                    with open(os.path.join(out, "cases.json")) as f:
+                        listed = json.load(f)["cases"]
+                    self.assertEqual(len(listed), int(line.split()[1]))
+                    dirs = sorted(d for d in os.listdir(out) if d.startswith("case-"))
+                    self.assertEqual(dirs, [c["dir"] for c in listed[seen:]])  # the next case is not made yet
+                    seen = len(listed)
+                    for d in dirs:
+                        subprocess.run(["rm", "-rf", os.path.join(out, d)], check=True)
+                    if line.startswith("@ready"):
+                        p.stdin.write("next\n")
+                        p.stdin.flush()
+                self.assertEqual(p.wait(timeout=60), 0)
+            finally:
+                if p.poll() is None:
+                    p.kill()
+            self.assertEqual(said, ["@ready", "@ready", "@done"])
+
     def test_tpch_exports_plan_and_answer(self):
         with tempfile.TemporaryDirectory() as out:
             exported = export(out, "tpch", "--sizes", "32K", "--sf", "0.01")

@@ -167,45 +167,68 @@ def main(argv=None):
 
 
 def _run(state, a, rest, harness, exporter, duckdb, numpy):
+    """hdb-export --stream hands over a case at a time: each case is run as soon as it is recorded and
+    its folder deleted before the next is made (peak disk and memory of one case)."""
     work = tempfile.mkdtemp(prefix="hdb-duckdb-")
+    proc = None
     try:
-        cmd = [exporter, a.benchmark, "--out", work, "--seed", str(harness.seed)] + export_args(rest)
+        cmd = [exporter, a.benchmark, "--out", work, "--stream", "--seed", str(harness.seed)] + export_args(rest)
         if harness.threads:
             cmd += ["--threads", str(harness.threads)]
         print("$ " + " ".join(cmd), flush=True)
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if p.returncode != 0:
-            sys.stdout.write(p.stdout)
-            why = [ln for ln in p.stdout.splitlines() if "error:" in ln]
-            print(f"duckdb_peer: error: hdb-export exited {p.returncode}" +
-                  (f": {why[-1].split('error:', 1)[1].strip()}" if why else ""), file=sys.stderr)
-            return p.returncode if p.returncode in (record.EXIT_USAGE, record.EXIT_SKIP) else record.EXIT_FAILED
-        with open(os.path.join(work, "cases.json")) as f:
-            exported = json.load(f)
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
         counts = thread_counts(harness.threads)
-        ctx = record.context(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), harness,
-                             f"duckdb {duckdb.__version__}", counts[0],
-                             extra={"sizes": exported["context"].get("sizes", []), "peer": {
-                                 "name": NAME, "duckdb": duckdb.__version__, "numpy": numpy.__version__,
-                                 "threads": counts, "timed": "query + fetchnumpy() of the whole answer",
-                                 "data": "hdb-export .npy columns registered as NumPy arrays"}})
-        doc = state.doc = record.Document(a.benchmark, NAME, ctx, a.json, a.csv)
-        con = duckdb.connect()
-        for case in exported["cases"]:
-            spent = time.monotonic() - _T0
-            if a.budget_s and spent > a.budget_s:
-                case = dict(case, status="skipped",
-                            reason=f"not run: the peer's time budget of {a.budget_s:g} s ({BUDGET_SHARE:.0%} of the "
-                                   f"driver's limit) was spent after {spent:.0f} s")
-            run_exported_case(con, doc, case, work, counts, harness, numpy)
-            if case.get("dir"):
-                shutil.rmtree(os.path.join(work, case["dir"]), ignore_errors=True)
+        con, doc, done, said = duckdb.connect(), None, 0, []
+        for line in proc.stdout:
+            if not line.startswith(("@ready", "@done")):
+                said.append(line.rstrip("\n"))
+                print(line, end="", flush=True)
+                continue
+            with open(os.path.join(work, "cases.json")) as f:
+                exported = json.load(f)
+            if doc is None:
+                doc = state.doc = record.Document(a.benchmark, NAME, _context(exported, harness, counts, duckdb, numpy),
+                                                  a.json, a.csv)
+            for case in exported["cases"][done:]:
+                spent = time.monotonic() - _T0
+                if a.budget_s and spent > a.budget_s:
+                    case = dict(case, status="skipped",
+                                reason=f"not run: the peer's time budget of {a.budget_s:g} s ({BUDGET_SHARE:.0%} of "
+                                       f"the driver's limit) was spent after {spent:.0f} s")
+                run_exported_case(con, doc, case, work, counts, harness, numpy)
+                if case.get("dir"):
+                    shutil.rmtree(os.path.join(work, case["dir"]), ignore_errors=True)
+            done = len(exported["cases"])
+            if line.startswith("@ready"):
+                proc.stdin.write("next\n")
+                proc.stdin.flush()
+        rc = proc.wait()
+        if rc != 0:
+            why = [ln for ln in said if "error:" in ln]
+            msg = f"hdb-export exited {rc}" + (f": {why[-1].split('error:', 1)[1].strip()}" if why else "")
+            if doc is None:
+                print(f"duckdb_peer: error: {msg}", file=sys.stderr)
+                return rc if rc in (record.EXIT_USAGE, record.EXIT_SKIP) else record.EXIT_FAILED
+            raise RuntimeError(msg)
         doc.finish()
         s = doc.doc["summary"]
         print(f"summary: {s['ok']} ok, {s['skipped']} skipped, {s['failed']} failed")
         return doc.exit_code()
     finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _context(exported, harness, counts, duckdb, numpy):
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    return record.context(repo, harness, f"duckdb {duckdb.__version__}", counts[0],
+                          extra={"sizes": exported["context"].get("sizes", []), "peer": {
+                              "name": NAME, "duckdb": duckdb.__version__, "numpy": numpy.__version__,
+                              "threads": counts, "timed": "query + fetchnumpy() of the whole answer",
+                              "data": "hdb-export .npy columns registered as NumPy arrays"}})
 
 
 def run_exported_case(con, doc, case, work, counts, harness, numpy):
