@@ -32,15 +32,17 @@ file_on_one_rank() {
   expect_no_err "rank 0: error"
 }
 
-# An output path that is usable on rank 0 only, and a --json path whose directory is missing on
-# rank 1: the same agreement.
+# A rank file whose directory is missing on rank 1 (issue 20: rank files are best effort): rank 1
+# warns and keeps no file of its own, rank 0 receives its results over MPI and writes them.
 output_on_one_rank() {
   need HDB_BUS_CPU
   mkdir "$T/out0"
   run 60 "${MPI[@]}" bash -c 'exec "$0" --sizes 32K --csv "$1/out$OMPI_COMM_WORLD_RANK/bus.csv"' "$HDB_BUS_CPU" "$T"
   expect_within 20
-  expect_rc 2
-  expect_err "rank 1: error: --csv: cannot write '$T/out1/bus.csv.rank1': no directory '$T/out1'"
+  expect_rc 0
+  expect_err "rank 1 ($(hostname)): warning: --csv: cannot write '$T/out1/bus.csv.rank1': no directory '$T/out1'; this rank keeps no file of its own (rank 0 receives its results over MPI)"
+  "$PY" -c "import csv, sys; rows = list(csv.DictReader(open(sys.argv[1]))); sys.exit(0 if {r['rank'] for r in rows} == {'0', '1'} else 1)" \
+    "$T/out0/bus.csv" || fail "the merged CSV lacks a rank's rows"
 }
 
 # A rank that fails after the ranks have started working (n-gram --output is opened when the
@@ -61,9 +63,9 @@ error_after_start() {
 }
 
 # A full disk on one node in the middle of the run: once rank 0 has results on disk, rank 1 gets a
-# file size limit (prlimit), so its next write fails; the job ends within seconds with rank 1's
-# message, rank 1's file keeps its previous contents, and rank 0's file keeps every result it had
-# taken, marked as interrupted.
+# file size limit (prlimit), so its next write fails. Rank files are best effort (issue 20): rank 1
+# warns once and writes no more files of its own, its file keeps its previous contents, and the run
+# goes on; rank 0 receives every rank's results over MPI and the merged document has them all.
 write_error_on_one_rank() {
   need HDB_BUS_CPU
   command -v prlimit >/dev/null || skip "no prlimit"
@@ -73,20 +75,17 @@ write_error_on_one_rank() {
   local job=$!
   wait_results "$T/bus.json.rank0" 1 60
   wait_results "$T/bus.json.rank1" 1 60
-  local before
-  before=$(results_in "$T/bus.json.rank0")
   cp "$T/bus.json.rank1" "$T/rank1.before"
   prlimit --pid "$(cat "$T/pid1")" --fsize=1:1 || fail "prlimit"
-  local start=$SECONDS
-  timeout 60 tail --pid="$job" -f /dev/null
+  timeout 120 tail --pid="$job" -f /dev/null
   wait "$job"
   RC=$?
-  [ $((SECONDS - start)) -le 30 ] || fail "the job took $((SECONDS - start)) s to end after rank 1 failed"
-  expect_rc 1
-  expect_err "rank 1: error: cannot write results to '$T/bus.json.rank1': File too large (its previous contents are kept)"
-  expect_err "rank 1: stopping every rank (exit code 1)"
-  doc "$T/bus.json.rank0" "len(d['results']) >= $before" "rank 0's results were lost"
-  doc "$T/bus.json.rank0" "d['complete'] is False and d['incomplete_reason'] == 'interrupted by signal 15'"
+  expect_rc 0
+  expect_err "rank 1 ($(hostname)): warning: cannot write results to '$T/bus.json.rank1': File too large (its previous contents are kept); this rank writes no more files of its own"
+  [ "$(grep -c "warning: cannot write" "$T/err")" = 1 ] || fail "the warning is not told once"
+  local kept
+  kept=$(results_in "$T/bus.json.rank1")
+  doc "$T/bus.json" "d['complete'] is True and len(d['mpi']['ranks'][1]['results']) > $kept" "rank 1's later results did not reach rank 0"
   cmp -s "$T/bus.json.rank1" "$T/rank1.before" || {
     # Rank 1 may have written once more between the copy and the limit: still a document of its run.
     doc "$T/bus.json.rank1" "d['complete'] is False and len(d['results']) >= 1"

@@ -80,3 +80,31 @@ TEST(MpiMerge, CompleteOnlyWhenEveryRankCompleted) {
   m = merge_rank_documents({marked(0, false, "running"), marked(1, true)});
   EXPECT_EQ(m["incomplete_reason"], "rank 0: running");
 }
+
+// Issue 20: the mode recorded is the mode that ran, and the hosts with their ranks are listed (a
+// rank without a device still names its host).
+TEST(MpiMerge, ModeAndHostsWithTheirRanks) {
+  nlohmann::json no_device = {{"rank", 4}, {"exit_code", 77}, {"skipped", "no device"}, {"host", "node0"}};
+  std::vector<nlohmann::json> docs = {doc(0, 1.0), doc(1, 1.0), doc(2, 1.0), doc(3, 1.0), no_device};
+  nlohmann::json m = merge_rank_documents(docs, "tp");
+  EXPECT_EQ(m["mpi"]["mode"], "tp");
+  EXPECT_EQ(merge_rank_documents(docs)["mpi"]["mode"], "ep");
+  EXPECT_EQ(m["mpi"]["hosts"], nlohmann::json::parse(R"([{"host": "node0", "ranks": [0, 1, 4]},
+                                                         {"host": "node1", "ranks": [2, 3]}])"));
+  EXPECT_EQ(m["mpi"]["ranks"][4]["host"], "node0");
+  EXPECT_EQ(m["summary"]["failed"], 0);  // 77 (no device) is not a failure
+}
+
+// Every rank's failure counts, whatever its exit code; a rank whose failed cases are counted
+// already is not counted twice.
+TEST(MpiMerge, EveryFailedRankCounts) {
+  nlohmann::json usage = {{"rank", 1}, {"exit_code", 2}};
+  nlohmann::json killed = {{"rank", 2}, {"exit_code", 143}};
+  nlohmann::json wrote_nothing = doc(3, 1.0);
+  wrote_nothing["exit_code"] = 1;  // ran its cases, then failed (e.g. writing its results)
+  nlohmann::json failed_case = doc(4, 1.0, "failed");
+  failed_case["exit_code"] = 1;
+  nlohmann::json m = merge_rank_documents({doc(0, 1.0), usage, killed, wrote_nothing, failed_case});
+  EXPECT_EQ(m["summary"]["ok"], 1);
+  EXPECT_EQ(m["summary"]["failed"], 4);
+}

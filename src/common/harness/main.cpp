@@ -26,6 +26,12 @@ namespace hdb {
 
 namespace {
 
+std::string host_name() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
 std::string join_args(int argc, char** argv) {
   std::string s;
   for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
@@ -182,7 +188,7 @@ struct Outcome {
 
 // The end of a run's files: the document marked complete, or incomplete with `reason`. A write
 // error is told, naming the file, and fails the run; the file keeps its previous contents.
-int write_final(const std::string& exe, ResultDb& db, const Options& opts, const std::string& reason) {
+int write_final(const std::string& exe, ResultDb& db, Options& opts, const std::string& reason) {
   std::lock_guard<std::timed_mutex> lock(output_mutex());
   if (reason.empty()) db.set_complete();
   else db.set_incomplete(reason);
@@ -194,6 +200,7 @@ int write_final(const std::string& exe, ResultDb& db, const Options& opts, const
       if (json) db.write_json(path);
       else db.write_csv(path);
     } catch (const OutputError& e) {
+      if (opts.on_write_error && opts.on_write_error(e.what())) continue;  // a rank file: best effort
       std::fprintf(stderr, "%s: error: %s\n", exe.c_str(), e.what());
       rc = kExitFailure;
     }
@@ -287,23 +294,26 @@ Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform&
 }
 
 // EP mode: every rank sends its document to rank 0, which writes one merged document.
-int finish_mpi(const std::string& exe, const MpiEnv& mpi, const Options& opts, const std::string& final_json,
-               const std::string& final_csv, Outcome out) {
+int finish_mpi(const std::string& exe, const BenchmarkDef& def, const MpiEnv& mpi, const Options& opts,
+               const std::string& final_json, const std::string& final_csv, Outcome out) {
   nlohmann::json mine = out.doc.is_null() ? nlohmann::json::object() : out.doc;
   mine["rank"] = mpi.rank();
   mine["exit_code"] = out.rc;
   if (!out.skipped.empty()) mine["skipped"] = out.skipped;
+  if (!mine.contains("context")) mine["host"] = host_name();  // a rank without a device is on a host too
   std::vector<std::string> texts = mpi.gather(mine.dump());
   if (mpi.rank() != 0) return out.rc == kExitNoDevice ? kExitOk : out.rc;
   std::vector<nlohmann::json> docs;
   bool any_ran = false, any_failed = false, any_usage = false;
   for (const auto& t : texts) {
     docs.push_back(nlohmann::json::parse(t));
+    const int code = docs.back().value("exit_code", 0);
     any_ran |= docs.back().contains("results");
-    any_failed |= docs.back().value("exit_code", 0) == kExitFailure;
-    any_usage |= docs.back().value("exit_code", 0) == kExitUsage;
+    any_usage |= code == kExitUsage;
+    any_failed |= code != kExitOk && code != kExitNoDevice && code != kExitUsage;
   }
-  nlohmann::json merged = merge_rank_documents(docs);
+  // The mode that ran: collective cases (the dist benchmark) are TP, the rest EP.
+  nlohmann::json merged = merge_rank_documents(docs, def.collective ? "tp" : "ep");
   int write_rc = kExitOk;
   for (bool json : {true, false}) {
     const std::string& path = json ? final_json : final_csv;
@@ -340,10 +350,31 @@ int finish_mpi(const std::string& exe, const MpiEnv& mpi, const Options& opts, c
 }
 
 // The per-rank file of an MPI run: FILE.rank<R>; none when FILE is written in place (a FIFO,
-// /dev/stdout): rank 0 writes the merged document there at the end.
-std::string rank_file(const std::string& path, int rank) {
+// /dev/stdout): rank 0 writes the merged document there at the end. Rank files are best effort:
+// every rank's results reach rank 0 over MPI, so a rank that cannot write its own file (its
+// directory is missing on that node, its disk is full) says so once and goes on without it.
+std::string rank_file(const std::string& exe, const MpiEnv& mpi, const std::string& path, const char* option) {
   if (path.empty() || writes_in_place(path)) return "";
-  return path + ".rank" + std::to_string(rank);
+  std::string file = path + ".rank" + std::to_string(mpi.rank());
+  try {
+    check_output(file, option);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "%s: rank %d (%s): warning: %s; this rank keeps no file of its own (rank 0 receives its "
+                 "results over MPI)\n", exe.c_str(), mpi.rank(), host_name().c_str(), e.what());
+    return "";
+  }
+  return file;
+}
+
+// A write error of a rank file during the run: told once, then this rank writes no files of its own.
+void rank_files_best_effort(const std::string& exe, const MpiEnv& mpi, Options& opts) {
+  opts.on_write_error = [&exe, &mpi, &opts](const std::string& error) {
+    std::fprintf(stderr, "%s: rank %d (%s): warning: %s; this rank writes no more files of its own (rank 0 "
+                 "receives its results over MPI)\n", exe.c_str(), mpi.rank(), host_name().c_str(), error.c_str());
+    opts.json_path.clear();
+    opts.csv_path.clear();
+    return true;
+  };
 }
 
 }  // namespace
@@ -406,13 +437,15 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
           opts.local_rank = mpi.local_rank();
           opts.local_ranks = mpi.local_size();
           // Each rank keeps its own file while running, so a crash loses nothing already measured.
-          opts.json_path = rank_file(final_json, mpi.rank());
-          opts.csv_path = rank_file(final_csv, mpi.rank());
+          opts.json_path = rank_file(exe, mpi, final_json, "--json");
+          opts.csv_path = rank_file(exe, mpi, final_csv, "--csv");
+          rank_files_best_effort(exe, mpi, opts);
           if (mpi.rank() != 0) opts.quiet = true;
+        } else {
+          // A path that cannot be written is told now, not after all the work.
+          if (!opts.json_path.empty()) check_output(opts.json_path, "--json");
+          if (!opts.csv_path.empty()) check_output(opts.csv_path, "--csv");
         }
-        // A path that cannot be written is told now, not after all the work.
-        if (!opts.json_path.empty()) check_output(opts.json_path, "--json");
-        if (!opts.csv_path.empty()) check_output(opts.csv_path, "--csv");
         if (mpi.rank() == 0 && mpi.active()) {
           if (!final_json.empty()) check_output(final_json, "--json");
           if (!final_csv.empty()) check_output(final_csv, "--csv");
@@ -434,7 +467,7 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
     Outcome out = run_benchmark(exe, def, platform, opts, mpi);
     if (out.stop) return out.rc;
     // Every rank reaches the gather, whatever happened to its cases.
-    if (mpi.active()) return finish_mpi(exe, mpi, opts, final_json, final_csv, std::move(out));
+    if (mpi.active()) return finish_mpi(exe, def, mpi, opts, final_json, final_csv, std::move(out));
     if (out.rc == kExitNoDevice) {
       std::printf("skipped: %s\n", out.skipped.c_str());
       std::fflush(stdout);

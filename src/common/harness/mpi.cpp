@@ -27,7 +27,7 @@ nlohmann::json MpiEnv::context() const {
   return {{"active", active_}, {"rank", rank()}, {"size", size()}, {"local_rank", local_rank_}, {"local_size", local_size_}};
 }
 
-nlohmann::json merge_rank_documents(const std::vector<nlohmann::json>& docs) {
+nlohmann::json merge_rank_documents(const std::vector<nlohmann::json>& docs, const std::string& mode) {
   nlohmann::json merged;
   // Base: the first rank that produced a full document (a rank without a device may not have).
   for (const auto& d : docs)
@@ -84,20 +84,29 @@ nlohmann::json merge_rank_documents(const std::vector<nlohmann::json>& docs) {
     ok += r["status"] == "ok";
     skipped += r["status"] == "skipped";
   }
-  // A case that failed on any rank fails the run.
-  for (const auto& d : docs)
-    if (d.contains("results"))
-      for (const auto& r : d["results"]) failed += r["status"] == "failed";
+  // A case that failed on any rank fails the run, and so does a rank that exited with a failure
+  // (any code but 0 and 77, no device) without a failed case to show for it.
+  nlohmann::json hosts = nlohmann::json::array();
   for (const auto& d : docs) {
-    nlohmann::json entry = {{"rank", d.value("rank", 0)}, {"exit_code", d.value("exit_code", 0)}};
+    int rank_failed = 0;
+    if (d.contains("results"))
+      for (const auto& r : d["results"]) rank_failed += r["status"] == "failed";
+    const int code = d.value("exit_code", 0);
+    failed += rank_failed > 0 ? rank_failed : (code != 0 && code != 77);
+    nlohmann::json entry = {{"rank", d.value("rank", 0)}, {"exit_code", code}};
     if (d.contains("skipped")) entry["skipped"] = d["skipped"];
+    if (d.contains("host")) entry["host"] = d["host"];  // sent by ranks that have no context
     if (d.contains("context")) {
       entry["host"] = d["context"].value("host", "");
       if (d["context"].contains("device")) entry["device"] = d["context"]["device"].value("name", "");
     }
+    if (entry.contains("host")) {
+      auto h = std::find_if(hosts.begin(), hosts.end(), [&](const nlohmann::json& x) { return x["host"] == entry["host"]; });
+      if (h != hosts.end()) (*h)["ranks"].push_back(entry["rank"]);
+      else hosts.push_back({{"host", entry["host"]}, {"ranks", nlohmann::json::array({entry["rank"]})}});
+    }
     if (d.contains("summary")) entry["summary"] = d["summary"];
     if (d.contains("results")) entry["results"] = d["results"];
-    failed += d.contains("summary") ? 0 : (d.value("exit_code", 0) == 1);
     ranks.push_back(entry);
   }
   merged["summary"] = {{"ok", ok}, {"skipped", skipped}, {"failed", failed}};
@@ -110,7 +119,7 @@ nlohmann::json merge_rank_documents(const std::vector<nlohmann::json>& docs) {
       merged["incomplete_reason"] = "rank " + std::to_string(d.value("rank", 0)) + ": " + d.value("incomplete_reason", std::string("incomplete"));
       break;
     }
-  merged["mpi"] = {{"mode", "ep"}, {"size", docs.size()}, {"ranks", ranks}};
+  merged["mpi"] = {{"mode", mode}, {"size", docs.size()}, {"hosts", hosts}, {"ranks", ranks}};
   return merged;
 }
 

@@ -39,10 +39,13 @@ class MpiEnv {
   int local_rank_ = 0, local_size_ = 1;
 };
 
-// Rank 0's view of an EP run: `docs[r]` is rank r's results document (with "rank", "exit_code" and
+// Rank 0's view of an MPI run: `docs[r]` is rank r's results document (with "rank", "exit_code" and
 // optionally "skipped"). Returns one document in the usual schema: the results of the lowest rank
 // that has each case, each with "across_ranks" statistics of the median kernel time (min, max,
-// mean, stddev, cv, outlier ranks), and "mpi" with the per-rank documents kept whole.
-nlohmann::json merge_rank_documents(const std::vector<nlohmann::json>& docs);
+// mean, stddev, cv, outlier ranks), and "mpi" with the mode that ran (`mode`: "ep", every rank on
+// its own; "tp", collective cases), the hosts and their ranks, and the per-rank documents kept
+// whole. A rank that exited with neither 0 nor 77 (no device) counts as a failure even when none
+// of its cases failed.
+nlohmann::json merge_rank_documents(const std::vector<nlohmann::json>& docs, const std::string& mode = "ep");
 
 }  // namespace hdb
