@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <set>
+#include <string>
 
 #include "bench/dist_collective.hpp"
 #include "algorithms/dist_partition.hpp"
@@ -104,7 +106,8 @@ ra::Relation stable_sorted_by_key(const ra::Relation& in) {
 
 class DistRaRunner {
  public:
-  DistRaRunner(Session& s, const Comm& c, ra::RaBackend& b, const DistOptions& o) : s_(s), c_(c), b_(b), o_(o) {}
+  DistRaRunner(Session& s, const Comm& c, ra::RaBackend& b, const DistOptions& o)
+      : s_(s), c_(c), b_(b), o_(o), node_of_(node_of_ranks(c)) {}
 
   void run() {
     for (ra::Op op : {ra::Op::Unique, ra::Op::Join})
@@ -219,16 +222,22 @@ class DistRaRunner {
     });
 
     // Figures across ranks: every rank computes the same values from the same collectives.
-    std::uint64_t global_in_bytes = 0, sent_away = 0;
+    std::uint64_t global_in_bytes = 0, sent_away = 0, sent_off_node = 0;
     std::uint64_t received = 0;
+    const std::uint64_t tuple_bytes = static_cast<std::uint64_t>(w) * 4;
     for (const Side& s : c->sides) {
-      global_in_bytes += s.spec.rows * static_cast<std::uint64_t>(w) * 4;
-      for (int r = 0; r < c_.size(); ++r)
-        if (r != c_.rank()) sent_away += s.send_counts[static_cast<std::size_t>(r)];
+      global_in_bytes += s.spec.rows * tuple_bytes;
+      for (int r = 0; r < c_.size(); ++r) {
+        const std::size_t d = static_cast<std::size_t>(r);
+        if (r != c_.rank()) sent_away += s.send_counts[d];
+        if (node_of_[d] != node_of_[static_cast<std::size_t>(c_.rank())]) sent_off_node += s.send_counts[d];
+      }
       received += s.recv_rows();
     }
     const std::vector<std::uint64_t> rows_per_rank = c_.all_gather(received);
-    const std::uint64_t exchanged_bytes = c_.sum(sent_away) * static_cast<std::uint64_t>(w) * 4;
+    std::vector<std::uint64_t> sent_bytes_per_rank = c_.all_gather(sent_away * tuple_bytes);
+    const std::uint64_t exchanged_bytes = std::accumulate(sent_bytes_per_rank.begin(), sent_bytes_per_rank.end(), std::uint64_t{0});
+    const std::uint64_t off_node_bytes = c_.sum(sent_off_node) * tuple_bytes;
     const std::uint64_t busiest_bytes = c_.max(local_in_bytes + out_rows * out_w * 4);
     const std::uint64_t global_out_rows = c_.sum(out_rows);
     const double mean_rows = static_cast<double>(std::accumulate(rows_per_rank.begin(), rows_per_rank.end(), std::uint64_t{0})) /
@@ -252,6 +261,9 @@ class DistRaRunner {
                {"rows_per_rank", rows_per_rank},
                {"imbalance", mean_rows > 0 ? static_cast<double>(max_rows) / mean_rows : 1.0},
                {"exchanged_bytes", exchanged_bytes},
+               {"sent_bytes_per_rank", sent_bytes_per_rank},
+               {"off_node_bytes", off_node_bytes},
+               {"nodes", std::set<std::uint64_t>(node_of_.begin(), node_of_.end()).size()},
                {"values", o_.values}};
     return p;
   }
@@ -284,10 +296,18 @@ class DistRaRunner {
     return broadcast_verdict(c_, v);
   }
 
+  // The node of every rank: the lowest rank on it (Comm::node), so that the bytes which cross
+  // between nodes (the network's share of the exchange) can be told from those within a node.
+  static std::vector<std::uint64_t> node_of_ranks(const Comm& c) {
+    const std::string leader = c.node().broadcast(std::to_string(c.rank()), 0);
+    return c.all_gather(std::stoull(leader));
+  }
+
   Session& s_;
   const Comm& c_;
   ra::RaBackend& b_;
   const DistOptions& o_;
+  const std::vector<std::uint64_t> node_of_;
 };
 
 }  // namespace
