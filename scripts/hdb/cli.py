@@ -64,6 +64,10 @@ def run_all(argv):
     p.add_argument("--mpi", type=_csv, default=[], metavar="N[,N...]",
                    help="run every executable under mpirun -np N; several counts (1,2,4) make one run per count "
                         "and a scaling report")
+    p.add_argument("--hostfile", metavar="FILE", help="with --mpi: the nodes and their slots (mpirun --hostfile), "
+                   "for runs across nodes")
+    p.add_argument("--mpi-args", metavar="'ARGS'", help="with --mpi: more launcher options, one string split as the "
+                   "shell would (e.g. \"--map-by node --mca btl_tcp_if_include eth1\")")
     p.add_argument("--build-dir", default=os.path.join(REPO, "build"), help="build folder (default: build)")
     p.add_argument("--out", default=os.path.join(REPO, "results"), help="results root (default: results)")
     p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run (its configuration is kept)")
@@ -83,35 +87,35 @@ def run_all(argv):
         raise UsageError(f"--mpi takes rank counts such as 4 or 1,2,4, got {','.join(a.mpi)}") from None
     if any(n < 1 for n in a.mpi):
         raise UsageError("--mpi must be a positive number of ranks")
-    if len(a.mpi) > 1:
-        if a.resume:
-            raise UsageError("--resume finishes one run; resume each run of a scaling sweep on its own")
-        return _scaling_sweep(argv, a)
-    a.mpi = a.mpi[0] if a.mpi else 0
     from .runner import Runner
     import shlex
     command_line = " ".join(["scripts/run-all"] + [shlex.quote(x) for x in argv])
     if a.resume:
-        overridden = [o for o in ("benchmarks", "backends", "sizes", "passes", "device", "timeout")
-                      if getattr(a, o) is not None]
+        overridden = [o for o in ("benchmarks", "backends", "sizes", "passes", "device", "timeout", "hostfile",
+                                  "mpi_args") if getattr(a, o) is not None]
         if overridden or a.mpi:
-            raise UsageError("--resume keeps the run's own configuration; drop --" + ", --".join(overridden or ["mpi"]))
+            raise UsageError("--resume keeps the run's own configuration; drop --" +
+                             ", --".join(o.replace("_", "-") for o in overridden or ["mpi"]))
         runner = Runner(REPO, a.out, a.build_dir, resume=a.resume, do_setup=not a.no_setup,
                         do_build=not a.no_build, force_build=a.build, report=not a.no_report, command_line=command_line)
-    else:
-        path = cfgmod.resolve_config_path(REPO, a.config)
-        cfg = cfgmod.apply_overrides(cfgmod.load(path), a.benchmarks, a.backends, a.sizes, a.passes, a.device,
-                                     a.timeout)
-        cfgmod.override_peers(cfg, a.peers, a.no_peers)
-        _check_selection(a, cfg, path, os.path.join(os.path.abspath(a.build_dir), "bin"))
-        runner = Runner(REPO, a.out, a.build_dir, cfg, a.config, mpi=a.mpi, do_setup=not a.no_setup,
-                        do_build=not a.no_build, force_build=a.build, report=not a.no_report, command_line=command_line)
+        return runner.execute()
+    path = cfgmod.resolve_config_path(REPO, a.config)
+    cfg = cfgmod.apply_overrides(cfgmod.load(path), a.benchmarks, a.backends, a.sizes, a.passes, a.device,
+                                 a.timeout)
+    cfgmod.override_peers(cfg, a.peers, a.no_peers)
+    cfg["mpi"] = cfgmod.apply_mpi_overrides(cfg.get("mpi", {}), a.mpi, a.hostfile, a.mpi_args)
+    if len(cfg["mpi"].get("ranks", [])) > 1:
+        return _scaling_sweep(argv, a, cfg["mpi"]["ranks"])
+    _check_selection(a, cfg, path, os.path.join(os.path.abspath(a.build_dir), "bin"))
+    runner = Runner(REPO, a.out, a.build_dir, cfg, a.config, mpi=cfgmod.mpi_launch(cfg["mpi"]), do_setup=not a.no_setup,
+                    do_build=not a.no_build, force_build=a.build, report=not a.no_report, command_line=command_line)
     return runner.execute()
 
 
-def _scaling_sweep(argv, a):
-    """One run-all per rank count, then scaling.md/csv and a figure beside the runs."""
-    counts = sorted(set(a.mpi))
+def _scaling_sweep(argv, a, counts):
+    """One run-all per rank count (from --mpi or the configuration's [mpi] ranks), then
+    scaling.md/csv and a figure beside the runs."""
+    counts = sorted(set(counts))
     rest, skip = [], False
     for x in argv:  # the same command line without --mpi
         if skip:

@@ -33,7 +33,8 @@ HARNESS_FLAGS = {
     "seed": "--seed",
 }
 SIZE_KEYS = ("sizes", "min_size", "max_size", "size_class")
-TOP_KEYS = {"description", "benchmarks", "backends", "timeout_s", "harness", "bench"}
+TOP_KEYS = {"description", "benchmarks", "backends", "timeout_s", "harness", "bench", "mpi"}
+MPI_KEYS = {"ranks", "hostfile", "args"}
 BENCH_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args", "large"}
 # [bench.<name>.large]: a second run of the benchmark's executables (and peers) at sizes beyond the
 # last-level caches, for the variants and parameters `only` and `args` select (docs/driver.md).
@@ -181,7 +182,103 @@ def validate(doc, where="config"):
             else:
                 b[k] = _harness_value(w, k, v)
         out["bench"][name] = b
+    if "mpi" in doc:
+        out["mpi"] = _mpi_table(f"{where} [mpi]", doc["mpi"], os.path.dirname(os.path.abspath(where)))
     return out
+
+
+# --- MPI: [mpi] in a configuration, --mpi/--hostfile/--mpi-args on the command line -------------
+
+def _ranks(where, value):
+    values = value if isinstance(value, list) else [value]
+    if not values or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
+        raise UsageError(f"{where}: 'ranks' must be a positive number of ranks or a list of them (e.g. [1, 2, 4])")
+    return sorted(set(values))
+
+
+def _launcher_args(where, value):
+    """Launcher options: a list of strings, or one string split as the shell would."""
+    import shlex
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    if not isinstance(value, str):
+        raise UsageError(f"{where}: must be a string of launcher options or a list of strings")
+    try:
+        return shlex.split(value)
+    except ValueError as e:
+        raise UsageError(f"{where}: cannot split {value!r} into options: {e}") from None
+
+
+def _mpi_table(where, table, base):
+    """[mpi]: ranks (N or [N, ...]), hostfile (relative to the configuration's folder), args."""
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: must be a table with ranks, hostfile, args")
+    for k in table:
+        if k not in MPI_KEYS:
+            raise UsageError(f"{where}: unknown key '{k}' (allowed: {', '.join(sorted(MPI_KEYS))})")
+    out = {}
+    if "ranks" in table:
+        out["ranks"] = _ranks(where, table["ranks"])
+    if "hostfile" in table:
+        if not isinstance(table["hostfile"], str) or not table["hostfile"]:
+            raise UsageError(f"{where}: 'hostfile' must be a path")
+        out["hostfile"] = os.path.join(base, table["hostfile"])
+    if "args" in table:
+        out["args"] = _launcher_args(f"{where} 'args'", table["args"])
+    return out
+
+
+def read_hostfile(path, where="--hostfile"):
+    """The hosts of an Open MPI hostfile ('host slots=N', '#' comments) or an MPICH one ('host:N'):
+    [{'host', 'slots'}] (slots None when not given). A missing, unreadable or empty file is a usage
+    error naming it."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise UsageError(f"{where} {path}: cannot read it ({e.strerror})") from None
+    hosts = []
+    for line in lines:
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        host, _, n = words[0].partition(":")
+        slots = int(n) if n.isdigit() else None
+        for w in words[1:]:
+            if w.startswith("slots=") and w[6:].isdigit():
+                slots = int(w[6:])
+        hosts.append({"host": host, "slots": slots})
+    if not hosts:
+        raise UsageError(f"{where} {path}: names no host (one line per node: 'HOST slots=N')")
+    return hosts
+
+
+def apply_mpi_overrides(mpi, ranks=None, hostfile=None, args=None):
+    """--mpi, --hostfile and --mpi-args over the configuration's [mpi] table; a hostfile or launcher
+    options without any rank count is a usage error, and so is a hostfile that cannot be read."""
+    mpi = copy.deepcopy(mpi)
+    if ranks:
+        mpi["ranks"] = _ranks("--mpi", list(ranks))
+    if hostfile is not None:
+        mpi["hostfile"] = os.path.abspath(hostfile)
+    if args is not None:
+        mpi["args"] = _launcher_args("--mpi-args", args)
+    if not mpi.get("ranks"):
+        for key, opt in (("hostfile", "--hostfile"), ("args", "--mpi-args")):
+            if key in mpi:
+                raise UsageError(f"{opt} needs --mpi N (or 'ranks' in the configuration's [mpi] table): "
+                                 "it only applies to runs under mpirun")
+    if mpi.get("hostfile"):
+        mpi["hosts"] = read_hostfile(mpi["hostfile"], "--hostfile" if hostfile is not None else "[mpi] hostfile")
+    return mpi
+
+
+def mpi_launch(mpi):
+    """How one run starts its executables: {'ranks', 'hostfile', 'hosts', 'args'}; None without MPI."""
+    if not mpi.get("ranks"):
+        return None
+    return {"ranks": mpi["ranks"][0], "hostfile": mpi.get("hostfile", ""), "hosts": mpi.get("hosts", []),
+            "args": mpi.get("args", [])}
 
 
 def _large(where, table):

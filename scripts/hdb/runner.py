@@ -225,10 +225,13 @@ class Runner:
             self.run_id = self.manifest["run_id"]
             self.out_root = os.path.dirname(self.run_dir)
             self.mpi = self.manifest.get("mpi", 0) or 0
+            self.mpi_launch = self.manifest.get("mpi_launch") or {}
         else:
             if mpi and not shutil.which("mpirun"):
                 raise UsageError("--mpi needs mpirun on PATH (Debian: openmpi-bin)")
-            self.mpi = mpi
+            # mpi: a rank count, or config.mpi_launch's {ranks, hostfile, hosts, args} (runs across nodes).
+            self.mpi_launch = dict(mpi) if isinstance(mpi, dict) else ({"ranks": mpi} if mpi else {})
+            mpi = self.mpi = self.mpi_launch.get("ranks", 0)
             self.run_id, self.run_dir = make_run_dir(self.out_root, config_name)
             self.created = True
             self.lock = RunLock(self.run_dir, command_line).acquire()
@@ -237,6 +240,7 @@ class Runner:
                 "config_name": config_name,
                 "config": cfg,
                 "mpi": mpi,
+                "mpi_launch": self.mpi_launch or None,
                 "build_dir": self.build_dir,
                 "git_commit": git_commit(self.repo),
                 "command_line": command_line,
@@ -502,7 +506,9 @@ class Runner:
         launcher = ["mpirun", "-np", str(self.mpi)]
         if mpirun_is_openmpi():
             launcher.append("--oversubscribe")
-        return launcher + cmd
+        if self.mpi_launch.get("hostfile"):
+            launcher += ["--hostfile", self.mpi_launch["hostfile"]]
+        return launcher + list(self.mpi_launch.get("args") or []) + cmd
 
     def environment(self):
         env = dict(os.environ)
@@ -593,6 +599,11 @@ class Runner:
         e["duration_s"] = round(time.monotonic() - t0, 3)
         e["exit_code"] = proc.returncode
         self.classify(e, timed_out, log_path)
+        if self.mpi:
+            # Where the ranks ran: the hosts and their ranks, as the merged document records them.
+            hosts = ((self._summary_doc(e) or {}).get("mpi") or {}).get("hosts")
+            if isinstance(hosts, list):
+                e["mpi_hosts"] = hosts
         self.save()
         self.aggregate()
         c = e.get("cases", {})
