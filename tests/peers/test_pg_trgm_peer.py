@@ -32,16 +32,35 @@ SMALL = ["--corpus", "synthetic", "--sizes", "64K", "--pg-errors", "0", "--thres
          "--pg-query-count", "4", "--passes", "1", "--warmup", "0", "--max-time", "0"]
 
 
-def postgres_pids():
+def postgres_pids(under=None):
+    """Processes named postgres; with `under`, only the servers whose command line names a folder
+    below it (this test's own: other clusters may run on the machine at the same time)."""
     out = set()
     for p in os.listdir("/proc"):
         if p.isdigit():
             try:
                 with open(f"/proc/{p}/comm") as f:
-                    if f.read().strip() == "postgres":
-                        out.add(int(p))
+                    if f.read().strip() != "postgres":
+                        continue
+                with open(f"/proc/{p}/cmdline", "rb") as f:
+                    cmd = f.read()
+                if under is None or under.encode() in cmd:
+                    out.add(int(p))
             except OSError:
                 pass
+    return out
+
+
+def orphans():
+    """postgres processes whose server is gone (adopted by init)."""
+    out = set()
+    for p in postgres_pids():
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == 1:
+                    out.add(p)
+        except (OSError, ValueError, IndexError):
+            pass
     return out
 
 
@@ -109,7 +128,7 @@ class Peer(unittest.TestCase):
     def setUp(self):
         if not HAVE_PG:
             self.skipTest(f"PostgreSQL absent: {WHY_NOT}")
-        self.before = postgres_pids()
+        self.before = orphans()
         self.tmp = tempfile.mkdtemp(prefix="hdb-pg-test-")
         os.chmod(self.tmp, 0o755)  # as root the server runs as 'postgres', which must reach root/
         os.mkdir(os.path.join(self.tmp, "root"))
@@ -120,9 +139,10 @@ class Peer(unittest.TestCase):
 
     def assert_nothing_left(self, out=""):
         deadline = time.monotonic() + 10
-        while postgres_pids() - self.before and time.monotonic() < deadline:
+        while (postgres_pids(self.tmp) or orphans() - self.before) and time.monotonic() < deadline:
             time.sleep(0.2)
-        self.assertEqual(postgres_pids() - self.before, set(), f"a postgres process is left\n{out}")
+        self.assertEqual(postgres_pids(self.tmp), set(), f"the cluster's server is left\n{out}")
+        self.assertEqual(orphans() - self.before, set(), f"a postgres process without its server is left\n{out}")
         self.assertEqual(os.listdir(os.path.join(self.tmp, "root")), [], f"the cluster's folder is left\n{out}")
 
     def test_run_verifies_and_cleans_up(self):
@@ -164,9 +184,9 @@ class Peer(unittest.TestCase):
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=peer_env())
         try:
             deadline = time.monotonic() + 60
-            while not (postgres_pids() - self.before) and time.monotonic() < deadline:
+            while not postgres_pids(self.tmp) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            self.assertTrue(postgres_pids() - self.before, "the server never started")
+            self.assertTrue(postgres_pids(self.tmp), "the server never started")
             time.sleep(1.5)
             p.send_signal(sig)
             out, _ = p.communicate(timeout=60)
