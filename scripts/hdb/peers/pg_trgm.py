@@ -560,16 +560,6 @@ class SkipSize(Exception):
     pass
 
 
-class Stop(BaseException):
-    def __init__(self, signum):
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _on_signal(signum, frame):
-    raise Stop(signum)
-
-
 def _case(test, variant, params, size, elements, input_bytes, extra=None):
     # bytes.input: the corpus text a sequential scan reads; min_moved 0: no % of peak is claimed.
     return {"id": case_id(test, variant, params, size), "size_bytes": size, "elements": elements,
@@ -662,12 +652,14 @@ def run_size(a, cluster, doc, size, state):
             try:
                 measured.append((case, params) + search_case(a, cluster, level, t, ns, hits))
             except RuntimeError as e:
+                record.stopped()  # psql ended by the driver's signal: the run stops, no failed case
                 measured.append((case, params, None, False, str(e), {}))
         # Verification (b), once per level: a sample of rows recomputed at every threshold.
         if all(m[3] for m in measured):
             try:
                 ok, why, n = sample_check(cluster, docs, qs, level, thresholds, hits, a.harness.seed + level)
             except RuntimeError as e:
+                record.stopped()
                 ok, why, n = False, str(e), 0
             sample = (f"; word_similarity recomputed (word_similarity() of this module) for {n} sampled rows of "
                       f"{min(SAMPLE_QUERIES, len(qs))} queries, accepted and rejected: equal to PostgreSQL's, and "
@@ -802,9 +794,13 @@ def main(argv=None):
     version = subprocess.run([os.path.join(bindir, "postgres"), "--version"], capture_output=True,
                              text=True).stdout.strip()
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-        signal.signal(s, _on_signal)
-    doc = cluster = None
+    return record.run_guarded("pg_trgm", lambda state: run(a, state, bindir, version, repo))
+
+
+def run(a, state, bindir, version, repo):
+    """The run (under record.run_guarded: a signal or an error finishes the document); the cluster
+    is stopped and its folder removed however it ends."""
+    cluster = None
     try:
         ctx = record.context(repo, a.harness, version, 1, extra={"sizes": a.size_list, "peer": {
             "name": NAME, "server": version, "bindir": bindir, "thresholds": a.thresholds, "error_levels": a.levels,
@@ -812,12 +808,12 @@ def main(argv=None):
             "timed": "server-side clock_timestamp() around each query's SELECT array_agg(id) ... WHERE body %> q "
                      "in a PL/pgSQL loop (no client, socket or psql start-up)",
             "settings": {k: v.strip("'") for k, v in SERVER_SETTINGS.items()}}})
-        doc = record.Document("ngram", NAME, ctx, a.json, a.csv)
+        doc = state.doc = record.Document("ngram", NAME, ctx, a.json, a.csv)
         remove_stale(a.tmp_root)
         cluster = Cluster(bindir, a.tmp_root)
         print(f"pg_trgm: cluster at {cluster.dir} ({version})", flush=True)
         cluster.start()
-        state = {}
+        size_state = {}
         started, last = time.monotonic(), None
         for size in sorted(a.size_list):
             try:
@@ -827,7 +823,7 @@ def main(argv=None):
                                    f"(scaled from {last[1]:.0f} s at {format_size(last[0])}), more than the "
                                    f"{max(left, 0):.0f} s left of its budget (--pg-budget {a.pg_budget:g})")
                 t0 = time.monotonic()
-                run_size(a, cluster, doc, size, state)
+                run_size(a, cluster, doc, size, size_state)
                 last = (size, time.monotonic() - t0)
             except SkipSize as e:
                 keys = [("index", "build", {})] + [("search", "word_similarity", {"k": k, "threshold": t})
@@ -836,24 +832,16 @@ def main(argv=None):
                     doc.skipped(_case(test, variant, params, size, 0, 0), test, variant, params, str(e))
                 print(f"pg_trgm: {format_size(size)}: skipped: {e}", flush=True)
             except RuntimeError as e:
+                record.stopped()
                 doc.failed(_case("index", "build", {}, size, 0, 0), "index", "build", {}, str(e))
                 print(f"pg_trgm: {format_size(size)}: failed: {e}", flush=True)
         doc.finish()
         s = doc.doc["summary"]
         print(f"summary: {s['ok']} ok, {s['skipped']} skipped, {s['failed']} failed", flush=True)
         return doc.exit_code()
-    except Stop as s:
-        if doc:
-            doc.finish(f"interrupted by signal {s.signum}")
-        return 128 + s.signum
-    except Exception as e:  # noqa: BLE001 - one line, the document says it stopped
-        if doc:
-            doc.finish(f"stopped by an error: {e}")
-        print(f"pg_trgm: error: {e}", file=sys.stderr)
-        return record.EXIT_FAILED
     finally:
-        for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-            signal.signal(s, signal.SIG_IGN)
+        for s in record.STOP_SIGNALS:
+            signal.signal(s, signal.SIG_IGN)  # a second signal must not cut the clean-up short
         if cluster is not None:
             cluster.stop()
             print(f"pg_trgm: cluster stopped, {cluster.dir} removed", flush=True)
