@@ -109,12 +109,39 @@ def plan_sql(steps, input_widths):
 
 
 # --- comparing answers ----------------------------------------------------------------------------
-def _rows_sorted(cols):
-    """Columns (equal lengths) reordered so that rows are in lexicographic order."""
+def _row_hash(cols):
+    """A 64-bit hash of every row (multiply-xorshift over the columns), to put equal rows side by side."""
+    with np.errstate(over="ignore"):
+        h = np.full(len(cols[0]), 0x9E3779B97F4A7C15, dtype=np.uint64)
+        for c in cols:
+            h ^= c.astype(np.uint64)
+            h *= np.uint64(0xBF58476D1CE4E5B9)
+            h ^= h >> np.uint64(31)
+    return h
+
+
+def _rows_sorted(cols, exact=False):
+    """Columns (equal lengths) reordered so that equal multisets of rows come out row for row equal:
+    by a row hash (fast; rows whose hashes collide may come out in different orders, which can only
+    make a comparison fail, never pass), or with exact=True lexicographically (slow, the fallback)."""
     if not cols or len(cols[0]) == 0:
         return cols
-    order = np.lexsort(tuple(reversed(cols)))
+    if len(cols) == 1:
+        return [np.sort(cols[0])]
+    if exact:
+        order = np.lexsort(tuple(reversed(cols)))
+    else:
+        order = np.argsort(_row_hash(cols))  # ties: equal rows, or a collision (then the exact fallback)
     return [c[order] for c in cols]
+
+
+def _first_difference(got_cols, want_cols):
+    for j, (g, w) in enumerate(zip(got_cols, want_cols)):
+        diff = np.nonzero(g != w)[0]
+        if len(diff):
+            i = int(diff[0])
+            return f"row {i} column {j}: {int(g[i])}, expected {int(w[i])}"
+    return ""
 
 
 def compare(got, want, order):
@@ -137,13 +164,18 @@ def compare(got, want, order):
     if order == "sorted" and rows > 1 and np.any(np.diff(got_cols[0]) < 0):
         i = int(np.argmax(np.diff(got_cols[0]) < 0))
         return False, f"keys out of order at row {i + 1}"
-    if order in ("multiset", "sorted"):
-        got_cols, want_cols = _rows_sorted(got_cols), _rows_sorted(want_cols)
-    for j, (g, w) in enumerate(zip(got_cols, want_cols)):
-        diff = np.nonzero(g != w)[0]
-        if len(diff):
-            i = int(diff[0])
-            what = "sorted row" if order in ("multiset", "sorted") else "row"
-            return False, f"{what} {i} column {j}: {int(g[i])}, expected {int(w[i])}"
+    if order in ("multiset", "sorted") and _first_difference(got_cols, want_cols):
+        # Not equal in the order they came: equal as multisets? Rows sorted by hash, then (only if
+        # that still differs) lexicographically, which decides exactly.
+        g, w = _rows_sorted(got_cols), _rows_sorted(want_cols)
+        if _first_difference(g, w):
+            g, w = _rows_sorted(got_cols, exact=True), _rows_sorted(want_cols, exact=True)
+        diff = _first_difference(g, w)
+        if diff:
+            return False, "sorted " + diff
+    else:
+        diff = _first_difference(got_cols, want_cols)
+        if diff:
+            return False, diff
     how = {"multiset": " as a multiset", "sorted": " as a multiset, keys ascending", "none": "", "exact": " in order"}
     return True, f"all {rows} rows equal the reference{how.get(order, '')}"
