@@ -17,7 +17,6 @@ executables' in the same hetdb-bench/2 schema and go through the same checks.
 """
 import argparse
 import json
-import math
 import os
 import platform
 import signal
@@ -307,10 +306,6 @@ def argument_parser(prog, description):
     ap.add_argument("--build-dir", required=True)
     Harness.add_arguments(ap)
     return ap
-
-
-def is_nan(x):
-    return isinstance(x, float) and math.isnan(x)
 
 
 # --- stopping ---------------------------------------------------------------------------------------
