@@ -131,6 +131,26 @@ def reason_line(path):
     return lines[-1][:300] if lines else ""
 
 
+# Open MPI's mpirun exits 255 when it cannot start the job on every node (a daemon that does not
+# start or cannot call back), which is not a signal.
+MPIRUN_LAUNCH_FAILED = 255
+
+
+def mpirun_reason(path):
+    """The text of the last of Open MPI's messages in an executable's log (a block between lines
+    of dashes), on one line: why mpirun ended the job, shown as the reason of the failure."""
+    try:
+        with open(path, errors="replace") as f:
+            lines = [ln.strip() for ln in f.read().splitlines()]
+    except OSError:
+        return "see the log"
+    rules = [i for i, ln in enumerate(lines) if len(ln) > 20 and set(ln) == {"-"}]
+    if len(rules) < 2:
+        return reason_line(path) or "see the log"
+    text = " ".join(" ".join(lines[rules[-2] + 1:rules[-1]]).split())
+    return text.split(" * ")[0][:300]  # the headline, without the list of possible causes
+
+
 def last_line(path):  # the name earlier versions used
     return reason_line(path)
 
@@ -665,6 +685,8 @@ class Runner:
                 e.update(status="ok", reason="")
         elif rc == EXIT_SKIP:
             e.update(status="skipped", reason=reason_line(log_path) or "exit 77: no device")
+        elif self.mpi and rc == MPIRUN_LAUNCH_FAILED:
+            e.update(status="failed", failure="exit", reason=f"exit {rc}: mpirun: {mpirun_reason(log_path)}")
         elif rc < 0 or rc > 128:
             sig = -rc if rc < 0 else rc - 128
             e.update(status="failed", failure="crash", reason=f"crashed ({signal_name(sig)})")
@@ -672,6 +694,8 @@ class Runner:
             e.update(status="failed", failure="usage", reason="usage error: " + reason_line(log_path))
         else:
             detail = f"{cases['failed']} failed cases" if cases["failed"] else reason_line(log_path)
+            if self.mpi and not cases["failed"] and set(detail) <= set("-"):  # the end of an Open MPI banner
+                detail = "mpirun: " + mpirun_reason(log_path)
             e.update(status="failed", failure="exit", reason=f"exit {rc}: {detail}")
 
     def aggregate(self):

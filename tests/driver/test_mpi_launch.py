@@ -20,6 +20,11 @@ if args == ["--version"]:
     sys.exit(0)
 with open(os.environ["FAKE_MPIRUN_LOG"], "a") as f:
     f.write(json.dumps(args) + "\n")
+fail = os.environ.get("FAKE_MPIRUN_FAIL")
+if fail:  # as Open MPI's mpirun tells a job it could not start, or a rank that died
+    rule = "-" * 74
+    print(f"{rule}\n{os.environ['FAKE_MPIRUN_TEXT']}\n\n* a possible cause\n{rule}", file=sys.stderr)
+    sys.exit(int(fail))
 exe = next(i for i, a in enumerate(args) if "/bin/hdb-" in a)
 n = int(args[args.index("-np") + 1])
 rc = subprocess.call(args[exe:])
@@ -91,6 +96,19 @@ class MpiLaunchTest(TempDirCase):
         dist = next(e for e in m["entries"] if e["benchmark"] == "dist")
         self.assertEqual(dist["status"], "ok")
         self.assertEqual(dist["mpi_hosts"], [{"host": "node-a", "ranks": [0, 2]}, {"host": "node-b", "ranks": [1, 3]}])
+
+    def test_mpirun_failures_are_failures_with_its_reason(self):
+        for code, text, reason in [
+            ("255", "ORTE was unable to reliably start one or more daemons.\nThis usually is caused by:",
+             "exit 255: mpirun: ORTE was unable to reliably start one or more daemons. This usually is caused by:"),
+            ("3", "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+                  "the job to be terminated.", "exit 3: mpirun: mpirun detected that one or more processes exited "
+                                               "with non-zero status, thus causing the job to be terminated.")]:
+            self.env.update(FAKE_MPIRUN_FAIL=code, FAKE_MPIRUN_TEXT=text)
+            r = self.run_all("--mpi", "2", "--hostfile", self.hosts)
+            self.assertEqual(r.returncode, 1, r.stderr + r.stdout)
+            dist = next(e for e in self.manifests()[-1]["entries"] if e["benchmark"] == "dist")
+            self.assertEqual((dist["status"], dist["failure"], dist["reason"]), ("failed", "exit", reason))
 
     def test_scaling_sweep_keeps_the_hostfile(self):
         r = self.run_all("--mpi", "1,2,4", "--hostfile", self.hosts, "--mpi-args", "--map-by node")
