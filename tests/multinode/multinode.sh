@@ -143,6 +143,15 @@ driver() {
   doc "$run4" "d['mpi_launch']['hostfile'] == '$C/hosts'"
   doc "$run4" "[h['ranks'] for h in d['entries'][0]['mpi_hosts']] == [[0, 2], [1, 3]]" "ranks per host in run.json"
   echo "driver: sweep in ${SECS}s"
+  # A node that cannot be reached (no such address in the cluster): a failure within seconds, with
+  # Open MPI's reason, never a success or a hang.
+  printf '10.77.0.1 slots=2\n10.77.0.3 slots=2\n' >"$T/badhosts"
+  run 60 "$here/cluster.sh" exec "$C" "$repo/scripts/run-all" --no-setup --no-build --build-dir "$(dirname "$bin")" \
+    --out "$T/bad" --benchmarks dist --backends cpu --sizes 32K --mpi 4 --hostfile "$T/badhosts" \
+    --mpi-args "--map-by node ${MPIARGS[*]}"
+  expect_within 40
+  expect_rc 1
+  doc "$(ls "$T"/bad/*/run.json)" "d['entries'][0]['status'] == 'failed' and d['entries'][0]['reason'].startswith('exit 255: mpirun: ORTE was unable to reliably start')"
 }
 
 declare -F "${1:-}" >/dev/null || fail "no case '${1:-}' (ep, tp, missing_dir, early_failure, driver)"
