@@ -125,6 +125,25 @@ def _machine(doc, docs):
     doc.table(["backend", "device", "details"], list(devs.values()))
 
 
+def busy_runs(docs):
+    """'ra-cpu: before 1.0 cores (cc1plus 0.98)' for every document whose context.load says another
+    process held a quarter of a core or more when it started or ended (harness/load.hpp)."""
+    out = []
+    for d in docs:
+        load = d.get("context", {}).get("load") or {}
+        parts = []
+        for when in ("before", "after"):
+            m = load.get(when) or {}
+            if m.get("busy"):
+                procs = ", ".join(f"{p.get('name', '?')} {p.get('cores', 0):.2f}" for p in m.get("other_busy_processes", []))
+                parts.append(f"{when}: {m.get('other_cores', 0):.2f} cores in other processes ({procs or '?'})")
+        if parts:
+            rank = f" rank {d['_rank']}" if d.get("_rank") else ""
+            out.append(f"{os.path.basename(d.get('_path', d['benchmark'] + '-' + d['backend']))}{rank}: "
+                       + "; ".join(parts))
+    return out
+
+
 def _executables(doc, manifest):
     if not manifest:
         return
@@ -290,6 +309,12 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
                  "left out of the figures (scripts/report --include-unverified draws them)."))
     plots_dir = os.path.join(run_dir, PLOTS_DIR)
     _headline(doc, rows, docs, plots_dir)
+    busy = busy_runs(docs)
+    if busy:
+        doc.p(f"{len(busy)} of {len(docs)} result files were taken on a busy machine (another process held a quarter "
+              "of a core or more when the executable started or ended): their times may be slower than this "
+              "machine can do; rerun them on an idle machine before quoting them.")
+        doc.items(busy)
     _machine(doc, docs)
     _executables(doc, manifest)
     _ceilings(doc, docs, rows)

@@ -108,6 +108,31 @@ class BreakEven(unittest.TestCase):
         self.assertIn("1 of 1 operations at a size beyond the 16M last-level cache", text)
 
 
+class BusyMachine(TempDirCase):
+    def test_results_taken_on_a_busy_machine_are_flagged(self):
+        import json
+        from hdb import report
+        run = self.copy_fixture()
+        path = os.path.join(run, "raw", "ra-cpu.json")
+        with open(path) as f:
+            d = json.load(f)
+        idle = {"loadavg": [0.1, 0.2, 0.3], "running": 1, "window_s": 0.15, "other_busy_processes": [],
+                "other_cores": 0.0, "busy": False}
+        d["context"]["load"] = {"before": dict(idle, busy=True, other_cores=0.98, other_busy_processes=[
+            {"pid": 7, "name": "cc1plus", "cores": 0.98}]), "after": idle}
+        with open(path, "w") as f:
+            json.dump(d, f)
+        docs = results.load_docs(run)
+        self.assertEqual(report.busy_runs(docs), ["ra-cpu.json: before: 0.98 cores in other processes (cc1plus 0.98)"])
+        p = script("report", run)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(os.path.join(run, "report.md")) as f:
+            md = f.read()
+        self.assertIn("1 of ", md)
+        self.assertIn("taken on a busy machine", md)
+        self.assertIn("- ra-cpu.json: before: 0.98 cores in other processes (cc1plus 0.98)", md)
+
+
 class ReportHeadline(TempDirCase):
     def test_report_opens_with_the_headline(self):
         run = self.copy_fixture()

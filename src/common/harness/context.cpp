@@ -1,4 +1,5 @@
 #include "harness/context.hpp"
+#include "harness/load.hpp"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -125,6 +126,7 @@ nlohmann::json host_context(const Options& opts) {
       {"threads_used", effective_threads(opts)},
       {"memory_bytes", meminfo_kb("MemTotal") * 1024},
       {"llc_bytes", last_level_cache_bytes()},
+      {"load", {{"before", machine_load()}}},
       {"os", os},
       {"kernel", std::string(u.sysname) + " " + u.release + " " + u.machine},
       {"compiler", std::string("g++/") + __VERSION__},

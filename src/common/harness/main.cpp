@@ -15,6 +15,7 @@
 #include "harness/console.hpp"
 #include "harness/context.hpp"
 #include "harness/errors.hpp"
+#include "harness/load.hpp"
 #include "harness/mpi.hpp"
 #include "harness/result.hpp"
 
@@ -192,6 +193,7 @@ int write_final(const std::string& exe, ResultDb& db, Options& opts, const std::
   std::lock_guard<std::timed_mutex> lock(output_mutex());
   if (reason.empty()) db.set_complete();
   else db.set_incomplete(reason);
+  db.set_load_after(machine_load());
   int rc = kExitOk;
   for (bool json : {true, false}) {
     const std::string& path = json ? opts.json_path : opts.csv_path;

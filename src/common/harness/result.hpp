@@ -60,6 +60,8 @@ class ResultDb {
  public:
   ResultDb(std::string benchmark, std::string backend) : benchmark_(std::move(benchmark)), backend_(std::move(backend)) {}
   void set_context(nlohmann::json ctx) { context_ = std::move(ctx); }
+  // The machine's load when the run ended, beside context.load.before (harness/load.hpp).
+  void set_load_after(nlohmann::json load) { context_["load"]["after"] = std::move(load); }
   void set_ceiling(double gbps) { ceiling_gbps_ = gbps; }
   double ceiling() const { return ceiling_gbps_; }
   void set_mpi(nlohmann::json mpi) { mpi_ = std::move(mpi); }
