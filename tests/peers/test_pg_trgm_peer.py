@@ -7,6 +7,7 @@
   sequential scan, sampled rows recomputed), overlap with nsearch is recorded, the document and CSV
   pass tests/check_results.py, and no server process or temporary folder is left;
 - SIGTERM and SIGINT in the middle of a run: exit 128+N, the document says interrupted, nothing left;
+  kill -9 of the peer: its server ends by itself, and the next run removes the folder;
 - without PostgreSQL the peer is skipped with the reason (exit 77).
 
 Run: HDB_BUILD_DIR=build-pg python3 tests/peers/test_pg_trgm_peer.py"""
@@ -201,6 +202,33 @@ class Peer(unittest.TestCase):
             doc = json.load(f)
         self.assertFalse(doc["complete"])
         self.assertEqual(doc["incomplete_reason"], f"interrupted by signal {int(sig)}")
+
+    def test_kill_9_of_the_peer(self):
+        # The server ends by itself (PR_SET_PDEATHSIG); the folder stays until the next run.
+        p = subprocess.Popen(peer_argv(self.tmp, "--corpus", "synthetic", "--sizes", "1M", "--passes", "5"),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=peer_env())
+        try:
+            deadline = time.monotonic() + 60
+            while not postgres_pids(self.tmp) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            self.assertTrue(postgres_pids(self.tmp), "the server never started")
+        finally:
+            p.kill()
+            p.wait()
+        deadline = time.monotonic() + 20
+        while (postgres_pids(self.tmp) or orphans() - self.before) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        self.assertEqual(postgres_pids(self.tmp), set(), "the server outlived its peer")
+        root = os.path.join(self.tmp, "root")
+        left = os.listdir(root)
+        self.assertEqual(len(left), 1)
+        # A folder of a live process is kept; the dead peer's is removed.
+        live = os.path.join(root, f"{pg_trgm.TMP_PREFIX}{os.getppid()}-x")
+        os.mkdir(live)
+        pg_trgm.remove_stale(root)
+        self.assertEqual(os.listdir(root), [os.path.basename(live)])
+        os.rmdir(live)
+        self.assert_nothing_left()
 
     def test_sigterm_stops_the_cluster(self):
         self.interrupt(signal.SIGTERM)

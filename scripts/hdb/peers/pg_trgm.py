@@ -29,6 +29,7 @@ import tempfile
 import time
 
 from . import record
+from .. import watchdog
 
 BENCHMARKS = ("ngram",)
 NAME = "pg_trgm"
@@ -284,9 +285,11 @@ class Cluster:
         self.logfile = open(os.path.join(self.dir, "server.log"), "w")
         if self.as_user:
             os.chown(self.logfile.name, *self.as_user)
+        # A direct child in this process group, asking the kernel for SIGTERM when the peer dies
+        # (PR_SET_PDEATHSIG, set after the change of user): a kill -9 of the peer alone ends it too.
         self.proc = subprocess.Popen([os.path.join(self.bindir, "postgres"), "-D", self.data],
                                      stdout=self.logfile, stderr=subprocess.STDOUT, cwd=self.dir,
-                                     **self._run_as())
+                                     preexec_fn=watchdog.child_preexec(os.getpid()), **self._run_as())
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
