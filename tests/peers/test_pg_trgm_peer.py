@@ -29,7 +29,7 @@ BUILD = os.path.abspath(os.environ.get("HDB_BUILD_DIR", os.path.join(REPO, "buil
 EXPORT = os.path.join(BUILD, "tools", "hdb-export-ngram")
 NGRAM_CPU = os.path.join(BUILD, "bin", "hdb-ngram-cpu")
 HAVE_PG, WHY_NOT = pg_trgm.available()
-SMALL = ["--corpus", "synthetic", "--sizes", "64K", "--pg-errors", "0", "--thresholds", "0.3,0.6",
+SMALL = ["--corpus", "synthetic", "--sizes", "100,64K", "--pg-errors", "0", "--thresholds", "0.3,0.6",
          "--pg-query-count", "4", "--passes", "1", "--warmup", "0", "--max-time", "0"]
 
 
@@ -154,8 +154,14 @@ class Peer(unittest.TestCase):
             doc = json.load(f)
         self.assertEqual((doc["benchmark"], doc["backend"], doc["complete"]), ("ngram", "pg_trgm", True))
         ids = [r["id"] for r in doc["results"]]
-        self.assertEqual(ids, ["index/build@64K", "search/word_similarity[k=0,threshold=0.3]@64K",
+        self.assertEqual(ids, ["index/build@100", "search/word_similarity[k=0,threshold=0.3]@100",
+                               "search/word_similarity[k=0,threshold=0.6]@100",
+                               "index/build@64K", "search/word_similarity[k=0,threshold=0.3]@64K",
                                "search/word_similarity[k=0,threshold=0.6]@64K"])
+        # A size the benchmark skips (no document fits in 100 bytes) is skipped here too, with its reason.
+        for r in doc["results"][:3]:
+            self.assertEqual((r["status"], r["reason"]), ("skipped", "no document fits in 100 bytes"))
+        doc["results"] = doc["results"][3:]
         for r in doc["results"]:
             self.assertEqual(r["status"], "ok", r["reason"])
             self.assertTrue(r["verification"]["verified"])

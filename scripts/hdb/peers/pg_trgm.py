@@ -575,6 +575,8 @@ def export(a, cluster, size, levels):
            ",".join(map(str, levels)), "--out", out] + a.export_args
     print("$ " + " ".join(cmd), flush=True)
     p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode == record.EXIT_SKIP:
+        raise SkipSize(p.stderr.strip().rsplit("skipped: ", 1)[-1])
     if p.returncode != 0:
         raise RuntimeError(f"{EXPORT_TOOL} exited {p.returncode}: {p.stderr.strip()[-500:]}")
     try:
