@@ -38,7 +38,7 @@ MPI_KEYS = {"ranks", "hostfile", "args"}
 BENCH_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args", "large"}
 # [bench.<name>.large]: a second run of the benchmark's executables (and peers) at sizes beyond the
 # last-level caches, for the variants and parameters `only` and `args` select (docs/driver.md).
-LARGE_KEYS = {"sizes", "only", "args", "timeout_s"}
+LARGE_KEYS = {"sizes", "only", "peer_only", "args", "timeout_s"}
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 # peers = ["duckdb", "pg_trgm"]: systems the driver runs beside the executables, on the same data
 # (docs/peers.md); none when the key is absent.
@@ -290,7 +290,7 @@ def _large(where, table):
     if "sizes" not in table:
         raise UsageError(f"{where}: 'sizes' is required (the sizes beyond the caches, e.g. \"256M\")")
     out = {"sizes": _harness_value(where, "sizes", table["sizes"])}
-    for k in ("only", "args"):
+    for k in ("only", "peer_only", "args"):
         if k in table:
             v = table[k]
             if not isinstance(v, list) or not v or not all(isinstance(a, str) and a for a in v):
@@ -348,7 +348,7 @@ def large_run(cfg, benchmark):
 def executable_args(cfg, benchmark, large=False, peer=False):
     """The flags one executable gets: the [harness] table with [bench.<name>] on top, then args.
     large: its second run at the sizes, --only selection and args of [bench.<name>.large] (a peer
-    gets the sizes and args, not --only: its variants have other names)."""
+    gets peer_only as its --only: its variants have other names)."""
     opts = dict(cfg["harness"])
     bench = dict(cfg["bench"].get(benchmark, {}))
     if large:
@@ -356,8 +356,8 @@ def executable_args(cfg, benchmark, large=False, peer=False):
         for k in SIZE_KEYS:
             bench.pop(k, None)
         bench["sizes"] = big["sizes"]
-        bench["args"] = big.get("args", bench.get("args", [])) + \
-            (["--only", ",".join(big["only"])] if big.get("only") and not peer else [])
+        only = big.get("peer_only" if peer else "only")
+        bench["args"] = big.get("args", bench.get("args", [])) + (["--only", ",".join(only)] if only else [])
     if any(k in bench for k in SIZE_KEYS):
         for k in SIZE_KEYS:
             opts.pop(k, None)

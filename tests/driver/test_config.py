@@ -55,9 +55,10 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(merge[merge.index("--types") + 1], "u32")  # large args replace the benchmark's
         self.assertEqual(entries["merge-cpu"]["args"][entries["merge-cpu"]["args"].index("--types") + 1],
                          "u32,u64,str")
-        duck = entries["ra-duckdb-large"]["args"]  # a peer gets the sizes, not the executables' --only
+        duck = entries["ra-duckdb-large"]["args"]  # a peer gets the sizes and peer_only, not the executables' --only
         self.assertEqual(duck[duck.index("--sizes") + 1], "256M")
-        self.assertNotIn("--only", duck)
+        self.assertNotIn("product", duck[duck.index("--only") + 1].split(","))
+        self.assertNotIn("--only", entries["tpch-duckdb-large"]["args"])
         self.assertNotIn("ngram-cpu-large", entries)
         for doc, text in (({"bench": {"ra": {"large": {"only": ["*/parallel"]}}}}, "'sizes' is required"),
                           ({"bench": {"ra": {"large": {"sizes": "1G", "only": "x"}}}}, "'only' must be"),
