@@ -118,6 +118,15 @@ class WordSimilarity(unittest.TestCase):
         self.assertEqual(pg_trgm.word_similarity("word", "word"), 1.0)
         self.assertEqual(pg_trgm.word_similarity("xyz", "two words"), 0.0)
 
+    def test_command_budgets_by_the_time_limit(self):
+        from hdb import peers
+        job = peers.PeerJob(peer="pg_trgm", benchmark="ngram", python="/usr/bin/python3", repo=REPO, build_dir=BUILD,
+                            json="x.json", csv="x.csv", args=["--sizes", "1M"], timeout_s=600)
+        argv = pg_trgm.command(job)
+        self.assertEqual(argv[:4], ["/usr/bin/python3", "-m", "hdb.peers.pg_trgm", "ngram"])
+        self.assertEqual(argv[argv.index("--pg-budget") + 1], "450")
+        self.assertEqual(argv[-2:], ["--sizes", "1M"])
+
     def test_ids_as_the_case_model(self):
         self.assertEqual(pg_trgm.case_id("search", "word_similarity", {"k": 0, "threshold": 0.6}, 1 << 20),
                          "search/word_similarity[k=0,threshold=0.6]@1M")

@@ -42,10 +42,11 @@ DEFAULT_ERRORS = "0,6"
 # Queries answered: the first N of the benchmark's (draw_queries makes query j from the seed and j
 # alone, so the first N of 100 are the same N queries). pg_trgm takes milliseconds to seconds a query.
 DEFAULT_QUERY_COUNT = 10
-# Seconds the peer may spend over all sizes (the driver stops a peer at the benchmark's timeout_s,
-# 600 s in config/default.toml): a size whose estimate (the last size's time, scaled by size) does
+# Seconds the peer may spend over all sizes when run alone (the driver stops a peer at the
+# benchmark's timeout_s and passes BUDGET_SHARE of it): a size whose estimate (the last size's time, scaled by size) does
 # not fit what is left is skipped with that reason instead of being cut off by the time limit.
 DEFAULT_BUDGET_S = 450.0
+BUDGET_SHARE = 0.75  # of the driver's time limit (PeerJob.timeout_s): 450 s of default.toml's 600
 SAMPLE_QUERIES = 2          # queries per level whose rows are recomputed in Python
 SAMPLE_ROWS = 30            # accepted rows and rejected rows (each) per sampled query
 SAMPLE_MAX_DOC = 1500       # longest document recomputed (pure Python, O(n^2) at worst)
@@ -101,9 +102,12 @@ def available(python=None):
 
 
 def command(job):
-    """argv of one run (a PeerJob), as the driver runs every peer: python -m hdb.peers.<module>."""
+    """argv of one run (a PeerJob), as the driver runs every peer: python -m hdb.peers.<module>. The
+    budget is BUDGET_SHARE of the driver's time limit, when it has one."""
+    timeout = getattr(job, "timeout_s", 0) or 0
+    budget = ["--pg-budget", f"{BUDGET_SHARE * timeout:g}"] if timeout else []
     return [job.python or sys.executable, "-m", "hdb.peers.pg_trgm", job.benchmark, "--json", job.json,
-            "--csv", job.csv, "--build-dir", job.build_dir] + list(job.args)
+            "--csv", job.csv, "--build-dir", job.build_dir] + budget + list(job.args)
 
 
 # ----------------------------------------------------------------------------------------------
