@@ -248,11 +248,15 @@ class Cluster:
             pw = pwd.getpwnam("postgres")
             self.as_user = (pw.pw_uid, pw.pw_gid)
         self.dir = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", dir=tmp_root)
-        os.chmod(self.dir, 0o700)
-        if self.as_user:
-            os.chown(self.dir, *self.as_user)
-        self.data = os.path.join(self.dir, "data")
-        self.port = _free_port()
+        try:  # a signal before the caller holds this object must not leave the folder behind
+            os.chmod(self.dir, 0o700)
+            if self.as_user:
+                os.chown(self.dir, *self.as_user)
+            self.data = os.path.join(self.dir, "data")
+            self.port = _free_port()
+        except BaseException:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
         self.user = "hdb"
 
     def _run_as(self):
