@@ -35,7 +35,7 @@ HARNESS_FLAGS = {
 SIZE_KEYS = ("sizes", "min_size", "max_size", "size_class")
 TOP_KEYS = {"description", "benchmarks", "backends", "timeout_s", "harness", "bench", "mpi"}
 MPI_KEYS = {"ranks", "hostfile", "args"}
-BENCH_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args", "large"}
+BENCH_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args", "peer_args", "large"}
 # [bench.<name>.large]: a second run of the benchmark's executables (and peers) at sizes beyond the
 # last-level caches, for the variants and parameters `only` and `args` select (docs/driver.md).
 LARGE_KEYS = {"sizes", "only", "peer_only", "args", "timeout_s"}
@@ -173,9 +173,9 @@ def validate(doc, where="config"):
                 raise UsageError(f"{w}: unknown key '{k}' (allowed: {', '.join(sorted(BENCH_KEYS))})")
             if k == "timeout_s":
                 b[k] = _timeout(w, v)
-            elif k == "args":
+            elif k in ("args", "peer_args"):
                 if not isinstance(v, list) or not all(isinstance(a, str) for a in v):
-                    raise UsageError(f"{w}: 'args' must be a list of strings")
+                    raise UsageError(f"{w}: '{k}' must be a list of strings")
                 b[k] = list(v)
             elif k == "large":
                 b[k] = _large(f"{where} [bench.{name}.large]", v)
@@ -348,7 +348,8 @@ def large_run(cfg, benchmark):
 def executable_args(cfg, benchmark, large=False, peer=False):
     """The flags one executable gets: the [harness] table with [bench.<name>] on top, then args.
     large: its second run at the sizes, --only selection and args of [bench.<name>.large] (a peer
-    gets peer_only as its --only: its variants have other names)."""
+    gets peer_only as its --only: its variants have other names). peer: a peer's, with the table's
+    peer_args last (a peer takes the last of a repeated option)."""
     opts = dict(cfg["harness"])
     bench = dict(cfg["bench"].get(benchmark, {}))
     if large:
@@ -368,7 +369,7 @@ def executable_args(cfg, benchmark, large=False, peer=False):
     for k in HARNESS_FLAGS:
         if k in opts:
             args += [HARNESS_FLAGS[k], str(opts[k])]
-    return args + list(bench.get("args", []))
+    return args + list(bench.get("args", [])) + (list(bench.get("peer_args", [])) if peer else [])
 
 
 def timeout_for(cfg, benchmark, large=False):

@@ -91,7 +91,8 @@ def peer_entries(cfg, bench):
     """The configuration's peers that answer this benchmark (docs/peers.md), after its executables."""
     from . import peers
     return [{"name": entry_name(bench, p), "benchmark": bench, "backend": p, "executable": f"{p} (peer)",
-             "peer": p, "args": cfgmod.executable_args(cfg, bench), "timeout_s": cfgmod.timeout_for(cfg, bench),
+             "peer": p, "args": cfgmod.executable_args(cfg, bench, peer=True),
+             "timeout_s": cfgmod.timeout_for(cfg, bench),
              "status": "pending"} for p in cfg.get("peers", []) if bench in peers.benchmarks(p)]
 
 

@@ -59,6 +59,9 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(duck[duck.index("--sizes") + 1], "256M")
         self.assertNotIn("product", duck[duck.index("--only") + 1].split(","))
         self.assertNotIn("--only", entries["tpch-duckdb-large"]["args"])
+        pg, ngram = entries["ngram-pg_trgm"]["args"], entries["ngram-cpu"]["args"]
+        self.assertEqual(pg[len(ngram):][:2], ["--sizes", "32K,512K,2M"])  # peer_args last, for peers only
+        self.assertNotIn("--thresholds", ngram)
         self.assertNotIn("ngram-cpu-large", entries)
         for doc, text in (({"bench": {"ra": {"large": {"only": ["*/parallel"]}}}}, "'sizes' is required"),
                           ({"bench": {"ra": {"large": {"sizes": "1G", "only": "x"}}}}, "'only' must be"),
