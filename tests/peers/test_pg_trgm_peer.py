@@ -133,6 +133,63 @@ class WordSimilarity(unittest.TestCase):
         self.assertEqual(pg_trgm.case_id("index", "build", {}, 32 * 1024), "index/build@32K")
 
 
+class Verification(unittest.TestCase):
+    """The bookkeeping of the checks, without a server."""
+
+    @staticmethod
+    def measured(*verdicts):
+        # (case, params, times, verified by (a), detail, extra) per threshold; None: no answer at all.
+        out = []
+        for t, v in verdicts:
+            out.append(({"id": f"t{t}"}, {"k": 0, "threshold": t}, None if v is None else [0.1], bool(v),
+                        "(a) " + ("ok" if v else "failed"), {}))
+        return out
+
+    def test_a_failed_case_does_not_skip_the_sample_check_of_the_others(self):
+        asked = []
+
+        def check(thresholds):
+            asked.append(thresholds)
+            return True, "", 12
+        got = pg_trgm.verify_sample(self.measured((0.3, True), (0.6, False), (0.8, True), (0.9, None)), 4, check)
+        self.assertEqual(asked, [[0.3, 0.8]])  # the thresholds whose answers passed (a)
+        ok = {p["threshold"]: (v, d) for _, p, _, v, d, _ in got}
+        self.assertTrue(ok[0.3][0] and ok[0.8][0])
+        self.assertIn("recomputed", ok[0.3][1])
+        self.assertIn("for 12 sampled rows", ok[0.8][1])
+        self.assertEqual(ok[0.6], (False, "(a) failed"))
+        self.assertEqual(ok[0.9], (False, "(a) failed"))
+
+    def test_a_failed_sample_fails_every_case_it_covered(self):
+        got = pg_trgm.verify_sample(self.measured((0.3, True), (0.6, True)), 4,
+                                    lambda ts: (False, "article 3 differs", 1))
+        self.assertEqual([v for _, _, _, v, _, _ in got], [False, False])
+        self.assertIn("article 3 differs", got[0][4])
+
+    def test_an_empty_sample_says_so(self):
+        got = pg_trgm.verify_sample(self.measured((0.6, True)), 4, lambda ts: (True, "", 0))
+        self.assertTrue(got[0][3])
+        self.assertIn("recomputed for no row", got[0][4])
+        self.assertNotIn("equal to PostgreSQL's", got[0][4])
+
+    def test_a_size_that_fails_records_each_of_its_cases_once(self):
+        from hdb.peers import record
+        a = pg_trgm.parse_args(["ngram", "--json", "x.json", "--build-dir", BUILD, "--sizes", "1K",
+                                "--pg-errors", "0,6", "--thresholds", "0.5,0.8"])
+        with tempfile.TemporaryDirectory() as d:
+            doc = record.Document("ngram", "pg_trgm", record.context(REPO, a.harness, "pg", 1),
+                                  os.path.join(d, "x.json"))
+            build = pg_trgm._case("index", "build", {}, 1024, 1, 1)
+            doc.ok(build, "index", "build", {}, [0.1], True, True, "built")
+            pg_trgm.record_rest_of_size(doc, a, 1024, "failed", "psql: the server went away")
+            ids = [r["id"] for r in doc.doc["results"]]
+            self.assertEqual(len(ids), 5)
+            self.assertEqual(len(set(ids)), 5)
+            self.assertEqual(doc.doc["summary"], {"ok": 1, "skipped": 0, "failed": 4})
+            self.assertIn("search/word_similarity[k=6,threshold=0.8]@1K", ids)
+            self.assertTrue(all(r["reason"] == "psql: the server went away" for r in doc.doc["results"][1:]))
+
+
 @unittest.skipUnless(os.access(EXPORT, os.X_OK), f"hdb-export-ngram is not built in {BUILD}")
 class Peer(unittest.TestCase):
     def setUp(self):

@@ -667,18 +667,10 @@ def run_size(a, cluster, doc, size, state):
             except RuntimeError as e:
                 record.stopped()  # psql ended by the driver's signal: the run stops, no failed case
                 measured.append((case, params, None, False, str(e), {}))
-        # Verification (b), once per level: a sample of rows recomputed at every threshold.
-        if all(m[3] for m in measured):
-            try:
-                ok, why, n = sample_check(cluster, docs, qs, level, thresholds, hits, a.harness.seed + level)
-            except RuntimeError as e:
-                record.stopped()
-                ok, why, n = False, str(e), 0
-            sample = (f"; word_similarity recomputed (word_similarity() of this module) for {n} sampled rows of "
-                      f"{min(SAMPLE_QUERIES, len(qs))} queries, accepted and rejected: equal to PostgreSQL's, and "
-                      f"a row is returned iff it reaches the threshold, at every threshold") if ok else \
-                f"; word_similarity recomputed on a sample differs: {why}"
-            measured = [(c, p, ts, ok, d + sample, x) for c, p, ts, _, d, x in measured]
+        # Verification (b), once per level: a sample of rows recomputed at the thresholds whose
+        # answers passed (a).
+        measured = verify_sample(measured, len(qs), lambda ts: sample_check(cluster, docs, qs, level, ts, hits,
+                                                                           a.harness.seed + level))
         for case, params, ts, ok, detail, extra in measured:
             extra["index_build_s"] = index_build_s
             if ts is None:
@@ -686,6 +678,33 @@ def run_size(a, cluster, doc, size, state):
             else:
                 r = doc.ok(case, "search", "word_similarity", params, ts, True, ok, detail, extra=extra)
             print(_line(r), flush=True)
+
+
+def verify_sample(measured, queries, check):
+    """Verification (b) of one level's search cases. measured: [(case, params, times or None,
+    verified by (a), detail, extra)]; check(thresholds) -> (ok, why, rows checked) is sample_check
+    over those thresholds. It runs over the thresholds whose answers passed (a), so a case that
+    failed (a) neither skips (b) for the others nor makes them fail; a failure of (b) fails every case
+    it covered. Returns measured with (b)'s verdict and detail added to those cases."""
+    passed = [m[1]["threshold"] for m in measured if m[2] is not None and m[3]]
+    if not passed:
+        return measured
+    try:
+        ok, why, n = check(passed)
+    except RuntimeError as e:
+        record.stopped()
+        ok, why, n = False, str(e), 0
+    if not ok:
+        sample = f"; word_similarity recomputed on a sample differs: {why}"
+    elif n == 0:
+        sample = (f"; word_similarity recomputed for no row: no accepted or rejected article of the "
+                  f"{min(SAMPLE_QUERIES, queries)} sampled queries has at most {SAMPLE_MAX_DOC} characters")
+    else:
+        sample = (f"; word_similarity recomputed (word_similarity() of this module) for {n} sampled rows of "
+                  f"{min(SAMPLE_QUERIES, queries)} queries, accepted and rejected: equal to PostgreSQL's, and "
+                  f"a row is returned iff it reaches the threshold, at thresholds {', '.join(map(str, passed))}")
+    return [(c, p, ts, ok, d + sample, x) if ts is not None and v else (c, p, ts, v, d, x)
+            for c, p, ts, v, d, x in measured]
 
 
 def search_case(a, cluster, level, t, ns, hits):
@@ -809,6 +828,27 @@ def main(argv=None):
     return record.run_guarded("pg_trgm", lambda state: run(a, state, bindir, version, repo))
 
 
+def size_cases(a):
+    """The cases of one size: (test, variant, params)."""
+    return [("index", "build", {})] + [("search", "word_similarity", {"k": k, "threshold": t})
+                                       for k in a.levels for t in a.thresholds]
+
+
+def record_rest_of_size(doc, a, size, status, reason):
+    """A size that stops (skipped, or an error of the export, the load, the index build): every case
+    of it not recorded yet is recorded with that status and reason, so none goes missing and none
+    is recorded twice."""
+    have = {r["id"] for r in doc.doc["results"]}
+    for test, variant, params in size_cases(a):
+        case = _case(test, variant, params, size, 0, 0)
+        if case["id"] in have:
+            continue
+        if status == "skipped":
+            doc.skipped(case, test, variant, params, reason)
+        else:
+            doc.failed(case, test, variant, params, reason)
+
+
 def run(a, state, bindir, version, repo):
     """The run (under record.run_guarded: a signal or an error finishes the document); the cluster
     is stopped and its folder removed however it ends."""
@@ -838,14 +878,11 @@ def run(a, state, bindir, version, repo):
                 run_size(a, cluster, doc, size, size_state)
                 last = (size, time.monotonic() - t0)
             except SkipSize as e:
-                keys = [("index", "build", {})] + [("search", "word_similarity", {"k": k, "threshold": t})
-                                                   for k in a.levels for t in a.thresholds]
-                for test, variant, params in keys:
-                    doc.skipped(_case(test, variant, params, size, 0, 0), test, variant, params, str(e))
+                record_rest_of_size(doc, a, size, "skipped", str(e))
                 print(f"pg_trgm: {format_size(size)}: skipped: {e}", flush=True)
             except RuntimeError as e:
                 record.stopped()
-                doc.failed(_case("index", "build", {}, size, 0, 0), "index", "build", {}, str(e))
+                record_rest_of_size(doc, a, size, "failed", str(e))
                 print(f"pg_trgm: {format_size(size)}: failed: {e}", flush=True)
         doc.finish()
         s = doc.doc["summary"]
