@@ -241,6 +241,11 @@ class SqlTest(unittest.TestCase):
             self.assertFalse(q.compare([np.array([3, 1, 2]), np.array([30, 20, 10])], want, "multiset")[0])
         finally:
             q._row_hash = saved
+        # A column that is not of integers is a difference, never truncated into an equal one.
+        equal, detail = q.compare([np.array([1, 2, 3]), np.array([10.4, 20.0, 30.0])], want, "multiset")
+        self.assertFalse(equal)
+        self.assertIn("not an integer", detail)
+        self.assertFalse(q.compare([np.array([1, 2, 3]), np.array([10, 20, 30], dtype=object)], want, "multiset")[0])
         with tempfile.TemporaryDirectory() as d:
             doc = record.Document("ra", "duckdb", record.context(REPO, record.Harness(), "duckdb x", 1),
                                   os.path.join(d, "x.json"), os.path.join(d, "x.csv"))
@@ -252,6 +257,30 @@ class SqlTest(unittest.TestCase):
             self.assertIn("verification failed", r["reason"])
             doc.finish()
             self.assertEqual(doc.exit_code(), 1)
+
+    def test_unreadable_input_is_an_error_not_a_skip(self):
+        """Only an operation without SQL is skipped; a case whose data cannot be read stops the peer
+        with the error (numpy.load's ValueError once turned into 'skipped')."""
+        with tempfile.TemporaryDirectory() as out:
+            exported = export(out, "ra", "--sizes", "1K", "--only", "select")
+            case = exported["cases"][0]
+            with open(os.path.join(out, case["dir"], "in0.npy"), "wb") as f:
+                f.write(b"\x93NUMPY garbage")
+            doc = record.Document("ra", "duckdb", record.context(REPO, record.Harness(), "duckdb x", 1),
+                                  os.path.join(out, "x.json"))
+            with self.assertRaises(ValueError):
+                duckdb_peer.run_exported_case(duckdb.connect(), doc, case, out, [1], record.Harness(), np)
+            self.assertEqual(doc.doc["summary"], {"ok": 0, "skipped": 0, "failed": 0})
+            # An operation with no SQL is skipped, saying so.
+            with open(os.path.join(out, case["dir"], "manifest.json")) as f:
+                m = json.load(f)
+            m["op"] = "no_such_op"
+            np.save(os.path.join(out, case["dir"], "in0.npy"), np.zeros((2, 3), np.uint32))
+            with open(os.path.join(out, case["dir"], "manifest.json"), "w") as f:
+                json.dump(m, f)
+            duckdb_peer.run_exported_case(duckdb.connect(), doc, case, out, [1], record.Harness(), np)
+            self.assertEqual(doc.doc["summary"], {"ok": 0, "skipped": 1, "failed": 0})
+            self.assertIn("no SQL", doc.doc["results"][0]["reason"])
 
     def test_peer_run_writes_a_valid_document(self):
         with tempfile.TemporaryDirectory() as d:

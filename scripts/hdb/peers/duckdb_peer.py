@@ -253,7 +253,7 @@ def run_exported_case(con, doc, case, work, counts, harness, numpy):
     from . import duckdb_sql as q
     try:
         tables, sql, order, want = prepare(manifest, case_dir, numpy)
-    except ValueError as e:  # no SQL for this operation
+    except q.NoSql as e:  # no SQL for this operation
         for _, c, params in entries:
             doc.skipped(c, test, VARIANT, params, str(e))
         return

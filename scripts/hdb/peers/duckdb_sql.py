@@ -10,6 +10,11 @@ import numpy as np
 U32 = 4294967296  # 2^32: the suite's value arithmetic wraps modulo 2^32
 
 
+class NoSql(ValueError):
+    """An operation or plan step that has no SQL here: its cases are recorded as skipped, saying so.
+    Any other error while a case is prepared (an unreadable .npy file) is an error, never a skip."""
+
+
 def value_cols(values, prefix=""):
     return [f"{prefix}v{i}" for i in range(1, values + 1)]
 
@@ -75,7 +80,7 @@ def ra_sql(op, args, values):
         return "SELECT a.k AS k, " + ", ".join(expr.format(v=v) for v in vs) + " FROM a POSITIONAL JOIN b", "multiset"
     if op == "sort":
         return f"SELECT {cols} FROM a ORDER BY k", "sorted"
-    raise ValueError(f"no SQL for the RA operation '{op}'")
+    raise NoSql(f"no SQL for the RA operation '{op}'")
 
 
 def plan_sql(steps, input_widths):
@@ -102,7 +107,7 @@ def plan_sql(steps, input_widths):
             sql = "SELECT " + ", ".join(f"c{c} AS c{j}" for j, c in enumerate(s["cols"])) + f" FROM r{src}"
             w = len(s["cols"])
         else:
-            raise ValueError(f"no SQL for the plan step '{s['op']}'")
+            raise NoSql(f"no SQL for the plan step '{s['op']}'")
         ctes.append(f"r{rid} AS ({sql})")
         widths.append(w)
     return "WITH " + ",\n     ".join(ctes) + f"\nSELECT * FROM r{len(widths) - 1}", "multiset"
@@ -149,12 +154,15 @@ def compare(got, want, order):
     (columns, rows) array. Returns (equal, detail). Values are compared as 64-bit integers."""
     want_cols = [np.asarray(want[i]).astype(np.int64) for i in range(want.shape[0])]
     got_cols = []
-    for c in got:
+    for j, c in enumerate(got):
         if isinstance(c, np.ma.MaskedArray):
             if np.ma.count_masked(c):
                 return False, "the answer holds NULLs"
             c = c.filled(0)
-        got_cols.append(np.asarray(c).astype(np.int64))
+        c = np.asarray(c)
+        if c.dtype.kind not in "iu":  # a float would be truncated, an object column would not compare
+            return False, f"column {j} is of type {c.dtype}, not an integer (the suite's words are integers)"
+        got_cols.append(c.astype(np.int64))
     if len(got_cols) != len(want_cols):
         return False, f"{len(got_cols)} columns, expected {len(want_cols)}"
     rows = want.shape[1]
