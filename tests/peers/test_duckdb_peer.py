@@ -362,6 +362,32 @@ class SkipTest(unittest.TestCase):
             self.assertEqual(doc["summary"], {"ok": 0, "skipped": 4, "failed": 0})
             self.assertIn("time budget of 1e-06 s (80% of the driver's limit)", doc["results"][0]["reason"])
 
+    def test_a_killed_peers_folder_is_removed_by_the_next_run(self):
+        """kill -9 (the driver's SIGKILL after its grace period, e.g. in a long sort of the check) skips
+        the clean-up: the case's .npy files stayed in $TMPDIR for good. The folder is named by the
+        peer's pid; the next run removes those whose process is gone, never a live one's."""
+        with tempfile.TemporaryDirectory() as tmp:
+            gone = subprocess.Popen(["true"])
+            gone.wait()
+            dead = os.path.join(tmp, f"{duckdb_peer.TMP_PREFIX}{gone.pid}-abc")
+            live = os.path.join(tmp, f"{duckdb_peer.TMP_PREFIX}{os.getppid()}-abc")
+            other = os.path.join(tmp, "hdb-duckdb-notapid")
+            for d in (dead, live, other):
+                os.makedirs(os.path.join(d, "case-0"))
+            record.remove_stale_dirs(duckdb_peer.TMP_PREFIX, tmp)
+            self.assertEqual(sorted(os.listdir(tmp)), sorted(os.path.basename(d) for d in (live, other)))
+            if not (HAVE_DUCKDB and os.access(EXPORT, os.X_OK)):
+                self.skipTest("needs duckdb and hdb-export")
+            os.makedirs(os.path.join(dead, "case-0"))
+            env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"), TMPDIR=tmp)
+            p = subprocess.run([sys.executable, "-m", "hdb.peers.duckdb_peer", "ra", "--json", os.path.join(tmp, "x.json"),
+                                "--build-dir", BUILD, "--budget-s", "0.000001", "--sizes", "1K", "--only", "select"],
+                               capture_output=True, text=True, env=env, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertFalse(os.path.exists(dead))  # the dead peer's folder, and this run's own, are gone
+            self.assertEqual(sorted(n for n in os.listdir(tmp) if n.startswith("hdb-")),
+                             sorted(os.path.basename(d) for d in (live, other)))
+
     def test_only_patterns_reach_the_export_for_any_variant(self):
         self.assertEqual(duckdb_peer.export_args(["--only", "*/parallel,join/tuned[dist=uniform]@1M,select",
                                                   "--only=A/ra-paper", "--sizes", "1M"]),

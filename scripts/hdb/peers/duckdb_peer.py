@@ -16,7 +16,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 from . import record
@@ -25,6 +24,7 @@ NAME = "duckdb"
 BENCHMARKS = ("ra", "tpch")
 VARIANT = "sql"
 EXPORT_TOOL = os.path.join("tools", "hdb-export")
+TMP_PREFIX = "hdb-duckdb-"  # the export's folder under $TMPDIR: hdb-duckdb-<pid>-...
 
 
 # --- the driver side ---------------------------------------------------------------------------------
@@ -169,7 +169,8 @@ def main(argv=None):
 def _run(state, a, rest, harness, exporter, duckdb, numpy):
     """hdb-export --stream hands over a case at a time: each case is run as soon as it is recorded and
     its folder deleted before the next is made (peak disk and memory of one case)."""
-    work = tempfile.mkdtemp(prefix="hdb-duckdb-")
+    record.remove_stale_dirs(TMP_PREFIX)  # a peer killed with -9 leaves its case folder (GBs at large sizes)
+    work = record.work_dir(TMP_PREFIX)
     proc = None
     try:
         cmd = [exporter, a.benchmark, "--out", work, "--stream", "--seed", str(harness.seed)] + export_args(rest)

@@ -25,7 +25,6 @@ import statistics
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 from . import record
@@ -247,7 +246,7 @@ class Cluster:
         if os.geteuid() == 0:
             pw = pwd.getpwnam("postgres")
             self.as_user = (pw.pw_uid, pw.pw_gid)
-        self.dir = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", dir=tmp_root)
+        self.dir = record.work_dir(TMP_PREFIX, tmp_root)
         try:  # a signal before the caller holds this object must not leave the folder behind
             os.chmod(self.dir, 0o700)
             if self.as_user:
@@ -357,33 +356,20 @@ def _free_port():
 
 
 def remove_stale(tmp_root):
-    """Folders a killed run left (its pid gone): a kill -9 of this process skips every cleanup."""
-    root = tmp_root or tempfile.gettempdir()
-    try:
-        names = os.listdir(root)
-    except OSError:
-        return
-    for n in names:
-        if not n.startswith(TMP_PREFIX):
-            continue
+    """Folders a killed run left (its pid gone): a kill -9 of this process skips every cleanup. A server
+    still running in one (its postgres with that data folder, by its command line) is stopped first."""
+    def stop_server(path):
         try:
-            pid = int(n[len(TMP_PREFIX):].split("-", 1)[0])
-        except ValueError:
-            continue
-        if pid != os.getpid() and not os.path.exists(f"/proc/{pid}"):
-            pm = os.path.join(root, n, "data", "postmaster.pid")
-            try:
-                with open(pm) as f:
-                    spid = int(f.readline())
-                with open(f"/proc/{spid}/cmdline", "rb") as f:
-                    cmdline = f.read().split(b"\0")
-                # Only that cluster's own server: its postgres with that data folder.
-                if os.path.basename(cmdline[0]) == b"postgres" and os.path.join(root, n, "data").encode() in cmdline:
-                    os.kill(spid, signal.SIGQUIT)
-                    time.sleep(1)
-            except (OSError, ValueError):
-                pass
-            shutil.rmtree(os.path.join(root, n), ignore_errors=True)
+            with open(os.path.join(path, "data", "postmaster.pid")) as f:
+                spid = int(f.readline())
+            with open(f"/proc/{spid}/cmdline", "rb") as f:
+                cmdline = f.read().split(b"\0")
+            if os.path.basename(cmdline[0]) == b"postgres" and os.path.join(path, "data").encode() in cmdline:
+                os.kill(spid, signal.SIGQUIT)
+                time.sleep(1)
+        except (OSError, ValueError):
+            pass
+    record.remove_stale_dirs(TMP_PREFIX, tmp_root, stop_server)
 
 
 # ----------------------------------------------------------------------------------------------

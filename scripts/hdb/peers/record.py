@@ -19,10 +19,12 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import signal
 import socket
 import statistics
 import sys
+import tempfile
 import time
 
 from ..results import csv_columns
@@ -306,6 +308,36 @@ def argument_parser(prog, description):
     ap.add_argument("--build-dir", required=True)
     Harness.add_arguments(ap)
     return ap
+
+
+# --- temporary folders ------------------------------------------------------------------------------
+def work_dir(prefix, root=None):
+    """A fresh temporary folder named <prefix><pid>-..., so that remove_stale_dirs can tell whose it is."""
+    return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=root)
+
+
+def remove_stale_dirs(prefix, root=None, before_remove=None):
+    """Removes the folders <prefix><pid>-... under root (the temporary folder) whose process is gone: a
+    kill -9 (the driver's SIGKILL after its grace period) skips every clean-up of a peer. before_remove
+    (path) runs first (pg_trgm stops a server still running there). A live process's folder stays."""
+    root = root or tempfile.gettempdir()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for n in names:
+        if not n.startswith(prefix):
+            continue
+        try:
+            pid = int(n[len(prefix):].split("-", 1)[0])
+        except ValueError:
+            continue
+        if pid == os.getpid() or os.path.exists(f"/proc/{pid}"):
+            continue
+        path = os.path.join(root, n)
+        if before_remove:
+            before_remove(path)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 # --- stopping ---------------------------------------------------------------------------------------
