@@ -223,6 +223,41 @@ class SqlTest(unittest.TestCase):
             got = list(con.execute(q.ra_sql("reduce", {"op": op}, 1)[0]).fetchnumpy().values())
             self.assertEqual(int(got[0][0]), want, op)
 
+    def test_sort_is_stable(self):
+        """The suite's sort is std::stable_sort by key; DuckDB's ORDER BY k is not stable (its tie
+        order differed at 1M rows), and the peer once accepted any tie order. The SQL orders by (key,
+        row position) and the answer must equal the reference in order."""
+        from hdb.peers import duckdb_sql as q
+        rng = np.random.default_rng(5)
+        n = 1 << 16
+        k = rng.integers(0, 50, n).astype(np.uint32)  # many ties
+        v = rng.integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32)
+        want = np.vstack([k, v])[:, np.argsort(k, kind="stable")]
+        sql, order = q.ra_sql("sort", {}, 1)
+        self.assertEqual((q.position_column("sort"), order), ("i", "exact"))
+        con = duckdb.connect()
+        one = record.Harness(warmup=0, passes=1, max_passes=1)
+        for t in (2, 1):
+            _, got = duckdb_peer.run_case(con, {"a": {"k": k, "v1": v, "i": np.arange(n, dtype=np.uint32)}}, sql, t, one)
+            equal, detail = q.compare(got, want, order)
+            self.assertTrue(equal, detail)
+            self.assertIn("in order", detail)
+        # Ties out of input order are a wrong answer, even with the keys ascending.
+        swapped = want.copy()
+        tie = int(np.nonzero(np.diff(want[0]) == 0)[0][0])
+        swapped[:, [tie, tie + 1]] = swapped[:, [tie + 1, tie]]
+        self.assertFalse(q.compare([swapped[0], swapped[1]], want, order)[0])
+        # prepare() registers the positions for sort only, outside the timed query.
+        with tempfile.TemporaryDirectory() as out:
+            exported = export(out, "ra", "--sizes", "1K", "--only", "sort,select")
+            for case in exported["cases"]:
+                d = os.path.join(out, case["dir"])
+                with open(os.path.join(d, "manifest.json")) as f:
+                    m = json.load(f)
+                tables, _, _, _ = duckdb_peer.prepare(m, d, np)
+                cols = sorted(tables["a"])
+                self.assertEqual(cols, ["i", "k", "v1"] if case["test"] == "sort" else ["k", "v1"])
+
     def test_wrong_answer_is_caught_and_never_a_time(self):
         from hdb.peers import duckdb_sql as q
         want = np.array([[1, 2, 3], [10, 20, 30]], np.uint32)
@@ -230,7 +265,7 @@ class SqlTest(unittest.TestCase):
         for got, order in (([np.array([1, 2, 3]), np.array([10, 20, 31])], "multiset"),
                            ([np.array([1, 2]), np.array([10, 20])], "multiset"),
                            ([np.array([1, 2, 3])], "multiset"),
-                           ([np.array([2, 1, 3]), np.array([20, 10, 30])], "sorted")):
+                           ([np.array([2, 1, 3]), np.array([20, 10, 30])], "exact")):
             equal, detail = q.compare(got, want, order)
             self.assertFalse(equal, f"{got} {order}")
         # Rows whose hashes collide (here: all of them) are decided by the exact lexicographic order.
