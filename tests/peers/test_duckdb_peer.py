@@ -423,6 +423,20 @@ class SkipTest(unittest.TestCase):
             self.assertEqual(sorted(n for n in os.listdir(tmp) if n.startswith("hdb-")),
                              sorted(os.path.basename(d) for d in (live, other)))
 
+    def test_list_prints_the_cases_and_runs_nothing(self):
+        if not (HAVE_DUCKDB and os.access(EXPORT, os.X_OK)):
+            self.skipTest("needs duckdb and hdb-export")
+        with tempfile.TemporaryDirectory() as d:
+            js = os.path.join(d, "x.json")
+            env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"))
+            p = subprocess.run([sys.executable, "-m", "hdb.peers.duckdb_peer", "ra", "--json", js, "--build-dir", BUILD,
+                                "--list", "--sizes", "1K", "--only", "select"], capture_output=True, text=True, env=env,
+                               timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)  # was: "error: 'NoneType' object has no attribute 'finish'"
+            self.assertIn("select/export[dist=uniform,selectivity=0.5]@1K", p.stdout)
+            self.assertEqual(p.stderr, "")
+            self.assertFalse(os.path.exists(js))
+
     def test_only_patterns_reach_the_export_for_any_variant(self):
         self.assertEqual(duckdb_peer.export_args(["--only", "*/parallel,join/tuned[dist=uniform]@1M,select",
                                                   "--only=A/ra-paper", "--sizes", "1M"]),
