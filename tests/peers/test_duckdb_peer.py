@@ -72,6 +72,13 @@ def sql_answers(test, exported, out, threads=(2, 1)):
     return n
 
 
+def run_peer(js, *args, **env_extra):
+    """python -m hdb.peers.duckdb_peer ra --json JS --build-dir BUILD ARGS, with env_extra set."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"), **env_extra)
+    return subprocess.run([sys.executable, "-m", "hdb.peers.duckdb_peer", "ra", "--json", js, "--build-dir", BUILD]
+                          + list(args), capture_output=True, text=True, env=env, timeout=120)
+
+
 @unittest.skipUnless(os.access(EXPORT, os.X_OK), f"{EXPORT} is not built")
 class ExportTest(unittest.TestCase):
     def test_ids_and_data_are_the_suites(self):
@@ -387,10 +394,7 @@ class SkipTest(unittest.TestCase):
             self.skipTest("needs duckdb and hdb-export")
         with tempfile.TemporaryDirectory() as d:
             js = os.path.join(d, "ra-duckdb.json")
-            env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"))
-            p = subprocess.run([sys.executable, "-m", "hdb.peers.duckdb_peer", "ra", "--json", js, "--build-dir", BUILD,
-                                "--budget-s", "0.000001", "--sizes", "1K", "--only", "select,join"],
-                               capture_output=True, text=True, env=env, timeout=120)
+            p = run_peer(js, "--budget-s", "0.000001", "--sizes", "1K", "--only", "select,join")
             self.assertEqual(p.returncode, 0, p.stderr)
             with open(js) as f:
                 doc = json.load(f)
@@ -414,10 +418,8 @@ class SkipTest(unittest.TestCase):
             if not (HAVE_DUCKDB and os.access(EXPORT, os.X_OK)):
                 self.skipTest("needs duckdb and hdb-export")
             os.makedirs(os.path.join(dead, "case-0"))
-            env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"), TMPDIR=tmp)
-            p = subprocess.run([sys.executable, "-m", "hdb.peers.duckdb_peer", "ra", "--json", os.path.join(tmp, "x.json"),
-                                "--build-dir", BUILD, "--budget-s", "0.000001", "--sizes", "1K", "--only", "select"],
-                               capture_output=True, text=True, env=env, timeout=120)
+            p = run_peer(os.path.join(tmp, "x.json"), "--budget-s", "0.000001", "--sizes", "1K", "--only", "select",
+                         TMPDIR=tmp)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertFalse(os.path.exists(dead))  # the dead peer's folder, and this run's own, are gone
             self.assertEqual(sorted(n for n in os.listdir(tmp) if n.startswith("hdb-")),
@@ -428,10 +430,7 @@ class SkipTest(unittest.TestCase):
             self.skipTest("needs duckdb and hdb-export")
         with tempfile.TemporaryDirectory() as d:
             js = os.path.join(d, "x.json")
-            env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"))
-            p = subprocess.run([sys.executable, "-m", "hdb.peers.duckdb_peer", "ra", "--json", js, "--build-dir", BUILD,
-                                "--list", "--sizes", "1K", "--only", "select"], capture_output=True, text=True, env=env,
-                               timeout=120)
+            p = run_peer(js, "--list", "--sizes", "1K", "--only", "select")
             self.assertEqual(p.returncode, 0, p.stderr)  # was: "error: 'NoneType' object has no attribute 'finish'"
             self.assertIn("select/export[dist=uniform,selectivity=0.5]@1K", p.stdout)
             self.assertEqual(p.stderr, "")
