@@ -32,21 +32,23 @@ def position_column(op):
 
 def ra_sql(op, args, values):
     """The SQL of one RA primitive on `a` (and `b`) whose tuples carry `values` value attributes.
-    Returns (sql, order): order is 'multiset' (SQL promises no row order: both sides are sorted
-    before comparing), 'exact' (ORDER BY: the reference's order is the only correct one) or 'none'
-    (one aggregate row)."""
+    Returns (sql, order): order is 'exact' (the suite's operator fixes the order: input order for
+    project, select and the arithmetic, which DuckDB keeps under preserve_insertion_order, set by
+    run_case; key order by ORDER BY for unique and sort), 'multiset' (the suite's order is not the
+    SQL's to give: join, whose order within a key is unspecified, GROUP BY, the set operations, the
+    product; both sides are sorted before comparing) or 'none' (one aggregate row)."""
     vs = value_cols(values)
     cols = ", ".join(ra_columns(values))
     if op == "project":
         names = ra_columns(values)
-        return "SELECT " + ", ".join(f"{names[c]} AS c{i}" for i, c in enumerate(args["columns"])) + " FROM a", "multiset"
+        return "SELECT " + ", ".join(f"{names[c]} AS c{i}" for i, c in enumerate(args["columns"])) + " FROM a", "exact"
     if op == "select":
         col = ra_columns(values)[args["attribute"]]
-        return f"SELECT {cols} FROM a WHERE {col} BETWEEN {args['lo']} AND {args['hi']}", "multiset"
+        return f"SELECT {cols} FROM a WHERE {col} BETWEEN {args['lo']} AND {args['hi']}", "exact"
     if op == "unique":
         # The first tuple of each run of equal keys in an input sorted by (key, values): per key, the
         # least tuple.
-        return f"SELECT DISTINCT ON (k) {cols} FROM a ORDER BY {cols}", "multiset"
+        return f"SELECT DISTINCT ON (k) {cols} FROM a ORDER BY {cols}", "exact"
     if op == "reduce":
         fold = args["op"]
         if fold == "sum":  # exact 64-bit sums; 0 for an empty relation
@@ -84,7 +86,7 @@ def ra_sql(op, args, values):
             expr = "((a.{v}::BIGINT - b.{v} + " + str(U32) + ") % " + str(U32) + ")::UINTEGER AS {v}"
         else:
             expr = "((a.{v}::UBIGINT * b.{v}) % " + str(U32) + ")::UINTEGER AS {v}"
-        return "SELECT a.k AS k, " + ", ".join(expr.format(v=v) for v in vs) + " FROM a POSITIONAL JOIN b", "multiset"
+        return "SELECT a.k AS k, " + ", ".join(expr.format(v=v) for v in vs) + " FROM a POSITIONAL JOIN b", "exact"
     if op == "sort":  # stable: ties in input order, by the position column (position_column)
         return f"SELECT {cols} FROM a ORDER BY k, {position_column(op)}", "exact"
     raise NoSql(f"no SQL for the RA operation '{op}'")
