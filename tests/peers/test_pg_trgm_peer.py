@@ -172,6 +172,19 @@ class Verification(unittest.TestCase):
         self.assertIn("recomputed for no row", got[0][4])
         self.assertNotIn("equal to PostgreSQL's", got[0][4])
 
+    def test_threads_reach_the_server(self):
+        """--threads (else every core) bounds a query's processes: leader + threads - 1 parallel
+        workers. The server ran with PostgreSQL's default of 2 workers per query whatever --threads
+        said, while the context recorded 1 thread."""
+        from hdb.peers import record
+        self.assertEqual(pg_trgm.query_threads(record.Harness(threads=3)), 3)
+        self.assertEqual(pg_trgm.query_threads(record.Harness(threads=0)), os.cpu_count())
+        for threads, workers in ((1, "0"), (2, "1"), (16, "15")):
+            s = pg_trgm.server_settings(threads)
+            self.assertEqual((s["max_parallel_workers_per_gather"], s["max_parallel_workers"]), (workers, workers))
+            self.assertGreaterEqual(int(s["max_worker_processes"]), int(workers))
+        self.assertEqual(pg_trgm.SERVER_SETTINGS.get("max_parallel_workers_per_gather"), None)
+
     def test_a_size_that_fails_records_each_of_its_cases_once(self):
         from hdb.peers import record
         a = pg_trgm.parse_args(["ngram", "--json", "x.json", "--build-dir", BUILD, "--sizes", "1K",
@@ -219,6 +232,9 @@ class Peer(unittest.TestCase):
         with open(os.path.join(self.tmp, "pg.json")) as f:
             doc = json.load(f)
         self.assertEqual((doc["benchmark"], doc["backend"], doc["complete"]), ("ngram", "pg_trgm", True))
+        threads = os.cpu_count()  # no --threads: every core, as the server was told
+        self.assertEqual(doc["context"]["threads_used"], threads)
+        self.assertEqual(doc["context"]["peer"]["settings"]["max_parallel_workers_per_gather"], str(threads - 1))
         ids = [r["id"] for r in doc["results"]]
         self.assertEqual(ids, ["index/build@100", "search/word_similarity[k=0,threshold=0.3]@100",
                                "search/word_similarity[k=0,threshold=0.6]@100",
@@ -236,6 +252,7 @@ class Peer(unittest.TestCase):
             self.assertIn("Bitmap Index Scan on docs_body_trgm", r["extra"]["plan"])
             self.assertIn("Seq Scan", r["extra"]["check_plan"])
             self.assertLessEqual(r["extra"]["queries_planner_uses_index"], 4)
+            self.assertLessEqual(r["extra"]["queries_parallel"], 4)
             self.assertIn("recomputed", r["verification"]["detail"])
             e = r["extra"]
             self.assertEqual(e["queries"], 4)

@@ -234,13 +234,28 @@ SERVER_SETTINGS = {
     "logging_collector": "off",
 }
 
+def query_threads(harness):
+    """Processes a query may use: --threads, else every core (the executables' rule)."""
+    return harness.threads or os.cpu_count() or 1
+
+
+def server_settings(threads):
+    """SERVER_SETTINGS with the parallelism the harness's --threads gives: a query runs on its leader
+    and up to threads - 1 parallel workers (PostgreSQL's own default is 2 workers whatever the
+    machine). The GIN build of PostgreSQL 15 is serial whatever the setting."""
+    workers = max(threads - 1, 0)
+    return dict(SERVER_SETTINGS, max_parallel_workers_per_gather=str(workers), max_parallel_workers=str(workers),
+                max_worker_processes=str(max(8, workers + 2)))
+
+
 class Cluster:
     """initdb into a fresh temporary folder, the server a direct child of this process (same process
     group, so the driver's SIGTERM/SIGKILL of the group reaches it), Unix socket in that folder only.
     stop() ends the server and removes the folder; it is safe to call twice."""
 
-    def __init__(self, bindir, tmp_root=None):
+    def __init__(self, bindir, tmp_root=None, threads=1):
         self.bindir = bindir
+        self.threads = threads
         self.proc = None
         self.as_user = None
         if os.geteuid() == 0:
@@ -285,7 +300,7 @@ class Cluster:
             hint = (" (the server runs as 'postgres', which must be able to reach the folder: choose a --tmp-root "
                     "it can traverse)") if self.as_user and "Permission denied" in r.stderr else ""
             raise RuntimeError(f"initdb failed{hint}: {r.stderr.strip()[-500:]}")
-        settings = dict(SERVER_SETTINGS, unix_socket_directories=f"'{self.dir}'", port=str(self.port))
+        settings = dict(server_settings(self.threads), unix_socket_directories=f"'{self.dir}'", port=str(self.port))
         with open(os.path.join(self.data, "postgresql.auto.conf"), "a") as f:
             for k, v in settings.items():
                 f.write(f"{k} = {v}\n")
@@ -716,7 +731,8 @@ def search_case(a, cluster, level, t, ns, hits):
                  query_mean_s=sum(qmed) / max(len(qmed), 1), query_median_s=statistics.median(qmed) if qmed else 0.0,
                  plan=plans["index"].get(first, []), check_plan=plans["scan"].get(first, []),
                  planner_plan=plans["planner"].get(first, []),
-                 queries_planner_uses_index=sum(_uses_index(p) for p in plans["planner"].values()))
+                 queries_planner_uses_index=sum(_uses_index(p) for p in plans["planner"].values()),
+                 queries_parallel=sum(any(n.startswith("Gather") for n in p) for p in plans["index"].values()))
     if not all(_uses_index(p) for p in plans["index"].values()):
         return times, False, "the timed run did not read the GIN index for every query", extra
     if any(any("Index" in n for n in p) for p in plans["scan"].values()):
@@ -840,15 +856,16 @@ def run(a, state, bindir, version, repo):
     is stopped and its folder removed however it ends."""
     cluster = None
     try:
-        ctx = record.context(repo, a.harness, version, 1, extra={"sizes": a.size_list, "peer": {
+        threads = query_threads(a.harness)
+        ctx = record.context(repo, a.harness, version, threads, extra={"sizes": a.size_list, "peer": {
             "name": NAME, "server": version, "bindir": bindir, "thresholds": a.thresholds, "error_levels": a.levels,
             "queries": int(a.export_args[1]), "operator": "body %> query (word_similarity(query, body) >= threshold)",
             "timed": "server-side clock_timestamp() around each query's SELECT array_agg(id) ... WHERE body %> q "
                      "in a PL/pgSQL loop (no client, socket or psql start-up)",
-            "settings": {k: v.strip("'") for k, v in SERVER_SETTINGS.items()}}})
+            "settings": {k: v.strip("'") for k, v in server_settings(threads).items()}}})
         doc = state.doc = record.Document("ngram", NAME, ctx, a.json, a.csv)
         remove_stale(a.tmp_root)
-        cluster = Cluster(bindir, a.tmp_root)
+        cluster = Cluster(bindir, a.tmp_root, threads)
         print(f"pg_trgm: cluster at {cluster.dir} ({version})", flush=True)
         cluster.start()
         size_state = {}
