@@ -19,9 +19,10 @@ RAW_DIR = "raw"
 SUMMARY_CSV = "summary.csv"
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "docs",
                            "results-schema.json")
-# raw/<benchmark>-<backend>.json, and under MPI the per-rank files <that>.rank<N>. This names files
-# the driver itself chose (runner.raw_paths); it is not a reading of any result.
-_RAW_NAME = re.compile(r"^([a-z0-9_]+)-([a-z0-9_]+)\.json(?:\.rank(\d+))?$")
+# raw/<benchmark>-<backend>.json, raw/<benchmark>-<backend>-<run>.json (a second run of the same
+# executable, [bench.<name>.large]), and under MPI the per-rank files <that>.rank<N>. This names
+# files the driver itself chose (runner.raw_paths); it is not a reading of any result.
+_RAW_NAME = re.compile(r"^(?P<stem>[a-z0-9_]+-[a-z0-9_]+(?:-[a-z0-9_]+)?)\.json(?:\.rank(?P<rank>\d+))?$")
 
 
 def load_manifest(run_dir):
@@ -53,7 +54,7 @@ def raw_files(run_dir):
     for p in sorted(glob.glob(os.path.join(run_dir, RAW_DIR, "*.json*"))):
         m = _RAW_NAME.match(os.path.basename(p))
         if m:
-            names.setdefault((m.group(1), m.group(2)), []).append((m.group(3), p))
+            names.setdefault(m.group("stem"), []).append((m.group("rank"), p))
     out = []
     for found in names.values():
         merged = [p for rank, p in found if rank is None]
@@ -68,7 +69,7 @@ def csv_path_for(json_path):
     m = _RAW_NAME.match(name)
     if not m:
         raise ValueError(f"not a raw result file name: {name}")
-    return os.path.join(d, f"{m.group(1)}-{m.group(2)}.csv" + (f".rank{m.group(3)}" if m.group(3) else ""))
+    return os.path.join(d, f"{m.group('stem')}.csv" + (f".rank{m.group('rank')}" if m.group("rank") else ""))
 
 
 class ForeignDocument(UsageError):
@@ -120,7 +121,8 @@ def load_doc(path):
                     raise UsageError(f"{path}: result {i} is not a result record (it needs "
                                      f"{', '.join(RESULT_KEYS)})")
         m = _RAW_NAME.match(os.path.basename(path))
-        doc["_rank"] = int(m.group(3)) if m and m.group(3) else doc.get("context", {}).get("mpi", {}).get("rank", 0)
+        doc["_rank"] = int(m.group("rank")) if m and m.group("rank") else \
+            doc.get("context", {}).get("mpi", {}).get("rank", 0)
     except (AttributeError, TypeError) as e:
         raise UsageError(f"{path}: not shaped as {SCHEMA} ({e})") from None
     doc["_path"] = path

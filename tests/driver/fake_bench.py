@@ -25,6 +25,13 @@ def _arg(args, name):
     return args[args.index(name) + 1] if name in args else None
 
 
+def _first_size(args):
+    """The first of --sizes (32K, 1M, 256M) as bytes, 32K without it: the size of the fake's cases."""
+    text = (_arg(args, "--sizes") or "32K").split(",")[0]
+    unit = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+    return int(text[:-1] if unit > 1 else text) * unit
+
+
 def _replace(path, text):
     with open(path + ".tmp", "w", newline="") as f:
         f.write(text)
@@ -66,7 +73,8 @@ def main():
         if csv_path:
             _replace(csv_path, make_fixture.csv_text(doc))
 
-    results.append(make_fixture.record("copy", "serial", 32 << 10, 1e-5, checked=checked))
+    size = _first_size(args)
+    results.append(make_fixture.record("copy", "serial", size, 1e-5, checked=checked))
     write()
     if mode == "error":
         write("stopped by an error: cannot open /nonexistent/queries.txt")
@@ -84,11 +92,11 @@ def main():
     if mode == "hang":
         time.sleep(120)
     if mode == "fail":
-        results.append(make_fixture.record("copy", "parallel", 32 << 10, 0, status="failed",
+        results.append(make_fixture.record("copy", "parallel", size, 0, status="failed",
                                            reason="verification failed: word 3 differs (driver test)"))
         write(None)
         return 1
-    results.append(make_fixture.record("copy", "parallel", 32 << 10, 6e-6, checked=checked))
+    results.append(make_fixture.record("copy", "parallel", size, 6e-6, checked=checked))
     write(None)
     print("summary: 2 ok, 0 skipped, 0 failed")
     return 0

@@ -125,6 +125,30 @@ class RunAllTest(TempDirCase):
         self.assertEqual(len(ids), len(set(ids)))  # the interrupted copies are not read twice
         self.assertEqual(len(m["resumed"]), 1)
 
+    def test_a_large_run_is_a_second_file_read_like_the_first(self):
+        cfg = os.path.join(self.tmp, "large.toml")
+        with open(cfg, "w") as f:
+            f.write('benchmarks = ["bus"]\nbackends = ["cpu"]\n[harness]\nsizes = "32K"\n'
+                    '[bench.bus.large]\nsizes = "256M"\nonly = ["memcpy/*"]\n')
+        self.log = os.path.join(self.tmp, "calls.jsonl")
+        p = script("run-all", "--config", cfg, "--build-dir", self.build, "--out", self.out, "--no-setup",
+                   "--no-build", env={"FAKE_LOG": self.log})
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        run = self.only_run()
+        args = {c["name"]: c for c in self.calls()}
+        self.assertEqual(sorted(os.listdir(os.path.join(run, "raw"))),
+                         ["bus-cpu-large.csv", "bus-cpu-large.json", "bus-cpu.csv", "bus-cpu.json"])
+        with open(os.path.join(run, "summary.csv")) as f:
+            sizes = {r["size_bytes"] for r in csv.DictReader(f)}
+        self.assertEqual(sizes, {str(32 << 10), str(256 << 20)})
+        with open(os.path.join(run, "run.json")) as f:
+            big = {e["name"]: e for e in json.load(f)["entries"]}["bus-cpu-large"]
+        self.assertEqual(big["status"], "ok")
+        self.assertIn("--only", big["args"])
+        self.assertTrue(args)
+        from check_results import main as check_main
+        self.assertEqual(check_main(["--all", run]), 0)
+
     def test_bad_options_exit_2(self):
         for args, text in ((["--backends", "tpu"], "unknown backends tpu"), (["--resume", "nope"], "no run"),
                            (["--passes", "0"], "--passes"), (["--frobnicate"], "unrecognized")):
