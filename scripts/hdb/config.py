@@ -349,11 +349,12 @@ def executable_args(cfg, benchmark, large=False, peer=False):
     """The flags one executable gets: the [harness] table with [bench.<name>] on top, then args.
     large: its second run at the sizes, --only selection and args of [bench.<name>.large] (a peer
     gets peer_only as its --only: its variants have other names). peer: a peer's, with the table's
-    peer_args last (a peer takes the last of a repeated option)."""
+    peer_args last, each replacing the same option given before."""
     opts = dict(cfg["harness"])
     bench = dict(cfg["bench"].get(benchmark, {}))
     if large:
         big = bench.pop("large")
+        bench.pop("peer_args", None)  # the second run's sizes and selection are the large table's
         for k in SIZE_KEYS:
             bench.pop(k, None)
         bench["sizes"] = big["sizes"]
@@ -369,7 +370,22 @@ def executable_args(cfg, benchmark, large=False, peer=False):
     for k in HARNESS_FLAGS:
         if k in opts:
             args += [HARNESS_FLAGS[k], str(opts[k])]
-    return args + list(bench.get("args", [])) + (list(bench.get("peer_args", [])) if peer else [])
+    args += list(bench.get("args", []))
+    return _replace_options(args, bench.get("peer_args", [])) if peer else args
+
+
+def _replace_options(args, extra):
+    """args + extra, where an option extra names (--sizes 1M) replaces the same option in args:
+    the executables refuse an option given twice."""
+    named = {a for a in extra if a.startswith("--")}
+    out, i = [], 0
+    while i < len(args):
+        if args[i] in named:
+            i += 2  # the option and its value
+            continue
+        out.append(args[i])
+        i += 1
+    return out + list(extra)
 
 
 def timeout_for(cfg, benchmark, large=False):
