@@ -38,7 +38,7 @@ MPI_KEYS = {"ranks", "hostfile", "args"}
 BENCH_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args", "peer_args", "large"}
 # [bench.<name>.large]: a second run of the benchmark's executables (and peers) at sizes beyond the
 # last-level caches, for the variants and parameters `only` and `args` select (docs/driver.md).
-LARGE_KEYS = {"sizes", "only", "peer_only", "args", "timeout_s"}
+LARGE_KEYS = {"sizes", "only", "peer_only", "peers", "args", "timeout_s"}
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 # peers = ["duckdb", "pg_trgm"]: systems the driver runs beside the executables, on the same data
 # (docs/peers.md); none when the key is absent.
@@ -298,6 +298,10 @@ def _large(where, table):
             out[k] = list(v)
     if "timeout_s" in table:
         out["timeout_s"] = _timeout(where, table["timeout_s"])
+    if "peers" in table:
+        if not isinstance(table["peers"], bool):
+            raise UsageError(f"{where}: 'peers' must be true or false (whether the peers run the large sizes too)")
+        out["peers"] = table["peers"]
     return out
 
 

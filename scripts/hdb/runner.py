@@ -80,7 +80,8 @@ def large_entries(cfg, bench, planned):
     """The second run of each of the benchmark's entries at [bench.<name>.large]'s sizes, named
     <benchmark>-<backend>-large (docs/driver.md)."""
     out = []
-    for e in [e for e in planned if e["benchmark"] == bench]:
+    with_peers = cfgmod.large_run(cfg, bench).get("peers", True)
+    for e in [e for e in planned if e["benchmark"] == bench and (with_peers or not e.get("peer"))]:
         big = dict(e, name=e["name"] + "-large", timeout_s=cfgmod.timeout_for(cfg, bench, large=True),
                    args=cfgmod.executable_args(cfg, bench, large=True, peer=bool(e.get("peer"))))
         out.append(big)

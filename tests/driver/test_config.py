@@ -52,13 +52,14 @@ class ConfigTest(unittest.TestCase):
                 self.assertEqual(a[a.index("--sizes") + 1], "256M", bench)
                 self.assertNotIn("*/serial", a[a.index("--only") + 1].split(","))
         merge = entries["merge-cpu-large"]["args"]
-        self.assertEqual(merge[merge.index("--types") + 1], "u32")  # large args replace the benchmark's
-        self.assertEqual(entries["merge-cpu"]["args"][entries["merge-cpu"]["args"].index("--types") + 1],
-                         "u32,u64,str")
+        self.assertEqual(merge[merge.index("--types") + 1], "u32,u64")  # without args of its own: the benchmark's
+        tpch = entries["tpch-cpu-large"]["args"]
+        self.assertEqual(tpch[tpch.index("--data") + 1], "random")  # large args replace the benchmark's
         duck = entries["ra-duckdb-large"]["args"]  # a peer gets the sizes and peer_only, not the executables' --only
         self.assertEqual(duck[duck.index("--sizes") + 1], "256M")
         self.assertNotIn("product", duck[duck.index("--only") + 1].split(","))
-        self.assertNotIn("--only", entries["tpch-duckdb-large"]["args"])
+        self.assertNotIn("tpch-duckdb-large", entries)  # [bench.tpch.large] peers = false
+        self.assertIn("tpch-duckdb", entries)
         pg, ngram = entries["ngram-pg_trgm"]["args"], entries["ngram-cpu"]["args"]
         self.assertEqual(pg.count("--sizes"), 1)  # peer_args replace the executables' options they name
         self.assertEqual(pg[pg.index("--sizes") + 1], "32K,512K,2M")
