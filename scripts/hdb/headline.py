@@ -4,8 +4,9 @@ and over the database peer (DuckDB), and the input size from which the accelerat
 included, beats the CPU. Only verified results count; every figure names the case id it comes from.
 
 An operation is a benchmark's test with one set of parameters (the peers' `threads` aside); per test
-the headline takes the parameter set that the most processors ran, at the largest size they share
-(TPC-H: one per data source). A processor is a backend's device: the cpu backend, each device
+the headline takes the parameter set that the most processors ran (TPC-H: one per data source), at
+the largest size at which the CPU and the accelerator both ran, so beyond the caches when the run
+went there (a peer that did not run that size has no speed-up in that row). A processor is a backend's device: the cpu backend, each device
 backend (opencl, cuda) and each peer. Without a GPU the OpenCL device stands in and the text says so.
 """
 from collections import OrderedDict
@@ -100,6 +101,17 @@ def _groups(rows):
     return out
 
 
+def compared_size(rs):
+    """The size an operation is compared at: the largest at which the CPU and the accelerator both
+    ran (beyond the caches when the run went there), else the largest with the most backends."""
+    by_size = {}
+    for r in rs:
+        by_size.setdefault(r["size_bytes"], set()).add(r["backend"])
+    acc = accelerator({r["backend"] for r in rs})
+    both = [s for s, b in by_size.items() if acc and CPU in b and acc in b]
+    return max(both) if both else _common_size(rs)
+
+
 def _common_size(rs):
     """The largest size at which the most backends have a result."""
     by_size = {}
@@ -180,7 +192,7 @@ def lines(rows):
     for (bench, test, _), variants in _groups(_usable(rows)).items():
         _, rs = _pick(variants)
         params = tuple((k, v) for k, v in rs[0]["params"].items() if k not in PEER_ONLY_PARAMS)
-        size = _common_size(rs)
+        size = compared_size(rs)
         per, every = OrderedDict(), OrderedDict()
         for r in rs:
             every.setdefault(r["backend"], []).append(r)
@@ -243,6 +255,41 @@ def summary(ls, procs, docs):
     llc = max((d.get("context", {}).get("llc_bytes") or 0 for d in docs), default=0)
     if llc and ls:
         beyond = sum(1 for ln in ls if ln.size > llc)
-        out.append(f"Compared at the largest size most processors ran: {beyond} of {len(ls)} operations at a size "
-                   f"beyond the {size_text(llc)} last-level cache (memory-bound), the others within it.")
+        out.append(f"Compared at the largest size the CPU and the accelerator both ran: {beyond} of {len(ls)} "
+                   f"operations at a size beyond the {size_text(llc)} last-level cache (memory-bound), the others within it.")
     return out
+
+
+TEXT_PEER = "pg_trgm"  # the n-gram peer: other semantics (word_similarity), so a table of its own
+
+
+def text_peer_table(rows):
+    """pg_trgm beside nsearch (docs/peers.md): per verified pg_trgm search case, at the same size and
+    error level k, the per-query median of pg_trgm and of the suite's fastest CPU search variant
+    (extra.query_median_s), hits per query of both and the overlap of the hit sets. A pass of
+    pg_trgm is fewer queries than one of nsearch, so only per-query times are compared."""
+    ok = [r for r in _usable(rows) if r["benchmark"] == "ngram" and r["test"] == "search"]
+    suite = {}
+    for r in ok:
+        q = r["extra"].get("query_median_s")
+        if r["backend"] == CPU and isinstance(q, (int, float)) and q > 0:
+            key = (r["params"].get("k"), r["size_bytes"])
+            if key not in suite or q < suite[key][0]:
+                suite[key] = (q, r)
+    header = ["pg_trgm case id", "pg_trgm ms/query", "nsearch ms/query (case id)", "nsearch faster by",
+              "hits/query pg_trgm", "hits/query nsearch", "Jaccard", "nsearch hits pg_trgm found"]
+    out = []
+    for r in ok:
+        if r["backend"] != TEXT_PEER:
+            continue
+        e = r["extra"]
+        q = e.get("query_median_s")
+        best = suite.get((r["params"].get("k"), r["size_bytes"]))
+        fmt = lambda v, f="{:.3g}": "-" if not isinstance(v, (int, float)) else f.format(v)
+        out.append([r["id"], fmt(q * 1e3 if q else None),
+                    f"{best[0] * 1e3:.3g} ({best[1]['id']})" if best else "-",
+                    _x(q / best[0]) if best and q else "-", fmt(e.get("mean_hits_per_query")),
+                    fmt(e.get("nsearch_mean_hits_per_query")), fmt(e.get("jaccard_mean"), "{:.2f}"),
+                    fmt(e.get("share_of_nsearch_hits_found") * 100 if isinstance(
+                        e.get("share_of_nsearch_hits_found"), (int, float)) else None, "{:.0f}%")])
+    return header, out

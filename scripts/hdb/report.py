@@ -216,11 +216,18 @@ def _headline(doc, rows, docs, plots_dir):
     for sentence in headline.summary(ls, procs, docs):
         doc.p(sentence)
     doc.table(*headline.table(ls, procs))
-    doc.p("Per operation (a test with the parameters most processors ran, at the largest size they share) and "
+    doc.p("Per operation (a test with the parameters most processors ran, at the largest size the CPU and the "
+          "accelerator both ran) and "
           "processor: the fastest verified case kernel-only and with its PCIe transfers, named by case id; the "
           "speed-ups divide the best CPU implementation's time (or DuckDB's) by it; the break-even size is the "
           "smallest measured size from which the accelerator, transfers included, stays faster than the best CPU "
           "implementation.")
+    header, text = headline.text_peer_table(rows)
+    if text:
+        doc.p("n-gram search against PostgreSQL pg_trgm (word_similarity %> at a threshold, GIN trigram index) on "
+              "the same corpus and queries: other semantics than nsearch's k missing n-grams, so besides the "
+              "time per query the table shows how far the hit sets agree (docs/peers.md).")
+        doc.table(header, text)
     acc = next((ln.acc for ln in ls if ln.acc), None)
     f = plots.headline(ls, plots_dir, results.machine_line(docs),
                        procs[acc].label if acc in procs else "none ran")

@@ -82,6 +82,21 @@ class BreakEven(unittest.TestCase):
         self.assertIn("faster than duckdb on 1 of 1", text)
         self.assertIn("beats the best CPU implementation on 1 of 1 operations kernel-only", text)
 
+    def test_compared_beyond_the_caches_even_where_a_peer_did_not_run(self):
+        big = 256 * M
+        cpu = document("ra", "cpu", self.cpu["results"] + [ra_select("parallel", big, big / M * 1e-3)], 40.0)
+        gpu = document("ra", "cuda", self.gpu["results"] + [ra_select("tuned", big, big / M * 2e-4, h2d=2e-3)],
+                       3000.0)
+        duck = document("ra", "cpu", [ra_select("sql", 32 * M, 64e-3)], 40.0)
+        duck["backend"] = "duckdb"
+        docs = [cpu, gpu, duck]
+        [ln] = headline.lines(rows_of(*docs))
+        self.assertEqual(ln.size, big)  # not 32M, where the most processors (DuckDB too) ran
+        header, table = headline.table([ln], headline.processors(docs))
+        self.assertEqual([r[header.index("processor")] for r in table], ["CPU (fixture CPU, ? threads)",
+                                                                          "cuda: fixture GPU"])
+        self.assertEqual(table[1][header.index("vs duckdb")], "-")
+
     def test_opencl_on_a_cpu_stands_in_and_says_so(self):
         ocl = document("ra", "opencl", [ra_select("paper", 32 * M, 0.1, h2d=1e-3)], 40.0)
         ocl["context"]["device"]["type"] = "cpu"
@@ -106,6 +121,31 @@ class BreakEven(unittest.TestCase):
         docs = [self.cpu, self.gpu]
         text = " ".join(headline.summary(headline.lines(rows_of(*docs)), headline.processors(docs), docs))
         self.assertIn("1 of 1 operations at a size beyond the 16M last-level cache", text)
+
+
+class TextPeer(unittest.TestCase):
+    def test_pg_trgm_is_compared_per_query_with_the_fastest_cpu_search(self):
+        def search(backend, variant, q, params, extra=None, **kw):
+            r = record("search", variant, 2 * M, q * 100, params=params, **kw)
+            r["extra"] = dict(extra or {}, query_median_s=q)
+            return r
+        cpu = document("ngram", "cpu", [search("cpu", "baseline", 4e-5, {"k": 0}),
+                                        search("cpu", "binned", 1e-5, {"k": 0}),
+                                        search("cpu", "binned", 2e-5, {"k": 6})], 40.0)
+        pg = document("ngram", "cpu", [
+            search("pg_trgm", "word_similarity", 2e-2, {"k": 0, "threshold": 0.6},
+                   {"mean_hits_per_query": 38.7, "nsearch_mean_hits_per_query": 16.9, "jaccard_mean": 0.62,
+                    "share_of_nsearch_hits_found": 1.0}),
+            search("pg_trgm", "word_similarity", 1e-9, {"k": 0, "threshold": 0.8}, checked=False)], 40.0)
+        pg["backend"] = "pg_trgm"
+        header, table = headline.text_peer_table(rows_of(cpu, pg))
+        self.assertEqual(len(table), 1, table)  # the unverified case is not shown
+        row = dict(zip(header, table[0]))
+        self.assertEqual(row["pg_trgm ms/query"], "20")
+        self.assertEqual(row["nsearch ms/query (case id)"], "0.01 (search/binned[k=0]@2M)")
+        self.assertEqual(row["nsearch faster by"], "2e+03x")
+        self.assertEqual(row["Jaccard"], "0.62")
+        self.assertEqual(row["nsearch hits pg_trgm found"], "100%")
 
 
 class BusyMachine(TempDirCase):
