@@ -101,22 +101,24 @@ def _groups(rows):
     return out
 
 
-def compared_size(rs):
-    """The size an operation is compared at: the largest at which the CPU and the accelerator both
-    ran (beyond the caches when the run went there), else the largest with the most backends."""
+def _backends_by_size(rs):
     by_size = {}
     for r in rs:
         by_size.setdefault(r["size_bytes"], set()).add(r["backend"])
+    return by_size
+
+
+def compared_size(rs):
+    """The size an operation is compared at: the largest at which the CPU and the accelerator both
+    ran (beyond the caches when the run went there), else the largest with the most backends."""
     acc = accelerator({r["backend"] for r in rs})
-    both = [s for s, b in by_size.items() if acc and CPU in b and acc in b]
+    both = [s for s, b in _backends_by_size(rs).items() if acc and CPU in b and acc in b]
     return max(both) if both else _common_size(rs)
 
 
 def _common_size(rs):
     """The largest size at which the most backends have a result."""
-    by_size = {}
-    for r in rs:
-        by_size.setdefault(r["size_bytes"], set()).add(r["backend"])
+    by_size = _backends_by_size(rs)
     most = max(len(v) for v in by_size.values())
     return max(s for s, v in by_size.items() if len(v) == most)
 
@@ -176,6 +178,10 @@ class Line:
 
     def speedup(self, r, key):
         return self.cpu_best[key] / r[key] if self.cpu_best else None
+
+    def acc_speedup(self, key):
+        """The accelerator's best case by `key` (kernel_median_s, total_median_s) over the best CPU."""
+        return self.speedup(_best(self.per_backend[self.acc], key), key) if self.acc else None
 
     def over_db(self, r):
         return self.db_best["total_median_s"] / r["total_median_s"] if self.db_best else None
@@ -239,10 +245,8 @@ def summary(ls, procs, docs):
     with_acc = [ln for ln in ls if ln.acc and ln.cpu_best]
     if with_acc:
         acc = with_acc[0].acc
-        k = sum(1 for ln in with_acc if ln.speedup(_best(ln.per_backend[ln.acc], "kernel_median_s"),
-                                                   "kernel_median_s") > 1)
-        t = sum(1 for ln in with_acc if ln.speedup(_best(ln.per_backend[ln.acc], "total_median_s"),
-                                                   "total_median_s") > 1)
+        k = sum(1 for ln in with_acc if ln.acc_speedup("kernel_median_s") > 1)
+        t = sum(1 for ln in with_acc if ln.acc_speedup("total_median_s") > 1)
         out.append(f"The accelerator ({acc}) beats the best CPU implementation on {k} of {len(with_acc)} operations "
                    f"kernel-only and on {t} of {len(with_acc)} with its PCIe transfers counted.")
     with_db = [ln for ln in ls if ln.db_best and ln.cpu_best]

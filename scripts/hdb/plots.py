@@ -523,15 +523,13 @@ def tpch_kernels(rows, bench, out_dir, machine):
 def headline(lines, out_dir, machine, acc_label):
     """The headline's figure: per operation, the speed-up over the best CPU implementation of the
     accelerator's best implementation (kernel only, with PCIe) and of DuckDB, at the compared size."""
-    from .headline import DB_PEER, _best
+    from .headline import DB_PEER
     ops = [ln for ln in lines if ln.cpu_best and (ln.acc or ln.db_best)]
     if not available() or not ops:
         return None
     acc = next((ln.acc for ln in ops if ln.acc), "accelerator")
-    bars = [(f"{acc} kernel only", "#1f77b4", lambda ln: ln.acc and ln.speedup(
-                _best(ln.per_backend[ln.acc], "kernel_median_s"), "kernel_median_s")),
-            (f"{acc} with PCIe", "#ff7f0e", lambda ln: ln.acc and ln.speedup(
-                _best(ln.per_backend[ln.acc], "total_median_s"), "total_median_s")),
+    bars = [(f"{acc} kernel only", "#1f77b4", lambda ln: ln.acc_speedup("kernel_median_s")),
+            (f"{acc} with PCIe", "#ff7f0e", lambda ln: ln.acc_speedup("total_median_s")),
             (f"{DB_PEER} (best of its thread counts)", "#2ca02c", lambda ln: ln.db_best and ln.speedup(
                 ln.db_best, "total_median_s"))]
     fig, ax = plt.subplots(figsize=(10, 1.2 + 0.42 * len(ops)))
