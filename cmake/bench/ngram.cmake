@@ -16,7 +16,7 @@ hdb_add_benchmark(ngram
              src/common/workloads/text_queries.cpp
   LIBS       ${ngram_zlib}
   CPU        src/cpu/ngram_main.cpp
-  CPU_LIB    src/cpu/ngram_backend.cpp src/cpu/ngram_pool.cpp
+  CPU_LIB    src/cpu/ngram_backend.cpp
   OPENCL     src/opencl/ngram_main.cpp
   OPENCL_LIB src/opencl/ngram_backend.cpp
   CL_KERNELS src/opencl/kernels/ngram.cl

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "bench/ngram.hpp"
-#include "ngram_pool.hpp"
+#include "runtime/worker_pool.hpp"
 #include "runtime/cpu_platform.hpp"
 
 namespace hdb::cpu {

@@ -98,14 +98,14 @@ void compact_w(const CpuRelation& in, Flag flag, int threads, DeviceRel& out_han
     return;
   }
   std::vector<std::uint64_t> count(static_cast<std::size_t>(chunks) + 1, 0);
-  for_chunks(chunks, chunks, [&](int c) {
+  for_chunks(chunks, threads, [&](int c) {
     std::uint64_t k = 0;
     for (std::uint64_t i = chunk_begin(n, chunks, c), e = chunk_begin(n, chunks, c + 1); i < e; ++i) k += flag(i) ? 1 : 0;
     count[static_cast<std::size_t>(c) + 1] = k;
   });
   for (int c = 0; c < chunks; ++c) count[static_cast<std::size_t>(c) + 1] += count[static_cast<std::size_t>(c)];
   CpuRelation& out = ensure(out_handle, count.back(), in.values());
-  for_chunks(chunks, chunks, [&](int c) {
+  for_chunks(chunks, threads, [&](int c) {
     const auto k = static_cast<std::size_t>(c);
     write(chunk_begin(n, chunks, c), chunk_begin(n, chunks, c + 1), count[k + 1] - count[k], out.data() + count[k] * W);
   });
@@ -235,7 +235,7 @@ Breakdown CpuRa::run_project(const DeviceRelation& in_, const std::vector<int>& 
   for_width(iw, [&](auto IW) {
     for_width(ow, [&](auto OW) {
       constexpr std::uint64_t w_in = decltype(IW)::value, w_out = decltype(OW)::value;
-      for_chunks(chunks, chunks, [&](int c) {
+      for_chunks(chunks, threads, [&](int c) {
         for (std::uint64_t i = chunk_begin(in.rows(), chunks, c), e = chunk_begin(in.rows(), chunks, c + 1); i < e; ++i)
           for (std::uint64_t k = 0; k < w_out; ++k) dst[i * w_out + k] = src[i * w_in + static_cast<std::uint64_t>(cols[k])];
       });
@@ -290,7 +290,7 @@ Timed<Aggregate> CpuRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const
   const int chunks = chunk_count(in.rows(), threads_for(variant));
   const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
   std::vector<std::array<std::uint64_t, kMaxValues>> part(static_cast<std::size_t>(chunks));
-  for_chunks(chunks, chunks, [&](int c) {
+  for_chunks(chunks, threads_for(variant), [&](int c) {
     const std::uint64_t b = chunk_begin(in.rows(), chunks, c), e = chunk_begin(in.rows(), chunks, c + 1);
     for_width(in.width(), [&](auto W) {
       constexpr int w = decltype(W)::value;
@@ -480,7 +480,7 @@ Breakdown CpuRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_,
       const std::uint64_t bw = decltype(BW)::value ? decltype(BW)::value : static_cast<std::uint64_t>(b.width());
       const std::uint64_t ow = aw + bw;
       auto fill = [&](auto stream) {
-        for_chunks(chunks, chunks, [&](int c) {
+        for_chunks(chunks, threads_for(variant), [&](int c) {
           std::uint32_t* tp = out.data() + chunk_begin(a.rows(), chunks, c) * nb * ow;
           for (std::uint64_t i = chunk_begin(a.rows(), chunks, c), e = chunk_begin(a.rows(), chunks, c + 1); i < e; ++i)
             for (std::uint64_t j = 0; j < nb; ++j, tp += ow)
@@ -511,7 +511,7 @@ Breakdown CpuRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, A
   const int chunks = chunk_count(a.rows(), threads_for(variant));
   auto apply = [&](auto W, auto f) {
     constexpr std::uint64_t w = decltype(W)::value;
-    for_chunks(chunks, chunks, [&](int c) {
+    for_chunks(chunks, threads_for(variant), [&](int c) {
       for (std::uint64_t i = chunk_begin(a.rows(), chunks, c), e = chunk_begin(a.rows(), chunks, c + 1); i < e; ++i) {
         z[i * w] = x[i * w];
         for (std::uint64_t k = 1; k < w; ++k) z[i * w + k] = f(x[i * w + k], y[i * w + k]);

@@ -1,6 +1,16 @@
-#include "ngram_pool.hpp"
+#include "runtime/worker_pool.hpp"
+
+#include <map>
+#include <memory>
+
+#include "runtime/chunks.hpp"
 
 namespace hdb::cpu {
+namespace {
+// Set while a thread runs items of a pool: a nested run() must not wait for workers that are
+// themselves waiting for it.
+thread_local bool t_in_pool = false;
+}  // namespace
 
 WorkerPool::WorkerPool(int threads) {
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { loop(); });
@@ -16,7 +26,9 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::drain() {
+  t_in_pool = true;
   for (std::size_t i = next_.fetch_add(1); i < n_; i = next_.fetch_add(1)) (*fn_)(i);
+  t_in_pool = false;
 }
 
 void WorkerPool::loop() {
@@ -35,10 +47,11 @@ void WorkerPool::loop() {
 }
 
 void WorkerPool::run(std::size_t n, const std::function<void(std::size_t)>& fn) {
-  if (workers_.empty() || n <= 1) {
+  if (workers_.empty() || n <= 1 || t_in_pool) {
     for (std::size_t i = 0; i < n; ++i) fn(i);
     return;
   }
+  std::lock_guard<std::mutex> run_lock(run_mu_);
   {
     std::lock_guard<std::mutex> lk(mu_);
     fn_ = &fn;
@@ -51,6 +64,21 @@ void WorkerPool::run(std::size_t n, const std::function<void(std::size_t)>& fn) 
   drain();
   std::unique_lock<std::mutex> lk(mu_);
   done_.wait(lk, [&] { return busy_ == 0; });
+}
+
+}  // namespace hdb::cpu
+
+namespace hdb::cpu {
+
+WorkerPool& shared_pool(int threads) {
+  // One pool per thread count a run asks for (in practice one, or two when a variant caps its
+  // threads); pools live until the process ends, so their workers are made once.
+  static std::mutex mu;
+  static std::map<int, std::unique_ptr<WorkerPool>> pools;
+  std::lock_guard<std::mutex> lk(mu);
+  auto& p = pools[threads];
+  if (!p) p = std::make_unique<WorkerPool>(threads);
+  return *p;
 }
 
 }  // namespace hdb::cpu

@@ -1,7 +1,9 @@
 #pragma once
-// A small persistent pool whose idle workers block on a condition variable. The n-gram queries
-// take 0.1-3 ms, so the fork/join must be cheap, and on a shared or oversubscribed machine
-// spinning OpenMP workers (the default wait policy) made one query 10x slower than on one core.
+// A small persistent pool whose idle workers block on a condition variable, and which hands work
+// items out one at a time. Blocking: on a shared or oversubscribed machine, spinning OpenMP workers
+// (the default wait policy) made one n-gram query 10x slower than on one core. One item at a time:
+// a worker the scheduler takes off its core leaves its remaining items to the others, where a
+// static split would make every other thread wait a whole time slice for it.
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
@@ -21,12 +23,13 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
   // Calls fn(i) for every i in [0, n), handing items out one at a time to the workers and the
-  // calling thread; returns when all are done.
+  // calling thread; returns when all are done. A call from inside an item runs serially.
   void run(std::size_t n, const std::function<void(std::size_t)>& fn);
 
  private:
   void drain();
   void loop();
+  std::mutex run_mu_;  // one run at a time: callers on two threads take turns
   std::mutex mu_;
   std::condition_variable wake_, done_;
   const std::function<void(std::size_t)>* fn_ = nullptr;
