@@ -12,6 +12,7 @@
 #endif
 
 #include "ra_merge.hpp"
+#include "ra_staged.hpp"
 #include "runtime/chunks.hpp"
 #include "algorithms/tuple_sort.hpp"
 
@@ -21,6 +22,10 @@ namespace {
 using hdb::cpu::chunk_begin;
 using hdb::cpu::chunk_count;
 using hdb::cpu::for_chunks;
+
+// Outputs at least this large are written with non-temporal stores (where the target has them):
+// they would not stay in the last-level cache anyway.
+constexpr std::uint64_t kStreamBytes = std::uint64_t{64} << 20;
 
 // Host memory is the device memory: a handle owns a host relation.
 class CpuRelation : public DeviceRelation {
@@ -74,41 +79,37 @@ void for_width(int w, F&& f) {
 }
 
 // Keeps the tuples i of `in` for which flag(i) holds, in order. Serial: one pass into an output as
-// large as the input. Parallel: count per chunk, prefix over chunks, write.
+// large as the input. Parallel: the same pass over small pieces, each staged in cache and copied to
+// its place (ra_staged.hpp), so the input is read once.
 template <int W, class Flag>
 void compact_w(const CpuRelation& in, Flag flag, int threads, DeviceRel& out_handle) {
   const std::uint64_t n = in.rows();
   const std::uint32_t* src = in.data();
-  const int chunks = chunk_count(n, threads);
   // Branch-free: every tuple is copied to the next free slot, which advances only when the tuple
-  // is kept (random predicates defeat branch prediction). The slot written is never beyond the
-  // kept count so far, so the copy stays inside the output: below i in the single pass, and below
-  // the chunk's known count (`limit`, where the loop stops) in the parallel pass.
-  auto write = [&](std::uint64_t b, std::uint64_t e, std::uint64_t limit, std::uint32_t* dst) {
+  // is kept (random predicates defeat branch prediction); the slot is never beyond the tuple.
+  auto write = [&](std::uint64_t b, std::uint64_t e, std::uint32_t* dst) {
     std::uint64_t o = 0;
-    for (std::uint64_t i = b; i < e && o < limit; ++i) {
+    for (std::uint64_t i = b; i < e; ++i) {
       std::memcpy(dst + o * W, src + i * W, W * 4);
       o += flag(i) ? 1 : 0;
     }
     return o;
   };
-  if (chunks == 1) {
-    CpuRelation& out = ensure(out_handle, n, in.values());
-    out.shape(write(0, n, n, out.data()), in.values());
+  CpuRelation& out = ensure(out_handle, n, in.values());
+  if (threads <= 1 || n < 2 * kStagedPieceRows) {
+    out.shape(write(0, n, out.data()), in.values());
     return;
   }
-  std::vector<std::uint64_t> count(static_cast<std::size_t>(chunks) + 1, 0);
-  for_chunks(chunks, threads, [&](int c) {
-    std::uint64_t k = 0;
-    for (std::uint64_t i = chunk_begin(n, chunks, c), e = chunk_begin(n, chunks, c + 1); i < e; ++i) k += flag(i) ? 1 : 0;
-    count[static_cast<std::size_t>(c) + 1] = k;
-  });
-  for (int c = 0; c < chunks; ++c) count[static_cast<std::size_t>(c) + 1] += count[static_cast<std::size_t>(c)];
-  CpuRelation& out = ensure(out_handle, count.back(), in.values());
-  for_chunks(chunks, threads, [&](int c) {
-    const auto k = static_cast<std::size_t>(c);
-    write(chunk_begin(n, chunks, c), chunk_begin(n, chunks, c + 1), count[k + 1] - count[k], out.data() + count[k] * W);
-  });
+  const int pieces = static_cast<int>((n + kStagedPieceRows - 1) / kStagedPieceRows);
+  const auto offset = staged_in_order(
+      pieces, threads, W, n * W * 4 >= kStreamBytes,
+      [&](int p, std::vector<std::uint32_t>& stage) {
+        const std::uint64_t b = static_cast<std::uint64_t>(p) * kStagedPieceRows, e = std::min(n, b + kStagedPieceRows);
+        if (stage.size() < (e - b) * W) stage.resize((e - b) * W);
+        return write(b, e, stage.data());
+      },
+      out.data());
+  out.shape(offset.back(), in.values());
 }
 
 // Flag factories get the width as a constant too: make_flag(W) returns flag(i).
@@ -129,10 +130,6 @@ void for_common_width(int w, F&& f) {
     default: f(std::integral_constant<int, 0>{}); break;
   }
 }
-
-// Outputs at least this large are written with non-temporal stores (where the target has them):
-// they would not stay in the last-level cache anyway.
-constexpr std::uint64_t kStreamBytes = std::uint64_t{64} << 20;
 
 // Copies n words; Stream: with non-temporal stores (store_fence() after the last).
 template <bool Stream>
@@ -171,24 +168,6 @@ inline void store_fence() {
 }
 
 Tuples tuples_of(const CpuRelation& r) { return {r.data(), r.rows(), r.width()}; }
-
-// Runs piece(write, p, dst, limit) for every piece p: a counting pass (write = false_type), a
-// prefix over the pieces' counts, then the writing pass (write = true_type) into an output sized
-// exactly, each piece at its offset with `limit` = its count.
-template <class Piece>
-void count_then_write(int pieces, int threads, int out_values, Piece piece, DeviceRel& out_handle) {
-  std::vector<std::uint64_t> count(static_cast<std::size_t>(pieces) + 1, 0);
-  for_chunks(pieces, threads, [&](int p) {
-    count[static_cast<std::size_t>(p) + 1] = piece(std::false_type{}, p, nullptr, std::uint64_t{0});
-  });
-  for (int p = 0; p < pieces; ++p) count[static_cast<std::size_t>(p) + 1] += count[static_cast<std::size_t>(p)];
-  CpuRelation& out = ensure(out_handle, count.back(), out_values);
-  const std::uint64_t ow = static_cast<std::uint64_t>(1 + out_values);
-  for_chunks(pieces, threads, [&](int p) {
-    const auto k = static_cast<std::size_t>(p);
-    piece(std::true_type{}, p, out.data() + count[k] * ow, count[k + 1] - count[k]);
-  });
-}
 
 }  // namespace
 
@@ -366,35 +345,36 @@ template <int W, ReduceOp Op>
 void reduce_by_key_w(const CpuRelation& in, int threads, DeviceRel& out_handle) {
   const std::uint64_t n = in.rows();
   const std::uint32_t* d = in.data();
-  const int chunks = chunk_count(n, threads);
+  CpuRelation& out = ensure(out_handle, n, in.values());
   std::uint32_t lead[W];
   bool has_lead = false;
-  if (chunks == 1) {  // one pass into an output as large as the input
-    CpuRelation& out = ensure(out_handle, n, in.values());
+  if (threads <= 1 || n < 2 * kStagedPieceRows) {  // one pass into an output as large as the input
     out.shape(fold_runs<W, Op>(d, 0, n, out.data(), lead, has_lead), in.values());
     return;
   }
-  // Equal chunks whatever the run lengths; a run crossing a chunk edge is finished afterwards.
-  std::vector<std::uint64_t> count(static_cast<std::size_t>(chunks) + 1, 0);
-  for_chunks(chunks, threads, [&](int c) {
-    count[static_cast<std::size_t>(c) + 1] = count_heads<W>(d, chunk_begin(n, chunks, c), chunk_begin(n, chunks, c + 1));
-  });
-  for (int c = 0; c < chunks; ++c) count[static_cast<std::size_t>(c) + 1] += count[static_cast<std::size_t>(c)];
-  CpuRelation& out = ensure(out_handle, count.back(), in.values());
-  std::vector<std::array<std::uint32_t, W>> leads(static_cast<std::size_t>(chunks));
-  std::vector<char> has(static_cast<std::size_t>(chunks), 0);
-  for_chunks(chunks, threads, [&](int c) {
-    const auto k = static_cast<std::size_t>(c);
-    bool h = false;
-    fold_runs<W, Op>(d, chunk_begin(n, chunks, c), chunk_begin(n, chunks, c + 1), out.data() + count[k] * W,
-                     leads[k].data(), h);
-    has[k] = h ? 1 : 0;
-  });
-  // A chunk's leading rows belong to the last run written before the chunk (row 0 always starts
-  // one); chunks in order, so a run spanning several chunks gathers every piece.
+  // Equal pieces whatever the run lengths, each folded once into cache and copied to its place; a
+  // run crossing a piece edge is finished afterwards.
+  const int pieces = static_cast<int>((n + kStagedPieceRows - 1) / kStagedPieceRows);
+  std::vector<std::array<std::uint32_t, W>> leads(static_cast<std::size_t>(pieces));
+  std::vector<char> has(static_cast<std::size_t>(pieces), 0);
+  const auto offset = staged_in_order(
+      pieces, threads, W, n * W * 4 >= kStreamBytes,
+      [&](int p, std::vector<std::uint32_t>& stage) {
+        const auto k = static_cast<std::size_t>(p);
+        const std::uint64_t b = k * kStagedPieceRows, e = std::min(n, b + kStagedPieceRows);
+        if (stage.size() < (e - b) * W) stage.resize((e - b) * W);
+        bool h = false;
+        const std::uint64_t rows = fold_runs<W, Op>(d, b, e, stage.data(), leads[k].data(), h);
+        has[k] = h ? 1 : 0;
+        return rows;
+      },
+      out.data());
+  out.shape(offset.back(), in.values());
+  // A piece's leading rows belong to the last run written before the piece (row 0 always starts
+  // one); pieces in order, so a run spanning several pieces gathers every part.
   for (std::size_t k = 0; k < leads.size(); ++k)
     if (has[k]) {
-      std::uint32_t* t = out.data() + (count[k] - 1) * W;
+      std::uint32_t* t = out.data() + (offset[k] - 1) * W;
       for (int v = 1; v < W; ++v) t[v] = fold_or_start<Op>(t[v], leads[k][static_cast<std::size_t>(v)], ~0u);
     }
 }
@@ -417,46 +397,56 @@ Breakdown CpuRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, co
   HostTimer t;
   const Tuples l = tuples_of(as_cpu(l_)), r = tuples_of(as_cpu(r_));
   const int threads = threads_for(variant);
-  // Merge-path pieces of equal merged length (left + right rows), however the keys are spread.
-  // One piece per thread, none below kMinChunkRows merged rows.
+  // Merge-path pieces of equal merged length (left + right rows), however the keys are spread,
+  // several per thread; each joined once into a buffer of its own, then copied out.
   const int pieces = chunk_count(l.rows + r.rows, threads);
   std::vector<Split> s(static_cast<std::size_t>(pieces) + 1);
   for (int p = 0; p <= pieces; ++p)
     s[static_cast<std::size_t>(p)] = join_split(l, r, chunk_begin(l.rows + r.rows, pieces, p));
+  const int out_values = l_.values() + r_.values();
   for_common_width(l.width, [&](auto LW) {
     for_common_width(r.width, [&](auto RW) {
-      count_then_write(pieces, threads, l_.values() + r_.values(),
-                       [&](auto write, int p, std::uint32_t* dst, std::uint64_t limit) {
-                         const auto k = static_cast<std::size_t>(p);
-                         return join_piece<decltype(write)::value, decltype(LW)::value, decltype(RW)::value>(
-                             l, s[k].i, s[k + 1].i, r, s[k].j, dst, limit);
-                       },
-                       out);
+      staged_all(
+          pieces, threads, static_cast<std::uint64_t>(1 + out_values), join_stage_,
+          [&](int p, std::vector<std::uint32_t>& buf) {
+            const auto k = static_cast<std::size_t>(p);
+            return join_piece<decltype(LW)::value, decltype(RW)::value>(l, s[k].i, s[k + 1].i, r, s[k].j, buf);
+          },
+          [&](std::uint64_t rows) { return ensure(out, rows, out_values).data(); });
     });
   });
   return Breakdown::compute_only(t.seconds());
 }
 
 Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
-                        DeviceRel& out) {
+                        DeviceRel& out_handle) {
   HostTimer t;
   const Tuples a = tuples_of(as_cpu(a_)), b = tuples_of(as_cpu(b_));
   const int threads = threads_for(variant);
-  // One piece per thread, none below kMinChunkRows merged rows.
-  const int pieces = chunk_count(a.rows + b.rows, threads);
+  // Small merge-path pieces handed out in order, each merged once into cache and copied to its
+  // place; the output is sized for the largest result the operation can have.
+  const std::uint64_t merged = a.rows + b.rows;
+  const int pieces = threads <= 1 ? 1 : static_cast<int>(std::max<std::uint64_t>(1, merged / kStagedPieceRows));
+  auto bound = [op](std::uint64_t na, std::uint64_t nb) {
+    return op == SetOp::Union ? na + nb : op == SetOp::Intersection ? std::min(na, nb) : na;
+  };
+  CpuRelation& out = ensure(out_handle, bound(a.rows, b.rows), a_.values());
   std::vector<Split> s(static_cast<std::size_t>(pieces) + 1);
   for_common_width(a.width, [&](auto W) {
     constexpr int w = decltype(W)::value;
-    for (int p = 0; p <= pieces; ++p)
-      s[static_cast<std::size_t>(p)] = set_split<w>(a, b, chunk_begin(a.rows + b.rows, pieces, p));
+    for_chunks(pieces + 1, threads, [&](int p) { s[static_cast<std::size_t>(p)] = set_split<w>(a, b, chunk_begin(merged, pieces, p)); });
     auto run = [&](auto kind) {
-      count_then_write(pieces, threads, a_.values(),
-                       [&](auto write, int p, std::uint32_t* dst, std::uint64_t limit) {
-                         const auto k = static_cast<std::size_t>(p);
-                         return set_piece<decltype(write)::value, decltype(kind)::value, w>(
-                             a, s[k].i, s[k + 1].i, b, s[k].j, s[k + 1].j, dst, limit);
-                       },
-                       out);
+      const std::uint64_t tw = static_cast<std::uint64_t>(a.width);
+      const auto offset = staged_in_order(
+          pieces, threads, tw, out.bytes() >= kStreamBytes,
+          [&](int p, std::vector<std::uint32_t>& stage) {
+            const auto k = static_cast<std::size_t>(p);
+            const std::uint64_t limit = bound(s[k + 1].i - s[k].i, s[k + 1].j - s[k].j);
+            if (stage.size() < limit * tw) stage.resize(limit * tw);
+            return set_piece<decltype(kind)::value, w>(a, s[k].i, s[k + 1].i, b, s[k].j, s[k + 1].j, stage.data(), limit);
+          },
+          out.data());
+      out.shape(offset.back(), a_.values());
     };
     if (op == SetOp::Union) run(std::integral_constant<SetKind, SetKind::Union>{});
     else if (op == SetOp::Intersection) run(std::integral_constant<SetKind, SetKind::Intersection>{});

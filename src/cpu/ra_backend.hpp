@@ -1,7 +1,9 @@
 #pragma once
 // CPU relational-algebra backend: `serial` (one core, single-pass loops: the papers' baseline) and
-// `parallel` (all cores, OpenMP where available: count / scan / write passes over chunks; joins and
-// set operations split by merge path over both inputs, ra_merge.hpp; sort, algorithms/tuple_sort.hpp).
+// `parallel` (all cores, pieces handed out by a pool of blocking workers, runtime/chunks.hpp;
+// compactions and merges read their input once and place each piece's output by ra_staged.hpp;
+// joins and set operations split by merge path over both inputs, ra_merge.hpp; sort,
+// algorithms/tuple_sort.hpp).
 #include <cstdint>
 #include <vector>
 
@@ -37,6 +39,7 @@ class CpuRa : public RaBackend {
   int threads_for(const std::string& variant) const;
   const hdb::cpu::CpuPlatform& platform_;
   std::vector<std::uint32_t> sort_scratch_;  // grows in a case's first pass only
+  std::vector<std::vector<std::uint32_t>> join_stage_;  // the join's piece buffers, likewise
 };
 
 }  // namespace hdb::ra::cpu

@@ -4,12 +4,13 @@
 // so tuple copies and comparisons compile to plain moves), plus the merge-path partitioning that
 // splits both sorted inputs into pieces of equal merged length, whatever the key distribution.
 //
-// Every kernel has a counting form (Write = false: returns the output rows) and a writing form
-// (Write = true: writes exactly that many tuples at dst), so the caller sizes the output exactly
-// before writing it.
+// The join writes into a growable buffer; the set operations write at most a bound the caller
+// knows (ra_staged.hpp places both outputs).
 #include <cstdint>
 #include <cstring>
 #include <utility>
+#include <vector>
+#include <algorithm>
 
 namespace hdb::ra::cpu {
 
@@ -80,23 +81,28 @@ inline Split join_split(const Tuples& l, const Tuples& r, std::uint64_t d) {
 }
 
 // Joins l[i, le) with r[j, r.rows): for each left tuple, every right tuple with its key, as
-// (left tuple, right values); writes stop at `limit` (the piece's exact count). LW / RW: the widths
-// as constants (0: use l.width / r.width).
+// (left tuple, right values), into buf (grown as needed; its size is never shrunk, so a buffer kept
+// between passes is allocated once); returns the rows written. LW / RW: the widths as constants
+// (0: use l.width / r.width). One pass: the output is not counted first.
 //
 // One branch-free step per consumed tuple: the right input is consumed first on equal keys and its
 // current run of equal keys [rs, j) is remembered, so a left tuple meets exactly that run when its
 // key equals the run's key (m = j - rs partners, else 0). Random keys make any compare branch a coin
-// flip; here the only branch is a left tuple with more than two partners, after two speculative
-// pair writes that later writes overwrite when m is smaller.
-template <bool Write, int LW, int RW>
+// flip; here the only branches are a left tuple with more than two partners, after two speculative
+// pair writes that later writes overwrite when m is smaller, and a full buffer (rare: it doubles).
+template <int LW, int RW>
 std::uint64_t join_piece(const Tuples& l, std::uint64_t i, std::uint64_t le, const Tuples& r, std::uint64_t j,
-                         std::uint32_t* dst, std::uint64_t limit) {
+                         std::vector<std::uint32_t>& buf) {
   const std::uint64_t lw = LW ? LW : static_cast<std::uint64_t>(l.width);
   const std::uint64_t rw = RW ? RW : static_cast<std::uint64_t>(r.width), ow = lw + rw - 1;
   const std::uint32_t* ld = l.data;
   const std::uint32_t* rd = r.data;
   const std::uint64_t re = r.rows;
-  if (j >= re) return 0;
+  if (j >= re || i >= le) return 0;
+  // A first guess of one output tuple per left tuple (a key-unique join writes at most that).
+  if (buf.size() < (le - i + 2) * ow) buf.resize((le - i + 2) * ow);
+  std::uint32_t* dst = buf.data();
+  std::uint64_t cap = buf.size() / ow;
   auto pair = [&](std::uint64_t x, std::uint64_t y, std::uint64_t at) {
     std::memcpy(dst + at * ow, ld + x * lw, lw * 4);
     std::memcpy(dst + at * ow + lw, rd + y * rw + 1, (rw - 1) * 4);
@@ -105,19 +111,22 @@ std::uint64_t join_piece(const Tuples& l, std::uint64_t i, std::uint64_t le, con
   std::uint32_t run_key = 0;
   // Selects are written as arithmetic on 0/1 values: the compiler turns ?: and && here into
   // branches, which mispredict on random keys.
-  while (i < le && (!Write || o < limit)) {
+  while (i < le) {
     const std::uint32_t a = ld[i * lw];
     const std::uint32_t b = rd[(j - (j >= re ? 1 : 0)) * rw];
     const std::uint64_t take_r = static_cast<std::uint64_t>(j < re) & static_cast<std::uint64_t>(b <= a);
     rs += (take_r & static_cast<std::uint64_t>(b != run_key)) * (j - rs);
     run_key ^= (run_key ^ b) & (0u - static_cast<std::uint32_t>(take_r));
     const std::uint64_t m = ((1 - take_r) & static_cast<std::uint64_t>(a == run_key)) * (j - rs);
-    if constexpr (Write) {
-      // rs < re always (it only ever takes values of j below re).
-      pair(i, rs, o);
-      if (o + 1 < limit) pair(i, rs + 1 < re ? rs + 1 : rs, o + 1);
-      for (std::uint64_t k = 2; k < m; ++k) pair(i, rs + k, o + k);
+    if (o + m + 2 > cap) {
+      buf.resize(std::max(buf.size() * 2, (o + m + 2) * ow));
+      dst = buf.data();
+      cap = buf.size() / ow;
     }
+    // rs < re always (it only ever takes values of j below re).
+    pair(i, rs, o);
+    pair(i, rs + 1 < re ? rs + 1 : rs, o + 1);
+    for (std::uint64_t k = 2; k < m; ++k) pair(i, rs + k, o + k);
     o += m;
     i += 1 - take_r;
     j += take_r;
@@ -162,10 +171,10 @@ Split set_split(const Tuples& a, const Tuples& b, std::uint64_t d) {
 }
 
 // std::set_union / set_intersection / set_difference of a[i, ae) and b[j, be) (W as for
-// compare_w). Branch-free steps: every step writes the candidate tuple and advances the output
-// only when the operation keeps it; a write is never at or beyond `limit` (the piece's exact
-// count), so pieces written by other threads are never touched.
-template <bool Write, SetKind Op, int W>
+// compare_w) into dst. Branch-free steps: every step writes the candidate tuple and advances the
+// output only when the operation keeps it; a write is never at or beyond `limit`, which must be at
+// least the piece's output (e.g. both sides' rows for a union).
+template <SetKind Op, int W>
 std::uint64_t set_piece(const Tuples& a, std::uint64_t i, std::uint64_t ae, const Tuples& b, std::uint64_t j,
                         std::uint64_t be, std::uint32_t* dst, std::uint64_t limit) {
   const int w = a.width;
@@ -173,7 +182,7 @@ std::uint64_t set_piece(const Tuples& a, std::uint64_t i, std::uint64_t ae, cons
   const std::uint32_t* ad = a.data;
   const std::uint32_t* bd = b.data;
   std::uint64_t o = 0;
-  while (i < ae && j < be && (!Write || o < limit)) {
+  while (i < ae && j < be && o < limit) {
     const std::uint32_t* x = ad + i * tw;
     const std::uint32_t* y = bd + j * tw;
     const int c = compare_w<W>(x, y, w);
@@ -187,16 +196,16 @@ std::uint64_t set_piece(const Tuples& a, std::uint64_t i, std::uint64_t ae, cons
     } else {
       keep = c < 0;
     }
-    if constexpr (Write) std::memcpy(dst + o * tw, t, tw * 4);
+    std::memcpy(dst + o * tw, t, tw * 4);
     o += keep;
     i += c <= 0;
     j += c >= 0;
   }
-  // Stopped at the piece's count: nothing is left to write (the count is exact).
-  if (Write && o == limit) return o;
+  // Stopped at the limit: the output is complete (it can hold no more than the limit).
+  if (o == limit) return o;
   // The tails: a's rest for union and difference, b's rest for union.
   auto tail = [&](const std::uint32_t* src, std::uint64_t rows) {
-    if constexpr (Write) std::memcpy(dst + o * tw, src, rows * tw * 4);
+    std::memcpy(dst + o * tw, src, rows * tw * 4);
     o += rows;
   };
   if constexpr (Op != SetKind::Intersection)

@@ -96,7 +96,7 @@ void expect_equal(Relation got, Relation want, bool multiset, const std::string&
 // threads: check every split-sensitive operator on skewed and all-equal inputs, for several thread
 // counts, against the reference.
 TEST(RaCpu, ParallelSplitsInsideRunsMatchReference) {
-  const std::uint64_t n = 130000;  // enough rows for 7 pieces of kMinChunkRows
+  const std::uint64_t n = 300000;  // pieces of kMinChunkRows and several staged pieces (kStagedPieceRows)
   struct Case {
     std::string name;
     Relation a, b;
@@ -112,7 +112,7 @@ TEST(RaCpu, ParallelSplitsInsideRunsMatchReference) {
   for (std::uint64_t i = 0; i < same_a.rows(); ++i) same_a.tuple(i)[0] = 0xffffffffu, same_a.tuple(i)[1] = 5;
   for (std::uint64_t i = 0; i < same_b.rows(); ++i) same_b.tuple(i)[0] = 0xffffffffu, same_b.tuple(i)[1] = 5;
   cases.push_back({"all-equal", same_a, same_b});
-  for (int threads : {2, 3, 4, 7}) {
+  for (int threads : {2, 3, 7}) {
     hdb::cpu::CpuPlatform b_cores(threads);
     cpu::CpuRa b(b_cores);
     for (const Case& c : cases) {
@@ -139,6 +139,48 @@ TEST(RaCpu, ParallelSplitsInsideRunsMatchReference) {
                      "join swapped " + what);
       }
     }
+  }
+}
+
+// The parallel compactions and merges stage each piece and copy it to an offset learnt from the
+// pieces before it (ra_staged.hpp): none kept, all kept, a piece with nothing kept between full
+// ones, empty sides, and sizes that are not a multiple of the piece.
+TEST(RaCpu, StagedPiecesMatchReference) {
+  const std::uint64_t n = 5 * 65536 + 123;
+  Relation a = skewed(n, 2, n / 3, 0.1, 0xffffffffu, 0xffffffffu, 31), empty(0, 2);
+  struct Sel {
+    std::string name;
+    Predicate pred;
+  };
+  std::vector<Sel> sels = {{"none", {0, 1, 0}}, {"all", {0, 0, 0xffffffffu}}, {"half", {1, 0, 0x7fffffffu}},
+                           {"heavy only", {0, 0xffffffffu, 0xffffffffu}}};
+  for (int threads : {2, 3}) {
+    hdb::cpu::CpuPlatform cores(threads);
+    cpu::CpuRa b(cores);
+    DeviceRel da, de;
+    b.upload(a, da);
+    b.upload(empty, de);
+    const std::string t = " threads=" + std::to_string(threads);
+    for (const Sel& s : sels)
+      expect_equal(run(b, [&](DeviceRel& o) { b.select(*da, s.pred, "parallel", o); }), ref::select(a, s.pred), false,
+                   "select " + s.name + t);
+    expect_equal(run(b, [&](DeviceRel& o) { b.unique(*da, "parallel", o); }), ref::unique(a), false, "unique" + t);
+    for (SetOp op : {SetOp::Union, SetOp::Intersection, SetOp::Difference}) {
+      expect_equal(run(b, [&](DeviceRel& o) { b.set_op(*da, *de, op, "parallel", o); }), ref::set_op(a, empty, op),
+                   false, std::string(to_string(op)) + " empty right" + t);
+      expect_equal(run(b, [&](DeviceRel& o) { b.set_op(*de, *da, op, "parallel", o); }), ref::set_op(empty, a, op),
+                   false, std::string(to_string(op)) + " empty left" + t);
+    }
+    expect_equal(run(b, [&](DeviceRel& o) { b.join(*da, *de, "parallel", o); }), ref::join(a, empty), true,
+                 "join empty right" + t);
+    expect_equal(run(b, [&](DeviceRel& o) { b.join(*de, *da, "parallel", o); }), ref::join(empty, a), true,
+                 "join empty left" + t);
+    Relation light = skewed(n / 2, 1, n / 3, 0.0001, 0xffffffffu, 7, 32);
+    DeviceRel dl;
+    b.upload(light, dl);
+    ASSERT_LT(ref::join_rows(a, light), 20 * n);
+    expect_equal(run(b, [&](DeviceRel& o) { b.join(*da, *dl, "parallel", o); }), ref::join(a, light), true,
+                 "join heavy x light" + t);
   }
 }
 
