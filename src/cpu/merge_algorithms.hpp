@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "merge_pack.hpp"
 #include "runtime/chunks.hpp"
 #include "workloads/columns.hpp"
 
@@ -161,52 +162,96 @@ void dict_merge_parallel(const std::vector<T>& um, const std::vector<T>& ud, std
 }
 
 // ---- 2b: new main = X_M[old id] for main rows, X_D[delta id] for delta rows, packed at `width`.
+//
+// Rows go through in blocks of kBlockRows (a multiple of 64, ids in a 4 KB buffer that stays in
+// L1): `fill` writes the new ids of the block's rows into the buffer, then the packer of the new
+// width (merge_pack.hpp) turns each group of 64 ids into `width` whole words with streaming
+// stores. Every piece of rows a thread takes starts on a 64-row mark, so threads never share an
+// output word; only the column's last group may be ragged, and it is packed id by id.
 
-// Streams ids of rows [r0, r1) into whole 64-bit words; r0 must be a multiple of 64 so the range
-// starts on a word boundary and ranges of different threads never share a word.
-template <class IdOf>
-void pack_rows(std::uint64_t r0, std::uint64_t r1, unsigned width, std::uint64_t* words, IdOf&& id_of) {
+inline constexpr std::uint64_t kBlockRows = 1024;
+
+template <unsigned W>
+struct PackGroups {
+  static void run(const std::uint32_t* in, std::uint64_t* out, std::size_t groups) { pack_groups<W>(in, out, groups); }
+};
+
+// Rows [r0, r1) of a column of `rows` rows; r0 is a multiple of 64 and r1 is too unless r1 == rows.
+template <class Fill>
+void reencode_rows(std::uint64_t r0, std::uint64_t r1, std::uint64_t rows, unsigned width, std::uint64_t* words,
+                   Fill& fill) {
   if (width == 0 || r0 >= r1) return;
-  std::uint64_t* out = words + r0 * width / 64;
-  std::uint64_t acc = 0;
-  unsigned fill = 0;
-  for (std::uint64_t r = r0; r < r1; ++r) {
-    std::uint64_t v = id_of(r);
-    acc |= v << fill;
-    fill += width;
-    if (fill >= 64) {
-      *out++ = acc;
-      fill -= 64;
-      acc = fill ? v >> (width - fill) : 0;
+  auto pack = pick_width<PackGroups>(width);
+  alignas(64) std::uint32_t buf[kBlockRows];
+  for (std::uint64_t r = r0; r < r1;) {
+    std::uint64_t n = std::min(kBlockRows, r1 - r);
+    fill(r, n, buf);
+    std::uint64_t full = n / 64;
+    pack(buf, words + r / 64 * width, full);
+    if (n % 64) {  // the column's ragged last group
+      std::uint64_t first = (r / 64 + full) * width, end = BitPacked::words_for(rows, width);
+      for (std::uint64_t k = first; k < end; ++k) words[k] = 0;
+      for (std::uint64_t j = 0; j < n % 64; ++j) or_bits(words + first, width, j, buf[full * 64 + j]);
     }
+    r += n;
   }
-  if (fill) *out = acc;
+  stream_fence();  // streamed words are visible before the piece is reported done
 }
 
-template <class IdOf>
-void pack_parallel(std::uint64_t rows, unsigned width, BitPacked& out, int threads, std::uint64_t grain, IdOf&& id_of) {
+// The new main of `rows` rows at `width`, in pieces starting on 64-row marks, handed out to the
+// threads by runtime/chunks.hpp (several per thread, so a thread that loses its core leaves its
+// pieces to the others). fill(r, n, buf) writes the new ids of rows [r, r + n) to buf.
+template <class Fill>
+void reencode_parallel(std::uint64_t rows, unsigned width, BitPacked& out, int threads, std::uint64_t grain, Fill fill) {
   out.width = width;
   out.size = rows;
   out.words.resize(BitPacked::words_for(rows, width));
-  std::uint64_t blocks = (rows + 63) / 64;
+  if (width == 0 || rows == 0) return;
+  std::uint64_t groups = (rows + 63) / 64;
   int th = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, rows / grain + 1)));
-  run_threads(th, [&](int t) {
-    pack_rows(std::min(rows, share(blocks, t, th) * 64), std::min(rows, share(blocks, t + 1, th) * 64), width,
-              out.words.data(), id_of);
+  int chunks = th <= 1 ? 1
+                       : static_cast<int>(std::min<std::uint64_t>(
+                             groups, std::max<std::uint64_t>(th, chunk_count(rows, th))));
+  std::uint64_t* words = out.words.data();
+  for_chunks(chunks, th, [&](int c) {
+    Fill f = fill;
+    reencode_rows(std::min(rows, chunk_begin(groups, chunks, c) * 64), std::min(rows, chunk_begin(groups, chunks, c + 1) * 64),
+                  rows, width, words, f);
   });
 }
+
+// X_M[id] of each of `groups` groups of 64 old ids of width W.
+template <unsigned W>
+struct UnpackThroughMap {
+  static void run(const std::uint64_t* in, std::uint32_t* out, std::size_t groups, const std::uint32_t* xm) {
+    unpack_groups<W>(in, out, groups, [xm](std::uint32_t id) { return xm[id]; });
+  }
+};
+
+// The paper's step 2b: one lookup in X_M per main row, one in X_D per delta row.
+struct LookupFill {
+  const std::uint64_t* old;
+  unsigned ow;
+  std::uint64_t nm;
+  const std::uint32_t *xm, *xd, *ids;
+  decltype(pick_width<UnpackThroughMap>(0)) unpack;
+
+  void operator()(std::uint64_t r, std::uint64_t n, std::uint32_t* buf) const {
+    std::uint64_t m = r < nm ? std::min(n, nm - r) : 0, full = m / 64;
+    if (full) unpack(old + r / 64 * ow, buf, full, xm);
+    for (std::uint64_t j = full * 64; j < m; ++j) buf[j] = xm[unpack_bits(old, ow, r + j)];
+    for (std::uint64_t j = m; j < n; ++j) buf[j] = xd[ids[r + j - nm]];
+  }
+};
 
 template <class T>
 void reencode_lookup(const MergeInput<T>& in, const std::vector<std::uint32_t>& delta_ids, const std::vector<std::uint32_t>& xm,
                      const std::vector<std::uint32_t>& xd, unsigned width, BitPacked& out, int threads,
                      std::uint64_t grain = kGrain) {
-  std::uint64_t nm = in.main_rows();
-  const std::uint64_t* old = in.main_codes.words.data();
   unsigned ow = in.main_codes.width;
-  const std::uint32_t *xmp = xm.data(), *xdp = xd.data(), *ids = delta_ids.data();
-  pack_parallel(nm + in.delta_rows(), width, out, threads, grain, [=](std::uint64_t r) -> std::uint32_t {
-    return r < nm ? xmp[unpack_bits(old, ow, r)] : xdp[ids[r - nm]];
-  });
+  LookupFill fill{in.main_codes.words.data(), ow,        in.main_rows(), xm.data(), xd.data(), delta_ids.data(),
+                  pick_width<UnpackThroughMap>(ow)};
+  reencode_parallel(in.main_rows() + in.delta_rows(), width, out, threads, grain, fill);
 }
 
 // The unoptimised step 2b: every row's value is searched in U'_M (decode main ids through U_M).
@@ -218,10 +263,13 @@ void reencode_binsearch(const MergeInput<T>& in, const std::vector<T>& dict, uns
   unsigned ow = in.main_codes.width;
   const T *um = in.main_dict.data(), *delta = in.delta.data();
   const T *db = dict.data(), *de = dict.data() + dict.size();
-  pack_parallel(nm + in.delta_rows(), width, out, threads, grain, [=](std::uint64_t r) -> std::uint32_t {
-    const T& v = r < nm ? um[unpack_bits(old, ow, r)] : delta[r - nm];
-    return static_cast<std::uint32_t>(std::lower_bound(db, de, v) - db);
-  });
+  reencode_parallel(nm + in.delta_rows(), width, out, threads, grain,
+                    [=](std::uint64_t r, std::uint64_t n, std::uint32_t* buf) {
+                      for (std::uint64_t j = 0; j < n; ++j) {
+                        const T& v = r + j < nm ? um[unpack_bits(old, ow, r + j)] : delta[r + j - nm];
+                        buf[j] = static_cast<std::uint32_t>(std::lower_bound(db, de, v) - db);
+                      }
+                    });
 }
 
 }  // namespace hdb::cpu

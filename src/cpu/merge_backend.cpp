@@ -38,6 +38,7 @@ class CpuMergeCase : public MergeCase<T> {
     return b;
   }
   MergeOutput<T> output() override { return out_; }
+  int threads() const override { return threads_; }
 
  private:
   void step_1a(Breakdown& b, MergeOutput<T>& o) {

@@ -77,9 +77,10 @@ std::string pct_label(double p) {
 }
 
 // The figures the paper reports, from the trials of one case: cycles per tuple (TSC measured, not
-// assumed) per phase, tuples/s, PCIe share, and for the whole merge the table figures.
+// assumed) per phase, tuples/s, PCIe share, and for the whole merge the table figures. CPU cases
+// (threads > 0) also get cycles per tuple per core: the same cycles times the threads that ran.
 nlohmann::json paper_figures(const std::vector<Breakdown>& trials, std::uint64_t tuples, std::uint64_t delta_rows,
-                             bool whole, int columns) {
+                             bool whole, int columns, int threads) {
   nlohmann::json j;
   if (trials.empty()) return j;
   auto med = [&](auto get) {
@@ -108,6 +109,12 @@ nlohmann::json paper_figures(const std::vector<Breakdown>& trials, std::uint64_t
     }
   }
   j["cycles_per_tuple"] = cpt;
+  if (hz > 0 && threads > 0) {
+    nlohmann::json per_core;
+    for (auto it = cpt.begin(); it != cpt.end(); ++it) per_core[it.key()] = it.value().get<double>() * threads;
+    j["threads"] = threads;
+    j["cycles_per_tuple_per_core"] = per_core;
+  }
   j["tuples_per_s_kernel"] = kernel > 0 ? t / kernel : 0;
   j["tuples_per_s_total"] = total > 0 ? t / total : 0;
   if (bus > 0 && total > 0) j["pcie_share"] = bus / total;
@@ -185,17 +192,18 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
       auto trials = std::make_shared<std::vector<Breakdown>>();
       int warmup = s.options().warmup;
       int columns = prm.columns;
+      int threads = c->threads();
       p.pass = [c, trials] {
         Breakdown b = c->pass();
         trials->push_back(b);
         return b;
       };
-      p.verify = [c, w, keep_input, trials, warmup, tuples, nd, columns, step = v.step] {
+      p.verify = [c, w, keep_input, trials, warmup, tuples, nd, columns, threads, step = v.step] {
         std::string err = verify_merge_output(step, *w, c->output());
         Verification r = err.empty() ? Verification::pass("decoded row by row and compared with the reference")
                                      : Verification::fail(err);
         std::vector<Breakdown> timed(trials->begin() + std::min<std::ptrdiff_t>(warmup, trials->size()), trials->end());
-        r.extra = paper_figures(timed, tuples, nd, step == MergeStep::Whole, columns);
+        r.extra = paper_figures(timed, tuples, nd, step == MergeStep::Whole, columns, threads);
         return r;
       };
       return p;

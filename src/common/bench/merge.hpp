@@ -57,6 +57,9 @@ class MergeCase {
   virtual MergeOutput<T> output() = 0;
   // Bytes crossing the bus in one pass (device backends).
   virtual std::uint64_t transfer_bytes() const { return 0; }
+  // Host threads the case runs on (CPU backends: 1 for serial variants); 0 for device cases, which
+  // then carry no per-core figure.
+  virtual int threads() const { return 0; }
 };
 
 class MergeBackend {
