@@ -82,7 +82,8 @@ std::uint32_t u32(std::int64_t x) { return static_cast<std::uint32_t>(x); }
 
 std::vector<std::string> ClRa::variants(Op op) const {
   if (op == Op::Select || op == Op::Unique) return {"paper", "tuned"};
-  if (op == Op::Sort) return {"radix"};
+  if (op == Op::Sort) return {"radix", "tuned"};
+  if (op == Op::Join) return {"paper", "tuned"};
   return {"paper"};
 }
 
@@ -295,7 +296,43 @@ Breakdown ClRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const 
   return finish(tr);
 }
 
-Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& /*variant*/, DeviceRel& out_handle) {
+bool ClRa::cpu_device() {
+  if (cpu_ < 0) cpu_ = (p_.device().getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_CPU) != 0 ? 1 : 0;
+  return cpu_ == 1;
+}
+
+void ClRa::override_tuning(bool cpu, std::uint32_t floor) {
+  cpu_ = cpu ? 1 : 0;
+  piece_floor_ = floor;
+  if (!tsort_) tsort_ = std::make_unique<hdb::opencl::TupleSort>(p_);
+  tsort_->override_tuning(cpu, floor);
+}
+
+std::uint32_t ClRa::join_pieces(std::uint64_t merged) {
+  // CPU device: about 64 pieces per compute unit (PoCL's threads take them in turn, so a piece with
+  // a large output leaves the rest to the other threads), none shorter than 8192 merged rows (two
+  // binary searches a piece). GPU: enough work-items to fill the device, 64 merged rows or more each.
+  const std::uint64_t units = std::max<cl_uint>(1, p_.device().getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>());
+  const std::uint64_t want = cpu_device() ? units * 64 : units * 2048;
+  const std::uint64_t floor = piece_floor_ ? piece_floor_ : cpu_device() ? 8192 : 64;
+  const std::uint64_t len = std::max<std::uint64_t>(floor, (merged + want - 1) / want);
+  return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (merged + len - 1) / len));
+}
+
+void ClRa::launch_chunks(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items) {
+  if (items == 0) return;
+  // Barrier-free kernels: one work-item a group on a CPU device (each group is one task of PoCL's
+  // thread pool), 64 on a GPU.
+  const std::uint64_t wg = cpu_device() ? 1 : std::min<std::uint64_t>(64, work_group());
+  const std::uint64_t global = (items + wg - 1) / wg * wg;
+  cl::Event e;
+  checked("running " + phase, [&] {
+    return p_.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(global), cl::NDRange(wg), nullptr, &e);
+  });
+  tr.add(phase, e);
+}
+
+Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out_handle) {
   const ClRelation& l = as_cl(l_);
   const ClRelation& r = as_cl(r_);
   const std::uint32_t nl = rows32(l.rows()), nr = rows32(r.rows());
@@ -303,6 +340,24 @@ Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, con
   Trace tr;
   if (nl == 0 || nr == 0) {
     ensure(p_, out_handle, 0, out_values);
+    return finish(tr);
+  }
+  if (variant == "tuned") {
+    const std::uint32_t pieces = join_pieces(std::uint64_t{nl} + nr);
+    cl::Buffer& splits = scratch_.get("join.splits", (std::uint64_t{pieces} + 1) * 4);
+    cl::Buffer& counts = scratch_.get("join.piece_counts", std::uint64_t{pieces} * 4);
+    cl::Buffer& offsets = scratch_.get("join.piece_offsets", std::uint64_t{pieces} * 4);
+    cl::Kernel& k = kernel("join_path_count");
+    set_args("join_path_count arguments", k, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), pieces, splits, counts);
+    launch_chunks(tr, "partition", k, pieces);
+    const std::uint32_t total = scan(tr, counts, offsets, pieces);
+    ClRelation& out = ensure(p_, out_handle, total, out_values);
+    if (total) {
+      cl::Kernel& c = kernel("join_path_write");
+      set_args("join_path_write arguments", c, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), pieces, splits,
+               offsets, total, out.buf);
+      launch_chunks(tr, "compute", c, pieces);
+    }
     return finish(tr);
   }
   const std::uint64_t wg = work_group();
@@ -382,13 +437,28 @@ Breakdown ClRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, Ar
 // The keys (project's kernel with the one column 0), a stable LSD radix sort of them with their row
 // numbers (sort.hpp), then one gather of whole tuples in that order.
 Breakdown ClRa::run_sort(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
-  if (variant != "radix") throw std::invalid_argument("opencl backend does not offer sort variant '" + variant + "'");
+  if (variant != "radix" && variant != "tuned")
+    throw std::invalid_argument("opencl backend does not offer sort variant '" + variant + "'");
   const ClRelation& in = as_cl(in_);
   const std::uint32_t n = rows32(in.rows());
   const std::uint32_t w = static_cast<std::uint32_t>(in.width());
+  if (out.get() == &in_) out.reset();  // the tuned sort reads its input after writing its output
   ClRelation& o = ensure(p_, out, n, in.values());
   Trace tr;
   if (n == 0) return finish(tr);
+  if (variant == "tuned") {
+    // Whole tuples, 8 bits a pass (sort.hpp's TupleSort): no key extraction, no gather.
+    if (!tsort_) tsort_ = std::make_unique<hdb::opencl::TupleSort>(p_);
+    std::vector<cl::Event> evs;
+    checked("sorting tuples", [&] { tsort_->sort(in.buf, o.buf, n, w, evs); });
+    // Events per pass: count, the scan's launches, scatter.
+    const std::size_t per_pass = evs.size() / hdb::opencl::TupleSort::kPasses;
+    for (std::size_t i = 0; i < evs.size(); ++i) {
+      const std::size_t k = i % per_pass;
+      tr.add(k == 0 ? "count" : k + 1 == per_pass ? "scatter" : "scan", evs[i]);
+    }
+    return finish(tr);
+  }
   cl::Buffer& keys = scratch_.get("sort.keys", std::uint64_t{n} * 4);
   cl::Buffer& rows = scratch_.get("sort.rows", std::uint64_t{n} * 4);
   cl::Kernel& key = kernel("project");

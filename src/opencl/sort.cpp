@@ -28,7 +28,8 @@ void launch_groups(OpenClPlatform& p, cl::Kernel& k, std::uint64_t groups, std::
 }
 
 constexpr std::uint32_t kRadix = 1u << RadixSort::kRadixBits;
-constexpr std::uint32_t kItems = 8;  // keys per work-item and pass: radix tiles of 8 work-group widths
+constexpr std::uint32_t kItems = 8;
+constexpr std::uint32_t kRadixDigits = 1u << TupleSort::kBits;  // keys per work-item and pass: radix tiles of 8 work-group widths
 
 }  // namespace
 
@@ -172,6 +173,72 @@ void RadixSort::sort(const cl::Buffer& keys_in, const cl::Buffer* vals_in, cl::B
       scan_.run(hist_, hist_, hist_n, evs);
       set_args("radix_scatter arguments", scatter_, kin, vin, iota, cl_uint{n}, shift, hist_, kout, vout);
       launch_groups(p_, scatter_, groups, wg_, evs);
+    }
+    return 0;
+  });
+}
+
+
+TupleSort::TupleSort(OpenClPlatform& p) : p_(p), scan_(p) {
+  cpu_ = (p.device().getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_CPU) != 0;
+  units_ = std::max<cl_uint>(1, p.device().getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>());
+  std::size_t wg = preferred_work_group(p);
+  checked("building the tuple sort", [&] {
+    cl::Program& prog = build_for_work_group(p, "sort", kernels::sort, std::string("-DKKIND=1 -DITEMS=") + std::to_string(kItems),
+                                             {"tuple_count", "tuple_scatter"}, wg);
+    count_ = cl::Kernel(prog, "tuple_count");
+    scatter_ = cl::Kernel(prog, "tuple_scatter");
+    return 0;
+  });
+  // The kernels have no barriers: on a CPU device a work-group of one work-item is one task of the
+  // thread pool (dynamic balance across cores); on a GPU, 64 work-items a group.
+  override_tuning(cpu_, 0);
+}
+
+void TupleSort::override_tuning(bool cpu, std::uint32_t floor) {
+  cpu_ = cpu;
+  floor_ = floor;
+  local_ = cpu_ ? 1 : std::min<std::size_t>(64, fit_work_group(p_, count_, 64));
+  local_ = std::min(local_, fit_work_group(p_, scatter_, local_));
+}
+
+std::uint32_t TupleSort::chunk_for(std::uint32_t n) const {
+  // CPU: about 16 chunks per compute unit, none shorter than 16K tuples (a chunk's 256 counters and
+  // histogram entries cost little against it). GPU: chunks of at least 256 tuples (the histogram,
+  // 256 entries a chunk, is then no larger than the keys), enough work-items to fill the device.
+  const std::uint64_t want = cpu_ ? std::uint64_t{units_} * 16 : std::uint64_t{units_} * 2048;
+  const std::uint64_t floor = floor_ ? floor_ : cpu_ ? 16384 : 256;
+  return static_cast<std::uint32_t>(std::max<std::uint64_t>(floor, ceil_div(std::max<std::uint32_t>(n, 1), want)));
+}
+
+void TupleSort::sort(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std::uint32_t w, std::vector<cl::Event>& evs) {
+  if (n == 0) return;
+  const std::uint32_t chunk = chunk_for(n);
+  const auto blocks = static_cast<std::uint32_t>(ceil_div(n, chunk));
+  const std::uint64_t hist = std::uint64_t{kRadixDigits} * blocks;
+  if (tmp_cap_ < std::uint64_t{n} * w) {
+    tmp_ = scratch_buffer(p_, std::uint64_t{n} * w * 4);
+    tmp_cap_ = std::uint64_t{n} * w;
+  }
+  if (hist_cap_ < hist) {
+    hist_ = scratch_buffer(p_, hist * 4);
+    hist_cap_ = hist;
+  }
+  scan_.reserve(hist);
+  const std::uint64_t groups = ceil_div(blocks, local_);
+  checked("tuple sort", [&] {
+    // in -> tmp -> out -> tmp -> out: an even number of passes ends in `out`.
+    static_assert(kPasses % 2 == 0, "the passes alternate between tmp and out");
+    for (unsigned pass = 0; pass < kPasses; ++pass) {
+      const cl::Buffer& src = pass == 0 ? in : pass % 2 == 1 ? tmp_ : out;
+      cl::Buffer& dst = pass % 2 == 0 ? tmp_ : out;
+      const cl_uint shift = pass * kBits;
+      set_args("tuple_count arguments", count_, src, cl_uint{n}, cl_uint{w}, shift, cl_uint{chunk}, cl_uint{blocks}, hist_);
+      launch_groups(p_, count_, groups, local_, evs);
+      scan_.run(hist_, hist_, static_cast<std::uint32_t>(hist), evs);
+      set_args("tuple_scatter arguments", scatter_, src, cl_uint{n}, cl_uint{w}, shift, cl_uint{chunk}, cl_uint{blocks},
+               hist_, dst);
+      launch_groups(p_, scatter_, groups, local_, evs);
     }
     return 0;
   });

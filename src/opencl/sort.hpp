@@ -75,4 +75,36 @@ class RadixSort {
   std::uint64_t cap_ = 0;
 };
 
+
+// Stable LSD radix sort of whole tuples (`w` uints, the key the first) by their 32-bit key, 8 bits
+// a pass (4 passes): per pass a histogram per chunk of tuples (one work-item each, sort.cl's
+// tuple_count), a DeviceScan of the digit-major histogram, and a stable scatter of whole tuples
+// (tuple_scatter). The chunk is chosen from the device (see chunk_for): long chunks, a few per
+// compute unit, on a CPU device; short ones on a GPU. Correct on any device.
+class TupleSort {
+ public:
+  explicit TupleSort(OpenClPlatform& p);
+  static constexpr unsigned kBits = 8, kPasses = 32 / kBits;
+  // Tuples per work-item for n tuples on this device, and the local size the kernels run with.
+  std::uint32_t chunk_for(std::uint32_t n) const;
+  std::size_t local_size() const { return local_; }
+  bool cpu_device() const { return cpu_; }
+  // Tests: take the parameters of a CPU (true) or other device, with chunks of at least `floor`
+  // tuples (0: the device's own choice), so small inputs cross many chunks.
+  void override_tuning(bool cpu, std::uint32_t floor);
+  // Sorts n tuples of w words from `in` into `out` (distinct buffers; `in` is left untouched).
+  void sort(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std::uint32_t w, std::vector<cl::Event>& evs);
+
+ private:
+  OpenClPlatform& p_;
+  bool cpu_ = false;
+  std::uint32_t units_ = 1;
+  std::size_t local_ = 1;
+  std::uint32_t floor_ = 0;
+  cl::Kernel count_, scatter_;
+  DeviceScan scan_;
+  cl::Buffer tmp_, hist_;
+  std::uint64_t tmp_cap_ = 0, hist_cap_ = 0;
+};
+
 }  // namespace hdb::opencl

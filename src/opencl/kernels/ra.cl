@@ -294,3 +294,101 @@ __kernel void gather_rows(__global const uint* in, uint n, uint w, __global cons
   __global const uint* src = in + (ulong)rows[gid] * w;
   for (uint c = 0; c < w; ++c) out[(ulong)gid * w + c] = src[c];
 }
+
+// Tuned join (variant `tuned`): the merged sequence of left and right (left first on equal keys)
+// is cut into `chunks` pieces of equal length by merge path; piece c owns the left tuples
+// [split_i[c], split_i[c + 1]) and reads the right input from split_j[c] on, where every right
+// tuple before it has a smaller key than its first left tuple, so it finds all their partners
+// (pieces are balanced whatever the keys: a sparse left side gives pieces few left tuples).
+// join_path_count finds the piece's split and counts its output by a merge; a scan gives each piece
+// its first output row; join_path_write repeats the merge and writes. One step per consumed tuple,
+// written as arithmetic on 0/1 values (random keys make a compare branch a coin flip): the right
+// tuple is consumed first on equal keys and its run of equal keys [rs, j) is remembered, so a left
+// tuple meets exactly that run when its key is the run's. No barriers, no local memory; the number
+// of pieces is chosen on the host from the device.
+
+// Left tuples among the first d of the merged sequence (left first on equal keys).
+uint merge_path_split(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr, ulong d) {
+  uint lo = d > nr ? (uint)(d - nr) : 0u, hi = d < nl ? (uint)d : nl;
+  while (lo < hi) {
+    const uint mid = lo + (hi - lo) / 2;
+    if (l[(ulong)mid * wl] <= r[(d - 1 - mid) * wr]) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+ulong piece_diagonal(uint c, uint chunks, ulong total) { return total * c / chunks; }
+
+// Count (write == 0) or write the output of left [i, ie) from right row j on; returns the pairs.
+__attribute__((always_inline)) uint join_merge_any(__global const uint* l, uint i, uint ie, uint wl, __global const uint* r, uint j, uint nr,
+                       uint wr, const uint write, __global uint* dst, uint limit) {
+  if (j >= nr || i >= ie) return 0;
+  const uint ow = wl + wr - 1;
+  uint rs = j, run_key = 0, o = 0;  // rs == j: no run yet
+  while (i < ie) {
+    const uint a = l[(ulong)i * wl];
+    const uint b = r[(ulong)(j - (j >= nr ? 1u : 0u)) * wr];
+    const uint take_r = (uint)(j < nr) & (uint)(b <= a);
+    rs += (take_r & (uint)(b != run_key)) * (j - rs);
+    run_key ^= (run_key ^ b) & (0u - take_r);
+    const uint m = ((1u - take_r) & (uint)(a == run_key)) * (j - rs);
+    if (write) {
+      // The first pair is written whether or not there is one (a later one overwrites it), inside
+      // the piece's own rows only.
+      if (o < limit) {
+        __global uint* d = dst + (ulong)o * ow;
+        __global const uint* lt = l + (ulong)i * wl;
+        __global const uint* rt = r + (ulong)rs * wr;
+        for (uint q = 0; q < wl; ++q) d[q] = lt[q];
+        for (uint q = 1; q < wr; ++q) d[wl + q - 1] = rt[q];
+      }
+      for (uint k = 1; k < m; ++k) {
+        __global uint* d = dst + (ulong)(o + k) * ow;
+        __global const uint* lt = l + (ulong)i * wl;
+        __global const uint* rt = r + (ulong)(rs + k) * wr;
+        for (uint q = 0; q < wl; ++q) d[q] = lt[q];
+        for (uint q = 1; q < wr; ++q) d[wl + q - 1] = rt[q];
+      }
+    }
+    o += m;
+    j += take_r;
+    i += 1u - take_r;
+  }
+  return o;
+}
+
+// The common shapes with constant widths, so the copies unroll.
+__attribute__((always_inline)) uint join_merge(__global const uint* l, uint i, uint ie, uint wl, __global const uint* r, uint j, uint nr, uint wr,
+                const uint write, __global uint* dst, uint limit) {
+  if (wl == 2 && wr == 2) return join_merge_any(l, i, ie, 2, r, j, nr, 2, write, dst, limit);
+  if (wl == 3 && wr == 3) return join_merge_any(l, i, ie, 3, r, j, nr, 3, write, dst, limit);
+  if (wl == 4 && wr == 4) return join_merge_any(l, i, ie, 4, r, j, nr, 4, write, dst, limit);
+  return join_merge_any(l, i, ie, wl, r, j, nr, wr, write, dst, limit);
+}
+
+// splits[c] = the left row piece c starts at (splits[chunks] = nl); counts[c] = its output rows.
+__kernel void join_path_count(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr,
+                              uint chunks, __global uint* splits, __global uint* counts) {
+  const uint c = get_global_id(0);
+  if (c >= chunks) return;
+  const ulong total = (ulong)nl + nr;
+  const ulong d0 = piece_diagonal(c, chunks, total), d1 = piece_diagonal(c + 1, chunks, total);
+  const uint i0 = merge_path_split(l, nl, wl, r, nr, wr, d0);
+  const uint i1 = c + 1 == chunks ? nl : merge_path_split(l, nl, wl, r, nr, wr, d1);
+  splits[c] = i0;
+  if (c + 1 == chunks) splits[chunks] = nl;
+  counts[c] = join_merge(l, i0, i1, wl, r, (uint)(d0 - i0), nr, wr, 0, counts /* not written */, 0);
+}
+
+__kernel void join_path_write(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr,
+                              uint chunks, __global const uint* splits, __global const uint* offsets, uint total_out,
+                              __global uint* out) {
+  const uint c = get_global_id(0);
+  if (c >= chunks) return;
+  const ulong total = (ulong)nl + nr;
+  const uint i0 = splits[c], i1 = splits[c + 1];
+  const uint j0 = (uint)(piece_diagonal(c, chunks, total) - i0);
+  const uint first = offsets[c], last = c + 1 < chunks ? offsets[c + 1] : total_out;
+  join_merge(l, i0, i1, wl, r, j0, nr, wr, 1, out + (ulong)first * (wl + wr - 1), last - first);
+}

@@ -88,3 +88,57 @@ __kernel void radix_scatter(__global const skey_t* kin, __global const uint* vin
       vout[dst] = iota ? (uint)(first + j) : vin[first + j];
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Whole-tuple LSD radix sort, 8 bits of the 32-bit key (word 0 of a tuple of `w` uints) a pass:
+// 4 passes, each tuple_count + a scan of the digit-major histogram + tuple_scatter. Work-item b
+// owns the chunk [b * chunk, (b + 1) * chunk) of tuples and walks it in order (no barriers, no
+// local memory): its 256 digit counters are private, so a stable scatter needs no ranking inside a
+// work-group. The chunk (and so how many work-items there are) is chosen on the host from the
+// device. This is the shape of the CPU backend's radix sort; on a CPU device (PoCL runs a
+// work-group's work-items as a loop) it is one thread's loop over a long chunk; on a GPU it is
+// correct but uncoalesced. Tuples move whole, so no key extraction and no final gather.
+#define TR_RADIX 256u
+
+uint tr_digit(uint k, uint shift) { return (k >> shift) & (TR_RADIX - 1u); }
+
+// hist[d * blocks + b] = tuples of chunk b whose digit is d.
+__kernel void tuple_count(__global const uint* in, uint n, uint w, uint shift, uint chunk, uint blocks,
+                          __global uint* hist) {
+  const uint b = get_global_id(0);
+  if (b >= blocks) return;
+  uint c[TR_RADIX];
+  for (uint d = 0; d < TR_RADIX; ++d) c[d] = 0;
+  const ulong begin = (ulong)b * chunk, end = min((ulong)n, begin + chunk);
+  for (ulong i = begin; i < end; ++i) ++c[tr_digit(in[i * w], shift)];
+  for (uint d = 0; d < TR_RADIX; ++d) hist[(ulong)d * blocks + b] = c[d];
+}
+
+// Moves chunk b's tuples, in order, to the scanned histogram's offsets (stable).
+__kernel void tuple_scatter(__global const uint* in, uint n, uint w, uint shift, uint chunk, uint blocks,
+                            __global const uint* offsets, __global uint* out) {
+  const uint b = get_global_id(0);
+  if (b >= blocks) return;
+  uint o[TR_RADIX];
+  for (uint d = 0; d < TR_RADIX; ++d) o[d] = offsets[(ulong)d * blocks + b];
+  const ulong begin = (ulong)b * chunk, end = min((ulong)n, begin + chunk);
+  if (w == 2) {
+    __global const uint2* in2 = (__global const uint2*)in;
+    __global uint2* out2 = (__global uint2*)out;
+    for (ulong i = begin; i < end; ++i) {
+      const uint2 t = in2[i];
+      out2[o[tr_digit(t.x, shift)]++] = t;
+    }
+  } else if (w == 1) {
+    for (ulong i = begin; i < end; ++i) {
+      const uint k = in[i];
+      out[o[tr_digit(k, shift)]++] = k;
+    }
+  } else {
+    for (ulong i = begin; i < end; ++i) {
+      __global const uint* src = in + i * w;
+      __global uint* dst = out + (ulong)o[tr_digit(src[0], shift)]++ * w;
+      for (uint k = 0; k < w; ++k) dst[k] = src[k];
+    }
+  }
+}
