@@ -16,6 +16,9 @@ endif()
 find_package(Threads REQUIRED)
 find_package(OpenMP COMPONENTS CXX)
 set(HDB_HAVE_OPENMP ${OpenMP_CXX_FOUND})
+# oneTBB: the CPU backend's library variants (tbb, pstl: libstdc++'s parallel algorithms run on it).
+find_package(TBB CONFIG QUIET)
+set(HDB_HAVE_TBB ${TBB_FOUND})
 
 # --- CUDA ---------------------------------------------------------------------------------
 set(HDB_HAVE_CUDA OFF)
@@ -108,7 +111,7 @@ function(hdb_print_summary)
   message(STATUS "")
   message(STATUS "hetdb-bench ${PROJECT_VERSION} configuration")
   message(STATUS "  build type : ${CMAKE_BUILD_TYPE}")
-  message(STATUS "  cpu        : ON (OpenMP ${HDB_HAVE_OPENMP})")
+  message(STATUS "  cpu        : ON (OpenMP ${HDB_HAVE_OPENMP}, oneTBB ${HDB_HAVE_TBB})")
   message(STATUS "  cuda       : ${HDB_HAVE_CUDA} (${HDB_CUDA_REASON})")
   message(STATUS "  opencl     : ${HDB_HAVE_OPENCL} (${HDB_OPENCL_REASON})")
   message(STATUS "  mpi        : ${HDB_HAVE_MPI} (${HDB_MPI_REASON})")

@@ -11,6 +11,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "ra_library.hpp"
 #include "ra_merge.hpp"
 #include "ra_staged.hpp"
 #include "runtime/chunks.hpp"
@@ -177,7 +178,16 @@ int CpuRa::threads_for(const std::string& variant) const {
   throw std::invalid_argument("cpu backend has no variant '" + variant + "'");
 }
 
-std::vector<std::string> CpuRa::variants(Op) const { return {"serial", "parallel"}; }
+bool CpuRa::is_library(Op op, const std::string& variant) const {
+  const auto lib = library::variants(op);
+  return std::find(lib.begin(), lib.end(), variant) != lib.end();
+}
+
+std::vector<std::string> CpuRa::variants(Op op) const {
+  std::vector<std::string> v = {"serial", "parallel"};
+  for (auto& l : library::variants(op)) v.push_back(l);
+  return v;
+}
 
 Breakdown CpuRa::upload(const Relation& host, DeviceRel& out) {
   HostTimer t;
@@ -227,6 +237,11 @@ Breakdown CpuRa::run_select(const DeviceRelation& in_, const Predicate& pred, co
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   const std::uint32_t* d = in.data();
+  if (is_library(Op::Select, variant)) {
+    CpuRelation& o = ensure(out, in.rows(), in.values());
+    o.shape(library::select(d, in.rows(), in.width(), pred, o.data(), platform_.threads()), in.values());
+    return Breakdown::compute_only(t.seconds());
+  }
   compact(in, [&](auto W) { return [d, pred](std::uint64_t i) { return pred(d + i * decltype(W)::value); }; },
           threads_for(variant), out);
   return Breakdown::compute_only(t.seconds());
@@ -236,6 +251,11 @@ Breakdown CpuRa::run_unique(const DeviceRelation& in_, const std::string& varian
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   const std::uint32_t* d = in.data();
+  if (is_library(Op::Unique, variant)) {
+    CpuRelation& o = ensure(out, in.rows(), in.values());
+    o.shape(library::unique(d, in.rows(), in.width(), o.data(), platform_.threads()), in.values());
+    return Breakdown::compute_only(t.seconds());
+  }
   compact(in,
           [&](auto W) {
             constexpr std::uint64_t w = decltype(W)::value;
@@ -266,6 +286,10 @@ std::array<std::uint64_t, kMaxValues> reduce_range(const std::uint32_t* d, std::
 Timed<Aggregate> CpuRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
+  if (is_library(Op::Reduce, variant)) {
+    Aggregate g = library::reduce(variant, in.data(), in.rows(), in.width(), op, platform_.threads());
+    return {g, Breakdown::compute_only(t.seconds())};
+  }
   const int chunks = chunk_count(in.rows(), threads_for(variant));
   const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
   std::vector<std::array<std::uint64_t, kMaxValues>> part(static_cast<std::size_t>(chunks));
@@ -422,15 +446,20 @@ Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, 
                         DeviceRel& out_handle) {
   HostTimer t;
   const Tuples a = tuples_of(as_cpu(a_)), b = tuples_of(as_cpu(b_));
+  auto bound = [op](std::uint64_t na, std::uint64_t nb) {
+    return op == SetOp::Union ? na + nb : op == SetOp::Intersection ? std::min(na, nb) : na;
+  };
+  CpuRelation& out = ensure(out_handle, bound(a.rows, b.rows), a_.values());
+  const Op set_op = op == SetOp::Union ? Op::SetUnion : op == SetOp::Intersection ? Op::SetIntersection : Op::SetDifference;
+  if (is_library(set_op, variant)) {
+    out.shape(library::set_op(op, a.data, a.rows, b.data, b.rows, a.width, out.data(), platform_.threads()), a_.values());
+    return Breakdown::compute_only(t.seconds());
+  }
   const int threads = threads_for(variant);
   // Small merge-path pieces handed out in order, each merged once into cache and copied to its
   // place; the output is sized for the largest result the operation can have.
   const std::uint64_t merged = a.rows + b.rows;
   const int pieces = threads <= 1 ? 1 : static_cast<int>(std::max<std::uint64_t>(1, merged / kStagedPieceRows));
-  auto bound = [op](std::uint64_t na, std::uint64_t nb) {
-    return op == SetOp::Union ? na + nb : op == SetOp::Intersection ? std::min(na, nb) : na;
-  };
-  CpuRelation& out = ensure(out_handle, bound(a.rows, b.rows), a_.values());
   std::vector<Split> s(static_cast<std::size_t>(pieces) + 1);
   for_common_width(a.width, [&](auto W) {
     constexpr int w = decltype(W)::value;
@@ -498,6 +527,11 @@ Breakdown CpuRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, A
   const std::uint32_t* x = a.data();
   const std::uint32_t* y = b.data();
   std::uint32_t* z = out.data();
+  const Op arith_op = op == ArithOp::Add ? Op::Add : op == ArithOp::Subtract ? Op::Subtract : Op::Multiply;
+  if (is_library(arith_op, variant)) {
+    library::arith(op, x, y, a.rows(), a.width(), z, platform_.threads());
+    return Breakdown::compute_only(t.seconds());
+  }
   const int chunks = chunk_count(a.rows(), threads_for(variant));
   auto apply = [&](auto W, auto f) {
     constexpr std::uint64_t w = decltype(W)::value;
@@ -521,6 +555,10 @@ Breakdown CpuRa::run_sort(const DeviceRelation& in_, const std::string& variant,
   HostTimer t;
   CpuRelation& out = ensure(out_handle, in.rows(), in.values());
   const std::uint64_t words = in.rows() * static_cast<std::uint64_t>(in.width());
+  if (is_library(Op::Sort, variant)) {
+    library::sort(variant, in.data(), in.rows(), in.width(), out.data(), sort_keys_, platform_.threads());
+    return Breakdown::compute_only(t.seconds());
+  }
   if (sort_scratch_.size() < words) sort_scratch_.resize(words);
   stable_sort_by_key(in.data(), in.rows(), in.width(), out.data(), sort_scratch_.data(), threads_for(variant));
   return Breakdown::compute_only(t.seconds());

@@ -37,9 +37,12 @@ class CpuRa : public RaBackend {
 
  private:
   int threads_for(const std::string& variant) const;
+  // Whether `variant` is one of the library variants of op (ra_library.hpp).
+  bool is_library(Op op, const std::string& variant) const;
   const hdb::cpu::CpuPlatform& platform_;
   std::vector<std::uint32_t> sort_scratch_;  // grows in a case's first pass only
   std::vector<std::vector<std::uint32_t>> join_stage_;  // the join's piece buffers, likewise
+  std::vector<std::uint64_t> sort_keys_;                 // the tbb sort's (key, row) words, likewise
 };
 
 }  // namespace hdb::ra::cpu

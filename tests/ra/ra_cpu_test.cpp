@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "ra_backend.hpp"
+#include "ra_library.hpp"
 #include "ra_conformance.hpp"
 #include "reference/ra.hpp"
 
@@ -90,6 +91,26 @@ void expect_equal(Relation got, Relation want, bool multiset, const std::string&
     sort_tuples(want);
   }
   EXPECT_TRUE(same_tuples(got, want)) << what << ": " << first_difference(got, want);
+}
+
+// The library variants (oneTBB, the C++17 parallel algorithms) on the same edge cases.
+TEST(RaCpu, LibraryVariantsMatchReference) {
+  if (!cpu::library::available()) GTEST_SKIP() << "built without oneTBB";
+  hdb::cpu::CpuPlatform b_cores(3);
+  cpu::CpuRa b(b_cores);
+  for (const char* v : {"tbb", "pstl"}) {
+    SCOPED_TRACE(v);
+    test::check_backend(b, v);
+  }
+  // Beyond one piece of the libraries' own splitting, with the key 0xffffffff.
+  Relation big = skewed(300000, 1, 1000, 0.3, 0xffffffffu, 0xffffffffu, 41);
+  DeviceRel d;
+  b.upload(big, d);
+  for (const char* v : {"tbb", "pstl"}) {
+    expect_equal(run(b, [&](DeviceRel& o) { b.sort(*d, v, o); }), ref::sort(big), false, std::string("sort ") + v);
+    const Aggregate g = b.reduce(*d, ReduceOp::Sum, v).value;
+    EXPECT_TRUE(g == ref::reduce(big, ReduceOp::Sum)) << "reduce " << v;
+  }
 }
 
 // Merge-path pieces and equal chunks split runs of equal keys (and of equal whole tuples) between

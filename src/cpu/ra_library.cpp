@@ -1,0 +1,255 @@
+#include "ra_library.hpp"
+
+#include <stdexcept>
+
+#ifdef HDB_HAVE_TBB
+#include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+#include <tbb/parallel_sort.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <array>
+#include <execution>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#endif
+
+namespace hdb::ra::cpu::library {
+
+#ifndef HDB_HAVE_TBB
+
+bool available() { return false; }
+std::vector<std::string> variants(Op) { return {}; }
+namespace {
+[[noreturn]] void absent() { throw std::invalid_argument("this build has no oneTBB: no library variants"); }
+}  // namespace
+void sort(const std::string&, const std::uint32_t*, std::uint64_t, int, std::uint32_t*, std::vector<std::uint64_t>&,
+          int) {
+  absent();
+}
+Aggregate reduce(const std::string&, const std::uint32_t*, std::uint64_t, int, ReduceOp, int) { absent(); }
+std::uint64_t select(const std::uint32_t*, std::uint64_t, int, const Predicate&, std::uint32_t*, int) { absent(); }
+std::uint64_t unique(const std::uint32_t*, std::uint64_t, int, std::uint32_t*, int) { absent(); }
+std::uint64_t set_op(SetOp, const std::uint32_t*, std::uint64_t, const std::uint32_t*, std::uint64_t, int,
+                     std::uint32_t*, int) {
+  absent();
+}
+void arith(ArithOp, const std::uint32_t*, const std::uint32_t*, std::uint64_t, int, std::uint32_t*, int) { absent(); }
+
+#else
+
+bool available() { return true; }
+
+std::vector<std::string> variants(Op op) {
+  switch (op) {
+    case Op::Sort:
+    case Op::Reduce: return {"tbb", "pstl"};
+    case Op::Select:
+    case Op::Unique:
+    case Op::SetUnion:
+    case Op::SetIntersection:
+    case Op::SetDifference:
+    case Op::Add:
+    case Op::Subtract:
+    case Op::Multiply: return {"pstl"};
+    default: return {};
+  }
+}
+
+namespace {
+
+// Runs f inside an arena of `threads` threads, so the library uses as many threads as the variant
+// is given (the parallel algorithms run in the calling arena; global_control lets oneTBB start
+// more workers than cores when --threads asks for that). Arenas are kept per count.
+template <class F>
+void in_arena(int threads, F&& f) {
+  static std::mutex mu;
+  static std::map<int, std::unique_ptr<tbb::task_arena>> arenas;
+  tbb::task_arena* a;
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    auto& slot = arenas[threads];
+    if (!slot) slot = std::make_unique<tbb::task_arena>(threads);
+    a = slot.get();
+  }
+  tbb::global_control workers(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
+  a->execute(std::forward<F>(f));
+}
+
+// Calls f(std::integral_constant<int, W>) for tuples of W = 2..4 words.
+template <class F>
+void for_tuple_width(int width, F&& f) {
+  switch (width) {
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    default: throw std::invalid_argument("library variants take tuples of 2..4 words, not " + std::to_string(width));
+  }
+}
+
+template <int W>
+using Tuple = std::array<std::uint32_t, W>;
+template <int W>
+const Tuple<W>* tuples(const std::uint32_t* p) {
+  return reinterpret_cast<const Tuple<W>*>(p);
+}
+template <int W>
+Tuple<W>* tuples(std::uint32_t* p) {
+  return reinterpret_cast<Tuple<W>*>(p);
+}
+
+}  // namespace
+
+void sort(const std::string& variant, const std::uint32_t* in, std::uint64_t rows, int width, std::uint32_t* out,
+          std::vector<std::uint64_t>& scratch, int threads) {
+  const auto w = static_cast<std::uint64_t>(width);
+  if (variant == "tbb") {
+    if (rows > 0xffffffffull) throw std::invalid_argument("tbb sort: more than 2^32 rows");
+    if (scratch.size() < rows) scratch.resize(rows);
+    std::uint64_t* kr = scratch.data();
+    in_arena(threads, [&] {
+      tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, rows), [&](const tbb::blocked_range<std::uint64_t>& r) {
+        for (std::uint64_t i = r.begin(); i < r.end(); ++i) kr[i] = std::uint64_t{in[i * w]} << 32 | i;
+      });
+      tbb::parallel_sort(kr, kr + rows);
+      tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, rows), [&](const tbb::blocked_range<std::uint64_t>& r) {
+        for (std::uint64_t i = r.begin(); i < r.end(); ++i) std::copy_n(in + (kr[i] & 0xffffffffu) * w, w, out + i * w);
+      });
+    });
+    return;
+  }
+  if (variant != "pstl") throw std::invalid_argument("no library sort '" + variant + "'");
+  for_tuple_width(width, [&](auto W) {
+    constexpr int k = decltype(W)::value;
+    in_arena(threads, [&] {
+      std::copy(std::execution::par, tuples<k>(in), tuples<k>(in) + rows, tuples<k>(out));
+      std::stable_sort(std::execution::par, tuples<k>(out), tuples<k>(out) + rows,
+                       [](const Tuple<k>& x, const Tuple<k>& y) { return x[0] < y[0]; });
+    });
+  });
+}
+
+Aggregate reduce(const std::string& variant, const std::uint32_t* in, std::uint64_t rows, int width, ReduceOp op,
+                 int threads) {
+  using Acc = std::array<std::uint64_t, kMaxValues>;
+  const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
+  Acc init;
+  init.fill(identity);
+  auto combine = [op](Acc x, const Acc& y) {
+    for (std::size_t v = 0; v < x.size(); ++v)
+      x[v] = op == ReduceOp::Sum ? x[v] + y[v] : op == ReduceOp::Min ? std::min(x[v], y[v]) : std::max(x[v], y[v]);
+    return x;
+  };
+  Acc acc = init;
+  for_tuple_width(width, [&](auto W) {
+    constexpr int k = decltype(W)::value;
+    // The tuple's values as an accumulator: the same combine folds tuples and partial results.
+    auto lift = [identity](const Tuple<k>& t) {
+      Acc a;
+      a.fill(identity);
+      for (int v = 1; v < k; ++v) a[static_cast<std::size_t>(v - 1)] = t[static_cast<std::size_t>(v)];
+      return a;
+    };
+    in_arena(threads, [&] {
+      if (variant == "tbb") {
+        acc = tbb::parallel_reduce(
+            tbb::blocked_range<std::uint64_t>(0, rows), init,
+            [&](const tbb::blocked_range<std::uint64_t>& r, Acc a) {
+              const Tuple<k>* t = tuples<k>(in);
+              for (std::uint64_t i = r.begin(); i < r.end(); ++i)
+                for (int v = 1; v < k; ++v) {
+                  const std::uint64_t x = t[i][static_cast<std::size_t>(v)];
+                  std::uint64_t& s = a[static_cast<std::size_t>(v - 1)];
+                  s = op == ReduceOp::Sum ? s + x : op == ReduceOp::Min ? std::min(s, x) : std::max(s, x);
+                }
+              return a;
+            },
+            combine);
+      } else if (variant == "pstl") {
+        acc = std::transform_reduce(std::execution::par, tuples<k>(in), tuples<k>(in) + rows, init, combine, lift);
+      } else {
+        throw std::invalid_argument("no library reduce '" + variant + "'");
+      }
+    });
+  });
+  Aggregate g;
+  g.values = width - 1;
+  for (int v = 0; v < g.values; ++v) g.value[static_cast<std::size_t>(v)] = acc[static_cast<std::size_t>(v)];
+  return g;
+}
+
+std::uint64_t select(const std::uint32_t* in, std::uint64_t rows, int width, const Predicate& pred, std::uint32_t* out,
+                     int threads) {
+  std::uint64_t n = 0;
+  for_tuple_width(width, [&](auto W) {
+    constexpr int k = decltype(W)::value;
+    in_arena(threads, [&] {
+      n = static_cast<std::uint64_t>(std::copy_if(std::execution::par, tuples<k>(in), tuples<k>(in) + rows,
+                                                   tuples<k>(out), [&pred](const Tuple<k>& t) { return pred(t.data()); }) -
+                                     tuples<k>(out));
+    });
+  });
+  return n;
+}
+
+std::uint64_t unique(const std::uint32_t* in, std::uint64_t rows, int width, std::uint32_t* out, int threads) {
+  std::uint64_t n = 0;
+  for_tuple_width(width, [&](auto W) {
+    constexpr int k = decltype(W)::value;
+    in_arena(threads, [&] {
+      n = static_cast<std::uint64_t>(std::unique_copy(std::execution::par, tuples<k>(in), tuples<k>(in) + rows,
+                                                      tuples<k>(out),
+                                                      [](const Tuple<k>& x, const Tuple<k>& y) { return x[0] == y[0]; }) -
+                                     tuples<k>(out));
+    });
+  });
+  return n;
+}
+
+std::uint64_t set_op(SetOp op, const std::uint32_t* a, std::uint64_t na, const std::uint32_t* b, std::uint64_t nb,
+                     int width, std::uint32_t* out, int threads) {
+  std::uint64_t n = 0;
+  for_tuple_width(width, [&](auto W) {
+    constexpr int k = decltype(W)::value;
+    const Tuple<k>* x = tuples<k>(a);
+    const Tuple<k>* y = tuples<k>(b);
+    Tuple<k>* o = tuples<k>(out);
+    in_arena(threads, [&] {
+      Tuple<k>* e = op == SetOp::Union ? std::set_union(std::execution::par, x, x + na, y, y + nb, o)
+                    : op == SetOp::Intersection ? std::set_intersection(std::execution::par, x, x + na, y, y + nb, o)
+                                                : std::set_difference(std::execution::par, x, x + na, y, y + nb, o);
+      n = static_cast<std::uint64_t>(e - o);
+    });
+  });
+  return n;
+}
+
+void arith(ArithOp op, const std::uint32_t* x, const std::uint32_t* y, std::uint64_t rows, int width, std::uint32_t* z,
+           int threads) {
+  for_tuple_width(width, [&](auto W) {
+    using T = Tuple<decltype(W)::value>;
+    auto apply = [&](auto f) {
+      in_arena(threads, [&] {
+        std::transform(std::execution::par, tuples<decltype(W)::value>(x), tuples<decltype(W)::value>(x) + rows,
+                       tuples<decltype(W)::value>(y), tuples<decltype(W)::value>(z), [f](const T& p, const T& q) {
+                         T r;
+                         r[0] = p[0];
+                         for (std::size_t v = 1; v < r.size(); ++v) r[v] = f(p[v], q[v]);
+                         return r;
+                       });
+      });
+    };
+    if (op == ArithOp::Add) apply([](std::uint32_t p, std::uint32_t q) { return p + q; });
+    else if (op == ArithOp::Subtract) apply([](std::uint32_t p, std::uint32_t q) { return p - q; });
+    else apply([](std::uint32_t p, std::uint32_t q) { return p * q; });
+  });
+}
+
+#endif
+
+}  // namespace hdb::ra::cpu::library
