@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "harness/timing.hpp"
 
@@ -74,13 +75,16 @@ std::vector<std::uint32_t> search_baseline(const NgramIndex& ix, const QueryPlan
 }
 
 std::vector<std::uint32_t> gathering_bins(const NgramIndex& ix, const QueryPlan& plan) {
-  std::vector<std::uint32_t> bins;
+  // A bitmap of the bins (one bit each, 62 words for GCIDE) instead of sorting the directories.
+  std::vector<std::uint64_t> mark((ix.bins() + 63) / 64, 0);
   for (int i = 0; i < plan.g; ++i) {
     std::uint32_t t = plan.lists[static_cast<std::size_t>(i)];
-    bins.insert(bins.end(), ix.dir_bin.begin() + ix.dir_offsets[t], ix.dir_bin.begin() + ix.dir_offsets[t + 1]);
+    for (std::uint32_t d = ix.dir_offsets[t]; d < ix.dir_offsets[t + 1]; ++d) mark[ix.dir_bin[d] / 64] |= 1ull << (ix.dir_bin[d] % 64);
   }
-  std::sort(bins.begin(), bins.end());
-  bins.erase(std::unique(bins.begin(), bins.end()), bins.end());
+  std::vector<std::uint32_t> bins;
+  for (std::size_t w = 0; w < mark.size(); ++w)
+    for (std::uint64_t bits = mark[w]; bits; bits &= bits - 1)
+      bins.push_back(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(bits))));
   return bins;
 }
 
@@ -90,70 +94,142 @@ std::vector<std::uint32_t> start_cursors(const NgramIndex& ix, const QueryPlan& 
   return cur;
 }
 
+namespace {
+using Bytes16 = BinState::Bytes16;
+typedef std::uint64_t Words2 __attribute__((vector_size(16)));
+
+// kSpread[b]: the 8 bits of b spread to 8 bytes of 0 or 1 (a lane mask as byte increments).
+struct SpreadTable {
+  std::uint64_t v[256];
+  constexpr SpreadTable() : v() {
+    for (unsigned b = 0; b < 256; ++b)
+      for (unsigned i = 0; i < 8; ++i)
+        if ((b >> i) & 1u) v[b] |= 1ull << (8 * i);
+  }
+};
+constexpr SpreadTable kSpread;
+
+// Adds one 3-gram's map to an article's window counters; returns 1 when a window now exceeds
+// `score` (the previous maximum), else 0.
+inline std::uint8_t add_map(Bytes16* c, std::uint32_t map, std::uint8_t score) {
+  std::uint32_t lanes = window_lanes(map);
+  Words2 lo = {kSpread.v[lanes & 255u], kSpread.v[(lanes >> 8) & 255u]};
+  Words2 hi = {kSpread.v[(lanes >> 16) & 255u], kSpread.v[lanes >> 24]};
+  Bytes16 a = c[0] + reinterpret_cast<Bytes16&>(lo), b = c[1] + reinterpret_cast<Bytes16&>(hi);
+  c[0] = a;
+  c[1] = b;
+  Bytes16 s = Bytes16{} + score;
+  Bytes16 gt = reinterpret_cast<Bytes16>((a > s) | (b > s));
+  Words2 w = reinterpret_cast<Words2&>(gt);
+  return (w[0] | w[1]) != 0;
+}
+
+// First posting in [p, end) whose article is >= a (galloping: cheap for near keys).
+inline std::uint32_t seek_article(const std::uint32_t* art, std::uint32_t p, std::uint32_t end, std::uint32_t a) {
+  if (p >= end || art[p] >= a) return p;
+  std::uint32_t lo = p, step = 1;
+  while (lo + step < end && art[lo + step] < a) {
+    lo += step;
+    step *= 2;
+  }
+  std::uint32_t hi = std::min(end, lo + step);
+  return static_cast<std::uint32_t>(std::lower_bound(art + lo + 1, art + hi, a) - art);
+}
+
+// A pruning list is scanned in full for its bin (every posting added, branch-free: a dead slot's
+// counters are never read again) unless the candidates are this many times fewer than its
+// postings; then each candidate's posting is sought (galloping), reading a few postings each.
+constexpr std::uint32_t kSeekRatio = 8;
+}  // namespace
+
+BinState::BinState() { std::memset(static_cast<void*>(this), 0, sizeof *this); }
+
 bool search_bin(const NgramIndex& ix, const QueryPlan& plan, std::uint32_t bin, int from, int to, BinState& st,
                 std::vector<std::uint32_t>& cursor) {
-  // Counters are valid only for alive slots: a slot is zeroed when it first turns alive, so a
-  // bin costs nothing for the articles it never sees (no 8 KiB clear per bin).
-  if (from == 0) std::memset(st.alive, 0, sizeof st.alive);
+  if (from == 0) {
+    std::memset(st.seen, 0, sizeof st.seen);
+    st.alive = 0;
+  }
   const std::uint32_t* art = ix.post_article.data();
   const std::uint32_t* map = ix.post_map.data();
+  const std::uint32_t base = bin * kBinSize;
+  // m = 1: every article with one of the query's 3-grams is a hit: presence is all that counts.
+  const bool presence_only = plan.m == 1;
   for (int i = from; i < to; ++i) {
     auto li = static_cast<std::size_t>(i);
     std::uint32_t t = plan.lists[li];
     std::uint32_t d = cursor[li] = seek_bin(ix, t, cursor[li], bin);
     std::uint32_t dend = ix.dir_offsets[t + 1];
+    std::uint32_t p = 0, end = 0;
     if (d < dend && ix.dir_bin[d] == bin) {
-      std::uint32_t p = ix.dir_start[d], end = d + 1 < dend ? ix.dir_start[d + 1] : ix.list_offsets[t + 1];
-      if (i < plan.g) {
-        for (; p < end; ++p) {
-          std::uint32_t s = art[p] % kBinSize;
-          std::uint64_t bit = 1ull << (s % 64);
-          if (!(st.alive[s / 64] & bit)) {
-            std::memset(st.planes[s], 0, sizeof st.planes[s]);
-            st.alive[s / 64] |= bit;
-          }
-          add_lanes(st.planes[s], window_lanes(map[p]));
+      p = ix.dir_start[d];
+      end = d + 1 < dend ? ix.dir_start[d + 1] : ix.list_offsets[t + 1];
+    }
+    if (i < plan.g) {
+      // Gathering: every posting's article becomes a candidate (counters zeroed on first sight).
+      for (; p < end; ++p) {
+        std::uint32_t s = art[p] % kBinSize;
+        std::uint64_t bit = 1ull << (s % 64);
+        if (presence_only) {
+          st.seen[s / 64] |= bit;
+          continue;
+        }
+        if (!(st.seen[s / 64] & bit)) {
+          st.seen[s / 64] |= bit;
+          st.counts[s][0] = st.counts[s][1] = Bytes16{};
+          st.score[s] = 0;
+        }
+        st.score[s] += add_map(st.counts[s], map[p], st.score[s]);
+      }
+      if (i + 1 < plan.g) continue;
+      // After the last gathering list every seen article has a window with one 3-gram, the
+      // minimum score there (m - (n - g) = 1): all are candidates.
+      int a = 0;
+      for (int w = 0; w < 4; ++w)
+        for (std::uint64_t bits = st.seen[w]; bits; bits &= bits - 1)
+          st.cand[a++] = static_cast<std::uint8_t>(w * 64 + __builtin_ctzll(bits));
+      st.alive = a;
+    } else {
+      int a = st.alive;
+      if (end - p > kSeekRatio * static_cast<std::uint32_t>(a)) {
+        for (int j = 0; j < a && p < end; ++j) {
+          std::uint32_t s = st.cand[j];
+          p = seek_article(art, p, end, base + s);
+          if (p < end && art[p] == base + s) st.score[s] += add_map(st.counts[s], map[p++], st.score[s]);
         }
       } else {
         for (; p < end; ++p) {
           std::uint32_t s = art[p] % kBinSize;
-          if ((st.alive[s / 64] >> (s % 64)) & 1u) add_lanes(st.planes[s], window_lanes(map[p]));
+          st.score[s] += add_map(st.counts[s], map[p], st.score[s]);
         }
       }
-    }
-    if (i + 1 >= plan.g) {
-      int need = needed_after(plan.m, plan.n, i + 1);
-      for (int w = 0; w < 4; ++w) {
-        std::uint64_t bits = st.alive[w];
-        while (bits) {
-          int b = __builtin_ctzll(bits);
-          bits &= bits - 1;
-          if (!lanes_at_least(st.planes[w * 64 + b], need)) st.alive[w] &= ~(1ull << b);
-        }
+      // Pruning: keep the candidates whose best window can still reach m.
+      auto need = static_cast<unsigned>(needed_after(plan.m, plan.n, i + 1));
+      int w = 0;
+      for (int j = 0; j < a; ++j) {
+        std::uint8_t s = st.cand[j];
+        st.cand[w] = s;
+        w += st.score[s] >= need;
       }
-      if (!st.any()) return false;
+      st.alive = w;
     }
+    if (st.alive == 0 && i + 1 >= plan.g) return false;
   }
-  return st.any();
+  return st.alive > 0;
 }
 
 void append_alive(const BinState& st, std::uint32_t bin, std::vector<std::uint32_t>& hits) {
-  for (int w = 0; w < 4; ++w) {
-    std::uint64_t bits = st.alive[w];
-    while (bits) {
-      hits.push_back(bin * kBinSize + static_cast<std::uint32_t>(w * 64 + __builtin_ctzll(bits)));
-      bits &= bits - 1;
-    }
-  }
+  for (int j = 0; j < st.alive; ++j) hits.push_back(bin * kBinSize + st.cand[j]);
 }
 
 void search_binned_range(const NgramIndex& ix, const QueryPlan& plan, const std::vector<std::uint32_t>& bins,
                          std::size_t lo, std::size_t hi, std::vector<std::uint32_t>& hits) {
-  if (plan.n == 0) return;
+  if (plan.n == 0 || lo >= hi) return;
   std::vector<std::uint32_t> cursor = start_cursors(ix, plan);
-  BinState st;
+  thread_local std::unique_ptr<BinState> state;  // 8.5 KiB: not on the stack, not allocated per query
+  if (!state) state = std::make_unique<BinState>();
   for (std::size_t b = lo; b < hi; ++b)
-    if (search_bin(ix, plan, bins[b], 0, plan.n, st, cursor)) append_alive(st, bins[b], hits);
+    if (search_bin(ix, plan, bins[b], 0, plan.n, *state, cursor)) append_alive(*state, bins[b], hits);
 }
 
 std::vector<std::uint32_t> search_binned(const NgramIndex& ix, const QueryPlan& plan) {
@@ -170,6 +246,30 @@ int hybrid_split(const NgramIndex& ix, const QueryPlan& plan) {
   return h;
 }
 
+namespace {
+// Between the bin engine's byte counters and the bit-sliced planes of the pruning stage (plane k
+// of candidate x at planes[k * c + x]).
+void counts_to_planes(const std::uint8_t* b, std::vector<std::uint32_t>& planes, std::size_t c, std::size_t x) {
+  for (int k = 0; k < kPlanes; ++k) {
+    std::uint32_t plane = 0;
+    for (int l = 0; l < 32; ++l) plane |= static_cast<std::uint32_t>((b[l] >> k) & 1u) << l;
+    planes[static_cast<std::size_t>(k) * c + x] = plane;
+  }
+}
+void planes_to_counts(const std::vector<std::uint32_t>& planes, std::size_t c, std::size_t x, BinState& st,
+                      std::uint32_t slot) {
+  std::uint8_t b[32] = {}, top = 0;
+  for (int k = 0; k < kPlanes; ++k) {
+    std::uint32_t plane = planes[static_cast<std::size_t>(k) * c + x];
+    for (int l = 0; l < 32; ++l) b[l] = static_cast<std::uint8_t>(b[l] | (((plane >> l) & 1u) << k));
+  }
+  for (std::uint8_t v : b) top = std::max(top, v);
+  std::memcpy(st.counts[slot], b, sizeof b);
+  st.score[slot] = top;
+  st.cand[st.alive++] = static_cast<std::uint8_t>(slot);
+}
+}  // namespace
+
 std::vector<std::uint32_t> search_hybrid(const NgramIndex& ix, const QueryPlan& plan, const CandidatePrune& prune,
                                          HybridTimes& times) {
   std::vector<std::uint32_t> hits;
@@ -177,46 +277,41 @@ std::vector<std::uint32_t> search_hybrid(const NgramIndex& ix, const QueryPlan& 
   int h = hybrid_split(ix, plan);
   std::vector<std::uint32_t> bins = gathering_bins(ix, plan);
   std::vector<std::uint32_t> cursor = start_cursors(ix, plan);
-  BinState bs;
+  auto bs = std::make_unique<BinState>();
   HostTimer t;
   if (h == plan.g) {
     for (std::uint32_t bin : bins)
-      if (search_bin(ix, plan, bin, 0, plan.n, bs, cursor)) append_alive(bs, bin, hits);
+      if (search_bin(ix, plan, bin, 0, plan.n, *bs, cursor)) append_alive(*bs, bin, hits);
     times.final_s += t.seconds();
     return hits;
   }
-  // 1. gathering, keeping each candidate's counters.
-  std::vector<std::uint32_t> cand, rows;
+  // 1. gathering, keeping each candidate's counters (bin by bin; converted below).
+  std::vector<std::uint32_t> cand;
+  std::vector<std::uint8_t> rows;  // 32 window counts per candidate
   for (std::uint32_t bin : bins) {
-    if (!search_bin(ix, plan, bin, 0, plan.g, bs, cursor)) continue;
-    std::size_t first = cand.size();
-    append_alive(bs, bin, cand);
-    for (std::size_t x = first; x < cand.size(); ++x) {
-      const std::uint32_t* p = bs.planes[cand[x] % kBinSize];
-      rows.insert(rows.end(), p, p + kPlanes);
+    if (!search_bin(ix, plan, bin, 0, plan.g, *bs, cursor)) continue;
+    append_alive(*bs, bin, cand);
+    for (int j = 0; j < bs->alive; ++j) {
+      const auto* p = reinterpret_cast<const std::uint8_t*>(bs->counts[bs->cand[j]]);
+      rows.insert(rows.end(), p, p + 32);
     }
   }
   times.gather_s += t.seconds();
   if (cand.empty()) return hits;
-  // 2-3. structure-of-arrays for the pruning stage.
+  // 2-3. bit-sliced structure-of-arrays for the pruning stage.
   std::size_t c = cand.size();
   std::vector<std::uint32_t> planes(c * kPlanes);
-  for (std::size_t x = 0; x < c; ++x)
-    for (int k = 0; k < kPlanes; ++k) planes[static_cast<std::size_t>(k) * c + x] = rows[x * kPlanes + static_cast<std::size_t>(k)];
+  for (std::size_t x = 0; x < c; ++x) counts_to_planes(rows.data() + 32 * x, planes, c, x);
   std::vector<std::uint8_t> alive(c, 1);
   prune(plan.g, h, cand, planes, alive);
   // 4-5. final pruning bin by bin with the least discriminative lists.
   t.reset();
   for (std::size_t x = 0; x < c;) {
     std::uint32_t bin = cand[x] / kBinSize;
-    std::memset(bs.alive, 0, sizeof bs.alive);
-    for (; x < c && cand[x] / kBinSize == bin; ++x) {
-      if (!alive[x]) continue;
-      std::uint32_t slot = cand[x] % kBinSize;
-      for (int k = 0; k < kPlanes; ++k) bs.planes[slot][k] = planes[static_cast<std::size_t>(k) * c + x];
-      bs.alive[slot / 64] |= 1ull << (slot % 64);
-    }
-    if (bs.any() && search_bin(ix, plan, bin, h, plan.n, bs, cursor)) append_alive(bs, bin, hits);
+    bs->alive = 0;
+    for (; x < c && cand[x] / kBinSize == bin; ++x)
+      if (alive[x]) planes_to_counts(planes, c, x, *bs, cand[x] % kBinSize);
+    if (bs->alive > 0 && search_bin(ix, plan, bin, h, plan.n, *bs, cursor)) append_alive(*bs, bin, hits);
   }
   times.final_s += t.seconds();
   return hits;

@@ -18,20 +18,29 @@ std::vector<std::uint32_t> search_baseline(const NgramIndex& index, const QueryP
 // Bins touched by the gathering lists (ascending): the only bins that can hold hits.
 std::vector<std::uint32_t> gathering_bins(const NgramIndex& index, const QueryPlan& plan);
 
-// State of one bin of 256 articles: which articles are still candidates, and their window
-// counters (meaningful for alive articles only).
+// State of one bin of 256 articles for the CPU engine: the bin's candidates (ascending slots), each
+// with one byte counter per window (32 bytes: two 16-byte SIMD registers) and its score, the
+// largest of its window counts. Each list adds at most one to a window, so a score rises by at most
+// one per list and is kept exactly with one compare per posting; the pruning test after a list is
+// then a byte compare of the score, and dead articles need no cleaning (their counters are never
+// read again). Counters and scores are meaningful for candidates only.
 struct BinState {
-  std::uint32_t planes[kBinSize][kPlanes];
-  std::uint64_t alive[kBinSize / 64];
-  bool any() const { return (alive[0] | alive[1] | alive[2] | alive[3]) != 0; }
+  typedef std::uint8_t Bytes16 __attribute__((vector_size(16)));
+  Bytes16 counts[kBinSize][2];
+  std::uint8_t score[kBinSize];
+  std::uint8_t cand[kBinSize];          // candidate slots, ascending
+  int alive = 0;                        // number of candidates in cand
+  std::uint64_t seen[kBinSize / 64];    // gathering: slots that have a posting so far
+  BinState();
 };
 
-// Processes lists [from, to) of the plan for bin `bin` (from 0: state is reset first). Stops early
-// when the bin has no candidate left; returns whether any is left. `cursor` holds one directory
-// position per plan list, advanced monotonically as bins ascend.
+// Processes lists [from, to) of the plan for bin `bin`; from 0 starts the bin afresh, a later
+// `from` continues from the candidates in `st` (set by the caller). Stops early when the bin has no
+// candidate left; returns whether any is left. `cursor` holds one directory position per plan
+// list, advanced monotonically as bins ascend.
 bool search_bin(const NgramIndex& index, const QueryPlan& plan, std::uint32_t bin, int from, int to, BinState& st,
                 std::vector<std::uint32_t>& cursor);
-// Appends the alive articles of a bin to `hits`.
+// Appends the candidates of a bin (article ids, ascending) to `hits`.
 void append_alive(const BinState& st, std::uint32_t bin, std::vector<std::uint32_t>& hits);
 // Fresh directory cursors for a plan (at the start of each list's directory).
 std::vector<std::uint32_t> start_cursors(const NgramIndex& index, const QueryPlan& plan);
