@@ -69,14 +69,37 @@ void delta_dict_parallel(const std::vector<T>& delta, std::vector<T>& ud, std::v
   ud.resize(n ? len[0] : 0);
 }
 
+// Lower bounds of values[0, count) in dict[0, n) by binary search, kLanes searches at a time in
+// lockstep: the search is branch-free (the comparison picks the next base, no misprediction), and
+// the lanes' loads are independent, so a dictionary beyond L1 is read with kLanes misses in flight
+// instead of one dependent chain per search.
+template <class T>
+void lower_bounds(const T* dict, std::uint64_t n, const T* values, std::uint64_t count, std::uint32_t* out) {
+  constexpr unsigned kLanes = 16;
+  if (n == 0) {
+    std::fill(out, out + count, 0u);
+    return;
+  }
+  for (std::uint64_t i = 0; i < count; i += kLanes) {
+    unsigned m = static_cast<unsigned>(std::min<std::uint64_t>(kLanes, count - i));
+    std::uint64_t base[kLanes] = {};
+    for (std::uint64_t len = n; len > 1;) {
+      std::uint64_t half = len / 2;
+      for (unsigned j = 0; j < m; ++j) base[j] += (dict[base[j] + half] < values[i + j]) ? half : 0;
+      len -= half;
+    }
+    for (unsigned j = 0; j < m; ++j) out[i + j] = static_cast<std::uint32_t>(base[j] + (dict[base[j]] < values[i + j]));
+  }
+}
+
 template <class T>
 void ids_of(const std::vector<T>& dict, const std::vector<T>& values, std::vector<std::uint32_t>& ids, int threads,
             std::uint64_t grain = kGrain) {
   ids.resize(values.size());
   int th = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, values.size() / grain + 1)));
   run_threads(th, [&](int t) {
-    for (std::uint64_t i = share(values.size(), t, th); i < share(values.size(), t + 1, th); ++i)
-      ids[i] = static_cast<std::uint32_t>(std::lower_bound(dict.begin(), dict.end(), values[i]) - dict.begin());
+    std::uint64_t b = share(values.size(), t, th), e = share(values.size(), t + 1, th);
+    lower_bounds(dict.data(), dict.size(), values.data() + b, e - b, ids.data() + b);
   });
 }
 

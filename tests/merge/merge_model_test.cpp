@@ -175,5 +175,27 @@ TEST(MergePack, ReencodeEveryWidthAndRowCount) {
   }
 }
 
+
+// The lockstep branch-free lower bounds against std::lower_bound: dictionaries of 0, 1, 2^k-1, 2^k,
+// 2^k+1 entries, values below, between, equal to and above the entries (including the maximum),
+// counts that are not multiples of the lane count.
+TEST(MergePack, LowerBoundsMatchStd) {
+  for (std::uint64_t n : {0ull, 1ull, 2ull, 3ull, 15ull, 16ull, 17ull, 1023ull, 1024ull, 1025ull}) {
+    std::vector<std::uint64_t> dict(n);
+    for (std::uint64_t i = 0; i < n; ++i) dict[i] = 3 * i + 1;
+    if (n) dict.back() = ~0ull;
+    std::vector<std::uint64_t> values;
+    for (std::uint64_t v = 0; v < 3 * n + 5; ++v) values.push_back(v);
+    values.push_back(~0ull);
+    values.push_back(~0ull - 1);
+    for (std::uint64_t count : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{17}, std::uint64_t{values.size()}}) {
+      std::vector<std::uint32_t> got(count, 7);
+      cpu::lower_bounds(dict.data(), n, values.data(), count, got.data());
+      for (std::uint64_t i = 0; i < count; ++i)
+        ASSERT_EQ(got[i], std::lower_bound(dict.begin(), dict.end(), values[i]) - dict.begin()) << "n=" << n << " i=" << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hdb
