@@ -301,8 +301,9 @@ bool ClRa::cpu_device() {
   return cpu_ == 1;
 }
 
-void ClRa::override_tuning(bool cpu, std::uint32_t floor) {
+void ClRa::override_tuning(bool cpu, std::uint32_t floor, bool staged) {
   cpu_ = cpu ? 1 : 0;
+  join_staged_ = staged;
   piece_floor_ = floor;
   if (!tsort_) tsort_ = std::make_unique<hdb::opencl::TupleSort>(p_);
   tsort_->override_tuning(cpu, floor);
@@ -319,12 +320,12 @@ std::uint32_t ClRa::join_pieces(std::uint64_t merged) {
   return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (merged + len - 1) / len));
 }
 
-void ClRa::launch_chunks(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items) {
+void ClRa::launch_chunks(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items, bool group_each) {
   if (items == 0) return;
   // Barrier-free kernels: one work-item a group on a CPU device (each group is one task of PoCL's
-  // thread pool), 64 on a GPU.
+  // thread pool, and a group's copy one plain loop), 64 on a GPU. group_each: a work-group per item.
   const std::uint64_t wg = cpu_device() ? 1 : std::min<std::uint64_t>(64, work_group());
-  const std::uint64_t global = (items + wg - 1) / wg * wg;
+  const std::uint64_t global = group_each ? items * wg : (items + wg - 1) / wg * wg;
   cl::Event e;
   checked("running " + phase, [&] {
     return p_.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(global), cl::NDRange(wg), nullptr, &e);
@@ -347,12 +348,26 @@ Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, con
     cl::Buffer& splits = scratch_.get("join.splits", (std::uint64_t{pieces} + 1) * 4);
     cl::Buffer& counts = scratch_.get("join.piece_counts", std::uint64_t{pieces} * 4);
     cl::Buffer& offsets = scratch_.get("join.piece_offsets", std::uint64_t{pieces} * 4);
-    cl::Kernel& k = kernel("join_path_count");
-    set_args("join_path_count arguments", k, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), pieces, splits, counts);
+    // One merge into staging slots when they fit in an eighth of the device memory (a slot holds
+    // half a piece's merged rows: every pair of a join with distinct keys per side), else two
+    // (cap 0: the first merge only counts).
+    const std::uint64_t merged = std::uint64_t{nl} + nr;
+    std::uint64_t cap = ((merged + pieces - 1) / pieces + 1) / 2;
+    const std::uint64_t stage_bytes = cap * pieces * static_cast<std::uint64_t>(1 + out_values) * 4;
+    if (!join_staged_ || stage_bytes > std::min<std::uint64_t>(p_.max_alloc_bytes(), p_.memory_bytes() / 8)) cap = 0;
+    cl::Buffer& stage = cap ? scratch_.get("join.stage", stage_bytes) : counts;
+    cl::Kernel& k = kernel("join_path_stage");
+    set_args("join_path_stage arguments", k, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), pieces,
+             static_cast<std::uint32_t>(cap), splits, counts, stage);
     launch_chunks(tr, "partition", k, pieces);
     const std::uint32_t total = scan(tr, counts, offsets, pieces);
     ClRelation& out = ensure(p_, out_handle, total, out_values);
-    if (total) {
+    if (total && cap) {
+      cl::Kernel& e = kernel("join_path_emit");
+      set_args("join_path_emit arguments", e, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), pieces,
+               static_cast<std::uint32_t>(cap), splits, counts, offsets, stage, out.buf);
+      launch_chunks(tr, "gather", e, pieces, true);
+    } else if (total) {
       cl::Kernel& c = kernel("join_path_write");
       set_args("join_path_write arguments", c, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), pieces, splits,
                offsets, total, out.buf);

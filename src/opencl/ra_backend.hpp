@@ -42,8 +42,9 @@ class ClRa : public RaBackend {
   std::size_t work_group() ;
 
   // Tests: the tuned sort and join take the parameters of a CPU (cpu = true) or another device,
-  // with chunks / merge-path pieces of at least `floor` rows (0: the device's own choice).
-  void override_tuning(bool cpu, std::uint32_t floor);
+  // with chunks / merge-path pieces of at least `floor` rows (0: the device's own choice); staged =
+  // false: the join merges twice (count, write) as when its staging slots do not fit.
+  void override_tuning(bool cpu, std::uint32_t floor, bool staged = true);
 
   // The kernel events of one operator, each tagged with its phase.
   using Trace = hdb::opencl::Trace;
@@ -68,13 +69,14 @@ class ClRa : public RaBackend {
   // Tuned (chunked, barrier-free) kernels: the device type picks chunk and local sizes.
   bool cpu_device();
   std::uint32_t join_pieces(std::uint64_t merged_rows);  // merge-path pieces of the tuned join
-  void launch_chunks(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items);
+  void launch_chunks(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items, bool group_each = false);
   static constexpr std::uint32_t kCoarseItems = 8;  // ITEMS in kernels/ra.cl
 
   hdb::opencl::OpenClPlatform& p_;
   std::size_t wg_ = 0;
   int cpu_ = -1;  // device is a CPU (1) or not (0); -1 until asked
   std::uint32_t piece_floor_ = 0;  // override_tuning's floor (0: none)
+  bool join_staged_ = true;
   cl::Program* program_ = nullptr;
   std::map<std::string, cl::Kernel> kernels_;
   hdb::opencl::Scratch scratch_;  // partition slots, counts, offsets, ... by name (grow-only)

@@ -320,7 +320,8 @@ uint merge_path_split(__global const uint* l, uint nl, uint wl, __global const u
 
 ulong piece_diagonal(uint c, uint chunks, ulong total) { return total * c / chunks; }
 
-// Count (write == 0) or write the output of left [i, ie) from right row j on; returns the pairs.
+// Count (write == 0) or write the output of left [i, ie) from right row j on; returns the pairs
+// (all of them: writes stop at `limit` rows, counting does not).
 __attribute__((always_inline)) uint join_merge_any(__global const uint* l, uint i, uint ie, uint wl, __global const uint* r, uint j, uint nr,
                        uint wr, const uint write, __global uint* dst, uint limit) {
   if (j >= nr || i >= ie) return 0;
@@ -343,7 +344,7 @@ __attribute__((always_inline)) uint join_merge_any(__global const uint* l, uint 
         for (uint q = 0; q < wl; ++q) d[q] = lt[q];
         for (uint q = 1; q < wr; ++q) d[wl + q - 1] = rt[q];
       }
-      for (uint k = 1; k < m; ++k) {
+      for (uint k = 1; k < m && o + k < limit; ++k) {
         __global uint* d = dst + (ulong)(o + k) * ow;
         __global const uint* lt = l + (ulong)i * wl;
         __global const uint* rt = r + (ulong)(rs + k) * wr;
@@ -367,20 +368,6 @@ __attribute__((always_inline)) uint join_merge(__global const uint* l, uint i, u
   return join_merge_any(l, i, ie, wl, r, j, nr, wr, write, dst, limit);
 }
 
-// splits[c] = the left row piece c starts at (splits[chunks] = nl); counts[c] = its output rows.
-__kernel void join_path_count(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr,
-                              uint chunks, __global uint* splits, __global uint* counts) {
-  const uint c = get_global_id(0);
-  if (c >= chunks) return;
-  const ulong total = (ulong)nl + nr;
-  const ulong d0 = piece_diagonal(c, chunks, total), d1 = piece_diagonal(c + 1, chunks, total);
-  const uint i0 = merge_path_split(l, nl, wl, r, nr, wr, d0);
-  const uint i1 = c + 1 == chunks ? nl : merge_path_split(l, nl, wl, r, nr, wr, d1);
-  splits[c] = i0;
-  if (c + 1 == chunks) splits[chunks] = nl;
-  counts[c] = join_merge(l, i0, i1, wl, r, (uint)(d0 - i0), nr, wr, 0, counts /* not written */, 0);
-}
-
 __kernel void join_path_write(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr,
                               uint chunks, __global const uint* splits, __global const uint* offsets, uint total_out,
                               __global uint* out) {
@@ -391,4 +378,44 @@ __kernel void join_path_write(__global const uint* l, uint nl, uint wl, __global
   const uint j0 = (uint)(piece_diagonal(c, chunks, total) - i0);
   const uint first = offsets[c], last = c + 1 < chunks ? offsets[c + 1] : total_out;
   join_merge(l, i0, i1, wl, r, j0, nr, wr, 1, out + (ulong)first * (wl + wr - 1), last - first);
+}
+
+// The one-merge form of the tuned join: each piece merges once, writing its pairs into its own
+// staging slot of `cap` rows while counting them all (join_path_stage); after the scan,
+// join_path_emit copies each slot to the piece's output rows (a work-group a piece, the copy spread
+// over its work-items), and a piece with more than `cap` pairs merges again straight into the
+// output instead. With cap = 0 join_path_stage only counts (and `stage` is not written): the
+// two-merge form, join_path_write after the scan.
+// splits[c] = the left row piece c starts at (splits[chunks] = nl); counts[c] = its output rows.
+__kernel void join_path_stage(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr,
+                              uint chunks, uint cap, __global uint* splits, __global uint* counts,
+                              __global uint* stage) {
+  const uint c = get_global_id(0);
+  if (c >= chunks) return;
+  const ulong total = (ulong)nl + nr;
+  const ulong d0 = piece_diagonal(c, chunks, total), d1 = piece_diagonal(c + 1, chunks, total);
+  const uint i0 = merge_path_split(l, nl, wl, r, nr, wr, d0);
+  const uint i1 = c + 1 == chunks ? nl : merge_path_split(l, nl, wl, r, nr, wr, d1);
+  splits[c] = i0;
+  if (c + 1 == chunks) splits[chunks] = nl;
+  counts[c] = join_merge(l, i0, i1, wl, r, (uint)(d0 - i0), nr, wr, cap > 0, stage + (ulong)c * cap * (wl + wr - 1), cap);
+}
+
+__kernel void join_path_emit(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr,
+                             uint chunks, uint cap, __global const uint* splits, __global const uint* counts,
+                             __global const uint* offsets, __global const uint* stage, __global uint* out) {
+  const uint c = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
+  if (c >= chunks) return;
+  const uint ow = wl + wr - 1, count = counts[c];
+  __global uint* dst = out + (ulong)offsets[c] * ow;
+  if (count <= cap) {
+    __global const uint* src = stage + (ulong)c * cap * ow;
+    const uint words = count * ow;
+    for (uint k = lid; k < words; k += ls) dst[k] = src[k];
+  } else if (lid == 0) {
+    const ulong total = (ulong)nl + nr;
+    const uint i0 = splits[c];
+    const uint j0 = (uint)(piece_diagonal(c, chunks, total) - i0);
+    join_merge(l, i0, splits[c + 1], wl, r, j0, nr, wr, 1, dst, count);
+  }
 }
