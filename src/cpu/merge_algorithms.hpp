@@ -200,13 +200,15 @@ struct PackGroups {
 };
 
 // Rows [r0, r1) of a column of `rows` rows; r0 is a multiple of 64 and r1 is too unless r1 == rows.
-template <class Fill>
+// fused(r0, r1, words) may write a first part of the rows itself and returns where it stopped (a
+// 64-row mark); fill and the packer do the rest.
+template <class Fill, class Fused>
 void reencode_rows(std::uint64_t r0, std::uint64_t r1, std::uint64_t rows, unsigned width, std::uint64_t* words,
-                   Fill& fill) {
+                   Fill& fill, Fused& fused) {
   if (width == 0 || r0 >= r1) return;
   auto pack = pick_width<PackGroups>(width);
   alignas(64) std::uint32_t buf[kBlockRows];
-  for (std::uint64_t r = r0; r < r1;) {
+  for (std::uint64_t r = fused(r0, r1, words); r < r1;) {
     std::uint64_t n = std::min(kBlockRows, r1 - r);
     fill(r, n, buf);
     std::uint64_t full = n / 64;
@@ -223,9 +225,13 @@ void reencode_rows(std::uint64_t r0, std::uint64_t r1, std::uint64_t rows, unsig
 
 // The new main of `rows` rows at `width`, in pieces starting on 64-row marks, handed out to the
 // threads by runtime/chunks.hpp (several per thread, so a thread that loses its core leaves its
-// pieces to the others). fill(r, n, buf) writes the new ids of rows [r, r + n) to buf.
-template <class Fill>
-void reencode_parallel(std::uint64_t rows, unsigned width, BitPacked& out, int threads, std::uint64_t grain, Fill fill) {
+// pieces to the others). fill(r, n, buf) writes the new ids of rows [r, r + n) to buf; fused as
+// in reencode_rows.
+inline std::uint64_t no_fused(std::uint64_t r0, std::uint64_t, std::uint64_t*) { return r0; }
+
+template <class Fill, class Fused = decltype(&no_fused)>
+void reencode_parallel(std::uint64_t rows, unsigned width, BitPacked& out, int threads, std::uint64_t grain, Fill fill,
+                       Fused fused = &no_fused) {
   out.width = width;
   out.size = rows;
   out.words.resize(BitPacked::words_for(rows, width));
@@ -238,8 +244,9 @@ void reencode_parallel(std::uint64_t rows, unsigned width, BitPacked& out, int t
   std::uint64_t* words = out.words.data();
   for_chunks(chunks, th, [&](int c) {
     Fill f = fill;
+    Fused u = fused;
     reencode_rows(std::min(rows, chunk_begin(groups, chunks, c) * 64), std::min(rows, chunk_begin(groups, chunks, c + 1) * 64),
-                  rows, width, words, f);
+                  rows, width, words, f, u);
   });
 }
 
@@ -267,6 +274,32 @@ struct LookupFill {
   }
 };
 
+template <unsigned WO, unsigned WN>
+struct RepackThroughMap {
+  static void run(const std::uint64_t* in, std::uint64_t* out, std::size_t groups, const std::uint32_t* xm) {
+    repack_groups<WO, WN>(in, out, groups, [xm](std::uint32_t id) { return xm[id]; });
+  }
+};
+
+// The whole groups of main rows in one fused pass, old width to new (when the pair has a kernel).
+struct LookupFused {
+  const std::uint64_t* old;
+  unsigned ow, nw;
+  std::uint64_t nm;
+  const std::uint32_t* xm;
+  decltype(pick_widths<RepackThroughMap>(0, 0)) repack;
+
+  std::uint64_t operator()(std::uint64_t r0, std::uint64_t r1, std::uint64_t* words) const {
+    std::uint64_t e = std::min(r1, nm) / 64 * 64;
+    if (!repack || e <= r0) return r0;
+    for (std::uint64_t r = r0; r < e; r += kBlockRows) {
+      std::uint64_t g = std::min(kBlockRows, e - r) / 64;
+      repack(old + r / 64 * ow, words + r / 64 * nw, g, xm);
+    }
+    return e;
+  }
+};
+
 template <class T>
 void reencode_lookup(const MergeInput<T>& in, const std::vector<std::uint32_t>& delta_ids, const std::vector<std::uint32_t>& xm,
                      const std::vector<std::uint32_t>& xd, unsigned width, BitPacked& out, int threads,
@@ -274,7 +307,8 @@ void reencode_lookup(const MergeInput<T>& in, const std::vector<std::uint32_t>& 
   unsigned ow = in.main_codes.width;
   LookupFill fill{in.main_codes.words.data(), ow,        in.main_rows(), xm.data(), xd.data(), delta_ids.data(),
                   pick_width<UnpackThroughMap>(ow)};
-  reencode_parallel(in.main_rows() + in.delta_rows(), width, out, threads, grain, fill);
+  LookupFused fused{in.main_codes.words.data(), ow, width, in.main_rows(), xm.data(), pick_widths<RepackThroughMap>(ow, width)};
+  reencode_parallel(in.main_rows() + in.delta_rows(), width, out, threads, grain, fill, fused);
 }
 
 // The unoptimised step 2b: every row's value is searched in U'_M (decode main ids through U_M).

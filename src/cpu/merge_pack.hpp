@@ -44,6 +44,7 @@ constexpr std::uint64_t mask() {
 template <unsigned W, unsigned J>
 inline std::uint32_t extract(const std::uint64_t* in) {
   constexpr unsigned bit = J * W, word = bit / 64, off = bit % 64;
+  if constexpr (W == 0) return 0;  // width 0: no words to read
   std::uint64_t v = in[word] >> off;
   if constexpr (off + W > 64) v |= in[word + 1] << (64 - off);
   return static_cast<std::uint32_t>(v & mask<W>());
@@ -55,11 +56,10 @@ inline void unpack_group(const std::uint64_t* in, std::uint32_t* out, const Map&
   ((out[J] = map(extract<W, J>(in))), ...);
 }
 
-// Appends id J (of width W) to the accumulator; writes the word it completes.
+// Appends id v as id J (of width W) of a group to the accumulator; writes the word it completes.
 template <unsigned W, unsigned J>
-inline void put(const std::uint32_t* in, std::uint64_t* out, std::uint64_t& acc) {
+inline void put(std::uint64_t v, std::uint64_t* out, std::uint64_t& acc) {
   constexpr unsigned bit = J * W, word = bit / 64, off = bit % 64;
-  std::uint64_t v = in[J];
   if constexpr (off == 0) acc = v;
   else acc |= v << off;
   if constexpr (off + W >= 64) {
@@ -71,7 +71,15 @@ inline void put(const std::uint32_t* in, std::uint64_t* out, std::uint64_t& acc)
 template <unsigned W, std::size_t... J>
 inline void pack_group(const std::uint32_t* in, std::uint64_t* out, std::index_sequence<J...>) {
   std::uint64_t acc = 0;
-  (put<W, J>(in, out, acc), ...);
+  (put<W, J>(in[J], out, acc), ...);
+}
+
+// map(id) of each of the 64 ids of width WO at `in`, packed at width WN into WN words at `out`:
+// unpack and pack fused, the ids never leave registers.
+template <unsigned WO, unsigned WN, class Map, std::size_t... J>
+inline void repack_group(const std::uint64_t* in, std::uint64_t* out, const Map& map, std::index_sequence<J...>) {
+  std::uint64_t acc = 0;
+  (put<WN, J>(map(extract<WO, J>(in)), out, acc), ...);
 }
 
 }  // namespace pack_detail
@@ -97,6 +105,13 @@ void unpack_groups(const std::uint64_t* in, std::uint32_t* out, std::size_t grou
   }
 }
 
+// Groups of 64 ids of width WO through map into width WN (WN >= 1).
+template <unsigned WO, unsigned WN, class Map>
+void repack_groups(const std::uint64_t* in, std::uint64_t* out, std::size_t groups, const Map& map) {
+  for (std::size_t g = 0; g < groups; ++g)
+    pack_detail::repack_group<WO, WN>(in + WO * g, out + WN * g, map, std::make_index_sequence<64>{});
+}
+
 // Table of f<W> for W = 0..kMaxCodeWidth: pick<F>(w) returns the instantiation for width w.
 template <template <unsigned> class F, std::size_t... W>
 constexpr auto width_table(std::index_sequence<W...>) {
@@ -110,6 +125,27 @@ template <template <unsigned> class F>
 auto pick_width(unsigned w) {
   static constexpr auto table = width_table<F>(std::make_index_sequence<kMaxCodeWidth + 1>{});
   return table.fn[w];
+}
+
+// Table of F<WO, WO + D>::run for WO = 0..kMaxCodeWidth and D = 0, 1 (the new width of a merge is
+// the old one or one more unless the delta more than doubles the dictionary): pick_widths<F>(wo,
+// wn) is null for other pairs, which take the unfused path.
+template <template <unsigned, unsigned> class F, std::size_t... W>
+constexpr auto width_pair_table(std::index_sequence<W...>) {
+  using Fn = decltype(&F<1, 1>::run);
+  struct Table {
+    Fn same[sizeof...(W)];
+    Fn next[sizeof...(W)];
+  };
+  return Table{{(W == 0 ? nullptr : &F<W, W>::run)...}, {(W == kMaxCodeWidth ? nullptr : &F<W, W + 1>::run)...}};
+}
+template <template <unsigned, unsigned> class F>
+auto pick_widths(unsigned wo, unsigned wn) {
+  static constexpr auto table = width_pair_table<F>(std::make_index_sequence<kMaxCodeWidth + 1>{});
+  using Fn = decltype(table.same[0]);
+  if (wn == wo) return table.same[wo];
+  if (wn == wo + 1) return table.next[wo];
+  return Fn{nullptr};
 }
 
 // The generic (any width, one id at a time) forms, for the ragged ends of a column: id i of `w`

@@ -2,6 +2,8 @@
 // 3 and 7 threads at tiny sizes (grain 1), compared with the serial reference.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "bench/merge.hpp"
 #include "merge_algorithms.hpp"
 #include "merge_inputs.hpp"
@@ -131,50 +133,54 @@ TEST(MergePack, EveryWidthRoundTrips) {
   }
 }
 
-// reencode_lookup on its own at every new width 1..32 (and 0) with old widths 0..20: row counts
-// that are and are not multiples of 64 and of the block, empty delta, all-equal ids, the maximum
-// id of both widths; one thread and pieces on 3 and 7 threads. The expected words come from
-// BitPacked::set, so bits past the last row must be zero too.
+// reencode_lookup on its own at every new width 0..32, each with old widths equal to it, one less
+// (the fused kernels) and another: row counts that are and are not multiples of 64 and of the
+// block, empty delta, all-equal ids, the maximum id; one thread and pieces on 3 and 7 threads. Old
+// ids stay below 2^20 (X_M is a vector) but are packed at their width. The expected words come
+// from BitPacked::set, so bits past the last row must be zero too.
 TEST(MergePack, ReencodeEveryWidthAndRowCount) {
   for (unsigned wn = 0; wn <= 32; ++wn) {
-    unsigned wo = (wn * 7) % 21;
-    std::uint64_t new_mask = wn == 0 ? 0 : (1ull << wn) - 1;
-    std::uint64_t old_n = std::uint64_t{1} << wo;
-    std::vector<std::uint32_t> xm(old_n), xd(97);
-    for (std::uint64_t i = 0; i < old_n; ++i) xm[i] = static_cast<std::uint32_t>((i + 1 == old_n ? ~0ull : rand_at(wn + 100, i)) & new_mask);
-    for (std::uint64_t i = 0; i < xd.size(); ++i) xd[i] = static_cast<std::uint32_t>((i == 0 ? ~0ull : rand_at(wn + 200, i)) & new_mask);
-    for (std::uint64_t nm : {0ull, 1ull, 63ull, 64ull, 65ull, 1000ull, 1024ull, 3 * 1024ull + 64 * 5 + 31}) {
-      for (std::uint64_t nd : {0ull, 1ull, 130ull}) {
-        for (bool all_equal : {false, true}) {
-          SCOPED_TRACE("wn=" + std::to_string(wn) + " wo=" + std::to_string(wo) + " nm=" + std::to_string(nm) +
-                       " nd=" + std::to_string(nd) + (all_equal ? " all-equal" : ""));
-          MergeInput<std::uint32_t> in;
-          in.main_codes.resize(nm, wo);
-          std::vector<std::uint32_t> old(nm), ids(nd);
-          for (std::uint64_t r = 0; r < nm; ++r) {
-            old[r] = static_cast<std::uint32_t>(all_equal ? old_n - 1 : (r % 5 == 0 ? old_n - 1 : rand_at(wo, r) % old_n));
-            in.main_codes.set(r, old[r]);
-          }
-          in.delta.resize(nd);
-          for (std::uint64_t r = 0; r < nd; ++r) ids[r] = static_cast<std::uint32_t>(all_equal ? 0 : rand_at(7, r) % xd.size());
-          BitPacked want;
-          want.resize(nm + nd, wn);
-          for (std::uint64_t r = 0; r < nm; ++r) want.set(r, xm[old[r]]);
-          for (std::uint64_t r = 0; r < nd; ++r) want.set(nm + r, xd[ids[r]]);
-          for (int threads : {1, 3, 7}) {
-            BitPacked got;
-            got.words.assign(want.words.size(), ~0ull);  // stale bits must be overwritten
-            cpu::reencode_lookup(in, ids, xm, xd, wn, got, threads, 1);
-            ASSERT_EQ(got.width, wn);
-            ASSERT_EQ(got.size, nm + nd);
-            ASSERT_EQ(got.words, want.words) << "threads " << threads;
+    std::set<unsigned> old_widths{wn, wn == 0 ? 0 : wn - 1, (wn * 7) % 21};
+    for (unsigned wo : old_widths) {
+      std::uint64_t new_mask = wn == 0 ? 0 : (1ull << wn) - 1;
+      std::uint64_t old_n = std::uint64_t{1} << std::min(wo, 20u);
+      std::vector<std::uint32_t> xm(old_n), xd(97);
+      for (std::uint64_t i = 0; i < old_n; ++i)
+        xm[i] = static_cast<std::uint32_t>((i + 1 == old_n ? ~0ull : rand_at(wn + 100, i)) & new_mask);
+      for (std::uint64_t i = 0; i < xd.size(); ++i)
+        xd[i] = static_cast<std::uint32_t>((i == 0 ? ~0ull : rand_at(wn + 200, i)) & new_mask);
+      for (std::uint64_t nm : {0ull, 1ull, 63ull, 64ull, 65ull, 1000ull, 1024ull, 3 * 1024ull + 64 * 5 + 31}) {
+        for (std::uint64_t nd : {0ull, 1ull, 130ull}) {
+          for (bool all_equal : {false, true}) {
+            SCOPED_TRACE("wn=" + std::to_string(wn) + " wo=" + std::to_string(wo) + " nm=" + std::to_string(nm) +
+                         " nd=" + std::to_string(nd) + (all_equal ? " all-equal" : ""));
+            MergeInput<std::uint32_t> in;
+            in.main_codes.resize(nm, wo);
+            std::vector<std::uint32_t> old(nm), ids(nd);
+            for (std::uint64_t r = 0; r < nm; ++r) {
+              old[r] = static_cast<std::uint32_t>(all_equal || r % 5 == 0 ? old_n - 1 : rand_at(wo, r) % old_n);
+              in.main_codes.set(r, old[r]);
+            }
+            in.delta.resize(nd);
+            for (std::uint64_t r = 0; r < nd; ++r) ids[r] = static_cast<std::uint32_t>(all_equal ? 0 : rand_at(7, r) % xd.size());
+            BitPacked want;
+            want.resize(nm + nd, wn);
+            for (std::uint64_t r = 0; r < nm; ++r) want.set(r, xm[old[r]]);
+            for (std::uint64_t r = 0; r < nd; ++r) want.set(nm + r, xd[ids[r]]);
+            for (int threads : {1, 3, 7}) {
+              BitPacked got;
+              got.words.assign(want.words.size(), ~0ull);  // stale bits must be overwritten
+              cpu::reencode_lookup(in, ids, xm, xd, wn, got, threads, 1);
+              ASSERT_EQ(got.width, wn);
+              ASSERT_EQ(got.size, nm + nd);
+              ASSERT_EQ(got.words, want.words) << "threads " << threads;
+            }
           }
         }
       }
     }
   }
 }
-
 
 // The lockstep branch-free lower bounds against std::lower_bound: dictionaries of 0, 1, 2^k-1, 2^k,
 // 2^k+1 entries, values below, between, equal to and above the entries (including the maximum),
