@@ -7,9 +7,6 @@
 #include "harness/errors.hpp"
 #include "runtime/chunks.hpp"
 
-#ifdef HDB_HAVE_OPENMP
-#include <omp.h>
-#endif
 
 namespace hdb::cpu {
 namespace {

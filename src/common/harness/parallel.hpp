@@ -1,7 +1,7 @@
 #pragma once
 // Parallel loops on std::thread for the common code (data generation, verification, the shared
 // host algorithms). The thread counts come from the caller (effective_threads decides them); the
-// CPU backends' parallel variants run on OpenMP where available (cpu/runtime/chunks.hpp).
+// CPU backends' parallel variants run on a pool of blocking workers (cpu/runtime/chunks.hpp).
 #include <algorithm>
 #include <cstdint>
 #include <thread>

@@ -13,17 +13,11 @@
 #include "harness/parallel.hpp"
 #include "harness/timing.hpp"
 
-#ifdef HDB_HAVE_OPENMP
-#include <omp.h>
-#endif
 
 namespace hdb::cpu {
 
 void CpuPlatform::init(const Options& opts) {
   threads_ = effective_threads(opts);
-#ifdef HDB_HAVE_OPENMP
-  omp_set_num_threads(threads_);
-#endif
 }
 
 nlohmann::json CpuPlatform::context() const {
@@ -31,8 +25,8 @@ nlohmann::json CpuPlatform::context() const {
   return {{"name", j["cpu"]},
           {"kind", "cpu"},
           {"threads", threads_},
-          {"openmp",
-#ifdef HDB_HAVE_OPENMP
+          {"library_variants",
+#ifdef HDB_HAVE_TBB
            true
 #else
            false
