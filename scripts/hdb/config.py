@@ -35,7 +35,8 @@ HARNESS_FLAGS = {
 SIZE_KEYS = ("sizes", "min_size", "max_size", "size_class")
 TOP_KEYS = {"description", "benchmarks", "backends", "timeout_s", "harness", "bench", "mpi"}
 MPI_KEYS = {"ranks", "hostfile", "args"}
-BENCH_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args", "peer_args", "large"}
+# backends: the backends this benchmark runs on, of those the configuration names (all by default).
+BENCH_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args", "peer_args", "large", "backends"}
 # [bench.<name>.large]: a second run of the benchmark's executables (and peers) at sizes beyond the
 # last-level caches, for the variants and parameters `only` and `args` select (docs/driver.md).
 LARGE_KEYS = {"sizes", "only", "peer_only", "peers", "args", "timeout_s"}
@@ -179,6 +180,8 @@ def validate(doc, where="config"):
                 b[k] = list(v)
             elif k == "large":
                 b[k] = _large(f"{where} [bench.{name}.large]", v)
+            elif k == "backends":
+                b[k] = _names(w, "backends", v, BACKENDS)
             else:
                 b[k] = _harness_value(w, k, v)
         out["bench"][name] = b
@@ -342,6 +345,12 @@ def apply_overrides(cfg, benchmarks=None, backends=None, sizes=None, passes=None
 def ordered_benchmarks(names):
     """bus first (its ceilings are what every report compares with), then the config's order."""
     return (["bus"] if "bus" in names else []) + [n for n in names if n != "bus"]
+
+
+def bench_backends(cfg, benchmark):
+    """The backends the benchmark runs on: the configuration's, less those its table leaves out."""
+    only = cfg["bench"].get(benchmark, {}).get("backends")
+    return [b for b in cfg["backends"] if only is None or b in only]
 
 
 def large_run(cfg, benchmark):

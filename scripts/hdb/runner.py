@@ -60,7 +60,7 @@ def plan(cfg):
     """Execution order: bus on every backend first (the ceilings), then benchmark by benchmark."""
     out = []
     for bench in cfgmod.ordered_benchmarks(cfg["benchmarks"]):
-        for backend in cfg["backends"]:
+        for backend in cfgmod.bench_backends(cfg, bench):
             out.append({
                 "name": entry_name(bench, backend),
                 "benchmark": bench,

@@ -41,6 +41,16 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual([e["name"] for e in plan(cfg)], ["bus-cpu", "ra-cpu", "ra-duckdb"])  # bus first, peers last
         self.assertEqual(plan(cfg)[0]["timeout_s"], 5)
 
+    def test_bench_backends_limit_one_benchmark(self):
+        cfg = self.load("cpu-baselines")
+        names = [e["name"] for e in plan(cfg)]
+        self.assertEqual(names, ["bus-cpu", "bus-opencl", "ra-cpu", "ra-opencl", "merge-cpu", "ngram-cpu"])
+        # the command line's backends still win: a benchmark keeps only those of its own among them
+        cfg = config.apply_overrides(self.load("cpu-baselines"), backends=["opencl"])
+        self.assertEqual([e["name"] for e in plan(cfg)], ["bus-opencl", "ra-opencl"])
+        with self.assertRaises(UsageError):
+            config.validate({"bench": {"ra": {"backends": ["gpu"]}}})
+
     def test_large_runs_reach_beyond_the_caches_for_the_selected_cases(self):
         cfg = self.load("default")
         entries = {e["name"]: e for e in plan(cfg)}
