@@ -3,6 +3,7 @@
 // any value type with < and ==. Parallel regions run through runtime/chunks.hpp (OpenMP when available).
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "merge_pack.hpp"
@@ -34,23 +35,54 @@ void delta_dict_serial(const std::vector<T>& delta, std::vector<T>& ud) {
   ud.erase(std::unique(ud.begin(), ud.end()), ud.end());
 }
 
-// Each thread sorts and de-duplicates a chunk; then rounds of pairwise set_union (distinct inputs
-// give a distinct union) halve the number of runs.
+// LSD radix sort of unsigned integers, 8 bits a pass (all histograms from one read; a pass whose
+// digit is the same for every key is skipped), through `tmp` of n entries.
+template <class T>
+void radix_sort(T* a, std::uint64_t n, T* tmp) {
+  constexpr unsigned kPasses = sizeof(T);
+  std::vector<std::uint64_t> count(kPasses * 256, 0);
+  for (std::uint64_t i = 0; i < n; ++i)
+    for (unsigned p = 0; p < kPasses; ++p) ++count[p * 256 + ((a[i] >> (8 * p)) & 255)];
+  T *src = a, *dst = tmp;
+  for (unsigned p = 0; p < kPasses; ++p) {
+    std::uint64_t* c = count.data() + p * 256;
+    if (std::find(c, c + 256, n) != c + 256) continue;
+    std::uint64_t sum = 0;
+    for (unsigned d = 0; d < 256; ++d) {
+      std::uint64_t k = c[d];
+      c[d] = sum;
+      sum += k;
+    }
+    for (std::uint64_t i = 0; i < n; ++i) dst[c[(src[i] >> (8 * p)) & 255]++] = src[i];
+    std::swap(src, dst);
+  }
+  if (src != a) std::copy(src, src + n, a);
+}
+
+// Sorts [b, e): radix for unsigned integers, std::sort otherwise; tmp has e - b entries.
+template <class T>
+void sort_piece(T* b, T* e, T* tmp) {
+  if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>) radix_sort(b, static_cast<std::uint64_t>(e - b), tmp);
+  else std::sort(b, e);
+}
+
+// Each thread sorts (sort_piece) and de-duplicates a chunk; then rounds of pairwise set_union
+// (distinct inputs give a distinct union) halve the number of runs.
 template <class T>
 void delta_dict_parallel(const std::vector<T>& delta, std::vector<T>& ud, std::vector<T>& tmp, int threads,
                          std::uint64_t grain = kGrain) {
   std::uint64_t n = delta.size();
   threads = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, n / grain + 1)));
   ud.resize(n);
+  tmp.resize(n);
   std::vector<std::uint64_t> lo(threads), len(threads);
   run_threads(threads, [&](int t) {
     std::uint64_t b = share(n, t, threads), e = share(n, t + 1, threads);
     std::copy(delta.begin() + b, delta.begin() + e, ud.begin() + b);
-    std::sort(ud.begin() + b, ud.begin() + e);
+    sort_piece(ud.data() + b, ud.data() + e, tmp.data() + b);
     lo[t] = b;
     len[t] = std::unique(ud.begin() + b, ud.begin() + e) - (ud.begin() + b);
   });
-  tmp.resize(n);
   for (int runs = threads; runs > 1; runs = (runs + 1) / 2) {
     int pairs = runs / 2;
     run_threads(std::max(pairs, 1), [&](int p) {

@@ -203,5 +203,30 @@ TEST(MergePack, LowerBoundsMatchStd) {
   }
 }
 
+
+// The parallel 1a's radix sort against std::sort: u32 and u64, sizes around a digit's 256, all-equal
+// keys (every pass skipped), keys differing only in the top byte, 0 and the maximum.
+TEST(MergePack, RadixSortMatchesStd) {
+  auto check = [](auto zero) {
+    using T = decltype(zero);
+    for (std::uint64_t n : {0ull, 1ull, 255ull, 256ull, 257ull, 5000ull}) {
+      for (int kind = 0; kind < 3; ++kind) {
+        std::vector<T> a(n), tmp(n);
+        for (std::uint64_t i = 0; i < n; ++i) {
+          T r = static_cast<T>(rand_at(kind, i));
+          a[i] = kind == 0 ? static_cast<T>(~T{0}) : kind == 1 ? static_cast<T>(r << (8 * sizeof(T) - 8)) : r;
+          if (kind == 2 && i % 9 == 0) a[i] = i % 2 ? T{0} : static_cast<T>(~T{0});
+        }
+        std::vector<T> want = a;
+        std::sort(want.begin(), want.end());
+        cpu::radix_sort(a.data(), n, tmp.data());
+        ASSERT_EQ(a, want) << "n=" << n << " kind=" << kind << " bytes=" << sizeof(T);
+      }
+    }
+  };
+  check(std::uint32_t{0});
+  check(std::uint64_t{0});
+}
+
 }  // namespace
 }  // namespace hdb
