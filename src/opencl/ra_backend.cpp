@@ -348,19 +348,25 @@ Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, con
     cl::Buffer& splits = scratch_.get("join.splits", (std::uint64_t{pieces} + 1) * 4);
     cl::Buffer& counts = scratch_.get("join.piece_counts", std::uint64_t{pieces} * 4);
     cl::Buffer& offsets = scratch_.get("join.piece_offsets", std::uint64_t{pieces} * 4);
-    // One merge into staging slots when they fit in an eighth of the device memory (a slot holds
-    // half a piece's merged rows: every pair of a join with distinct keys per side), else two
-    // (cap 0: the first merge only counts).
+    // One merge into staging slots when they fit in an eighth of the device memory, else two (cap
+    // 0: the first merge only counts). A slot holds half a piece's merged rows (every pair of a
+    // join with distinct keys per side), or 1/8 more than the last join's pairs per merged row
+    // where that was more (a larger fan-out: the warm-up pass teaches the timed ones).
     const std::uint64_t merged = std::uint64_t{nl} + nr;
-    std::uint64_t cap = ((merged + pieces - 1) / pieces + 1) / 2;
-    const std::uint64_t stage_bytes = cap * pieces * static_cast<std::uint64_t>(1 + out_values) * 4;
-    if (!join_staged_ || stage_bytes > std::min<std::uint64_t>(p_.max_alloc_bytes(), p_.memory_bytes() / 8)) cap = 0;
-    cl::Buffer& stage = cap ? scratch_.get("join.stage", stage_bytes) : counts;
+    const std::uint64_t len = (merged + pieces - 1) / pieces;
+    const std::uint64_t row_bytes = static_cast<std::uint64_t>(1 + out_values) * 4;
+    const std::uint64_t limit = join_staged_ ? std::min<std::uint64_t>(p_.max_alloc_bytes(), p_.memory_bytes() / 8) : 0;
+    std::uint64_t cap = std::max<std::uint64_t>((len + 1) / 2, static_cast<std::uint64_t>(len * join_ratio_ * 1.125) + 1);
+    if (cap * pieces * row_bytes > limit) cap = (len + 1) / 2;
+    if (cap * pieces * row_bytes > limit) cap = 0;
+    cap = std::min<std::uint64_t>(cap, std::numeric_limits<std::uint32_t>::max() / 8);
+    cl::Buffer& stage = cap ? scratch_.get("join.stage", cap * pieces * row_bytes) : counts;
     cl::Kernel& k = kernel("join_path_stage");
     set_args("join_path_stage arguments", k, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), pieces,
              static_cast<std::uint32_t>(cap), splits, counts, stage);
     launch_chunks(tr, "partition", k, pieces);
     const std::uint32_t total = scan(tr, counts, offsets, pieces);
+    join_ratio_ = static_cast<double>(total) / static_cast<double>(merged);
     ClRelation& out = ensure(p_, out_handle, total, out_values);
     if (total && cap) {
       cl::Kernel& e = kernel("join_path_emit");

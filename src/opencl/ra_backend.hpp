@@ -77,6 +77,7 @@ class ClRa : public RaBackend {
   int cpu_ = -1;  // device is a CPU (1) or not (0); -1 until asked
   std::uint32_t piece_floor_ = 0;  // override_tuning's floor (0: none)
   bool join_staged_ = true;
+  double join_ratio_ = 0;  // the last tuned join's output rows per merged input row
   cl::Program* program_ = nullptr;
   std::map<std::string, cl::Kernel> kernels_;
   hdb::opencl::Scratch scratch_;  // partition slots, counts, offsets, ... by name (grow-only)
