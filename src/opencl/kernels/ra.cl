@@ -307,6 +307,14 @@ __kernel void gather_rows(__global const uint* in, uint n, uint w, __global cons
 // tuple meets exactly that run when its key is the run's. No barriers, no local memory; the number
 // of pieces is chosen on the host from the device.
 
+// The merge below is specialised for common widths by inlining it with constant widths: always on
+// clang-based compilers (PoCL, AMD, Intel), a plain function elsewhere (still correct).
+#if defined(__clang__)
+#define MERGE_INLINE __attribute__((always_inline))
+#else
+#define MERGE_INLINE
+#endif
+
 // Left tuples among the first d of the merged sequence (left first on equal keys).
 uint merge_path_split(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr, ulong d) {
   uint lo = d > nr ? (uint)(d - nr) : 0u, hi = d < nl ? (uint)d : nl;
@@ -322,7 +330,7 @@ ulong piece_diagonal(uint c, uint chunks, ulong total) { return total * c / chun
 
 // Count (write == 0) or write the output of left [i, ie) from right row j on; returns the pairs
 // (all of them: writes stop at `limit` rows, counting does not).
-__attribute__((always_inline)) uint join_merge_any(__global const uint* l, uint i, uint ie, uint wl, __global const uint* r, uint j, uint nr,
+MERGE_INLINE uint join_merge_any(__global const uint* l, uint i, uint ie, uint wl, __global const uint* r, uint j, uint nr,
                        uint wr, const uint write, __global uint* dst, uint limit) {
   if (j >= nr || i >= ie) return 0;
   const uint ow = wl + wr - 1;
@@ -360,7 +368,7 @@ __attribute__((always_inline)) uint join_merge_any(__global const uint* l, uint 
 }
 
 // The common shapes with constant widths, so the copies unroll.
-__attribute__((always_inline)) uint join_merge(__global const uint* l, uint i, uint ie, uint wl, __global const uint* r, uint j, uint nr, uint wr,
+MERGE_INLINE uint join_merge(__global const uint* l, uint i, uint ie, uint wl, __global const uint* r, uint j, uint nr, uint wr,
                 const uint write, __global uint* dst, uint limit) {
   if (wl == 2 && wr == 2) return join_merge_any(l, i, ie, 2, r, j, nr, 2, write, dst, limit);
   if (wl == 3 && wr == 3) return join_merge_any(l, i, ie, 3, r, j, nr, 3, write, dst, limit);
