@@ -1,0 +1,133 @@
+"""The CPU targets of docs/performance.md (issue 17: CPU baselines a GPU has to beat) judged from one
+run's results, as targets.py judges the GPU ones: each figure a ratio within the same run (% of the
+memcpy ceiling the executable measured, cycles per tuple from the clock the run measured, one
+variant's time over another's). A target without the results it needs says so; it is never guessed."""
+import math
+
+from . import targets as t
+
+# Streaming primitives: % of the memcpy ceiling by declared minimum bytes moved, cpu `parallel`.
+STREAMING = (("select", 70), ("project", 70), ("reduce", 70), ("add", 70), ("subtract", 70), ("multiply", 70),
+             ("unique", 50), ("reduce_by_key", 50), ("join", 30), ("set_union", 30), ("set_intersection", 30),
+             ("set_difference", 30))
+LIBRARY_SORTS = ("tbb", "pstl")
+
+
+def _pct(rows, test, goal):
+    name = f"ra {test} parallel, % of memcpy ceiling"
+    cand = t._largest(t._ok(rows, benchmark="ra", backend="cpu", test=test, variant="parallel"), t.LARGE)
+    if not cand:
+        return t._missing(name, goal, "%", f"ra-cpu {test}/parallel at >= 256M")
+    worst = min(cand, key=lambda r: r["pct_of_peak"] or 0)
+    detail = (f"{t._size(worst['size_bytes'])}: {worst['kernel_median_s'] * 1e3:.1f} ms, "
+              f"{worst['moved_gbps']:.1f} GB/s moved" + (f" [{worst['params_text']}]" if worst["params_text"] else ""))
+    return t._result(name, worst["pct_of_peak"], goal, "%", detail)
+
+
+def _at_most(res, goal):
+    """A target whose figure must not exceed goal (a time ratio, cycles)."""
+    res["goal"], res["goal_text"] = goal, f"<= {goal:g}"
+    res["met"] = None if res["figure"] is None else res["figure"] <= goal
+    return res
+
+
+def _sort(rows):
+    name = "ra sort parallel / best library sort (time)"
+    out = None
+    for lib in LIBRARY_SORTS:
+        r = t._speedup(rows, name, 1.5, "ra", "sort", slow="parallel", fast=lib, field="kernel_median_s",
+                       at_least=t.LARGE, slow_backend="cpu", fast_backend="cpu")
+        if r["figure"] is not None and (out is None or out["figure"] < r["figure"]):
+            out = r  # parallel / fastest library = the largest of the ratios
+    if out is None:
+        out = t._missing(name, 1.5, "x", "ra-cpu sort parallel and tbb or pstl at >= 256M")
+    return _at_most(out, 1.5)
+
+
+def _cycles(rows, docs, test, goal):
+    """Cycles per tuple per core of a merge step at 1% unique values, cpu parallel, largest size."""
+    name = f"merge {test} parallel, cycles per tuple per core (1% unique)"
+    cand = [r for r in t._ok(rows, benchmark="merge", backend="cpu", test=test, variant="parallel")
+            if str(r["params"].get("unique")) == "1"]
+    cand = t._largest(cand)
+    figs = [(r["extra"].get("cycles_per_tuple_per_core"), r) for r in cand if r.get("extra")]
+    figs = [(c, r) for c, r in figs if isinstance(c, (int, float))]
+    if not figs:
+        res = t._missing(name, goal, "cycles", f"merge-cpu {test}/parallel at 1% unique with cycles_per_tuple_per_core")
+    else:
+        c, r = max(figs, key=lambda x: x[0])
+        res = t._result(name, c, goal if goal is not None else 0, "cycles",
+                        f"{t._size(r['size_bytes'])} [{r['params_text']}]: {r['kernel_median_s'] * 1e3:.1f} ms")
+    if goal is None:  # reported in the same unit, without a goal
+        res["goal"], res["met"] = None, None
+        return res
+    return _at_most(res, goal)
+
+
+def _ngram(rows):
+    out = []
+    name = "ngram binned / baseline on GCIDE (mean of per-query speed-ups, geometric mean over k)"
+    binned = [r for r in t._ok(rows, benchmark="ngram", backend="cpu", test="search", variant="binned")
+              if r.get("extra", {}).get("speedup_mean_of_queries")]
+    binned = t._largest(binned)
+    if not binned:
+        out.append(t._missing(name, 4, "x", "ngram-cpu search/binned with its speed-ups"))
+    else:
+        means = [r["extra"]["speedup_mean_of_queries"] for r in binned]
+        totals = [r["extra"].get("speedup_ratio_of_totals") or 0 for r in binned]
+        geo = math.exp(sum(math.log(x) for x in means) / len(means))
+        out.append(t._result(name, geo, 4, "x", f"{len(means)} error levels at {t._size(binned[0]['size_bytes'])}: "
+                                                f"mean of ratios {min(means):.2f}..{max(means):.2f}x, "
+                                                f"ratio of totals {min(totals):.2f}..{max(totals):.2f}x"))
+    par = t._speedup(rows, "ngram search: 1 -> all threads (binned / parallel time)", 0, "ngram", "search",
+                     slow="binned", fast="parallel", field="total_median_s", slow_backend="cpu", fast_backend="cpu")
+    par["goal"], par["met"] = None, None
+    out.append(par)
+    return out
+
+
+def _opencl(rows, test):
+    name = f"opencl {test} on PoCL / cpu parallel (time)"
+    best = {}
+    for r in t._ok(rows, benchmark="ra", backend="opencl", test=test):
+        k = (r["params_text"], r["size_bytes"])
+        if k not in best or r["kernel_median_s"] < best[k]["kernel_median_s"]:
+            best[k] = r
+    cpu = {(r["params_text"], r["size_bytes"]): r
+           for r in t._ok(rows, benchmark="ra", backend="cpu", test=test, variant="parallel")}
+    common = [k for k in best if k in cpu]
+    if not common:
+        return _at_most(t._missing(name, 3, "x", f"ra {test} on opencl and cpu parallel on equal inputs"), 3)
+    top = max(k[1] for k in common)
+    ratio, k = max((best[k]["kernel_median_s"] / cpu[k]["kernel_median_s"], k) for k in common if k[1] == top)
+    return _at_most(t._result(name, ratio, 3, "x", f"{best[k]['variant']} / parallel at {t._size(top)}"), 3)
+
+
+def evaluate(rows, docs):
+    out = [_pct(rows, test, goal) for test, goal in STREAMING]
+    out.append(_sort(rows))
+    out.append(_cycles(rows, docs, "reencode", 2))
+    out.append(_cycles(rows, docs, "dict_merge", None))
+    out.append(_cycles(rows, docs, "merge", None))
+    out += _ngram(rows)
+    out += [_opencl(rows, "sort"), _opencl(rows, "join")]
+    return out
+
+
+def format_table(after, before=None):
+    """Markdown: target, goal, the figure before (when given), after, met, how."""
+    prev = {x["target"]: x for x in before or []}
+    head = "| target | goal |" + (" before |" if before is not None else "") + " after | met | how (after) |"
+    lines = [head, "|---|---|" + ("---|" if before is not None else "") + "---|---|---|"]
+
+    def fig(x):
+        if x is None or x["figure"] is None:
+            return "-"
+        return f"{x['figure']:.3g} {x['unit']}"
+    for x in after:
+        goal = x.get("goal_text") or ("-" if x["goal"] is None else f">= {x['goal']:g}")
+        met = {True: "yes", False: "NO", None: "-"}[x["met"]]
+        cells = [x["target"], goal] + ([fig(prev.get(x["target"]))] if before is not None else []) + \
+                [fig(x), met, x["detail"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
