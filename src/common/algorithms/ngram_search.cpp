@@ -14,19 +14,22 @@ struct Candidate {
   std::uint32_t planes[kPlanes];
 };
 
-// First directory entry of list t at or after `from` whose bin is >= bin (galloping: cheap when
-// bins are close, logarithmic when far).
-std::uint32_t seek_bin(const NgramIndex& ix, std::uint32_t t, std::uint32_t from, std::uint32_t bin) {
-  std::uint32_t end = ix.dir_offsets[t + 1];
-  if (from >= end || ix.dir_bin[from] >= bin) return from;
-  std::uint32_t lo = from, step = 1;
-  while (lo + step < end && ix.dir_bin[lo + step] < bin) {
+// First element of the ascending range [p, end) that is >= key (galloping: cheap when the key is
+// near, logarithmic when far).
+inline const std::uint32_t* seek_sorted(const std::uint32_t* p, const std::uint32_t* end, std::uint32_t key) {
+  if (p >= end || *p >= key) return p;
+  std::size_t lo = 0, step = 1, n = static_cast<std::size_t>(end - p);
+  while (lo + step < n && p[lo + step] < key) {
     lo += step;
     step *= 2;
   }
-  std::uint32_t hi = std::min(end, lo + step + 1);
-  return static_cast<std::uint32_t>(std::lower_bound(ix.dir_bin.begin() + lo, ix.dir_bin.begin() + hi, bin) -
-                                    ix.dir_bin.begin());
+  return std::lower_bound(p + lo + 1, p + std::min(n, lo + step), key);
+}
+
+// First directory entry of list t at or after `from` whose bin is >= bin.
+std::uint32_t seek_bin(const NgramIndex& ix, std::uint32_t t, std::uint32_t from, std::uint32_t bin) {
+  const std::uint32_t* d = ix.dir_bin.data();
+  return static_cast<std::uint32_t>(seek_sorted(d + from, d + ix.dir_offsets[t + 1], bin) - d);
 }
 }  // namespace
 
@@ -110,7 +113,7 @@ struct SpreadTable {
 constexpr SpreadTable kSpread;
 
 // Adds one 3-gram's map to an article's window counters; returns 1 when a window now exceeds
-// `score` (the previous maximum), else 0.
+// `score`, the previous maximum (then it equals score + 1: a list adds at most one), else 0.
 inline std::uint8_t add_map(Bytes16* c, std::uint32_t map, std::uint8_t score) {
   std::uint32_t lanes = window_lanes(map);
   Words2 lo = {kSpread.v[lanes & 255u], kSpread.v[(lanes >> 8) & 255u]};
@@ -118,22 +121,10 @@ inline std::uint8_t add_map(Bytes16* c, std::uint32_t map, std::uint8_t score) {
   Bytes16 a = c[0] + reinterpret_cast<Bytes16&>(lo), b = c[1] + reinterpret_cast<Bytes16&>(hi);
   c[0] = a;
   c[1] = b;
-  Bytes16 s = Bytes16{} + score;
-  Bytes16 gt = reinterpret_cast<Bytes16>((a > s) | (b > s));
-  Words2 w = reinterpret_cast<Words2&>(gt);
+  Bytes16 s = Bytes16{} + static_cast<std::uint8_t>(score + 1);
+  Bytes16 eq = reinterpret_cast<Bytes16>((a == s) | (b == s));
+  Words2 w = reinterpret_cast<Words2&>(eq);
   return (w[0] | w[1]) != 0;
-}
-
-// First posting in [p, end) whose article is >= a (galloping: cheap for near keys).
-inline std::uint32_t seek_article(const std::uint32_t* art, std::uint32_t p, std::uint32_t end, std::uint32_t a) {
-  if (p >= end || art[p] >= a) return p;
-  std::uint32_t lo = p, step = 1;
-  while (lo + step < end && art[lo + step] < a) {
-    lo += step;
-    step *= 2;
-  }
-  std::uint32_t hi = std::min(end, lo + step);
-  return static_cast<std::uint32_t>(std::lower_bound(art + lo + 1, art + hi, a) - art);
 }
 
 // A pruning list is scanned in full for its bin (every posting added, branch-free: a dead slot's
@@ -161,9 +152,15 @@ bool search_bin(const NgramIndex& ix, const QueryPlan& plan, std::uint32_t bin, 
     std::uint32_t d = cursor[li] = seek_bin(ix, t, cursor[li], bin);
     std::uint32_t dend = ix.dir_offsets[t + 1];
     std::uint32_t p = 0, end = 0;
+    std::uint32_t later = d;  // the list's next bin, likely visited next: its postings are fetched ahead
     if (d < dend && ix.dir_bin[d] == bin) {
       p = ix.dir_start[d];
       end = d + 1 < dend ? ix.dir_start[d + 1] : ix.list_offsets[t + 1];
+      ++later;
+    }
+    if (later < dend) {
+      __builtin_prefetch(art + ix.dir_start[later]);
+      __builtin_prefetch(map + ix.dir_start[later]);
     }
     if (i < plan.g) {
       // Gathering: every posting's article becomes a candidate (counters zeroed on first sight).
@@ -194,7 +191,7 @@ bool search_bin(const NgramIndex& ix, const QueryPlan& plan, std::uint32_t bin, 
       if (end - p > kSeekRatio * static_cast<std::uint32_t>(a)) {
         for (int j = 0; j < a && p < end; ++j) {
           std::uint32_t s = st.cand[j];
-          p = seek_article(art, p, end, base + s);
+          p = static_cast<std::uint32_t>(seek_sorted(art + p, art + end, base + s) - art);
           if (p < end && art[p] == base + s) st.score[s] += add_map(st.counts[s], map[p++], st.score[s]);
         }
       } else {
