@@ -13,7 +13,10 @@ class CpuMergeCase : public MergeCase<T> {
       : step_(v.step),
         threads_(v.name.rfind("serial", 0) == 0 ? 1 : threads),
         binsearch_(v.name.find("binsearch") != std::string::npos),
-        w_(w) {}
+        w_(w) {
+    // The whole merge's X_M (written by 1b, gathered by 2b) in huge pages, as prepare_work's.
+    if (step_ == MergeStep::Whole) reserve_huge(out_.x_m, w.in->main_dict.size());
+  }
 
   Breakdown pass() override {
     const MergeInput<T>& in = *w_.in;

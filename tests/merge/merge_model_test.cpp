@@ -136,14 +136,15 @@ TEST(MergePack, EveryWidthRoundTrips) {
 // reencode_lookup on its own at every new width 0..32, each with old widths equal to it, one less
 // (the fused kernels) and another: row counts that are and are not multiples of 64 and of the
 // block, empty delta, all-equal ids, the maximum id; one thread and pieces on 3 and 7 threads. Old
-// ids stay below 2^20 (X_M is a vector) but are packed at their width. The expected words come
+// ids stay below 2^21 (X_M is a vector; from 21 bits on it exceeds kPrefetchMapBytes, so the
+// prefetching pass runs) but are packed at their width. The expected words come
 // from BitPacked::set, so bits past the last row must be zero too.
 TEST(MergePack, ReencodeEveryWidthAndRowCount) {
   for (unsigned wn = 0; wn <= 32; ++wn) {
     std::set<unsigned> old_widths{wn, wn == 0 ? 0 : wn - 1, (wn * 7) % 21};
     for (unsigned wo : old_widths) {
       std::uint64_t new_mask = wn == 0 ? 0 : (1ull << wn) - 1;
-      std::uint64_t old_n = std::uint64_t{1} << std::min(wo, 20u);
+      std::uint64_t old_n = std::uint64_t{1} << std::min(wo, 21u);  // 2^21 entries: 8 MB, the prefetching path
       std::vector<std::uint32_t> xm(old_n), xd(97);
       for (std::uint64_t i = 0; i < old_n; ++i)
         xm[i] = static_cast<std::uint32_t>((i + 1 == old_n ? ~0ull : rand_at(wn + 100, i)) & new_mask);

@@ -7,6 +7,10 @@
 #include <map>
 #include <sstream>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 #include "harness/context.hpp"
 #include "harness/errors.hpp"
 #include "harness/sizes.hpp"
@@ -24,6 +28,24 @@ const char* to_string(MergeStep s) {
   return "?";
 }
 
+void advise_huge_pages(void* p, std::uint64_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  std::uintptr_t b = (reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
+  std::uintptr_t e = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kHuge - 1);
+  if (e > b) madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);  // advice only: failure is harmless
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+void reserve_huge(std::vector<std::uint32_t>& v, std::uint64_t n) {
+  if (v.capacity() >= n) return;
+  v.reserve(n);
+  advise_huge_pages(v.data(), n * sizeof(std::uint32_t));
+}
+
 template <class T>
 MergeWork<T> prepare_work(const MergeInput<T>& in) {
   MergeWork<T> w;
@@ -32,7 +54,10 @@ MergeWork<T> prepare_work(const MergeInput<T>& in) {
   w.delta_ids = ref::ids_in(w.delta_dict, in.delta);
   ref::DictMerge<T> m = ref::dict_merge(in.main_dict, w.delta_dict);
   w.dict = std::move(m.dict);
-  w.x_m = std::move(m.x_m);
+  // X_M is |U_M| entries, gathered at random by 2b: in fresh memory advised to huge pages, so that
+  // a large map's gathers do not also miss the TLB on every row.
+  reserve_huge(w.x_m, m.x_m.size());
+  w.x_m.assign(m.x_m.begin(), m.x_m.end());
   w.x_d = std::move(m.x_d);
   w.width = code_width(w.dict.size());
   return w;

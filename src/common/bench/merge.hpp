@@ -38,6 +38,12 @@ struct MergeWork {
 template <class T>
 MergeWork<T> prepare_work(const MergeInput<T>& in);
 
+// Advises the kernel to back [p, p + bytes) with huge pages (Linux, transparent huge pages in
+// "madvise" mode); memory not touched yet then faults in 2 MB at a time. reserve_huge reserves a
+// vector's capacity in such memory (no-op when it already has the capacity).
+void advise_huge_pages(void* p, std::uint64_t bytes);
+void reserve_huge(std::vector<std::uint32_t>& v, std::uint64_t n);
+
 // What a step produced (the fields of its step; the whole merge fills all of them).
 template <class T>
 struct MergeOutput {
