@@ -39,10 +39,14 @@ void WorkerPool::loop() {
       wake_.wait(lk, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
+      // A worker the scheduler woke late finds every item taken and stays out: the caller never
+      // waits for a worker that had nothing to do (on a busy machine, a time slice per call).
+      if (next_.load() >= n_) continue;
+      ++draining_;
     }
     drain();
     std::lock_guard<std::mutex> lk(mu_);
-    if (--busy_ == 0) done_.notify_one();
+    if (--draining_ == 0) done_.notify_one();
   }
 }
 
@@ -57,13 +61,14 @@ void WorkerPool::run(std::size_t n, const std::function<void(std::size_t)>& fn) 
     fn_ = &fn;
     n_ = n;
     next_.store(0);
-    busy_ = static_cast<int>(workers_.size());
     ++generation_;
   }
   wake_.notify_all();
   drain();
+  // Every item is taken once the caller's drain ends; those a worker took are done when no worker
+  // is draining (a worker joins only while items are left, under mu_).
   std::unique_lock<std::mutex> lk(mu_);
-  done_.wait(lk, [&] { return busy_ == 0; });
+  done_.wait(lk, [&] { return draining_ == 0; });
 }
 
 }  // namespace hdb::cpu

@@ -36,7 +36,7 @@ class WorkerPool {
   std::size_t n_ = 0;
   std::atomic<std::size_t> next_{0};
   std::uint64_t generation_ = 0;
-  int busy_ = 0;
+  int draining_ = 0;  // workers inside drain() for the current run
   bool stop_ = false;
   std::vector<std::thread> workers_;
 };
