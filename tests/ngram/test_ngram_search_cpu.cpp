@@ -122,6 +122,50 @@ TEST_F(HostAlgorithms, HitSemanticsOnHandMadeText) {
   EXPECT_EQ(plan_query(ix, "", 3).n, 0);
 }
 
+// The bin engine's paths on a corpus made for them: 3 bins and a partial fourth. Bin 1 has no
+// article with the rare words (an empty bin for the gathering lists); bins 0 and 3 hold three
+// each among 250 articles of common words, so a common list has far more postings there than the
+// bin has candidates (each candidate's posting is sought); bin 2 has the rare words everywhere
+// (every posting scanned). Queries: absent 3-grams, every article a hit, k = 0, m = 1.
+TEST_F(HostAlgorithms, BinnedEnginePathsEqualBruteForce) {
+  std::vector<std::string> docs;
+  for (int a = 0; a < 3 * 256 + 40; ++a) {
+    bool rare = (a / 256 == 2) || (a / 256 != 1 && a % 256 < 3);
+    docs.push_back(std::string("the cat sat on the mat ") + (rare ? "zebra quagga okapi " : "") + "and went home " +
+                   std::to_string(a % 7));
+  }
+  TextCorpus c = testing::corpus_of(docs);
+  NgramIndex ix = build_ngram_index(c, 9, 2);
+  ASSERT_EQ(ix.bins(), 4u);
+  cpu::WorkerPool pool(3);
+  std::size_t all = docs.size();
+  for (const char* q : {"zebra quagga", "zebra the cat", "the cat sat on", "okapi and went home", "xylophone",
+                        "zebra xylophone", "", "q"}) {
+    for (int k : {0, 1, 2, 3, 5, 12, 40}) {
+      SCOPED_TRACE(std::string("query '") + q + "' k=" + std::to_string(k));
+      QueryPlan plan = plan_query(ix, q, k);
+      auto ref = reference_search(ix, plan);
+      EXPECT_EQ(search_binned(ix, plan), ref);
+      EXPECT_EQ(cpu::search_parallel_bins(ix, plan, pool), ref);
+      EXPECT_EQ(search_baseline(ix, plan), ref);
+      HybridTimes times;
+      auto on_host = [&](int from, int to, const std::vector<std::uint32_t>& cand, std::vector<std::uint32_t>& planes,
+                         std::vector<std::uint8_t>& alive) { prune_candidates_host(ix, plan, from, to, cand, planes, alive); };
+      EXPECT_EQ(search_hybrid(ix, plan, on_host, times), ref);
+    }
+  }
+  // Every article holds "the cat sat on": all are hits at k = 0, whichever path a bin takes.
+  EXPECT_EQ(search_binned(ix, plan_query(ix, "the cat sat on", 0)).size(), all);
+  // The rare words: bins 0, 2 and 3 only (bin 1 is never visited).
+  auto rare = search_binned(ix, plan_query(ix, "zebra quagga", 0));
+  EXPECT_EQ(rare.size(), 3u + 256u + 3u);
+  EXPECT_TRUE(std::none_of(rare.begin(), rare.end(), [](std::uint32_t a) { return a / 256 == 1; }));
+  EXPECT_EQ(gathering_bins(ix, plan_query(ix, "zebra quagga", 0)), (std::vector<std::uint32_t>{0, 2, 3}));
+  // Absent 3-grams: no hit at k = 0; with one error allowed per absent 3-gram the rest decide.
+  EXPECT_TRUE(search_binned(ix, plan_query(ix, "xylophone", 0)).empty());
+  EXPECT_TRUE(search_binned(ix, plan_query(ix, "", 3)).empty());
+}
+
 TEST_F(HostAlgorithms, IndexBuildIsIndependentOfThreads) {
   TextCorpus c = synthetic_corpus(60000, 2);
   NgramIndex a = build_ngram_index(c, 9, 1), b = build_ngram_index(c, 9, 3);
