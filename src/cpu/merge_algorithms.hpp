@@ -313,6 +313,35 @@ struct RepackThroughMap {
   }
 };
 
+// X_M[id] as id + shift[id]: X_M is strictly increasing, so X_M[i] - i never decreases and is at
+// most the number of values the delta adds; where that fits 16 bits the map takes half the bytes
+// (at 256M u32 unique=1: 0.67 MB instead of 1.3 MB, inside the 1 MB L2 instead of beyond it).
+template <unsigned WO, unsigned WN>
+struct RepackThroughShift {
+  static void run(const std::uint64_t* in, std::uint64_t* out, std::size_t groups, const std::uint16_t* shift) {
+    repack_groups<WO, WN>(in, out, groups, [shift](std::uint32_t id) { return id + shift[id]; });
+  }
+};
+
+// The 16-bit form is used for maps of kShiftMapMin..kShiftMapMax entries (smaller ones sit in L1/L2
+// as they are; larger ones are gathered from memory either way) whose last shift fits 16 bits.
+inline constexpr std::uint64_t kShiftMapMin = std::uint64_t{1} << 16, kShiftMapMax = std::uint64_t{1} << 22;
+
+// Fills `shift` with X_M[i] - i and returns true, or returns false when the map is outside the
+// sizes above or a shift is not in [0, 2^16) (never, for a real X_M, when the last one is).
+inline bool shift_map(const std::vector<std::uint32_t>& xm, std::vector<std::uint16_t>& shift) {
+  std::uint64_t n = xm.size();
+  if (n < kShiftMapMin || n > kShiftMapMax || xm.back() < n - 1 || xm.back() - (n - 1) > 0xffff) return false;
+  shift.resize(n);
+  std::uint64_t bad = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::uint64_t d = std::uint64_t{xm[i]} - i;  // wraps to a huge value when xm[i] < i
+    bad |= d >> 16;
+    shift[i] = static_cast<std::uint16_t>(d);
+  }
+  return bad == 0;
+}
+
 // Touches X_M[id] for each of `groups` groups of old ids (software prefetch; the ids go to scratch).
 template <unsigned W>
 struct PrefetchThroughMap {
@@ -338,10 +367,17 @@ struct LookupFused {
   const std::uint32_t* xm;
   decltype(pick_widths<RepackThroughMap>(0, 0)) repack;
   decltype(pick_width<PrefetchThroughMap>(0)) prefetch;  // null: no prefetch
+  const std::uint16_t* shift;                             // the 16-bit form of X_M, or null
+  decltype(pick_widths<RepackThroughShift>(0, 0)) repack_shift;
 
   std::uint64_t operator()(std::uint64_t r0, std::uint64_t r1, std::uint64_t* words) const {
     std::uint64_t e = std::min(r1, nm) / 64 * 64;
     if (!repack || e <= r0) return r0;
+    if (shift) {
+      for (std::uint64_t r = r0; r < e; r += kBlockRows)
+        repack_shift(old + r / 64 * ow, words + r / 64 * nw, std::min(kBlockRows, e - r) / 64, shift);
+      return e;
+    }
     alignas(64) std::uint32_t scratch[kPrefetchRows];
     if (prefetch) prefetch(old + r0 / 64 * ow, scratch, std::min(kPrefetchRows, e - r0) / 64, xm);
     for (std::uint64_t r = r0; r < e;) {
@@ -357,12 +393,17 @@ struct LookupFused {
 template <class T>
 void reencode_lookup(const MergeInput<T>& in, const std::vector<std::uint32_t>& delta_ids, const std::vector<std::uint32_t>& xm,
                      const std::vector<std::uint32_t>& xd, unsigned width, BitPacked& out, int threads,
-                     std::uint64_t grain = kGrain) {
+                     std::uint64_t grain = kGrain, std::vector<std::uint16_t>* shift_scratch = nullptr) {
   unsigned ow = in.main_codes.width;
   LookupFill fill{in.main_codes.words.data(), ow,        in.main_rows(), xm.data(), xd.data(), delta_ids.data(),
                   pick_width<UnpackThroughMap>(ow)};
-  LookupFused fused{in.main_codes.words.data(), ow, width, in.main_rows(), xm.data(), pick_widths<RepackThroughMap>(ow, width),
-                    xm.size() * 4 > kPrefetchMapBytes ? pick_width<PrefetchThroughMap>(ow) : nullptr};
+  auto repack = pick_widths<RepackThroughMap>(ow, width);
+  std::vector<std::uint16_t> local;
+  std::vector<std::uint16_t>& shift = shift_scratch ? *shift_scratch : local;
+  bool shifted = repack && shift_map(xm, shift);
+  LookupFused fused{in.main_codes.words.data(), ow, width, in.main_rows(), xm.data(), repack,
+                    xm.size() * 4 > kPrefetchMapBytes ? pick_width<PrefetchThroughMap>(ow) : nullptr,
+                    shifted ? shift.data() : nullptr, pick_widths<RepackThroughShift>(ow, width)};
   reencode_parallel(in.main_rows() + in.delta_rows(), width, out, threads, grain, fill, fused);
 }
 

@@ -61,12 +61,13 @@ class CpuMergeCase : public MergeCase<T> {
   void step_2b(const std::vector<T>& dict, const std::vector<std::uint32_t>& ids, const std::vector<std::uint32_t>& xm,
                const std::vector<std::uint32_t>& xd, unsigned width, BitPacked& codes) {
     if (binsearch_) reencode_binsearch(*w_.in, dict, width, codes, threads_);
-    else reencode_lookup(*w_.in, ids, xm, xd, width, codes, threads_);
+    else reencode_lookup(*w_.in, ids, xm, xd, width, codes, threads_, kGrain, &shift_);
   }
 
   MergeStep step_;
   int threads_;
   bool binsearch_;
+  std::vector<std::uint16_t> shift_;  // 2b's 16-bit form of X_M, kept between passes
   const MergeWork<T>& w_;
   MergeOutput<T> out_;
   std::vector<T> tmp_;

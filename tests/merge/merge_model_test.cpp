@@ -229,5 +229,45 @@ TEST(MergePack, RadixSortMatchesStd) {
   check(std::uint64_t{0});
 }
 
+
+// The 16-bit form of X_M (X_M[i] - i): a strictly increasing map of 2^17 entries whose shifts grow
+// to the 16-bit maximum, at the new width equal to and one more than the old; and maps it must
+// refuse (a shift of 2^16, one entry below its index), which take the 32-bit path.
+TEST(MergePack, ReencodeThroughShiftMap) {
+  const unsigned wo = 17;
+  const std::uint64_t n = std::uint64_t{1} << wo, nm = 64 * 3000 + 29, nd = 77;
+  for (int kind = 0; kind < 3; ++kind) {
+    std::vector<std::uint32_t> xm(n), xd(50);
+    for (std::uint64_t i = 0; i < n; ++i) xm[i] = static_cast<std::uint32_t>(i + i * 0xffff / (n - 1));
+    if (kind == 1) xm.back() += 1;  // last shift 2^16
+    if (kind == 2) xm[5] = 0;       // below its index
+    for (std::uint64_t i = 0; i < xd.size(); ++i) xd[i] = static_cast<std::uint32_t>(rand_at(3, i) % (n + 0xffff));
+    std::vector<std::uint16_t> shift;
+    EXPECT_EQ(cpu::shift_map(xm, shift), kind == 0);
+    for (unsigned wn : {18u, 19u}) {  // 18: wo + 1 (fused), 19: the unfused path
+      MergeInput<std::uint32_t> in;
+      in.main_codes.resize(nm, wo);
+      std::vector<std::uint32_t> ids(nd);
+      BitPacked want;
+      want.resize(nm + nd, wn);
+      for (std::uint64_t r = 0; r < nm; ++r) {
+        auto id = static_cast<std::uint32_t>(r % 7 == 0 ? n - 1 : rand_at(wo, r) % n);
+        in.main_codes.set(r, id);
+        want.set(r, xm[id]);
+      }
+      in.delta.resize(nd);
+      for (std::uint64_t r = 0; r < nd; ++r) {
+        ids[r] = static_cast<std::uint32_t>(rand_at(9, r) % xd.size());
+        want.set(nm + r, xd[ids[r]]);
+      }
+      for (int threads : {1, 3}) {
+        BitPacked got;
+        cpu::reencode_lookup(in, ids, xm, xd, wn, got, threads, 1, &shift);
+        ASSERT_EQ(got.words, want.words) << "kind " << kind << " wn " << wn << " threads " << threads;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hdb
