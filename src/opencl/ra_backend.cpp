@@ -301,12 +301,12 @@ bool ClRa::cpu_device() {
   return cpu_ == 1;
 }
 
-void ClRa::override_tuning(bool cpu, std::uint32_t floor, bool staged) {
+void ClRa::override_tuning(bool cpu, std::uint32_t floor, bool staged, unsigned sort_bits) {
   cpu_ = cpu ? 1 : 0;
   join_staged_ = staged;
   piece_floor_ = floor;
   if (!tsort_) tsort_ = std::make_unique<hdb::opencl::TupleSort>(p_);
-  tsort_->override_tuning(cpu, floor);
+  tsort_->override_tuning(cpu, floor, sort_bits);
 }
 
 std::uint32_t ClRa::join_pieces(std::uint64_t merged) {
@@ -473,7 +473,7 @@ Breakdown ClRa::run_sort(const DeviceRelation& in_, const std::string& variant, 
     std::vector<cl::Event> evs;
     checked("sorting tuples", [&] { tsort_->sort(in.buf, o.buf, n, w, evs); });
     // Events per pass: count, the scan's launches, scatter.
-    const std::size_t per_pass = evs.size() / hdb::opencl::TupleSort::kPasses;
+    const std::size_t per_pass = evs.size() / tsort_->passes();
     for (std::size_t i = 0; i < evs.size(); ++i) {
       const std::size_t k = i % per_pass;
       tr.add(k == 0 ? "count" : k + 1 == per_pass ? "scatter" : "scan", evs[i]);

@@ -43,8 +43,9 @@ class ClRa : public RaBackend {
 
   // Tests: the tuned sort and join take the parameters of a CPU (cpu = true) or another device,
   // with chunks / merge-path pieces of at least `floor` rows (0: the device's own choice); staged =
-  // false: the join merges twice (count, write) as when its staging slots do not fit.
-  void override_tuning(bool cpu, std::uint32_t floor, bool staged = true);
+  // false: the join merges twice (count, write) as when its staging slots do not fit; sort_bits:
+  // the sort's key bits a pass (0: its own choice).
+  void override_tuning(bool cpu, std::uint32_t floor, bool staged = true, unsigned sort_bits = 0);
 
   // The kernel events of one operator, each tagged with its phase.
   using Trace = hdb::opencl::Trace;

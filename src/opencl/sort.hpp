@@ -5,6 +5,7 @@
 // the kernels. Scratch memory is allocated by reserve(), outside any timed pass; a larger n than
 // reserved allocates on the spot.
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "runtime/cl_platform.hpp"
@@ -84,14 +85,18 @@ class RadixSort {
 class TupleSort {
  public:
   explicit TupleSort(OpenClPlatform& p);
-  static constexpr unsigned kBits = 8, kPasses = 32 / kBits;
+  // Key bits a pass (8: 4 passes, 11: 3) and the passes of the last sort; bits_for: the choice.
+  unsigned bits() const { return bits_; }
+  unsigned passes() const { return passes_; }
+  unsigned bits_for(std::uint32_t n, std::uint32_t w) const;
   // Tuples per work-item for n tuples on this device, and the local size the kernels run with.
   std::uint32_t chunk_for(std::uint32_t n) const;
   std::size_t local_size() const { return local_; }
   bool cpu_device() const { return cpu_; }
   // Tests: take the parameters of a CPU (true) or other device, with chunks of at least `floor`
-  // tuples (0: the device's own choice), so small inputs cross many chunks.
-  void override_tuning(bool cpu, std::uint32_t floor);
+  // tuples (0: the device's own choice), so small inputs cross many chunks, and `bits` key bits a
+  // pass (0: bits_for's choice).
+  void override_tuning(bool cpu, std::uint32_t floor, unsigned bits = 0);
   // Sorts n tuples of w words from `in` into `out` (distinct buffers; `in` is left untouched).
   void sort(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std::uint32_t w, std::vector<cl::Event>& evs);
 
@@ -101,7 +106,13 @@ class TupleSort {
   std::uint32_t units_ = 1;
   std::size_t local_ = 1;
   std::uint32_t floor_ = 0;
-  cl::Kernel count_, scatter_;
+  unsigned forced_bits_ = 0, bits_ = 8, passes_ = 4;
+  std::uint64_t cache_ = 0;  // CL_DEVICE_GLOBAL_MEM_CACHE_SIZE
+  struct Kernels {
+    cl::Kernel count, scatter;
+  };
+  Kernels& kernels(unsigned bits);  // built once per digit width (-DTR_BITS)
+  std::map<unsigned, Kernels> kernels_;
   DeviceScan scan_;
   cl::Buffer tmp_, hist_;
   std::uint64_t tmp_cap_ = 0, hist_cap_ = 0;

@@ -26,10 +26,13 @@ struct Tuning {
   bool cpu;
   std::uint32_t floor;
   bool staged = true;
+  unsigned sort_bits = 0;
 };
 // Default (floor 0 on the real device type is covered by the plain test), then forced shapes.
-const Tuning kTunings[] = {{"cpu, pieces of 1", true, 1}, {"cpu, pieces of 7, two merges", true, 7, false},
-                           {"gpu", false, 0}, {"gpu, pieces of 3", false, 3}};
+const Tuning kTunings[] = {{"cpu, pieces of 1", true, 1},
+                           {"cpu, pieces of 7, two merges, 11-bit sort", true, 7, false, 11},
+                           {"gpu", false, 0},
+                           {"gpu, pieces of 3, 11-bit sort", false, 3, true, 11}};
 
 Relation relation(std::uint64_t rows, int values, KeySpec keys, bool sorted, std::uint64_t seed) {
   RelationSpec s;
@@ -85,7 +88,7 @@ TEST_F(RaOpenClTuned, ConformanceWithForcedParameters) {
   for (const Tuning& t : kTunings) {
     SCOPED_TRACE(t.name);
     opencl::ClRa b(*platform_);
-    b.override_tuning(t.cpu, t.floor, t.staged);
+    b.override_tuning(t.cpu, t.floor, t.staged, t.sort_bits);
     test::check_backend(b, "tuned");
     test::check_output_reuse(b, "tuned");
   }
@@ -108,7 +111,7 @@ TEST_F(RaOpenClTuned, SortEdgeCases) {
   }
   for (const Tuning& t : kTunings) {
     opencl::ClRa b(*platform_);
-    b.override_tuning(t.cpu, t.floor, t.staged);
+    b.override_tuning(t.cpu, t.floor, t.staged, t.sort_bits);
     for (const Case& c : cases) {
       const std::string diff = first_difference(run_sort(b, c.rel), ref::sort(c.rel));
       EXPECT_TRUE(diff.empty()) << t.name << ", " << c.name << ": " << diff;
@@ -147,7 +150,7 @@ TEST_F(RaOpenClTuned, JoinEdgeCases) {
   cases.push_back({"zipf vs dense", zipf_a, dense});
   for (const Tuning& t : kTunings) {
     opencl::ClRa b(*platform_);
-    b.override_tuning(t.cpu, t.floor, t.staged);
+    b.override_tuning(t.cpu, t.floor, t.staged, t.sort_bits);
     for (const Case& c : cases) {
       const std::string diff = first_difference(run_join(b, c.l, c.r), ref_join(c.l, c.r));
       EXPECT_TRUE(diff.empty()) << t.name << ", " << c.name << ": " << diff;

@@ -98,7 +98,10 @@ __kernel void radix_scatter(__global const skey_t* kin, __global const uint* vin
 // device. This is the shape of the CPU backend's radix sort; on a CPU device (PoCL runs a
 // work-group's work-items as a loop) it is one thread's loop over a long chunk; on a GPU it is
 // correct but uncoalesced. Tuples move whole, so no key extraction and no final gather.
-#define TR_RADIX 256u
+#ifndef TR_BITS
+#define TR_BITS 8
+#endif
+#define TR_RADIX (1u << TR_BITS)
 
 uint tr_digit(uint k, uint shift) { return (k >> shift) & (TR_RADIX - 1u); }
 
