@@ -510,10 +510,11 @@ Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, 
     return Breakdown::compute_only(t.seconds());
   }
   const int threads = threads_for(variant);
-  // Small merge-path pieces handed out in order, each merged once into cache and copied to its
-  // place; the output is sized for the largest result the operation can have.
+  // Small merge-path pieces handed out in order, each merged once into cache (as four parts side by
+  // side) and copied to its place; the output is sized for the largest result the operation can have.
   const std::uint64_t merged = a.rows + b.rows;
-  const int pieces = threads <= 1 ? 1 : static_cast<int>(std::max<std::uint64_t>(1, merged / kStagedPieceRows));
+  const int pieces = static_cast<int>(std::max<std::uint64_t>(1, merged / kStagedPieceRows));
+  constexpr int kInterleave = 4;
   std::vector<Split> s(static_cast<std::size_t>(pieces) + 1);
   for_common_width(a.width, [&](auto W) {
     constexpr int w = decltype(W)::value;
@@ -523,10 +524,27 @@ Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, 
       const auto offset = staged_in_order(
           pieces, threads, tw, out.bytes() >= kStreamBytes,
           [&](int p, std::vector<std::uint32_t>& stage) {
+            // kInterleave parts of the piece merged side by side (set_pieces), each part's rows
+            // then moved up behind the previous one's, within the cache.
             const auto k = static_cast<std::size_t>(p);
-            const std::uint64_t limit = bound(s[k + 1].i - s[k].i, s[k + 1].j - s[k].j);
-            if (stage.size() < limit * tw) stage.resize(limit * tw);
-            return set_piece<decltype(kind)::value, w>(a, s[k].i, s[k + 1].i, b, s[k].j, s[k + 1].j, stage.data(), limit);
+            const std::uint64_t d0 = chunk_begin(merged, pieces, p), d1 = chunk_begin(merged, pieces, p + 1);
+            Split cut[kInterleave + 1];
+            std::uint64_t at[kInterleave + 1] = {0};
+            std::uint32_t* dst[kInterleave];
+            cut[0] = s[k];
+            cut[kInterleave] = s[k + 1];
+            for (int m = 1; m < kInterleave; ++m) cut[m] = set_split<w>(a, b, d0 + (d1 - d0) * m / kInterleave);
+            for (int m = 0; m < kInterleave; ++m) at[m + 1] = at[m] + bound(cut[m + 1].i - cut[m].i, cut[m + 1].j - cut[m].j);
+            if (stage.size() < at[kInterleave] * tw) stage.resize(at[kInterleave] * tw);
+            for (int m = 0; m < kInterleave; ++m) dst[m] = stage.data() + at[m] * tw;
+            std::uint64_t rows[kInterleave];
+            set_pieces<decltype(kind)::value, w, kInterleave>(a, b, cut, dst, rows);
+            std::uint64_t o = rows[0];
+            for (int m = 1; m < kInterleave; ++m) {
+              std::memmove(stage.data() + o * tw, dst[m], rows[m] * tw * 4);
+              o += rows[m];
+            }
+            return o;
           },
           out.data());
       out.shape(offset.back(), a_.values());

@@ -8,6 +8,7 @@
 // knows (ra_staged.hpp places both outputs).
 #include <cstdint>
 #include <cstring>
+#include <array>
 #include <utility>
 #include <vector>
 #include <algorithm>
@@ -171,20 +172,23 @@ Split set_split(const Tuples& a, const Tuples& b, std::uint64_t d) {
 }
 
 // std::set_union / set_intersection / set_difference of a[i, ae) and b[j, be) (W as for
-// compare_w) into dst. Branch-free steps: every step writes the candidate tuple and advances the
-// output only when the operation keeps it; a write is never at or beyond `limit`, which must be at
-// least the piece's output (e.g. both sides' rows for a union).
+// compare_w) into dst, one merge step at a time. Branch-free steps: every step writes the candidate
+// tuple and advances the output only when the operation keeps it, so a write is never beyond the
+// rows the piece consumed (its output bound).
 template <SetKind Op, int W>
-std::uint64_t set_piece(const Tuples& a, std::uint64_t i, std::uint64_t ae, const Tuples& b, std::uint64_t j,
-                        std::uint64_t be, std::uint32_t* dst, std::uint64_t limit) {
-  const int w = a.width;
-  const std::uint64_t tw = W ? W : static_cast<std::uint64_t>(w);
-  const std::uint32_t* ad = a.data;
-  const std::uint32_t* bd = b.data;
+struct SetMerge {
+  const std::uint32_t* ad;
+  const std::uint32_t* bd;
+  std::uint64_t i, ae, j, be;
+  std::uint32_t* dst;
+  int w;
   std::uint64_t o = 0;
-  while (i < ae && j < be && o < limit) {
-    const std::uint32_t* x = ad + i * tw;
-    const std::uint32_t* y = bd + j * tw;
+
+  std::uint64_t tw() const { return W ? W : static_cast<std::uint64_t>(w); }
+  bool active() const { return i < ae && j < be; }
+  void step() {
+    const std::uint32_t* x = ad + i * tw();
+    const std::uint32_t* y = bd + j * tw();
     const int c = compare_w<W>(x, y, w);
     bool keep;
     const std::uint32_t* t = x;
@@ -196,23 +200,43 @@ std::uint64_t set_piece(const Tuples& a, std::uint64_t i, std::uint64_t ae, cons
     } else {
       keep = c < 0;
     }
-    std::memcpy(dst + o * tw, t, tw * 4);
+    std::memcpy(dst + o * tw(), t, tw() * 4);
     o += keep;
     i += c <= 0;
     j += c >= 0;
   }
-  // Stopped at the limit: the output is complete (it can hold no more than the limit).
-  if (o == limit) return o;
-  // The tails: a's rest for union and difference, b's rest for union.
-  auto tail = [&](const std::uint32_t* src, std::uint64_t rows) {
-    std::memcpy(dst + o * tw, src, rows * tw * 4);
-    o += rows;
+  // The remaining steps, then the tails: a's rest for union and difference, b's rest for union.
+  std::uint64_t finish() {
+    while (active()) step();
+    auto tail = [&](const std::uint32_t* src, std::uint64_t rows) {
+      std::memcpy(dst + o * tw(), src, rows * tw() * 4);
+      o += rows;
+    };
+    if constexpr (Op != SetKind::Intersection)
+      if (i < ae) tail(ad + i * tw(), ae - i);
+    if constexpr (Op == SetKind::Union)
+      if (j < be) tail(bd + j * tw(), be - j);
+    return o;
+  }
+};
+
+// N independent merges side by side, merge m over [cut[m], cut[m + 1]) into dst[m], one step of
+// each in turn: each step is a chain of loads, a compare and an index update that the next step of
+// the same merge waits for, so N chains keep the core busy where one leaves it waiting. Writes
+// every merge's output count into rows[m].
+template <SetKind Op, int W, int N>
+void set_pieces(const Tuples& a, const Tuples& b, const Split* cut, std::uint32_t* const* dst, std::uint64_t* rows) {
+  std::array<SetMerge<Op, W>, N> m;
+  for (int k = 0; k < N; ++k)
+    m[k] = SetMerge<Op, W>{a.data, b.data, cut[k].i, cut[k + 1].i, cut[k].j, cut[k + 1].j, dst[k], a.width};
+  auto all = [&] {
+    bool on = true;
+    for (int k = 0; k < N; ++k) on &= m[k].active();
+    return on;
   };
-  if constexpr (Op != SetKind::Intersection)
-    if (i < ae) tail(ad + i * tw, ae - i);
-  if constexpr (Op == SetKind::Union)
-    if (j < be) tail(bd + j * tw, be - j);
-  return o;
+  while (all())
+    for (int k = 0; k < N; ++k) m[k].step();
+  for (int k = 0; k < N; ++k) rows[k] = m[k].finish();
 }
 
 }  // namespace hdb::ra::cpu
