@@ -41,10 +41,10 @@ class CpuTargetsTest(TempDirCase):
         self.assertIsNone(t["ra join parallel, % of memcpy ceiling"]["figure"])  # no results: said, not guessed
 
     def test_cycles_opencl_and_ngram(self):
-        m = record("reencode", "parallel", 256 * M, params={"type": "u32", "unique": 1, "delta": 1}, kernel_s=0.05)
-        m["extra"] = {"cycles_per_tuple_per_core": 2.5}
+        m = record("reencode", "parallel", 256 * M, params={"type": "u32", "unique": 1.0, "delta": 1.0}, kernel_s=0.05)
+        m["extra"] = {"cycles_per_tuple_per_core": {"kernel": 2.5, "2b": 2.5}}
         whole = record("merge", "parallel", 256 * M, params={"type": "u32", "unique": 1, "delta": 1}, kernel_s=0.09)
-        whole["extra"] = {"cycles_per_tuple_per_core": 4.0}
+        whole["extra"] = {"cycles_per_tuple_per_core": {"kernel": 4.0, "2b": 2.5}}
         self.write("merge", "cpu", [m, whole])
         self.write("ra", "cpu", [record("join", "parallel", 256 * M, kernel_s=0.1, pct=20.0)])
         self.write("ra", "opencl", [record("join", "paper", 256 * M, kernel_s=0.5),
