@@ -1,6 +1,6 @@
 #pragma once
 // The CPU delta merge, serial (the papers' single-core STL baseline) and parallel (all cores), for
-// any value type with < and ==. Parallel regions run through runtime/chunks.hpp (OpenMP when available).
+// any value type with < and ==. Parallel regions run through runtime/chunks.hpp (the pool of blocking workers).
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
