@@ -541,7 +541,7 @@ Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, 
             set_pieces<decltype(kind)::value, w, kInterleave>(a, b, cut, dst, rows);
             std::uint64_t o = rows[0];
             for (int m = 1; m < kInterleave; ++m) {
-              std::memmove(stage.data() + o * tw, dst[m], rows[m] * tw * 4);
+              if (rows[m]) std::memmove(stage.data() + o * tw, dst[m], rows[m] * tw * 4);
               o += rows[m];
             }
             return o;

@@ -31,6 +31,7 @@ constexpr std::uint64_t kStagedPieceRows = 65536;
 // Copies `words` words to dst; Stream: non-temporal stores for the aligned middle (the output is
 // not read again soon, and such stores skip reading each destination line first).
 inline void copy_words(std::uint32_t* dst, const std::uint32_t* src, std::uint64_t words, bool stream) {
+  if (words == 0) return;  // an empty piece's buffer may have no storage at all
 #if defined(__SSE2__)
   if (stream) {
     std::uint64_t k = 0;
