@@ -27,10 +27,6 @@ using hdb::cpu::chunk_begin;
 using hdb::cpu::chunk_count;
 using hdb::cpu::for_chunks;
 
-// Outputs at least this large are written with non-temporal stores (where the target has them):
-// they would not stay in the last-level cache anyway.
-constexpr std::uint64_t kStreamBytes = std::uint64_t{64} << 20;
-
 // Host memory is the device memory: a handle owns a host relation.
 class CpuRelation : public DeviceRelation {
  public:
@@ -82,28 +78,36 @@ void for_width(int w, F&& f) {
   }
 }
 
-// Keeps some tuples of `in`, in order: write(b, e, dst) writes the kept tuples of rows [b, e) at dst
-// and returns how many. Serial: one pass into an output as large as the input. Parallel: the same
-// pass over small pieces, each staged in cache and copied to its place (ra_staged.hpp), so the
-// input is read once.
+// Pieces compact_rows cuts n rows into: one (a single pass straight into the output) on one thread
+// or for few rows, else kStagedPieceRows each.
+int compact_pieces(std::uint64_t n, int threads) {
+  return threads <= 1 || n < 2 * kStagedPieceRows ? 1 : static_cast<int>((n + kStagedPieceRows - 1) / kStagedPieceRows);
+}
+
+// Writes tuples of `in` derived from its rows, in order (kept rows, folded runs), into `out`
+// (ensured to hold as many rows as `in`): write(p, b, e, dst) writes piece p's tuples from rows
+// [b, e) at dst and returns how many. Serial: one pass straight into the output. Parallel: the same pass over small pieces, each staged in cache
+// and copied to its place (ra_staged.hpp), so the input is read once. Returns each piece's first
+// output row and, last, the total.
 template <int W, class Write>
-void compact_rows(const CpuRelation& in, Write write, int threads, DeviceRel& out_handle) {
+std::vector<std::uint64_t> compact_rows(const CpuRelation& in, Write write, int threads, CpuRelation& out) {
   const std::uint64_t n = in.rows();
-  CpuRelation& out = ensure(out_handle, n, in.values());
-  if (threads <= 1 || n < 2 * kStagedPieceRows) {
-    out.shape(write(0, n, out.data()), in.values());
-    return;
+  const int pieces = compact_pieces(n, threads);
+  if (pieces == 1) {
+    const std::uint64_t rows = write(0, 0, n, out.data());
+    out.shape(rows, in.values());
+    return {0, rows};
   }
-  const int pieces = static_cast<int>((n + kStagedPieceRows - 1) / kStagedPieceRows);
-  const auto offset = staged_in_order(
+  auto offset = staged_in_order(
       pieces, threads, W, n * W * 4 >= kStreamBytes,
       [&](int p, std::vector<std::uint32_t>& stage) {
         const std::uint64_t b = static_cast<std::uint64_t>(p) * kStagedPieceRows, e = std::min(n, b + kStagedPieceRows);
         if (stage.size() < (e - b) * W) stage.resize((e - b) * W);
-        return write(b, e, stage.data());
+        return write(p, b, e, stage.data());
       },
       out.data());
   out.shape(offset.back(), in.values());
+  return offset;
 }
 
 // compact_rows keeping the tuples i for which flag(i) holds.
@@ -112,7 +116,7 @@ void compact_w(const CpuRelation& in, Flag flag, int threads, DeviceRel& out_han
   const std::uint32_t* src = in.data();
   // Branch-free: every tuple is copied to the next free slot, which advances only when the tuple
   // is kept (random predicates defeat branch prediction); the slot is never beyond the tuple.
-  auto write = [&](std::uint64_t b, std::uint64_t e, std::uint32_t* dst) {
+  auto write = [&](int, std::uint64_t b, std::uint64_t e, std::uint32_t* dst) {
     std::uint64_t o = 0;
     for (std::uint64_t i = b; i < e; ++i) {
       std::memcpy(dst + o * W, src + i * W, W * 4);
@@ -120,7 +124,7 @@ void compact_w(const CpuRelation& in, Flag flag, int threads, DeviceRel& out_han
     }
     return o;
   };
-  compact_rows<W>(in, write, threads, out_handle);
+  compact_rows<W>(in, write, threads, ensure(out_handle, in.rows(), in.values()));
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -289,10 +293,10 @@ Breakdown CpuRa::run_select(const DeviceRelation& in_, const Predicate& pred, co
   if (avx512 && in.width() == 2 && pred.lo <= pred.hi) {
     compact_rows<2>(
         in,
-        [&](std::uint64_t b, std::uint64_t e, std::uint32_t* dst) {
+        [&](int, std::uint64_t b, std::uint64_t e, std::uint32_t* dst) {
           return select_pairs_avx512(d, b, e, pred.attribute, pred.lo, pred.hi, dst);
         },
-        threads_for(variant), out);
+        threads_for(variant), ensure(out, in.rows(), in.values()));
     return Breakdown::compute_only(t.seconds());
   }
 #endif
@@ -371,14 +375,6 @@ Timed<Aggregate> CpuRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const
 }
 
 namespace {
-// Rows of d[b, e) (W words each) that start a run of equal keys.
-template <int W>
-std::uint64_t count_heads(const std::uint32_t* d, std::uint64_t b, std::uint64_t e) {
-  std::uint64_t k = b == 0 && e > 0 ? 1 : 0;
-  for (std::uint64_t i = b == 0 ? 1 : b; i < e; ++i) k += d[i * W] != d[(i - 1) * W] ? 1 : 0;
-  return k;
-}
-
 // x folded into acc, or x alone when keep is 0 (a new run): masks rather than a select, which the
 // compiler would turn into an unpredictable branch. keep is 0 or all ones.
 template <ReduceOp Op>
@@ -421,36 +417,25 @@ std::uint64_t fold_runs(const std::uint32_t* d, std::uint64_t b, std::uint64_t e
 
 template <int W, ReduceOp Op>
 void reduce_by_key_w(const CpuRelation& in, int threads, DeviceRel& out_handle) {
-  const std::uint64_t n = in.rows();
-  const std::uint32_t* d = in.data();
-  CpuRelation& out = ensure(out_handle, n, in.values());
-  std::uint32_t lead[W];
-  bool has_lead = false;
-  if (threads <= 1 || n < 2 * kStagedPieceRows) {  // one pass into an output as large as the input
-    out.shape(fold_runs<W, Op>(d, 0, n, out.data(), lead, has_lead), in.values());
-    return;
-  }
-  // Equal pieces whatever the run lengths, each folded once into cache and copied to its place; a
-  // run crossing a piece edge is finished afterwards.
-  const int pieces = static_cast<int>((n + kStagedPieceRows - 1) / kStagedPieceRows);
-  std::vector<std::array<std::uint32_t, W>> leads(static_cast<std::size_t>(pieces));
-  std::vector<char> has(static_cast<std::size_t>(pieces), 0);
-  const auto offset = staged_in_order(
-      pieces, threads, W, n * W * 4 >= kStreamBytes,
-      [&](int p, std::vector<std::uint32_t>& stage) {
+  // Equal pieces whatever the run lengths, each folded once; a run crossing a piece edge is
+  // finished afterwards.
+  const auto pieces = static_cast<std::size_t>(compact_pieces(in.rows(), threads));
+  CpuRelation& out = ensure(out_handle, in.rows(), in.values());
+  std::vector<std::array<std::uint32_t, W>> leads(pieces);
+  std::vector<char> has(pieces, 0);
+  const auto offset = compact_rows<W>(
+      in,
+      [&](int p, std::uint64_t b, std::uint64_t e, std::uint32_t* dst) {
         const auto k = static_cast<std::size_t>(p);
-        const std::uint64_t b = k * kStagedPieceRows, e = std::min(n, b + kStagedPieceRows);
-        if (stage.size() < (e - b) * W) stage.resize((e - b) * W);
         bool h = false;
-        const std::uint64_t rows = fold_runs<W, Op>(d, b, e, stage.data(), leads[k].data(), h);
+        const std::uint64_t rows = fold_runs<W, Op>(in.data(), b, e, dst, leads[k].data(), h);
         has[k] = h ? 1 : 0;
         return rows;
       },
-      out.data());
-  out.shape(offset.back(), in.values());
+      threads, out);
   // A piece's leading rows belong to the last run written before the piece (row 0 always starts
-  // one); pieces in order, so a run spanning several pieces gathers every part.
-  for (std::size_t k = 0; k < leads.size(); ++k)
+  // one, so piece 0 has none); pieces in order, so a run spanning several pieces gathers every part.
+  for (std::size_t k = 0; k < pieces; ++k)
     if (has[k]) {
       std::uint32_t* t = out.data() + (offset[k] - 1) * W;
       for (int v = 1; v < W; ++v) t[v] = fold_or_start<Op>(t[v], leads[k][static_cast<std::size_t>(v)], ~0u);
@@ -504,8 +489,7 @@ Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, 
     return op == SetOp::Union ? na + nb : op == SetOp::Intersection ? std::min(na, nb) : na;
   };
   CpuRelation& out = ensure(out_handle, bound(a.rows, b.rows), a_.values());
-  const Op set_op = op == SetOp::Union ? Op::SetUnion : op == SetOp::Intersection ? Op::SetIntersection : Op::SetDifference;
-  if (is_library(set_op, variant)) {
+  if (is_library(set_op_of(op), variant)) {
     out.shape(library::set_op(op, a.data, a.rows, b.data, b.rows, a.width, out.data(), platform_.threads()), a_.values());
     return Breakdown::compute_only(t.seconds());
   }
@@ -599,8 +583,7 @@ Breakdown CpuRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, A
   const std::uint32_t* x = a.data();
   const std::uint32_t* y = b.data();
   std::uint32_t* z = out.data();
-  const Op arith_op = op == ArithOp::Add ? Op::Add : op == ArithOp::Subtract ? Op::Subtract : Op::Multiply;
-  if (is_library(arith_op, variant)) {
+  if (is_library(arith_op_of(op), variant)) {
     library::arith(op, x, y, a.rows(), a.width(), z, platform_.threads());
     return Breakdown::compute_only(t.seconds());
   }

@@ -28,6 +28,10 @@ namespace hdb::ra::cpu {
 // up to 16 bytes, 2 MB) stay in a core's L2 between producing and copying.
 constexpr std::uint64_t kStagedPieceRows = 65536;
 
+// Outputs at least this large are written with non-temporal stores (where the target has them):
+// they would not stay in the last-level cache anyway.
+constexpr std::uint64_t kStreamBytes = std::uint64_t{64} << 20;
+
 // Copies `words` words to dst; Stream: non-temporal stores for the aligned middle (the output is
 // not read again soon, and such stores skip reading each destination line first).
 inline void copy_words(std::uint32_t* dst, const std::uint32_t* src, std::uint64_t words, bool stream) {
@@ -100,7 +104,7 @@ void staged_all(int pieces, int threads, std::uint64_t ow, StageBuffers& stages,
   });
   for (std::size_t k = 0; k < static_cast<std::size_t>(pieces); ++k) offset[k + 1] += offset[k];
   std::uint32_t* out = alloc(offset.back());
-  const bool stream = offset.back() * ow * 4 >= (std::uint64_t{64} << 20);
+  const bool stream = offset.back() * ow * 4 >= kStreamBytes;
   hdb::cpu::for_chunks(pieces, threads, [&](int p) {
     const auto k = static_cast<std::size_t>(p);
     copy_words(out + offset[k] * ow, stages[k].data(), (offset[k + 1] - offset[k]) * ow, stream);
