@@ -14,14 +14,8 @@ LIBRARY_SORTS = ("tbb", "pstl")
 
 
 def _pct(rows, test, goal):
-    name = f"ra {test} parallel, % of memcpy ceiling"
-    cand = t._largest(t._ok(rows, benchmark="ra", backend="cpu", test=test, variant="parallel"), t.LARGE)
-    if not cand:
-        return t._missing(name, goal, "%", f"ra-cpu {test}/parallel at >= 256M")
-    worst = min(cand, key=lambda r: r["pct_of_peak"] or 0)
-    detail = (f"{t._size(worst['size_bytes'])}: {worst['kernel_median_s'] * 1e3:.1f} ms, "
-              f"{worst['moved_gbps']:.1f} GB/s moved" + (f" [{worst['params_text']}]" if worst["params_text"] else ""))
-    return t._result(name, worst["pct_of_peak"], goal, "%", detail)
+    return t._pct_target(rows, f"ra {test} parallel, % of memcpy ceiling", goal, "ra", test, variants={"parallel"},
+                         prefer="parallel", backend="cpu")
 
 
 def _at_most(res, goal):

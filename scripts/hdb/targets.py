@@ -84,21 +84,22 @@ def bus_targets(rows, docs):
     return out
 
 
-def _pct_target(rows, name, goal, benchmark, test, variants=None, prefer="tuned"):
+def _pct_target(rows, name, goal, benchmark, test, variants=None, prefer="tuned", backend="cuda"):
     """% of the device-copy ceiling (by declared minimum bytes moved) at the largest size >= 256 MB:
     the `prefer` variant where it exists, else the best; the least favourable parameter set."""
-    cand = [r for r in _ok(rows, benchmark=benchmark, backend="cuda", test=test)
+    cand = [r for r in _ok(rows, benchmark=benchmark, backend=backend, test=test)
             if variants is None or r["variant"] in variants]
     cand = _largest(cand, LARGE)
     if not cand:
-        return _missing(name, goal, "%", f"{benchmark}-cuda {test} at >= 256M")
+        return _missing(name, goal, "%", f"{benchmark}-{backend} {test} at >= 256M")
     names = sorted({r["variant"] for r in cand})
     if prefer in names:
         chosen = prefer
     else:
         chosen = max(names, key=lambda v: min(r["pct_of_peak"] or 0 for r in cand if r["variant"] == v))
     worst = min((r for r in cand if r["variant"] == chosen), key=lambda r: r["pct_of_peak"] or 0)
-    detail = (f"{chosen} at {_size(worst['size_bytes'])}: {worst['moved_gbps']:.0f} GB/s moved"
+    detail = (f"{chosen} at {_size(worst['size_bytes'])}: {worst['kernel_median_s'] * 1e3:.1f} ms, "
+              f"{worst['moved_gbps']:.0f} GB/s moved"
               + (f" [{worst['params_text']}]" if worst["params_text"] else ""))
     return _result(name, worst["pct_of_peak"], goal, "%", detail)
 
