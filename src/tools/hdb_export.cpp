@@ -285,11 +285,13 @@ class ExportPlatform : public Platform {
   void init(const Options&) override {}
   json context() const override { return {{"device", {{"kind", "export"}, {"name", "hdb-export"}}}}; }
   bool has_transfers() const override { return false; }
-  std::uint64_t memory_bytes() const override {
+  double measure_copy_ceiling() override { return 0; }
+
+ protected:
+  std::uint64_t device_memory_bytes() const override {
     long pages = ::sysconf(_SC_PHYS_PAGES), size = ::sysconf(_SC_PAGE_SIZE);
     return pages > 0 && size > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(size) : (1ull << 34);
   }
-  double measure_copy_ceiling() override { return 0; }
 };
 
 int usage(const char* msg) {

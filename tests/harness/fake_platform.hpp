@@ -14,8 +14,10 @@ class FakePlatform : public Platform {
   }
   nlohmann::json context() const override { return {{"name", "fake device"}}; }
   bool has_transfers() const override { return true; }
-  std::uint64_t memory_bytes() const override { return 1ull << 30; }
   double measure_copy_ceiling() override { return 100.0; }
+
+ protected:
+  std::uint64_t device_memory_bytes() const override { return 1ull << 30; }
 
  private:
   bool has_device_;

@@ -62,6 +62,13 @@ TEST(Options, BadValuesAreRejected) {
   EXPECT_THROW(parse({"--sizes", "1M", "--min-size", "32K"}), UsageError);
 }
 
+TEST(Options, MemoryLimit) {
+  EXPECT_EQ(parse({}).memory_limit, 0u);
+  EXPECT_EQ(parse({"--memory-limit", "64M"}).memory_limit, 64u * MiB);
+  EXPECT_THROW(parse({"--memory-limit", "lots"}), UsageError);
+  EXPECT_THROW(parse({"--memory-limit", "0"}), UsageError);
+}
+
 TEST(Options, SeedsTakeThe64BitRangeAndNothingElse) {
   EXPECT_EQ(parse({"--seed", "0"}).seed, 0u);
   EXPECT_EQ(parse({"--seed", "4294967297"}).seed, 4294967297ull);  // above 32 bits, not wrapped

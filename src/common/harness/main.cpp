@@ -219,6 +219,7 @@ Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform&
   std::string error;
   try {
     platform.init(opts);
+    platform.set_memory_limit(opts.memory_limit);
   } catch (const NoDevice& e) {
     has_device = false;
     out.skipped = e.what();
@@ -248,6 +249,7 @@ Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform&
   LiveScope scope(exe, db, opts);
   nlohmann::json ctx = host_context(opts);
   ctx["device"] = platform.context();
+  if (platform.memory_limit() != 0) ctx["memory_limit_bytes"] = platform.memory_limit();
   ctx["mpi"] = mpi.context();
   db.set_context(ctx);
   double ceiling = platform.measure_copy_ceiling();

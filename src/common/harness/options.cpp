@@ -37,6 +37,9 @@ void add_common_options(CLI::App& app, Options& o) {
   app.add_option("--threads", o.threads, "CPU threads for parallel variants (0: all)")->check(CLI::Range(0, 4096));
   app.add_option("--only", o.only, "Run only these tests: name, name/variant, globs allowed (comma separated)")
       ->delimiter(',');
+  app.add_option("--memory-limit", o.memory_limit_text,
+                 "Treat the device (host RAM on cpu) as holding at most this much memory, e.g. 64M: cases "
+                 "that need more are skipped with the reason");
   app.add_flag("--list", o.list, "List the cases that would run, and exit");
   app.add_option("--json", o.json_path, "Write results as JSON to this file (rewritten after every case)");
   app.add_option("--csv", o.csv_path, "Write results as CSV to this file (rewritten after every case)");
@@ -78,6 +81,10 @@ void finalize_options(Options& o) {
     o.sizes = pow2_range(lo, hi);
     if (o.sizes.empty())
       throw UsageError("no power of two between --min-size " + format_size(lo) + " and --max-size " + format_size(hi));
+  }
+  if (!o.memory_limit_text.empty()) {
+    o.memory_limit = parse_size(o.memory_limit_text, "--memory-limit");
+    if (o.memory_limit == 0) throw UsageError("--memory-limit must be larger than 0");
   }
   o.transfers.clear();
   if (o.transfer_text == "pageable" || o.transfer_text == "both") o.transfers.push_back(Transfer::Pageable);

@@ -32,6 +32,11 @@ struct Options {
   int device = 0;
   int platform = 0;
   int threads = 0;  // 0 = all hardware threads
+  // --memory-limit: the device (host RAM on cpu) counts as holding at most this many bytes; 0 = no
+  // limit. Cases whose allocations exceed it are skipped with the reason, so the skip paths can be
+  // exercised on any machine.
+  std::uint64_t memory_limit = 0;
+  std::string memory_limit_text;
 
   std::vector<std::string> only;  // test filters: "select", "select/tuned", globs allowed
   bool list = false;

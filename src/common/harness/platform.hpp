@@ -21,11 +21,25 @@ class Platform {
   virtual nlohmann::json context() const = 0;
   // True when inputs cross a bus (PCIe) before the kernel can run.
   virtual bool has_transfers() const = 0;
-  // Memory the benchmarks may allocate on the device (host RAM for the CPU).
-  virtual std::uint64_t memory_bytes() const = 0;
+  // Memory the benchmarks may allocate on the device (host RAM for the CPU): what the device
+  // reports, capped by --memory-limit. Memory-fit checks (harness/memory_plan.hpp) compare with it.
+  std::uint64_t memory_bytes() const {
+    std::uint64_t device = device_memory_bytes();
+    return memory_limit_ != 0 && memory_limit_ < device ? memory_limit_ : device;
+  }
+  // --memory-limit: 0 = none.
+  void set_memory_limit(std::uint64_t bytes) { memory_limit_ = bytes; }
+  std::uint64_t memory_limit() const { return memory_limit_; }
   // Measured copy bandwidth of the memory the kernels work in, in GB/s, counting bytes read plus
   // bytes written. Measured once per run at a size beyond the last-level cache.
   virtual double measure_copy_ceiling() = 0;
+
+ protected:
+  // What the device reports (free device memory on CUDA, global memory on OpenCL, RAM on the CPU).
+  virtual std::uint64_t device_memory_bytes() const = 0;
+
+ private:
+  std::uint64_t memory_limit_ = 0;
 };
 
 }  // namespace hdb

@@ -35,7 +35,7 @@ nlohmann::json CpuPlatform::context() const {
           {"tsc_hz", measure_tsc_hz()}};
 }
 
-std::uint64_t CpuPlatform::memory_bytes() const {
+std::uint64_t CpuPlatform::device_memory_bytes() const {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
 }
@@ -52,7 +52,7 @@ double CpuPlatform::measure_copy_ceiling() {
   // 256 MB (or 1/8 of RAM) is far beyond any CPU's last-level cache. Where memory is short (a
   // ulimit, a full machine), smaller buffers down to 16 MB, and an unknown ceiling (0: no % of
   // peak) rather than an abort before the first case.
-  std::uint64_t bytes = std::min<std::uint64_t>(256ull << 20, memory_bytes() / 8);
+  std::uint64_t bytes = std::min<std::uint64_t>(256ull << 20, device_memory_bytes() / 8);
   std::unique_ptr<char[]> a, b;
   for (; bytes >= (16ull << 20); bytes /= 2) {
     try {

@@ -17,9 +17,11 @@ class CpuPlatform : public Platform {
   void init(const Options& opts) override;
   nlohmann::json context() const override;
   bool has_transfers() const override { return false; }
-  std::uint64_t memory_bytes() const override;
   double measure_copy_ceiling() override;
   int threads() const { return threads_; }
+
+ protected:
+  std::uint64_t device_memory_bytes() const override;
 
  private:
   int threads_ = 1;

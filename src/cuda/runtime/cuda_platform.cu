@@ -126,7 +126,7 @@ nlohmann::json CudaPlatform::context() const {
                     {"source", link.source}}}};
 }
 
-std::uint64_t CudaPlatform::memory_bytes() const {
+std::uint64_t CudaPlatform::device_memory_bytes() const {
   std::size_t free_b = 0, total = 0;
   HDB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total));
   return free_b;
@@ -134,7 +134,7 @@ std::uint64_t CudaPlatform::memory_bytes() const {
 
 double CudaPlatform::measure_copy_ceiling() {
   // 1 GiB (or a quarter of free memory) per buffer: far beyond Hopper's 50-60 MB L2.
-  std::size_t bytes = std::min<std::uint64_t>(1ull << 30, memory_bytes() / 4) & ~std::size_t{255};
+  std::size_t bytes = std::min<std::uint64_t>(1ull << 30, device_memory_bytes() / 4) & ~std::size_t{255};
   DeviceBuffer<char> a(bytes), b(bytes);
   HDB_CUDA_CHECK(cudaMemset(a.get(), 1, bytes));
   HDB_CUDA_CHECK(cudaMemset(b.get(), 2, bytes));

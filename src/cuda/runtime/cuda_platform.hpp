@@ -21,10 +21,12 @@ class CudaPlatform : public Platform {
   void init(const Options& opts) override;
   nlohmann::json context() const override;
   bool has_transfers() const override { return true; }
-  std::uint64_t memory_bytes() const override;
   double measure_copy_ceiling() override;
   int device() const { return device_; }
   int sm_count() const { return sm_count_; }
+
+ protected:
+  std::uint64_t device_memory_bytes() const override;
 
  private:
   int device_ = 0;

@@ -215,12 +215,12 @@ nlohmann::json OpenClPlatform::context() const {
           {"host_unified_memory", (type & CL_DEVICE_TYPE_CPU) != 0}};
 }
 
-std::uint64_t OpenClPlatform::memory_bytes() const { return device_.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>(); }
+std::uint64_t OpenClPlatform::device_memory_bytes() const { return device_.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>(); }
 std::uint64_t OpenClPlatform::max_alloc_bytes() const { return device_.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>(); }
 std::size_t OpenClPlatform::max_work_group_size() const { return device_.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>(); }
 
 double OpenClPlatform::measure_copy_ceiling() {
-  std::uint64_t bytes = std::min<std::uint64_t>({256ull << 20, max_alloc_bytes(), memory_bytes() / 8});
+  std::uint64_t bytes = std::min<std::uint64_t>({256ull << 20, max_alloc_bytes(), device_memory_bytes() / 8});
   return checked("measuring the device copy ceiling", [&] {
     cl::Buffer a = device_buffer(context_, bytes), b = device_buffer(context_, bytes);
     queue_.enqueueFillBuffer(a, cl_uint{0x5a5a5a5a}, 0, bytes);

@@ -21,7 +21,6 @@ class OpenClPlatform : public Platform {
   void init(const Options& opts) override;
   nlohmann::json context() const override;
   bool has_transfers() const override { return true; }
-  std::uint64_t memory_bytes() const override;
   double measure_copy_ceiling() override;
 
   cl::Context& context_ref() { return context_; }
@@ -33,6 +32,9 @@ class OpenClPlatform : public Platform {
   // Builds (once per name) the program from embedded source with -cl-std=CL1.2 and `options`;
   // a build failure throws DeviceError with the build log.
   cl::Program& program(const std::string& name, const char* source, const std::string& options = "");
+
+ protected:
+  std::uint64_t device_memory_bytes() const override;
 
  private:
   cl::Platform platform_;

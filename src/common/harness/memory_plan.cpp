@@ -1,0 +1,45 @@
+#include "harness/memory_plan.hpp"
+
+#include <algorithm>
+
+#include "harness/errors.hpp"
+
+namespace hdb {
+namespace {
+
+// Whole MiB when at least one, else KiB or bytes: a reason must not say "0 MiB".
+std::string amount(std::uint64_t bytes) {
+  if (bytes >= (1ull << 20)) return std::to_string((bytes + (1ull << 19)) >> 20) + " MiB";
+  if (bytes >= (1ull << 10)) return std::to_string((bytes + 512) >> 10) + " KiB";
+  return std::to_string(bytes) + " B";
+}
+
+}  // namespace
+
+MemoryPlan& MemoryPlan::add(std::string what, std::uint64_t bytes) {
+  if (bytes == 0) return *this;
+  for (auto& [name, b] : items_)
+    if (name == what) {
+      b += bytes;
+      total_ += bytes;
+      return *this;
+    }
+  items_.emplace_back(std::move(what), bytes);
+  total_ += bytes;
+  return *this;
+}
+
+std::string MemoryPlan::describe(std::uint64_t available) const {
+  auto sorted = items_;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string list;
+  for (const auto& [name, b] : sorted) list += (list.empty() ? "" : ", ") + name + " " + amount(b);
+  return "needs " + amount(total_) + " of " + where_ + (list.empty() ? "" : " (" + list + ")") + ", more than the " +
+         amount(available) + " it has";
+}
+
+void MemoryPlan::require(std::uint64_t available) const {
+  if (total_ > available) throw SkipCase(describe(available));
+}
+
+}  // namespace hdb
