@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "harness/errors.hpp"
+#include "harness/platform.hpp"
 
 namespace hdb {
 namespace {
@@ -40,6 +41,12 @@ std::string MemoryPlan::describe(std::uint64_t available) const {
 
 void MemoryPlan::require(std::uint64_t available) const {
   if (total_ > available) throw SkipCase(describe(available));
+}
+
+void MemoryPlan::require(const Platform& p) const { require(p.memory_bytes()); }
+
+MemoryPlan MemoryPlan::for_platform(const Platform& p) {
+  return MemoryPlan(p.name() == "cpu" ? "host memory" : "device memory");
 }
 
 }  // namespace hdb

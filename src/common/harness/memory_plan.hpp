@@ -10,10 +10,14 @@
 
 namespace hdb {
 
+class Platform;
+
 class MemoryPlan {
  public:
   // `where`: "device memory", "host memory", ...: the words of the skip reason.
   explicit MemoryPlan(std::string where = "device memory") : where_(std::move(where)) {}
+  // "host memory" on the cpu backend, "device memory" elsewhere.
+  static MemoryPlan for_platform(const Platform& p);
   MemoryPlan& add(std::string what, std::uint64_t bytes);
   std::uint64_t total() const { return total_; }
   const std::vector<std::pair<std::string, std::uint64_t>>& items() const { return items_; }
@@ -22,6 +26,8 @@ class MemoryPlan {
   std::string describe(std::uint64_t available) const;
   // Throws SkipCase with describe() when total() > available.
   void require(std::uint64_t available) const;
+  // require(p.memory_bytes()): the device's memory capped by --memory-limit.
+  void require(const Platform& p) const;
 
  private:
   std::string where_;
