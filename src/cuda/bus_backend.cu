@@ -7,6 +7,7 @@
 
 #include "bench/bus.hpp"
 #include "harness/errors.hpp"
+#include "harness/memory_plan.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/cuda_platform.hpp"
 
@@ -106,8 +107,13 @@ class CudaBus : public BusBackend {
     // The cases move whole 4-byte pattern words (bytes / 4 of them): a size that is not a multiple
     // of 4 has its last bytes left out, and one below a word has nothing to move.
     if (bytes < 4) throw SkipCase("below one 4-byte word");
-    std::uint64_t need = t.test == "device_copy" ? 2 * bytes : bytes;
-    if (need > p_.memory_bytes()) throw SkipCase("does not fit in free device memory");
+    // Every cudaMalloc of the case (whole words); the pinned or pageable host buffer and the host
+    // vectors that fill and read back the device are host memory.
+    std::uint64_t array = bytes / 4 * 4;
+    MemoryPlan plan = MemoryPlan::for_platform(p_);
+    if (t.test == "device_copy") plan.add("source", array).add("destination", array);
+    else plan.add("device buffer", array);
+    plan.require(p_);
     if (t.test == "device_copy")
       return std::make_unique<DeviceCopyCase>(t.variant == "kernel", bytes, seed, p_.sm_count(), host_threads);
     return std::make_unique<TransferCase>(t, bytes, seed, host_threads);

@@ -1,10 +1,12 @@
 // OpenCL ceilings: host->device and device->host from pageable memory and from a pinned
 // (CL_MEM_ALLOC_HOST_PTR, mapped) staging buffer, and device-buffer copy. Timed by profiling events.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
 #include "bench/bus.hpp"
 #include "harness/errors.hpp"
+#include "harness/memory_plan.hpp"
 #include "runtime/cl_platform.hpp"
 
 namespace hdb::opencl {
@@ -100,9 +102,19 @@ class OpenClBus : public BusBackend {
   }
   std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed,
                                    int host_threads) override {
-    std::uint64_t need = t.test == "device_copy" ? 2 * bytes : bytes;
-    if (bytes > p_.max_alloc_bytes() || need > p_.memory_bytes() / 2)
-      throw SkipCase("does not fit the device's allocation limit");
+    // Every buffer the case allocates from the context (device_buffer: at least 1 byte). The pinned
+    // staging memory is a CL_MEM_ALLOC_HOST_PTR buffer of the same context: counted, since
+    // implementations may take it from the device's global memory (PoCL does). Pageable staging and
+    // the host vectors that fill and read back the buffers are host memory, not the device's.
+    std::uint64_t buffer = std::max<std::uint64_t>(bytes, 1);
+    MemoryPlan plan = MemoryPlan::for_platform(p_);
+    if (t.test == "device_copy") plan.add("source buffer", buffer).add("destination buffer", buffer);
+    else plan.add("device buffer", buffer);
+    if (t.test != "device_copy" && t.transfer == Transfer::Pinned) plan.add("pinned staging buffer", buffer);
+    plan.require(p_);
+    if (buffer > p_.max_alloc_bytes())
+      throw SkipCase("a buffer of " + std::to_string(buffer >> 20) + " MiB is larger than the device's largest allocation (" +
+                     std::to_string(p_.max_alloc_bytes() >> 20) + " MiB)");
     if (t.test == "device_copy") return std::make_unique<DeviceCopyCase>(p_, bytes, seed, host_threads);
     return std::make_unique<TransferCase>(p_, t, bytes, seed, host_threads);
   }
