@@ -159,6 +159,25 @@ __global__ void candidate_kernel(const std::uint32_t* newmap, const std::uint32_
   alive[x] = ngram::lanes_at_least(p, need) != 0;
 }
 
+// Queries per launch of the batch search: the grid's y limit and at most 256 MiB of hit bitmaps
+// (rows of `row` words) at a time.
+std::size_t batch_chunk(std::size_t row) {
+  return std::max<std::size_t>(1, std::min<std::size_t>(kMaxGridY, (256u << 20) / (4 * row + 1)));
+}
+
+// The work arrays load_index allocates beside the index: Figure 1's dense arrays, the hybrid's
+// candidate arrays and the hit bitmap of one query.
+void plan_work(MemoryPlan& plan, const NgramIndex& ix) {
+  std::uint64_t a = ix.articles;
+  plan.add("per-article maps", 4 * a)
+      .add("per-article counter planes", 4 * kPlanes * a)
+      .add("alive flags", a)
+      .add("hit bitmap", 4ull * ix.bins() * kWordsPerBin)
+      .add("candidate ids", 4 * a)
+      .add("candidate counter planes", 4 * kPlanes * a)
+      .add("candidate alive flags", a);
+}
+
 template <class T>
 DeviceBuffer<T> upload(const std::vector<T>& v) {
   DeviceBuffer<T> d(v.size());
@@ -197,10 +216,23 @@ std::vector<NgramVariant> CudaNgram::variants() const {
   return {{"gpu", false, true}, {"gpu-segmented", false, true}, {"hybrid", false, true}, {"gpu-segmented", true, true}};
 }
 
+void CudaNgram::plan_memory(MemoryPlan& plan, const NgramIndex& ix, const NgramVariant& v,
+                            const std::vector<QueryPlan>& plans) const {
+  plan_index_copy(plan, ix);
+  plan_work(plan, ix);
+  if (v.name != "gpu-segmented") return;
+  // search's buffers, kept across passes: the packed queries, and a batch's hit bitmaps per chunk.
+  plan_packed_queries(plan, plans);
+  if (v.batch) {
+    std::size_t row = std::size_t{ix.bins()} * kWordsPerBin;
+    plan.add("batch hit bitmaps", 4ull * std::max<std::size_t>(std::min(batch_chunk(row), plans.size()) * row, 1));
+  }
+}
+
 nlohmann::json CudaNgram::load_index(const NgramIndex& ix) {
-  std::uint64_t work = std::uint64_t{ix.articles} * 2 * (4 + 4 * kPlanes + 1) + std::uint64_t{ix.bins()} * kBinSize / 8;
-  if (ix.bytes() + work > p_.memory_bytes())
-    throw SkipCase("index and work arrays (" + std::to_string((ix.bytes() + work) >> 20) + " MiB) exceed device memory");
+  MemoryPlan work_plan;
+  plan_work(work_plan, ix);
+  std::uint64_t work = work_plan.total();
   s_.reset();
   auto s = std::make_unique<State>();
   HostTimer t;
@@ -341,8 +373,7 @@ Breakdown CudaNgram::search(const NgramVariant& v, const std::vector<QueryPlan>&
     upload_queries(s, plans, dev);
     out.hits.assign(plans.size(), {});
     out.seconds.clear();
-    // Chunks of queries: the grid's y limit and at most 256 MiB of hit bitmaps at a time.
-    std::size_t per = std::max<std::size_t>(1, std::min<std::size_t>(kMaxGridY, (256u << 20) / (4 * s.row() + 1)));
+    std::size_t per = batch_chunk(s.row());
     std::size_t words = std::min(per, plans.size()) * s.row();
     grow(s.batch_words, words);
     if (s.batch_host.size() < words) s.batch_host = HostBuffer<std::uint32_t>(words, Transfer::Pinned);

@@ -26,13 +26,38 @@ std::vector<NgramVariant> OpenClNgram::variants() const {
   return {{"gpu", false, true}, {"gpu-segmented", false, true}, {"gpu-segmented", true, true}};
 }
 
+namespace {
+// The Figure-1 work arrays load_index allocates beside the index.
+void plan_work(MemoryPlan& plan, const ngram::NgramIndex& ix) {
+  plan.add("per-article maps", 4ull * ix.articles)
+      .add("per-article counter planes", 4ull * ngram::kPlanes * ix.articles)
+      .add("alive flags", ix.articles)
+      .add("hit bitmap", 4ull * ix.bins() * (kBinSize / 32));
+}
+}  // namespace
+
+void OpenClNgram::plan_memory(MemoryPlan& plan, const ngram::NgramIndex& ix, const NgramVariant& v,
+                              const std::vector<ngram::QueryPlan>& plans) const {
+  plan_index_copy(plan, ix);
+  plan_work(plan, ix);
+  if (v.name == "gpu") return;
+  // search_segmented's scratch: the packed queries and one hit-bitmap row per query in a batch.
+  plan_packed_queries(plan, plans);
+  plan.add("segmented hit bitmaps", 4ull * ix.bins() * (kBinSize / 32) * (v.batch ? plans.size() : 1));
+}
+
 nlohmann::json OpenClNgram::load_index(const ngram::NgramIndex& ix) {
   if (p_.max_work_group_size() < kBinSize)
     throw SkipCase("the device's work-groups hold fewer than " + std::to_string(kBinSize) + " work-items");
   std::uint64_t bytes = ix.bytes();
-  std::uint64_t work = std::uint64_t{ix.articles} * (4 + 4 * ngram::kPlanes + 1) + std::uint64_t{ix.bins()} * kBinSize / 8;
-  if (bytes + work > p_.memory_bytes() / 2) throw SkipCase("the index (" + std::to_string(bytes >> 20) + " MiB) does not fit the device");
+  MemoryPlan work_plan;
+  plan_work(work_plan, ix);
+  std::uint64_t work = work_plan.total();
   if (4 * ix.postings() > p_.max_alloc_bytes()) throw SkipCase("a posting array exceeds the device's largest buffer");
+  // The last size's buffers go before this size's are made (the plan counts one index).
+  article_ = map_ = list_off_ = dir_off_ = dir_bin_ = dir_start_ = cl::Buffer();
+  newmap_ = planes_ = alive_ = words_ = cl::Buffer();
+  scratch_.emplace(p_);
   return checked("uploading the n-gram index", [&] {
     HostTimer t;
     article_ = upload(p_, ix.post_article);
@@ -108,11 +133,11 @@ Breakdown OpenClNgram::search_segmented(const NgramVariant& v, const std::vector
   return checked("n-gram search (gpu-segmented)", [&] {
     ngram::PackedQueries pq = ngram::pack_queries(plans);
     std::size_t nq = plans.size(), row = std::size_t{bins_} * (kBinSize / 32);
-    cl::Buffer& lists = scratch_.get("queries.lists", 4 * pq.lists.size());
-    cl::Buffer& off = scratch_.get("queries.off", 4 * pq.off.size());
-    cl::Buffer& ms = scratch_.get("queries.m", 4 * pq.m.size());
+    cl::Buffer& lists = scratch_->get("queries.lists", 4 * pq.lists.size());
+    cl::Buffer& off = scratch_->get("queries.off", 4 * pq.off.size());
+    cl::Buffer& ms = scratch_->get("queries.m", 4 * pq.m.size());
     std::size_t out_rows = v.batch ? nq : 1;
-    cl::Buffer& words = scratch_.get("hit_words", 4 * row * out_rows);
+    cl::Buffer& words = scratch_->get("hit_words", 4 * row * out_rows);
     std::vector<std::uint32_t> host(row * out_rows);
     Breakdown b;
     HostTimer total;

@@ -5,6 +5,8 @@
 // ("search/gpu-segmented") or all queries in one launch ("batch/gpu-segmented").
 #include <CL/opencl.hpp>
 
+#include <optional>
+
 #include "bench/ngram.hpp"
 #include "runtime/cl_platform.hpp"
 
@@ -12,9 +14,11 @@ namespace hdb::opencl {
 
 class OpenClNgram : public NgramBackend {
  public:
-  explicit OpenClNgram(OpenClPlatform& p) : p_(p), scratch_(p) {}
+  explicit OpenClNgram(OpenClPlatform& p) : p_(p) {}
   std::vector<NgramVariant> variants() const override;
   nlohmann::json load_index(const ngram::NgramIndex& index) override;
+  void plan_memory(MemoryPlan& plan, const ngram::NgramIndex& index, const NgramVariant& variant,
+                   const std::vector<ngram::QueryPlan>& plans) const override;
   Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out) override;
 
  private:
@@ -26,7 +30,8 @@ class OpenClNgram : public NgramBackend {
   cl::Kernel kernel_, scatter_, update_, bitmap_;
   cl::Buffer article_, map_, list_off_, dir_off_, dir_bin_, dir_start_;
   cl::Buffer newmap_, planes_, alive_, words_;
-  Scratch scratch_;  // per-search buffers (packed queries, hit bitmaps), grown in the warm-up
+  // Per-search buffers (packed queries, hit bitmaps), grown in the warm-up; made anew with each index.
+  std::optional<Scratch> scratch_;
   std::vector<std::uint32_t> host_words_;
   std::uint32_t bins_ = 0;
 };

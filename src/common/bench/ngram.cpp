@@ -36,6 +36,24 @@ std::string escape_field(const std::string& s) {
 }
 }  // namespace
 
+void plan_index_copy(MemoryPlan& plan, const NgramIndex& ix) {
+  plan.add("posting articles", 4 * ix.post_article.size())
+      .add("posting maps", 4 * ix.post_map.size())
+      .add("list offsets", 4 * ix.list_offsets.size())
+      .add("directory offsets", 4 * ix.dir_offsets.size())
+      .add("directory bins", 4 * ix.dir_bin.size())
+      .add("directory starts", 4 * ix.dir_start.size());
+}
+
+void plan_packed_queries(MemoryPlan& plan, const std::vector<QueryPlan>& plans) {
+  std::uint64_t lists = 0;
+  for (const QueryPlan& p : plans) lists += p.lists.size();
+  // The device copies hold at least one element each.
+  plan.add("packed query lists", 4 * std::max<std::uint64_t>(lists, 1))
+      .add("query offsets", 4 * (plans.size() + 1))
+      .add("query thresholds", 4 * std::max<std::size_t>(plans.size(), 1));
+}
+
 std::vector<int> parse_error_levels(const std::string& text) {
   std::vector<int> out;
   auto num = [&](const std::string& s) {
@@ -81,6 +99,19 @@ struct NgramOptions {
   double zipf_s = 1.0;
   std::vector<int> levels;
 };
+
+// Host memory of the corpus and index (counted on the cpu backend, whose platform memory is the host's).
+void plan_corpus(MemoryPlan& plan, const TextCorpus& c) {
+  plan.add("corpus text", c.text.size()).add("corpus offsets", 8 * c.offsets.size());
+}
+
+// What ngram::build_ngram_index allocates besides the index it returns, for `postings` postings:
+// every chunk's (3-gram, map) pairs and pairs per article, per-chunk counts and write positions per
+// 3-gram, and the list totals.
+std::uint64_t index_build_scratch(std::uint64_t postings, std::uint64_t articles, int threads) {
+  std::uint64_t chunks = std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(threads, 1)), articles / 64 + 1));
+  return 8 * postings + 4 * articles + 16 * std::uint64_t{ngram::kTrigrams} * chunks + 8 * (ngram::kTrigrams + 1);
+}
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -175,8 +206,21 @@ class NgramRun {
         st.corpus = full.prefix(size);
       }
       if (st.corpus.size() == 0) throw SkipCase("no document fits in " + std::to_string(size) + " bytes");
+      int threads = effective_threads(s_.options());
+      if (memory_is_host()) {
+        // The postings are not known before the build: at most one per 3-gram of the text (a
+        // document's distinct 3-grams), and at most one directory entry per posting.
+        std::uint64_t most = 0;
+        for (std::size_t d = 0; d < st.corpus.size(); ++d) most += std::max<std::size_t>(st.corpus.doc(d).size(), 2) - 2;
+        MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
+        plan_corpus(plan, st.corpus);
+        plan.add("index (at most one posting per 3-gram of the text)",
+                 16 * most + 8 * (std::uint64_t{ngram::kTrigrams} + 1))
+            .add("index build scratch", index_build_scratch(most, st.corpus.size(), threads));
+        plan.require(s_.platform());
+      }
       HostTimer t;
-      st.index = ngram::build_ngram_index(st.corpus, o_.words_per_segment, effective_threads(s_.options()));
+      st.index = ngram::build_ngram_index(st.corpus, o_.words_per_segment, threads);
       st.build_seconds = t.seconds();
       st.base_queries = o_.queries_file.empty()
                             ? draw_queries(st.corpus, o_.query_count, s_.seed("ngram-queries", size), o_.query_min,
@@ -230,10 +274,24 @@ class NgramRun {
             {"bins", st.index.bins()}};
   }
 
+  // On the cpu backend the platform's memory is the host's: the corpus and index the common code
+  // keeps count against it (on a device only the backend's buffers do).
+  bool memory_is_host() { return s_.platform().name() == "cpu"; }
+
   Prepared index_case(std::uint64_t size) {
     SizeState& st = state(size);
     auto built = std::make_shared<NgramIndex>();
     int threads = effective_threads(s_.options());
+    if (memory_is_host()) {
+      // A pass builds a new index while the last one is kept (and the verification a one-thread
+      // index beside it): two at a time besides the size's own.
+      MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
+      plan_corpus(plan, st.corpus);
+      plan.add("index", st.index.bytes())
+          .add("rebuilt indexes (two at a time)", 2 * st.index.bytes())
+          .add("index build scratch", index_build_scratch(st.index.postings(), st.index.articles, threads));
+      plan.require(s_.platform());
+    }
     Prepared p;
     p.pass = [&st, built, threads, this] {
       HostTimer t;
@@ -260,6 +318,17 @@ class NgramRun {
   Prepared search_case(std::uint64_t size, int k, const NgramVariant& v) {
     SizeState& st = state(size);
     const auto& ps = plans(st, k);
+    // Before the device copy of the index (load_index) and the search's buffers. Hit lists are not
+    // counted: their size is the search's result.
+    MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
+    if (memory_is_host()) {
+      plan_corpus(plan, st.corpus);
+      std::uint64_t lists = 0;
+      for (const QueryPlan& q : ps) lists += q.lists.size();
+      plan.add("index", st.index.bytes()).add("query plans", 4 * lists);
+    }
+    if (v.name != "baseline") b_.plan_memory(plan, st.index, v, ps);
+    plan.require(s_.platform());
     if (v.name != "baseline" && !st.loaded) {
       st.device = b_.load_index(st.index);
       st.loaded = true;

@@ -11,6 +11,7 @@
 
 #include "algorithms/ngram_index.hpp"
 #include "harness/main.hpp"
+#include "harness/memory_plan.hpp"
 #include "harness/session.hpp"
 
 namespace hdb {
@@ -36,6 +37,12 @@ class NgramBackend {
   // Once per corpus size, before its cases, untimed: copies the index to the device. Returns
   // figures for the results (device bytes, upload seconds). Throws SkipCase when it does not fit.
   virtual nlohmann::json load_index(const ngram::NgramIndex& index) = 0;
+  // Adds to `plan`, by name, every buffer that load_index(index) and search(variant, plans) allocate
+  // in the platform's memory (the device's). The common code checks the plan before either runs
+  // and skips a case that does not fit with the list. The cpu backend adds nothing: its index is
+  // the host's, which the common code counts on that platform.
+  virtual void plan_memory(MemoryPlan& plan, const ngram::NgramIndex& index, const NgramVariant& variant,
+                           const std::vector<ngram::QueryPlan>& plans) const = 0;
   // Runs every plan once; out.hits and (unless batch) out.seconds are sized to plans.size().
   virtual Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans,
                            NgramSearchOut& out) = 0;
@@ -56,6 +63,11 @@ Breakdown time_each_query(std::size_t queries, NgramSearchOut& out, F&& fn) {
   b.kernel = b.total;
   return b;
 }
+
+// Memory-plan items shared by the backends: a copy of the index's six arrays, and the packed
+// queries (ngram::pack_queries) a segmented search uploads.
+void plan_index_copy(MemoryPlan& plan, const ngram::NgramIndex& index);
+void plan_packed_queries(MemoryPlan& plan, const std::vector<ngram::QueryPlan>& plans);
 
 // Parses an error-level list: "0-12", "0,3,6,9,12", "2-4,8". UsageError on bad text or values
 // outside 0..kMaxQueryTrigrams.
