@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <string>
+
+#include "harness/memory_plan.hpp"
 
 #include "harness/errors.hpp"
 #include "sort.hpp"
@@ -18,7 +22,8 @@ template <class T>
 const char* vkind() {
   if constexpr (std::is_same_v<T, std::uint32_t>) return "-DVKIND=1";
   else if constexpr (std::is_same_v<T, std::uint64_t>) return "-DVKIND=2";
-  else return "-DVKIND=3";
+  else if constexpr (std::is_same_v<T, U128>) return "-DVKIND=3";
+  else return "-DVKIND=4";  // strings
 }
 
 template <class T>
@@ -492,6 +497,521 @@ class WholeCase : public MergeCase<T> {
   ReencodeOp reencode_;
 };
 
+// ---- strings: offsets + one byte array per column (see merge.cl and docs/merge.md) ----
+
+using StrMergeCase = MergeCase<std::string_view>;
+using StrWork = MergeWork<std::string_view>;
+
+// Offsets and lengths on the device are 32-bit: every column's bytes (U'_M's being the most) must
+// stay below this.
+constexpr std::uint64_t kMaxStringBytes = (std::uint64_t{1} << 32) - (std::uint64_t{1} << 16);
+
+// A string column packed for the device: offs[0..n] and the bytes.
+struct PackedStrings {
+  std::vector<cl_uint> offs;
+  std::string bytes;
+  explicit PackedStrings(const std::vector<std::string_view>& v) : offs(v.size() + 1, 0) {
+    bytes.reserve(total_bytes(v));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      bytes.append(v[i]);
+      offs[i + 1] = static_cast<cl_uint>(bytes.size());
+    }
+  }
+};
+
+// A string column in host (staging) memory and on the device: `n` strings of at most `bytes` bytes.
+class StrMirror {
+ public:
+  StrMirror(OpenClPlatform& p, std::uint64_t n, std::uint64_t bytes, Transfer mode)
+      : offs_(p, (n + 1) * 4, mode), bytes_(p, bytes, mode) {}
+  StrMirror(OpenClPlatform& p, const std::vector<std::string_view>& v, Transfer mode)
+      : StrMirror(p, v.size(), total_bytes(v), mode) {
+    PackedStrings s(v);
+    n_ = v.size();
+    nbytes_ = s.bytes.size();
+    offs_.fill(s.offs.data(), s.offs.size() * 4);
+    bytes_.fill(s.bytes.data(), s.bytes.size());
+  }
+  cl::Buffer& offs() { return offs_.dev(); }
+  cl::Buffer& bytes() { return bytes_.dev(); }
+  void upload(std::vector<cl::Event>& evs) {
+    offs_.upload(evs);
+    bytes_.upload(evs);
+  }
+  // The first n strings, of `nbytes` bytes in all.
+  void download(std::uint64_t n, std::uint64_t nbytes, std::vector<cl::Event>& evs) {
+    n_ = n;
+    nbytes_ = nbytes;
+    offs_.download((n + 1) * 4, evs);
+    bytes_.download(nbytes, evs);
+  }
+  // Views of the downloaded strings into `store` (kept by the caller while the views are used).
+  std::vector<std::string_view> host_views(std::string& store) {
+    std::vector<std::string_view> v(n_);
+    if (n_ == 0) return v;
+    std::vector<cl_uint> o = offs_.host_vector<cl_uint>(n_ + 1);
+    store.assign(static_cast<const char*>(bytes_.host()), nbytes_);
+    for (std::uint64_t i = 0; i < n_; ++i) v[i] = std::string_view(store).substr(o[i], o[i + 1] - o[i]);
+    return v;
+  }
+  std::uint64_t size() const { return n_; }
+  std::uint64_t byte_size() const { return nbytes_; }
+
+ private:
+  Mirror offs_, bytes_;
+  std::uint64_t n_ = 0, nbytes_ = 0;
+};
+
+// A string column's size on the device (what a step produced).
+struct StrCount {
+  std::uint32_t n = 0;
+  std::uint64_t bytes = 0;
+};
+
+cl::Program& string_program(OpenClPlatform& p) { return merge_program<std::string_view>(p); }
+
+// Bytes of DeviceScan's scratch for n entries at work-group size wg (its reserve()).
+std::uint64_t scan_scratch_bytes(std::uint64_t n, std::size_t wg) {
+  std::uint64_t bytes = 0;
+  for (std::size_t level = 0; n > 1 || level == 0; ++level) {
+    const std::uint64_t b = ceil_div(std::max<std::uint64_t>(n, 1), wg);
+    bytes += 2 * b * 4;
+    n = b;
+  }
+  return bytes;
+}
+// RadixSort's scratch for n keys of kb bytes (its reserve(): temporaries, tile histograms, their scan).
+std::uint64_t sort_scratch_bytes(std::uint64_t n, std::uint64_t kb, std::size_t wg) {
+  const std::uint64_t hist = (std::uint64_t{1} << RadixSort::kRadixBits) * ceil_div(std::max<std::uint64_t>(n, 1), wg * 8);
+  return n * (kb + 4) + hist * 4 + scan_scratch_bytes(hist, wg);
+}
+
+// Step 1a on strings: rounds of a stable sort by chunk k (RadixSort, 64-bit keys, the active
+// entries' indices as payload) then by group number (RadixSort, 32-bit), over the entries whose
+// strings are still tied; then the heads numbered by a scan, U_D's lengths scanned into its
+// offsets, its bytes gathered. Buffers for n strings, allocated here.
+class StrDeltaDictOp {
+ public:
+  static constexpr int kRoundBuffers = 11;  // act, act_next, grp, grp_next, perm, head, order, g, moved, hd, kpos
+  StrDeltaDictOp(OpenClPlatform& p, std::uint64_t n)
+      : p_(p), chunk_sort_(p, SortKey::U64), group_sort_(p, SortKey::U32), scan_(p), n_(n) {
+    for (cl::Buffer& b : u32_) b = device_buffer(p.context_ref(), n * 4);
+    keep_ = device_buffer(p.context_ref(), (n + 1) * 4);
+    hpos_ = device_buffer(p.context_ref(), (n + 1) * 4);
+    keys_ = device_buffer(p.context_ref(), n * 8);
+    sorted_keys_ = device_buffer(p.context_ref(), n * 8);
+    chunk_sort_.reserve(n);
+    group_sort_.reserve(n);
+    scan_.reserve(n + 1);
+    cl::Program& prog = string_program(p);
+    for (const char* k : {"str_init", "str_round_keys", "str_gather_groups", "str_round_gather", "str_round_place",
+                          "str_round_keep", "str_round_compact", "str_unique", "str_gather"})
+      k_[k] = cl::Kernel(prog, k);
+  }
+  // Device bytes the op allocates for n strings (the memory plan).
+  static void plan(MemoryPlan& m, OpenClPlatform& p, std::uint64_t n) {
+    m.add("1a round buffers", n * 4 * kRoundBuffers + 2 * (n + 1) * 4 + 2 * n * 8);
+    const std::size_t wg = RadixSort(p, SortKey::U64).work_group();
+    m.add("1a radix sort scratch", sort_scratch_bytes(n, 8, wg) + sort_scratch_bytes(n, 4, wg));
+    m.add("1a scan scratch", scan_scratch_bytes(n + 1, DeviceScan(p).work_group()));
+  }
+  StrCount run(cl::Buffer& offs, cl::Buffer& bytes, std::uint32_t n, cl::Buffer& ud_offs, cl::Buffer& ud_bytes,
+               cl::Buffer& ids, Trace& tr) {
+    if (n == 0) return {};
+    cl::Buffer &act = u32_[0], &act_next = u32_[1], &grp = u32_[2], &grp_next = u32_[3], &perm = u32_[4],
+               &head = u32_[5], &order = u32_[6], &g = u32_[7], &moved = u32_[8], &hd = u32_[9], &kpos = u32_[10];
+    std::vector<cl::Event> evs;
+    set_args("str_init arguments", k_["str_init"], cl_uint{n}, act, grp, perm, head);
+    launch(p_, tr, "1a_sort", k_["str_init"], n);
+    std::uint32_t a = n;
+    for (cl_uint chunk = 0; a > 0; ++chunk) {
+      set_args("str_round_keys arguments", k_["str_round_keys"], offs, bytes, perm, act, cl_uint{a}, chunk, keys_);
+      launch(p_, tr, "1a_sort", k_["str_round_keys"], a);
+      chunk_sort_.sort(keys_, nullptr, sorted_keys_, order, a, evs);
+      set_args("str_gather_groups arguments", k_["str_gather_groups"], grp, order, cl_uint{a}, g);
+      launch(p_, tr, "1a_sort", k_["str_gather_groups"], a);
+      if (chunk > 0) group_sort_.sort(g, &order, g, order, a, evs);  // round 0: one group
+      tr.take("1a_sort", evs);
+      set_args("str_round_gather arguments", k_["str_round_gather"], keys_, order, perm, act, cl_uint{a}, sorted_keys_,
+               moved);
+      launch(p_, tr, "1a_sort", k_["str_round_gather"], a);
+      set_args("str_round_place arguments", k_["str_round_place"], sorted_keys_, g, moved, act, cl_uint{a}, perm, head,
+               hd);
+      launch(p_, tr, "1a_sort", k_["str_round_place"], a);
+      set_args("str_round_keep arguments", k_["str_round_keep"], sorted_keys_, hd, cl_uint{a}, keep_);
+      launch(p_, tr, "1a_sort", k_["str_round_keep"], a);
+      scan_.run(hd, hpos_, a, evs);
+      scan_.run(keep_, kpos, a, evs);
+      tr.take("1a_sort", evs);
+      const std::uint32_t next = scan_.total();
+      if (next > 0) {
+        set_args("str_round_compact arguments", k_["str_round_compact"], act, keep_, kpos, hd, hpos_, cl_uint{a},
+                 act_next, grp_next);
+        launch(p_, tr, "1a_sort", k_["str_round_compact"], a);
+        std::swap(act, act_next);
+        std::swap(grp, grp_next);
+      }
+      a = next;
+    }
+    // U_D: heads numbered, each row's id, each entry's source and length; lengths -> offsets; bytes.
+    scan_.run(head, hpos_, n, evs);
+    tr.take("1a_unique", evs);
+    const std::uint32_t m = scan_.total();
+    cl::Buffer &src = kpos, &len = keep_;
+    set_args("str_unique arguments", k_["str_unique"], offs, perm, head, hpos_, cl_uint{n}, cl_uint{m}, ids, src, len);
+    launch(p_, tr, "1a_unique", k_["str_unique"], n);
+    scan_.run(len, ud_offs, m + 1, evs);
+    tr.take("1a_scatter", evs);
+    const std::uint64_t total = scan_.total();
+    set_args("str_gather arguments", k_["str_gather"], offs, bytes, cl_uint{n}, offs, bytes, src, cl_uint{m}, ud_offs,
+             ud_bytes);
+    launch(p_, tr, "1a_scatter", k_["str_gather"], m);
+    return {m, total};
+  }
+
+ private:
+  OpenClPlatform& p_;
+  RadixSort chunk_sort_, group_sort_;
+  DeviceScan scan_;
+  std::uint64_t n_;
+  cl::Buffer u32_[kRoundBuffers];
+  cl::Buffer keep_, hpos_, keys_, sorted_keys_;
+  std::map<std::string, cl::Kernel> k_;
+};
+
+// Step 1b on strings by merge path, as MergePathOp: chunk-0 keys of both dictionaries first, the
+// write pass names each U'_M entry's source and length, a scan of the lengths gives U'_M's offsets,
+// and a gather copies its bytes. Buffers for dictionaries of up to `max_n` entries in all.
+class StrMergePathOp {
+ public:
+  StrMergePathOp(OpenClPlatform& p, std::uint64_t max_n) : p_(p), scan_(p), items_(cpu_device(p) ? 64 : 16) {
+    cl::Program& prog = string_program(p);
+    keys_ = cl::Kernel(prog, "str_keys");
+    part_ = cl::Kernel(prog, "smp_partition");
+    count_ = cl::Kernel(prog, "smp_merge");
+    write_ = cl::Kernel(prog, "smp_merge");
+    gather_ = cl::Kernel(prog, "str_gather");
+    wg_ = fit_work_group(p, count_, preferred_work_group(p));
+    tile_ = static_cast<std::uint32_t>(wg_ * items_);
+    split_ = device_buffer(p.context_ref(), (ceil_div(max_n, tile_) + 1) * 4);
+    counts_ = device_buffer(p.context_ref(), ceil_div(max_n, items_) * 4);
+    keys_a_ = device_buffer(p.context_ref(), max_n * 8);
+    keys_b_ = device_buffer(p.context_ref(), max_n * 8);
+    src_ = device_buffer(p.context_ref(), max_n * 4);
+    len_ = device_buffer(p.context_ref(), (max_n + 1) * 4);
+    scan_.reserve(std::max(ceil_div(max_n, items_), max_n + 1));
+  }
+  static void plan(MemoryPlan& m, OpenClPlatform& p, std::uint64_t max_n) {
+    // A tile is at least 16 entries (items x a work-group of at least 1).
+    m.add("1b merge-path scratch", (ceil_div(max_n, 16) + 1) * 4 + ceil_div(max_n, 16) * 4 + 2 * max_n * 8 + max_n * 4 +
+                                       (max_n + 1) * 4);
+    m.add("1b scan scratch", scan_scratch_bytes(max_n + 1, DeviceScan(p).work_group()));
+  }
+  StrCount run(cl::Buffer& ao, cl::Buffer& ab, std::uint32_t na, cl::Buffer& bo, cl::Buffer& bb, std::uint32_t nb,
+               cl::Buffer& dict_offs, cl::Buffer& dict_bytes, cl::Buffer& xm, cl::Buffer& xd, Trace& tr) {
+    const std::uint64_t n = std::uint64_t{na} + nb;
+    if (n == 0) return {};
+    if (na) {
+      set_args("str_keys arguments", keys_, ao, ab, cl_uint{na}, keys_a_);
+      launch(p_, tr, "1b_keys", keys_, na);
+    }
+    if (nb) {
+      set_args("str_keys arguments", keys_, bo, bb, cl_uint{nb}, keys_b_);
+      launch(p_, tr, "1b_keys", keys_, nb);
+    }
+    const auto groups = static_cast<cl_uint>(ceil_div(n, tile_)), items = static_cast<cl_uint>(items_);
+    set_args("smp_partition arguments", part_, keys_a_, ao, ab, cl_uint{na}, keys_b_, bo, bb, cl_uint{nb}, tile_, groups,
+             split_);
+    launch(p_, tr, "1b_partition", part_, std::uint64_t{groups} + 1);
+    set_args("smp_merge arguments", count_, keys_a_, ao, ab, cl_uint{na}, keys_b_, bo, bb, cl_uint{nb}, tile_, items,
+             split_, cl_uint{0}, cl_uint{0}, counts_, src_, len_, xm, xd);
+    launch_groups(p_, tr, "1b_count", count_, groups, wg_);
+    std::vector<cl::Event> evs;
+    scan_.run(counts_, counts_, static_cast<std::uint32_t>(ceil_div(n, items_)), evs);
+    tr.take("1b_scan", evs);
+    const std::uint32_t m = scan_.total();
+    set_args("smp_merge arguments", write_, keys_a_, ao, ab, cl_uint{na}, keys_b_, bo, bb, cl_uint{nb}, tile_, items,
+             split_, cl_uint{1}, cl_uint{m}, counts_, src_, len_, xm, xd);
+    launch_groups(p_, tr, "1b_write", write_, groups, wg_);
+    scan_.run(len_, dict_offs, m + 1, evs);
+    tr.take("1b_gather", evs);
+    const std::uint64_t total = scan_.total();
+    set_args("str_gather arguments", gather_, ao, ab, cl_uint{na}, bo, bb, src_, cl_uint{m}, dict_offs, dict_bytes);
+    launch(p_, tr, "1b_gather", gather_, m);
+    return {m, total};
+  }
+
+ private:
+  OpenClPlatform& p_;
+  DeviceScan scan_;
+  std::uint64_t items_;
+  std::size_t wg_ = 1;
+  cl_uint tile_ = 1;
+  cl::Kernel keys_, part_, count_, write_, gather_;
+  cl::Buffer split_, counts_, keys_a_, keys_b_, src_, len_;
+};
+
+class StrDeltaDictCase : public StrMergeCase {
+ public:
+  StrDeltaDictCase(OpenClPlatform& p, const StrWork& w, Transfer mode)
+      : p_(p),
+        nd_(w.in->delta_rows()),
+        bytes_(total_bytes(w.in->delta)),
+        out_bytes_(total_bytes(w.delta_dict)),
+        nu_(w.delta_dict.size()),
+        delta_(p, w.in->delta, mode),
+        ud_(p, nd_, bytes_, mode),
+        ids_(p, nd_ * 4, mode),
+        op_(p, nd_) {}
+  Breakdown pass() override {
+    return step_pass(p_, "delta dictionary pass", [&](auto& up, Trace& tr, auto& down) {
+      delta_.upload(up);
+      StrCount c = op_.run(delta_.offs(), delta_.bytes(), static_cast<std::uint32_t>(nd_), ud_.offs(), ud_.bytes(),
+                           ids_.dev(), tr);
+      ud_.download(c.n, c.bytes, down);
+      ids_.download(nd_ * 4, down);
+    });
+  }
+  MergeOutput<std::string_view> output() override {
+    MergeOutput<std::string_view> o;
+    o.delta_dict = ud_.host_views(store_);
+    o.delta_ids = ids_.host_vector<std::uint32_t>(nd_);
+    return o;
+  }
+  std::uint64_t transfer_bytes() const override {
+    return (nd_ + 1) * 4 + bytes_ + (nu_ + 1) * 4 + out_bytes_ + nd_ * 4;
+  }
+
+ private:
+  OpenClPlatform& p_;
+  std::uint64_t nd_, bytes_, out_bytes_, nu_;
+  StrMirror delta_, ud_;
+  Mirror ids_;
+  StrDeltaDictOp op_;
+  std::string store_;
+};
+
+class StrDictMergeCase : public StrMergeCase {
+ public:
+  StrDictMergeCase(OpenClPlatform& p, const StrWork& w, Transfer mode)
+      : p_(p),
+        n1_(w.in->main_dict.size()),
+        n2_(w.delta_dict.size()),
+        merged_bytes_(total_bytes(w.dict)),
+        merged_(w.dict.size()),
+        d1_(p, w.in->main_dict, mode),
+        d2_(p, w.delta_dict, mode),
+        dict_(p, n1_ + n2_, d1_.byte_size() + d2_.byte_size(), mode),
+        x1_(p, n1_ * 4, mode),
+        x2_(p, n2_ * 4, mode),
+        op_(p, n1_ + n2_) {}
+  Breakdown pass() override {
+    return step_pass(p_, "dictionary merge pass", [&](auto& up, Trace& tr, auto& down) {
+      d1_.upload(up);
+      d2_.upload(up);
+      StrCount c = op_.run(d1_.offs(), d1_.bytes(), static_cast<std::uint32_t>(n1_), d2_.offs(), d2_.bytes(),
+                           static_cast<std::uint32_t>(n2_), dict_.offs(), dict_.bytes(), x1_.dev(), x2_.dev(), tr);
+      dict_.download(c.n, c.bytes, down);
+      x1_.download(n1_ * 4, down);
+      x2_.download(n2_ * 4, down);
+    });
+  }
+  MergeOutput<std::string_view> output() override {
+    MergeOutput<std::string_view> o;
+    o.dict = dict_.host_views(store_);
+    o.x_m = x1_.host_vector<std::uint32_t>(n1_);
+    o.x_d = x2_.host_vector<std::uint32_t>(n2_);
+    return o;
+  }
+  std::uint64_t transfer_bytes() const override {
+    return (n1_ + n2_ + merged_ + 3) * 4 + d1_.byte_size() + d2_.byte_size() + merged_bytes_ + (n1_ + n2_) * 4;
+  }
+
+ private:
+  OpenClPlatform& p_;
+  std::uint64_t n1_, n2_, merged_bytes_, merged_;
+  StrMirror d1_, d2_, dict_;
+  Mirror x1_, x2_;
+  StrMergePathOp op_;
+  std::string store_;
+};
+
+// The whole merge on strings, as WholeCase: upload U_M, the delta and the main ids; 1a, 1b (merge
+// path), 2a, 2b; download U'_M and the new main.
+class StrWholeCase : public StrMergeCase {
+ public:
+  StrWholeCase(OpenClPlatform& p, const StrWork& w, Transfer mode)
+      : p_(p),
+        w_(w),
+        nm_(w.in->main_rows()),
+        nd_(w.in->delta_rows()),
+        n1_(w.in->main_dict.size()),
+        rows_(nm_ + nd_),
+        old_(p, w.in->main_codes.words.size() * 8, mode),
+        um_(p, w.in->main_dict, mode),
+        delta_(p, w.in->delta, mode),
+        dict_(p, n1_ + nd_, um_.byte_size() + delta_.byte_size(), mode),
+        out_(p, BitPacked::words_for(rows_, code_width(n1_ + nd_)) * 8, mode),
+        ud_offs_(device_buffer(p.context_ref(), (nd_ + 1) * 4)),
+        ud_bytes_(device_buffer(p.context_ref(), delta_.byte_size())),
+        ids_(device_buffer(p.context_ref(), nd_ * 4)),
+        xm_(device_buffer(p.context_ref(), n1_ * 4)),
+        xd_(device_buffer(p.context_ref(), nd_ * 4)),
+        delta_dict_(p, nd_),
+        merge_(p, n1_ + nd_),
+        reencode_(p, string_program(p)) {
+    old_.fill(w.in->main_codes.words.data(), w.in->main_codes.words.size() * 8);
+  }
+  Breakdown pass() override {
+    return checked("whole merge pass", [&] {
+      HostTimer all;
+      Trace tr;
+      std::vector<cl::Event> up, down;
+      um_.upload(up);
+      delta_.upload(up);
+      old_.upload(up);
+      ud_ = delta_dict_.run(delta_.offs(), delta_.bytes(), static_cast<std::uint32_t>(nd_), ud_offs_, ud_bytes_, ids_, tr);
+      const std::size_t end_1a = tr.size();
+      StrCount m = merge_.run(um_.offs(), um_.bytes(), static_cast<std::uint32_t>(n1_), ud_offs_, ud_bytes_, ud_.n,
+                              dict_.offs(), dict_.bytes(), xm_, xd_, tr);
+      const std::size_t end_1b = tr.size();
+      width_ = code_width(m.n);
+      nwords_ = BitPacked::words_for(rows_, width_);
+      reencode_.run(old_.dev(), w_.in->main_codes.width, nm_, xm_, ids_, xd_, rows_, width_, out_.dev(), tr);
+      dict_.download(m.n, m.bytes, down);
+      out_.download(nwords_ * 8, down);
+      p_.queue().finish();
+      Breakdown b;
+      b.h2d = sum_seconds(up);
+      b.add_phase("1a", tr.span(0, end_1a));
+      b.add_phase("1b", tr.span(end_1a, end_1b));
+      b.add_phase("2a", 0.0);
+      b.add_phase("2b", tr.span(end_1b, tr.size()));
+      b.kernel = tr.span(0, tr.size());
+      b.d2h = sum_seconds(down);
+      b.total = all.seconds();
+      return b;
+    });
+  }
+  MergeOutput<std::string_view> output() override {
+    return checked("reading the merge's results", [&] {
+      MergeOutput<std::string_view> o;
+      std::vector<cl_uint> offs = read_back<cl_uint>(p_, ud_offs_, ud_.n ? ud_.n + 1 : 0);
+      ud_store_.assign(ud_.bytes, '\0');
+      if (ud_.bytes) p_.queue().enqueueReadBuffer(ud_bytes_, CL_TRUE, 0, ud_.bytes, ud_store_.data());
+      for (std::uint32_t i = 0; i < ud_.n; ++i)
+        o.delta_dict.push_back(std::string_view(ud_store_).substr(offs[i], offs[i + 1] - offs[i]));
+      o.delta_ids = read_back<std::uint32_t>(p_, ids_, nd_);
+      o.dict = dict_.host_views(dict_store_);
+      o.x_m = read_back<std::uint32_t>(p_, xm_, n1_);
+      o.x_d = read_back<std::uint32_t>(p_, xd_, ud_.n);
+      o.codes.width = width_;
+      o.codes.size = rows_;
+      o.codes.words = out_.host_vector<std::uint64_t>(nwords_);
+      return o;
+    });
+  }
+  std::uint64_t transfer_bytes() const override {
+    return w_.in->main_codes.words.size() * 8 + (n1_ + 1 + nd_ + 1 + w_.dict.size() + 1) * 4 + um_.byte_size() +
+           delta_.byte_size() + total_bytes(w_.dict) + BitPacked::words_for(rows_, w_.width) * 8;
+  }
+
+ private:
+  OpenClPlatform& p_;
+  const StrWork& w_;
+  std::uint64_t nm_, nd_, n1_, rows_, nwords_ = 0;
+  StrCount ud_;
+  unsigned width_ = 0;
+  Mirror old_;
+  StrMirror um_, delta_, dict_;
+  Mirror out_;
+  cl::Buffer ud_offs_, ud_bytes_, ids_, xm_, xd_;
+  StrDeltaDictOp delta_dict_;
+  StrMergePathOp merge_;
+  ReencodeOp reencode_;
+  std::string ud_store_, dict_store_;
+};
+
+// Every device buffer a case of variant v allocates, by name (MemoryPlan), and the largest one.
+template <class T>
+std::uint64_t plan_case(MemoryPlan& m, OpenClPlatform& p, const MergeVariant& v, const MergeWork<T>& w) {
+  constexpr bool str = std::is_same_v<T, std::string_view>;
+  const std::uint64_t rows = w.in->main_rows() + w.in->delta_rows(), nd = w.in->delta_rows();
+  const std::uint64_t n1 = w.in->main_dict.size(), n2 = w.delta_dict.size();
+  const std::uint64_t t = str ? 0 : sizeof(T);  // strings: offsets and bytes, counted apart
+  const std::uint64_t delta_bytes = str ? total_bytes(w.in->delta) : nd * t;
+  const std::uint64_t um_bytes = str ? total_bytes(w.in->main_dict) : n1 * t;
+  const std::uint64_t ud_bytes = str ? total_bytes(w.delta_dict) : n2 * t;
+  const std::uint64_t offs = str ? 4 : 0;  // per string, plus one per column
+  auto column = [&](const char* name, std::uint64_t n, std::uint64_t bytes) {
+    m.add(name, n * t + (str ? (n + 1) * offs + bytes : 0));
+  };
+  const std::size_t scan_wg = DeviceScan(p).work_group();
+  auto delta_dict_op = [&](std::uint64_t n) {
+    if constexpr (str) {
+      StrDeltaDictOp::plan(m, p, n);
+    } else {
+      m.add("1a sort output and row ids", n * (t + 8));
+      m.add("1a radix sort scratch", sort_scratch_bytes(n, t, RadixSort(p, sort_key<T>()).work_group()));
+      m.add("1a scan scratch", scan_scratch_bytes(n, scan_wg));
+    }
+  };
+  auto merge_path_op = [&](std::uint64_t n) {
+    if constexpr (str) {
+      StrMergePathOp::plan(m, p, n);
+    } else {
+      m.add("1b merge-path splits and counts", (ceil_div(n, 16) + 1) * 4 + ceil_div(n, 16) * 4);
+      m.add("1b scan scratch", scan_scratch_bytes(ceil_div(n, 16), scan_wg));
+    }
+  };
+  const std::uint64_t old_codes = w.in->main_codes.words.size() * 8;
+  std::uint64_t biggest = 0;
+  switch (v.step) {
+    case MergeStep::DeltaDict:
+      column("delta", nd, delta_bytes);
+      column("U_D", nd, delta_bytes);
+      m.add("delta ids", nd * 4);
+      delta_dict_op(nd);
+      biggest = std::max(nd * std::max<std::uint64_t>(t, 8), delta_bytes);
+      break;
+    case MergeStep::DictMerge:
+      column("U_M", n1, um_bytes);
+      column("U_D", n2, ud_bytes);
+      column("U'_M", n1 + n2, um_bytes + ud_bytes);
+      m.add("X_M and X_D", (n1 + n2) * 4);
+      if (v.name == "slice") {
+        const std::uint64_t threads = std::clamp<std::uint64_t>((n1 + 15) / 16, 1, 65536);
+        m.add("1b slice intermediate dictionary", (n1 + n2) * t);
+        m.add("1b slice counts", (threads + 1) * 8);
+      } else {
+        merge_path_op(n1 + n2);
+      }
+      biggest = std::max((n1 + n2) * std::max<std::uint64_t>(t, 8), um_bytes + ud_bytes);
+      break;
+    case MergeStep::Reencode:
+      m.add("old main ids", old_codes);
+      m.add("X_M, X_D and delta ids", (w.x_m.size() + w.x_d.size() + w.delta_ids.size()) * 4);
+      m.add("new main ids", BitPacked::words_for(rows, w.width) * 8);
+      biggest = std::max(old_codes, rows * 4);
+      break;
+    case MergeStep::Whole: {
+      const std::uint64_t out = BitPacked::words_for(rows, code_width(n1 + nd)) * 8;
+      m.add("old main ids", old_codes);
+      column("U_M", n1, um_bytes);
+      column("delta", nd, delta_bytes);
+      column("U'_M", n1 + nd, um_bytes + delta_bytes);
+      m.add("new main ids", out);
+      column("U_D", nd, delta_bytes);
+      m.add("delta ids, X_M and X_D", (2 * nd + n1) * 4);
+      delta_dict_op(nd);
+      merge_path_op(n1 + nd);
+      biggest = std::max({(n1 + nd) * std::max<std::uint64_t>(t, 8), um_bytes + delta_bytes, old_codes, out});
+      break;
+    }
+  }
+  return biggest;
+}
+
 }  // namespace
 
 std::vector<MergeVariant> OpenClMerge::variants(const std::vector<Transfer>& transfers) const {
@@ -504,54 +1024,49 @@ std::vector<MergeVariant> OpenClMerge::variants(const std::vector<Transfer>& tra
   return v;
 }
 
+bool OpenClMerge::supports(const MergeVariant& v, ValueType t) const {
+  // Strings: every step, 1b by merge path only (the slice merge's intermediate array would hold
+  // copies of the strings).
+  return t != ValueType::Str || v.step != MergeStep::DictMerge || v.name == "merge_path";
+}
+
 template <class T>
 std::unique_ptr<MergeCase<T>> OpenClMerge::make(const MergeVariant& v, const MergeWork<T>& w) {
-  if constexpr (std::is_same_v<T, std::string_view>) {
-    throw SkipCase("strings are not offered on OpenCL");
-  } else {
-    const std::uint64_t rows = w.in->main_rows() + w.in->delta_rows(), nd = w.in->delta_rows();
-    const std::uint64_t n1 = w.in->main_dict.size(), n2 = w.delta_dict.size(), t = sizeof(T);
-    const std::uint64_t old_codes = w.in->main_codes.words.size() * 8;
-    // Ids, counts and dictionary positions are 32-bit on the device.
-    if (n1 + nd >= std::numeric_limits<std::uint32_t>::max())
-      throw SkipCase("dictionaries of 2^32 entries or more are beyond the 32-bit ids");
-    // Device bytes of each step (inputs, outputs, scratch) and its largest single buffer.
-    const std::uint64_t delta_dict = nd * (4 * t + 20), dict_merge = (n1 + n2) * (3 * t + 8);
-    const std::uint64_t reencode = old_codes + rows * 8 + BitPacked::words_for(rows, w.width) * 8;
-    std::uint64_t need = 0, biggest = 0;
-    switch (v.step) {
-      case MergeStep::DeltaDict:
-        need = delta_dict;
-        biggest = nd * t;
-        break;
-      case MergeStep::DictMerge:
-        need = dict_merge;
-        biggest = (n1 + n2) * t;
-        break;
-      case MergeStep::Reencode:
-        need = reencode;
-        biggest = std::max(old_codes, rows * 4);
-        break;
-      case MergeStep::Whole:
-        need = delta_dict + (n1 + nd) * (2 * t + 8) + reencode;
-        biggest = std::max({(n1 + nd) * t, old_codes, BitPacked::words_for(rows, code_width(n1 + nd)) * 8});
-        break;
-    }
-    if (need > p_.memory_bytes() / 2)
-      throw SkipCase("needs about " + std::to_string(need >> 20) + " MiB, more than half the device memory");
-    if (biggest > p_.max_alloc_bytes()) throw SkipCase("a buffer exceeds the device's allocation limit");
-    return checked("preparing a merge case", [&]() -> std::unique_ptr<MergeCase<T>> {
+  const std::uint64_t n1 = w.in->main_dict.size(), nd = w.in->delta_rows();
+  if (!supports(v, ValueTypeOf<T>::value))
+    throw SkipCase(std::string("dict_merge/") + v.name + " is not offered for strings (merge_path is)");
+  // Ids, counts and dictionary positions are 32-bit on the device.
+  if (n1 + nd >= std::numeric_limits<std::uint32_t>::max())
+    throw SkipCase("dictionaries of 2^32 entries or more are beyond the 32-bit ids");
+  if constexpr (std::is_same_v<T, std::string_view>)
+    if (total_bytes(w.in->main_dict) + total_bytes(w.in->delta) >= kMaxStringBytes)
+      throw SkipCase("strings of 4 GiB or more in U_M and the delta are beyond the 32-bit byte offsets");
+  MemoryPlan plan = MemoryPlan::for_platform(p_);
+  const std::uint64_t biggest = plan_case(plan, p_, v, w);
+  plan.require(p_);
+  if (biggest > p_.max_alloc_bytes()) throw SkipCase("a buffer exceeds the device's allocation limit");
+  return checked("preparing a merge case", [&]() -> std::unique_ptr<MergeCase<T>> {
+    if constexpr (std::is_same_v<T, std::string_view>) {
+      switch (v.step) {
+        case MergeStep::DeltaDict: return std::make_unique<StrDeltaDictCase>(p_, w, v.transfer);
+        case MergeStep::DictMerge: return std::make_unique<StrDictMergeCase>(p_, w, v.transfer);
+        case MergeStep::Reencode: return std::make_unique<ReencodeCase<T>>(p_, w, v.transfer);
+        case MergeStep::Whole: break;
+      }
+      return std::make_unique<StrWholeCase>(p_, w, v.transfer);
+    } else {
       switch (v.step) {
         case MergeStep::DeltaDict: return std::make_unique<DeltaDictCase<T>>(p_, w, v.transfer);
         case MergeStep::DictMerge:
-          if (v.name == "slice") return std::make_unique<DictMergeCase<T, SliceOp<T>>>(p_, w, v.transfer, SliceOp<T>(p_, n1, n2));
-          return std::make_unique<DictMergeCase<T, MergePathOp<T>>>(p_, w, v.transfer, MergePathOp<T>(p_, n1 + n2));
+          if (v.name == "slice")
+            return std::make_unique<DictMergeCase<T, SliceOp<T>>>(p_, w, v.transfer, SliceOp<T>(p_, n1, w.delta_dict.size()));
+          return std::make_unique<DictMergeCase<T, MergePathOp<T>>>(p_, w, v.transfer, MergePathOp<T>(p_, n1 + w.delta_dict.size()));
         case MergeStep::Reencode: return std::make_unique<ReencodeCase<T>>(p_, w, v.transfer);
         case MergeStep::Whole: break;
       }
       return std::make_unique<WholeCase<T>>(p_, w, v.transfer);
-    });
-  }
+    }
+  });
 }
 
 template std::unique_ptr<MergeCase<std::uint32_t>> OpenClMerge::make(const MergeVariant&, const MergeWork<std::uint32_t>&);

@@ -1,4 +1,5 @@
-// Delta merge kernels. VKIND picks the value type: 1 uint, 2 ulong, 3 ulong2 as (hi, lo) 128-bit.
+// Delta merge kernels. VKIND picks the value type: 1 uint, 2 ulong, 3 ulong2 as (hi, lo) 128-bit,
+// 4 strings (offsets + bytes; the string kernels at the end). Re-encoding (2b) is the same for all.
 #if VKIND == 1
 typedef uint val_t;
 #define LT(a, b) ((a) < (b))
@@ -7,11 +8,13 @@ typedef uint val_t;
 typedef ulong val_t;
 #define LT(a, b) ((a) < (b))
 #define NE(a, b) ((a) != (b))
-#else
+#elif VKIND == 3
 typedef ulong2 val_t;
 #define LT(a, b) ((a).x < (b).x || ((a).x == (b).x && (a).y < (b).y))
 #define NE(a, b) ((a).x != (b).x || (a).y != (b).y)
 #endif
+
+#if VKIND != 4
 
 // First index in d[0, n) whose value is not less than v.
 ulong lower_bound_v(global const val_t* d, ulong n, val_t v) {
@@ -107,6 +110,8 @@ kernel void close_gaps(global const val_t* d1, ulong n1, global const val_t* d2,
   for (ulong k = k0; k < k1; ++k) x2[k] += (uint)off;
 }
 
+#endif  // VKIND != 4
+
 uint unpack_id(global const ulong* w, uint width, ulong i) {
   if (width == 0) return 0;
   ulong bit = i * width, word = bit >> 6;
@@ -139,6 +144,7 @@ kernel void reencode(global const ulong* old, uint old_width, ulong main_rows, g
   if (fill) *o = acc;
 }
 
+#if VKIND != 4
 // Step 1a, after the radix sort of the delta with its row indices: 1 where a sorted value starts a
 // run of equal values. The exclusive scan of these flags numbers the runs.
 kernel void run_heads(global const val_t* sorted, uint n, global uint* flag) {
@@ -219,3 +225,227 @@ kernel void mp_merge(global const val_t* a, uint na, global const val_t* b, uint
   }
   if (!write) counts[item] = heads;
 }
+#endif  // VKIND != 4
+
+#if VKIND == 4
+// ---- strings: a column of n strings is offs[0..n] (uint byte offsets, string i = bytes[offs[i],
+// offs[i+1])) and one byte array. Sorting and comparing go through 64-bit keys: chunk k of a string
+// is its bytes [7k, 7k+7) big-endian in the high 56 bits (zero padded) and, in the low 8 bits, the
+// bytes left from 7k capped at 8. Two strings' chunks compare as their bytes do (a string that ends
+// inside the chunk, or a zero byte where the other string has ended, is told apart by the count),
+// and equal chunks with a count below 8 mean equal strings: the count is 8 only when more bytes
+// follow, the one case where chunk k+1 must decide. ----
+
+#define KEY_MORE 8u  // the count of a chunk with bytes after it
+#define KEY_COUNT(k) ((uint)((k) & 0xffu))
+
+ulong str_key(global const uchar* bytes, uint b, uint e, uint chunk) {
+  const uint s = b + 7u * chunk, left = s < e ? e - s : 0u;
+  ulong key = 0;
+  for (uint i = 0; i < 7u; ++i) key = (key << 8) | (i < left ? (ulong)bytes[s + i] : 0ul);
+  return (key << 8) | (ulong)min(left, KEY_MORE);
+}
+
+// -1, 0, 1 as string x (bytes [x0, x1) of xb) is below, equal to or above y, from byte `from` on
+// (the bytes before it are known equal).
+int str_cmp_from(global const uchar* xb, uint x0, uint x1, global const uchar* yb, uint y0, uint y1, uint from) {
+  const uint lx = x1 - x0, ly = y1 - y0, n = min(lx, ly);
+  for (uint i = from; i < n; ++i) {
+    const uchar a = xb[x0 + i], c = yb[y0 + i];
+    if (a != c) return a < c ? -1 : 1;
+  }
+  return lx < ly ? -1 : (lx > ly ? 1 : 0);
+}
+
+// Strings i of column x and j of column y, through their chunk-0 keys first.
+int str_cmp(global const ulong* xk, global const uint* xo, global const uchar* xb, uint i, global const ulong* yk,
+            global const uint* yo, global const uchar* yb, uint j) {
+  const ulong a = xk[i], c = yk[j];
+  if (a != c) return a < c ? -1 : 1;
+  if (KEY_COUNT(a) < KEY_MORE) return 0;
+  return str_cmp_from(xb, xo[i], xo[i + 1], yb, yo[j], yo[j + 1], 7u);
+}
+
+// Chunk-0 keys of strings [0, n).
+kernel void str_keys(global const uint* offs, global const uchar* bytes, uint n, global ulong* keys) {
+  const uint i = get_global_id(0);
+  if (i < n) keys[i] = str_key(bytes, offs[i], offs[i + 1], 0u);
+}
+
+// ---- step 1a: the delta sorted by rounds over its chunks. perm[p] is the string at sorted position
+// p, head[p] is 1 where the string at p differs from the one at p - 1. Round k sorts the `a` active
+// positions act[0, a) (whole groups of strings equal in their first 7k bytes, ascending), stably by
+// chunk k and then by their group number grp, so each group stays on its positions. ----
+
+// Round set-up: every position active, in one group, perm the identity, only position 0 a head.
+kernel void str_init(uint n, global uint* act, global uint* grp, global uint* perm, global uint* head) {
+  const uint i = get_global_id(0);
+  if (i >= n) return;
+  act[i] = i;
+  grp[i] = 0;
+  perm[i] = i;
+  head[i] = i == 0 ? 1u : 0u;
+}
+
+kernel void str_round_keys(global const uint* offs, global const uchar* bytes, global const uint* perm,
+                           global const uint* act, uint a, uint chunk, global ulong* keys) {
+  const uint i = get_global_id(0);
+  if (i >= a) return;
+  const uint s = perm[act[i]];
+  keys[i] = str_key(bytes, offs[s], offs[s + 1], chunk);
+}
+
+// g[i] = grp[order[i]]: the group numbers in the order of the chunk sort.
+kernel void str_gather_groups(global const uint* grp, global const uint* order, uint a, global uint* g) {
+  const uint i = get_global_id(0);
+  if (i < a) g[i] = grp[order[i]];
+}
+
+// After both sorts order[i] is the active entry now i-th: its key, and the string it moves to
+// position act[i] (read here, written by str_round_place, so no work-item reads a moved entry).
+kernel void str_round_gather(global const ulong* keys, global const uint* order, global const uint* perm,
+                             global const uint* act, uint a, global ulong* sorted_keys, global uint* moved) {
+  const uint i = get_global_id(0);
+  if (i >= a) return;
+  const uint o = order[i];
+  sorted_keys[i] = keys[o];
+  moved[i] = perm[act[o]];
+}
+
+// Places the moved strings and marks where a group splits: hd[i] is 1 where entry i starts a group
+// of strings equal through this chunk (a new group or a different key), head[] gains the splits.
+kernel void str_round_place(global const ulong* sorted_keys, global const uint* g, global const uint* moved,
+                            global const uint* act, uint a, global uint* perm, global uint* head, global uint* hd) {
+  const uint i = get_global_id(0);
+  if (i >= a) return;
+  perm[act[i]] = moved[i];
+  const bool new_group = i == 0 || g[i] != g[i - 1];
+  const bool split = !new_group && sorted_keys[i] != sorted_keys[i - 1];
+  if (split) head[act[i]] = 1u;
+  hd[i] = (new_group || split) ? 1u : 0u;
+}
+
+// An entry stays active when its group (the entries from its hd up to the next) has another entry
+// and its chunk says more bytes follow (equal keys: the whole group says so).
+kernel void str_round_keep(global const ulong* sorted_keys, global const uint* hd, uint a, global uint* keep) {
+  const uint i = get_global_id(0);
+  if (i >= a) return;
+  const bool single = hd[i] && (i + 1 == a || hd[i + 1]);
+  keep[i] = (!single && KEY_COUNT(sorted_keys[i]) == KEY_MORE) ? 1u : 0u;
+}
+
+// The next round's active positions and group numbers (hpos: exclusive scan of hd, kpos of keep).
+kernel void str_round_compact(global const uint* act, global const uint* keep, global const uint* kpos,
+                              global const uint* hd, global const uint* hpos, uint a, global uint* act_next,
+                              global uint* grp_next) {
+  const uint i = get_global_id(0);
+  if (i >= a || !keep[i]) return;
+  act_next[kpos[i]] = act[i];
+  grp_next[kpos[i]] = hpos[i] + hd[i];
+}
+
+// U_D from the sorted delta: upos is the exclusive scan of head, so the string at p has id
+// upos[p] + head[p] - 1. Each head names its string as the source of U_D entry id and its length;
+// every row gets its id. len[m] = 0 so a scan of len[0, m] ends in the byte total.
+kernel void str_unique(global const uint* offs, global const uint* perm, global const uint* head,
+                       global const uint* upos, uint n, uint m, global uint* ids, global uint* src, global uint* len) {
+  const uint p = get_global_id(0);
+  if (p >= n) return;
+  const uint s = perm[p], id = upos[p] + head[p] - 1u;
+  ids[s] = id;
+  if (head[p]) {
+    src[id] = s;
+    len[id] = offs[s + 1] - offs[s];
+  }
+  if (p == 0) len[m] = 0u;
+}
+
+// out string i = string src[i] of column a (src < na) or src - na of column b, at out_offs[i].
+kernel void str_gather(global const uint* ao, global const uchar* ab, uint na, global const uint* bo,
+                       global const uchar* bb, global const uint* src, uint m, global const uint* out_offs,
+                       global uchar* out) {
+  const uint i = get_global_id(0);
+  if (i >= m) return;
+  const uint s = src[i];
+  const bool from_a = s < na;
+  global const uint* o = from_a ? ao : bo;
+  global const uchar* b = from_a ? ab : bb;
+  const uint j = from_a ? s : s - na, b0 = o[j], len = o[j + 1] - b0, d = out_offs[i];
+  for (uint c = 0; c < len; ++c) out[d + c] = b[b0 + c];
+}
+
+// ---- step 1b: merge path over two sorted distinct string dictionaries, as mp_* above with the
+// comparisons on strings (keys first, bytes where the keys are equal and say more follows). ----
+#define SA ak, ao, abytes
+#define SB bk, bo, bbytes
+#define STR_ARGS(x) global const ulong *x##k, global const uint *x##o, global const uchar *x##bytes
+
+uint smp_split(STR_ARGS(a), STR_ARGS(b), uint d, uint lo, uint hi) {
+  while (lo < hi) {
+    uint mid = lo + (hi - lo) / 2;
+    if (str_cmp(SB, d - mid - 1, SA, mid) >= 0) lo = mid + 1;  // a[mid] <= b[d - mid - 1]
+    else hi = mid;
+  }
+  return lo;
+}
+
+kernel void smp_partition(STR_ARGS(a), uint na, STR_ARGS(b), uint nb, uint tile, uint groups, global uint* split) {
+  uint g = get_global_id(0);
+  if (g > groups) return;
+  uint d = (uint)min((ulong)g * tile, (ulong)na + nb);
+  split[g] = smp_split(SA, SB, d, d > nb ? d - nb : 0, min(d, na));
+}
+
+// As mp_merge; the write pass names each U'_M entry's source (index in a, or na + index in b) and
+// length instead of writing the value, and sets len[m] = 0 for the scan of the byte offsets.
+kernel void smp_merge(STR_ARGS(a), uint na, STR_ARGS(b), uint nb, uint tile, uint items, global const uint* split,
+                      uint write, uint m, global uint* counts, global uint* src, global uint* len, global uint* xm,
+                      global uint* xd) {
+  const uint g = get_group_id(0), item = get_global_id(0);
+  const ulong n = (ulong)na + nb, d0 = (ulong)item * items;
+  if (d0 >= n) return;
+  const uint d1 = (uint)min(n, d0 + items), gd0 = g * tile, gd1 = (uint)min(n, (ulong)gd0 + tile);
+  const uint a0 = split[g], a1 = split[g + 1], b0 = gd0 - a0, b1 = gd1 - a1, d = (uint)d0;
+  uint i = smp_split(SA, SB, d, max(a0, d > b1 ? d - b1 : 0u), min(a1, d - b0)), k = d - i;
+  // The entry before the range: the larger of the last ones taken from a and b.
+  bool prev_a = true;
+  uint prev = 0;
+  if (i > 0) prev = i - 1;
+  if (k > 0 && (i == 0 || str_cmp(SA, i - 1, SB, k - 1) < 0)) {
+    prev_a = false;
+    prev = k - 1;
+  }
+  bool first = d == 0;
+  uint id = write ? counts[item] - 1 : 0, heads = 0;
+  if (write && item == 0) len[m] = 0u;
+  for (uint j = d; j < d1; ++j) {
+    const bool from_a = k >= nb || (i < na && str_cmp(SB, k, SA, i) >= 0);
+    const uint v = from_a ? i : k;
+    bool head = first;
+    if (!first) {
+      if (prev_a && from_a) head = str_cmp(SA, prev, SA, v) < 0;
+      else if (prev_a) head = str_cmp(SA, prev, SB, v) < 0;
+      else if (from_a) head = str_cmp(SB, prev, SA, v) < 0;
+      else head = str_cmp(SB, prev, SB, v) < 0;
+    }
+    if (head) {
+      ++heads;
+      if (write) {
+        ++id;
+        src[id] = from_a ? v : na + v;
+        len[id] = from_a ? ao[v + 1] - ao[v] : bo[v + 1] - bo[v];
+      }
+    }
+    if (write) {
+      if (from_a) xm[i] = id;
+      else xd[k] = id;
+    }
+    if (from_a) ++i;
+    else ++k;
+    prev = v;
+    prev_a = from_a;
+    first = false;
+  }
+  if (!write) counts[item] = heads;
+}
+#endif  // VKIND == 4
