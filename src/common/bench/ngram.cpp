@@ -100,11 +100,6 @@ struct NgramOptions {
   std::vector<int> levels;
 };
 
-// Host memory of the corpus and index (counted on the cpu backend, whose platform memory is the host's).
-void plan_corpus(MemoryPlan& plan, const TextCorpus& c) {
-  plan.add("corpus text", c.text.size()).add("corpus offsets", 8 * c.offsets.size());
-}
-
 // What ngram::build_ngram_index allocates besides the index it returns, for `postings` postings:
 // every chunk's (3-gram, map) pairs and pairs per article, per-chunk counts and write positions per
 // 3-gram, and the list totals.
@@ -213,7 +208,7 @@ class NgramRun {
         std::uint64_t most = 0;
         for (std::size_t d = 0; d < st.corpus.size(); ++d) most += std::max<std::size_t>(st.corpus.doc(d).size(), 2) - 2;
         MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
-        plan_corpus(plan, st.corpus);
+        plan_corpus(plan, st);
         plan.add("index (at most one posting per 3-gram of the text)",
                  16 * most + 8 * (std::uint64_t{ngram::kTrigrams} + 1))
             .add("index build scratch", index_build_scratch(most, st.corpus.size(), threads));
@@ -277,6 +272,11 @@ class NgramRun {
   // On the cpu backend the platform's memory is the host's: the corpus and index the common code
   // keeps count against it (on a device only the backend's buffers do).
   bool memory_is_host() { return s_.platform().name() == "cpu"; }
+  // The size's corpus, and the loaded source corpus its prefixes are taken from (a file or GCIDE).
+  void plan_corpus(MemoryPlan& plan, const SizeState& st) const {
+    plan.add("corpus text", st.corpus.text.size()).add("corpus offsets", 8 * st.corpus.offsets.size());
+    if (full_) plan.add("source corpus", full_->text.size() + 8 * full_->offsets.size());
+  }
 
   Prepared index_case(std::uint64_t size) {
     SizeState& st = state(size);
@@ -286,7 +286,7 @@ class NgramRun {
       // A pass builds a new index while the last one is kept (and the verification a one-thread
       // index beside it): two at a time besides the size's own.
       MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
-      plan_corpus(plan, st.corpus);
+      plan_corpus(plan, st);
       plan.add("index", st.index.bytes())
           .add("rebuilt indexes (two at a time)", 2 * st.index.bytes())
           .add("index build scratch", index_build_scratch(st.index.postings(), st.index.articles, threads));
@@ -322,7 +322,7 @@ class NgramRun {
     // counted: their size is the search's result.
     MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
     if (memory_is_host()) {
-      plan_corpus(plan, st.corpus);
+      plan_corpus(plan, st);
       std::uint64_t lists = 0;
       for (const QueryPlan& q : ps) lists += q.lists.size();
       plan.add("index", st.index.bytes()).add("query plans", 4 * lists);
