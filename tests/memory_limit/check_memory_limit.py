@@ -71,11 +71,10 @@ def check_reason(case_id, reason):
     if not reason.startswith("needs") or not re.search(AMOUNT, reason):
         fail(f"{case_id}: skip reason does not start with 'needs' and give an amount: {reason!r}")
     m = PLAN_REASON.match(reason)
-    if m:  # MemoryPlan's form: every allocation named with its size
-        items = m.group(2).split(", ")
-        for item in items:
-            if not re.fullmatch(r"\S.* " + AMOUNT, item):
-                fail(f"{case_id}: allocation {item!r} of the skip reason has no name and size: {reason!r}")
+    if m:  # MemoryPlan's form: every allocation named with its size (a name may hold commas)
+        item = r"\S.*? " + AMOUNT
+        if not re.fullmatch(item + r"(?:, " + item + r")*", m.group(2)):
+            fail(f"{case_id}: the skip reason does not name each allocation with its size: {reason!r}")
     elif re.match(r"needs " + AMOUNT + r" of [a-z ]+ memory \(", reason):
         fail(f"{case_id}: skip reason in a form the test does not know: {reason!r}")
 

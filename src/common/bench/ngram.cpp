@@ -104,7 +104,8 @@ struct NgramOptions {
 // every chunk's (3-gram, map) pairs and pairs per article, per-chunk counts and write positions per
 // 3-gram, and the list totals.
 std::uint64_t index_build_scratch(std::uint64_t postings, std::uint64_t articles, int threads) {
-  std::uint64_t chunks = std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(threads, 1)), articles / 64 + 1));
+  auto t = static_cast<std::uint64_t>(std::max(threads, 1));
+  std::uint64_t chunks = std::min<std::uint64_t>(t, articles / 64 + 1);
   return 8 * postings + 4 * articles + 16 * std::uint64_t{ngram::kTrigrams} * chunks + 8 * (ngram::kTrigrams + 1);
 }
 
@@ -271,7 +272,7 @@ class NgramRun {
 
   // On the cpu backend the platform's memory is the host's: the corpus and index the common code
   // keeps count against it (on a device only the backend's buffers do).
-  bool memory_is_host() { return s_.platform().name() == "cpu"; }
+  bool memory_is_host() const { return s_.platform().name() == "cpu"; }
   // The size's corpus, and the loaded source corpus its prefixes are taken from (a file or GCIDE).
   void plan_corpus(MemoryPlan& plan, const SizeState& st) const {
     plan.add("corpus text", st.corpus.text.size()).add("corpus offsets", 8 * st.corpus.offsets.size());
