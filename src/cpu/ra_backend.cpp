@@ -32,9 +32,10 @@ class CpuRelation : public DeviceRelation {
  public:
   CpuRelation(std::uint64_t capacity_rows, int values) : rel(capacity_rows, values) {}
   std::uint64_t capacity_words() const override { return rel.capacity_rows() * static_cast<std::uint64_t>(rel.width()); }
-  void shape(std::uint64_t rows, int values) {
+  void shape(std::uint64_t rows, int values, int key_words) {
     rows_ = rows;
     values_ = values;
+    key_words_ = key_words;
   }
   const std::uint32_t* data() const { return rel.data(); }
   std::uint32_t* data() { return rel.data(); }
@@ -47,19 +48,33 @@ const CpuRelation& as_cpu(const DeviceRelation& r) {
   return *c;
 }
 
-// Makes `out` a cpu relation that can hold rows x (1 + values) words, reusing its memory when it is
-// large enough (only the first pass of a case allocates).
-CpuRelation& ensure(DeviceRel& out, std::uint64_t rows, int values) {
+// Makes `out` a cpu relation that can hold rows x (key_words + values) words, reusing its memory
+// when it is large enough (only the first pass of a case allocates).
+CpuRelation& ensure(DeviceRel& out, std::uint64_t rows, int values, int key_words) {
   auto* c = dynamic_cast<CpuRelation*>(out.get());
-  std::uint64_t words = rows * static_cast<std::uint64_t>(1 + values);
+  std::uint64_t words = rows * static_cast<std::uint64_t>(key_words + values);
   if (!c || c->capacity_words() < words || out.use_count() > 1) {
     // Capacity is counted in words so a relation may be reused with another width.
     auto fresh = std::make_shared<CpuRelation>(words, 0);
     c = fresh.get();
     out = fresh;
   }
-  c->shape(rows, values);
+  c->shape(rows, values, key_words);
   return *c;
+}
+
+// Calls f(std::integral_constant<int, KW>) for a key of kw words (1 or 2).
+template <class F>
+void for_key_words(int kw, F&& f) {
+  if (kw == 2) f(std::integral_constant<int, 2>{});
+  else f(std::integral_constant<int, 1>{});
+}
+
+// Whether W-word tuples a and b have equal keys of KW words.
+template <int KW>
+inline bool same_key(const std::uint32_t* a, const std::uint32_t* b) {
+  if constexpr (KW == 2) return ((a[0] ^ b[0]) | (a[1] ^ b[1])) == 0;
+  else return a[0] == b[0];
 }
 
 // Calls f(std::integral_constant<int, W>) for the tuple width w, so inner loops over a tuple's
@@ -95,7 +110,7 @@ std::vector<std::uint64_t> compact_rows(const CpuRelation& in, Write write, int 
   const int pieces = compact_pieces(n, threads);
   if (pieces == 1) {
     const std::uint64_t rows = write(0, 0, n, out.data());
-    out.shape(rows, in.values());
+    out.shape(rows, in.values(), in.key_words());
     return {0, rows};
   }
   auto offset = staged_in_order(
@@ -106,7 +121,7 @@ std::vector<std::uint64_t> compact_rows(const CpuRelation& in, Write write, int 
         return write(p, b, e, stage.data());
       },
       out.data());
-  out.shape(offset.back(), in.values());
+  out.shape(offset.back(), in.values(), in.key_words());
   return offset;
 }
 
@@ -124,7 +139,7 @@ void compact_w(const CpuRelation& in, Flag flag, int threads, DeviceRel& out_han
     }
     return o;
   };
-  compact_rows<W>(in, write, threads, ensure(out_handle, in.rows(), in.values()));
+  compact_rows<W>(in, write, threads, ensure(out_handle, in.rows(), in.values(), in.key_words()));
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -214,7 +229,7 @@ inline void store_fence() {
 #endif
 }
 
-Tuples tuples_of(const CpuRelation& r) { return {r.data(), r.rows(), r.width()}; }
+Tuples tuples_of(const CpuRelation& r) { return {r.data(), r.rows(), r.width(), r.key_words()}; }
 
 }  // namespace
 
@@ -237,7 +252,7 @@ std::vector<std::string> CpuRa::variants(Op op) const {
 
 Breakdown CpuRa::upload(const Relation& host, DeviceRel& out) {
   HostTimer t;
-  CpuRelation& d = ensure(out, host.rows(), host.values());
+  CpuRelation& d = ensure(out, host.rows(), host.values(), host.key_words());
   if (host.words()) std::memcpy(d.data(), host.data(), host.bytes());
   Breakdown b;
   b.h2d = b.total = t.seconds();
@@ -247,7 +262,8 @@ Breakdown CpuRa::upload(const Relation& host, DeviceRel& out) {
 Breakdown CpuRa::download(const DeviceRelation& dev, Relation& host) {
   HostTimer t;
   const CpuRelation& d = as_cpu(dev);
-  if (host.values() != d.values() || host.capacity_rows() < d.rows()) host = Relation(d.rows(), d.values());
+  if (host.values() != d.values() || host.key_words() != d.key_words() || host.capacity_rows() < d.rows())
+    host = Relation(d.rows(), d.values(), d.key_words());
   host.set_rows(d.rows());
   if (d.rows()) std::memcpy(host.data(), d.data(), d.bytes());
   Breakdown b;
@@ -255,15 +271,15 @@ Breakdown CpuRa::download(const DeviceRelation& dev, Relation& host) {
   return b;
 }
 
-Breakdown CpuRa::run_project(const DeviceRelation& in_, const std::vector<int>& columns, const std::string& variant,
+Breakdown CpuRa::run_project(const DeviceRelation& in_, const ProjectLayout& layout, const std::string& variant,
                          DeviceRel& out_handle) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   const int threads = threads_for(variant);
-  const int ow = static_cast<int>(columns.size()), iw = in.width();
-  CpuRelation& out = ensure(out_handle, in.rows(), ow - 1);
-  int cols[kMaxValues + 1];
-  std::copy(columns.begin(), columns.end(), cols);
+  const int ow = static_cast<int>(layout.words.size()), iw = in.width();
+  CpuRelation& out = ensure(out_handle, in.rows(), layout.values(), layout.key_words);
+  int cols[kMaxWords];
+  std::copy(layout.words.begin(), layout.words.end(), cols);
   const int chunks = chunk_count(in.rows(), threads);
   const std::uint32_t* src = in.data();
   std::uint32_t* dst = out.data();
@@ -284,19 +300,20 @@ Breakdown CpuRa::run_select(const DeviceRelation& in_, const Predicate& pred, co
   const CpuRelation& in = as_cpu(in_);
   const std::uint32_t* d = in.data();
   if (is_library(Op::Select, variant)) {
-    CpuRelation& o = ensure(out, in.rows(), in.values());
-    o.shape(library::select(d, in.rows(), in.width(), pred, o.data(), platform_.threads()), in.values());
+    CpuRelation& o = ensure(out, in.rows(), in.values(), in.key_words());
+    o.shape(library::select(d, in.rows(), in.width(), pred, o.data(), platform_.threads()), in.values(), in.key_words());
     return Breakdown::compute_only(t.seconds());
   }
 #ifdef HDB_SELECT_AVX512
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512 && in.width() == 2 && pred.lo <= pred.hi) {
+  if (avx512 && in.width() == 2 && in.key_words() == 1 && pred.lo <= pred.hi && pred.hi <= 0xffffffffu) {
     compact_rows<2>(
         in,
         [&](int, std::uint64_t b, std::uint64_t e, std::uint32_t* dst) {
-          return select_pairs_avx512(d, b, e, pred.attribute, pred.lo, pred.hi, dst);
+          return select_pairs_avx512(d, b, e, pred.attribute, static_cast<std::uint32_t>(pred.lo),
+                                     static_cast<std::uint32_t>(pred.hi), dst);
         },
-        threads_for(variant), ensure(out, in.rows(), in.values()));
+        threads_for(variant), ensure(out, in.rows(), in.values(), in.key_words()));
     return Breakdown::compute_only(t.seconds());
   }
 #endif
@@ -310,29 +327,32 @@ Breakdown CpuRa::run_unique(const DeviceRelation& in_, const std::string& varian
   const CpuRelation& in = as_cpu(in_);
   const std::uint32_t* d = in.data();
   if (is_library(Op::Unique, variant)) {
-    CpuRelation& o = ensure(out, in.rows(), in.values());
-    o.shape(library::unique(d, in.rows(), in.width(), o.data(), platform_.threads()), in.values());
+    CpuRelation& o = ensure(out, in.rows(), in.values(), in.key_words());
+    o.shape(library::unique(d, in.rows(), in.width(), in.key_words(), o.data(), platform_.threads()), in.values(),
+            in.key_words());
     return Breakdown::compute_only(t.seconds());
   }
-  compact(in,
-          [&](auto W) {
-            constexpr std::uint64_t w = decltype(W)::value;
-            return [d](std::uint64_t i) { return i == 0 || d[i * w] != d[(i - 1) * w]; };
-          },
-          threads_for(variant), out);
+  for_key_words(in.key_words(), [&](auto KW) {
+    compact(in,
+            [&](auto W) {
+              constexpr std::uint64_t w = decltype(W)::value;
+              return [d](std::uint64_t i) { return i == 0 || !same_key<decltype(KW)::value>(d + i * w, d + (i - 1) * w); };
+            },
+            threads_for(variant), out);
+  });
   return Breakdown::compute_only(t.seconds());
 }
 
 namespace {
-template <int W, ReduceOp Op>
+template <int W, int KW, ReduceOp Op>
 std::array<std::uint64_t, kMaxValues> reduce_range(const std::uint32_t* d, std::uint64_t b, std::uint64_t e) {
   constexpr std::uint64_t identity = Op == ReduceOp::Min ? 0xffffffffull : 0;
   std::array<std::uint64_t, kMaxValues> acc;
   acc.fill(identity);
   for (std::uint64_t i = b; i < e; ++i)
-    for (int v = 1; v < W; ++v) {
+    for (int v = KW; v < W; ++v) {
       std::uint64_t x = d[i * W + static_cast<std::uint64_t>(v)];
-      std::uint64_t& a = acc[static_cast<std::size_t>(v - 1)];
+      std::uint64_t& a = acc[static_cast<std::size_t>(v - KW)];
       if constexpr (Op == ReduceOp::Sum) a += x;
       else if constexpr (Op == ReduceOp::Min) a = std::min(a, x);
       else a = std::max(a, x);
@@ -345,7 +365,7 @@ Timed<Aggregate> CpuRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   if (is_library(Op::Reduce, variant)) {
-    Aggregate g = library::reduce(variant, in.data(), in.rows(), in.width(), op, platform_.threads());
+    Aggregate g = library::reduce(variant, in.data(), in.rows(), in.width(), in.key_words(), op, platform_.threads());
     return {g, Breakdown::compute_only(t.seconds())};
   }
   const int chunks = chunk_count(in.rows(), threads_for(variant));
@@ -353,12 +373,16 @@ Timed<Aggregate> CpuRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const
   std::vector<std::array<std::uint64_t, kMaxValues>> part(static_cast<std::size_t>(chunks));
   for_chunks(chunks, threads_for(variant), [&](int c) {
     const std::uint64_t b = chunk_begin(in.rows(), chunks, c), e = chunk_begin(in.rows(), chunks, c + 1);
-    for_width(in.width(), [&](auto W) {
-      constexpr int w = decltype(W)::value;
-      auto& p = part[static_cast<std::size_t>(c)];
-      if (op == ReduceOp::Sum) p = reduce_range<w, ReduceOp::Sum>(in.data(), b, e);
-      else if (op == ReduceOp::Min) p = reduce_range<w, ReduceOp::Min>(in.data(), b, e);
-      else p = reduce_range<w, ReduceOp::Max>(in.data(), b, e);
+    for_key_words(in.key_words(), [&](auto KW) {
+      for_width(in.width(), [&](auto W) {
+        constexpr int w = decltype(W)::value, kw = decltype(KW)::value;
+        auto& p = part[static_cast<std::size_t>(c)];
+        if constexpr (w > kw) {
+          if (op == ReduceOp::Sum) p = reduce_range<w, kw, ReduceOp::Sum>(in.data(), b, e);
+          else if (op == ReduceOp::Min) p = reduce_range<w, kw, ReduceOp::Min>(in.data(), b, e);
+          else p = reduce_range<w, kw, ReduceOp::Max>(in.data(), b, e);
+        }
+      });
     });
   });
   Aggregate g;
@@ -389,15 +413,15 @@ inline std::uint32_t fold_or_start(std::uint32_t acc, std::uint32_t x, std::uint
 // chunk: their fold goes to `lead` (has_lead set) for the caller to merge. After that the loop is
 // branch-free: every row stores its run's running fold at the run's slot, so a run's last store
 // leaves its total, and no store goes beyond the chunk's own runs.
-template <int W, ReduceOp Op>
+template <int W, int KW, ReduceOp Op>
 std::uint64_t fold_runs(const std::uint32_t* d, std::uint64_t b, std::uint64_t e, std::uint32_t* dst,
                         std::uint32_t* lead, bool& has_lead) {
   std::uint64_t i = b;
-  has_lead = i > 0 && i < e && d[i * W] == d[(i - 1) * W];
+  has_lead = i > 0 && i < e && same_key<KW>(d + i * W, d + (i - 1) * W);
   if (has_lead) {
     std::memcpy(lead, d + i * W, W * 4);
-    for (++i; i < e && d[i * W] == d[(i - 1) * W]; ++i)
-      for (int v = 1; v < W; ++v) lead[v] = fold_or_start<Op>(lead[v], d[i * W + static_cast<std::uint64_t>(v)], ~0u);
+    for (++i; i < e && same_key<KW>(d + i * W, d + (i - 1) * W); ++i)
+      for (int v = KW; v < W; ++v) lead[v] = fold_or_start<Op>(lead[v], d[i * W + static_cast<std::uint64_t>(v)], ~0u);
   }
   if (i >= e) return 0;
   std::uint32_t acc[W];
@@ -406,21 +430,21 @@ std::uint64_t fold_runs(const std::uint32_t* d, std::uint64_t b, std::uint64_t e
   std::uint64_t o = 0;
   for (++i; i < e; ++i) {
     const std::uint32_t* x = d + i * W;
-    const std::uint32_t head = x[0] != x[-W] ? 1u : 0u;
+    const std::uint32_t head = same_key<KW>(x, x - W) ? 0u : 1u;
     o += head;
-    acc[0] = x[0];
-    for (int v = 1; v < W; ++v) acc[v] = fold_or_start<Op>(acc[v], x[v], head - 1u);
+    for (int k = 0; k < KW; ++k) acc[k] = x[k];
+    for (int v = KW; v < W; ++v) acc[v] = fold_or_start<Op>(acc[v], x[v], head - 1u);
     std::memcpy(dst + o * W, acc, W * 4);
   }
   return o + 1;
 }
 
-template <int W, ReduceOp Op>
+template <int W, int KW, ReduceOp Op>
 void reduce_by_key_w(const CpuRelation& in, int threads, DeviceRel& out_handle) {
   // Equal pieces whatever the run lengths, each folded once; a run crossing a piece edge is
   // finished afterwards.
   const auto pieces = static_cast<std::size_t>(compact_pieces(in.rows(), threads));
-  CpuRelation& out = ensure(out_handle, in.rows(), in.values());
+  CpuRelation& out = ensure(out_handle, in.rows(), in.values(), in.key_words());
   std::vector<std::array<std::uint32_t, W>> leads(pieces);
   std::vector<char> has(pieces, 0);
   const auto offset = compact_rows<W>(
@@ -428,7 +452,7 @@ void reduce_by_key_w(const CpuRelation& in, int threads, DeviceRel& out_handle) 
       [&](int p, std::uint64_t b, std::uint64_t e, std::uint32_t* dst) {
         const auto k = static_cast<std::size_t>(p);
         bool h = false;
-        const std::uint64_t rows = fold_runs<W, Op>(in.data(), b, e, dst, leads[k].data(), h);
+        const std::uint64_t rows = fold_runs<W, KW, Op>(in.data(), b, e, dst, leads[k].data(), h);
         has[k] = h ? 1 : 0;
         return rows;
       },
@@ -438,7 +462,7 @@ void reduce_by_key_w(const CpuRelation& in, int threads, DeviceRel& out_handle) 
   for (std::size_t k = 0; k < pieces; ++k)
     if (has[k]) {
       std::uint32_t* t = out.data() + (offset[k] - 1) * W;
-      for (int v = 1; v < W; ++v) t[v] = fold_or_start<Op>(t[v], leads[k][static_cast<std::size_t>(v)], ~0u);
+      for (int v = KW; v < W; ++v) t[v] = fold_or_start<Op>(t[v], leads[k][static_cast<std::size_t>(v)], ~0u);
     }
 }
 }  // namespace
@@ -447,11 +471,15 @@ Breakdown CpuRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   const int threads = threads_for(variant);
-  for_width(in.width(), [&](auto W) {
-    constexpr int w = decltype(W)::value;
-    if (op == ReduceOp::Sum) reduce_by_key_w<w, ReduceOp::Sum>(in, threads, out_handle);
-    else if (op == ReduceOp::Min) reduce_by_key_w<w, ReduceOp::Min>(in, threads, out_handle);
-    else reduce_by_key_w<w, ReduceOp::Max>(in, threads, out_handle);
+  for_key_words(in.key_words(), [&](auto KW) {
+    for_width(in.width(), [&](auto W) {
+      constexpr int w = decltype(W)::value, kw = decltype(KW)::value;
+      if constexpr (w >= kw) {
+        if (op == ReduceOp::Sum) reduce_by_key_w<w, kw, ReduceOp::Sum>(in, threads, out_handle);
+        else if (op == ReduceOp::Min) reduce_by_key_w<w, kw, ReduceOp::Min>(in, threads, out_handle);
+        else reduce_by_key_w<w, kw, ReduceOp::Max>(in, threads, out_handle);
+      }
+    });
   });
   return Breakdown::compute_only(t.seconds());
 }
@@ -466,16 +494,19 @@ Breakdown CpuRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, co
   std::vector<Split> s(static_cast<std::size_t>(pieces) + 1);
   for (int p = 0; p <= pieces; ++p)
     s[static_cast<std::size_t>(p)] = join_split(l, r, chunk_begin(l.rows + r.rows, pieces, p));
-  const int out_values = l_.values() + r_.values();
-  for_common_width(l.width, [&](auto LW) {
-    for_common_width(r.width, [&](auto RW) {
-      staged_all(
-          pieces, threads, static_cast<std::uint64_t>(1 + out_values), join_stage_,
-          [&](int p, std::vector<std::uint32_t>& buf) {
-            const auto k = static_cast<std::size_t>(p);
-            return join_piece<decltype(LW)::value, decltype(RW)::value>(l, s[k].i, s[k + 1].i, r, s[k].j, buf);
-          },
-          [&](std::uint64_t rows) { return ensure(out, rows, out_values).data(); });
+  const int out_values = l_.values() + r_.values(), kw = l_.key_words();
+  for_key_words(kw, [&](auto KW) {
+    for_common_width(l.width, [&](auto LW) {
+      for_common_width(r.width, [&](auto RW) {
+        staged_all(
+            pieces, threads, static_cast<std::uint64_t>(kw + out_values), join_stage_,
+            [&](int p, std::vector<std::uint32_t>& buf) {
+              const auto k = static_cast<std::size_t>(p);
+              return join_piece<decltype(LW)::value, decltype(RW)::value, decltype(KW)::value>(l, s[k].i, s[k + 1].i,
+                                                                                               r, s[k].j, buf);
+            },
+            [&](std::uint64_t rows) { return ensure(out, rows, out_values, kw).data(); });
+      });
     });
   });
   return Breakdown::compute_only(t.seconds());
@@ -488,9 +519,10 @@ Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, 
   auto bound = [op](std::uint64_t na, std::uint64_t nb) {
     return op == SetOp::Union ? na + nb : op == SetOp::Intersection ? std::min(na, nb) : na;
   };
-  CpuRelation& out = ensure(out_handle, bound(a.rows, b.rows), a_.values());
+  CpuRelation& out = ensure(out_handle, bound(a.rows, b.rows), a_.values(), a_.key_words());
   if (is_library(set_op_of(op), variant)) {
-    out.shape(library::set_op(op, a.data, a.rows, b.data, b.rows, a.width, out.data(), platform_.threads()), a_.values());
+    out.shape(library::set_op(op, a.data, a.rows, b.data, b.rows, a.width, out.data(), platform_.threads()), a_.values(),
+              a_.key_words());
     return Breakdown::compute_only(t.seconds());
   }
   const int threads = threads_for(variant);
@@ -531,7 +563,7 @@ Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, 
             return o;
           },
           out.data());
-      out.shape(offset.back(), a_.values());
+      out.shape(offset.back(), a_.values(), a_.key_words());
     };
     if (op == SetOp::Union) run(std::integral_constant<SetKind, SetKind::Union>{});
     else if (op == SetOp::Intersection) run(std::integral_constant<SetKind, SetKind::Intersection>{});
@@ -545,7 +577,7 @@ Breakdown CpuRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_,
   HostTimer t;
   const CpuRelation& a = as_cpu(a_);
   const CpuRelation& b = as_cpu(b_);
-  CpuRelation& out = ensure(out_handle, a.rows() * b.rows(), a.values() + b.width());
+  CpuRelation& out = ensure(out_handle, a.rows() * b.rows(), a.values() + b.width(), a.key_words());
   const int chunks = chunk_count(a.rows() * b.rows(), threads_for(variant));
   const std::uint64_t nb = b.rows();
   // Widths as constants where common, so each output tuple is a couple of fixed-size moves.
@@ -579,21 +611,23 @@ Breakdown CpuRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, A
   HostTimer t;
   const CpuRelation& a = as_cpu(a_);
   const CpuRelation& b = as_cpu(b_);
-  CpuRelation& out = ensure(out_handle, a.rows(), a.values());
+  CpuRelation& out = ensure(out_handle, a.rows(), a.values(), a.key_words());
   const std::uint32_t* x = a.data();
   const std::uint32_t* y = b.data();
   std::uint32_t* z = out.data();
   if (is_library(arith_op_of(op), variant)) {
-    library::arith(op, x, y, a.rows(), a.width(), z, platform_.threads());
+    library::arith(op, x, y, a.rows(), a.width(), a.key_words(), z, platform_.threads());
     return Breakdown::compute_only(t.seconds());
   }
   const int chunks = chunk_count(a.rows(), threads_for(variant));
+  const auto kw = static_cast<std::uint64_t>(a.key_words());
   auto apply = [&](auto W, auto f) {
     constexpr std::uint64_t w = decltype(W)::value;
     for_chunks(chunks, threads_for(variant), [&](int c) {
       for (std::uint64_t i = chunk_begin(a.rows(), chunks, c), e = chunk_begin(a.rows(), chunks, c + 1); i < e; ++i) {
         z[i * w] = x[i * w];
-        for (std::uint64_t k = 1; k < w; ++k) z[i * w + k] = f(x[i * w + k], y[i * w + k]);
+        z[i * w + kw - 1] = x[i * w + kw - 1];
+        for (std::uint64_t k = kw; k < w; ++k) z[i * w + k] = f(x[i * w + k], y[i * w + k]);
       }
     });
   };
@@ -608,14 +642,16 @@ Breakdown CpuRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, A
 Breakdown CpuRa::run_sort(const DeviceRelation& in_, const std::string& variant, DeviceRel& out_handle) {
   const CpuRelation& in = as_cpu(in_);
   HostTimer t;
-  CpuRelation& out = ensure(out_handle, in.rows(), in.values());
+  CpuRelation& out = ensure(out_handle, in.rows(), in.values(), in.key_words());
   const std::uint64_t words = in.rows() * static_cast<std::uint64_t>(in.width());
   if (is_library(Op::Sort, variant)) {
-    library::sort(variant, in.data(), in.rows(), in.width(), out.data(), sort_keys_, platform_.threads());
+    library::sort(variant, in.data(), in.rows(), in.width(), in.key_words(), out.data(), sort_keys_,
+                  platform_.threads());
     return Breakdown::compute_only(t.seconds());
   }
   if (sort_scratch_.size() < words) sort_scratch_.resize(words);
-  stable_sort_by_key(in.data(), in.rows(), in.width(), out.data(), sort_scratch_.data(), threads_for(variant));
+  stable_sort_by_key(in.data(), in.rows(), in.width(), out.data(), sort_scratch_.data(), threads_for(variant),
+                     in.key_words());
   return Breakdown::compute_only(t.seconds());
 }
 

@@ -20,7 +20,7 @@ class CpuRa : public RaBackend {
   std::vector<std::string> variants(Op op) const override;
   Breakdown upload(const Relation& host, DeviceRel& out) override;
   Breakdown download(const DeviceRelation& dev, Relation& host) override;
-  Breakdown run_project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant,
+  Breakdown run_project(const DeviceRelation& in, const ProjectLayout& layout, const std::string& variant,
                     DeviceRel& out) override;
   Breakdown run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) override;
   Breakdown run_unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;

@@ -28,18 +28,20 @@ std::vector<std::string> variants(Op) { return {}; }
 namespace {
 [[noreturn]] void absent() { throw std::invalid_argument("this build has no oneTBB: no library variants"); }
 }  // namespace
-void sort(const std::string&, const std::uint32_t*, std::uint64_t, int, std::uint32_t*, std::vector<std::uint64_t>&,
-          int) {
+void sort(const std::string&, const std::uint32_t*, std::uint64_t, int, int, std::uint32_t*,
+          std::vector<std::uint64_t>&, int) {
   absent();
 }
-Aggregate reduce(const std::string&, const std::uint32_t*, std::uint64_t, int, ReduceOp, int) { absent(); }
+Aggregate reduce(const std::string&, const std::uint32_t*, std::uint64_t, int, int, ReduceOp, int) { absent(); }
 std::uint64_t select(const std::uint32_t*, std::uint64_t, int, const Predicate&, std::uint32_t*, int) { absent(); }
-std::uint64_t unique(const std::uint32_t*, std::uint64_t, int, std::uint32_t*, int) { absent(); }
+std::uint64_t unique(const std::uint32_t*, std::uint64_t, int, int, std::uint32_t*, int) { absent(); }
 std::uint64_t set_op(SetOp, const std::uint32_t*, std::uint64_t, const std::uint32_t*, std::uint64_t, int,
                      std::uint32_t*, int) {
   absent();
 }
-void arith(ArithOp, const std::uint32_t*, const std::uint32_t*, std::uint64_t, int, std::uint32_t*, int) { absent(); }
+void arith(ArithOp, const std::uint32_t*, const std::uint32_t*, std::uint64_t, int, int, std::uint32_t*, int) {
+  absent();
+}
 
 #else
 
@@ -81,16 +83,18 @@ void in_arena(int threads, F&& f) {
   a->execute(std::forward<F>(f));
 }
 
-// Calls f(std::integral_constant<int, W>) for tuples of W = 2..4 words.
+// Calls f(std::integral_constant<int, W>) for tuples of W = 2..5 words.
 template <class F>
 void for_tuple_width(int width, F&& f) {
   switch (width) {
     case 2: f(std::integral_constant<int, 2>{}); break;
     case 3: f(std::integral_constant<int, 3>{}); break;
     case 4: f(std::integral_constant<int, 4>{}); break;
-    default: throw std::invalid_argument("library variants take tuples of 2..4 words, not " + std::to_string(width));
+    case 5: f(std::integral_constant<int, 5>{}); break;
+    default: throw std::invalid_argument("library variants take tuples of 2..5 words, not " + std::to_string(width));
   }
 }
+
 
 template <int W>
 using Tuple = std::array<std::uint32_t, W>;
@@ -105,22 +109,34 @@ Tuple<W>* tuples(std::uint32_t* p) {
 
 }  // namespace
 
-void sort(const std::string& variant, const std::uint32_t* in, std::uint64_t rows, int width, std::uint32_t* out,
-          std::vector<std::uint64_t>& scratch, int threads) {
+void sort(const std::string& variant, const std::uint32_t* in, std::uint64_t rows, int width, int key_words,
+          std::uint32_t* out, std::vector<std::uint64_t>& scratch, int threads) {
   const auto w = static_cast<std::uint64_t>(width);
   if (variant == "tbb") {
     if (rows > 0xffffffffull) throw std::invalid_argument("tbb sort: more than 2^32 rows");
-    if (scratch.size() < rows) scratch.resize(rows);
-    std::uint64_t* kr = scratch.data();
-    in_arena(threads, [&] {
-      tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, rows), [&](const tbb::blocked_range<std::uint64_t>& r) {
-        for (std::uint64_t i = r.begin(); i < r.end(); ++i) kr[i] = std::uint64_t{in[i * w]} << 32 | i;
+    // (key, row) packed so that one integer compare orders by key, then by row (stability).
+    auto run = [&](auto* kr, auto pack) {
+      in_arena(threads, [&] {
+        tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, rows), [&](const tbb::blocked_range<std::uint64_t>& r) {
+          for (std::uint64_t i = r.begin(); i < r.end(); ++i) kr[i] = pack(in + i * w, i);
+        });
+        tbb::parallel_sort(kr, kr + rows);
+        tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, rows), [&](const tbb::blocked_range<std::uint64_t>& r) {
+          for (std::uint64_t i = r.begin(); i < r.end(); ++i)
+            std::copy_n(in + static_cast<std::uint64_t>(kr[i] & 0xffffffffu) * w, w, out + i * w);
+        });
       });
-      tbb::parallel_sort(kr, kr + rows);
-      tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, rows), [&](const tbb::blocked_range<std::uint64_t>& r) {
-        for (std::uint64_t i = r.begin(); i < r.end(); ++i) std::copy_n(in + (kr[i] & 0xffffffffu) * w, w, out + i * w);
+    };
+    if (key_words == 2) {
+      using U128 = unsigned __int128;
+      if (scratch.size() < 2 * rows) scratch.resize(2 * rows);
+      run(reinterpret_cast<U128*>(scratch.data()), [](const std::uint32_t* t, std::uint64_t i) {
+        return (U128{t[0]} << 96) | (U128{t[1]} << 64) | i;
       });
-    });
+    } else {
+      if (scratch.size() < rows) scratch.resize(rows);
+      run(scratch.data(), [](const std::uint32_t* t, std::uint64_t i) { return std::uint64_t{t[0]} << 32 | i; });
+    }
     return;
   }
   if (variant != "pstl") throw std::invalid_argument("no library sort '" + variant + "'");
@@ -129,13 +145,15 @@ void sort(const std::string& variant, const std::uint32_t* in, std::uint64_t row
     in_arena(threads, [&] {
       std::copy(std::execution::par, tuples<k>(in), tuples<k>(in) + rows, tuples<k>(out));
       std::stable_sort(std::execution::par, tuples<k>(out), tuples<k>(out) + rows,
-                       [](const Tuple<k>& x, const Tuple<k>& y) { return x[0] < y[0]; });
+                       [key_words](const Tuple<k>& x, const Tuple<k>& y) {
+                         return key_at(x.data(), key_words) < key_at(y.data(), key_words);
+                       });
     });
   });
 }
 
-Aggregate reduce(const std::string& variant, const std::uint32_t* in, std::uint64_t rows, int width, ReduceOp op,
-                 int threads) {
+Aggregate reduce(const std::string& variant, const std::uint32_t* in, std::uint64_t rows, int width, int key_words,
+                 ReduceOp op, int threads) {
   using Acc = std::array<std::uint64_t, kMaxValues>;
   const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
   Acc init;
@@ -149,10 +167,10 @@ Aggregate reduce(const std::string& variant, const std::uint32_t* in, std::uint6
   for_tuple_width(width, [&](auto W) {
     constexpr int k = decltype(W)::value;
     // The tuple's values as an accumulator: the same combine folds tuples and partial results.
-    auto lift = [identity](const Tuple<k>& t) {
+    auto lift = [identity, key_words](const Tuple<k>& t) {
       Acc a;
       a.fill(identity);
-      for (int v = 1; v < k; ++v) a[static_cast<std::size_t>(v - 1)] = t[static_cast<std::size_t>(v)];
+      for (int v = key_words; v < k; ++v) a[static_cast<std::size_t>(v - key_words)] = t[static_cast<std::size_t>(v)];
       return a;
     };
     in_arena(threads, [&] {
@@ -162,9 +180,9 @@ Aggregate reduce(const std::string& variant, const std::uint32_t* in, std::uint6
             [&](const tbb::blocked_range<std::uint64_t>& r, Acc a) {
               const Tuple<k>* t = tuples<k>(in);
               for (std::uint64_t i = r.begin(); i < r.end(); ++i)
-                for (int v = 1; v < k; ++v) {
+                for (int v = key_words; v < k; ++v) {
                   const std::uint64_t x = t[i][static_cast<std::size_t>(v)];
-                  std::uint64_t& s = a[static_cast<std::size_t>(v - 1)];
+                  std::uint64_t& s = a[static_cast<std::size_t>(v - key_words)];
                   s = op == ReduceOp::Sum ? s + x : op == ReduceOp::Min ? std::min(s, x) : std::max(s, x);
                 }
               return a;
@@ -178,7 +196,7 @@ Aggregate reduce(const std::string& variant, const std::uint32_t* in, std::uint6
     });
   });
   Aggregate g;
-  g.values = width - 1;
+  g.values = width - key_words;
   for (int v = 0; v < g.values; ++v) g.value[static_cast<std::size_t>(v)] = acc[static_cast<std::size_t>(v)];
   return g;
 }
@@ -197,14 +215,17 @@ std::uint64_t select(const std::uint32_t* in, std::uint64_t rows, int width, con
   return n;
 }
 
-std::uint64_t unique(const std::uint32_t* in, std::uint64_t rows, int width, std::uint32_t* out, int threads) {
+std::uint64_t unique(const std::uint32_t* in, std::uint64_t rows, int width, int key_words, std::uint32_t* out,
+                     int threads) {
   std::uint64_t n = 0;
   for_tuple_width(width, [&](auto W) {
     constexpr int k = decltype(W)::value;
     in_arena(threads, [&] {
       n = static_cast<std::uint64_t>(std::unique_copy(std::execution::par, tuples<k>(in), tuples<k>(in) + rows,
                                                       tuples<k>(out),
-                                                      [](const Tuple<k>& x, const Tuple<k>& y) { return x[0] == y[0]; }) -
+                                                      [key_words](const Tuple<k>& x, const Tuple<k>& y) {
+                                                        return key_at(x.data(), key_words) == key_at(y.data(), key_words);
+                                                      }) -
                                      tuples<k>(out));
     });
   });
@@ -229,17 +250,18 @@ std::uint64_t set_op(SetOp op, const std::uint32_t* a, std::uint64_t na, const s
   return n;
 }
 
-void arith(ArithOp op, const std::uint32_t* x, const std::uint32_t* y, std::uint64_t rows, int width, std::uint32_t* z,
-           int threads) {
+void arith(ArithOp op, const std::uint32_t* x, const std::uint32_t* y, std::uint64_t rows, int width, int key_words,
+           std::uint32_t* z, int threads) {
   for_tuple_width(width, [&](auto W) {
     using T = Tuple<decltype(W)::value>;
     auto apply = [&](auto f) {
       in_arena(threads, [&] {
         std::transform(std::execution::par, tuples<decltype(W)::value>(x), tuples<decltype(W)::value>(x) + rows,
-                       tuples<decltype(W)::value>(y), tuples<decltype(W)::value>(z), [f](const T& p, const T& q) {
+                       tuples<decltype(W)::value>(y), tuples<decltype(W)::value>(z), [f, key_words](const T& p, const T& q) {
                          T r;
-                         r[0] = p[0];
-                         for (std::size_t v = 1; v < r.size(); ++v) r[v] = f(p[v], q[v]);
+                         const auto kw = static_cast<std::size_t>(key_words);
+                         for (std::size_t v = 0; v < kw; ++v) r[v] = p[v];
+                         for (std::size_t v = kw; v < r.size(); ++v) r[v] = f(p[v], q[v]);
                          return r;
                        });
       });

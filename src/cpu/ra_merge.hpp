@@ -12,17 +12,30 @@
 #include <utility>
 #include <vector>
 #include <algorithm>
+#include <type_traits>
+
+#include "workloads/relations.hpp"
 
 namespace hdb::ra::cpu {
 
-// A sorted tuple array: `rows` tuples of `width` words at `data`.
+// A sorted tuple array: `rows` tuples of `width` words at `data`, keys of key_words words.
 struct Tuples {
   const std::uint32_t* data = nullptr;
   std::uint64_t rows = 0;
   int width = 1;
+  int key_words = 1;
   const std::uint32_t* at(std::uint64_t i) const { return data + i * static_cast<std::uint64_t>(width); }
-  std::uint32_t key(std::uint64_t i) const { return data[i * static_cast<std::uint64_t>(width)]; }
+  std::uint64_t key(std::uint64_t i) const { return key_at(at(i), key_words); }
 };
+
+// A key of KW words (1 or 2, high word first) as one integer of its width.
+template <int KW>
+using KeyOf = std::conditional_t<KW == 2, std::uint64_t, std::uint32_t>;
+template <int KW>
+inline KeyOf<KW> load_key(const std::uint32_t* t) {
+  if constexpr (KW == 2) return (std::uint64_t{t[0]} << 32) | t[1];
+  else return t[0];
+}
 
 // A split point: the first i tuples of a and the first j tuples of b lie before it.
 struct Split {
@@ -84,18 +97,19 @@ inline Split join_split(const Tuples& l, const Tuples& r, std::uint64_t d) {
 // Joins l[i, le) with r[j, r.rows): for each left tuple, every right tuple with its key, as
 // (left tuple, right values), into buf (grown as needed; its size is never shrunk, so a buffer kept
 // between passes is allocated once); returns the rows written. LW / RW: the widths as constants
-// (0: use l.width / r.width). One pass: the output is not counted first.
+// (0: use l.width / r.width); KW: the key's words. One pass: the output is not counted first.
 //
 // One branch-free step per consumed tuple: the right input is consumed first on equal keys and its
 // current run of equal keys [rs, j) is remembered, so a left tuple meets exactly that run when its
 // key equals the run's key (m = j - rs partners, else 0). Random keys make any compare branch a coin
 // flip; here the only branches are a left tuple with more than two partners, after two speculative
 // pair writes that later writes overwrite when m is smaller, and a full buffer (rare: it doubles).
-template <int LW, int RW>
+template <int LW, int RW, int KW>
 std::uint64_t join_piece(const Tuples& l, std::uint64_t i, std::uint64_t le, const Tuples& r, std::uint64_t j,
                          std::vector<std::uint32_t>& buf) {
+  using K = KeyOf<KW>;
   const std::uint64_t lw = LW ? LW : static_cast<std::uint64_t>(l.width);
-  const std::uint64_t rw = RW ? RW : static_cast<std::uint64_t>(r.width), ow = lw + rw - 1;
+  const std::uint64_t rw = RW ? RW : static_cast<std::uint64_t>(r.width), ow = lw + rw - KW;
   const std::uint32_t* ld = l.data;
   const std::uint32_t* rd = r.data;
   const std::uint64_t re = r.rows;
@@ -106,18 +120,18 @@ std::uint64_t join_piece(const Tuples& l, std::uint64_t i, std::uint64_t le, con
   std::uint64_t cap = buf.size() / ow;
   auto pair = [&](std::uint64_t x, std::uint64_t y, std::uint64_t at) {
     std::memcpy(dst + at * ow, ld + x * lw, lw * 4);
-    std::memcpy(dst + at * ow + lw, rd + y * rw + 1, (rw - 1) * 4);
+    std::memcpy(dst + at * ow + lw, rd + y * rw + KW, (rw - KW) * 4);
   };
   std::uint64_t rs = j, o = 0;  // rs == j: no run yet
-  std::uint32_t run_key = 0;
+  K run_key = 0;
   // Selects are written as arithmetic on 0/1 values: the compiler turns ?: and && here into
   // branches, which mispredict on random keys.
   while (i < le) {
-    const std::uint32_t a = ld[i * lw];
-    const std::uint32_t b = rd[(j - (j >= re ? 1 : 0)) * rw];
+    const K a = load_key<KW>(ld + i * lw);
+    const K b = load_key<KW>(rd + (j - (j >= re ? 1 : 0)) * rw);
     const std::uint64_t take_r = static_cast<std::uint64_t>(j < re) & static_cast<std::uint64_t>(b <= a);
     rs += (take_r & static_cast<std::uint64_t>(b != run_key)) * (j - rs);
-    run_key ^= (run_key ^ b) & (0u - static_cast<std::uint32_t>(take_r));
+    run_key ^= (run_key ^ b) & (K{0} - static_cast<K>(take_r));
     const std::uint64_t m = ((1 - take_r) & static_cast<std::uint64_t>(a == run_key)) * (j - rs);
     if (o + m + 2 > cap) {
       buf.resize(std::max(buf.size() * 2, (o + m + 2) * ow));

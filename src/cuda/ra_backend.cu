@@ -138,9 +138,9 @@ KeepFlag keep_flag(std::uint32_t mode, const CudaRelation& in, const CudaRelatio
                   static_cast<std::uint32_t>(in.width()),
                   other ? other->data() : in.data(),
                   other ? rows32(other->rows()) : 0u,
-                  static_cast<std::uint32_t>(pred.attribute),
-                  pred.lo,
-                  pred.hi};
+                  static_cast<std::uint32_t>(pred.word()),
+                  pred.lo32(),
+                  pred.hi32()};
 }
 
 void launch_gather_rows(CudaRa::State& s, const std::uint32_t* in, std::uint32_t w, const std::uint32_t* rows,
@@ -225,9 +225,10 @@ std::vector<std::string> CudaRa::variants(Op op) const {
   }
 }
 
-Relation CudaRa::host_relation(std::uint64_t rows, int values, Transfer kind) {
-  if (kind != Transfer::Pinned) return Relation(rows, values);
-  return Relation(std::make_shared<PinnedMemory>(rows * static_cast<std::uint64_t>(1 + values)), rows, values);
+Relation CudaRa::host_relation(std::uint64_t rows, int values, Transfer kind, int key_words) {
+  if (kind != Transfer::Pinned) return Relation(rows, values, key_words);
+  return Relation(std::make_shared<PinnedMemory>(rows * static_cast<std::uint64_t>(key_words + values)), rows, values,
+                  key_words);
 }
 
 namespace {
@@ -244,6 +245,7 @@ Breakdown timed_copy(CudaRa::State& s, void* dst, const void* src, std::uint64_t
 }  // namespace
 
 Breakdown CudaRa::upload(const Relation& host, DeviceRel& out) {
+  if (host.key_words() != 1) throw SkipCase("64-bit keys are not implemented on the cuda backend yet");
   State& s = state();
   CudaRelation& d = ensure(out, host.rows(), host.values());
   if (!host.words()) return {};
@@ -259,11 +261,12 @@ Breakdown CudaRa::download(const DeviceRelation& dev, Relation& host) {
   return timed_copy(s, host.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost);
 }
 
-Breakdown CudaRa::run_project(const DeviceRelation& in_, const std::vector<int>& columns, const std::string& variant,
+Breakdown CudaRa::run_project(const DeviceRelation& in_, const ProjectLayout& layout, const std::string& variant,
                           DeviceRel& out_handle) {
   State& s = state();
   const CudaRelation& in = as_cuda(in_);
-  CudaRelation& out = ensure(out_handle, in.rows(), static_cast<int>(columns.size()) - 1);
+  const std::vector<int>& columns = layout.words;
+  CudaRelation& out = ensure(out_handle, in.rows(), layout.values());
   PhaseTimer& t = s.begin_op();
   t.phase("compute");
   if (variant == "tuned") launch_tuned_project(s, in, columns, out.data());

@@ -136,7 +136,7 @@ void tuned_compact_w(CudaRa::State& s, std::uint32_t mode, const CudaRelation& i
                      std::uint32_t* out, std::uint32_t* num) {
   const int n = static_cast<int>(in.rows());
   if (mode == kSelect) {
-    TupInRange<W> p{static_cast<std::uint32_t>(pred.attribute), pred.lo, pred.hi};
+    TupInRange<W> p{static_cast<std::uint32_t>(pred.word()), pred.lo32(), pred.hi32()};
     cub_call(s, "cub::DeviceSelect::If (tuples)", [&](void* temp, std::size_t& bytes) {
       return cub::DeviceSelect::If(temp, bytes, reinterpret_cast<const Tup<W>*>(in.data()), reinterpret_cast<Tup<W>*>(out),
                                    num, n, p, s.stream.get());

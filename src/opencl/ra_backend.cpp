@@ -149,7 +149,7 @@ std::uint32_t ClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation&
   cl::Kernel& k = kernel(kCompactKernels[mode]);
   const ClRelation& o = other ? as_cl(*other) : in;
   set_args("compact_partition arguments", k, in.buf, n, u32(in.width()), o.buf, rows32(other ? other->rows() : 0),
-      u32(pred.attribute), pred.lo, pred.hi, u32(emit_index ? 1 : 0), part, counts);
+      u32(pred.word()), pred.lo32(), pred.hi32(), u32(emit_index ? 1 : 0), part, counts);
   launch(tr, "partition", k, n);
   return scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
 }
@@ -165,13 +165,14 @@ void ClRa::gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t w, const 
   launch(tr, "gather", k, groups * wg);
 }
 
-Relation ClRa::host_relation(std::uint64_t rows, int values, Transfer kind) {
-  if (kind != Transfer::Pinned) return Relation(rows, values);
-  const std::uint64_t words = rows * static_cast<std::uint64_t>(1 + values);
-  return Relation(std::make_shared<PinnedMemory>(p_, words), rows, values);
+Relation ClRa::host_relation(std::uint64_t rows, int values, Transfer kind, int key_words) {
+  if (kind != Transfer::Pinned) return Relation(rows, values, key_words);
+  const std::uint64_t words = rows * static_cast<std::uint64_t>(key_words + values);
+  return Relation(std::make_shared<PinnedMemory>(p_, words), rows, values, key_words);
 }
 
 Breakdown ClRa::upload(const Relation& host, DeviceRel& out) {
+  if (host.key_words() != 1) throw SkipCase("64-bit keys are not implemented on the opencl backend yet");
   ClRelation& d = ensure(p_, out, host.rows(), host.values());
   Breakdown b;
   if (!host.words()) return b;
@@ -199,11 +200,12 @@ Breakdown ClRa::download(const DeviceRelation& dev, Relation& host) {
   return b;
 }
 
-Breakdown ClRa::run_project(const DeviceRelation& in_, const std::vector<int>& columns, const std::string& /*variant*/,
+Breakdown ClRa::run_project(const DeviceRelation& in_, const ProjectLayout& layout, const std::string& /*variant*/,
                         DeviceRel& out_handle) {
   const ClRelation& in = as_cl(in_);
   const std::uint32_t n = rows32(in.rows());
-  ClRelation& out = ensure(p_, out_handle, n, static_cast<int>(columns.size()) - 1);
+  const std::vector<int>& columns = layout.words;
+  ClRelation& out = ensure(p_, out_handle, n, layout.values());
   std::uint32_t packed = 0;
   for (std::size_t c = 0; c < columns.size(); ++c) packed |= static_cast<std::uint32_t>(columns[c]) << (4 * c);
   Trace tr;
@@ -224,8 +226,8 @@ std::uint32_t ClRa::compact_coarse(Trace& tr, bool unique_mode, const DeviceRela
   cl::Buffer& counts = scratch_.get("counts", groups * 4);
   cl::Buffer& offsets = scratch_.get("offsets", groups * 4);
   cl::Kernel& k = kernel("compact_coarse");
-  set_args("compact_coarse arguments", k, u32(unique_mode ? 1 : 0), in.buf, n, u32(in.width()), u32(pred.attribute),
-      pred.lo, pred.hi, part, counts);
+  set_args("compact_coarse arguments", k, u32(unique_mode ? 1 : 0), in.buf, n, u32(in.width()), u32(pred.word()),
+      pred.lo32(), pred.hi32(), part, counts);
   launch(tr, "partition", k, groups * work_group());
   return scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
 }

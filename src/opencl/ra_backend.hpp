@@ -20,10 +20,10 @@ class ClRa : public RaBackend {
   explicit ClRa(hdb::opencl::OpenClPlatform& platform) : p_(platform), scratch_(platform) {}
 
   std::vector<std::string> variants(Op op) const override;
-  Relation host_relation(std::uint64_t rows, int values, Transfer kind) override;
+  Relation host_relation(std::uint64_t rows, int values, Transfer kind, int key_words = 1) override;
   Breakdown upload(const Relation& host, DeviceRel& out) override;
   Breakdown download(const DeviceRelation& dev, Relation& host) override;
-  Breakdown run_project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant,
+  Breakdown run_project(const DeviceRelation& in, const ProjectLayout& layout, const std::string& variant,
                     DeviceRel& out) override;
   Breakdown run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) override;
   Breakdown run_unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;

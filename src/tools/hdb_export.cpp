@@ -132,6 +132,8 @@ class ExportRa : public ra::RaBackend {
   explicit ExportRa(Exporter& x) : x_(x) {}
   std::vector<std::string> variants(ra::Op) const override { return {"export"}; }
   Breakdown upload(const ra::Relation& h, ra::DeviceRel& out) override {
+    // The peers read one 32-bit column per word; a 64-bit key would be two columns they take apart.
+    if (h.key_words() != 1) throw SkipCase("the peers are given 32-bit keys only");
     out = std::make_shared<ExportRel>(h.clone());
     return {};
   }
@@ -145,12 +147,15 @@ class ExportRa : public ra::RaBackend {
 
  protected:
   using In = std::vector<const ra::DeviceRelation*>;
-  Breakdown run_project(const ra::DeviceRelation& in, const std::vector<int>& columns, const std::string&,
+  Breakdown run_project(const ra::DeviceRelation& in, const ra::ProjectLayout& layout, const std::string&,
                         ra::DeviceRel& out) override {
+    // 32-bit keys only (upload): words and attributes coincide.
+    const std::vector<int>& columns = layout.words;
     return answer("project", {&in}, {{"columns", columns}}, ra::ref::project(host(in), columns), out);
   }
   Breakdown run_select(const ra::DeviceRelation& in, const ra::Predicate& p, const std::string&, ra::DeviceRel& out) override {
-    return answer("select", {&in}, {{"attribute", p.attribute}, {"lo", p.lo}, {"hi", p.hi}}, ra::ref::select(host(in), p), out);
+    return answer("select", {&in}, {{"attribute", p.attribute}, {"lo", p.lo32()}, {"hi", p.hi32()}},
+                  ra::ref::select(host(in), p), out);
   }
   Breakdown run_unique(const ra::DeviceRelation& in, const std::string&, ra::DeviceRel& out) override {
     return answer("unique", {&in}, json::object(), ra::ref::unique(host(in)), out);

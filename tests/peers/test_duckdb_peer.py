@@ -94,7 +94,7 @@ class ExportTest(unittest.TestCase):
                 cpu = {r["id"].replace("/serial", "/export", 1): r for r in json.load(f)["results"]}
         ids = [c["id"] for c in exported["cases"]]
         self.assertEqual(sorted(ids), sorted(cpu))
-        self.assertIn("join/export[dist=uniform,match=0.5,fanout=4]@64K", ids)
+        self.assertIn("join/export[dist=uniform,key=32,match=0.5,fanout=4]@64K", ids)
         for c in exported["cases"]:
             r = cpu[c["id"]]
             self.assertEqual(c["status"], "ok")
@@ -362,8 +362,8 @@ class SqlTest(unittest.TestCase):
             self.assertEqual((doc["backend"], doc["complete"], doc["summary"]),
                              ("duckdb", True, {"ok": 6, "skipped": 0, "failed": 0}))
             ids = [r["id"] for r in doc["results"]]
-            self.assertIn("select/sql[dist=uniform,selectivity=0.5,threads=2]@4K", ids)
-            self.assertIn("reduce/sql[dist=uniform,op=sum,threads=1]@4K", ids)
+            self.assertIn("select/sql[dist=uniform,key=32,selectivity=0.5,threads=2]@4K", ids)
+            self.assertIn("reduce/sql[dist=uniform,key=32,op=sum,threads=1]@4K", ids)
             self.assertEqual(doc["results"][0]["phases"], [{"name": "query", "kind": "host"}])
             self.assertTrue(doc["context"]["peer"]["duckdb"])
             c = subprocess.run([sys.executable, os.path.join(REPO, "tests", "check_results.py"), js, "6", "--csv", csv],
@@ -456,7 +456,7 @@ class SkipTest(unittest.TestCase):
             js = os.path.join(d, "x.json")
             p = run_peer(js, "--list", "--sizes", "1K", "--only", "select")
             self.assertEqual(p.returncode, 0, p.stderr)  # was: "error: 'NoneType' object has no attribute 'finish'"
-            self.assertIn("select/export[dist=uniform,selectivity=0.5]@1K", p.stdout)
+            self.assertIn("select/export[dist=uniform,key=32,selectivity=0.5]@1K", p.stdout)
             self.assertEqual(p.stderr, "")
             self.assertFalse(os.path.exists(js))
 
@@ -466,8 +466,8 @@ class SkipTest(unittest.TestCase):
                          ["--only", "*/*,join/*[dist=uniform]@1M,select", "--only=A/*", "--sizes", "1M"])
 
     def test_peer_id(self):
-        self.assertEqual(record.peer_id("join/export[dist=uniform,match=0.5,fanout=1]@1M", "sql", [("threads", 2)]),
-                         "join/sql[dist=uniform,match=0.5,fanout=1,threads=2]@1M")
+        self.assertEqual(record.peer_id("join/export[dist=uniform,key=32,match=0.5,fanout=1]@1M", "sql", [("threads", 2)]),
+                         "join/sql[dist=uniform,key=32,match=0.5,fanout=1,threads=2]@1M")
         self.assertEqual(record.peer_id("A/export[data=tpch,sf=0.1]", "sql", [("threads", 1)]),
                          "A/sql[data=tpch,sf=0.1,threads=1]")
         self.assertEqual(record.peer_id("x/export@32K", "sql", [("threads", 1)]), "x/sql[threads=1]@32K")

@@ -10,8 +10,9 @@ namespace hdb::ra::test {
 namespace {
 
 Relation sorted_spec(std::uint64_t rows, int values, std::uint64_t distinct, std::uint64_t min, std::uint64_t max,
-                     std::uint64_t seed, std::uint32_t value_mask = 0xffffffffu) {
+                     std::uint64_t seed, std::uint32_t value_mask = 0xffffffffu, int key_words = 1) {
   RelationSpec s;
+  s.key_words = key_words;
   s.rows = rows;
   s.values = values;
   s.keys.distinct = distinct;
@@ -29,7 +30,7 @@ DeviceRel up(RaBackend& b, const Relation& r) {
 }
 
 Relation down(RaBackend& b, const DeviceRel& d) {
-  Relation r(d->rows(), d->values());
+  Relation r(d->rows(), d->values(), d->key_words());
   b.download(*d, r);
   return r;
 }
@@ -37,13 +38,13 @@ Relation down(RaBackend& b, const DeviceRel& d) {
 // `in` in another order (odd rows backwards, then even rows forwards) with the last value replaced
 // by the new row number: every tuple distinct, so an unstable sort of equal keys shows.
 Relation shuffled(const Relation& in) {
-  Relation out(in.rows(), in.values());
+  Relation out(in.rows(), in.values(), in.key_words());
   const std::uint64_t n = in.rows();
   std::uint64_t o = 0;
   for (std::uint64_t i = n; i-- > 0;)
     if (i % 2) std::copy_n(in.tuple(i), in.width(), out.tuple(o++));
   for (std::uint64_t i = 0; i < n; i += 2) std::copy_n(in.tuple(i), in.width(), out.tuple(o++));
-  for (std::uint64_t i = 0; i < n; ++i) out.tuple(i)[in.values()] = static_cast<std::uint32_t>(i);
+  for (std::uint64_t i = 0; i < n; ++i) out.tuple(i)[in.width() - 1] = static_cast<std::uint32_t>(i);
   return out;
 }
 
@@ -64,21 +65,38 @@ void expect_same(const Relation& got, const Relation& want, const std::string& w
 
 }  // namespace
 
-std::vector<Input> edge_inputs(int values) {
+std::vector<Input> edge_inputs(int values, int kw) {
   std::vector<Input> in;
   for (std::uint64_t n : {0ull, 1ull, 2ull, 255ull, 256ull, 257ull, 1000ull, 4099ull}) {
     std::string sz = std::to_string(n);
-    in.push_back({"uniform" + sz, sorted_spec(n, values, 0, 0, 0xffffffffu, 11 + n)});
-    in.push_back({"dups" + sz, sorted_spec(n, values, std::max<std::uint64_t>(1, n / 4), 0, 1000, 23 + n, 3u)});
-    in.push_back({"equal" + sz, sorted_spec(n, values, 1, 7, 7, 37 + n, 1u)});
-    in.push_back({"maxkeys" + sz, sorted_spec(n, values, 2, 0xfffffffeu, 0xffffffffu, 41 + n, 3u)});
+    // 64-bit keys are wide_key(k) of the same k: above 2^32, runs of keys sharing the high word.
+    in.push_back({"uniform" + sz, sorted_spec(n, values, 0, 0, 0xffffffffu, 11 + n, 0xffffffffu, kw)});
+    in.push_back({"dups" + sz, sorted_spec(n, values, std::max<std::uint64_t>(1, n / 4), 0, 1000, 23 + n, 3u, kw)});
+    in.push_back({"equal" + sz, sorted_spec(n, values, 1, 7, 7, 37 + n, 1u, kw)});
+    Relation top = sorted_spec(n, values, 2, 0xfffffffeu, 0xffffffffu, 41 + n, 3u, kw);
+    // The largest keys of the width: 2^64 - 2 and 2^64 - 1 for 64-bit keys.
+    if (kw == 2)
+      for (std::uint64_t i = 0; i < n; ++i) set_key(top.tuple(i), 2, ~std::uint64_t{0} - (top.key(i) & 1));
+    sort_tuples(top);
+    in.push_back({"maxkeys" + sz, top});
   }
   return in;
 }
 
-void check_backend(RaBackend& b, const std::string& variant) {
+namespace {
+// Select predicates: none, all, about half of the keys (at the 32-bit generator's midpoint, which
+// a 64-bit key reaches at wide_key's midpoint), the maximum key alone, and one on a value.
+std::vector<Predicate> predicates(int kw) {
+  const std::uint64_t max = kw == 2 ? ~std::uint64_t{0} : 0xffffffffu;
+  const std::uint64_t half = kw == 2 ? wide_key(0x7fffffffu) : 0x7fffffffu;
+  return {Predicate{0, 1, 0}, Predicate{0, 0, max}, Predicate{0, 0, half}, Predicate{0, max, max},
+          Predicate{0, max - 1, max - 1}, Predicate{1, 0, 0x7fffffffu}};
+}
+}  // namespace
+
+void check_backend(RaBackend& b, const std::string& variant, int kw) {
   for (int values = 1; values <= 3; values += 2) {
-    std::vector<Input> inputs = edge_inputs(values);
+    std::vector<Input> inputs = edge_inputs(values, kw);
     for (const Input& a : inputs) {
       SCOPED_TRACE(a.name + " values=" + std::to_string(values));
       DeviceRel da = up(b, a.rel), out;
@@ -88,8 +106,8 @@ void check_backend(RaBackend& b, const std::string& variant) {
         b.project(*da, cols, variant, out);
         expect_same(down(b, out), ref::project(a.rel, cols), "project");
       }
-      for (const Predicate& p : {Predicate{0, 1, 0}, Predicate{0, 0, 0xffffffffu}, Predicate{0, 0, 0x7fffffffu},
-                                 Predicate{0, 0xffffffffu, 0xffffffffu}, Predicate{1, 0, 0x7fffffffu}}) {
+      for (Predicate p : predicates(kw)) {
+        p.key_words = kw;
         if (!offers(b, Op::Select, variant)) break;
         b.select(*da, p, variant, out);
         expect_same(down(b, out), ref::select(a.rel, p),
@@ -120,7 +138,7 @@ void check_backend(RaBackend& b, const std::string& variant) {
         if (!offers(b, Op::Add, variant)) break;
         Relation a2 = a.rel.clone();
         for (std::uint64_t i = 0; i < a2.rows(); ++i)
-          for (int v = 1; v < a2.width(); ++v) a2.tuple(i)[v] = static_cast<std::uint32_t>(rand_at(5, i * 8 + static_cast<std::uint64_t>(v)));
+          for (int v = kw; v < a2.width(); ++v) a2.tuple(i)[v] = static_cast<std::uint32_t>(rand_at(5, i * 8 + static_cast<std::uint64_t>(v)));
         DeviceRel db = up(b, a2);
         b.arith(*da, *db, op, variant, out);
         expect_same(down(b, out), ref::arith(a.rel, a2, op), std::string("arith ") + to_string(op));
@@ -140,7 +158,7 @@ void check_backend(RaBackend& b, const std::string& variant) {
           b.set_op(*da, *db, op, variant, out);
           expect_same(down(b, out), ref::set_op(a.rel, other.rel, op), std::string("set ") + to_string(op));
         }
-        if (other.rel.rows() <= 3 && offers(b, Op::Product, variant)) {
+        if (other.rel.rows() <= 3 && a.rel.width() + other.rel.width() <= kMaxWords && offers(b, Op::Product, variant)) {
           b.product(*da, *db, variant, out);
           expect_same(down(b, out), ref::product(a.rel, other.rel), "product");
         }

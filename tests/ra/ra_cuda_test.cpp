@@ -188,7 +188,7 @@ Relation keep_rows(std::uint32_t mode, const Relation& in, const Relation* other
   const auto w = static_cast<std::uint32_t>(in.width());
   const cuda::KeepFlag keep{mode, in.data(), static_cast<std::uint32_t>(in.rows()), w,
                             other ? other->data() : in.data(), other ? static_cast<std::uint32_t>(other->rows()) : 0u,
-                            static_cast<std::uint32_t>(p.attribute), p.lo, p.hi};
+                            static_cast<std::uint32_t>(p.word()), p.lo32(), p.hi32()};
   Relation out(in.rows(), in.values());
   std::uint64_t n = 0;
   for (std::uint32_t i = 0; i < in.rows(); ++i)

@@ -139,6 +139,46 @@ TEST(RaReference, RejectsMismatchedInputs) {
   EXPECT_THROW(ref::join(Relation(1, 4), Relation(1, 4)), std::invalid_argument);
 }
 
+TEST(RaReference, SixtyFourBitKeysAndShapes) {
+  // Keys sharing the high word, ordered by the low word; the width travels with every result.
+  Relation a(4, 1, 2);
+  const std::uint64_t keys[] = {(1ull << 32) | 5, (1ull << 32) | 5, (1ull << 32) | 7, ~0ull};
+  for (std::uint64_t i = 0; i < 4; ++i) {
+    set_key(a.tuple(i), 2, keys[i]);
+    a.tuple(i)[2] = static_cast<std::uint32_t>(10 + i);
+  }
+  EXPECT_EQ(a.key(3), ~0ull);
+  Relation u = ref::unique(a);
+  ASSERT_EQ(u.rows(), 3u);
+  EXPECT_EQ(u.key_bits(), 64);
+  EXPECT_EQ(ref::reduce_by_key(a, ReduceOp::Sum).tuple(0)[2], 21u);
+  EXPECT_EQ(ref::reduce(a, ReduceOp::Max).value[0], 13u);
+  Relation j = ref::join(a, a);
+  EXPECT_EQ(j.rows(), 4u + 1 + 1);
+  EXPECT_EQ(j.width(), 4);
+  EXPECT_EQ(ref::select(a, Predicate{0, (1ull << 32) | 6, ~0ull}).rows(), 2u);
+  // project: a value first makes a 32-bit key; the 64-bit key after it becomes two values.
+  Relation p = ref::project(a, {1, 0});
+  EXPECT_EQ(p.key_words(), 1);
+  EXPECT_EQ(p.values(), 2);
+  EXPECT_EQ(p.tuple(3)[1], 0xffffffffu);
+  EXPECT_EQ(project_layout(2, {1, 0}).words, (std::vector<int>{2, 0, 1}));
+  // product: b's 64-bit key becomes two values of a 64-bit-keyed tuple.
+  EXPECT_EQ(ref::product(a, a).width(), 6);
+  EXPECT_THROW(ref::join(a, Relation(1, 1)), std::invalid_argument);  // keys of two widths
+  EXPECT_THROW(ref::set_op(a, Relation(1, 2), SetOp::Union), std::invalid_argument);
+  EXPECT_THROW(Relation(1, 7, 2), std::invalid_argument);  // 9 words
+}
+
+TEST(RaReference, JoinCountBeyondThirtyTwoBits) {
+  // 65537 x 65537 tuples of one key: 4295098369 pairs, more than a 32-bit count holds (it would
+  // wrap to 131073). The count is exact without building the output.
+  Relation l(65537, 1);
+  for (std::uint64_t i = 0; i < l.rows(); ++i) l.tuple(i)[0] = 9;
+  EXPECT_EQ(ref::join_rows(l, l), 65537ull * 65537ull);
+  EXPECT_GT(ref::join_rows(l, l), 0xffffffffull);
+}
+
 TEST(RaRelations, GeneratedDataIsDeterministicSortedAndNotZero) {
   RelationSpec s;
   s.rows = 100000;

@@ -7,20 +7,24 @@ namespace {
 
 template <int W>
 struct SortW {
-  static int call(const std::uint32_t* in, std::uint64_t n, std::uint32_t* out, std::uint32_t* scratch, int threads) {
+  static int call(const std::uint32_t* in, std::uint64_t n, std::uint32_t* out, std::uint32_t* scratch, int threads,
+                  int key_words) {
     const TupleChunks ch(n, threads);
+    // Digit d (0 = least significant) of a key of key_words words, high word first.
+    const int nd = 4 * key_words;
+    auto digit_of = [key_words](const std::uint32_t* t, int d) {
+      return (t[key_words - 1 - d / 4] >> (8 * (d % 4))) & 255u;
+    };
     // One read of the keys finds the 8-bit digits on which keys differ; only those get a pass.
-    std::vector<std::array<std::uint64_t, 4 * 256>> hist(static_cast<std::size_t>(ch.count));
+    std::vector<std::array<std::uint64_t, 8 * 256>> hist(static_cast<std::size_t>(ch.count));
     ch.run([&](int c) {
       auto& h = hist[static_cast<std::size_t>(c)];
       h.fill(0);
-      for (std::uint64_t i = ch.begin(c), e = ch.end(c); i < e; ++i) {
-        std::uint32_t k = in[i * W];
-        for (int d = 0; d < 4; ++d) ++h[static_cast<std::size_t>(d * 256 + ((k >> (8 * d)) & 255u))];
-      }
+      for (std::uint64_t i = ch.begin(c), e = ch.end(c); i < e; ++i)
+        for (int d = 0; d < nd; ++d) ++h[static_cast<std::size_t>(d * 256) + digit_of(in + i * W, d)];
     });
     std::vector<int> digits;
-    for (int d = 0; d < 4; ++d) {
+    for (int d = 0; d < nd; ++d) {
       bool trivial = false;
       for (int v = 0; v < 256 && !trivial; ++v) {
         std::uint64_t t = 0;
@@ -37,8 +41,7 @@ struct SortW {
     std::uint32_t* dst = digits.size() % 2 ? out : scratch;
     const std::uint32_t* src = in;
     for (int d : digits) {
-      const unsigned shift = 8u * static_cast<unsigned>(d);
-      scatter_tuples<W>(src, dst, 256, [shift](std::uint32_t k) { return static_cast<int>((k >> shift) & 255u); }, ch);
+      scatter_tuples<W>(src, dst, 256, [&](const std::uint32_t* t) { return static_cast<int>(digit_of(t, d)); }, ch);
       src = dst;
       dst = dst == out ? scratch : out;
     }
@@ -49,9 +52,9 @@ struct SortW {
 }  // namespace
 
 void stable_sort_by_key(const std::uint32_t* in, std::uint64_t rows, int width, std::uint32_t* out,
-                        std::uint32_t* scratch, int threads) {
+                        std::uint32_t* scratch, int threads, int key_words) {
   if (rows == 0) return;
-  by_tuple_width<SortW>(width, in, rows, out, scratch, threads);
+  by_tuple_width<SortW>(width, in, rows, out, scratch, threads, key_words);
 }
 
 }  // namespace hdb::ra

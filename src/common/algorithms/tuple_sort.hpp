@@ -31,7 +31,7 @@ struct TupleChunks {
   }
 };
 
-// Stable counting scatter of W-word tuples into `buckets` by digit(key). Returns tuples per bucket.
+// Stable counting scatter of W-word tuples into `buckets` by digit(tuple). Returns tuples per bucket.
 template <int W, class Digit>
 std::vector<std::uint64_t> scatter_tuples(const std::uint32_t* in, std::uint32_t* out, int buckets, const Digit& digit,
                                           const TupleChunks& ch) {
@@ -39,7 +39,7 @@ std::vector<std::uint64_t> scatter_tuples(const std::uint32_t* in, std::uint32_t
   std::vector<std::uint64_t> offs(static_cast<std::size_t>(ch.count) * nb, 0);
   ch.run([&](int c) {
     std::uint64_t* h = offs.data() + static_cast<std::size_t>(c) * nb;
-    for (std::uint64_t i = ch.begin(c), e = ch.end(c); i < e; ++i) ++h[digit(in[i * W])];
+    for (std::uint64_t i = ch.begin(c), e = ch.end(c); i < e; ++i) ++h[digit(in + i * W)];
   });
   // Bucket-major, chunk-minor: chunk c's tuples of a bucket follow chunk c-1's (stability).
   std::vector<std::uint64_t> totals(nb, 0);
@@ -56,7 +56,7 @@ std::vector<std::uint64_t> scatter_tuples(const std::uint32_t* in, std::uint32_t
     std::uint64_t* o = offs.data() + static_cast<std::size_t>(c) * nb;
     for (std::uint64_t i = ch.begin(c), e = ch.end(c); i < e; ++i) {
       const std::uint32_t* t = in + i * W;
-      std::memcpy(out + (o[digit(t[0])]++) * W, t, W * sizeof(std::uint32_t));
+      std::memcpy(out + (o[digit(t)]++) * W, t, W * sizeof(std::uint32_t));
     }
   });
   return totals;
@@ -78,10 +78,11 @@ auto by_tuple_width(int width, A&&... a) {
   }
 }
 
-// Stable sort by key (LSD radix over the 32-bit key, 8 bits a pass; digits where all keys agree
-// are skipped): out = in ordered by key, equal keys in input order, the same for any thread count.
-// scratch holds rows tuples; in, out and scratch must not overlap.
+// Stable sort by key (LSD radix over the 32- or 64-bit key, 8 bits a pass; digits where all keys
+// agree are skipped): out = in ordered by key, equal keys in input order, the same for any thread
+// count. key_words: 1 or 2 (high word first). scratch holds rows tuples; in, out and scratch must
+// not overlap.
 void stable_sort_by_key(const std::uint32_t* in, std::uint64_t rows, int width, std::uint32_t* out,
-                        std::uint32_t* scratch, int threads);
+                        std::uint32_t* scratch, int threads, int key_words = 1);
 
 }  // namespace hdb::ra

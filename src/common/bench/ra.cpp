@@ -18,6 +18,7 @@ namespace hdb::ra {
 namespace {
 
 struct RaOptions : WorkloadOptions {
+  std::vector<int> key_bits{32};
   std::vector<double> selectivity{0.5};
   std::vector<std::string> reduce_ops{"sum"};
   int product_rows = 8;
@@ -42,6 +43,7 @@ struct CaseData {
   bool multiset = false;           // join: order within a key is unspecified
   Aggregate expected_agg, got_agg;
   bool is_reduce = false;
+  int key_words = 1;               // of the inputs (and of every output: project keeps the key first)
   std::function<Breakdown(CaseData&)> op;  // the operator on dev_in -> dev_out (or got_agg)
 
   Breakdown pass() {
@@ -111,7 +113,7 @@ class RaRunner {
 
   // Input relation in host memory of the transfer kind.
   Relation input(const RelationSpec& spec, const std::string& salt, std::uint64_t size, Transfer t) {
-    Relation r = b_.host_relation(spec.rows, spec.values, t);
+    Relation r = b_.host_relation(spec.rows, spec.values, t, spec.key_words);
     fill_relation(r, spec, s_.seed(salt, size), threads());
     return r;
   }
@@ -131,7 +133,7 @@ class RaRunner {
                   std::function<Breakdown(CaseData&)> fn) {
     std::uint64_t in_bytes = 0;
     for (const Relation& r : c->host_in) in_bytes += r.bytes();
-    std::uint64_t out_bytes = out_rows * static_cast<std::uint64_t>(1 + out_values) * 4;
+    std::uint64_t out_bytes = out_rows * static_cast<std::uint64_t>(c->key_words + out_values) * 4;
     if (c->is_reduce) out_bytes = static_cast<std::uint64_t>(c->expected_agg.values) * 8;
     check_fits(in_bytes, out_bytes, size);
     c->backend = &b_;
@@ -139,7 +141,7 @@ class RaRunner {
     c->op = std::move(fn);
     c->dev_in.resize(c->host_in.size());
     for (std::size_t i = 0; i < c->host_in.size(); ++i) b_.upload(c->host_in[i], c->dev_in[i]);
-    if (!c->is_reduce) c->host_out = b_.host_relation(out_rows, out_values, t);
+    if (!c->is_reduce) c->host_out = b_.host_relation(out_rows, out_values, t, c->key_words);
     Prepared p;
     p.pass = [c] { return c->pass(); };
     p.verify = [c] { return c->verify(); };
@@ -153,11 +155,15 @@ class RaRunner {
     return p;
   }
 
-  std::uint64_t rows_of(std::uint64_t size) const { return size / (4u * static_cast<std::uint64_t>(1 + o_.values)); }
+  // Tuples of kw + values words that make up `size` bytes per input.
+  std::uint64_t rows_of(std::uint64_t size, int kw) const {
+    return size / (4u * static_cast<std::uint64_t>(kw + o_.values));
+  }
 
-  // The axes of an operator's cases, declared once: the case ids, --list and --only follow.
+  // The axes of an operator's cases, declared once: the case ids, --list and --only follow. `key`
+  // (bits) comes second, beside the distribution, in every case: results always say their width.
   std::vector<Axis> axes(Op op) const {
-    std::vector<Axis> a{{"dist", axis_values(o_.dists)}};
+    std::vector<Axis> a{{"dist", axis_values(o_.dists)}, {"key", axis_values(o_.key_bits)}};
     if (o_.values != 1) a.push_back({"values", {o_.values}});
     switch (op) {
       case Op::Select: a.push_back({"selectivity", axis_values(o_.selectivity)}); break;
@@ -180,20 +186,28 @@ class RaRunner {
   // Inputs, expected output and the operator call of one case, from its parameters.
   Prepared prepare(Op op, const std::string& variant, Transfer t, std::uint64_t size, const Params& p) {
     const std::string dist = param(p, "dist").get<std::string>();
-    const std::uint64_t n = rows_of(size);
+    const int kw = key_words_of_bits(param(p, "key").get<int>());
+    const std::uint64_t n = rows_of(size, kw);
     auto c = std::make_shared<CaseData>();
+    c->key_words = kw;
+    // A generated relation of this case's key width.
+    auto spec = [&](std::uint64_t rows, KeySpec k, bool sorted, std::uint32_t mask = 0xffffffffu) {
+      return RelationSpec{rows, o_.values, k, sorted, mask, kw};
+    };
     switch (op) {
       case Op::Project:
-        c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
+        c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
         c->expected = ref::project(c->host_in[0], {0});
         return finish(c, t, size, c->expected.rows(), 0, [variant](CaseData& d) {
           return d.backend->project(*d.dev_in[0], {0}, variant, d.dev_out);
         });
       case Op::Select: {
         const double sel = param(p, "selectivity").get<double>();
-        c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
-        // Keys are uniform over the 32-bit range, so [0, sel * 2^32) selects that fraction.
-        Predicate pred{0, 0, static_cast<std::uint32_t>(std::min(sel * 4294967296.0, 4294967295.0))};
+        c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
+        // Keys are generated uniform over the 32-bit range, so [0, sel * 2^32) selects that
+        // fraction; a 64-bit key k stands for wide_key(k), order kept, so the bound moves with it.
+        const auto bound = static_cast<std::uint32_t>(std::min(sel * 4294967296.0, 4294967295.0));
+        Predicate pred{0, 0, kw == 2 ? (std::uint64_t{bound} << 20) | 0xfffffu : bound};
         if (sel <= 0) pred.lo = 1, pred.hi = 0;
         c->expected = ref::select(c->host_in[0], pred);
         Prepared pr = finish(c, t, size, c->expected.rows(), o_.values, [variant, pred](CaseData& d) {
@@ -206,7 +220,7 @@ class RaRunner {
       case Op::ReduceByKey: {
         const double dup = param(p, "duplicates").get<double>();
         const auto distinct = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(n) * (1 - dup)));
-        c->host_in.push_back(input({n, o_.values, keys(dist, distinct), true}, "ra.sorted", size, t));
+        c->host_in.push_back(input(spec(n, keys(dist, distinct), true), "ra.sorted", size, t));
         if (op == Op::Unique) {
           c->expected = ref::unique(c->host_in[0]);
           return finish(c, t, size, c->expected.rows(), o_.values, [variant](CaseData& d) {
@@ -221,7 +235,7 @@ class RaRunner {
       }
       case Op::Reduce: {
         const ReduceOp ro = parse_reduce(param(p, "op").get<std::string>());
-        c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
+        c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
         c->is_reduce = true;
         c->expected_agg = ref::reduce(c->host_in[0], ro);
         return finish(c, t, size, 1, o_.values, [variant, ro](CaseData& d) {
@@ -234,7 +248,7 @@ class RaRunner {
         join_inputs(*c, dist, param(p, "match").get<double>(), param(p, "fanout").get<int>(), size, t);
         // Count first: a skewed (Zipf) join can be far too large to build even once.
         const std::uint64_t rows = ref::join_rows(c->host_in[0], c->host_in[1]);
-        check_fits(c->host_in[0].bytes() + c->host_in[1].bytes(), rows * static_cast<std::uint64_t>(1 + 2 * o_.values) * 4,
+        check_fits(c->host_in[0].bytes() + c->host_in[1].bytes(), rows * static_cast<std::uint64_t>(kw + 2 * o_.values) * 4,
                    size);
         c->expected = ref::join(c->host_in[0], c->host_in[1]);
         sort_tuples(c->expected);
@@ -248,9 +262,9 @@ class RaRunner {
       case Op::SetDifference: {
         const SetOp so = op == Op::SetUnion ? SetOp::Union : op == Op::SetIntersection ? SetOp::Intersection : SetOp::Difference;
         // n distinct keys and 2-valued attributes: about half the tuples of a also occur in b.
-        RelationSpec spec{n, o_.values, keys(dist, n), true, 2u};
-        c->host_in.push_back(input(spec, "ra.set.a", size, t));
-        c->host_in.push_back(input(spec, "ra.set.b", size, t));
+        const RelationSpec s = spec(n, keys(dist, n), true, 2u);
+        c->host_in.push_back(input(s, "ra.set.a", size, t));
+        c->host_in.push_back(input(s, "ra.set.b", size, t));
         c->expected = ref::set_op(c->host_in[0], c->host_in[1], so);
         return finish(c, t, size, c->expected.rows(), o_.values, [variant, so](CaseData& d) {
           return d.backend->set_op(*d.dev_in[0], *d.dev_in[1], so, variant, d.dev_out);
@@ -258,18 +272,21 @@ class RaRunner {
       }
       case Op::Product: {
         const auto right = static_cast<std::uint64_t>(param(p, "right_rows").get<int>());
-        c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
-        c->host_in.push_back(input({right, o_.values, keys(dist, 0), false}, "ra.b", size, t));
+        if (2 * (kw + o_.values) > kMaxWords)
+          throw SkipCase("the product of two " + std::to_string(kw + o_.values) + "-word tuples exceeds the " +
+                         std::to_string(kMaxWords) + "-word tuple");
+        c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
+        c->host_in.push_back(input(spec(right, keys(dist, 0), false), "ra.b", size, t));
         const std::uint64_t out_rows = n * right;
-        check_fits(0, out_rows * static_cast<std::uint64_t>(2 + 2 * o_.values) * 4, size);
+        check_fits(0, out_rows * static_cast<std::uint64_t>(2 * (kw + o_.values)) * 4, size);
         c->expected = ref::product(c->host_in[0], c->host_in[1]);
-        return finish(c, t, size, out_rows, 2 * o_.values + 1, [variant](CaseData& d) {
+        return finish(c, t, size, out_rows, 2 * o_.values + kw, [variant](CaseData& d) {
           return d.backend->product(*d.dev_in[0], *d.dev_in[1], variant, d.dev_out);
         });
       }
       case Op::Sort:
         // Unsorted keys of the distribution: Zipf repeats keys often, so stability matters.
-        c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
+        c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
         c->expected = ref::sort(c->host_in[0]);  // stable: the one correct output
         return finish(c, t, size, n, o_.values, [variant](CaseData& d) {
           return d.backend->sort(*d.dev_in[0], variant, d.dev_out);
@@ -278,8 +295,8 @@ class RaRunner {
       case Op::Subtract:
       case Op::Multiply: {
         const ArithOp ao = op == Op::Add ? ArithOp::Add : op == Op::Subtract ? ArithOp::Subtract : ArithOp::Multiply;
-        c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.a", size, t));
-        c->host_in.push_back(input({n, o_.values, keys(dist, 0), false}, "ra.b", size, t));
+        c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
+        c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.b", size, t));
         c->expected = ref::arith(c->host_in[0], c->host_in[1], ao);
         return finish(c, t, size, n, o_.values, [variant, ao](CaseData& d) {
           return d.backend->arith(*d.dev_in[0], *d.dev_in[1], ao, variant, d.dev_out);
@@ -293,16 +310,17 @@ class RaRunner {
   // same, then each tuple's key is made odd (matching nothing) with probability 1 - match. The
   // output is about match * n * fanout tuples; its exact size comes from the reference's count.
   void join_inputs(CaseData& c, const std::string& dist, double match, int fan, std::uint64_t size, Transfer t) {
-    const std::uint64_t n = rows_of(size);
+    const int kw = c.key_words;
+    const std::uint64_t n = rows_of(size, kw);
     KeySpec k = keys(dist, std::max<std::uint64_t>(1, n / static_cast<std::uint64_t>(fan)));
-    k.max = 0x7fffffffu;
-    RelationSpec spec{n, o_.values, k, false};
+    k.max = 0x7fffffffu;  // doubled below; 64-bit keys (wide_key, below 2^52) double safely too
+    RelationSpec spec{n, o_.values, k, false, 0xffffffffu, kw};
     Relation l = input(spec, "ra.join.l", size, t);
     Relation r = input(spec, "ra.join.r", size, t);
     const std::uint64_t mseed = s_.seed("ra.join.match", size);
     for (std::uint64_t i = 0; i < n; ++i) {
-      l.tuple(i)[0] *= 2;
-      r.tuple(i)[0] = r.tuple(i)[0] * 2 + (uniform01(rand_at(mseed, i)) < match ? 0u : 1u);
+      set_key(l.tuple(i), kw, l.key(i) * 2);
+      set_key(r.tuple(i), kw, r.key(i) * 2 + (uniform01(rand_at(mseed, i)) < match ? 0u : 1u));
     }
     sort_tuples(l, threads());
     sort_tuples(r, threads());
@@ -326,12 +344,17 @@ int ra_main(int argc, char** argv, Platform& platform, RaBackend& backend) {
       "add/subtract/multiply, sort) on key/value tuple relations";
   def.add_options = [o](CLI::App& app) {
     add_workload_options(app, *o, {"unique/reduce_by_key", "join"});
+    app.add_option("--key-bits", o->key_bits,
+                   "Key widths to sweep: 32 and/or 64 (64-bit keys take two words, high word first)")
+        ->delimiter(',');
     app.add_option("--selectivity", o->selectivity, "select: fractions of tuples selected, in [0, 1]")->delimiter(',');
     app.add_option("--reduce-op", o->reduce_ops, "reduce/reduce_by_key: sum, min, max")->delimiter(',');
     app.add_option("--product-rows", o->product_rows, "product: tuples of the right input (1..4096)");
   };
   def.validate = [o] {
     validate_workload_options(*o);
+    for (int k : o->key_bits)
+      if (k != 32 && k != 64) throw UsageError("--key-bits: " + std::to_string(k) + " is not 32 or 64");
     for (double s : o->selectivity)
       if (!(s >= 0 && s <= 1)) throw UsageError("--selectivity must lie in [0, 1], got " + number_text(s));
     for (const std::string& r : o->reduce_ops) parse_reduce(r);

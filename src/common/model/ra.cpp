@@ -63,7 +63,9 @@ std::vector<Op> all_ops() {
           Op::SetIntersection, Op::SetDifference, Op::Product, Op::Add, Op::Subtract, Op::Multiply, Op::Sort};
 }
 
-Relation RaBackend::host_relation(std::uint64_t rows, int values, Transfer) { return Relation(rows, values); }
+Relation RaBackend::host_relation(std::uint64_t rows, int values, Transfer, int key_words) {
+  return Relation(rows, values, key_words);
+}
 
 bool offers(const RaBackend& backend, Op op, const std::string& variant) {
   const std::vector<std::string> vs = backend.variants(op);
@@ -84,33 +86,54 @@ void RaBackend::require_variant(Op op, const std::string& variant) const {
                               (offered.empty() ? "none" : offered) + ")");
 }
 
-void check_project(int values, const std::vector<int>& columns) {
-  if (columns.empty() || columns.size() > static_cast<std::size_t>(kMaxValues + 1))
-    throw std::invalid_argument("project keeps 1.." + std::to_string(kMaxValues + 1) + " columns");
-  for (int c : columns)
+void check_project(int values, int key_words, const std::vector<int>& columns) {
+  if (columns.empty()) throw std::invalid_argument("project keeps at least one column");
+  int words = 0;
+  for (int c : columns) {
     if (c < 0 || c > values)
       throw std::invalid_argument("project column " + std::to_string(c) + " outside 0.." + std::to_string(values));
+    words += c == 0 ? key_words : 1;
+  }
+  if (words > kMaxWords)
+    throw std::invalid_argument("project output would have " + std::to_string(words) + " words, at most " +
+                                std::to_string(kMaxWords));
 }
 
-void check_predicate(int values, const Predicate& pred) {
+ProjectLayout project_layout(int key_words, const std::vector<int>& columns) {
+  ProjectLayout l;
+  for (int c : columns) {
+    if (c == 0)
+      for (int w = 0; w < key_words; ++w) l.words.push_back(w);
+    else
+      l.words.push_back(key_words - 1 + c);
+  }
+  l.key_words = !columns.empty() && columns[0] == 0 ? key_words : 1;
+  return l;
+}
+
+void check_predicate(int values, int key_words, const Predicate& pred) {
   if (pred.attribute < 0 || pred.attribute > values)
     throw std::invalid_argument("select attribute " + std::to_string(pred.attribute) + " outside 0.." +
                                 std::to_string(values));
+  if (pred.key_words != key_words) throw std::invalid_argument("select predicate made for another key width");
 }
 
-void check_same_shape(std::uint64_t rows_a, int values_a, std::uint64_t rows_b, int values_b, const char* what) {
+void check_same_shape(std::uint64_t rows_a, int values_a, int key_words_a, std::uint64_t rows_b, int values_b,
+                      int key_words_b, const char* what) {
   if (rows_a != rows_b) throw std::invalid_argument(std::string(what) + " needs inputs of equal length");
-  check_same_width(values_a, values_b, what);
+  check_same_width(values_a, key_words_a, values_b, key_words_b, what);
 }
 
-void check_same_width(int values_a, int values_b, const char* what) {
+void check_same_width(int values_a, int key_words_a, int values_b, int key_words_b, const char* what) {
+  if (key_words_a != key_words_b) throw std::invalid_argument(std::string(what) + " needs keys of one width");
   if (values_a != values_b) throw std::invalid_argument(std::string(what) + " needs inputs of equal width");
 }
 
-void check_concat(int values_a, int values_b, const char* what) {
-  if (values_a + values_b > kMaxValues)
-    throw std::invalid_argument(std::string(what) + " output would have " + std::to_string(values_a + values_b) +
-                                " values, at most " + std::to_string(kMaxValues));
+void check_concat(int key_words, int values_a, int words_b, const char* what) {
+  if (key_words + values_a + words_b > kMaxWords)
+    throw std::invalid_argument(std::string(what) + " output would have " +
+                                std::to_string(key_words + values_a + words_b) + " words, at most " +
+                                std::to_string(kMaxWords));
 }
 
 }  // namespace hdb::ra

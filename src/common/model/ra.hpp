@@ -33,22 +33,38 @@ class DeviceRelation {
   virtual ~DeviceRelation() = default;
   std::uint64_t rows() const { return rows_; }
   int values() const { return values_; }
-  int width() const { return 1 + values_; }
+  int key_words() const { return key_words_; }
+  int width() const { return key_words_ + values_; }
   std::uint64_t bytes() const { return rows_ * static_cast<std::uint64_t>(width()) * 4; }
   virtual std::uint64_t capacity_words() const = 0;
 
  protected:
   std::uint64_t rows_ = 0;
   int values_ = 1;
+  int key_words_ = 1;
 };
 using DeviceRel = std::shared_ptr<DeviceRelation>;
 
-// select: tuples whose attribute `attribute` (0 = key, 1.. = values) lies in [lo, hi].
+// select: tuples whose attribute `attribute` (0 = key, 1.. = values) lies in [lo, hi]. The key
+// compares as a number of its width (64 bits over two words); values are 32-bit.
 struct Predicate {
   int attribute = 0;
-  std::uint32_t lo = 0;
-  std::uint32_t hi = 0xffffffffu;
-  bool operator()(const std::uint32_t* tuple) const { return tuple[attribute] >= lo && tuple[attribute] <= hi; }
+  std::uint64_t lo = 0;
+  std::uint64_t hi = ~std::uint64_t{0};
+  int key_words = 1;  // of the relation it is applied to: RaBackend::select sets it from the input
+  // The word the attribute starts at.
+  int word() const { return attribute == 0 ? 0 : key_words - 1 + attribute; }
+  // The bounds on a 32-bit attribute (device kernels take uints): a bound beyond 2^32 - 1 selects
+  // nothing (lo) or everything from lo up (hi).
+  std::uint32_t lo32() const { return lo > 0xffffffffu ? 1u : static_cast<std::uint32_t>(lo); }
+  std::uint32_t hi32() const {
+    if (lo > 0xffffffffu) return 0u;
+    return hi > 0xffffffffu ? 0xffffffffu : static_cast<std::uint32_t>(hi);
+  }
+  bool operator()(const std::uint32_t* tuple) const {
+    const std::uint64_t x = attribute == 0 ? key_at(tuple, key_words) : tuple[word()];
+    return x >= lo && x <= hi;
+  }
 };
 
 enum class ReduceOp { Sum, Min, Max };
@@ -67,21 +83,23 @@ struct Aggregate {
 };
 
 // Operator semantics (the serial reference, reference/ra.hpp, is the definition):
-//  project(in, columns)     tuple -> its attributes `columns` in that order (0 = key); 1..8 columns,
-//                           the first becomes the key.
+//  project(in, columns)     tuple -> its attributes `columns` in that order (0 = key); at most 8
+//                           words, the first column becomes the key (a 64-bit key elsewhere
+//                           becomes two values, high word first). Backends see the source word of
+//                           each output word (ProjectLayout).
 //  select(in, pred)         tuples satisfying pred, input order kept (stable).
 //  unique(in)               first tuple of every run of consecutive equal keys.
 //  reduce(in, op)           Aggregate over all tuples.
 //  reduce_by_key(in, op)    one tuple per run of consecutive equal keys: key, op over each value
 //                           (sums wrap modulo 2^32).
-//  join(l, r)               inputs sorted by key: for every pair with equal keys, (key, l values,
-//                           r values); output sorted by key, order within a key unspecified
-//                           (verified as a multiset).
+//  join(l, r)               inputs sorted by key, keys of one width: for every pair with equal
+//                           keys, (key, l values, r values); output sorted by key, order within a
+//                           key unspecified (verified as a multiset). Counts and offsets are 64-bit.
 //  set_op(a, b, op)         inputs sorted lexicographically by whole tuple, same width: the
 //                           multiset semantics of std::set_union / set_intersection /
 //                           set_difference on whole tuples; output sorted.
-//  product(a, b)            every (a[i], b[j]) as a's tuple followed by b's (b's key becomes a
-//                           value), a-major: row i * |b| + j.
+//  product(a, b)            every (a[i], b[j]) as a's tuple followed by b's (b's key becomes one
+//                           or two values), a-major: row i * |b| + j.
 //  arith(a, b, op)          |a| == |b|, same width: key of a, a.value op b.value per attribute
 //                           (modulo 2^32).
 //  sort(in)                 the tuples ordered by key, stable: tuples with equal keys keep their
@@ -92,11 +110,23 @@ enum class Op { Project, Select, Unique, Reduce, ReduceByKey, Join, SetUnion, Se
 // The inputs each operator accepts (widths, sizes, column indices): throws std::invalid_argument
 // naming the problem. RaBackend's operators apply them before a backend runs, so every backend
 // rejects the same inputs.
-void check_project(int values, const std::vector<int>& columns);
-void check_predicate(int values, const Predicate& pred);
-void check_same_shape(std::uint64_t rows_a, int values_a, std::uint64_t rows_b, int values_b, const char* what);
-void check_same_width(int values_a, int values_b, const char* what);
-void check_concat(int values_a, int values_b, const char* what);
+// Shapes are (values, key_words) of the relations involved.
+void check_project(int values, int key_words, const std::vector<int>& columns);
+void check_predicate(int values, int key_words, const Predicate& pred);
+void check_same_shape(std::uint64_t rows_a, int values_a, int key_words_a, std::uint64_t rows_b, int values_b,
+                      int key_words_b, const char* what);
+void check_same_width(int values_a, int key_words_a, int values_b, int key_words_b, const char* what);
+// The output of key_words + values_a + words_b words must fit a tuple.
+void check_concat(int key_words, int values_a, int words_b, const char* what);
+
+// project's columns as words: output word i copies input word words[i]; the output key has
+// key_words words (the first column's width).
+struct ProjectLayout {
+  std::vector<int> words;
+  int key_words = 1;
+  int values() const { return static_cast<int>(words.size()) - key_words; }
+};
+ProjectLayout project_layout(int key_words, const std::vector<int>& columns);
 
 Op set_op_of(SetOp op);
 Op arith_op_of(ArithOp op);
@@ -111,7 +141,7 @@ class RaBackend {
 
   // Host memory of the given kind for `rows` tuples of 1 + values words (pinned where the backend
   // can pin; the base implementation returns pageable memory).
-  virtual Relation host_relation(std::uint64_t rows, int values, Transfer kind);
+  virtual Relation host_relation(std::uint64_t rows, int values, Transfer kind, int key_words = 1);
 
   // Host -> device. The copy time is h2d (device events where the backend has them).
   virtual Breakdown upload(const Relation& host, DeviceRel& out) = 0;
@@ -126,12 +156,13 @@ class RaBackend {
   // backend's run_<op>. reduce's aggregate crosses the bus; its tiny copy is part of the kernel time.
   Breakdown project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant, DeviceRel& out) {
     require_variant(Op::Project, variant);
-    check_project(in.values(), columns);
-    return run_project(in, columns, variant, out);
+    check_project(in.values(), in.key_words(), columns);
+    return run_project(in, project_layout(in.key_words(), columns), variant, out);
   }
-  Breakdown select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) {
+  Breakdown select(const DeviceRelation& in, Predicate pred, const std::string& variant, DeviceRel& out) {
     require_variant(Op::Select, variant);
-    check_predicate(in.values(), pred);
+    pred.key_words = in.key_words();
+    check_predicate(in.values(), in.key_words(), pred);
     return run_select(in, pred, variant, out);
   }
   Breakdown unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) {
@@ -148,22 +179,23 @@ class RaBackend {
   }
   Breakdown join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant, DeviceRel& out) {
     require_variant(Op::Join, variant);
-    check_concat(left.values(), right.values(), "join");
+    if (left.key_words() != right.key_words()) throw std::invalid_argument("join needs keys of one width");
+    check_concat(left.key_words(), left.values(), right.values(), "join");
     return run_join(left, right, variant, out);
   }
   Breakdown set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant, DeviceRel& out) {
     require_variant(set_op_of(op), variant);
-    check_same_width(a.values(), b.values(), "set operation");
+    check_same_width(a.values(), a.key_words(), b.values(), b.key_words(), "set operation");
     return run_set_op(a, b, op, variant, out);
   }
   Breakdown product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) {
     require_variant(Op::Product, variant);
-    check_concat(a.values(), b.width(), "product");
+    check_concat(a.key_words(), a.values(), b.width(), "product");
     return run_product(a, b, variant, out);
   }
   Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant, DeviceRel& out) {
     require_variant(arith_op_of(op), variant);
-    check_same_shape(a.rows(), a.values(), b.rows(), b.values(), "arithmetic");
+    check_same_shape(a.rows(), a.values(), a.key_words(), b.rows(), b.values(), b.key_words(), "arithmetic");
     return run_arith(a, b, op, variant, out);
   }
   Breakdown sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) {
@@ -173,7 +205,7 @@ class RaBackend {
 
  protected:
   // What a backend implements: called with a variant it offers and inputs of the right shape.
-  virtual Breakdown run_project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant, DeviceRel& out) = 0;
+  virtual Breakdown run_project(const DeviceRelation& in, const ProjectLayout& layout, const std::string& variant, DeviceRel& out) = 0;
   virtual Breakdown run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) = 0;
   virtual Breakdown run_unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) = 0;
   virtual Timed<Aggregate> run_reduce(const DeviceRelation& in, ReduceOp op, const std::string& variant) = 0;

@@ -9,7 +9,7 @@
 namespace hdb::ra::ref {
 
 Relation project(const Relation& in, const std::vector<int>& columns);
-Relation select(const Relation& in, const Predicate& pred);
+Relation select(const Relation& in, Predicate pred);
 Relation unique(const Relation& in);
 Aggregate reduce(const Relation& in, ReduceOp op);
 Relation reduce_by_key(const Relation& in, ReduceOp op);

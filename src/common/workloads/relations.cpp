@@ -13,14 +13,21 @@ namespace hdb::ra {
 HostMemory::HostMemory(std::uint64_t words) : words_(words ? new std::uint32_t[words]() : nullptr), capacity_(words) {}
 HostMemory::~HostMemory() { delete[] words_; }
 
-Relation::Relation(std::uint64_t rows, int values)
-    : memory_(std::make_shared<HostMemory>(rows * static_cast<std::uint64_t>(1 + values))), rows_(rows), values_(values) {
-  if (values < 0 || values > kMaxValues) throw std::invalid_argument("a tuple has 0.." + std::to_string(kMaxValues) + " values");
+void check_shape(int values, int key_words) {
+  if (key_words != 1 && key_words != 2) throw std::invalid_argument("keys are 1 or 2 words (32 or 64 bits)");
+  if (values < 0 || values > max_values(key_words))
+    throw std::invalid_argument("a tuple with a " + std::to_string(32 * key_words) + "-bit key has 0.." +
+                                std::to_string(max_values(key_words)) + " values");
 }
 
-Relation::Relation(std::shared_ptr<HostMemory> memory, std::uint64_t rows, int values)
-    : memory_(std::move(memory)), rows_(rows), values_(values) {
-  if (values < 0 || values > kMaxValues) throw std::invalid_argument("a tuple has 0.." + std::to_string(kMaxValues) + " values");
+Relation::Relation(std::uint64_t rows, int values, int key_words) : rows_(rows), values_(values), key_words_(key_words) {
+  check_shape(values, key_words);
+  memory_ = std::make_shared<HostMemory>(rows * static_cast<std::uint64_t>(width()));
+}
+
+Relation::Relation(std::shared_ptr<HostMemory> memory, std::uint64_t rows, int values, int key_words)
+    : memory_(std::move(memory)), rows_(rows), values_(values), key_words_(key_words) {
+  check_shape(values, key_words);
   if (rows > capacity_rows()) throw std::length_error("relation memory too small for its rows");
 }
 
@@ -36,7 +43,7 @@ void Relation::set_rows(std::uint64_t rows) {
 }
 
 Relation Relation::clone() const {
-  Relation r(rows_, values_);
+  Relation r(rows_, values_, key_words_);
   if (words()) std::memcpy(r.data(), data(), bytes());
   return r;
 }
@@ -48,10 +55,12 @@ int compare_tuples(const std::uint32_t* a, const std::uint32_t* b, int width) {
 }
 
 bool same_tuples(const Relation& a, const Relation& b) {
-  return a.values() == b.values() && a.rows() == b.rows() && (a.words() == 0 || std::memcmp(a.data(), b.data(), a.bytes()) == 0);
+  return a.values() == b.values() && a.key_words() == b.key_words() && a.rows() == b.rows() && (a.words() == 0 || std::memcmp(a.data(), b.data(), a.bytes()) == 0);
 }
 
 std::string first_difference(const Relation& got, const Relation& want) {
+  if (got.key_words() != want.key_words())
+    return "keys have " + std::to_string(got.key_bits()) + " bits, expected " + std::to_string(want.key_bits());
   if (got.values() != want.values())
     return "tuples have " + std::to_string(got.values()) + " values, expected " + std::to_string(want.values());
   std::uint64_t n = std::min(got.rows(), want.rows());
@@ -99,7 +108,7 @@ void sort_tuples(Relation& r, int /*threads*/) {
 }
 
 void fill_relation(Relation& out, const RelationSpec& spec, std::uint64_t seed, int threads) {
-  if (out.rows() != spec.rows || out.values() != spec.values)
+  if (out.rows() != spec.rows || out.values() != spec.values || out.key_words() != spec.key_words)
     throw std::invalid_argument("fill_relation: relation shape differs from the spec");
   std::vector<std::uint32_t> keys = generate_u32(spec.rows, seed, spec.keys, threads);
   std::uint32_t* d = out.data();
@@ -108,10 +117,11 @@ void fill_relation(Relation& out, const RelationSpec& spec, std::uint64_t seed, 
   parallel_for(spec.rows, threads, [&](std::uint64_t b, std::uint64_t e) {
     for (std::uint64_t i = b; i < e; ++i) {
       std::uint32_t* t = d + i * static_cast<std::uint64_t>(w);
-      t[0] = keys[i];
-      for (int v = 1; v < w; ++v) {
+      const int kw = spec.key_words;
+      set_key(t, kw, kw == 2 ? wide_key(keys[i]) : keys[i]);
+      for (int v = kw; v < w; ++v) {
         // Odd values before masking keep data away from all-zero; the mask may then make tuples repeat.
-        std::uint32_t x = static_cast<std::uint32_t>(rand_at(vseed, i * kMaxValues + static_cast<std::uint64_t>(v))) | 1u;
+        std::uint32_t x = static_cast<std::uint32_t>(rand_at(vseed, i * kMaxValues + static_cast<std::uint64_t>(v - kw + 1))) | 1u;
         t[v] = (x & spec.value_mask) | (spec.value_mask ? 0u : 1u);
       }
     }
@@ -120,7 +130,7 @@ void fill_relation(Relation& out, const RelationSpec& spec, std::uint64_t seed, 
 }
 
 Relation make_relation(const RelationSpec& spec, std::uint64_t seed, int threads) {
-  Relation r(spec.rows, spec.values);
+  Relation r(spec.rows, spec.values, spec.key_words);
   fill_relation(r, spec, seed, threads);
   return r;
 }
