@@ -165,15 +165,12 @@ std::size_t batch_chunk(std::size_t row) {
   return std::max<std::size_t>(1, std::min<std::size_t>(kMaxGridY, (256u << 20) / (4 * row + 1)));
 }
 
-// The work arrays load_index allocates beside the index: Figure 1's dense arrays, the hybrid's
-// candidate arrays and the hit bitmap of one query.
+// The work arrays load_index allocates beside the index: Figure 1's dense arrays and the hit
+// bitmap of one query, and the hybrid's candidate arrays.
 void plan_work(MemoryPlan& plan, const NgramIndex& ix) {
   std::uint64_t a = ix.articles;
-  plan.add("per-article maps", 4 * a)
-      .add("per-article counter planes", 4 * kPlanes * a)
-      .add("alive flags", a)
-      .add("hit bitmap", 4ull * ix.bins() * kWordsPerBin)
-      .add("candidate ids", 4 * a)
+  plan_dense_work(plan, ix);
+  plan.add("candidate ids", 4 * a)
       .add("candidate counter planes", 4 * kPlanes * a)
       .add("candidate alive flags", a);
 }

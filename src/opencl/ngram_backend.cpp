@@ -26,20 +26,10 @@ std::vector<NgramVariant> OpenClNgram::variants() const {
   return {{"gpu", false, true}, {"gpu-segmented", false, true}, {"gpu-segmented", true, true}};
 }
 
-namespace {
-// The Figure-1 work arrays load_index allocates beside the index.
-void plan_work(MemoryPlan& plan, const ngram::NgramIndex& ix) {
-  plan.add("per-article maps", 4ull * ix.articles)
-      .add("per-article counter planes", 4ull * ngram::kPlanes * ix.articles)
-      .add("alive flags", ix.articles)
-      .add("hit bitmap", 4ull * ix.bins() * (kBinSize / 32));
-}
-}  // namespace
-
 void OpenClNgram::plan_memory(MemoryPlan& plan, const ngram::NgramIndex& ix, const NgramVariant& v,
                               const std::vector<ngram::QueryPlan>& plans) const {
   plan_index_copy(plan, ix);
-  plan_work(plan, ix);
+  plan_dense_work(plan, ix);
   if (v.name == "gpu") return;
   // search_segmented's scratch: the packed queries and one hit-bitmap row per query in a batch.
   plan_packed_queries(plan, plans);
@@ -51,7 +41,7 @@ nlohmann::json OpenClNgram::load_index(const ngram::NgramIndex& ix) {
     throw SkipCase("the device's work-groups hold fewer than " + std::to_string(kBinSize) + " work-items");
   std::uint64_t bytes = ix.bytes();
   MemoryPlan work_plan;
-  plan_work(work_plan, ix);
+  plan_dense_work(work_plan, ix);
   std::uint64_t work = work_plan.total();
   if (4 * ix.postings() > p_.max_alloc_bytes()) throw SkipCase("a posting array exceeds the device's largest buffer");
   // The last size's buffers go before this size's are made (the plan counts one index).

@@ -45,6 +45,14 @@ void plan_index_copy(MemoryPlan& plan, const NgramIndex& ix) {
       .add("directory starts", 4 * ix.dir_start.size());
 }
 
+void plan_dense_work(MemoryPlan& plan, const NgramIndex& ix) {
+  std::uint64_t a = ix.articles;
+  plan.add("per-article maps", 4 * a)
+      .add("per-article counter planes", 4 * ngram::kPlanes * a)
+      .add("alive flags", a)
+      .add("hit bitmap", std::uint64_t{ix.bins()} * ngram::kBinSize / 8);
+}
+
 void plan_packed_queries(MemoryPlan& plan, const std::vector<QueryPlan>& plans) {
   std::uint64_t lists = 0;
   for (const QueryPlan& p : plans) lists += p.lists.size();

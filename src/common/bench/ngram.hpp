@@ -64,9 +64,11 @@ Breakdown time_each_query(std::size_t queries, NgramSearchOut& out, F&& fn) {
   return b;
 }
 
-// Memory-plan items shared by the backends: a copy of the index's six arrays, and the packed
-// queries (ngram::pack_queries) a segmented search uploads.
+// Memory-plan items shared by the device backends: a copy of the index's six arrays, Figure 1's
+// dense work arrays (per article a 3-gram map, kPlanes counter words and an alive flag) with the
+// hit bitmap of one query, and the packed queries (ngram::pack_queries) a segmented search uploads.
 void plan_index_copy(MemoryPlan& plan, const ngram::NgramIndex& index);
+void plan_dense_work(MemoryPlan& plan, const ngram::NgramIndex& index);
 void plan_packed_queries(MemoryPlan& plan, const std::vector<ngram::QueryPlan>& plans);
 
 // Parses an error-level list: "0-12", "0,3,6,9,12", "2-4,8". UsageError on bad text or values
