@@ -639,6 +639,42 @@ Breakdown CpuRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, A
   return Breakdown::compute_only(t.seconds());
 }
 
+void CpuRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
+  const std::uint64_t in_bytes = s.rows_a * static_cast<std::uint64_t>(s.width_a) * 4;
+  const std::uint64_t out_bytes = s.out_rows * static_cast<std::uint64_t>(s.out_width) * 4;
+  const bool library = is_library(s.op, s.variant);
+  const int threads = library || s.variant == "serial" ? 1 : platform_.threads();
+  switch (s.op) {
+    case Op::Sort:
+      if (s.variant == "tbb") plan.add("tbb sort (key, row) pairs", s.rows_a * (s.key_words == 2 ? 16 : 8));
+      // libstdc++'s parallel stable_sort merges through a buffer of n elements.
+      else if (s.variant == "pstl") plan.add("pstl stable_sort buffer", in_bytes);
+      else plan.add("radix sort buffer", in_bytes);
+      break;
+    case Op::Join:
+      // Piece buffers hold the whole output before it is copied out, at least a tuple per left tuple.
+      plan.add("join piece buffers", std::max(out_bytes, s.rows_a * static_cast<std::uint64_t>(s.out_width) * 4));
+      break;
+    case Op::Select:
+    case Op::Unique:
+      // libstdc++'s parallel copy_if / unique_copy mark every element in a buffer of bools.
+      if (library) plan.add("pstl mask", s.rows_a);
+      [[fallthrough]];
+    case Op::ReduceByKey:
+    case Op::SetUnion:
+    case Op::SetIntersection:
+    case Op::SetDifference:
+      if (library && s.op != Op::Select && s.op != Op::Unique) plan.add("pstl set operation buffer", out_bytes);
+      // One staging buffer per thread, about a piece of kStagedPieceRows rows (merges: its bound).
+      if (threads > 1)
+        plan.add("staged pieces",
+                 static_cast<std::uint64_t>(threads) * kStagedPieceRows * static_cast<std::uint64_t>(s.width_a) * 4 *
+                     (s.op == Op::SetUnion ? 2 : 1));
+      break;
+    default: break;
+  }
+}
+
 Breakdown CpuRa::run_sort(const DeviceRelation& in_, const std::string& variant, DeviceRel& out_handle) {
   const CpuRelation& in = as_cpu(in_);
   HostTimer t;

@@ -34,6 +34,7 @@ class CpuRa : public RaBackend {
   Breakdown run_arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
                   DeviceRel& out) override;
   Breakdown run_sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
+  void plan_scratch(const OpShape& shape, MemoryPlan& plan) const override;
 
  private:
   int threads_for(const std::string& variant) const;

@@ -44,6 +44,8 @@ struct CaseData {
   Aggregate expected_agg, got_agg;
   bool is_reduce = false;
   int key_words = 1;               // of the inputs (and of every output: project keeps the key first)
+  Op kind = Op::Project;
+  std::string variant;
   std::function<Breakdown(CaseData&)> op;  // the operator on dev_in -> dev_out (or got_agg)
 
   Breakdown pass() {
@@ -118,24 +120,45 @@ class RaRunner {
     return r;
   }
 
-  void check_fits(std::uint64_t in_bytes, std::uint64_t out_bytes, std::uint64_t size) {
-    // Device: inputs + output + the partitioned intermediate (as large as the output) + slack.
-    std::uint64_t need = in_bytes + 2 * out_bytes + (1u << 20);
-    if (need > s_.platform().memory_bytes())
-      throw SkipCase("needs about " + std::to_string(need >> 20) + " MiB, the device has " +
-                     std::to_string(s_.platform().memory_bytes() >> 20) + " MiB");
+  // Before a large output is built even once (join, product): its size against the bound the user
+  // set and, with the inputs, against the memory (the full plan follows in finish()).
+  void check_output(std::uint64_t in_bytes, std::uint64_t out_bytes, std::uint64_t size) {
     if (static_cast<double>(out_bytes) > o_.max_output_ratio * static_cast<double>(size))
       throw SkipCase("output of " + std::to_string(out_bytes >> 20) + " MiB exceeds --max-output-ratio x input");
+    MemoryPlan::for_platform(s_.platform()).add("inputs", in_bytes).add("output", out_bytes).require(s_.platform());
+  }
+
+  // Every allocation of the case: on the device, its inputs, the output and the backend's scratch
+  // (plan_scratch); on the cpu backend the device is host memory, so the host copies (inputs, the
+  // expected output, the output read back) count too.
+  void check_memory(const CaseData& c, std::uint64_t in_bytes, std::uint64_t out_rows, int out_width) {
+    MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
+    const std::uint64_t out_bytes = c.is_reduce ? 0 : out_rows * static_cast<std::uint64_t>(out_width) * 4;
+    plan.add("inputs", in_bytes).add("output", out_bytes);
+    OpShape shape;
+    shape.op = c.kind;
+    shape.variant = c.variant;
+    shape.key_words = c.key_words;
+    shape.rows_a = c.host_in.empty() ? 0 : c.host_in[0].rows();
+    shape.width_a = c.host_in.empty() ? 0 : c.host_in[0].width();
+    shape.rows_b = c.host_in.size() > 1 ? c.host_in[1].rows() : 0;
+    shape.width_b = c.host_in.size() > 1 ? c.host_in[1].width() : 0;
+    shape.out_rows = c.is_reduce ? 0 : out_rows;
+    shape.out_width = out_width;
+    b_.plan_scratch(shape, plan);
+    if (!s_.platform().has_transfers())
+      plan.add("host inputs", in_bytes).add("expected output", out_bytes).add("output read back", out_bytes);
+    plan.require(s_.platform());
   }
 
   // Sets up a case from host inputs and the expected output; `fn` runs the operator.
-  Prepared finish(std::shared_ptr<CaseData> c, Transfer t, std::uint64_t size, std::uint64_t out_rows, int out_values,
+  Prepared finish(std::shared_ptr<CaseData> c, Transfer t, std::uint64_t /*size*/, std::uint64_t out_rows, int out_values,
                   std::function<Breakdown(CaseData&)> fn) {
     std::uint64_t in_bytes = 0;
     for (const Relation& r : c->host_in) in_bytes += r.bytes();
     std::uint64_t out_bytes = out_rows * static_cast<std::uint64_t>(c->key_words + out_values) * 4;
     if (c->is_reduce) out_bytes = static_cast<std::uint64_t>(c->expected_agg.values) * 8;
-    check_fits(in_bytes, out_bytes, size);
+    check_memory(*c, in_bytes, out_rows, c->key_words + out_values);
     c->backend = &b_;
     c->transfer = t;
     c->op = std::move(fn);
@@ -190,6 +213,8 @@ class RaRunner {
     const std::uint64_t n = rows_of(size, kw);
     auto c = std::make_shared<CaseData>();
     c->key_words = kw;
+    c->kind = op;
+    c->variant = variant;
     // A generated relation of this case's key width.
     auto spec = [&](std::uint64_t rows, KeySpec k, bool sorted, std::uint32_t mask = 0xffffffffu) {
       return RelationSpec{rows, o_.values, k, sorted, mask, kw};
@@ -248,8 +273,8 @@ class RaRunner {
         join_inputs(*c, dist, param(p, "match").get<double>(), param(p, "fanout").get<int>(), size, t);
         // Count first: a skewed (Zipf) join can be far too large to build even once.
         const std::uint64_t rows = ref::join_rows(c->host_in[0], c->host_in[1]);
-        check_fits(c->host_in[0].bytes() + c->host_in[1].bytes(), rows * static_cast<std::uint64_t>(kw + 2 * o_.values) * 4,
-                   size);
+        check_output(c->host_in[0].bytes() + c->host_in[1].bytes(),
+                     rows * static_cast<std::uint64_t>(kw + 2 * o_.values) * 4, size);
         c->expected = ref::join(c->host_in[0], c->host_in[1]);
         sort_tuples(c->expected);
         c->multiset = true;
@@ -278,7 +303,8 @@ class RaRunner {
         c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
         c->host_in.push_back(input(spec(right, keys(dist, 0), false), "ra.b", size, t));
         const std::uint64_t out_rows = n * right;
-        check_fits(0, out_rows * static_cast<std::uint64_t>(2 * (kw + o_.values)) * 4, size);
+        check_output(c->host_in[0].bytes() + c->host_in[1].bytes(),
+                     out_rows * static_cast<std::uint64_t>(2 * (kw + o_.values)) * 4, size);
         c->expected = ref::product(c->host_in[0], c->host_in[1]);
         return finish(c, t, size, out_rows, 2 * o_.values + kw, [variant](CaseData& d) {
           return d.backend->product(*d.dev_in[0], *d.dev_in[1], variant, d.dev_out);

@@ -67,6 +67,8 @@ Relation RaBackend::host_relation(std::uint64_t rows, int values, Transfer, int 
   return Relation(rows, values, key_words);
 }
 
+void RaBackend::plan_scratch(const OpShape&, MemoryPlan&) const {}
+
 bool offers(const RaBackend& backend, Op op, const std::string& variant) {
   const std::vector<std::string> vs = backend.variants(op);
   return std::find(vs.begin(), vs.end(), variant) != vs.end();

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/memory_plan.hpp"
 #include "harness/timing.hpp"
 #include "workloads/relations.hpp"
 
@@ -131,6 +132,18 @@ ProjectLayout project_layout(int key_words, const std::vector<int>& columns);
 Op set_op_of(SetOp op);
 Op arith_op_of(ArithOp op);
 
+// One operator call's shape, for planning its memory before anything is allocated: the inputs
+// (b: the second input of binary operators, else 0 rows), the output the call will produce, in
+// rows and words per tuple.
+struct OpShape {
+  Op op = Op::Project;
+  std::string variant;
+  std::uint64_t rows_a = 0, rows_b = 0;
+  int width_a = 0, width_b = 0, key_words = 1;
+  std::uint64_t out_rows = 0;
+  int out_width = 0;
+};
+
 class RaBackend {
  public:
   virtual ~RaBackend() = default;
@@ -138,6 +151,11 @@ class RaBackend {
   // Variants this backend offers for an operator, e.g. {"serial", "parallel"} or
   // {"paper", "thrust", "tuned"}. An operator with no variants is not offered.
   virtual std::vector<std::string> variants(Op op) const = 0;
+
+  // Adds to `plan` every buffer the operator will allocate besides its inputs and its output:
+  // scratch, staging, sort buffers, a library's temporary storage as the library reports it. The
+  // benchmark adds inputs and output and skips a case whose plan does not fit. Default: none.
+  virtual void plan_scratch(const OpShape& shape, MemoryPlan& plan) const;
 
   // Host memory of the given kind for `rows` tuples of 1 + values words (pinned where the backend
   // can pin; the base implementation returns pageable memory).
