@@ -23,9 +23,10 @@ class ClRelation : public DeviceRelation {
  public:
   ClRelation(cl::Buffer b, std::uint64_t words) : buf(std::move(b)), words_(words) {}
   std::uint64_t capacity_words() const override { return words_; }
-  void shape(std::uint64_t rows, int values) {
+  void shape(std::uint64_t rows, int values, int key_words) {
     rows_ = rows;
     values_ = values;
+    key_words_ = key_words;
   }
   cl::Buffer buf;
 
@@ -60,9 +61,9 @@ std::uint32_t rows32(std::uint64_t rows) {
   return static_cast<std::uint32_t>(rows);
 }
 
-ClRelation& ensure(OpenClPlatform& p, DeviceRel& out, std::uint64_t rows, int values) {
+ClRelation& ensure(OpenClPlatform& p, DeviceRel& out, std::uint64_t rows, int values, int key_words) {
   auto* c = dynamic_cast<ClRelation*>(out.get());
-  const std::uint64_t words = rows * static_cast<std::uint64_t>(1 + values);
+  const std::uint64_t words = rows * static_cast<std::uint64_t>(key_words + values);
   if (!c || c->capacity_words() < words || out.use_count() > 1) {
     if (words * 4 > p.max_alloc_bytes())
       throw SkipCase("a buffer of " + std::to_string(words * 4 >> 20) + " MiB exceeds the device's largest allocation");
@@ -72,7 +73,7 @@ ClRelation& ensure(OpenClPlatform& p, DeviceRel& out, std::uint64_t rows, int va
     c = fresh.get();
     out = fresh;
   }
-  c->shape(rows, values);
+  c->shape(rows, values, key_words);
   return *c;
 }
 
@@ -96,11 +97,14 @@ std::size_t ClRa::work_group() {
   return wg_;
 }
 
-cl::Kernel& ClRa::kernel(const std::string& name) {
-  auto it = kernels_.find(name);
+cl::Kernel& ClRa::kernel(const std::string& name, int key_words) {
+  auto it = kernels_.find({name, key_words});
   if (it != kernels_.end()) return it->second;
-  if (!program_) program_ = &p_.program("ra", hdb::opencl::kernels::ra, "-DWG=" + std::to_string(work_group()));
-  return kernels_.emplace(name, checked("creating kernel " + name, [&] { return cl::Kernel(*program_, name.c_str()); }))
+  cl::Program& program = p_.program("ra" + std::to_string(32 * key_words), hdb::opencl::kernels::ra,
+                                    "-DWG=" + std::to_string(work_group()) + " -DKW=" + std::to_string(key_words));
+  return kernels_
+      .emplace(std::make_pair(name, key_words),
+               checked("creating kernel " + name, [&] { return cl::Kernel(program, name.c_str()); }))
       .first->second;
 }
 
@@ -146,10 +150,10 @@ std::uint32_t ClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation&
   cl::Buffer& offsets = scratch_.get("offsets", groups * 4);
   static const char* const kCompactKernels[] = {"compact_select", "compact_unique", "compact_intersection",
                                                  "compact_difference", "compact_union_keep"};
-  cl::Kernel& k = kernel(kCompactKernels[mode]);
+  cl::Kernel& k = kernel(kCompactKernels[mode], in.key_words());
   const ClRelation& o = other ? as_cl(*other) : in;
   set_args("compact_partition arguments", k, in.buf, n, u32(in.width()), o.buf, rows32(other ? other->rows() : 0),
-      u32(pred.word()), pred.lo32(), pred.hi32(), u32(emit_index ? 1 : 0), part, counts);
+      u32(pred.word()), cl_ulong{pred.lo}, cl_ulong{pred.hi}, u32(emit_index ? 1 : 0), part, counts);
   launch(tr, "partition", k, n);
   return scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
 }
@@ -159,7 +163,7 @@ void ClRa::gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t w, const 
   const std::uint64_t wg = work_group();
   const std::uint64_t slot = wg * items;
   const std::uint64_t groups = (rows_in + slot - 1) / slot;
-  cl::Kernel& k = kernel("gather");
+  cl::Kernel& k = kernel("gather", 1);
   set_args("gather arguments", k, scratch_.get("part", 0), scratch_.get("counts", 0), scratch_.get("offsets", 0), w,
       static_cast<std::uint32_t>(slot), out);
   launch(tr, "gather", k, groups * wg);
@@ -172,8 +176,7 @@ Relation ClRa::host_relation(std::uint64_t rows, int values, Transfer kind, int 
 }
 
 Breakdown ClRa::upload(const Relation& host, DeviceRel& out) {
-  if (host.key_words() != 1) throw SkipCase("64-bit keys are not implemented on the opencl backend yet");
-  ClRelation& d = ensure(p_, out, host.rows(), host.values());
+  ClRelation& d = ensure(p_, out, host.rows(), host.values(), host.key_words());
   Breakdown b;
   if (!host.words()) return b;
   HostTimer t;
@@ -187,7 +190,8 @@ Breakdown ClRa::upload(const Relation& host, DeviceRel& out) {
 
 Breakdown ClRa::download(const DeviceRelation& dev, Relation& host) {
   const ClRelation& d = as_cl(dev);
-  if (host.values() != d.values() || host.capacity_rows() < d.rows()) host = Relation(d.rows(), d.values());
+  if (host.values() != d.values() || host.key_words() != d.key_words() || host.capacity_rows() < d.rows())
+    host = Relation(d.rows(), d.values(), d.key_words());
   host.set_rows(d.rows());
   Breakdown b;
   if (!d.rows()) return b;
@@ -205,11 +209,11 @@ Breakdown ClRa::run_project(const DeviceRelation& in_, const ProjectLayout& layo
   const ClRelation& in = as_cl(in_);
   const std::uint32_t n = rows32(in.rows());
   const std::vector<int>& columns = layout.words;
-  ClRelation& out = ensure(p_, out_handle, n, layout.values());
+  ClRelation& out = ensure(p_, out_handle, n, layout.values(), layout.key_words);
   std::uint32_t packed = 0;
   for (std::size_t c = 0; c < columns.size(); ++c) packed |= static_cast<std::uint32_t>(columns[c]) << (4 * c);
   Trace tr;
-  cl::Kernel& k = kernel("project");
+  cl::Kernel& k = kernel("project", 1);
   set_args("project arguments", k, in.buf, n, u32(in.width()), u32(static_cast<std::int64_t>(columns.size())), packed,
       out.buf);
   launch(tr, "compute", k, n);
@@ -225,9 +229,9 @@ std::uint32_t ClRa::compact_coarse(Trace& tr, bool unique_mode, const DeviceRela
   cl::Buffer& part = scratch_.get("part", groups * slot * static_cast<std::uint64_t>(in.width()) * 4);
   cl::Buffer& counts = scratch_.get("counts", groups * 4);
   cl::Buffer& offsets = scratch_.get("offsets", groups * 4);
-  cl::Kernel& k = kernel("compact_coarse");
+  cl::Kernel& k = kernel("compact_coarse", in.key_words());
   set_args("compact_coarse arguments", k, u32(unique_mode ? 1 : 0), in.buf, n, u32(in.width()), u32(pred.word()),
-      pred.lo32(), pred.hi32(), part, counts);
+      cl_ulong{pred.lo}, cl_ulong{pred.hi}, part, counts);
   launch(tr, "partition", k, groups * work_group());
   return scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
 }
@@ -238,7 +242,7 @@ Breakdown ClRa::compaction(const DeviceRelation& in, bool unique_mode, const Pre
   const bool tuned = variant == "tuned";
   const std::uint32_t total =
       tuned ? compact_coarse(tr, unique_mode, in, pred) : compact(tr, unique_mode ? 1 : 0, in, nullptr, pred, false);
-  ClRelation& out = ensure(p_, out_handle, total, in.values());
+  ClRelation& out = ensure(p_, out_handle, total, in.values(), in.key_words());
   if (total) gather_into(tr, in.rows(), u32(in.width()), out.buf, tuned ? kCoarseItems : 1);
   return finish(tr);
 }
@@ -248,7 +252,9 @@ Breakdown ClRa::run_select(const DeviceRelation& in, const Predicate& pred, cons
 }
 
 Breakdown ClRa::run_unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out_handle) {
-  return compaction(in, true, Predicate{}, variant, out_handle);
+  Predicate all;
+  all.key_words = in.key_words();
+  return compaction(in, true, all, variant, out_handle);
 }
 
 Timed<Aggregate> ClRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const std::string& /*variant*/) {
@@ -267,10 +273,10 @@ Timed<Aggregate> ClRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const 
   cl::Buffer& result = scratch_.get("reduce.result", values * 8);
   const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
   Trace tr;
-  cl::Kernel& k = kernel("reduce_partial");
+  cl::Kernel& k = kernel("reduce_partial", in.key_words());
   set_args("reduce arguments", k, in.buf, n, u32(in.width()), opc, partials);
   launch(tr, "partition", k, groups * wg);
-  cl::Kernel& f = kernel("reduce_final");
+  cl::Kernel& f = kernel("reduce_final", 1);
   set_args("reduce_final arguments", f, partials, static_cast<std::uint32_t>(groups), values, opc, result);
   launch(tr, "compute", f, wg);
   cl::Event e;
@@ -286,11 +292,11 @@ Breakdown ClRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const 
   Trace tr;
   // Heads of key runs, as row indices, by the unique pipeline; then one work-item per run.
   const std::uint32_t runs = compact(tr, 1, in, nullptr, Predicate{}, true);
-  ClRelation& out = ensure(p_, out_handle, runs, in.values());
+  ClRelation& out = ensure(p_, out_handle, runs, in.values(), in.key_words());
   if (runs) {
     cl::Buffer& heads = scratch_.get("rbk.heads", std::uint64_t{runs} * 4);
     gather_into(tr, in.rows(), 1, heads);
-    cl::Kernel& k = kernel("reduce_runs");
+    cl::Kernel& k = kernel("reduce_runs", in.key_words());
     set_args("reduce_runs arguments", k, in.buf, rows32(in.rows()), u32(in.width()),
         u32(op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2), heads, runs, out.buf);
     launch(tr, "compute", k, runs);
@@ -339,10 +345,10 @@ Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, con
   const ClRelation& l = as_cl(l_);
   const ClRelation& r = as_cl(r_);
   const std::uint32_t nl = rows32(l.rows()), nr = rows32(r.rows());
-  const int out_values = l.values() + r.values();
+  const int out_values = l.values() + r.values(), kw = l.key_words();
   Trace tr;
   if (nl == 0 || nr == 0) {
-    ensure(p_, out_handle, 0, out_values);
+    ensure(p_, out_handle, 0, out_values, kw);
     return finish(tr);
   }
   if (variant == "tuned") {
@@ -356,27 +362,27 @@ Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, con
     // where that was more (a larger fan-out: the warm-up pass teaches the timed ones).
     const std::uint64_t merged = std::uint64_t{nl} + nr;
     const std::uint64_t len = (merged + pieces - 1) / pieces;
-    const std::uint64_t row_bytes = static_cast<std::uint64_t>(1 + out_values) * 4;
+    const std::uint64_t row_bytes = static_cast<std::uint64_t>(kw + out_values) * 4;
     const std::uint64_t limit = join_staged_ ? std::min<std::uint64_t>(p_.max_alloc_bytes(), p_.memory_bytes() / 8) : 0;
     std::uint64_t cap = std::max<std::uint64_t>((len + 1) / 2, static_cast<std::uint64_t>(len * join_ratio_ * 1.125) + 1);
     if (cap * pieces * row_bytes > limit) cap = (len + 1) / 2;
     if (cap * pieces * row_bytes > limit) cap = 0;
     cap = std::min<std::uint64_t>(cap, std::numeric_limits<std::uint32_t>::max() / 8);
     cl::Buffer& stage = cap ? scratch_.get("join.stage", cap * pieces * row_bytes) : counts;
-    cl::Kernel& k = kernel("join_path_stage");
+    cl::Kernel& k = kernel("join_path_stage", kw);
     set_args("join_path_stage arguments", k, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), pieces,
              static_cast<std::uint32_t>(cap), splits, counts, stage);
     launch_chunks(tr, "partition", k, pieces);
     const std::uint32_t total = scan(tr, counts, offsets, pieces);
     join_ratio_ = static_cast<double>(total) / static_cast<double>(merged);
-    ClRelation& out = ensure(p_, out_handle, total, out_values);
+    ClRelation& out = ensure(p_, out_handle, total, out_values, kw);
     if (total && cap) {
-      cl::Kernel& e = kernel("join_path_emit");
+      cl::Kernel& e = kernel("join_path_emit", kw);
       set_args("join_path_emit arguments", e, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), pieces,
                static_cast<std::uint32_t>(cap), splits, counts, offsets, stage, out.buf);
       launch_chunks(tr, "gather", e, pieces, true);
     } else if (total) {
-      cl::Kernel& c = kernel("join_path_write");
+      cl::Kernel& c = kernel("join_path_write", kw);
       set_args("join_path_write arguments", c, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), pieces, splits,
                offsets, total, out.buf);
       launch_chunks(tr, "compute", c, pieces);
@@ -389,14 +395,14 @@ Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, con
   cl::Buffer& local_off = scratch_.get("join.local", std::uint64_t{nl} * 4);
   cl::Buffer& counts = scratch_.get("counts", groups * 4);
   cl::Buffer& offsets = scratch_.get("offsets", groups * 4);
-  cl::Kernel& k = kernel("join_partition");
+  cl::Kernel& k = kernel("join_partition", kw);
   set_args("join_partition arguments", k, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), first, local_off,
       counts);
   launch(tr, "partition", k, nl);
   const std::uint32_t total = scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
-  ClRelation& out = ensure(p_, out_handle, total, out_values);
+  ClRelation& out = ensure(p_, out_handle, total, out_values, kw);
   if (total) {
-    cl::Kernel& c = kernel("join_compute");
+    cl::Kernel& c = kernel("join_compute", kw);
     set_args("join_compute arguments", c, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), first, local_off,
         offsets, out.buf);
     launch(tr, "compute", c, nl);
@@ -412,7 +418,7 @@ Breakdown ClRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, S
   Trace tr;
   if (op != SetOp::Union) {
     std::uint32_t total = compact(tr, op == SetOp::Intersection ? 2 : 3, a, &b, Predicate{}, false);
-    ClRelation& out = ensure(p_, out_handle, total, a.values());
+    ClRelation& out = ensure(p_, out_handle, total, a.values(), a.key_words());
     if (total) gather_into(tr, a.rows(), w, out.buf);
     return finish(tr);
   }
@@ -422,8 +428,8 @@ Breakdown ClRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, S
   if (kept) gather_into(tr, b.rows(), w, bprime);
   const std::uint32_t n = rows32(a.rows());
   const std::uint32_t total = rows32(std::uint64_t{n} + kept);
-  ClRelation& out = ensure(p_, out_handle, total, a.values());
-  cl::Kernel& k = kernel("merge_scatter");
+  ClRelation& out = ensure(p_, out_handle, total, a.values(), a.key_words());
+  cl::Kernel& k = kernel("merge_scatter", 1);
   set_args("merge_scatter arguments", k, a.buf, n, bprime, kept, w, out.buf);
   launch(tr, "merge", k, total);
   return finish(tr);
@@ -434,9 +440,9 @@ Breakdown ClRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_, 
   const ClRelation& a = as_cl(a_);
   const ClRelation& b = as_cl(b_);
   const std::uint64_t rows = a.rows() * b.rows();
-  ClRelation& out = ensure(p_, out_handle, rows, a.values() + b.width());
+  ClRelation& out = ensure(p_, out_handle, rows, a.values() + b.width(), a.key_words());
   Trace tr;
-  cl::Kernel& k = kernel("product");
+  cl::Kernel& k = kernel("product", 1);
   set_args("product arguments", k, a.buf, u32(a.width()), b.buf, rows32(b.rows()), u32(b.width()),
       static_cast<cl_ulong>(rows), out.buf);
   launch(tr, "compute", k, rows);
@@ -448,16 +454,66 @@ Breakdown ClRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, Ar
   const ClRelation& a = as_cl(a_);
   const ClRelation& b = as_cl(b_);
   const std::uint32_t n = rows32(a.rows());
-  ClRelation& out = ensure(p_, out_handle, n, a.values());
+  ClRelation& out = ensure(p_, out_handle, n, a.values(), a.key_words());
   Trace tr;
-  cl::Kernel& k = kernel("arith");
+  cl::Kernel& k = kernel("arith", a.key_words());
   set_args("arith arguments", k, a.buf, b.buf, n, u32(a.width()),
       u32(op == ArithOp::Add ? 0 : op == ArithOp::Subtract ? 1 : 2), out.buf);
   launch(tr, "compute", k, n);
   return finish(tr);
 }
 
-// The keys (project's kernel with the one column 0), a stable LSD radix sort of them with their row
+void ClRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
+  // The work-group size work_group() settles on, computed without settling it.
+  std::uint64_t wg = 256;
+  while (wg > p_.max_work_group_size()) wg /= 2;
+  const auto wa = static_cast<std::uint64_t>(s.width_a);
+  const std::uint64_t groups = (s.rows_a + wg - 1) / wg;
+  const bool tuned = s.variant == "tuned";
+  // Partition slots hold every tuple of a partition (the kept ones fill them), plus counts and
+  // offsets per partition and the scan's block sums (a few per cent of them, rounded up).
+  auto partitions = [&](std::uint64_t rows, std::uint64_t words, std::uint64_t slot) {
+    const std::uint64_t g = (rows + slot - 1) / slot;
+    plan.add("partition slots", g * slot * words * 4).add("partition counts and offsets", g * 8 + (g / wg + 1) * 8);
+  };
+  switch (s.op) {
+    case Op::Select:
+    case Op::Unique: partitions(s.rows_a, wa, tuned ? wg * kCoarseItems : wg); break;
+    case Op::ReduceByKey:
+      partitions(s.rows_a, 1, wg);
+      plan.add("run heads", s.out_rows * 4);
+      break;
+    case Op::Reduce: plan.add("partials", std::min<std::uint64_t>(groups, 1024) * wa * 8 + wa * 8); break;
+    case Op::SetIntersection:
+    case Op::SetDifference: partitions(s.rows_a, wa, wg); break;
+    case Op::SetUnion:
+      partitions(s.rows_b, wa, wg);
+      plan.add("b's copies beyond a's", s.rows_b * wa * 4);
+      break;
+    case Op::Join:
+      if (tuned) {
+        // Staging slots take at most an eighth of the memory (and one allocation); pieces' splits,
+        // counts and offsets are small against them.
+        const std::uint64_t stage = std::min<std::uint64_t>(p_.max_alloc_bytes(), p_.memory_bytes() / 8);
+        plan.add("join staging slots (at most)", std::min<std::uint64_t>(stage, s.out_rows * 4 * s.out_width * 2 + 4096));
+      } else {
+        plan.add("join first matches and local offsets", s.rows_a * 8).add("partition counts and offsets", groups * 8);
+      }
+      break;
+    case Op::Sort:
+      if (tuned) {
+        plan.add("tuple sort buffer", s.rows_a * wa * 4).add("digit histogram", ((s.rows_a + 255) / 256 + 1) * 256 * 4);
+      } else {
+        // Keys and rows, and the radix sort's own second key and payload buffers and histogram.
+        const std::uint64_t key = 4 * static_cast<std::uint64_t>(s.key_words);
+        plan.add("sort keys and rows", s.rows_a * (key + 4)).add("radix sort buffers", s.rows_a * (key + 4) + 4096 * 16);
+      }
+      break;
+    default: break;
+  }
+}
+
+// The keys (sort_keys: 32- or 64-bit), a stable LSD radix sort of them with their row
 // numbers (sort.hpp), then one gather of whole tuples in that order.
 Breakdown ClRa::run_sort(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
   if (variant != "radix" && variant != "tuned")
@@ -466,14 +522,14 @@ Breakdown ClRa::run_sort(const DeviceRelation& in_, const std::string& variant, 
   const std::uint32_t n = rows32(in.rows());
   const std::uint32_t w = static_cast<std::uint32_t>(in.width());
   if (out.get() == &in_) out.reset();  // the tuned sort reads its input after writing its output
-  ClRelation& o = ensure(p_, out, n, in.values());
+  ClRelation& o = ensure(p_, out, n, in.values(), in.key_words());
   Trace tr;
   if (n == 0) return finish(tr);
   if (variant == "tuned") {
     // Whole tuples, 8 bits a pass (sort.hpp's TupleSort): no key extraction, no gather.
     if (!tsort_) tsort_ = std::make_unique<hdb::opencl::TupleSort>(p_);
     std::vector<cl::Event> evs;
-    checked("sorting tuples", [&] { tsort_->sort(in.buf, o.buf, n, w, evs); });
+    checked("sorting tuples", [&] { tsort_->sort(in.buf, o.buf, n, w, evs, static_cast<std::uint32_t>(in.key_words())); });
     // Events per pass: count, the scan's launches, scatter.
     const std::size_t per_pass = evs.size() / tsort_->passes();
     for (std::size_t i = 0; i < evs.size(); ++i) {
@@ -482,16 +538,19 @@ Breakdown ClRa::run_sort(const DeviceRelation& in_, const std::string& variant, 
     }
     return finish(tr);
   }
-  cl::Buffer& keys = scratch_.get("sort.keys", std::uint64_t{n} * 4);
+  const int kw = in.key_words();
+  cl::Buffer& keys = scratch_.get("sort.keys", std::uint64_t{n} * 4 * static_cast<std::uint64_t>(kw));
   cl::Buffer& rows = scratch_.get("sort.rows", std::uint64_t{n} * 4);
-  cl::Kernel& key = kernel("project");
-  set_args("sort key arguments", key, in.buf, n, w, 1u, 0u, keys);
+  cl::Kernel& key = kernel("sort_keys", kw);
+  set_args("sort key arguments", key, in.buf, n, w, keys);
   launch(tr, "keys", key, n);
-  if (!sort_) sort_ = std::make_unique<hdb::opencl::RadixSort>(p_, hdb::opencl::SortKey::U32);
+  auto& sorter = kw == 2 ? sort64_ : sort_;
+  if (!sorter)
+    sorter = std::make_unique<hdb::opencl::RadixSort>(p_, kw == 2 ? hdb::opencl::SortKey::U64 : hdb::opencl::SortKey::U32);
   std::vector<cl::Event> evs;
-  checked("sorting keys", [&] { sort_->sort(keys, nullptr, keys, rows, n, evs); });
+  checked("sorting keys", [&] { sorter->sort(keys, nullptr, keys, rows, n, evs); });
   tr.take("sort", evs);
-  cl::Kernel& gather = kernel("gather_rows");
+  cl::Kernel& gather = kernel("gather_rows", 1);
   set_args("gather_rows arguments", gather, in.buf, n, w, rows, o.buf);
   launch(tr, "gather", gather, n);
   return finish(tr);

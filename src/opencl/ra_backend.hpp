@@ -37,6 +37,7 @@ class ClRa : public RaBackend {
   Breakdown run_arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
                   DeviceRel& out) override;
   Breakdown run_sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
+  void plan_scratch(const OpShape& shape, MemoryPlan& plan) const override;
 
   // Work-group size the kernels are built for (the paper's 256 where the device allows it).
   std::size_t work_group() ;
@@ -51,7 +52,8 @@ class ClRa : public RaBackend {
   using Trace = hdb::opencl::Trace;
 
  private:
-  cl::Kernel& kernel(const std::string& name);
+  // A kernel of ra.cl built for keys of key_words words (-DKW; one program per width).
+  cl::Kernel& kernel(const std::string& name, int key_words);
   void launch(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items);
   // Exclusive scan of n uints (sort.hpp's DeviceScan); returns the total (read back: the counting
   // pass that sizes outputs).
@@ -79,11 +81,10 @@ class ClRa : public RaBackend {
   std::uint32_t piece_floor_ = 0;  // override_tuning's floor (0: none)
   bool join_staged_ = true;
   double join_ratio_ = 0;  // the last tuned join's output rows per merged input row
-  cl::Program* program_ = nullptr;
-  std::map<std::string, cl::Kernel> kernels_;
+  std::map<std::pair<std::string, int>, cl::Kernel> kernels_;
   hdb::opencl::Scratch scratch_;  // partition slots, counts, offsets, ... by name (grow-only)
   std::unique_ptr<hdb::opencl::DeviceScan> scan_;
-  std::unique_ptr<hdb::opencl::RadixSort> sort_;
+  std::unique_ptr<hdb::opencl::RadixSort> sort_, sort64_;
   std::unique_ptr<hdb::opencl::TupleSort> tsort_;
 };
 

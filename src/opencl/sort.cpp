@@ -230,12 +230,14 @@ std::uint32_t TupleSort::chunk_for(std::uint32_t n) const {
   return static_cast<std::uint32_t>(std::max<std::uint64_t>(floor, ceil_div(std::max<std::uint32_t>(n, 1), want)));
 }
 
-void TupleSort::sort(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std::uint32_t w, std::vector<cl::Event>& evs) {
+void TupleSort::sort(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std::uint32_t w, std::vector<cl::Event>& evs,
+                     std::uint32_t key_words) {
   if (n == 0) return;
   const std::uint32_t chunk = chunk_for(n);
   const auto blocks = static_cast<std::uint32_t>(ceil_div(n, chunk));
-  bits_ = bits_for(n, w);
-  passes_ = (32 + bits_ - 1) / bits_;
+  // A 64-bit key's digits must not straddle its two words: 8 bits a pass, 8 passes.
+  bits_ = key_words == 2 ? 8 : bits_for(n, w);
+  passes_ = (32 * key_words + bits_ - 1) / bits_;
   Kernels& k = kernels(bits_);
   const std::uint64_t hist = (std::uint64_t{1} << bits_) * blocks;
   if (tmp_cap_ < std::uint64_t{n} * w) {
@@ -254,12 +256,14 @@ void TupleSort::sort(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std
     for (unsigned pass = 0; pass < passes_; ++pass) {
       cl::Buffer& dst = (passes_ - pass) % 2 == 1 ? out : tmp_;
       const cl::Buffer& src = pass == 0 ? in : (passes_ - pass) % 2 == 1 ? tmp_ : out;
-      const cl_uint shift = pass * bits_;
-      set_args("tuple_count arguments", k.count, src, cl_uint{n}, cl_uint{w}, shift, cl_uint{chunk}, cl_uint{blocks}, hist_);
+      // Key bit pass * bits_, counted from the least significant: in the last key word first.
+      const cl_uint bit = pass * bits_, shift = bit % 32, kw = key_words - 1 - bit / 32;
+      set_args("tuple_count arguments", k.count, src, cl_uint{n}, cl_uint{w}, kw, shift, cl_uint{chunk}, cl_uint{blocks},
+               hist_);
       launch_groups(p_, k.count, groups, local_, evs);
       scan_.run(hist_, hist_, static_cast<std::uint32_t>(hist), evs);
-      set_args("tuple_scatter arguments", k.scatter, src, cl_uint{n}, cl_uint{w}, shift, cl_uint{chunk}, cl_uint{blocks},
-               hist_, dst);
+      set_args("tuple_scatter arguments", k.scatter, src, cl_uint{n}, cl_uint{w}, kw, shift, cl_uint{chunk},
+               cl_uint{blocks}, hist_, dst);
       launch_groups(p_, k.scatter, groups, local_, evs);
     }
     return 0;

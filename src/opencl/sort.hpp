@@ -77,8 +77,8 @@ class RadixSort {
 };
 
 
-// Stable LSD radix sort of whole tuples (`w` uints, the key the first) by their 32-bit key, 8 bits
-// a pass (4 passes): per pass a histogram per chunk of tuples (one work-item each, sort.cl's
+// Stable LSD radix sort of whole tuples (`w` uints, the key first) by their 32- or 64-bit key (one
+// or two words, high word first), 8 bits a pass (4 or 8 passes): per pass a histogram per chunk of tuples (one work-item each, sort.cl's
 // tuple_count), a DeviceScan of the digit-major histogram, and a stable scatter of whole tuples
 // (tuple_scatter). The chunk is chosen from the device (see chunk_for): long chunks, a few per
 // compute unit, on a CPU device; short ones on a GPU. Correct on any device.
@@ -97,8 +97,10 @@ class TupleSort {
   // tuples (0: the device's own choice), so small inputs cross many chunks, and `bits` key bits a
   // pass (0: bits_for's choice).
   void override_tuning(bool cpu, std::uint32_t floor, unsigned bits = 0);
-  // Sorts n tuples of w words from `in` into `out` (distinct buffers; `in` is left untouched).
-  void sort(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std::uint32_t w, std::vector<cl::Event>& evs);
+  // Sorts n tuples of w words, keys of key_words words, from `in` into `out` (distinct buffers;
+  // `in` is left untouched).
+  void sort(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std::uint32_t w, std::vector<cl::Event>& evs,
+            std::uint32_t key_words = 1);
 
  private:
   OpenClPlatform& p_;

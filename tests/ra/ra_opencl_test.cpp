@@ -27,6 +27,15 @@ TEST_F(RaOpenCl, TunedSelectAndUniqueMatchReference) {
   test::check_output_reuse(b, "tuned");
 }
 
+TEST_F(RaOpenCl, SixtyFourBitKeysMatchReference) {
+  // Every variant with keys above 2^32 sharing their high word, and at the 64-bit maximum.
+  for (const char* v : {"paper", "tuned", "radix"}) {
+    SCOPED_TRACE(v);
+    opencl::ClRa b(*platform_);
+    test::check_backend(b, v, 2);
+  }
+}
+
 TEST_F(RaOpenCl, PinnedHostRelationsRoundTrip) {
   opencl::ClRa b(*platform_);
   Relation h = b.host_relation(1000, 2, Transfer::Pinned);

@@ -91,6 +91,7 @@ TEST_F(RaOpenClTuned, ConformanceWithForcedParameters) {
     b.override_tuning(t.cpu, t.floor, t.staged, t.sort_bits);
     test::check_backend(b, "tuned");
     test::check_output_reuse(b, "tuned");
+    test::check_backend(b, "tuned", 2);
   }
 }
 

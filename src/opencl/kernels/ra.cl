@@ -2,8 +2,19 @@
 // partition/compute kernels stage their results in local memory and write them in bulk to the
 // partition's slot of an intermediate buffer, scan.cl turns partition counts into offsets, and the
 // gather kernel (Algorithm 4) closes the gaps. Tuples are `w` consecutive uints: key, values.
-// Built with -DWG=<work-group size>; MAXW is the widest tuple (key + 7 values).
+// Built with -DWG=<work-group size> and -DKW=<key words>: 1 (32-bit keys) or 2 (64-bit keys, high
+// word first, so whole-tuple word order is key order); MAXW is the widest tuple (8 words).
 #define MAXW 8
+#ifndef KW
+#define KW 1
+#endif
+#if KW == 2
+typedef ulong key_t;
+#define KEY(p) (((ulong)(p)[0] << 32) | (ulong)(p)[1])
+#else
+typedef uint key_t;
+#define KEY(p) ((p)[0])
+#endif
 
 #define MODE_SELECT 0u
 #define MODE_UNIQUE 1u
@@ -49,8 +60,11 @@ uint upper_bound_rows(__global const uint* r, uint lo, uint hi, uint w, const ui
 // emit_index: write the row index (one uint) instead of the tuple (reduce-by-key heads).
 // The mode is a constant in each kernel below, so the compiler drops the other modes' code (the
 // binary searches of the set operations would otherwise keep PoCL from vectorising select).
+// select's attribute value: the key (word 0, KW words) or a 32-bit value at word attr.
+inline ulong attr_value(__global const uint* g, uint attr) { return attr == 0 ? (ulong)KEY(g) : (ulong)g[attr]; }
+
 inline void compact_partition(const uint mode, __global const uint* in, uint n, uint w, __global const uint* other,
-                              uint m, uint attr, uint lo, uint hi, uint emit_index, __global uint* part,
+                              uint m, uint attr, ulong lo, ulong hi, uint emit_index, __global uint* part,
                               __global uint* counts, __local uint* scan_tmp, __local uint* stage) {
   const uint gid = get_global_id(0), lid = get_local_id(0);
   uint flag = 0;
@@ -59,9 +73,10 @@ inline void compact_partition(const uint mode, __global const uint* in, uint n, 
   if (gid < n) {
     __global const uint* g = in + (ulong)gid * w;
     if (mode == MODE_SELECT) {
-      flag = g[attr] >= lo && g[attr] <= hi;
+      const ulong x = attr_value(g, attr);
+      flag = x >= lo && x <= hi;
     } else if (mode == MODE_UNIQUE) {
-      flag = gid == 0 || in[(ulong)(gid - 1) * w] != g[0];
+      flag = gid == 0 || KEY(in + (ulong)(gid - 1) * w) != KEY(g);
     } else {
       uint t[MAXW];
       for (uint k = 0; k < w; ++k) t[k] = g[k];
@@ -86,8 +101,8 @@ inline void compact_partition(const uint mode, __global const uint* in, uint n, 
 }
 
 #define COMPACT_KERNEL(name, MODE)                                                                          \
-  __kernel void name(__global const uint* in, uint n, uint w, __global const uint* other, uint m, uint attr, uint lo, \
-                     uint hi, uint emit_index, __global uint* part, __global uint* counts) {                           \
+  __kernel void name(__global const uint* in, uint n, uint w, __global const uint* other, uint m, uint attr, ulong lo, \
+                     ulong hi, uint emit_index, __global uint* part, __global uint* counts) {                         \
     __local uint scan_tmp[2 * WG];                                                                                     \
     __local uint stage[WG * MAXW];                                                                                     \
     compact_partition(MODE, in, n, w, other, m, attr, lo, hi, emit_index, part, counts, scan_tmp, stage);             \
@@ -114,7 +129,9 @@ __kernel void gather(__global const uint* part, __global const uint* counts, __g
 // the partition slot (no local staging). Fewer, fuller work-groups: on CPU devices (PoCL) the
 // per-work-group and per-barrier costs dominate the paper's one-tuple-per-work-item kernel.
 #define ITEMS 8
-__kernel void compact_coarse(uint unique_mode, __global const uint* in, uint n, uint w, uint attr, uint lo, uint hi,
+#define COARSE_KEEP(i, g) \
+  (unique_mode ? (i == 0 || KEY(in + (i - 1) * w) != KEY(g)) : (attr_value(g, attr) >= lo && attr_value(g, attr) <= hi))
+__kernel void compact_coarse(uint unique_mode, __global const uint* in, uint n, uint w, uint attr, ulong lo, ulong hi,
                              __global uint* part, __global uint* counts) {
   __local uint scan_tmp[2 * WG];
   const ulong first = ((ulong)get_group_id(0) * WG + get_local_id(0)) * ITEMS;
@@ -123,7 +140,7 @@ __kernel void compact_coarse(uint unique_mode, __global const uint* in, uint n, 
     const ulong i = first + j;
     if (i < n) {
       __global const uint* g = in + i * w;
-      kept += unique_mode ? (i == 0 || in[(i - 1) * w] != g[0]) : (g[attr] >= lo && g[attr] <= hi);
+      kept += COARSE_KEEP(i, g);
     }
   }
   uint total;
@@ -133,7 +150,7 @@ __kernel void compact_coarse(uint unique_mode, __global const uint* in, uint n, 
     const ulong i = first + j;
     if (i < n) {
       __global const uint* g = in + i * w;
-      if (unique_mode ? (i == 0 || in[(i - 1) * w] != g[0]) : (g[attr] >= lo && g[attr] <= hi)) {
+      if (COARSE_KEEP(i, g)) {
         for (uint k = 0; k < w; ++k) slot[(ulong)o * w + k] = g[k];
         ++o;
       }
@@ -159,10 +176,10 @@ __kernel void join_partition(__global const uint* l, uint nl, uint wl, __global 
   const uint gid = get_global_id(0);
   uint cnt = 0, first = 0;
   if (gid < nl) {
-    uint key[1];
-    key[0] = l[(ulong)gid * wl];
-    first = lower_bound_rows(r, 0, nr, wr, key, 1);
-    cnt = upper_bound_rows(r, first, nr, wr, key, 1) - first;
+    uint key[KW];
+    for (uint k = 0; k < KW; ++k) key[k] = l[(ulong)gid * wl + k];
+    first = lower_bound_rows(r, 0, nr, wr, key, KW);
+    cnt = upper_bound_rows(r, first, nr, wr, key, KW) - first;
   }
   uint total;
   const uint ex = wg_exclusive_scan(cnt, scan_tmp, &total);
@@ -179,13 +196,13 @@ __kernel void join_compute(__global const uint* l, uint nl, uint wl, __global co
                            __global const uint* offsets, __global uint* out) {
   const uint gid = get_global_id(0);
   if (gid >= nl) return;
-  const uint key = l[(ulong)gid * wl];
-  const uint ow = wl + wr - 1;
+  const key_t key = KEY(l + (ulong)gid * wl);
+  const uint ow = wl + wr - KW;
   ulong o = (ulong)offsets[get_group_id(0)] + local_offset[gid];
-  for (uint j = first_match[gid]; j < nr && r[(ulong)j * wr] == key; ++j, ++o) {
+  for (uint j = first_match[gid]; j < nr && KEY(r + (ulong)j * wr) == key; ++j, ++o) {
     __global uint* dst = out + o * ow;
     for (uint k = 0; k < wl; ++k) dst[k] = l[(ulong)gid * wl + k];
-    for (uint k = 1; k < wr; ++k) dst[wl + k - 1] = r[(ulong)j * wr + k];
+    for (uint k = KW; k < wr; ++k) dst[wl + k - KW] = r[(ulong)j * wr + k];
   }
 }
 
@@ -215,7 +232,7 @@ __kernel void reduce_partial(__global const uint* in, uint n, uint w, uint op, _
   __local ulong tmp[WG];
   const uint lid = get_local_id(0);
   const ulong identity = op == 1 ? 0xffffffffUL : 0UL;
-  for (uint v = 1; v < w; ++v) {
+  for (uint v = KW; v < w; ++v) {
     ulong acc = identity;
     for (uint i = get_global_id(0); i < n; i += get_global_size(0)) acc = fold(op, acc, in[(ulong)i * w + v]);
     tmp[lid] = acc;
@@ -224,7 +241,7 @@ __kernel void reduce_partial(__global const uint* in, uint n, uint w, uint op, _
       if (lid < s) tmp[lid] = fold(op, tmp[lid], tmp[lid + s]);
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (lid == 0) partials[get_group_id(0) * (w - 1) + v - 1] = tmp[0];
+    if (lid == 0) partials[get_group_id(0) * (w - KW) + v - KW] = tmp[0];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 }
@@ -257,7 +274,7 @@ __kernel void reduce_runs(__global const uint* in, uint n, uint w, uint op, __gl
   uint acc[MAXW];
   for (uint k = 0; k < w; ++k) acc[k] = in[(ulong)begin * w + k];
   for (uint i = begin + 1; i < end; ++i)
-    for (uint k = 1; k < w; ++k) {
+    for (uint k = KW; k < w; ++k) {
       uint x = in[(ulong)i * w + k];
       acc[k] = op == 0 ? acc[k] + x : op == 1 ? min(acc[k], x) : max(acc[k], x);
     }
@@ -280,11 +297,17 @@ __kernel void arith(__global const uint* a, __global const uint* b, uint n, uint
   const uint gid = get_global_id(0);
   if (gid >= n) return;
   const ulong base = (ulong)gid * w;
-  out[base] = a[base];
-  for (uint k = 1; k < w; ++k) {
+  for (uint k = 0; k < KW; ++k) out[base + k] = a[base + k];
+  for (uint k = KW; k < w; ++k) {
     uint x = a[base + k], y = b[base + k];
     out[base + k] = op == 0 ? x + y : op == 1 ? x - y : x * y;
   }
+}
+
+// Sort's keys (radix variant): one key_t per tuple, for the radix sort of 32- or 64-bit keys.
+__kernel void sort_keys(__global const uint* in, uint n, uint w, __global key_t* keys) {
+  const uint gid = get_global_id(0);
+  if (gid < n) keys[gid] = KEY(in + (ulong)gid * w);
 }
 
 // Sort's gather: output row i is input row rows[i] (the radix sort's stable order of the keys).
@@ -320,7 +343,7 @@ uint merge_path_split(__global const uint* l, uint nl, uint wl, __global const u
   uint lo = d > nr ? (uint)(d - nr) : 0u, hi = d < nl ? (uint)d : nl;
   while (lo < hi) {
     const uint mid = lo + (hi - lo) / 2;
-    if (l[(ulong)mid * wl] <= r[(d - 1 - mid) * wr]) lo = mid + 1;
+    if (KEY(l + (ulong)mid * wl) <= KEY(r + (d - 1 - mid) * wr)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -333,14 +356,15 @@ ulong piece_diagonal(uint c, uint chunks, ulong total) { return total * c / chun
 MERGE_INLINE uint join_merge_any(__global const uint* l, uint i, uint ie, uint wl, __global const uint* r, uint j, uint nr,
                        uint wr, const uint write, __global uint* dst, uint limit) {
   if (j >= nr || i >= ie) return 0;
-  const uint ow = wl + wr - 1;
-  uint rs = j, run_key = 0, o = 0;  // rs == j: no run yet
+  const uint ow = wl + wr - KW;
+  uint rs = j, o = 0;  // rs == j: no run yet
+  key_t run_key = 0;
   while (i < ie) {
-    const uint a = l[(ulong)i * wl];
-    const uint b = r[(ulong)(j - (j >= nr ? 1u : 0u)) * wr];
+    const key_t a = KEY(l + (ulong)i * wl);
+    const key_t b = KEY(r + (ulong)(j - (j >= nr ? 1u : 0u)) * wr);
     const uint take_r = (uint)(j < nr) & (uint)(b <= a);
     rs += (take_r & (uint)(b != run_key)) * (j - rs);
-    run_key ^= (run_key ^ b) & (0u - take_r);
+    run_key ^= (run_key ^ b) & ((key_t)0 - (key_t)take_r);
     const uint m = ((1u - take_r) & (uint)(a == run_key)) * (j - rs);
     if (write) {
       // The first pair is written whether or not there is one (a later one overwrites it), inside
@@ -350,14 +374,14 @@ MERGE_INLINE uint join_merge_any(__global const uint* l, uint i, uint ie, uint w
         __global const uint* lt = l + (ulong)i * wl;
         __global const uint* rt = r + (ulong)rs * wr;
         for (uint q = 0; q < wl; ++q) d[q] = lt[q];
-        for (uint q = 1; q < wr; ++q) d[wl + q - 1] = rt[q];
+        for (uint q = KW; q < wr; ++q) d[wl + q - KW] = rt[q];
       }
       for (uint k = 1; k < m && o + k < limit; ++k) {
         __global uint* d = dst + (ulong)(o + k) * ow;
         __global const uint* lt = l + (ulong)i * wl;
         __global const uint* rt = r + (ulong)(rs + k) * wr;
         for (uint q = 0; q < wl; ++q) d[q] = lt[q];
-        for (uint q = 1; q < wr; ++q) d[wl + q - 1] = rt[q];
+        for (uint q = KW; q < wr; ++q) d[wl + q - KW] = rt[q];
       }
     }
     o += m;
@@ -385,7 +409,7 @@ __kernel void join_path_write(__global const uint* l, uint nl, uint wl, __global
   const uint i0 = splits[c], i1 = splits[c + 1];
   const uint j0 = (uint)(piece_diagonal(c, chunks, total) - i0);
   const uint first = offsets[c], last = c + 1 < chunks ? offsets[c + 1] : total_out;
-  join_merge(l, i0, i1, wl, r, j0, nr, wr, 1, out + (ulong)first * (wl + wr - 1), last - first);
+  join_merge(l, i0, i1, wl, r, j0, nr, wr, 1, out + (ulong)first * (wl + wr - KW), last - first);
 }
 
 // The one-merge form of the tuned join: each piece merges once, writing its pairs into its own
@@ -406,7 +430,7 @@ __kernel void join_path_stage(__global const uint* l, uint nl, uint wl, __global
   const uint i1 = c + 1 == chunks ? nl : merge_path_split(l, nl, wl, r, nr, wr, d1);
   splits[c] = i0;
   if (c + 1 == chunks) splits[chunks] = nl;
-  counts[c] = join_merge(l, i0, i1, wl, r, (uint)(d0 - i0), nr, wr, cap > 0, stage + (ulong)c * cap * (wl + wr - 1), cap);
+  counts[c] = join_merge(l, i0, i1, wl, r, (uint)(d0 - i0), nr, wr, cap > 0, stage + (ulong)c * cap * (wl + wr - KW), cap);
 }
 
 __kernel void join_path_emit(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr,
@@ -414,7 +438,7 @@ __kernel void join_path_emit(__global const uint* l, uint nl, uint wl, __global 
                              __global const uint* offsets, __global const uint* stage, __global uint* out) {
   const uint c = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
   if (c >= chunks) return;
-  const uint ow = wl + wr - 1, count = counts[c];
+  const uint ow = wl + wr - KW, count = counts[c];
   __global uint* dst = out + (ulong)offsets[c] * ow;
   if (count <= cap) {
     __global const uint* src = stage + (ulong)c * cap * ow;

@@ -105,20 +105,22 @@ __kernel void radix_scatter(__global const skey_t* kin, __global const uint* vin
 
 uint tr_digit(uint k, uint shift) { return (k >> shift) & (TR_RADIX - 1u); }
 
+// The digit at `shift` of word `kw` of each tuple (a 64-bit key's low word is word 1, its high
+// word word 0, so LSD passes take word 1 first).
 // hist[d * blocks + b] = tuples of chunk b whose digit is d.
-__kernel void tuple_count(__global const uint* in, uint n, uint w, uint shift, uint chunk, uint blocks,
+__kernel void tuple_count(__global const uint* in, uint n, uint w, uint kw, uint shift, uint chunk, uint blocks,
                           __global uint* hist) {
   const uint b = get_global_id(0);
   if (b >= blocks) return;
   uint c[TR_RADIX];
   for (uint d = 0; d < TR_RADIX; ++d) c[d] = 0;
   const ulong begin = (ulong)b * chunk, end = min((ulong)n, begin + chunk);
-  for (ulong i = begin; i < end; ++i) ++c[tr_digit(in[i * w], shift)];
+  for (ulong i = begin; i < end; ++i) ++c[tr_digit(in[i * w + kw], shift)];
   for (uint d = 0; d < TR_RADIX; ++d) hist[(ulong)d * blocks + b] = c[d];
 }
 
 // Moves chunk b's tuples, in order, to the scanned histogram's offsets (stable).
-__kernel void tuple_scatter(__global const uint* in, uint n, uint w, uint shift, uint chunk, uint blocks,
+__kernel void tuple_scatter(__global const uint* in, uint n, uint w, uint kw, uint shift, uint chunk, uint blocks,
                             __global const uint* offsets, __global uint* out) {
   const uint b = get_global_id(0);
   if (b >= blocks) return;
@@ -130,7 +132,7 @@ __kernel void tuple_scatter(__global const uint* in, uint n, uint w, uint shift,
     __global uint2* out2 = (__global uint2*)out;
     for (ulong i = begin; i < end; ++i) {
       const uint2 t = in2[i];
-      out2[o[tr_digit(t.x, shift)]++] = t;
+      out2[o[tr_digit(kw ? t.y : t.x, shift)]++] = t;
     }
   } else if (w == 1) {
     for (ulong i = begin; i < end; ++i) {
@@ -140,7 +142,7 @@ __kernel void tuple_scatter(__global const uint* in, uint n, uint w, uint shift,
   } else {
     for (ulong i = begin; i < end; ++i) {
       __global const uint* src = in + i * w;
-      __global uint* dst = out + (ulong)o[tr_digit(src[0], shift)]++ * w;
+      __global uint* dst = out + (ulong)o[tr_digit(src[kw], shift)]++ * w;
       for (uint k = 0; k < w; ++k) dst[k] = src[k];
     }
   }
