@@ -1,6 +1,7 @@
 #include "merge_backend.hpp"
 
 #include "harness/errors.hpp"
+#include "harness/memory_plan.hpp"
 #include "merge_algorithms.hpp"
 
 namespace hdb::cpu {
@@ -87,6 +88,32 @@ std::vector<MergeVariant> CpuMerge::variants(const std::vector<Transfer>&) const
 
 template <class T>
 std::unique_ptr<MergeCase<T>> CpuMerge::make(const MergeVariant& v, const MergeWork<T>& w) {
+  // What the case's outputs and scratch take of host memory (strings: views into the column's
+  // characters, 16 bytes each), beside the column and its reference results.
+  const std::uint64_t vb = sizeof(T), nd = w.in->delta_rows(), n1 = w.in->main_dict.size();
+  const std::uint64_t rows = w.in->main_rows() + nd, codes = BitPacked::words_for(rows, w.width) * 8;
+  const bool parallel = v.name.rfind("serial", 0) != 0;
+  MemoryPlan plan = MemoryPlan::for_platform(platform_);
+  // The column and the reference results live beside the case.
+  plan.add("column and reference results",
+           w.in->main_codes.words.size() * 8 + (n1 + nd + w.delta_dict.size() + w.dict.size()) * vb +
+               (w.in->arena ? w.in->arena->size() : 0) + (w.delta_ids.size() + w.x_m.size() + w.x_d.size()) * 4);
+  auto step_1a = [&] {
+    plan.add("U_D", nd * vb).add("delta ids", nd * 4);
+    if (parallel) plan.add("1a merge buffer", nd * vb);
+  };
+  auto step_1b = [&](std::uint64_t n2) { plan.add("U'_M", (n1 + n2) * vb).add("X_M and X_D", (n1 + n2) * 4); };
+  switch (v.step) {
+    case MergeStep::DeltaDict: step_1a(); break;
+    case MergeStep::DictMerge: step_1b(w.delta_dict.size()); break;
+    case MergeStep::Reencode: plan.add("new main ids", codes).add("2b 16-bit X_M", n1 * 2); break;
+    case MergeStep::Whole:
+      step_1a();
+      step_1b(nd);
+      plan.add("new main ids", BitPacked::words_for(rows, code_width(n1 + nd)) * 8).add("2b 16-bit X_M", n1 * 2);
+      break;
+  }
+  plan.require(platform_);
   return std::make_unique<CpuMergeCase<T>>(v, w, platform_.threads());
 }
 

@@ -453,16 +453,8 @@ class WholeCase : public MergeCase<T> {
       dict_.download(m_ * sizeof(T), down);
       out_.download(nwords_ * 8, down);
       p_.queue().finish();
-      Breakdown b;
-      b.h2d = sum_seconds(up);
-      b.add_phase("1a", tr.span(0, end_1a));
-      b.add_phase("1b", tr.span(end_1a, end_1b));
-      b.add_phase("2a", 0.0);
-      b.add_phase("2b", tr.span(end_1b, tr.size()));
-      b.kernel = tr.span(0, tr.size());
-      b.d2h = sum_seconds(down);
-      b.total = all.seconds();
-      return b;
+      return whole_merge_breakdown(sum_seconds(up), tr.span(0, end_1a), tr.span(end_1a, end_1b),
+                                   tr.span(end_1b, tr.size()), tr.span(0, tr.size()), sum_seconds(down), all.seconds());
     });
   }
   MergeOutput<T> output() override {
@@ -550,7 +542,8 @@ class StrMirror {
     std::vector<std::string_view> v(n_);
     if (n_ == 0) return v;
     std::vector<cl_uint> o = offs_.host_vector<cl_uint>(n_ + 1);
-    store.assign(static_cast<const char*>(bytes_.host()), nbytes_);
+    if (nbytes_) store.assign(static_cast<const char*>(bytes_.host()), nbytes_);
+    else store.clear();
     for (std::uint64_t i = 0; i < n_; ++i) v[i] = std::string_view(store).substr(o[i], o[i + 1] - o[i]);
     return v;
   }
@@ -881,16 +874,8 @@ class StrWholeCase : public StrMergeCase {
       dict_.download(m.n, m.bytes, down);
       out_.download(nwords_ * 8, down);
       p_.queue().finish();
-      Breakdown b;
-      b.h2d = sum_seconds(up);
-      b.add_phase("1a", tr.span(0, end_1a));
-      b.add_phase("1b", tr.span(end_1a, end_1b));
-      b.add_phase("2a", 0.0);
-      b.add_phase("2b", tr.span(end_1b, tr.size()));
-      b.kernel = tr.span(0, tr.size());
-      b.d2h = sum_seconds(down);
-      b.total = all.seconds();
-      return b;
+      return whole_merge_breakdown(sum_seconds(up), tr.span(0, end_1a), tr.span(end_1a, end_1b),
+                                   tr.span(end_1b, tr.size()), tr.span(0, tr.size()), sum_seconds(down), all.seconds());
     });
   }
   MergeOutput<std::string_view> output() override {
@@ -932,20 +917,15 @@ class StrWholeCase : public StrMergeCase {
   std::string ud_store_, dict_store_;
 };
 
-// Every device buffer a case of variant v allocates, by name (MemoryPlan), and the largest one.
+// Every device buffer a case of variant v allocates, by name (MemoryPlan): the step's inputs and
+// outputs (plan_step_buffers) and the ops' scratch; returns the largest single buffer.
 template <class T>
 std::uint64_t plan_case(MemoryPlan& m, OpenClPlatform& p, const MergeVariant& v, const MergeWork<T>& w) {
   constexpr bool str = std::is_same_v<T, std::string_view>;
   const std::uint64_t rows = w.in->main_rows() + w.in->delta_rows(), nd = w.in->delta_rows();
   const std::uint64_t n1 = w.in->main_dict.size(), n2 = w.delta_dict.size();
-  const std::uint64_t t = str ? 0 : sizeof(T);  // strings: offsets and bytes, counted apart
-  const std::uint64_t delta_bytes = str ? total_bytes(w.in->delta) : nd * t;
-  const std::uint64_t um_bytes = str ? total_bytes(w.in->main_dict) : n1 * t;
-  const std::uint64_t ud_bytes = str ? total_bytes(w.delta_dict) : n2 * t;
-  const std::uint64_t offs = str ? 4 : 0;  // per string, plus one per column
-  auto column = [&](const char* name, std::uint64_t n, std::uint64_t bytes) {
-    m.add(name, n * t + (str ? (n + 1) * offs + bytes : 0));
-  };
+  const std::uint64_t t = str ? 8 : sizeof(T);  // strings: their 64-bit keys are the widest per-entry buffer
+  const std::uint64_t delta_b = total_bytes(w.in->delta), um_b = total_bytes(w.in->main_dict);
   const std::size_t scan_wg = DeviceScan(p).work_group();
   auto delta_dict_op = [&](std::uint64_t n) {
     if constexpr (str) {
@@ -964,52 +944,26 @@ std::uint64_t plan_case(MemoryPlan& m, OpenClPlatform& p, const MergeVariant& v,
       m.add("1b scan scratch", scan_scratch_bytes(ceil_div(n, 16), scan_wg));
     }
   };
+  plan_step_buffers(m, v.step, false, w);
   const std::uint64_t old_codes = w.in->main_codes.words.size() * 8;
-  std::uint64_t biggest = 0;
   switch (v.step) {
     case MergeStep::DeltaDict:
-      column("delta", nd, delta_bytes);
-      column("U_D", nd, delta_bytes);
-      m.add("delta ids", nd * 4);
       delta_dict_op(nd);
-      biggest = std::max(nd * std::max<std::uint64_t>(t, 8), delta_bytes);
-      break;
+      return std::max(nd * t, delta_b);
     case MergeStep::DictMerge:
-      column("U_M", n1, um_bytes);
-      column("U_D", n2, ud_bytes);
-      column("U'_M", n1 + n2, um_bytes + ud_bytes);
-      m.add("X_M and X_D", (n1 + n2) * 4);
       if (v.name == "slice") {
         const std::uint64_t threads = std::clamp<std::uint64_t>((n1 + 15) / 16, 1, 65536);
-        m.add("1b slice intermediate dictionary", (n1 + n2) * t);
-        m.add("1b slice counts", (threads + 1) * 8);
+        m.add("1b slice scratch", (n1 + n2) * t + (threads + 1) * 8);  // intermediate dictionary, counts
       } else {
         merge_path_op(n1 + n2);
       }
-      biggest = std::max((n1 + n2) * std::max<std::uint64_t>(t, 8), um_bytes + ud_bytes);
-      break;
-    case MergeStep::Reencode:
-      m.add("old main ids", old_codes);
-      m.add("X_M, X_D and delta ids", (w.x_m.size() + w.x_d.size() + w.delta_ids.size()) * 4);
-      m.add("new main ids", BitPacked::words_for(rows, w.width) * 8);
-      biggest = std::max(old_codes, rows * 4);
-      break;
-    case MergeStep::Whole: {
-      const std::uint64_t out = BitPacked::words_for(rows, code_width(n1 + nd)) * 8;
-      m.add("old main ids", old_codes);
-      column("U_M", n1, um_bytes);
-      column("delta", nd, delta_bytes);
-      column("U'_M", n1 + nd, um_bytes + delta_bytes);
-      m.add("new main ids", out);
-      column("U_D", nd, delta_bytes);
-      m.add("delta ids, X_M and X_D", (2 * nd + n1) * 4);
-      delta_dict_op(nd);
-      merge_path_op(n1 + nd);
-      biggest = std::max({(n1 + nd) * std::max<std::uint64_t>(t, 8), um_bytes + delta_bytes, old_codes, out});
-      break;
-    }
+      return std::max((n1 + n2) * t, um_b + total_bytes(w.delta_dict));
+    case MergeStep::Reencode: return std::max(old_codes, rows * 4);
+    case MergeStep::Whole: break;
   }
-  return biggest;
+  delta_dict_op(nd);
+  merge_path_op(n1 + nd);
+  return std::max({(n1 + nd) * t, um_b + delta_b, old_codes, BitPacked::words_for(rows, code_width(n1 + nd)) * 8});
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "bench/merge.hpp"
+#include "harness/errors.hpp"
+#include "harness/platform.hpp"
 #include "merge_inputs.hpp"
 #include "merge_string_inputs.hpp"
 
@@ -44,6 +46,41 @@ inline void check_string_columns(MergeBackend& backend, const std::vector<Transf
   for (const NamedStrings& s : string_inputs()) {
     EXPECT_GE(check_column(backend, transfers, s.name, s.in), 4) << s.name;
     if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// The device memory plan of every variant on one column: under a 1 KiB --memory-limit, prepare()
+// is skipped with MemoryPlan's reason naming the step's inputs and outputs and `scratch` (the
+// backend's word for its sort/scan scratch or library temporary storage) for 1a and 1b; without the
+// limit the same case runs and verifies.
+template <class T>
+void check_memory_plan(MergeBackend& backend, Platform& platform, const MergeInput<T>& in, const std::string& scratch) {
+  MergeWork<T> w = prepare_work(in);
+  for (const MergeVariant& v : backend.variants({Transfer::Pageable})) {
+    if (!backend.supports(v, ValueTypeOf<T>::value)) continue;
+    SCOPED_TRACE(std::string(to_string(v.step)) + "/" + v.name);
+    std::vector<std::string> names;
+    switch (v.step) {
+      case MergeStep::DeltaDict: names = {"delta ", "U_D ", "delta ids ", scratch}; break;
+      case MergeStep::DictMerge: names = {"U_M ", "U_D ", "U'_M ", "X_M and X_D ", scratch}; break;
+      case MergeStep::Reencode: names = {"old main ids ", "new main ids "}; break;
+      case MergeStep::Whole: names = {"old main ids ", "U_M ", "delta ", "U'_M ", "new main ids ", scratch}; break;
+    }
+    platform.set_memory_limit(1024);
+    std::string reason;
+    try {
+      backend.prepare(v, w);
+    } catch (const SkipCase& e) {
+      reason = e.what();
+    }
+    platform.set_memory_limit(0);
+    EXPECT_EQ(reason.rfind("needs ", 0), 0u) << reason;
+    EXPECT_NE(reason.find("of device memory ("), std::string::npos) << reason;
+    EXPECT_NE(reason.find("more than the 1 KiB it has"), std::string::npos) << reason;
+    for (const std::string& n : names) EXPECT_NE(reason.find(n), std::string::npos) << "'" << n << "' in " << reason;
+    auto c = backend.prepare(v, w);
+    c->pass();
+    EXPECT_EQ(verify_merge_output(v.step, w, c->output()), "");
   }
 }
 

@@ -149,6 +149,14 @@ TEST_F(OpenClDevice, StringColumnsVerify) {
   test::check_string_columns(backend, {Transfer::Pageable, Transfer::Pinned});
 }
 
+// Each variant's device memory plan names its buffers (integers and strings).
+TEST_F(OpenClDevice, DevicePlanNamesEveryBuffer) {
+  opencl::OpenClMerge backend(*platform_);
+  const ColumnSpec spec{5000, 700, 900, 0.3};
+  test::check_memory_plan(backend, *platform_, generate_column<std::uint32_t>(spec, 5, 2), "scratch");
+  test::check_memory_plan(backend, *platform_, generate_column<std::string_view>(spec, 5, 2), "scratch");
+}
+
 // Columns with deltas of tens of thousands of rows: many radix tiles and merge-path work-groups,
 // scans over more than one level, dictionaries of odd sizes.
 TYPED_TEST(OpenClMergeBackend, GeneratedColumnsVerify) {

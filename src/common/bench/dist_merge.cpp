@@ -72,11 +72,10 @@ void run_typed(Session& s, const Comm& comm, MergeBackend& backend, const DistOp
       auto tc = std::make_shared<TableCase<T>>();
       std::uint64_t in_bytes = 0, moved = 0, xfer = 0;
       collectively(comm, [&] {
-        const std::uint64_t vb = type == ValueType::Str ? 24 : sizeof(T);
         const std::uint64_t mine = static_cast<std::uint64_t>((table_columns - comm.rank() + comm.size() - 1) / comm.size());
-        const std::uint64_t need = mine * (main_rows * 4 + (main_rows + delta_rows) * (vb + 12) * 2);
-        if (need > s.platform().memory_bytes())
-          throw SkipCase("needs about " + std::to_string(need >> 20) + " MiB of memory on one rank");
+        MemoryPlan plan("host memory of one rank");
+        plan_columns(plan, type, main_rows, delta_rows, unique_pct / 100.0, mine);
+        plan.require(host_memory_bytes(s.platform()));
         const std::string salt = std::string("dist.table/") + to_string(type) + "/" + pct_label(unique_pct) + "/" +
                                  pct_label(delta_pct);
         for (int c = comm.rank(); c < table_columns; c += comm.size()) {

@@ -4,15 +4,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <sstream>
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 #include "harness/context.hpp"
 #include "harness/errors.hpp"
+#include "harness/platform.hpp"
 #include "harness/sizes.hpp"
 #include "reference/merge_reference.hpp"
 
@@ -84,6 +87,90 @@ std::string verify_merge_output(MergeStep step, const MergeWork<T>& w, const Mer
   if (step == MergeStep::Reencode || step == MergeStep::Whole)
     if (e.empty()) first(ref::check_new_main(in, step == MergeStep::Whole ? out.dict : w.dict, out.codes));
   return e;
+}
+
+void plan_columns(MemoryPlan& plan, ValueType type, std::uint64_t main_rows, std::uint64_t delta_rows,
+                  double unique_fraction, std::uint64_t columns) {
+  const ColumnSpec spec = column_spec(main_rows, delta_rows, unique_fraction);
+  const std::uint64_t u = spec.main_distinct, nd = delta_rows, c = columns;
+  const bool str = type == ValueType::Str;
+  const std::uint64_t vb = type == ValueType::U32 ? 4 : type == ValueType::U64 ? 8 : 16;  // strings: views
+  plan.add("main ids", c * BitPacked::words_for(main_rows, code_width(u)) * 8);
+  plan.add("U_M and delta values", c * (u + nd) * vb);
+  if (str) plan.add("string characters and offsets", c * (u + nd) * (35 + 8));
+  plan.add("generation indices", c * nd * 8);
+  plan.add("reference U_D and U'_M", c * (2 * nd + u) * vb);
+  plan.add("reference delta ids, X_M and X_D", c * (2 * nd + u) * 4);
+}
+
+Breakdown whole_merge_breakdown(double h2d, double step_1a, double step_1b, double step_2b, double kernel, double d2h,
+                                double total) {
+  Breakdown b;
+  b.h2d = h2d;
+  b.add_phase("1a", step_1a);
+  b.add_phase("1b", step_1b);
+  b.add_phase("2a", 0.0);
+  b.add_phase("2b", step_2b);
+  b.kernel = kernel;
+  b.d2h = d2h;
+  b.total = total;
+  return b;
+}
+
+template <class T>
+void plan_step_buffers(MemoryPlan& plan, MergeStep step, bool binsearch, const MergeWork<T>& w) {
+  constexpr bool str = std::is_same_v<T, std::string_view>;
+  const MergeInput<T>& in = *w.in;
+  const std::uint64_t nd = in.delta_rows(), n1 = in.main_dict.size(), n2 = w.delta_dict.size();
+  const std::uint64_t rows = in.main_rows() + nd, old_codes = in.main_codes.words.size() * 8;
+  // n values of `chars` characters in all (strings), else n values of T.
+  auto column = [&](const char* name, std::uint64_t n, std::uint64_t chars) {
+    plan.add(name, str ? (n + 1) * 4 + chars : n * sizeof(T));
+  };
+  const std::uint64_t delta_b = total_bytes(in.delta), um_b = total_bytes(in.main_dict), ud_b = total_bytes(w.delta_dict);
+  switch (step) {
+    case MergeStep::DeltaDict:
+      column("delta", nd, delta_b);
+      column("U_D", nd, delta_b);  // room for every delta row
+      plan.add("delta ids", nd * 4);
+      break;
+    case MergeStep::DictMerge:
+      column("U_M", n1, um_b);
+      column("U_D", n2, ud_b);
+      column("U'_M", n1 + n2, um_b + ud_b);
+      plan.add("X_M and X_D", (n1 + n2) * 4);
+      break;
+    case MergeStep::Reencode:
+      plan.add("old main ids", old_codes);
+      plan.add("new main ids", BitPacked::words_for(rows, w.width) * 8);
+      if (binsearch) {
+        column("U_M", n1, um_b);
+        column("delta", nd, delta_b);
+        column("U'_M", w.dict.size(), total_bytes(w.dict));
+      } else {
+        plan.add("X_M, X_D and delta ids", (w.x_m.size() + w.x_d.size() + w.delta_ids.size()) * 4);
+      }
+      break;
+    case MergeStep::Whole:  // buffers sized before |U_D| and |U'_M| are known: every delta row new
+      plan.add("old main ids", old_codes);
+      column("U_M", n1, um_b);
+      column("delta", nd, delta_b);
+      column("U'_M", n1 + nd, um_b + delta_b);
+      plan.add("new main ids", BitPacked::words_for(rows, code_width(n1 + nd)) * 8);
+      column("U_D", nd, delta_b);
+      plan.add("delta ids, X_M and X_D", (2 * nd + n1) * 4);
+      break;
+  }
+}
+
+std::uint64_t host_memory_bytes(const Platform& p) {
+  if (p.name() == "cpu") return p.memory_bytes();
+  std::uint64_t ram = std::numeric_limits<std::uint64_t>::max();
+#if defined(__linux__)
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) ram = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+#endif
+  return p.memory_limit() != 0 ? std::min(ram, p.memory_limit()) : ram;
 }
 
 namespace {
@@ -164,10 +251,9 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
   std::shared_ptr<MergeWork<T>> work;
   auto get_work = [&]() {
     if (!work) {
-      std::uint64_t vb = type == ValueType::Str ? 24 : sizeof(T);
-      std::uint64_t need = main_rows * 4 + (main_rows + delta_rows) * (vb + 12) * 2;
-      if (need > s.platform().memory_bytes())
-        throw SkipCase("needs about " + std::to_string(need >> 20) + " MiB of host memory");
+      MemoryPlan plan("host memory");
+      plan_columns(plan, type, main_rows, delta_rows, unique_pct / 100.0);
+      plan.require(host_memory_bytes(s.platform()));
       std::string salt = std::string("merge/") + to_string(type) + "/" + pct_label(unique_pct) + "/" + pct_label(delta_pct);
       input = std::make_shared<MergeInput<T>>(generate_column<T>(column_spec(main_rows, delta_rows, unique_pct / 100.0),
                                                                  s.seed(salt, size), effective_threads(s.options())));
@@ -214,6 +300,10 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
       p.extra = {{"main_rows", nm},          {"delta_rows", nd},          {"u_m", in.main_dict.size()},
                  {"u_d", w->delta_dict.size()}, {"u_merged", w->dict.size()}, {"width_old", in.main_codes.width},
                  {"width_new", w->width},    {"value_bytes", type == ValueType::Str ? 0 : sizeof(T)}};
+      // Strings: their characters (what input_bytes and min_bytes_moved count; the device layouts
+      // move 4-byte offsets as well, counted in transfer_bytes).
+      if (type == ValueType::Str)
+        p.extra["string_bytes"] = {{"u_m", um}, {"delta", total_bytes(in.delta)}, {"u_d", ud}, {"u_merged", un}};
       auto trials = std::make_shared<std::vector<Breakdown>>();
       int warmup = s.options().warmup;
       int columns = prm.columns;
@@ -294,7 +384,8 @@ int merge_main(int argc, char** argv, Platform& platform, MergeBackend& backend)
 #define HDB_MERGE_TYPES(X) X(std::uint32_t) X(std::uint64_t) X(U128) X(std::string_view)
 #define HDB_INSTANTIATE(T)                                      \
   template MergeWork<T> prepare_work<T>(const MergeInput<T>&); \
-  template std::string verify_merge_output<T>(MergeStep, const MergeWork<T>&, const MergeOutput<T>&);
+  template std::string verify_merge_output<T>(MergeStep, const MergeWork<T>&, const MergeOutput<T>&); \
+  template void plan_step_buffers<T>(MemoryPlan&, MergeStep, bool, const MergeWork<T>&);
 HDB_MERGE_TYPES(HDB_INSTANTIATE)
 #undef HDB_INSTANTIATE
 #undef HDB_MERGE_TYPES

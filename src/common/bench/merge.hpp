@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "harness/main.hpp"
+#include "harness/memory_plan.hpp"
 #include "harness/session.hpp"
 #include "workloads/columns.hpp"
 
@@ -108,6 +109,26 @@ class MergeBackendFor : public MergeBackend {
 // Verifies a step's output against the reference: "" when right, else the first difference.
 template <class T>
 std::string verify_merge_output(MergeStep step, const MergeWork<T>& w, const MergeOutput<T>& out);
+
+// The whole merge's breakdown on a device: the transfers, the kernel span, and each step a phase
+// (2a is host arithmetic on |U'_M|: no device time).
+Breakdown whole_merge_breakdown(double h2d, double step_1a, double step_1b, double step_2b, double kernel, double d2h,
+                                double total);
+
+// The device buffers of a step's inputs and outputs, added by name to `plan` (device backends add
+// their scratch): strings as 4-byte offsets plus their characters, `binsearch` 2b with the values.
+template <class T>
+void plan_step_buffers(MemoryPlan& plan, MergeStep step, bool binsearch, const MergeWork<T>& w);
+
+// Host memory a generated column and its reference results (prepare_work) take, `columns` times,
+// added by name to `plan` before anything is generated; strings at their longest (35 characters)
+// plus a 16-byte view per value.
+void plan_columns(MemoryPlan& plan, ValueType type, std::uint64_t main_rows, std::uint64_t delta_rows,
+                  double unique_fraction, std::uint64_t columns = 1);
+// The host memory the columns may take: the platform's memory on the cpu backend (its host RAM),
+// elsewhere the machine's RAM; either capped by --memory-limit, so that under a small limit a case
+// too large for it is skipped on every backend before its column is generated.
+std::uint64_t host_memory_bytes(const Platform& p);
 
 struct MergeParams {
   std::vector<ValueType> types{ValueType::U32, ValueType::U64, ValueType::U128, ValueType::Str};
