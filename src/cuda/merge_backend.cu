@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <string>
+
+#include "harness/memory_plan.hpp"
 
 #include "harness/errors.hpp"
 #include "merge_steps.cuh"
@@ -37,6 +41,18 @@ std::vector<U> from_device(const U* p, std::size_t n) {
   return v;
 }
 
+// A step's pass from its marks: 0 before the uploads, 1 after them, 2 after the kernels, 3 after the
+// downloads; the kernels are the step's one phase.
+Breakdown step_breakdown(const PhaseTimer& marks, const std::string& phase, double total) {
+  Breakdown b;
+  b.h2d = marks.between(0, 1);
+  b.kernel = marks.between(1, 2);
+  b.d2h = marks.between(2, 3);
+  b.add_phase(phase, b.kernel);
+  b.total = total;
+  return b;
+}
+
 DictMergeKind kind_of(const std::string& name) {
   if (name == "slice") return DictMergeKind::Slice;
   if (name == "csum") return DictMergeKind::Csum;
@@ -44,9 +60,12 @@ DictMergeKind kind_of(const std::string& name) {
   return DictMergeKind::MergePath;
 }
 
-// Steps 1a, 1b and 2b on their own: upload the step's inputs, run it, download its outputs.
+// Steps 1a, 1b and 2b on their own: upload the step's inputs, run it, download its outputs. On
+// strings only 2b with X_M/X_D (no values involved); StrStepCase runs their 1a and 1b.
 template <class T>
 class StepCase : public MergeCase<T> {
+  static constexpr bool kStr = std::is_same_v<T, std::string_view>;
+
  public:
   StepCase(const MergeVariant& v, const MergeWork<T>& w)
       : v_(v),
@@ -75,7 +94,7 @@ class StepCase : public MergeCase<T> {
       default:
         old_ = std::make_unique<Mirror<std::uint64_t>>(w.in->main_codes.words.data(), w.in->main_codes.words.size(), t);
         out_ = std::make_unique<Mirror<std::uint64_t>>(nwords_, t);
-        if (v.name == "binsearch") {
+        if (!kStr && v.name == "binsearch") {
           a_ = std::make_unique<Mirror<T>>(w.in->main_dict.data(), n1_, t);
           b_ = std::make_unique<Mirror<T>>(w.in->delta.data(), nd_, t);
           dict_ = std::make_unique<Mirror<T>>(w.dict.data(), w.dict.size(), t);
@@ -96,7 +115,7 @@ class StepCase : public MergeCase<T> {
       case MergeStep::DeltaDict:
         a_->up(s);
         marks_.mark(1, s);
-        m_ = merge::delta_dict(scratch_, s, a_->dev.get(), nd_, b_->dev.get(), ids_->dev.get());
+        if constexpr (!kStr) m_ = merge::delta_dict(scratch_, s, a_->dev.get(), nd_, b_->dev.get(), ids_->dev.get());
         marks_.mark(2, s);
         b_->down(s, m_);
         ids_->down(s, nd_);
@@ -106,8 +125,9 @@ class StepCase : public MergeCase<T> {
         a_->up(s);
         b_->up(s);
         marks_.mark(1, s);
-        m_ = merge::dict_merge(kind_of(v_.name), scratch_, s, a_->dev.get(), n1_, b_->dev.get(), n2_, dict_->dev.get(),
-                               xm_->dev.get(), xd_->dev.get());
+        if constexpr (!kStr)
+          m_ = merge::dict_merge(kind_of(v_.name), scratch_, s, a_->dev.get(), n1_, b_->dev.get(), n2_, dict_->dev.get(),
+                                 xm_->dev.get(), xd_->dev.get());
         marks_.mark(2, s);
         dict_->down(s, m_);
         xm_->down(s, n1_);
@@ -121,8 +141,9 @@ class StepCase : public MergeCase<T> {
           b_->up(s);
           dict_->up(s);
           marks_.mark(1, s);
-          merge::reencode_binsearch(s, old_->dev.get(), w_.in->main_codes.width, nm_, a_->dev.get(), b_->dev.get(),
-                                    dict_->dev.get(), w_.dict.size(), rows_, w_.width, out_->dev.get());
+          if constexpr (!kStr)
+            merge::reencode_binsearch(s, old_->dev.get(), w_.in->main_codes.width, nm_, a_->dev.get(), b_->dev.get(),
+                                      dict_->dev.get(), w_.dict.size(), rows_, w_.width, out_->dev.get());
         } else {
           xm_->up(s);
           xd_->up(s);
@@ -137,13 +158,7 @@ class StepCase : public MergeCase<T> {
     }
     marks_.mark(3, s);
     stream_.sync();
-    Breakdown b;
-    b.h2d = marks_.between(0, 1);
-    b.kernel = marks_.between(1, 2);
-    b.d2h = marks_.between(2, 3);
-    b.add_phase(phase, b.kernel);
-    b.total = all.seconds();
-    return b;
+    return step_breakdown(marks_, phase, all.seconds());
   }
 
   MergeOutput<T> output() override {
@@ -277,16 +292,10 @@ class WholeCase : public MergeCase<T> {
     }
     marks_.mark(7, down);
     HDB_CUDA_CHECK(cudaDeviceSynchronize());
-    Breakdown b;
-    b.h2d = marks_.between(0, 2);
-    b.add_phase("1a", marks_.between(3, 4));
-    b.add_phase("1b", marks_.between(4, 5));
-    b.add_phase("2a", 0.0);
-    b.add_phase("2b", marks_.between(5, 6));
-    b.kernel = marks_.between(3, 6);
-    b.d2h = overlap_ ? marks_.between(5, 7) : marks_.between(6, 7);  // overlapping: from 1b's end
-    b.total = all.seconds();
-    return b;
+    return whole_merge_breakdown(marks_.between(0, 2), marks_.between(3, 4), marks_.between(4, 5), marks_.between(5, 6),
+                                 marks_.between(3, 6),
+                                 overlap_ ? marks_.between(5, 7) : marks_.between(6, 7),  // overlapping: from 1b's end
+                                 all.seconds());
   }
 
   MergeOutput<T> output() override {
@@ -322,6 +331,243 @@ class WholeCase : public MergeCase<T> {
   Event up_done_, dict_ready_;
 };
 
+
+// ---- strings: offsets + bytes, as on OpenCL (see merge_steps.cuh and docs/merge.md) ----
+
+using StrWork = MergeWork<std::string_view>;
+
+// Offsets are 32-bit on the device: every column's bytes must stay below this.
+constexpr std::uint64_t kMaxStringBytes = (std::uint64_t{1} << 32) - (std::uint64_t{1} << 16);
+
+// A string column in host memory (pageable or pinned) and on the device: n strings, offs[0..n] and
+// the bytes; `n`, `nbytes` what it holds now (filled at set-up, or downloaded).
+struct StrMirror {
+  StrMirror(std::uint64_t cap, std::uint64_t cap_bytes, Transfer t) : offs(cap + 1, t), bytes(cap_bytes, t) {}
+  StrMirror(const std::vector<std::string_view>& v, Transfer t) : StrMirror(v.size(), total_bytes(v), t) {
+    n = v.size();
+    std::uint32_t* o = offs.host.get();
+    o[0] = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!v[i].empty()) std::memcpy(bytes.host.get() + nbytes, v[i].data(), v[i].size());
+      nbytes += v[i].size();
+      o[i + 1] = static_cast<std::uint32_t>(nbytes);
+    }
+  }
+  merge::DevStrings dev() { return {offs.dev.get(), bytes.dev.get(), n}; }
+  void up(cudaStream_t s) {
+    offs.up(s, n + 1);
+    bytes.up(s, nbytes);
+  }
+  void down(cudaStream_t s, merge::StrCount c) {
+    n = c.n;
+    nbytes = c.bytes;
+    offs.down(s, c.n ? c.n + 1 : 0);
+    bytes.down(s, c.bytes);
+  }
+  // Views of the strings held into `store` (kept by the caller while the views are used).
+  std::vector<std::string_view> views(std::string& store) const {
+    if (nbytes) store.assign(reinterpret_cast<const char*>(bytes.host.get()), nbytes);
+    else store.clear();
+    std::vector<std::string_view> v(n);
+    const std::uint32_t* o = offs.host.get();
+    for (std::uint64_t i = 0; i < n; ++i) v[i] = std::string_view(store).substr(o[i], o[i + 1] - o[i]);
+    return v;
+  }
+  Mirror<std::uint32_t> offs;
+  Mirror<unsigned char> bytes;
+  std::uint64_t n = 0, nbytes = 0;
+};
+
+// Steps 1a and 1b on strings: upload, run, download, as StepCase.
+class StrStepCase : public MergeCase<std::string_view> {
+ public:
+  StrStepCase(const MergeVariant& v, const StrWork& w)
+      : step_(v.step),
+        w_(w),
+        nd_(w.in->delta_rows()),
+        n1_(w.in->main_dict.size()),
+        n2_(w.delta_dict.size()),
+        marks_(4) {
+    Transfer t = v.transfer;
+    if (step_ == MergeStep::DeltaDict) {
+      a_ = std::make_unique<StrMirror>(w.in->delta, t);
+      out_ = std::make_unique<StrMirror>(nd_, a_->nbytes, t);  // U_D
+      x1_ = std::make_unique<Mirror<std::uint32_t>>(nd_, t);   // delta ids
+    } else {
+      a_ = std::make_unique<StrMirror>(w.in->main_dict, t);
+      b_ = std::make_unique<StrMirror>(w.delta_dict, t);
+      out_ = std::make_unique<StrMirror>(n1_ + n2_, a_->nbytes + b_->nbytes, t);  // U'_M
+      x1_ = std::make_unique<Mirror<std::uint32_t>>(n1_, t);
+      x2_ = std::make_unique<Mirror<std::uint32_t>>(n2_, t);
+    }
+  }
+  Breakdown pass() override {
+    HostTimer all;
+    cudaStream_t s = stream_.get();
+    marks_.mark(0, s);
+    a_->up(s);
+    if (b_) b_->up(s);
+    marks_.mark(1, s);
+    merge::StrCount c;
+    if (step_ == MergeStep::DeltaDict) {
+      c = merge::delta_dict_str(scratch_, s, a_->dev(), out_->offs.dev.get(), out_->bytes.dev.get(), x1_->dev.get());
+    } else {
+      c = merge::dict_merge_str(scratch_, s, a_->dev(), b_->dev(), out_->offs.dev.get(), out_->bytes.dev.get(),
+                                x1_->dev.get(), x2_->dev.get());
+    }
+    marks_.mark(2, s);
+    out_->down(s, c);
+    x1_->down(s, x1_->host.size());
+    if (x2_) x2_->down(s, x2_->host.size());
+    marks_.mark(3, s);
+    stream_.sync();
+    return step_breakdown(marks_, step_ == MergeStep::DeltaDict ? "1a" : "1b", all.seconds());
+  }
+  MergeOutput<std::string_view> output() override {
+    MergeOutput<std::string_view> o;
+    if (step_ == MergeStep::DeltaDict) {
+      o.delta_dict = out_->views(store_);
+      o.delta_ids = x1_->host_vector(nd_);
+    } else {
+      o.dict = out_->views(store_);
+      o.x_m = x1_->host_vector(n1_);
+      o.x_d = x2_->host_vector(n2_);
+    }
+    return o;
+  }
+  std::uint64_t transfer_bytes() const override {
+    if (step_ == MergeStep::DeltaDict)
+      return (nd_ + 1 + n2_ + 1 + nd_) * 4 + a_->nbytes + total_bytes(w_.delta_dict);
+    return (n1_ + 1 + n2_ + 1 + w_.dict.size() + 1 + n1_ + n2_) * 4 + a_->nbytes + b_->nbytes + total_bytes(w_.dict);
+  }
+
+ private:
+  MergeStep step_;
+  const StrWork& w_;
+  std::uint64_t nd_, n1_, n2_;
+  Stream stream_;
+  Scratch scratch_;
+  PhaseTimer marks_;
+  std::unique_ptr<StrMirror> a_, b_, out_;
+  std::unique_ptr<Mirror<std::uint32_t>> x1_, x2_;
+  std::string store_;
+};
+
+// The whole merge on strings, in order on one stream, as WholeCase's "inorder".
+class StrWholeCase : public MergeCase<std::string_view> {
+ public:
+  StrWholeCase(const MergeVariant& v, const StrWork& w)
+      : w_(w),
+        nm_(w.in->main_rows()),
+        nd_(w.in->delta_rows()),
+        n1_(w.in->main_dict.size()),
+        rows_(nm_ + nd_),
+        old_(w.in->main_codes.words.data(), w.in->main_codes.words.size(), v.transfer),
+        um_(w.in->main_dict, v.transfer),
+        delta_(w.in->delta, v.transfer),
+        dict_(n1_ + nd_, um_.nbytes + delta_.nbytes, v.transfer),
+        out_(BitPacked::words_for(rows_, code_width(n1_ + nd_)), v.transfer),
+        ud_offs_(nd_ + 1),
+        ud_bytes_(delta_.nbytes),
+        ids_(nd_),
+        xm_(n1_),
+        xd_(nd_),
+        marks_(6) {}
+  Breakdown pass() override {
+    HostTimer all;
+    cudaStream_t s = stream_.get();
+    marks_.mark(0, s);
+    um_.up(s);
+    delta_.up(s);
+    old_.up(s);
+    marks_.mark(1, s);
+    ud_ = merge::delta_dict_str(scratch_, s, delta_.dev(), ud_offs_.get(), ud_bytes_.get(), ids_.get());
+    marks_.mark(2, s);
+    merge::DevStrings ud{ud_offs_.get(), ud_bytes_.get(), ud_.n};
+    merge::StrCount m = merge::dict_merge_str(scratch_, s, um_.dev(), ud, dict_.offs.dev.get(), dict_.bytes.dev.get(),
+                                              xm_.get(), xd_.get());
+    marks_.mark(3, s);
+    width_ = code_width(m.n);  // 2a
+    nwords_ = BitPacked::words_for(rows_, width_);
+    merge::reencode_lookup(s, old_.dev.get(), w_.in->main_codes.width, nm_, xm_.get(), ids_.get(), xd_.get(), rows_,
+                           width_, 0, nwords_, out_.dev.get());
+    marks_.mark(4, s);
+    dict_.down(s, m);
+    out_.down(s, nwords_);
+    marks_.mark(5, s);
+    stream_.sync();
+    return whole_merge_breakdown(marks_.between(0, 1), marks_.between(1, 2), marks_.between(2, 3), marks_.between(3, 4),
+                                 marks_.between(1, 4), marks_.between(4, 5), all.seconds());
+  }
+  MergeOutput<std::string_view> output() override {
+    MergeOutput<std::string_view> o;
+    std::vector<std::uint32_t> offs = from_device(ud_offs_.get(), ud_.n ? ud_.n + 1 : 0);
+    std::vector<unsigned char> bytes = from_device(ud_bytes_.get(), ud_.bytes);
+    ud_store_.assign(bytes.begin(), bytes.end());
+    for (std::uint64_t i = 0; i < ud_.n; ++i)
+      o.delta_dict.push_back(std::string_view(ud_store_).substr(offs[i], offs[i + 1] - offs[i]));
+    o.delta_ids = from_device(ids_.get(), nd_);
+    o.dict = dict_.views(dict_store_);
+    o.x_m = from_device(xm_.get(), n1_);
+    o.x_d = from_device(xd_.get(), ud_.n);
+    o.codes.width = width_;
+    o.codes.size = rows_;
+    o.codes.words = out_.host_vector(nwords_);
+    return o;
+  }
+  std::uint64_t transfer_bytes() const override {
+    return old_.host.size() * 8 + (n1_ + 1 + nd_ + 1 + w_.dict.size() + 1) * 4 + um_.nbytes + delta_.nbytes +
+           total_bytes(w_.dict) + BitPacked::words_for(rows_, w_.width) * 8;
+  }
+
+ private:
+  const StrWork& w_;
+  std::uint64_t nm_, nd_, n1_, rows_, nwords_ = 0;
+  unsigned width_ = 0;
+  merge::StrCount ud_;
+  Mirror<std::uint64_t> old_;
+  StrMirror um_, delta_, dict_;
+  Mirror<std::uint64_t> out_;
+  DeviceBuffer<std::uint32_t> ud_offs_;
+  DeviceBuffer<unsigned char> ud_bytes_;
+  DeviceBuffer<std::uint32_t> ids_, xm_, xd_;
+  Stream stream_;
+  Scratch scratch_;
+  PhaseTimer marks_;
+  std::string ud_store_, dict_store_;
+};
+
+// Every device buffer a case of variant v allocates (MemoryPlan): the step's inputs and outputs
+// (plan_step_buffers) and the steps' scratch, library temporary storage as CUB reports it for the
+// calls the steps make (Thrust runs them on CUB).
+template <class T>
+void plan_case(MemoryPlan& m, const MergeVariant& v, const MergeWork<T>& w) {
+  constexpr bool str = std::is_same_v<T, std::string_view>;
+  const std::uint64_t nd = w.in->delta_rows(), n1 = w.in->main_dict.size(), n2 = w.delta_dict.size();
+  plan_step_buffers(m, v.step, v.name == "binsearch", w);
+  auto step_1a = [&](std::uint64_t n) {
+    if constexpr (str) m.add("1a round buffers and CUB temporary storage", merge::delta_dict_str_scratch(n));
+    else m.add("CUB temporary storage", merge::library_temp_bytes<T>(n));
+  };
+  auto step_1b = [&](std::uint64_t n) {
+    if constexpr (str) {
+      m.add("1b merge-path buffers and CUB temporary storage", merge::dict_merge_str_scratch(n));
+    } else {
+      if (v.name == "slice") m.add("1b slice intermediate and counts", n * sizeof(T) + 65537 * 8);
+      if (v.name == "merge_path" || v.step == MergeStep::Whole) m.add("1b merged values, sources and ids", n * (sizeof(T) + 8));
+      m.add("CUB temporary storage", merge::library_temp_bytes<T>(n));
+    }
+  };
+  switch (v.step) {
+    case MergeStep::DeltaDict: step_1a(nd); break;
+    case MergeStep::DictMerge: step_1b(n1 + n2); break;
+    case MergeStep::Reencode: break;
+    case MergeStep::Whole:
+      step_1a(nd);
+      step_1b(n1 + nd);
+      break;
+  }
+}
 }  // namespace
 
 std::vector<MergeVariant> CudaMerge::variants(const std::vector<Transfer>& transfers) const {
@@ -338,15 +584,37 @@ std::vector<MergeVariant> CudaMerge::variants(const std::vector<Transfer>& trans
   return v;
 }
 
+bool CudaMerge::supports(const MergeVariant& v, ValueType t) const {
+  // Strings: 1a, 1b by merge path, 2b with X_M/X_D, the whole merge in order (as on OpenCL).
+  if (t != ValueType::Str) return true;
+  switch (v.step) {
+    case MergeStep::DeltaDict: return true;
+    case MergeStep::DictMerge: return v.name == "merge_path";
+    case MergeStep::Reencode: return v.name == "lookup";
+    case MergeStep::Whole: return v.name == "inorder";
+  }
+  return false;
+}
+
 template <class T>
 std::unique_ptr<MergeCase<T>> CudaMerge::make(const MergeVariant& v, const MergeWork<T>& w) {
-  if constexpr (std::is_same_v<T, std::string_view>) {
-    throw SkipCase("strings are not offered on CUDA");
+  constexpr bool str = std::is_same_v<T, std::string_view>;
+  if (!supports(v, ValueTypeOf<T>::value))
+    throw SkipCase(std::string(to_string(v.step)) + "/" + v.name + " is not offered for strings");
+  // Ids, counts and dictionary positions are 32-bit on the device.
+  if (w.in->main_dict.size() + w.in->delta_rows() >= std::numeric_limits<std::uint32_t>::max())
+    throw SkipCase("dictionaries of 2^32 entries or more are beyond the 32-bit ids");
+  if constexpr (str)
+    if (total_bytes(w.in->main_dict) + total_bytes(w.in->delta) >= kMaxStringBytes)
+      throw SkipCase("strings of 4 GiB or more in U_M and the delta are beyond the 32-bit byte offsets");
+  MemoryPlan plan = MemoryPlan::for_platform(p_);
+  plan_case(plan, v, w);
+  plan.require(p_);
+  if constexpr (str) {
+    if (v.step == MergeStep::Whole) return std::make_unique<StrWholeCase>(v, w);
+    if (v.step == MergeStep::Reencode) return std::make_unique<StepCase<T>>(v, w);
+    return std::make_unique<StrStepCase>(v, w);
   } else {
-    std::uint64_t rows = w.in->main_rows() + w.in->delta_rows();
-    std::uint64_t dicts = (w.in->main_dict.size() + 2 * w.in->delta_rows()) * (3 * sizeof(T) + 12);
-    std::uint64_t need = w.in->main_codes.words.size() * 8 + BitPacked::words_for(rows, 32) * 8 + dicts;
-    if (need > p_.memory_bytes() * 3 / 4) throw SkipCase("needs about " + std::to_string(need >> 20) + " MiB of device memory");
     if (v.step == MergeStep::Whole) return std::make_unique<WholeCase<T>>(v, w);
     return std::make_unique<StepCase<T>>(v, w);
   }

@@ -2,7 +2,8 @@
 // The CUDA merge backend: 1a with Thrust sort + unique; 1b as the paper's dictionary slice merge
 // (custom kernels, device-side gap closing), Thrust CSUM and MUM, and a tuned merge-path variant;
 // 2b with X_M/X_D or binary search; the whole merge in order, and chunked with PCIe transfers
-// overlapping compute on streams. Inputs come from pageable or pinned host memory. Integer types.
+// overlapping compute on streams. Inputs come from pageable or pinned host memory. Strings (offsets +
+// bytes, the OpenCL backend's algorithm): 1a, 1b merge path, 2b lookup, the whole merge in order.
 #include "bench/merge.hpp"
 #include "runtime/cuda_platform.hpp"
 
@@ -12,7 +13,7 @@ class CudaMerge : public MergeBackendFor<CudaMerge> {
  public:
   explicit CudaMerge(CudaPlatform& p) : p_(p) {}
   std::vector<MergeVariant> variants(const std::vector<Transfer>& transfers) const override;
-  bool supports(const MergeVariant&, ValueType t) const override { return t != ValueType::Str; }
+  bool supports(const MergeVariant& v, ValueType t) const override;
   template <class T>
   std::unique_ptr<MergeCase<T>> make(const MergeVariant& v, const MergeWork<T>& w);
 

@@ -45,4 +45,35 @@ void reencode_binsearch(cudaStream_t s, const std::uint64_t* old, unsigned old_w
                         const T* delta, const T* dict, std::uint64_t dict_size, std::uint64_t rows, unsigned width,
                         std::uint64_t* out);
 
+// ---- strings (merge_kernels.cu): a column of n strings is offs[0..n] (32-bit byte offsets) and
+// one byte array, as on OpenCL (kernels/merge.cl); the same algorithm step by step, so what the
+// OpenCL tests show carries over. ----
+struct DevStrings {
+  const std::uint32_t* offs = nullptr;
+  const unsigned char* bytes = nullptr;
+  std::uint64_t n = 0;
+};
+struct StrCount {
+  std::uint64_t n = 0, bytes = 0;  // strings, and their bytes
+};
+
+// 1a: rounds of CUB radix sorts over 7-byte chunk keys of the still-tied strings (by chunk, then by
+// group number), heads scanned into U_D; U_D's offsets and bytes into ud_offs (room for n + 1) and
+// ud_bytes (room for the delta's bytes), every row's id into `ids`.
+StrCount delta_dict_str(Scratch& a, cudaStream_t s, DevStrings delta, std::uint32_t* ud_offs, unsigned char* ud_bytes,
+                        std::uint32_t* ids);
+// 1b by merge path on strings: U'_M into dict_offs (room for n1 + n2 + 1) and dict_bytes, X_M, X_D.
+StrCount dict_merge_str(Scratch& a, cudaStream_t s, DevStrings um, DevStrings ud, std::uint32_t* dict_offs,
+                        unsigned char* dict_bytes, std::uint32_t* xm, std::uint32_t* xd);
+// Device bytes the string steps take from `a` beyond their inputs and outputs, for `delta` delta
+// strings (1a) and `merged` dictionary entries (1b), CUB's temporary storage as CUB reports it.
+std::uint64_t delta_dict_str_scratch(std::uint64_t delta);
+std::uint64_t dict_merge_str_scratch(std::uint64_t merged);
+
+// CUB's temporary storage (as CUB reports it, d_temp_storage = nullptr) for the integer steps'
+// library calls on n entries of T: the larger of the 1a sort + unique and 1b merge-path calls
+// (Thrust runs them on CUB and takes at least this).
+template <class T>
+std::uint64_t library_temp_bytes(std::uint64_t n);
+
 }  // namespace hdb::cuda::merge

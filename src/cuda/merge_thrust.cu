@@ -1,6 +1,11 @@
 // Thrust compositions of the merge steps: 1a (sort + unique), and the dictionary merges CSUM
 // (concatenate-sort-unique-map), MUM (merge-unique-map) and the tuned merge-path variant, which
 // replaces MUM's two binary-search maps by one scan over the merged sequence.
+#include <cub/device/device_merge.cuh>
+#include <cub/device/device_merge_sort.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 #include <thrust/binary_search.h>
 #include <thrust/execution_policy.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -43,7 +48,37 @@ __global__ void scatter_ids(const T* merged, const std::uint32_t* src, const std
 
 unsigned blocks_for(std::uint64_t n) { return static_cast<unsigned>((n + 255) / 256); }
 
+struct Less {
+  template <class T>
+  __host__ __device__ bool operator()(const T& a, const T& b) const {
+    return a < b;
+  }
+};
+
 }  // namespace
+
+template <class T>
+std::uint64_t library_temp_bytes(std::uint64_t n) {
+  std::size_t most = 0, b = 0;
+  const T* in = nullptr;
+  T* out = nullptr;
+  const auto* ids = static_cast<const std::uint32_t*>(nullptr);
+  auto* ids_out = static_cast<std::uint32_t*>(nullptr);
+  if constexpr (std::is_same_v<T, U128>) {  // Thrust sorts 16-byte values by merge sort
+    HDB_CUDA_CHECK(cub::DeviceMergeSort::SortKeys(nullptr, b, out, static_cast<std::int64_t>(n), Less{}));
+  } else {  // and integers by radix sort, with a second key buffer of its own
+    HDB_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, b, in, out, n));
+    b += n * sizeof(T);
+  }
+  most = std::max(most, b);
+  HDB_CUDA_CHECK(cub::DeviceSelect::Unique(nullptr, b, in, out, static_cast<std::uint64_t*>(nullptr), n));
+  most = std::max(most, b);
+  HDB_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, b, ids, ids_out, n));
+  most = std::max(most, b);
+  HDB_CUDA_CHECK(cub::DeviceMerge::MergePairs(nullptr, b, in, ids, static_cast<std::int64_t>(n), in, ids,
+                                              static_cast<std::int64_t>(n), out, ids_out, Less{}));
+  return std::max(most, b);
+}
 
 template <class T>
 std::uint64_t delta_dict(Scratch& a, cudaStream_t s, const T* delta, std::uint64_t n, T* ud, std::uint32_t* ids) {
@@ -97,7 +132,8 @@ std::uint64_t dict_merge(DictMergeKind kind, Scratch& a, cudaStream_t s, const T
 #define HDB_INSTANTIATE(T)                                                                                         \
   template std::uint64_t delta_dict<T>(Scratch&, cudaStream_t, const T*, std::uint64_t, T*, std::uint32_t*); \
   template std::uint64_t dict_merge<T>(DictMergeKind, Scratch&, cudaStream_t, const T*, std::uint64_t, const T*, \
-                                       std::uint64_t, T*, std::uint32_t*, std::uint32_t*);
+                                       std::uint64_t, T*, std::uint32_t*, std::uint32_t*);                    \
+  template std::uint64_t library_temp_bytes<T>(std::uint64_t);
 HDB_INSTANTIATE(std::uint32_t)
 HDB_INSTANTIATE(std::uint64_t)
 HDB_INSTANTIATE(U128)

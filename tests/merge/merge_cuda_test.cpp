@@ -1,5 +1,5 @@
-// Every CUDA variant on every edge case of the integer types, pageable and pinned (skipped
-// without a device).
+// Every CUDA variant on every edge case of every value type (strings included), pageable and
+// pinned, and the string columns of merge_string_inputs.hpp (skipped without a device).
 #include "common/device_suite.hpp"
 #include "merge_backend.hpp"
 #include "merge_device_test.hpp"
@@ -9,7 +9,7 @@ namespace {
 
 template <class T>
 class CudaMergeBackend : public test::DeviceSuite<cuda::CudaPlatform> {};
-using ValueTypes = ::testing::Types<std::uint32_t, std::uint64_t, U128>;
+using ValueTypes = ::testing::Types<std::uint32_t, std::uint64_t, U128, std::string_view>;
 TYPED_TEST_SUITE(CudaMergeBackend, ValueTypes);
 
 TYPED_TEST(CudaMergeBackend, EveryVariantVerifies) {
@@ -29,6 +29,7 @@ TYPED_TEST(CudaMergeBackend, LargeDictionaries) {
   MergeWork<TypeParam> w = prepare_work(in);
   ASSERT_GT(w.dict.size(), std::uint64_t{1} << 20);
   for (const MergeVariant& v : backend.variants({Transfer::Pinned})) {
+    if (!backend.supports(v, ValueTypeOf<TypeParam>::value)) continue;
     SCOPED_TRACE(std::string(to_string(v.step)) + "/" + v.name);
     auto c = backend.prepare(v, w);
     for (int pass = 0; pass < 2; ++pass) {
@@ -36,6 +37,22 @@ TYPED_TEST(CudaMergeBackend, LargeDictionaries) {
       ASSERT_EQ(verify_merge_output(v.step, w, c->output()), "");
     }
   }
+}
+
+// Strings: random mixed lengths, shared and long prefixes, chunk borders, zero bytes, all-equal,
+// one element, empty delta, empty main; 1a, 1b (merge path), 2b and the whole merge.
+class CudaStrings : public test::DeviceSuite<cuda::CudaPlatform> {};
+TEST_F(CudaStrings, StringColumnsVerify) {
+  cuda::CudaMerge backend(*platform_);
+  test::check_string_columns(backend, {Transfer::Pageable, Transfer::Pinned});
+}
+
+// Each variant's device memory plan names its buffers, CUB's temporary storage among them.
+TEST_F(CudaStrings, DevicePlanNamesEveryBuffer) {
+  cuda::CudaMerge backend(*platform_);
+  const ColumnSpec spec{5000, 700, 900, 0.3};
+  test::check_memory_plan(backend, *platform_, generate_column<std::uint32_t>(spec, 5, 2), "CUB temporary storage");
+  test::check_memory_plan(backend, *platform_, generate_column<std::string_view>(spec, 5, 2), "CUB temporary storage");
 }
 
 }  // namespace
