@@ -573,6 +573,7 @@ void plan_case(MemoryPlan& m, const MergeVariant& v, const MergeWork<T>& w) {
 std::vector<MergeVariant> CudaMerge::variants(const std::vector<Transfer>& transfers) const {
   std::vector<MergeVariant> v;
   for (Transfer t : transfers) v.push_back({MergeStep::DeltaDict, "thrust", t});
+  for (Transfer t : transfers) v.push_back({MergeStep::DeltaDict, "radix", t});  // strings
   for (const char* name : {"slice", "csum", "mum", "merge_path"})
     for (Transfer t : transfers) v.push_back({MergeStep::DictMerge, name, t});
   for (const char* name : {"lookup", "binsearch"})
@@ -585,7 +586,9 @@ std::vector<MergeVariant> CudaMerge::variants(const std::vector<Transfer>& trans
 }
 
 bool CudaMerge::supports(const MergeVariant& v, ValueType t) const {
-  // Strings: 1a, 1b by merge path, 2b with X_M/X_D, the whole merge in order (as on OpenCL).
+  // Strings: 1a by radix-sort rounds, 1b by merge path, 2b with X_M/X_D, the whole merge in order
+  // (as on OpenCL); 1a "radix" is the strings' only (Thrust sorts the integers).
+  if (v.step == MergeStep::DeltaDict) return (t == ValueType::Str) == (v.name == "radix");
   if (t != ValueType::Str) return true;
   switch (v.step) {
     case MergeStep::DeltaDict: return true;
@@ -600,7 +603,7 @@ template <class T>
 std::unique_ptr<MergeCase<T>> CudaMerge::make(const MergeVariant& v, const MergeWork<T>& w) {
   constexpr bool str = std::is_same_v<T, std::string_view>;
   if (!supports(v, ValueTypeOf<T>::value))
-    throw SkipCase(std::string(to_string(v.step)) + "/" + v.name + " is not offered for strings");
+    throw SkipCase(std::string(to_string(v.step)) + "/" + v.name + " is not offered for " + to_string(ValueTypeOf<T>::value));
   // Ids, counts and dictionary positions are 32-bit on the device.
   if (w.in->main_dict.size() + w.in->delta_rows() >= std::numeric_limits<std::uint32_t>::max())
     throw SkipCase("dictionaries of 2^32 entries or more are beyond the 32-bit ids");

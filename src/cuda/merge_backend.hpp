@@ -3,7 +3,7 @@
 // (custom kernels, device-side gap closing), Thrust CSUM and MUM, and a tuned merge-path variant;
 // 2b with X_M/X_D or binary search; the whole merge in order, and chunked with PCIe transfers
 // overlapping compute on streams. Inputs come from pageable or pinned host memory. Strings (offsets +
-// bytes, the OpenCL backend's algorithm): 1a, 1b merge path, 2b lookup, the whole merge in order.
+// bytes, the OpenCL backend's algorithm): 1a `radix`, 1b merge path, 2b lookup, the whole merge in order.
 #include "bench/merge.hpp"
 #include "runtime/cuda_platform.hpp"
 
