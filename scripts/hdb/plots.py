@@ -559,6 +559,38 @@ def headline(lines, out_dir, machine, acc_label):
                    machine)
 
 
+def key_widths(pairs, out_dir, machine):
+    """One panel per benchmark and backend: tuples per second at 32- and 64-bit keys, bars side by
+    side per test, for the variant and parameters fastest at 32 bits (key_width.pairs: each pair at
+    the largest size both widths ran; the report's table lists every pair)."""
+    if not pairs:
+        return None
+    from .key_width import tuples_per_s
+    best = OrderedDict()
+    for r32, r64 in pairs:
+        k = (r32["benchmark"], r32["backend"], r32["test"])
+        if k not in best or tuples_per_s(r32) > tuples_per_s(best[k][0]):
+            best[k] = (r32, r64)
+    panels = OrderedDict()
+    for (bench, backend, test), (r32, r64) in best.items():
+        panels.setdefault((bench, backend), OrderedDict())[f"{test}/{r32['variant']}"] = [
+            ("32-bit keys", tuples_per_s(r32) / 1e6), ("64-bit keys", tuples_per_s(r64) / 1e6)]
+    widest = max(len(g) for g in panels.values())
+    fig, axes = plt.subplots(len(panels), 1, figsize=(min(max(8, 0.7 * widest + 4), 16), 3.6 * len(panels) + 0.8),
+                             squeeze=False)
+    for ax, ((bench, backend), groups) in zip((a[0] for a in axes), panels.items()):
+        labels = _grouped_bars(ax, groups, 1)
+        _log_y(ax)
+        ax.set_ylabel("million tuples per second (kernel)")
+        ax.set_title(f"{bench} on {backend}", fontsize=9)
+        ax.grid(True, axis="y", which="both", alpha=0.3)
+        _legend(ax, len(labels))
+    figure = Figure("key-width", "32- vs 64-bit keys", "Kernel throughput in tuples per second at both key "
+                    "widths, per test the variant and parameters fastest at 32 bits, at the largest size both "
+                    "widths ran (an input of that size holds fewer 64-bit-key tuples). Log scale.", "key-width")
+    return _finish(fig, out_dir, figure, "32- vs 64-bit keys: tuples per second per case", machine)
+
+
 def all_figures(rows, docs, out_dir, include_unverified=False):
     """Every figure the rows support, grouped by benchmark in a fixed order. Results measured
     without verification (--no-verify) are drawn only when include_unverified is set."""

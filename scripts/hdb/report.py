@@ -7,7 +7,7 @@ import os
 import sys
 from collections import OrderedDict
 
-from . import headline, plots, results
+from . import headline, key_width, plots, results
 from .util import UsageError, duration_text, size_text, write_atomically
 
 PLOTS_DIR = "plots"
@@ -235,6 +235,22 @@ def _headline(doc, rows, docs, plots_dir):
         doc.fig(f)
 
 
+def _key_widths(doc, rows, plots_dir, docs, include_unverified):
+    """32- vs 64-bit keys side by side, where the run measured both."""
+    ps = key_width.pairs([r for r in rows if r["checked"] or include_unverified])
+    if not ps:
+        return
+    doc.h(2, "32- vs 64-bit keys")
+    doc.p("Every case measured at both key widths (the `key` parameter), paired on all its other parameters, at "
+          "the largest size both ran. An input of a given size holds fewer tuples with 64-bit keys, so the "
+          "comparison is per tuple: the last column is how much longer a tuple takes with a 64-bit key.")
+    doc.table(*key_width.table(ps))
+    if plots.available():
+        f = plots.key_widths(ps, plots_dir, results.machine_line(docs))
+        if f is not None:
+            doc.fig(f)
+
+
 def _ranks(doc, rows):
     """Statistics across MPI ranks as the harness computed them (results[].across_ranks)."""
     lines = []
@@ -339,6 +355,7 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
         for f in figs:
             if f.benchmark == bench:
                 doc.fig(f)
+    _key_widths(doc, rows, plots_dir, docs, include_unverified)
     _ranks(doc, rows)
     bad = [r for r in rows if r["status"] != "ok"]
     if bad:

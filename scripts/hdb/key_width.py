@@ -1,0 +1,60 @@
+"""32- vs 64-bit keys side by side: the cases a run measured at both key widths (the typed `key`
+parameter of ra and tpch), paired on everything else, compared per tuple. An input of a given size
+holds fewer 64-bit-key tuples than 32-bit ones (12 against 8 bytes with one value), so GB/s alone
+would flatter the wider key: the comparison is in tuples per second and time per tuple."""
+from collections import OrderedDict
+
+from . import results
+from .util import size_text
+
+KEY_PARAM = "key"
+WIDTHS = (32, 64)
+
+
+def _case(r):
+    """The id without key and size: 'select/parallel[dist=uniform,selectivity=0.5]'."""
+    rest = OrderedDict((k, v) for k, v in r["params"].items() if k != KEY_PARAM)
+    inner = ",".join([f"{k}={results.value_text(v)}" for k, v in rest.items()]
+                     + ([f"transfer={r['transfer']}"] if r["transfer"] != "none" else []))
+    return f"{r['test']}/{r['variant']}" + (f"[{inner}]" if inner else "")
+
+
+def pairs(rows):
+    """[(row at 32 bits, row at 64 bits)]: verified, kernel-timed rank-0 results that differ only in
+    the key width, one pair per series at the largest size both widths ran; in the rows' order."""
+    series = OrderedDict()
+    for r in rows:
+        k = r["params"].get(KEY_PARAM)
+        if r["status"] != "ok" or r["rank"] != 0 or not r["kernel_median_s"] or not r["elements"] or k not in WIDTHS:
+            continue
+        key = (r["benchmark"], r["backend"], _case(r))
+        series.setdefault(key, {}).setdefault(r["size_bytes"], {})[k] = r
+    out = []
+    for sizes in series.values():
+        both = [s for s, d in sizes.items() if all(w in d for w in WIDTHS)]
+        if both:
+            d = sizes[max(both)]
+            out.append((d[32], d[64]))
+    return out
+
+
+def tuples_per_s(r):
+    return r["elements"] / r["kernel_median_s"]
+
+
+def time_per_tuple_ratio(r32, r64):
+    """How much longer a 64-bit-key tuple takes than a 32-bit one (1.5: 50 % longer)."""
+    return tuples_per_s(r32) / tuples_per_s(r64)
+
+
+def table(ps):
+    header = ["benchmark", "backend", "case", "size", "Mtuples/s 32-bit", "Mtuples/s 64-bit", "GB/s 32-bit",
+              "GB/s 64-bit", "time per tuple 64/32"]
+    body = []
+    for r32, r64 in ps:
+        body.append([r32["benchmark"], r32["backend"], _case(r32), size_text(r32["size_bytes"]),
+                     f"{tuples_per_s(r32) / 1e6:.3g}", f"{tuples_per_s(r64) / 1e6:.3g}",
+                     f"{r32['kernel_gbps']:.3g}" if r32["kernel_gbps"] else "-",
+                     f"{r64['kernel_gbps']:.3g}" if r64["kernel_gbps"] else "-",
+                     f"{time_per_tuple_ratio(r32, r64):.2f}x"])
+    return header, body
