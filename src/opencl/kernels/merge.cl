@@ -112,6 +112,23 @@ kernel void close_gaps(global const val_t* d1, ulong n1, global const val_t* d2,
 
 #endif  // VKIND != 4
 
+// Merge path (step 1b, all value types): work-item `item` merges the entries [*d, *d1) of the merged
+// sequence; its split (how many come from a) lies in [*lo, *hi], between its work-group's tile
+// splits. False when the item has no entries.
+bool mp_item_range(uint na, uint nb, uint tile, uint items, global const uint* split, uint* d, uint* d1, uint* lo,
+                   uint* hi) {
+  const uint g = get_group_id(0), item = get_global_id(0);
+  const ulong n = (ulong)na + nb, d0 = (ulong)item * items;
+  if (d0 >= n) return false;
+  const uint gd0 = g * tile, gd1 = (uint)min(n, (ulong)gd0 + tile);
+  const uint a0 = split[g], a1 = split[g + 1], b0 = gd0 - a0, b1 = gd1 - a1;
+  *d = (uint)d0;
+  *d1 = (uint)min(n, d0 + items);
+  *lo = max(a0, *d > b1 ? *d - b1 : 0u);
+  *hi = min(a1, *d - b0);
+  return true;
+}
+
 uint unpack_id(global const ulong* w, uint width, ulong i) {
   if (width == 0) return 0;
   ulong bit = i * width, word = bit >> 6;
@@ -195,12 +212,10 @@ kernel void mp_partition(global const val_t* a, uint na, global const val_t* b, 
 kernel void mp_merge(global const val_t* a, uint na, global const val_t* b, uint nb, uint tile, uint items,
                      global const uint* split, uint write, global uint* counts, global val_t* dict,
                      global uint* xm, global uint* xd) {
-  const uint g = get_group_id(0), item = get_global_id(0);
-  const ulong n = (ulong)na + nb, d0 = (ulong)item * items;
-  if (d0 >= n) return;
-  const uint d1 = (uint)min(n, d0 + items), gd0 = g * tile, gd1 = (uint)min(n, (ulong)gd0 + tile);
-  const uint a0 = split[g], a1 = split[g + 1], b0 = gd0 - a0, b1 = gd1 - a1, d = (uint)d0;
-  uint i = mp_split(a, b, d, max(a0, d > b1 ? d - b1 : 0u), min(a1, d - b0)), k = d - i;
+  const uint item = get_global_id(0);
+  uint d, d1, lo, hi;
+  if (!mp_item_range(na, nb, tile, items, split, &d, &d1, &lo, &hi)) return;
+  uint i = mp_split(a, b, d, lo, hi), k = d - i;
   // The entry before the range: the larger of the last ones taken from a and b.
   val_t prev = (val_t)0;
   if (i > 0) prev = a[i - 1];
@@ -401,12 +416,11 @@ kernel void smp_partition(STR_ARGS(a), uint na, STR_ARGS(b), uint nb, uint tile,
 kernel void smp_merge(STR_ARGS(a), uint na, STR_ARGS(b), uint nb, uint tile, uint items, global const uint* split,
                       uint write, uint m, global uint* counts, global uint* src, global uint* len, global uint* xm,
                       global uint* xd) {
-  const uint g = get_group_id(0), item = get_global_id(0);
-  const ulong n = (ulong)na + nb, d0 = (ulong)item * items;
-  if (d0 >= n) return;
-  const uint d1 = (uint)min(n, d0 + items), gd0 = g * tile, gd1 = (uint)min(n, (ulong)gd0 + tile);
-  const uint a0 = split[g], a1 = split[g + 1], b0 = gd0 - a0, b1 = gd1 - a1, d = (uint)d0;
-  uint i = smp_split(SA, SB, d, max(a0, d > b1 ? d - b1 : 0u), min(a1, d - b0)), k = d - i;
+  const uint item = get_global_id(0);
+  if (write && item == 0) len[m] = 0u;
+  uint d, d1, lo, hi;
+  if (!mp_item_range(na, nb, tile, items, split, &d, &d1, &lo, &hi)) return;
+  uint i = smp_split(SA, SB, d, lo, hi), k = d - i;
   // The entry before the range: the larger of the last ones taken from a and b.
   bool prev_a = true;
   uint prev = 0;
@@ -417,7 +431,6 @@ kernel void smp_merge(STR_ARGS(a), uint na, STR_ARGS(b), uint nb, uint tile, uin
   }
   bool first = d == 0;
   uint id = write ? counts[item] - 1 : 0, heads = 0;
-  if (write && item == 0) len[m] = 0u;
   for (uint j = d; j < d1; ++j) {
     const bool from_a = k >= nb || (i < na && str_cmp(SB, k, SA, i) >= 0);
     const uint v = from_a ? i : k;
