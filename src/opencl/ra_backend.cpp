@@ -128,13 +128,14 @@ Breakdown ClRa::finish(Trace& tr) {
   return b;
 }
 
-std::uint32_t ClRa::scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::uint32_t n) {
+std::uint64_t ClRa::scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, bool wide) {
   if (n == 0) return 0;
-  if (!scan_) scan_ = std::make_unique<hdb::opencl::DeviceScan>(p_);
+  auto& s = wide ? scan64_ : scan_;
+  if (!s) s = std::make_unique<hdb::opencl::DeviceScan>(p_, wide);
   std::vector<cl::Event> evs;
-  checked("scanning", [&] { scan_->run(in, out, n, evs); });
+  checked("scanning", [&] { s->run(in, out, n, evs); });
   tr.take("scan", evs);
-  return checked("reading the scan total", [&] { return scan_->total(); });
+  return checked("reading the scan total", [&] { return s->total(); });
 }
 
 std::uint32_t ClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation& in_, const DeviceRelation* other,
@@ -155,7 +156,7 @@ std::uint32_t ClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation&
   set_args("compact_partition arguments", k, in.buf, n, u32(in.width()), o.buf, rows32(other ? other->rows() : 0),
       u32(pred.word()), cl_ulong{pred.lo}, cl_ulong{pred.hi}, u32(emit_index ? 1 : 0), part, counts);
   launch(tr, "partition", k, n);
-  return scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
+  return static_cast<std::uint32_t>(scan(tr, counts, offsets, static_cast<std::uint32_t>(groups)));
 }
 
 void ClRa::gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t w, const cl::Buffer& out,
@@ -233,7 +234,7 @@ std::uint32_t ClRa::compact_coarse(Trace& tr, bool unique_mode, const DeviceRela
   set_args("compact_coarse arguments", k, u32(unique_mode ? 1 : 0), in.buf, n, u32(in.width()), u32(pred.word()),
       cl_ulong{pred.lo}, cl_ulong{pred.hi}, part, counts);
   launch(tr, "partition", k, groups * work_group());
-  return scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
+  return static_cast<std::uint32_t>(scan(tr, counts, offsets, static_cast<std::uint32_t>(groups)));
 }
 
 Breakdown ClRa::compaction(const DeviceRelation& in, bool unique_mode, const Predicate& pred, const std::string& variant,
@@ -354,8 +355,8 @@ Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, con
   if (variant == "tuned") {
     const std::uint32_t pieces = join_pieces(std::uint64_t{nl} + nr);
     cl::Buffer& splits = scratch_.get("join.splits", (std::uint64_t{pieces} + 1) * 4);
-    cl::Buffer& counts = scratch_.get("join.piece_counts", std::uint64_t{pieces} * 4);
-    cl::Buffer& offsets = scratch_.get("join.piece_offsets", std::uint64_t{pieces} * 4);
+    cl::Buffer& counts = scratch_.get("join.piece_counts", std::uint64_t{pieces} * 8);
+    cl::Buffer& offsets = scratch_.get("join.piece_offsets", std::uint64_t{pieces} * 8);
     // One merge into staging slots when they fit in an eighth of the device memory, else two (cap
     // 0: the first merge only counts). A slot holds half a piece's merged rows (every pair of a
     // join with distinct keys per side), or 1/8 more than the last join's pairs per merged row
@@ -373,7 +374,7 @@ Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, con
     set_args("join_path_stage arguments", k, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), pieces,
              static_cast<std::uint32_t>(cap), splits, counts, stage);
     launch_chunks(tr, "partition", k, pieces);
-    const std::uint32_t total = scan(tr, counts, offsets, pieces);
+    const std::uint64_t total = scan(tr, counts, offsets, pieces, true);
     join_ratio_ = static_cast<double>(total) / static_cast<double>(merged);
     ClRelation& out = ensure(p_, out_handle, total, out_values, kw);
     if (total && cap) {
@@ -384,7 +385,7 @@ Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, con
     } else if (total) {
       cl::Kernel& c = kernel("join_path_write", kw);
       set_args("join_path_write arguments", c, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), pieces, splits,
-               offsets, total, out.buf);
+               offsets, cl_ulong{total}, out.buf);
       launch_chunks(tr, "compute", c, pieces);
     }
     return finish(tr);
@@ -392,14 +393,14 @@ Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, con
   const std::uint64_t wg = work_group();
   const std::uint64_t groups = (nl + wg - 1) / wg;
   cl::Buffer& first = scratch_.get("join.first", std::uint64_t{nl} * 4);
-  cl::Buffer& local_off = scratch_.get("join.local", std::uint64_t{nl} * 4);
-  cl::Buffer& counts = scratch_.get("counts", groups * 4);
-  cl::Buffer& offsets = scratch_.get("offsets", groups * 4);
+  cl::Buffer& local_off = scratch_.get("join.local", std::uint64_t{nl} * 8);
+  cl::Buffer& counts = scratch_.get("join.counts", groups * 8);
+  cl::Buffer& offsets = scratch_.get("join.offsets", groups * 8);
   cl::Kernel& k = kernel("join_partition", kw);
   set_args("join_partition arguments", k, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), first, local_off,
       counts);
   launch(tr, "partition", k, nl);
-  const std::uint32_t total = scan(tr, counts, offsets, static_cast<std::uint32_t>(groups));
+  const std::uint64_t total = scan(tr, counts, offsets, static_cast<std::uint32_t>(groups), true);
   ClRelation& out = ensure(p_, out_handle, total, out_values, kw);
   if (total) {
     cl::Kernel& c = kernel("join_compute", kw);
@@ -497,7 +498,8 @@ void ClRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
         const std::uint64_t stage = std::min<std::uint64_t>(p_.max_alloc_bytes(), p_.memory_bytes() / 8);
         plan.add("join staging slots (at most)", std::min<std::uint64_t>(stage, s.out_rows * 4 * s.out_width * 2 + 4096));
       } else {
-        plan.add("join first matches and local offsets", s.rows_a * 8).add("partition counts and offsets", groups * 8);
+        // First matches (uint) and 64-bit local offsets per left tuple; 64-bit counts and offsets.
+        plan.add("join first matches and local offsets", s.rows_a * 12).add("partition counts and offsets", groups * 16);
       }
       break;
     case Op::Sort:

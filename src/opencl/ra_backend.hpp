@@ -55,9 +55,9 @@ class ClRa : public RaBackend {
   // A kernel of ra.cl built for keys of key_words words (-DKW; one program per width).
   cl::Kernel& kernel(const std::string& name, int key_words);
   void launch(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items);
-  // Exclusive scan of n uints (sort.hpp's DeviceScan); returns the total (read back: the counting
-  // pass that sizes outputs).
-  std::uint32_t scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::uint32_t n);
+  // Exclusive scan of n uints, or ulongs when `wide` (join counts) (sort.hpp's DeviceScan);
+  // returns the total (read back: the counting pass that sizes outputs).
+  std::uint64_t scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, bool wide = false);
   // Partition + scan of the compaction pipeline; returns the kept count. Then gather_into().
   std::uint32_t compact(Trace& tr, std::uint32_t mode, const DeviceRelation& in, const DeviceRelation* other,
                         const Predicate& pred, bool emit_index);
@@ -83,7 +83,7 @@ class ClRa : public RaBackend {
   double join_ratio_ = 0;  // the last tuned join's output rows per merged input row
   std::map<std::pair<std::string, int>, cl::Kernel> kernels_;
   hdb::opencl::Scratch scratch_;  // partition slots, counts, offsets, ... by name (grow-only)
-  std::unique_ptr<hdb::opencl::DeviceScan> scan_;
+  std::unique_ptr<hdb::opencl::DeviceScan> scan_, scan64_;
   std::unique_ptr<hdb::opencl::RadixSort> sort_, sort64_;
   std::unique_ptr<hdb::opencl::TupleSort> tsort_;
 };

@@ -52,9 +52,10 @@ cl::Program& build_for_work_group(OpenClPlatform& p, const std::string& name, co
   }
 }
 
-DeviceScan::DeviceScan(OpenClPlatform& p) : p_(p), wg_(preferred_work_group(p)) {
+DeviceScan::DeviceScan(OpenClPlatform& p, bool wide) : p_(p), elem_(wide ? 8 : 4), wg_(preferred_work_group(p)) {
   checked("building the device scan", [&] {
-    cl::Program& prog = build_for_work_group(p, "scan", kernels::scan, "", {"scan_blocks", "scan_add"}, wg_);
+    cl::Program& prog = build_for_work_group(p, wide ? "scan64" : "scan", kernels::scan, wide ? "-DSCAN_WIDE" : "",
+                                             {"scan_blocks", "scan_add"}, wg_);
     blocks_ = cl::Kernel(prog, "scan_blocks");
     add_ = cl::Kernel(prog, "scan_add");
     return 0;
@@ -70,8 +71,8 @@ void DeviceScan::reserve(std::uint64_t n) {
       cap_.push_back(0);
     }
     if (cap_[level] < b) {
-      sums_[level] = scratch_buffer(p_, b * 4);
-      offsets_[level] = scratch_buffer(p_, b * 4);
+      sums_[level] = scratch_buffer(p_, b * elem_);
+      offsets_[level] = scratch_buffer(p_, b * elem_);
       cap_[level] = b;
     }
     n = b;
@@ -101,11 +102,11 @@ void DeviceScan::level(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, s
   launch_groups(p_, add_, b, wg_, evs);
 }
 
-std::uint32_t DeviceScan::total() {
+std::uint64_t DeviceScan::total() {
   if (top_ < 0) return 0;
-  cl_uint t = 0;
+  cl_ulong t = 0;  // little-endian: a uint total fills the low half
   checked("reading a scan's total", [&] {
-    return p_.queue().enqueueReadBuffer(sums_[static_cast<std::size_t>(top_)], CL_TRUE, 0, 4, &t);
+    return p_.queue().enqueueReadBuffer(sums_[static_cast<std::size_t>(top_)], CL_TRUE, 0, elem_, &t);
   });
   return t;
 }

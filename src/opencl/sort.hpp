@@ -25,20 +25,22 @@ cl::Program& build_for_work_group(OpenClPlatform& p, const std::string& name, co
                                   const std::string& options, const std::vector<const char*>& kernels, std::size_t& wg);
 
 // Exclusive prefix sums (scan.cl: a work-group scan per block, the block sums scanned the same way
-// recursively, then added back).
+// recursively, then added back) of uint arrays, or of ulong arrays when `wide` (counts whose sum
+// may pass 2^32: join outputs).
 class DeviceScan {
  public:
-  explicit DeviceScan(OpenClPlatform& p);
+  explicit DeviceScan(OpenClPlatform& p, bool wide = false);
   std::size_t work_group() const { return wg_; }
   void reserve(std::uint64_t n);
   // out[i] = in[0] + ... + in[i-1] for i < n; `out` may be `in`. Kernel events join `evs`.
   void run(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std::vector<cl::Event>& evs);
-  // Sum of all of the last run's input (a blocking 4-byte read; 0 after an empty run).
-  std::uint32_t total();
+  // Sum of all of the last run's input (a blocking read of one element; 0 after an empty run).
+  std::uint64_t total();
 
  private:
   void level(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std::size_t l, std::vector<cl::Event>& evs);
   OpenClPlatform& p_;
+  std::size_t elem_ = 4;  // bytes of an element: 4 (uint) or 8 (ulong)
   std::size_t wg_ = 1;
   cl::Kernel blocks_, add_;
   std::vector<cl::Buffer> sums_, offsets_;  // per level: the blocks' sums and their scan

@@ -170,9 +170,10 @@ __kernel void project(__global const uint* in, uint n, uint w, uint ncols, uint 
 // matching right range by binary search, and the work-group's prefix sum of the match counts gives
 // each tuple its place in the partition's output: counts are exact, so the output is sized by this
 // counting pass and the compute kernel writes straight to the final positions.
+// Counts and offsets are 64-bit: a work-group's matches (and the join's) may pass 2^32.
 __kernel void join_partition(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr,
-                             __global uint* first_match, __global uint* local_offset, __global uint* counts) {
-  __local uint scan_tmp[2 * WG];
+                             __global uint* first_match, __global ulong* local_offset, __global ulong* counts) {
+  __local ulong scan_tmp[2 * WG];
   const uint gid = get_global_id(0);
   uint cnt = 0, first = 0;
   if (gid < nl) {
@@ -181,8 +182,8 @@ __kernel void join_partition(__global const uint* l, uint nl, uint wl, __global 
     first = lower_bound_rows(r, 0, nr, wr, key, KW);
     cnt = upper_bound_rows(r, first, nr, wr, key, KW) - first;
   }
-  uint total;
-  const uint ex = wg_exclusive_scan(cnt, scan_tmp, &total);
+  ulong total;
+  const ulong ex = wg_exclusive_scan_ulong(cnt, scan_tmp, &total);
   if (gid < nl) {
     first_match[gid] = first;
     local_offset[gid] = ex;
@@ -192,13 +193,13 @@ __kernel void join_partition(__global const uint* l, uint nl, uint wl, __global 
 
 // Join compute kernel (Algorithms 5/6): writes (key, left values, right values) for every match.
 __kernel void join_compute(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr,
-                           __global const uint* first_match, __global const uint* local_offset,
-                           __global const uint* offsets, __global uint* out) {
+                           __global const uint* first_match, __global const ulong* local_offset,
+                           __global const ulong* offsets, __global uint* out) {
   const uint gid = get_global_id(0);
   if (gid >= nl) return;
   const key_t key = KEY(l + (ulong)gid * wl);
   const uint ow = wl + wr - KW;
-  ulong o = (ulong)offsets[get_group_id(0)] + local_offset[gid];
+  ulong o = offsets[get_group_id(0)] + local_offset[gid];
   for (uint j = first_match[gid]; j < nr && KEY(r + (ulong)j * wr) == key; ++j, ++o) {
     __global uint* dst = out + o * ow;
     for (uint k = 0; k < wl; ++k) dst[k] = l[(ulong)gid * wl + k];
@@ -352,12 +353,13 @@ uint merge_path_split(__global const uint* l, uint nl, uint wl, __global const u
 ulong piece_diagonal(uint c, uint chunks, ulong total) { return total * c / chunks; }
 
 // Count (write == 0) or write the output of left [i, ie) from right row j on; returns the pairs
-// (all of them: writes stop at `limit` rows, counting does not).
-MERGE_INLINE uint join_merge_any(__global const uint* l, uint i, uint ie, uint wl, __global const uint* r, uint j, uint nr,
-                       uint wr, const uint write, __global uint* dst, uint limit) {
+// (all of them: writes stop at `limit` rows, counting does not), as a 64-bit count.
+MERGE_INLINE ulong join_merge_any(__global const uint* l, uint i, uint ie, uint wl, __global const uint* r, uint j,
+                                  uint nr, uint wr, const uint write, __global uint* dst, ulong limit) {
   if (j >= nr || i >= ie) return 0;
   const uint ow = wl + wr - KW;
-  uint rs = j, o = 0;  // rs == j: no run yet
+  uint rs = j;  // rs == j: no run yet
+  ulong o = 0;
   key_t run_key = 0;
   while (i < ie) {
     const key_t a = KEY(l + (ulong)i * wl);
@@ -392,8 +394,8 @@ MERGE_INLINE uint join_merge_any(__global const uint* l, uint i, uint ie, uint w
 }
 
 // The common shapes with constant widths, so the copies unroll.
-MERGE_INLINE uint join_merge(__global const uint* l, uint i, uint ie, uint wl, __global const uint* r, uint j, uint nr, uint wr,
-                const uint write, __global uint* dst, uint limit) {
+MERGE_INLINE ulong join_merge(__global const uint* l, uint i, uint ie, uint wl, __global const uint* r, uint j, uint nr,
+                              uint wr, const uint write, __global uint* dst, ulong limit) {
   if (wl == 2 && wr == 2) return join_merge_any(l, i, ie, 2, r, j, nr, 2, write, dst, limit);
   if (wl == 3 && wr == 3) return join_merge_any(l, i, ie, 3, r, j, nr, 3, write, dst, limit);
   if (wl == 4 && wr == 4) return join_merge_any(l, i, ie, 4, r, j, nr, 4, write, dst, limit);
@@ -401,14 +403,14 @@ MERGE_INLINE uint join_merge(__global const uint* l, uint i, uint ie, uint wl, _
 }
 
 __kernel void join_path_write(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr,
-                              uint chunks, __global const uint* splits, __global const uint* offsets, uint total_out,
+                              uint chunks, __global const uint* splits, __global const ulong* offsets, ulong total_out,
                               __global uint* out) {
   const uint c = get_global_id(0);
   if (c >= chunks) return;
   const ulong total = (ulong)nl + nr;
   const uint i0 = splits[c], i1 = splits[c + 1];
   const uint j0 = (uint)(piece_diagonal(c, chunks, total) - i0);
-  const uint first = offsets[c], last = c + 1 < chunks ? offsets[c + 1] : total_out;
+  const ulong first = offsets[c], last = c + 1 < chunks ? offsets[c + 1] : total_out;
   join_merge(l, i0, i1, wl, r, j0, nr, wr, 1, out + (ulong)first * (wl + wr - KW), last - first);
 }
 
@@ -420,7 +422,7 @@ __kernel void join_path_write(__global const uint* l, uint nl, uint wl, __global
 // two-merge form, join_path_write after the scan.
 // splits[c] = the left row piece c starts at (splits[chunks] = nl); counts[c] = its output rows.
 __kernel void join_path_stage(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr,
-                              uint chunks, uint cap, __global uint* splits, __global uint* counts,
+                              uint chunks, uint cap, __global uint* splits, __global ulong* counts,
                               __global uint* stage) {
   const uint c = get_global_id(0);
   if (c >= chunks) return;
@@ -434,16 +436,17 @@ __kernel void join_path_stage(__global const uint* l, uint nl, uint wl, __global
 }
 
 __kernel void join_path_emit(__global const uint* l, uint nl, uint wl, __global const uint* r, uint nr, uint wr,
-                             uint chunks, uint cap, __global const uint* splits, __global const uint* counts,
-                             __global const uint* offsets, __global const uint* stage, __global uint* out) {
+                             uint chunks, uint cap, __global const uint* splits, __global const ulong* counts,
+                             __global const ulong* offsets, __global const uint* stage, __global uint* out) {
   const uint c = get_group_id(0), lid = get_local_id(0), ls = get_local_size(0);
   if (c >= chunks) return;
-  const uint ow = wl + wr - KW, count = counts[c];
-  __global uint* dst = out + (ulong)offsets[c] * ow;
+  const uint ow = wl + wr - KW;
+  const ulong count = counts[c];
+  __global uint* dst = out + offsets[c] * ow;
   if (count <= cap) {
     __global const uint* src = stage + (ulong)c * cap * ow;
-    const uint words = count * ow;
-    for (uint k = lid; k < words; k += ls) dst[k] = src[k];
+    const ulong words = count * ow;
+    for (ulong k = lid; k < words; k += ls) dst[k] = src[k];
   } else if (lid == 0) {
     const ulong total = (ulong)nl + nr;
     const uint i0 = splits[c];
