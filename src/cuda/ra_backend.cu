@@ -1,6 +1,7 @@
 // CudaRa: transfers, variant dispatch, the paper's one-kernel primitives (project, product,
 // arithmetic) and the kernels the paper and cub variants share.
 #include <stdexcept>
+#include <string>
 
 #include "ra_device.cuh"
 
@@ -31,7 +32,8 @@ __global__ void gather_rows(const std::uint32_t* in, std::uint32_t w, const std:
   for (std::uint32_t k = 0; k < w; ++k) out[static_cast<std::uint64_t>(i) * w + k] = in[src + k];
 }
 
-__global__ void reduce_runs(const std::uint32_t* in, std::uint32_t n, std::uint32_t w, std::uint32_t op,
+// One thread per run: the head tuple (its key words kept), each value (from word kw) folded.
+__global__ void reduce_runs(const std::uint32_t* in, std::uint32_t n, std::uint32_t w, std::uint32_t kw, std::uint32_t op,
                             const std::uint32_t* heads, std::uint32_t runs, std::uint32_t* out) {
   const std::uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= runs) return;
@@ -39,7 +41,7 @@ __global__ void reduce_runs(const std::uint32_t* in, std::uint32_t n, std::uint3
   std::uint32_t acc[kMaxWidth];
   for (std::uint32_t k = 0; k < w; ++k) acc[k] = in[static_cast<std::uint64_t>(begin) * w + k];
   for (std::uint32_t i = begin + 1; i < end; ++i)
-    for (std::uint32_t k = 1; k < w; ++k) {
+    for (std::uint32_t k = kw; k < w; ++k) {
       const std::uint32_t x = in[static_cast<std::uint64_t>(i) * w + k];
       acc[k] = op == 0 ? acc[k] + x : op == 1 ? min(acc[k], x) : max(acc[k], x);
     }
@@ -82,12 +84,12 @@ __global__ void product_rows(const std::uint32_t* a, std::uint32_t wa, const std
 }
 
 __global__ void arith_words(const std::uint32_t* a, const std::uint32_t* b, std::uint64_t words, std::uint32_t w,
-                            std::uint32_t op, std::uint32_t* out) {
+                            std::uint32_t kw, std::uint32_t op, std::uint32_t* out) {
   const std::uint64_t k = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k >= words) return;
   const std::uint32_t x = a[k], y = b[k];
-  // Word k is a key when k % w == 0: keys come from a.
-  out[k] = k % w == 0 ? x : op == 0 ? x + y : op == 1 ? x - y : x * y;
+  // Word k is a key word when k % w < kw: keys come from a.
+  out[k] = k % w < kw ? x : op == 0 ? x + y : op == 1 ? x - y : x * y;
 }
 
 }  // namespace
@@ -98,15 +100,15 @@ const CudaRelation& as_cuda(const DeviceRelation& r) {
   return *c;
 }
 
-CudaRelation& ensure(DeviceRel& out, std::uint64_t rows, int values) {
+CudaRelation& ensure(DeviceRel& out, std::uint64_t rows, int values, int key_words) {
   auto* c = dynamic_cast<CudaRelation*>(out.get());
-  const std::uint64_t words = rows * static_cast<std::uint64_t>(1 + values);
+  const std::uint64_t words = rows * static_cast<std::uint64_t>(key_words + values);
   if (!c || c->capacity_words() < words || out.use_count() > 1) {
     auto fresh = std::make_shared<CudaRelation>(std::max<std::uint64_t>(words, 1));
     c = fresh.get();
     out = fresh;
   }
-  c->shape(rows, values);
+  c->shape(rows, values, key_words);
   return *c;
 }
 
@@ -114,6 +116,12 @@ std::uint32_t rows32(std::uint64_t rows) {
   if (rows >= 0x7fffffffull)
     throw SkipCase("relations of 2^31 tuples or more are beyond the cuda backend's 32-bit row indices");
   return static_cast<std::uint32_t>(rows);
+}
+
+bool empty_join(const CudaRelation& l, const CudaRelation& r, DeviceRel& out) {
+  if (l.rows() && r.rows()) return false;
+  ensure(out, 0, l.values() + r.values(), l.key_words());
+  return true;
 }
 
 Aggregate identity_aggregate(int values, ReduceOp op) {
@@ -125,22 +133,24 @@ Aggregate identity_aggregate(int values, ReduceOp op) {
 }
 
 std::uint32_t read_count(CudaRa::State& s, const std::uint32_t* d_count) {
-  std::uint32_t* host = s.count_host.get();
+  auto* host = reinterpret_cast<std::uint32_t*>(s.count_host.get());
   HDB_CUDA_CHECK(cudaMemcpyAsync(host, d_count, 4, cudaMemcpyDeviceToHost, s.stream.get()));
   s.stream.sync();
   return *host;
 }
 
+JoinCount read_count64(CudaRa::State& s, const JoinCount* d_count) {
+  JoinCount* host = s.count_host.get();
+  HDB_CUDA_CHECK(cudaMemcpyAsync(host, d_count, sizeof(JoinCount), cudaMemcpyDeviceToHost, s.stream.get()));
+  s.stream.sync();
+  return *host;
+}
+
 KeepFlag keep_flag(std::uint32_t mode, const CudaRelation& in, const CudaRelation* other, const Predicate& pred) {
-  return KeepFlag{mode,
-                  in.data(),
-                  rows32(in.rows()),
-                  static_cast<std::uint32_t>(in.width()),
-                  other ? other->data() : in.data(),
-                  other ? rows32(other->rows()) : 0u,
-                  static_cast<std::uint32_t>(pred.word()),
-                  pred.lo32(),
-                  pred.hi32()};
+  Predicate p = pred;
+  p.key_words = in.key_words();
+  return make_keep_flag(mode, in.data(), rows32(in.rows()), in.width(), in.key_words(), other ? other->data() : nullptr,
+                        other ? rows32(other->rows()) : 0u, p);
 }
 
 void launch_gather_rows(CudaRa::State& s, const std::uint32_t* in, std::uint32_t w, const std::uint32_t* rows,
@@ -155,8 +165,9 @@ void launch_reduce_runs(CudaRa::State& s, const CudaRelation& in, ReduceOp op, c
   if (!runs) return;
   const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
   reduce_runs<<<blocks_for(runs), kBlock, 0, s.stream.get()>>>(in.data(), rows32(in.rows()),
-                                                              static_cast<std::uint32_t>(in.width()), opc, heads, runs,
-                                                              out);
+                                                              static_cast<std::uint32_t>(in.width()),
+                                                              static_cast<std::uint32_t>(in.key_words()), opc, heads,
+                                                              runs, out);
   HDB_CUDA_CHECK_LAUNCH("reduce_runs");
 }
 
@@ -177,11 +188,20 @@ void launch_project(CudaRa::State& s, const CudaRelation& in, const std::vector<
   HDB_CUDA_CHECK_LAUNCH("project_rows");
 }
 
+namespace {
+// The product kernel runs one thread per output tuple in one grid of at most 2^31 - 1 blocks:
+// checked in 64 bits before the output is allocated (blocks_for() narrows to 32 bits and would wrap).
+void check_product_grid(std::uint64_t rows) {
+  if ((rows + kBlock - 1) / kBlock > 0x7fffffffull)
+    throw SkipCase("a product of " + std::to_string(rows) + " tuples is beyond the cuda product kernel's one grid " +
+                   "(2^31 - 1 blocks of " + std::to_string(kBlock) + " threads)");
+}
+}  // namespace
+
 void launch_product(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, std::uint32_t* out) {
   const std::uint64_t rows = a.rows() * b.rows();
   if (!rows) return;
-  // Checked in 64 bits: blocks_for() narrows to 32 and would wrap first.
-  if ((rows + kBlock - 1) / kBlock > 0x7fffffffull) throw SkipCase("product output too large for one grid");
+  check_product_grid(rows);
   product_rows<<<blocks_for(rows), kBlock, 0, s.stream.get()>>>(a.data(), static_cast<std::uint32_t>(a.width()), b.data(),
                                                                rows32(b.rows()), static_cast<std::uint32_t>(b.width()),
                                                                rows, out);
@@ -193,7 +213,8 @@ void launch_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b
   if (!words) return;
   const std::uint32_t opc = op == ArithOp::Add ? 0 : op == ArithOp::Subtract ? 1 : 2;
   arith_words<<<blocks_for(words), kBlock, 0, s.stream.get()>>>(a.data(), b.data(), words,
-                                                               static_cast<std::uint32_t>(a.width()), opc, out);
+                                                               static_cast<std::uint32_t>(a.width()),
+                                                               static_cast<std::uint32_t>(a.key_words()), opc, out);
   HDB_CUDA_CHECK_LAUNCH("arith_words");
 }
 
@@ -244,10 +265,14 @@ Breakdown timed_copy(CudaRa::State& s, void* dst, const void* src, std::uint64_t
 }
 }  // namespace
 
+void CudaRa::plan_scratch(const OpShape& shape, MemoryPlan& plan) const {
+  if (shape.variant == "paper") paper_plan(shape, plan);
+  else cub_plan(shape, plan);
+}
+
 Breakdown CudaRa::upload(const Relation& host, DeviceRel& out) {
-  if (host.key_words() != 1) throw SkipCase("64-bit keys are not implemented on the cuda backend yet");
   State& s = state();
-  CudaRelation& d = ensure(out, host.rows(), host.values());
+  CudaRelation& d = ensure(out, host.rows(), host.values(), host.key_words());
   if (!host.words()) return {};
   return timed_copy(s, d.data(), host.data(), host.bytes(), cudaMemcpyHostToDevice);
 }
@@ -255,7 +280,8 @@ Breakdown CudaRa::upload(const Relation& host, DeviceRel& out) {
 Breakdown CudaRa::download(const DeviceRelation& dev, Relation& host) {
   State& s = state();
   const CudaRelation& d = as_cuda(dev);
-  if (host.values() != d.values() || host.capacity_rows() < d.rows()) host = Relation(d.rows(), d.values());
+  if (host.values() != d.values() || host.key_words() != d.key_words() || host.capacity_rows() < d.rows())
+    host = Relation(d.rows(), d.values(), d.key_words());
   host.set_rows(d.rows());
   if (!d.rows()) return {};
   return timed_copy(s, host.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost);
@@ -266,7 +292,7 @@ Breakdown CudaRa::run_project(const DeviceRelation& in_, const ProjectLayout& la
   State& s = state();
   const CudaRelation& in = as_cuda(in_);
   const std::vector<int>& columns = layout.words;
-  CudaRelation& out = ensure(out_handle, in.rows(), layout.values());
+  CudaRelation& out = ensure(out_handle, in.rows(), layout.values(), layout.key_words);
   PhaseTimer& t = s.begin_op();
   t.phase("compute");
   if (variant == "tuned") launch_tuned_project(s, in, columns, out.data());
@@ -324,7 +350,8 @@ Breakdown CudaRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_
   State& s = state();
   const CudaRelation& a = as_cuda(a_);
   const CudaRelation& b = as_cuda(b_);
-  CudaRelation& out = ensure(out_handle, a.rows() * b.rows(), a.values() + b.width());
+  check_product_grid(a.rows() * b.rows());  // before the output is allocated
+  CudaRelation& out = ensure(out_handle, a.rows() * b.rows(), a.values() + b.width(), a.key_words());
   PhaseTimer& t = s.begin_op();
   t.phase("compute");
   launch_product(s, a, b, out.data());
@@ -336,7 +363,7 @@ Breakdown CudaRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, 
   State& s = state();
   const CudaRelation& a = as_cuda(a_);
   const CudaRelation& b = as_cuda(b_);
-  CudaRelation& out = ensure(out_handle, a.rows(), a.values());
+  CudaRelation& out = ensure(out_handle, a.rows(), a.values(), a.key_words());
   PhaseTimer& t = s.begin_op();
   t.phase("compute");
   if (variant == "tuned") launch_tuned_arith(s, a, b, op, out.data());

@@ -8,7 +8,9 @@
 //   tuned  select / unique: one single-pass DeviceSelect (decoupled look-back) over whole tuples, no
 //          intermediate; join: count and scan fused (no count array) and a load-balanced writer;
 //          project, reduce, add/subtract/multiply: grid-stride kernels with 16-byte accesses
-// Inputs come from pageable or pinned host memory (host_relation); times from CUDA events.
+// Keys of 32 or 64 bits (key_words 1 or 2) in every operator and variant; join output counts and
+// offsets are 64-bit. Inputs come from pageable or pinned host memory (host_relation); times from
+// CUDA events.
 #include <memory>
 
 #include "bench/ra.hpp"
@@ -22,6 +24,9 @@ class CudaRa : public RaBackend {
   ~CudaRa() override;
 
   std::vector<std::string> variants(Op op) const override;
+  // Every buffer an operator allocates besides inputs and output; CUB's temporary storage as CUB
+  // reports it for the call the operator makes (without a device, an upper bound: ra_cub.cu).
+  void plan_scratch(const OpShape& shape, MemoryPlan& plan) const override;
   Relation host_relation(std::uint64_t rows, int values, Transfer kind, int key_words = 1) override;
   Breakdown upload(const Relation& host, DeviceRel& out) override;
   Breakdown download(const DeviceRelation& dev, Relation& host) override;

@@ -1,5 +1,7 @@
 // The cub variant (library compositions, sort included) and the tuned variant of select, unique
 // and join (single pass where the library allows it, fused count+scan and a load-balanced writer).
+#include <algorithm>
+
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -24,12 +26,19 @@ void cub_call(CudaRa::State& s, const char* what, Call&& call) {
   hdb::cuda::check(err, what, __FILE__, __LINE__);
 }
 
+// ---- the CUB calls: each written once, run by the operator and asked for its size by cub_plan ----
+
+cudaError_t select_row_indices(void* temp, std::size_t& bytes, const KeepFlag& keep, std::uint32_t* idx,
+                               std::uint32_t* num, int n, cudaStream_t st) {
+  return cub::DeviceSelect::If(temp, bytes, Count(0), idx, num, n, keep, st);
+}
+
 // Indices of the kept rows into "cub.idx" (one single-pass DeviceSelect); returns how many.
 std::uint32_t select_rows(CudaRa::State& s, const KeepFlag& keep) {
   std::uint32_t* idx = s.scratch.get<std::uint32_t>("cub.idx", keep.n);
   std::uint32_t* num = s.scratch.get<std::uint32_t>("cub.num", 1);
   cub_call(s, "cub::DeviceSelect::If", [&](void* temp, std::size_t& bytes) {
-    return cub::DeviceSelect::If(temp, bytes, Count(0), idx, num, static_cast<int>(keep.n), keep, s.stream.get());
+    return select_row_indices(temp, bytes, keep, idx, num, static_cast<int>(keep.n), s.stream.get());
   });
   return read_count(s, num);
 }
@@ -47,63 +56,67 @@ struct Fold {
   }
 };
 
-// Matches of left row i in right (0 for i == nl, so an exclusive scan over nl + 1 items ends in
-// the total).
-struct MatchCount {
-  const std::uint32_t* l;
-  std::uint32_t nl, wl;
-  const std::uint32_t* r;
-  std::uint32_t nr, wr;
-  __host__ __device__ std::uint32_t first(std::uint32_t i) const {
-    const std::uint32_t key = l[static_cast<std::uint64_t>(i) * wl];
-    return lower_bound_rows(r, 0, nr, wr, &key, 1);
-  }
-  __host__ __device__ std::uint32_t operator()(std::uint32_t i) const {
-    if (i >= nl) return 0;
-    const std::uint32_t key = l[static_cast<std::uint64_t>(i) * wl];
-    const std::uint32_t f = lower_bound_rows(r, 0, nr, wr, &key, 1);
-    return upper_bound_rows(r, f, nr, wr, &key, 1) - f;
-  }
-};
-
-__device__ void write_joined(const MatchCount& m, std::uint32_t i, std::uint32_t j, std::uint32_t* dst) {
-  for (std::uint32_t k = 0; k < m.wl; ++k) dst[k] = m.l[static_cast<std::uint64_t>(i) * m.wl + k];
-  for (std::uint32_t k = 1; k < m.wr; ++k) dst[m.wl + k - 1] = m.r[static_cast<std::uint64_t>(j) * m.wr + k];
+// Word `word` (a value attribute) of every tuple, folded in 64 bits.
+cudaError_t reduce_word(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t w, std::uint32_t word,
+                        std::uint64_t* out, int n, Fold fold, std::uint64_t identity, cudaStream_t st) {
+  auto values = thrust::make_transform_iterator(Count(0), ValueAt{in, w, word});
+  return cub::DeviceReduce::Reduce(temp, bytes, values, out, n, fold, identity, st);
 }
 
-__global__ void match_counts(MatchCount m, std::uint32_t* counts) {
+// A 32-bit match count read as a JoinCount: CUB's scan accumulates in its input's value type.
+struct Widen {
+  __host__ __device__ JoinCount operator()(std::uint32_t c) const { return c; }
+};
+
+// Exclusive 64-bit scan of the match counts computed in the scan's loads (tuned: no count array).
+template <int KW>
+cudaError_t scan_fused_counts(void* temp, std::size_t& bytes, const JoinKeys<KW>& m, JoinCount* offsets, int items,
+                              cudaStream_t st) {
+  auto counts = thrust::make_transform_iterator(Count(0), m);
+  return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, offsets, items, st);
+}
+
+// Exclusive 64-bit scan of a 32-bit count array (cub).
+cudaError_t scan_count_array(void* temp, std::size_t& bytes, const std::uint32_t* counts, JoinCount* offsets, int items,
+                             cudaStream_t st) {
+  auto wide = thrust::make_transform_iterator(counts, Widen{});
+  return cub::DeviceScan::ExclusiveSum(temp, bytes, wide, offsets, items, st);
+}
+
+// A left row's match count fits 32 bits (fewer than 2^31 right rows); offsets do not.
+template <int KW>
+__global__ void match_counts(JoinKeys<KW> m, std::uint32_t* counts) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i <= m.nl) counts[i] = m(i);
+  if (i <= m.nl) counts[i] = static_cast<std::uint32_t>(m(i));
 }
 
 // One thread per left row writes its matches at offsets[i].
-__global__ void join_write_rows(MatchCount m, const std::uint32_t* offsets, std::uint32_t* out) {
+template <int KW>
+__global__ void join_write_rows(JoinKeys<KW> m, const JoinCount* offsets, std::uint32_t* out) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= m.nl) return;
-  const std::uint32_t ow = m.wl + m.wr - 1;
-  const std::uint32_t cnt = offsets[i + 1] - offsets[i];
+  const std::uint32_t ow = m.out_width();
+  const JoinCount begin = offsets[i], cnt = offsets[i + 1] - begin;
   if (cnt == 0) return;
   const std::uint32_t f = m.first(i);
-  for (std::uint32_t k = 0; k < cnt; ++k)
-    write_joined(m, i, f + k, out + (static_cast<std::uint64_t>(offsets[i]) + k) * ow);
+  for (JoinCount k = 0; k < cnt; ++k) m.write(i, f + static_cast<std::uint32_t>(k), out + (begin + k) * ow);
 }
 
-// One thread per output tuple: its left row is found by binary search in the offsets, so a key
-// with a huge fan-out is spread over many threads and consecutive threads write consecutive tuples.
-__global__ void join_write_balanced(MatchCount m, const std::uint32_t* offsets, std::uint32_t total, std::uint32_t* out) {
-  const std::uint32_t o = blockIdx.x * blockDim.x + threadIdx.x;
-  if (o >= total) return;
-  std::uint32_t lo = 0, hi = m.nl + 1;  // first index with offsets[idx] > o
-  while (lo < hi) {
-    const std::uint32_t mid = lo + (hi - lo) / 2;
-    if (offsets[mid] <= o) lo = mid + 1;
-    else hi = mid;
+// One thread per output tuple (grid-stride, 64-bit output index): its left row is found by binary
+// search in the offsets, so a key with a huge fan-out is spread over many threads and consecutive
+// threads write consecutive tuples.
+template <int KW>
+__global__ void join_write_balanced(JoinKeys<KW> m, const JoinCount* offsets, JoinCount total, std::uint32_t* out) {
+  const std::uint32_t ow = m.out_width();
+  const JoinCount stride = static_cast<JoinCount>(gridDim.x) * blockDim.x;
+  for (JoinCount o = static_cast<JoinCount>(blockIdx.x) * blockDim.x + threadIdx.x; o < total; o += stride) {
+    const std::uint32_t i = left_row_of(offsets, m.nl, o);
+    m.write(i, m.first(i) + static_cast<std::uint32_t>(o - offsets[i]), out + o * ow);
   }
-  const std::uint32_t i = lo - 1;
-  write_joined(m, i, m.first(i) + (o - offsets[i]), out + static_cast<std::uint64_t>(o) * (m.wl + m.wr - 1));
 }
 
-// Sort input: the key of row i and i itself, the pairs DeviceRadixSort orders.
+// Sort input: the key of row i and i itself, the pairs DeviceRadixSort orders; a 64-bit key as one
+// number (high word first in the tuple).
 __global__ void key_row_pairs(const std::uint32_t* in, std::uint32_t n, std::uint32_t w, std::uint32_t* keys,
                               std::uint32_t* rows) {
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -111,18 +124,38 @@ __global__ void key_row_pairs(const std::uint32_t* in, std::uint32_t n, std::uin
   keys[i] = in[static_cast<std::uint64_t>(i) * w];
   rows[i] = i;
 }
+__global__ void key64_row_pairs(const std::uint32_t* in, std::uint32_t n, std::uint32_t w, std::uint64_t* keys,
+                                std::uint32_t* rows) {
+  const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const std::uint32_t* t = in + static_cast<std::uint64_t>(i) * w;
+  keys[i] = (std::uint64_t{t[0]} << 32) | t[1];
+  rows[i] = i;
+}
+
+cudaError_t sort_keys32(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t* out, int n,
+                        cudaStream_t st) {
+  return cub::DeviceRadixSort::SortKeys(temp, bytes, in, out, n, 0, 32, st);
+}
+// Double buffers: CUB ping-pongs between the halves and needs no copy of its own in temp storage.
+template <class Key>
+cudaError_t sort_pairs(void* temp, std::size_t& bytes, cub::DoubleBuffer<Key>& keys, cub::DoubleBuffer<std::uint32_t>& rows,
+                       int n, cudaStream_t st) {
+  return cub::DeviceRadixSort::SortPairs(temp, bytes, keys, rows, n, 0, static_cast<int>(8 * sizeof(Key)), st);
+}
 
 template <int W>
 struct Tup {
   std::uint32_t w[W];
 };
 
-// Equality on the key alone, so DeviceSelect::Unique keeps the first tuple of each key run.
-template <int W>
+// Equality on the key (the first KW words) alone, so DeviceSelect::Unique keeps the first tuple of
+// each key run.
+template <int W, int KW>
 struct KeyTup {
   std::uint32_t w[W];
-  __host__ __device__ bool operator==(const KeyTup& o) const { return w[0] == o.w[0]; }
-  __host__ __device__ bool operator!=(const KeyTup& o) const { return w[0] != o.w[0]; }
+  __host__ __device__ bool operator==(const KeyTup& o) const { return same_key<KW>(w, o.w); }
+  __host__ __device__ bool operator!=(const KeyTup& o) const { return !same_key<KW>(w, o.w); }
 };
 
 template <int W>
@@ -131,23 +164,156 @@ struct TupInRange {
   __device__ bool operator()(const Tup<W>& t) const { return t.w[attr] >= lo && t.w[attr] <= hi; }
 };
 
+// A 64-bit key (words 0 and 1, high first) against 64-bit bounds.
 template <int W>
-void tuned_compact_w(CudaRa::State& s, std::uint32_t mode, const CudaRelation& in, const Predicate& pred,
-                     std::uint32_t* out, std::uint32_t* num) {
-  const int n = static_cast<int>(in.rows());
+struct TupKeyInRange {
+  std::uint64_t lo, hi;
+  __device__ bool operator()(const Tup<W>& t) const {
+    const std::uint64_t k = (std::uint64_t{t.w[0]} << 32) | t.w[1];
+    return k >= lo && k <= hi;
+  }
+};
+
+template <int W, class Pred>
+cudaError_t select_tuples(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t* out, std::uint32_t* num,
+                          int n, Pred p, cudaStream_t st) {
+  return cub::DeviceSelect::If(temp, bytes, reinterpret_cast<const Tup<W>*>(in), reinterpret_cast<Tup<W>*>(out), num, n,
+                               p, st);
+}
+template <int W, int KW>
+cudaError_t unique_tuples(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t* out, std::uint32_t* num,
+                          int n, cudaStream_t st) {
+  return cub::DeviceSelect::Unique(temp, bytes, reinterpret_cast<const KeyTup<W, KW>*>(in),
+                                   reinterpret_cast<KeyTup<W, KW>*>(out), num, n, st);
+}
+
+// The one call tuned select/unique makes for tuples of W words with keys of KW words; `call`
+// receives it as f(temp, bytes).
+template <int W, int KW, class Run>
+auto tuned_compact_call(std::uint32_t mode, const Predicate& pred, const std::uint32_t* in, std::uint32_t* out,
+                        std::uint32_t* num, int n, cudaStream_t st, Run&& run) {
   if (mode == kSelect) {
-    TupInRange<W> p{static_cast<std::uint32_t>(pred.word()), pred.lo32(), pred.hi32()};
-    cub_call(s, "cub::DeviceSelect::If (tuples)", [&](void* temp, std::size_t& bytes) {
-      return cub::DeviceSelect::If(temp, bytes, reinterpret_cast<const Tup<W>*>(in.data()), reinterpret_cast<Tup<W>*>(out),
-                                   num, n, p, s.stream.get());
-    });
-  } else {
-    cub_call(s, "cub::DeviceSelect::Unique (tuples)", [&](void* temp, std::size_t& bytes) {
-      return cub::DeviceSelect::Unique(temp, bytes, reinterpret_cast<const KeyTup<W>*>(in.data()),
-                                       reinterpret_cast<KeyTup<W>*>(out), num, n, s.stream.get());
+    if (KW == 2 && pred.attribute == 0) {
+      const TupKeyInRange<W> p{pred.lo, pred.hi};
+      return run("cub::DeviceSelect::If (tuples, 64-bit key)", [&](void* temp, std::size_t& bytes) {
+        return select_tuples<W>(temp, bytes, in, out, num, n, p, st);
+      });
+    }
+    const TupInRange<W> p{static_cast<std::uint32_t>(pred.word()), pred.lo32(), pred.hi32()};
+    return run("cub::DeviceSelect::If (tuples)", [&](void* temp, std::size_t& bytes) {
+      return select_tuples<W>(temp, bytes, in, out, num, n, p, st);
     });
   }
+  return run("cub::DeviceSelect::Unique (tuples)", [&](void* temp, std::size_t& bytes) {
+    return unique_tuples<W, KW>(temp, bytes, in, out, num, n, st);
+  });
 }
+
+// Calls tuned_compact_call<W, KW> for the run-time width w and key words kw: a key and up to three
+// values (1..4 words with a 32-bit key, 2..5 with a 64-bit key).
+template <class Run>
+auto tuned_compact_dispatch(int w, int kw, std::uint32_t mode, const Predicate& pred, const std::uint32_t* in,
+                            std::uint32_t* out, std::uint32_t* num, int n, cudaStream_t st, Run&& run) {
+  if (kw == 2) {
+    switch (w) {
+      case 2: return tuned_compact_call<2, 2>(mode, pred, in, out, num, n, st, run);
+      case 3: return tuned_compact_call<3, 2>(mode, pred, in, out, num, n, st, run);
+      case 4: return tuned_compact_call<4, 2>(mode, pred, in, out, num, n, st, run);
+      default: return tuned_compact_call<5, 2>(mode, pred, in, out, num, n, st, run);
+    }
+  }
+  switch (w) {
+    case 1: return tuned_compact_call<1, 1>(mode, pred, in, out, num, n, st, run);
+    case 2: return tuned_compact_call<2, 1>(mode, pred, in, out, num, n, st, run);
+    case 3: return tuned_compact_call<3, 1>(mode, pred, in, out, num, n, st, run);
+    default: return tuned_compact_call<4, 1>(mode, pred, in, out, num, n, st, run);
+  }
+}
+
+template <int KW>
+Breakdown cub_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelation& r, bool tuned, DeviceRel& out_handle) {
+  PhaseTimer& t = s.begin_op();
+  const std::uint32_t nl = rows32(l.rows()), nr = rows32(r.rows());
+  if (empty_join(l, r, out_handle)) return t.finish();
+  const int out_values = l.values() + r.values();
+  const JoinKeys<KW> m{l.data(), nl, static_cast<std::uint32_t>(l.width()), r.data(), nr, static_cast<std::uint32_t>(r.width())};
+  JoinCount* offsets = s.scratch.get<JoinCount>("cub.join.offsets", static_cast<std::uint64_t>(nl) + 1);
+  const int items = static_cast<int>(nl) + 1;  // nl < 2^31 - 1 (rows32): CUB's int num_items holds it
+  if (tuned) {
+    // Counts computed inside the scan's loads: no count array is written or read back.
+    t.phase("scan");
+    cub_call(s, "cub::DeviceScan::ExclusiveSum (fused counts)", [&](void* temp, std::size_t& bytes) {
+      return scan_fused_counts<KW>(temp, bytes, m, offsets, items, s.stream.get());
+    });
+  } else {
+    std::uint32_t* counts = s.scratch.get<std::uint32_t>("cub.join.counts", static_cast<std::uint64_t>(nl) + 1);
+    t.phase("partition");
+    match_counts<KW><<<(nl + 1 + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(m, counts);
+    HDB_CUDA_CHECK_LAUNCH("match_counts");
+    t.phase("scan");
+    cub_call(s, "cub::DeviceScan::ExclusiveSum", [&](void* temp, std::size_t& bytes) {
+      return scan_count_array(temp, bytes, counts, offsets, items, s.stream.get());
+    });
+  }
+  const JoinCount total = read_count64(s, offsets + nl);
+  CudaRelation& out = ensure(out_handle, total, out_values, KW);
+  if (total) {
+    t.phase("compute");
+    if (tuned) {
+      // One thread per output tuple up to the grid's 2^31 - 1 blocks, then grid strides.
+      const JoinCount blocks = std::min<JoinCount>((total + kBlock - 1) / kBlock, 0x7fffffffull);
+      join_write_balanced<KW><<<static_cast<std::uint32_t>(blocks), kBlock, 0, s.stream.get()>>>(m, offsets, total,
+                                                                                                  out.data());
+    } else {
+      join_write_rows<KW><<<(nl + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(m, offsets, out.data());
+    }
+    HDB_CUDA_CHECK_LAUNCH("join write");
+  }
+  return t.finish();
+}
+
+// ---- plan_scratch ---------------------------------------------------------------------------------
+
+bool device_present() {
+  int count = 0;
+  const bool present = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  cudaGetLastError();  // clear the error a machine without a driver leaves
+  return present;
+}
+
+// CUB's temporary storage for `call`, asked as the operator asks (d_temp_storage == nullptr: CUB
+// computes the size and launches nothing). The query still needs a device: CUB picks its tuning
+// policy (tile sizes, hence the tile-state and histogram sizes) from the device's PTX version and
+// fails (cudaGetDevice / cudaFuncGetAttributes) where there is none. Only then (the host unit
+// tests; the benchmark plans after the platform found a device) the plan takes `bound`, an upper
+// bound given where it is called; any other failure is an error.
+template <class Call>
+std::uint64_t cub_temp_bytes(const char* what, std::uint64_t bound, Call&& call) {
+  std::size_t bytes = 0;
+  const cudaError_t err = call(static_cast<void*>(nullptr), bytes);
+  if (err == cudaSuccess) return bytes;
+  cudaGetLastError();
+  if (!device_present()) return bound;
+  hdb::cuda::check(err, what, __FILE__, __LINE__);
+  return bytes;
+}
+
+// Upper bounds of CUB 3.x's temporary storage where no device can be asked (see cub_temp_bytes):
+//  - single-pass scans and selections (decoupled look-back): one tile status of at most 24 bytes
+//    (a status word and two 64-bit partials) per tile of at least 128 items, plus padding tiles
+//    and alignment: below n / 4 bytes + 1 MiB;
+//  - reductions: one partial per block of a grid of at most a few thousand blocks: 1 MiB;
+//  - radix sort over double buffers (onesweep): per pass 256 bins per portion of 2^28 items, and
+//    a look-back of 256 4-byte counters per tile of at least 256 items: below 4n bytes + 8 MiB
+//    (the 8 MiB also covers the older upsweep/downsweep spine); SortKeys from one buffer into
+//    another adds CUB's own copy of the keys (n x key bytes).
+std::uint64_t single_pass_bound(std::uint64_t n) { return n / 4 + (1ull << 20); }
+constexpr std::uint64_t kReduceBound = 1ull << 20;
+std::uint64_t radix_sort_bound(std::uint64_t n) { return 4 * n + (8ull << 20); }
+
+// The query's num_items: the operator's own (below 2^31 - 1; larger inputs are skipped by rows32
+// when the operator runs, so their plan only needs to be no smaller than this one).
+int items_of(std::uint64_t n) { return static_cast<int>(std::min<std::uint64_t>(n, 0x7ffffffeull)); }
 
 }  // namespace
 
@@ -156,12 +322,12 @@ Breakdown cub_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation& 
   PhaseTimer& t = s.begin_op();
   const std::uint32_t n = rows32(in.rows());
   if (n == 0) {
-    ensure(out_handle, 0, in.values());
+    ensure(out_handle, 0, in.values(), in.key_words());
     return t.finish();
   }
   t.phase("select");
   const std::uint32_t total = select_rows(s, keep_flag(mode, in, other, pred));
-  CudaRelation& out = ensure(out_handle, total, in.values());
+  CudaRelation& out = ensure(out_handle, total, in.values(), in.key_words());
   t.phase("gather");
   launch_gather_rows(s, in.data(), static_cast<std::uint32_t>(in.width()), s.scratch.get<std::uint32_t>("cub.idx", 0), total,
                      out.data());
@@ -181,7 +347,7 @@ Breakdown cub_union(CudaRa::State& s, const CudaRelation& a, const CudaRelation&
     launch_gather_rows(s, b.data(), w, s.scratch.get<std::uint32_t>("cub.idx", 0), kept, bprime);
   }
   const std::uint32_t n = rows32(a.rows());
-  CudaRelation& out = ensure(out_handle, static_cast<std::uint64_t>(n) + kept, a.values());
+  CudaRelation& out = ensure(out_handle, static_cast<std::uint64_t>(n) + kept, a.values(), a.key_words());
   t.phase("merge");
   launch_merge_scatter(s, a.data(), n, bprime, kept, w, out.data());
   return t.finish();
@@ -195,12 +361,12 @@ Breakdown cub_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggr
   if (n == 0 || in.values() == 0) return t.finish();
   std::uint64_t* d_out = s.scratch.get<std::uint64_t>("cub.reduce", static_cast<std::uint64_t>(in.values()));
   const Fold fold{op == ReduceOp::Sum ? 0u : op == ReduceOp::Min ? 1u : 2u};
+  const auto w = static_cast<std::uint32_t>(in.width()), kw = static_cast<std::uint32_t>(in.key_words());
   t.phase("compute");
   for (int v = 0; v < in.values(); ++v) {
-    auto values = thrust::make_transform_iterator(
-        Count(0), ValueAt{in.data(), static_cast<std::uint32_t>(in.width()), static_cast<std::uint32_t>(v + 1)});
     cub_call(s, "cub::DeviceReduce::Reduce", [&](void* temp, std::size_t& bytes) {
-      return cub::DeviceReduce::Reduce(temp, bytes, values, d_out + v, static_cast<int>(n), fold, identity, s.stream.get());
+      return reduce_word(temp, bytes, in.data(), w, kw + static_cast<std::uint32_t>(v), d_out + v, static_cast<int>(n), fold,
+                         identity, s.stream.get());
     });
   }
   HDB_CUDA_CHECK(cudaMemcpyAsync(result.value.data(), d_out, static_cast<std::size_t>(in.values()) * sizeof(std::uint64_t),
@@ -212,80 +378,57 @@ Breakdown cub_reduce_by_key(CudaRa::State& s, const CudaRelation& in, ReduceOp o
   PhaseTimer& t = s.begin_op();
   const std::uint32_t n = rows32(in.rows());
   if (n == 0) {
-    ensure(out_handle, 0, in.values());
+    ensure(out_handle, 0, in.values(), in.key_words());
     return t.finish();
   }
   t.phase("select");
   const std::uint32_t runs = select_rows(s, keep_flag(kUnique, in, nullptr, Predicate{}));
-  CudaRelation& out = ensure(out_handle, runs, in.values());
+  CudaRelation& out = ensure(out_handle, runs, in.values(), in.key_words());
   t.phase("compute");
   launch_reduce_runs(s, in, op, s.scratch.get<std::uint32_t>("cub.idx", 0), runs, out.data());
   return t.finish();
 }
 
 Breakdown cub_join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& r, bool tuned, DeviceRel& out_handle) {
-  PhaseTimer& t = s.begin_op();
-  const std::uint32_t nl = rows32(l.rows()), nr = rows32(r.rows());
-  const int out_values = l.values() + r.values();
-  if (nl == 0 || nr == 0) {
-    ensure(out_handle, 0, out_values);
-    return t.finish();
-  }
-  const MatchCount m{l.data(), nl, static_cast<std::uint32_t>(l.width()), r.data(), nr, static_cast<std::uint32_t>(r.width())};
-  std::uint32_t* offsets = s.scratch.get<std::uint32_t>("cub.join.offsets", static_cast<std::uint64_t>(nl) + 1);
-  const int items = static_cast<int>(nl) + 1;
-  if (tuned) {
-    // Counts computed inside the scan's loads: no count array is written or read back.
-    t.phase("scan");
-    auto counts = thrust::make_transform_iterator(Count(0), m);
-    cub_call(s, "cub::DeviceScan::ExclusiveSum (fused counts)", [&](void* temp, std::size_t& bytes) {
-      return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, offsets, items, s.stream.get());
-    });
-  } else {
-    std::uint32_t* counts = s.scratch.get<std::uint32_t>("cub.join.counts", static_cast<std::uint64_t>(nl) + 1);
-    t.phase("partition");
-    match_counts<<<(nl + 1 + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(m, counts);
-    HDB_CUDA_CHECK_LAUNCH("match_counts");
-    t.phase("scan");
-    cub_call(s, "cub::DeviceScan::ExclusiveSum", [&](void* temp, std::size_t& bytes) {
-      return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, offsets, items, s.stream.get());
-    });
-  }
-  const std::uint32_t total = read_count(s, offsets + nl);
-  CudaRelation& out = ensure(out_handle, total, out_values);
-  if (total) {
-    t.phase("compute");
-    if (tuned) join_write_balanced<<<(total + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(m, offsets, total, out.data());
-    else join_write_rows<<<(nl + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(m, offsets, out.data());
-    HDB_CUDA_CHECK_LAUNCH("join write");
-  }
-  return t.finish();
+  return l.key_words() == 2 ? cub_join_kw<2>(s, l, r, tuned, out_handle) : cub_join_kw<1>(s, l, r, tuned, out_handle);
 }
 
 Breakdown cub_sort(CudaRa::State& s, const CudaRelation& in, DeviceRel& out_handle) {
   PhaseTimer& t = s.begin_op();
   const std::uint32_t n = rows32(in.rows());
   const auto w = static_cast<std::uint32_t>(in.width());
-  CudaRelation& out = ensure(out_handle, n, in.values());
+  const int kw = in.key_words();
+  CudaRelation& out = ensure(out_handle, n, in.values(), kw);
   if (n == 0) return t.finish();
   t.phase("sort");
-  // Radix sort is stable, so equal keys keep their input order. Keys alone: sorted in place of the
-  // output, nothing to gather.
+  // Radix sort is stable, so equal keys keep their input order. 32-bit keys alone: sorted in place
+  // of the output, nothing to gather. (A 64-bit key alone is two words high first, not a
+  // little-endian 64-bit number: it takes the pairs path.)
   if (w == 1) {
     cub_call(s, "cub::DeviceRadixSort::SortKeys", [&](void* temp, std::size_t& bytes) {
-      return cub::DeviceRadixSort::SortKeys(temp, bytes, in.data(), out.data(), static_cast<int>(n), 0, 32, s.stream.get());
+      return sort_keys32(temp, bytes, in.data(), out.data(), static_cast<int>(n), s.stream.get());
     });
     return t.finish();
   }
-  // Double buffers: CUB ping-pongs between the halves and needs no copy of its own in temp storage.
-  std::uint32_t* keys = s.scratch.get<std::uint32_t>("cub.sort.keys", 2 * static_cast<std::uint64_t>(n));
   std::uint32_t* rows = s.scratch.get<std::uint32_t>("cub.sort.rows", 2 * static_cast<std::uint64_t>(n));
-  key_row_pairs<<<(n + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(in.data(), n, w, keys, rows);
-  HDB_CUDA_CHECK_LAUNCH("key_row_pairs");
-  cub::DoubleBuffer<std::uint32_t> dkeys(keys, keys + n), drows(rows, rows + n);
-  cub_call(s, "cub::DeviceRadixSort::SortPairs", [&](void* temp, std::size_t& bytes) {
-    return cub::DeviceRadixSort::SortPairs(temp, bytes, dkeys, drows, static_cast<int>(n), 0, 32, s.stream.get());
-  });
+  cub::DoubleBuffer<std::uint32_t> drows(rows, rows + n);
+  if (kw == 2) {
+    auto* keys = s.scratch.get<std::uint64_t>("cub.sort.keys64", 2 * static_cast<std::uint64_t>(n));
+    key64_row_pairs<<<(n + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(in.data(), n, w, keys, rows);
+    HDB_CUDA_CHECK_LAUNCH("key64_row_pairs");
+    cub::DoubleBuffer<std::uint64_t> dkeys(keys, keys + n);
+    cub_call(s, "cub::DeviceRadixSort::SortPairs (64-bit keys)", [&](void* temp, std::size_t& bytes) {
+      return sort_pairs(temp, bytes, dkeys, drows, static_cast<int>(n), s.stream.get());
+    });
+  } else {
+    std::uint32_t* keys = s.scratch.get<std::uint32_t>("cub.sort.keys", 2 * static_cast<std::uint64_t>(n));
+    key_row_pairs<<<(n + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(in.data(), n, w, keys, rows);
+    HDB_CUDA_CHECK_LAUNCH("key_row_pairs");
+    cub::DoubleBuffer<std::uint32_t> dkeys(keys, keys + n);
+    cub_call(s, "cub::DeviceRadixSort::SortPairs", [&](void* temp, std::size_t& bytes) {
+      return sort_pairs(temp, bytes, dkeys, drows, static_cast<int>(n), s.stream.get());
+    });
+  }
   t.phase("gather");
   launch_gather_rows(s, in.data(), w, drows.Current(), n, out.data());
   return t.finish();
@@ -295,26 +438,133 @@ Breakdown tuned_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation
                         DeviceRel& out_handle) {
   const int w = in.width();
   // Running the cub path here would record cub's time as tuned's: say so instead.
-  if (w > 4)
-    throw SkipCase("tuned select/unique handles tuples of up to 4 words, these have " + std::to_string(w) +
-                   " (variant cub runs them)");
+  if (w > in.key_words() + 3)
+    throw SkipCase("tuned select/unique handles tuples of a key and up to 3 values, these have " +
+                   std::to_string(in.values()) + " values (variant cub runs them)");
   PhaseTimer& t = s.begin_op();
   const std::uint32_t n = rows32(in.rows());
   // One pass writes straight into the output, so it is sized for the worst case (every tuple kept)
   // and its row count set from the selected count afterwards.
-  CudaRelation& out = ensure(out_handle, n, in.values());
+  CudaRelation& out = ensure(out_handle, n, in.values(), in.key_words());
   if (n) {
     std::uint32_t* num = s.scratch.get<std::uint32_t>("cub.num", 1);
+    Predicate p = pred;
+    p.key_words = in.key_words();
     t.phase("compute");
-    switch (w) {
-      case 1: tuned_compact_w<1>(s, mode, in, pred, out.data(), num); break;
-      case 2: tuned_compact_w<2>(s, mode, in, pred, out.data(), num); break;
-      case 3: tuned_compact_w<3>(s, mode, in, pred, out.data(), num); break;
-      default: tuned_compact_w<4>(s, mode, in, pred, out.data(), num); break;
-    }
-    out.shape(read_count(s, num), in.values());
+    tuned_compact_dispatch(w, in.key_words(), mode, p, in.data(), out.data(), num, static_cast<int>(n), s.stream.get(),
+                           [&](const char* what, auto&& call) { cub_call(s, what, call); });
+    out.shape(read_count(s, num), in.values(), in.key_words());
   }
   return t.finish();
+}
+
+void cub_plan(const OpShape& shape, MemoryPlan& plan) {
+  const std::uint64_t na = shape.rows_a, wa = static_cast<std::uint64_t>(shape.width_a);
+  const int kw = shape.key_words;
+  const bool tuned = shape.variant == "tuned";
+  const cudaStream_t st = nullptr;
+  // Indices and count of a DeviceSelect over rows, and its temporary storage.
+  auto plan_select_rows = [&](std::uint64_t rows) {
+    plan.add("selected row indices", rows * 4).add("selected count", 4);
+    plan.add("cub select temporary storage",
+             cub_temp_bytes("cub::DeviceSelect::If", single_pass_bound(rows), [&](void* temp, std::size_t& bytes) {
+               return select_row_indices(temp, bytes, KeepFlag{}, nullptr, nullptr, items_of(rows), st);
+             }));
+  };
+  switch (shape.op) {
+    case Op::Select:
+    case Op::Unique:
+      if (!na) break;
+      if (!tuned) {
+        plan_select_rows(na);
+        break;
+      }
+      if (wa > static_cast<std::uint64_t>(kw) + 3) break;  // skipped when it runs
+      {
+        Predicate pred;  // attribute 0: the 64-bit key's comparison where the key is 64-bit
+        pred.key_words = kw;
+        const std::uint32_t mode = shape.op == Op::Select ? kSelect : kUnique;
+        plan.add("selected count", 4);
+        plan.add("cub select temporary storage",
+                 tuned_compact_dispatch(static_cast<int>(wa), kw, mode, pred, nullptr, nullptr, nullptr, items_of(na), st,
+                                        [&](const char* what, auto&& call) {
+                                          return cub_temp_bytes(what, single_pass_bound(na), call);
+                                        }));
+      }
+      break;
+    case Op::SetIntersection:
+    case Op::SetDifference:
+    case Op::ReduceByKey:
+      if (na) plan_select_rows(na);
+      break;
+    case Op::SetUnion:
+      if (!shape.rows_b) break;
+      plan_select_rows(shape.rows_b);
+      plan.add("b's tuples beyond a's (at most all of b)", shape.rows_b * static_cast<std::uint64_t>(shape.width_b) * 4);
+      break;
+    case Op::Reduce: {
+      const std::uint64_t values = wa > static_cast<std::uint64_t>(kw) ? wa - static_cast<std::uint64_t>(kw) : 0;
+      if (!na || !values) break;
+      plan.add("reduce results", values * 8);
+      if (tuned) break;  // one kernel, atomics into the results
+      plan.add("cub reduce temporary storage",
+               cub_temp_bytes("cub::DeviceReduce::Reduce", kReduceBound, [&](void* temp, std::size_t& bytes) {
+                 return reduce_word(temp, bytes, nullptr, static_cast<std::uint32_t>(wa), static_cast<std::uint32_t>(kw),
+                                    nullptr, items_of(na), Fold{0}, 0, st);
+               }));
+      break;
+    }
+    case Op::Join: {
+      if (!na || !shape.rows_b) break;
+      const std::uint64_t items = na + 1;
+      plan.add("join offsets (64-bit)", items * sizeof(JoinCount));
+      std::uint64_t temp = 0;
+      if (tuned) {
+        auto fused = [&](auto m) {
+          return cub_temp_bytes("cub::DeviceScan::ExclusiveSum (fused counts)", single_pass_bound(items),
+                                [&](void* t, std::size_t& bytes) {
+                                  return scan_fused_counts(t, bytes, m, nullptr, items_of(items), st);
+                                });
+        };
+        temp = kw == 2 ? fused(JoinKeys<2>{}) : fused(JoinKeys<1>{});
+      } else {
+        plan.add("join match counts", items * 4);
+        temp = cub_temp_bytes("cub::DeviceScan::ExclusiveSum", single_pass_bound(items), [&](void* t, std::size_t& bytes) {
+          return scan_count_array(t, bytes, nullptr, nullptr, items_of(items), st);
+        });
+      }
+      plan.add("cub scan temporary storage", temp);
+      break;
+    }
+    case Op::Sort: {
+      if (!na) break;
+      const int n = items_of(na);
+      if (wa == 1) {
+        plan.add("cub radix sort temporary storage (with its own copy of the keys)",
+                 cub_temp_bytes("cub::DeviceRadixSort::SortKeys", radix_sort_bound(na) + 4 * na,
+                                [&](void* temp, std::size_t& bytes) {
+                                  return sort_keys32(temp, bytes, nullptr, nullptr, n, st);
+                                }));
+        break;
+      }
+      plan.add("sort keys (double buffer)", 2 * na * 4 * static_cast<std::uint64_t>(kw))
+          .add("sort row numbers (double buffer)", 2 * na * 4);
+      cub::DoubleBuffer<std::uint32_t> rows;
+      std::uint64_t temp = 0;
+      if (kw == 2) {
+        cub::DoubleBuffer<std::uint64_t> keys;
+        temp = cub_temp_bytes("cub::DeviceRadixSort::SortPairs (64-bit keys)", radix_sort_bound(na),
+                              [&](void* t, std::size_t& bytes) { return sort_pairs(t, bytes, keys, rows, n, st); });
+      } else {
+        cub::DoubleBuffer<std::uint32_t> keys;
+        temp = cub_temp_bytes("cub::DeviceRadixSort::SortPairs", radix_sort_bound(na),
+                              [&](void* t, std::size_t& bytes) { return sort_pairs(t, bytes, keys, rows, n, st); });
+      }
+      plan.add("cub radix sort temporary storage", temp);
+      break;
+    }
+    default: break;  // project, product, arithmetic: one kernel, no scratch
+  }
 }
 
 }  // namespace hdb::ra::cuda

@@ -1,6 +1,12 @@
 #pragma once
 // Internals shared by the CUDA ra translation units: device relations, scratch buffers, phase
 // timing with events, tuple comparison and the keep-flag of every compaction.
+//
+// Keys are 1 or 2 words (key_words, KW): a 64-bit key is two words, high word first, so comparing
+// whole tuples word by word needs no special case (set operations, union's merge); key-based
+// operators compare the first KW words and find values from word KW on. Kernels whose inner loop
+// touches the key are templates on KW (join, tuned unique/select/reduce), so the 32-bit code is the
+// one it was; the others take key_words as an argument.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -27,9 +33,10 @@ class CudaRelation : public DeviceRelation {
  public:
   explicit CudaRelation(std::uint64_t words) : buf(words) {}
   std::uint64_t capacity_words() const override { return buf.size(); }
-  void shape(std::uint64_t rows, int values) {
+  void shape(std::uint64_t rows, int values, int key_words) {
     rows_ = rows;
     values_ = values;
+    key_words_ = key_words;
   }
   std::uint32_t* data() const { return buf.get(); }
   DeviceBuffer<std::uint32_t> buf;
@@ -37,16 +44,22 @@ class CudaRelation : public DeviceRelation {
 
 const CudaRelation& as_cuda(const DeviceRelation& r);
 // Reuses `out` when it is ours, unshared and large enough; else allocates (the warm-up pass).
-CudaRelation& ensure(DeviceRel& out, std::uint64_t rows, int values);
-// Row counts are 32-bit on the device; larger relations are skipped.
+CudaRelation& ensure(DeviceRel& out, std::uint64_t rows, int values, int key_words);
+// Row counts of inputs are 32-bit on the device (below 2^31 - 1: CUB's int num_items); larger
+// relations are skipped with that reason before anything runs. Outputs whose size is a sum of
+// counts (join, product) are 64-bit: JoinCount.
 std::uint32_t rows32(std::uint64_t rows);
+
+// Join result counts, offsets and totals: 64-bit end to end. One left tuple matches fewer than 2^31
+// right tuples (rows32), but a partition's sum, the offsets and the total exceed 2^32.
+using JoinCount = std::uint64_t;
 
 struct CudaRa::State {
   hdb::cuda::CudaPlatform& platform;
   hdb::cuda::Stream stream;
   PhaseTimer timer;  // the running operator's phases (begin_op)
   hdb::cuda::Scratch scratch;  // s.scratch.get<T>(name, count): grow-only, kept across passes
-  hdb::cuda::HostBuffer<std::uint32_t> count_host{1, Transfer::Pinned};  // target of read_count
+  hdb::cuda::HostBuffer<std::uint64_t> count_host{1, Transfer::Pinned};  // target of read_count(64)
   std::map<const void*, int> resident_blocks;  // per kernel: blocks of kBlock threads one SM holds
   std::uint32_t max_grid = 0;  // tests: at most this many blocks for the tuned grid-stride kernels (0: none)
   explicit State(hdb::cuda::CudaPlatform& p) : platform(p) {}
@@ -63,6 +76,8 @@ Aggregate identity_aggregate(int values, ReduceOp op);
 
 // Copies one 4-byte count from the device (the counting pass that sizes an output).
 std::uint32_t read_count(CudaRa::State& s, const std::uint32_t* d_count);
+// The same for a 64-bit count (join totals).
+JoinCount read_count64(CudaRa::State& s, const JoinCount* d_count);
 
 __host__ __device__ inline int compare_tuple(const std::uint32_t* a, const std::uint32_t* t, std::uint32_t words) {
   for (std::uint32_t k = 0; k < words; ++k)
@@ -90,20 +105,84 @@ __host__ __device__ inline std::uint32_t upper_bound_rows(const std::uint32_t* r
   return lo;
 }
 
+// Whether the first KW words (a key) of a and b are equal.
+template <int KW>
+__host__ __device__ inline bool same_key(const std::uint32_t* a, const std::uint32_t* b) {
+  for (int k = 0; k < KW; ++k)
+    if (a[k] != b[k]) return false;
+  return true;
+}
+
+// Join helpers shared by the paper and cub variants. Left row i's key (KW words) and the range of
+// right rows with that key: [first(i), first(i) + count(i)).
+template <int KW>
+struct JoinKeys {
+  const std::uint32_t* l;
+  std::uint32_t nl, wl;
+  const std::uint32_t* r;
+  std::uint32_t nr, wr;
+  __host__ __device__ void key(std::uint32_t i, std::uint32_t* k) const {
+    for (int w = 0; w < KW; ++w) k[w] = l[static_cast<std::uint64_t>(i) * wl + w];
+  }
+  __host__ __device__ std::uint32_t first(std::uint32_t i) const {
+    std::uint32_t k[KW];
+    key(i, k);
+    return lower_bound_rows(r, 0, nr, wr, k, KW);
+  }
+  // Matches of left row i, 0 for i >= nl (so an exclusive scan over nl + 1 items ends in the
+  // total). 64-bit, so that CUB's scan, whose accumulator is the input's value type, sums in 64 bits.
+  __host__ __device__ JoinCount operator()(std::uint32_t i) const {
+    if (i >= nl) return 0;
+    std::uint32_t k[KW];
+    key(i, k);
+    const std::uint32_t f = lower_bound_rows(r, 0, nr, wr, k, KW);
+    return upper_bound_rows(r, f, nr, wr, k, KW) - f;
+  }
+  // Output tuple: key + left values + right values (those start at word KW of the right tuple).
+  __host__ __device__ std::uint32_t out_width() const { return wl + wr - KW; }
+  __host__ __device__ void write(std::uint32_t i, std::uint32_t j, std::uint32_t* dst) const {
+    for (std::uint32_t k = 0; k < wl; ++k) dst[k] = l[static_cast<std::uint64_t>(i) * wl + k];
+    for (std::uint32_t k = KW; k < wr; ++k) dst[wl + k - KW] = r[static_cast<std::uint64_t>(j) * wr + k];
+  }
+};
+
+// The left row whose output range [offsets[i], offsets[i + 1]) holds output tuple o: the last i
+// in [0, nl] with offsets[i] <= o (offsets: nl + 1 exclusive 64-bit offsets, offsets[0] == 0).
+__host__ __device__ inline std::uint32_t left_row_of(const JoinCount* offsets, std::uint32_t nl, JoinCount o) {
+  std::uint32_t lo = 0, hi = nl + 1;  // first index with offsets[idx] > o
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    if (offsets[mid] <= o) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
+
 enum KeepMode : std::uint32_t { kSelect = 0, kUnique = 1, kIntersection = 2, kDifference = 3, kUnionKeep = 4 };
 
-// Whether row i of `in` is kept (the same rules as the OpenCL compact_partition kernel).
+// Whether row i of `in` is kept (the same rules as the OpenCL compact_partition kernel). Select
+// reads the attribute at word `attr`: one word, or with `wide` the 64-bit key (words attr and
+// attr + 1, high first) against 64-bit bounds; unique compares the first kw key words; the set
+// operations compare whole tuples.
 struct KeepFlag {
   std::uint32_t mode;
   const std::uint32_t* in;
   std::uint32_t n, w;
   const std::uint32_t* other;
   std::uint32_t m;
-  std::uint32_t attr, lo, hi;
+  std::uint32_t kw, attr, wide;
+  std::uint64_t lo, hi;
   __host__ __device__ bool operator()(std::uint32_t i) const {
     const std::uint32_t* t = in + static_cast<std::uint64_t>(i) * w;
-    if (mode == kSelect) return t[attr] >= lo && t[attr] <= hi;
-    if (mode == kUnique) return i == 0 || in[static_cast<std::uint64_t>(i - 1) * w] != t[0];
+    if (mode == kSelect) {
+      const std::uint64_t x = wide ? (std::uint64_t{t[attr]} << 32) | t[attr + 1] : std::uint64_t{t[attr]};
+      return x >= lo && x <= hi;
+    }
+    if (mode == kUnique) {
+      if (i == 0) return true;
+      const std::uint32_t* prev = in + static_cast<std::uint64_t>(i - 1) * w;
+      return prev[0] != t[0] || (kw > 1 && prev[1] != t[1]);
+    }
     std::uint32_t tup[kMaxWidth];
     for (std::uint32_t k = 0; k < w; ++k) tup[k] = t[k];
     std::uint32_t rank = i - lower_bound_rows(in, 0, i, w, tup, w);
@@ -113,6 +192,23 @@ struct KeepFlag {
   }
 };
 
+// The flag over raw tuples (n rows of `width` words, keys of key_words words; `other` with m rows
+// or null); pred.key_words must be key_words. Host code (tests) builds it the same way.
+inline KeepFlag make_keep_flag(std::uint32_t mode, const std::uint32_t* in, std::uint32_t n, int width, int key_words,
+                               const std::uint32_t* other, std::uint32_t m, const Predicate& pred) {
+  const bool wide = pred.attribute == 0 && key_words == 2;
+  return KeepFlag{mode,
+                  in,
+                  n,
+                  static_cast<std::uint32_t>(width),
+                  other ? other : in,
+                  other ? m : 0u,
+                  static_cast<std::uint32_t>(key_words),
+                  static_cast<std::uint32_t>(pred.word()),
+                  wide ? 1u : 0u,
+                  wide ? pred.lo : std::uint64_t{pred.lo32()},
+                  wide ? pred.hi : std::uint64_t{pred.hi32()}};
+}
 KeepFlag keep_flag(std::uint32_t mode, const CudaRelation& in, const CudaRelation* other, const Predicate& pred);
 
 // Kernels both the paper and the cub variants use (ra_common.cu); all launch on s.stream.
@@ -125,6 +221,9 @@ void launch_merge_scatter(CudaRa::State& s, const std::uint32_t* a, std::uint32_
 void launch_project(CudaRa::State& s, const CudaRelation& in, const std::vector<int>& columns, std::uint32_t* out);
 void launch_product(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, std::uint32_t* out);
 void launch_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, ArithOp op, std::uint32_t* out);
+
+// Join with an empty side: sets `out` to an empty relation of the joined shape and returns true.
+bool empty_join(const CudaRelation& l, const CudaRelation& r, DeviceRel& out);
 
 // The paper variant (ra_paper.cu): partition with a shared-memory prefix sum, scan of partition
 // counts, gather.
@@ -145,7 +244,8 @@ Breakdown cub_join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& 
 // Stable sort by key: DeviceRadixSort::SortPairs of (key, row) pairs, then one gather of whole
 // tuples (SortKeys straight into the output for key-only tuples). Phases "sort" and "gather".
 Breakdown cub_sort(CudaRa::State& s, const CudaRelation& in, DeviceRel& out);
-// Single-pass select/unique over whole tuples of 1..4 words; SkipCase when the width is wider.
+// Single-pass select/unique over whole tuples of a key and up to 3 values (1..4 words, 2..5 with a
+// 64-bit key); SkipCase when there are more values.
 Breakdown tuned_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation& in, const Predicate& pred,
                         DeviceRel& out);
 
@@ -154,5 +254,12 @@ Breakdown tuned_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation
 void launch_tuned_project(CudaRa::State& s, const CudaRelation& in, const std::vector<int>& columns, std::uint32_t* out);
 void launch_tuned_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, ArithOp op, std::uint32_t* out);
 Breakdown tuned_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggregate& result);
+
+// CudaRa::plan_scratch's parts: every buffer an operator of the variant allocates besides its
+// inputs and output, by the names and sizes the code above asks the scratch for (shape.width_* and
+// out_width in words, key_words of the inputs). CUB's temporary storage is CUB's own answer to the
+// size query of the very call the operator makes (d_temp_storage == nullptr: no kernel runs).
+void paper_plan(const OpShape& shape, MemoryPlan& plan);
+void cub_plan(const OpShape& shape, MemoryPlan& plan);  // the cub and tuned variants
 
 }  // namespace hdb::ra::cuda

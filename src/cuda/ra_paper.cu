@@ -8,22 +8,24 @@ namespace hdb::ra::cuda {
 namespace {
 
 // Exclusive block scan of one value per thread (Algorithm 3), double-buffered in shared memory.
-__device__ std::uint32_t block_exclusive_scan(std::uint32_t x, std::uint32_t* tmp, std::uint32_t& total) {
+// T: 32-bit for compaction counts (at most n < 2^31), 64-bit for join counts (JoinCount).
+template <class T>
+__device__ T block_exclusive_scan(T x, T* tmp, T& total) {
   const unsigned lid = threadIdx.x;
-  std::uint32_t* src = tmp;
-  std::uint32_t* dst = tmp + kBlock;
+  T* src = tmp;
+  T* dst = tmp + kBlock;
   src[lid] = x;
   __syncthreads();
   for (unsigned off = 1; off < kBlock; off <<= 1) {
-    std::uint32_t v = src[lid];
+    T v = src[lid];
     if (lid >= off) v += src[lid - off];
     dst[lid] = v;
     __syncthreads();
-    std::uint32_t* t = src;
+    T* t = src;
     src = dst;
     dst = t;
   }
-  const std::uint32_t inclusive = src[lid];
+  const T inclusive = src[lid];
   total = src[kBlock - 1];
   __syncthreads();
   return inclusive - x;
@@ -57,33 +59,39 @@ __global__ void gather_partitions(const std::uint32_t* part, const std::uint32_t
   for (std::uint32_t k = threadIdx.x; k < words; k += kBlock) dst[k] = src[k];
 }
 
-__global__ void scan_blocks(const std::uint32_t* in, std::uint32_t n, std::uint32_t* out, std::uint32_t* block_sums) {
-  __shared__ std::uint32_t tmp[2 * kBlock];
+template <class T>
+__global__ void scan_blocks(const T* in, std::uint32_t n, T* out, T* block_sums) {
+  __shared__ T tmp[2 * kBlock];
   const std::uint32_t gid = blockIdx.x * kBlock + threadIdx.x;
-  std::uint32_t total;
-  const std::uint32_t ex = block_exclusive_scan(gid < n ? in[gid] : 0u, tmp, total);
+  T total;
+  const T ex = block_exclusive_scan<T>(gid < n ? in[gid] : T{0}, tmp, total);
   if (gid < n) out[gid] = ex;
   if (threadIdx.x == 0) block_sums[blockIdx.x] = total;
 }
 
-__global__ void scan_add(std::uint32_t* out, std::uint32_t n, const std::uint32_t* block_offsets) {
+template <class T>
+__global__ void scan_add(T* out, std::uint32_t n, const T* block_offsets) {
   const std::uint32_t gid = blockIdx.x * kBlock + threadIdx.x;
   if (gid < n) out[gid] += block_offsets[blockIdx.x];
 }
 
-__global__ void join_partition(const std::uint32_t* l, std::uint32_t nl, std::uint32_t wl, const std::uint32_t* r,
-                               std::uint32_t nr, std::uint32_t wr, std::uint32_t* first_match,
-                               std::uint32_t* local_offset, std::uint32_t* counts) {
-  __shared__ std::uint32_t scan_tmp[2 * kBlock];
+// Each left tuple's first match and match count (binary searches on its KW key words), the counts
+// prefix-summed per block in 64 bits: a block's 256 counts of up to 2^31 each pass 2^32.
+template <int KW>
+__global__ void join_partition(JoinKeys<KW> j, std::uint32_t* first_match, JoinCount* local_offset, JoinCount* counts) {
+  __shared__ JoinCount scan_tmp[2 * kBlock];
   const std::uint32_t gid = blockIdx.x * kBlock + threadIdx.x;
-  std::uint32_t cnt = 0, first = 0;
+  const std::uint32_t nl = j.nl;
+  JoinCount cnt = 0;
+  std::uint32_t first = 0;
   if (gid < nl) {
-    const std::uint32_t key = l[static_cast<std::uint64_t>(gid) * wl];
-    first = lower_bound_rows(r, 0, nr, wr, &key, 1);
-    cnt = upper_bound_rows(r, first, nr, wr, &key, 1) - first;
+    std::uint32_t key[KW];
+    j.key(gid, key);
+    first = lower_bound_rows(j.r, 0, j.nr, j.wr, key, KW);
+    cnt = upper_bound_rows(j.r, first, j.nr, j.wr, key, KW) - first;
   }
-  std::uint32_t total;
-  const std::uint32_t ex = block_exclusive_scan(cnt, scan_tmp, total);
+  JoinCount total;
+  const JoinCount ex = block_exclusive_scan<JoinCount>(cnt, scan_tmp, total);
   if (gid < nl) {
     first_match[gid] = first;
     local_offset[gid] = ex;
@@ -91,30 +99,30 @@ __global__ void join_partition(const std::uint32_t* l, std::uint32_t nl, std::ui
   if (threadIdx.x == 0) counts[blockIdx.x] = total;
 }
 
-__global__ void join_compute(const std::uint32_t* l, std::uint32_t nl, std::uint32_t wl, const std::uint32_t* r,
-                             std::uint32_t nr, std::uint32_t wr, const std::uint32_t* first_match,
-                             const std::uint32_t* local_offset, const std::uint32_t* offsets, std::uint32_t* out) {
+template <int KW>
+__global__ void join_compute(JoinKeys<KW> jk, const std::uint32_t* first_match, const JoinCount* local_offset,
+                             const JoinCount* offsets, std::uint32_t* out) {
   const std::uint32_t gid = blockIdx.x * kBlock + threadIdx.x;
-  if (gid >= nl) return;
-  const std::uint32_t key = l[static_cast<std::uint64_t>(gid) * wl];
-  const std::uint32_t ow = wl + wr - 1;
-  std::uint64_t o = static_cast<std::uint64_t>(offsets[blockIdx.x]) + local_offset[gid];
-  for (std::uint32_t j = first_match[gid]; j < nr && r[static_cast<std::uint64_t>(j) * wr] == key; ++j, ++o) {
-    std::uint32_t* dst = out + o * ow;
-    for (std::uint32_t k = 0; k < wl; ++k) dst[k] = l[static_cast<std::uint64_t>(gid) * wl + k];
-    for (std::uint32_t k = 1; k < wr; ++k) dst[wl + k - 1] = r[static_cast<std::uint64_t>(j) * wr + k];
-  }
+  if (gid >= jk.nl) return;
+  std::uint32_t key[KW];
+  jk.key(gid, key);
+  const std::uint32_t ow = jk.out_width();
+  JoinCount o = offsets[blockIdx.x] + local_offset[gid];
+  for (std::uint32_t j = first_match[gid]; j < jk.nr && same_key<KW>(jk.r + static_cast<std::uint64_t>(j) * jk.wr, key);
+       ++j, ++o)
+    jk.write(gid, j, out + o * ow);
 }
 
 __device__ std::uint64_t fold(std::uint32_t op, std::uint64_t a, std::uint64_t b) {
   return op == 0 ? a + b : op == 1 ? (a < b ? a : b) : (a > b ? a : b);
 }
 
-__global__ void reduce_partial(const std::uint32_t* in, std::uint32_t n, std::uint32_t w, std::uint32_t op,
-                               std::uint64_t* partials) {
+// Per block, each value attribute (words kw .. w - 1) folded in 64 bits.
+__global__ void reduce_partial(const std::uint32_t* in, std::uint32_t n, std::uint32_t w, std::uint32_t kw,
+                               std::uint32_t op, std::uint64_t* partials) {
   __shared__ std::uint64_t tmp[kBlock];
   const std::uint64_t identity = op == 1 ? 0xffffffffull : 0ull;
-  for (std::uint32_t v = 1; v < w; ++v) {
+  for (std::uint32_t v = kw; v < w; ++v) {
     std::uint64_t acc = identity;
     for (std::uint32_t i = blockIdx.x * kBlock + threadIdx.x; i < n; i += gridDim.x * kBlock)
       acc = fold(op, acc, in[static_cast<std::uint64_t>(i) * w + v]);
@@ -124,7 +132,7 @@ __global__ void reduce_partial(const std::uint32_t* in, std::uint32_t n, std::ui
       if (threadIdx.x < s) tmp[threadIdx.x] = fold(op, tmp[threadIdx.x], tmp[threadIdx.x + s]);
       __syncthreads();
     }
-    if (threadIdx.x == 0) partials[static_cast<std::uint64_t>(blockIdx.x) * (w - 1) + v - 1] = tmp[0];
+    if (threadIdx.x == 0) partials[static_cast<std::uint64_t>(blockIdx.x) * (w - kw) + v - kw] = tmp[0];
     __syncthreads();
   }
 }
@@ -149,17 +157,30 @@ __global__ void reduce_final(const std::uint64_t* partials, std::uint32_t groups
 
 std::uint32_t blocks_for(std::uint64_t n) { return static_cast<std::uint32_t>((n + kBlock - 1) / kBlock); }
 
-// Exclusive scan of n counts into out; returns the total (read back to size the output).
-std::uint32_t scan_counts(CudaRa::State& s, const std::uint32_t* in, std::uint32_t* out, std::uint32_t n, int level = 0) {
+template <class T>
+T read_total(CudaRa::State& s, const T* d);
+template <>
+std::uint32_t read_total(CudaRa::State& s, const std::uint32_t* d) {
+  return read_count(s, d);
+}
+template <>
+JoinCount read_total(CudaRa::State& s, const JoinCount* d) {
+  return read_count64(s, d);
+}
+
+// Exclusive scan of n counts into out; returns the total (read back to size the output). The block
+// sums of level k wait in "paper.scan.sums.k" / "paper.scan.offsets.k" (bytes, shared by both T).
+template <class T>
+T scan_counts(CudaRa::State& s, const T* in, T* out, std::uint32_t n, int level = 0) {
   if (n == 0) return 0;
   const std::uint32_t blocks = blocks_for(n);
-  std::uint32_t* sums = s.scratch.get<std::uint32_t>("paper.scan.sums." + std::to_string(level), blocks);
-  scan_blocks<<<blocks, kBlock, 0, s.stream.get()>>>(in, n, out, sums);
+  T* sums = s.scratch.get<T>("paper.scan.sums." + std::to_string(level), blocks);
+  scan_blocks<T><<<blocks, kBlock, 0, s.stream.get()>>>(in, n, out, sums);
   HDB_CUDA_CHECK_LAUNCH("scan_blocks");
-  if (blocks == 1) return read_count(s, sums);
-  std::uint32_t* offs = s.scratch.get<std::uint32_t>("paper.scan.offsets." + std::to_string(level), blocks);
-  const std::uint32_t total = scan_counts(s, sums, offs, blocks, level + 1);
-  scan_add<<<blocks, kBlock, 0, s.stream.get()>>>(out, n, offs);
+  if (blocks == 1) return read_total<T>(s, sums);
+  T* offs = s.scratch.get<T>("paper.scan.offsets." + std::to_string(level), blocks);
+  const T total = scan_counts<T>(s, sums, offs, blocks, level + 1);
+  scan_add<T><<<blocks, kBlock, 0, s.stream.get()>>>(out, n, offs);
   HDB_CUDA_CHECK_LAUNCH("scan_add");
   return total;
 }
@@ -179,7 +200,7 @@ std::uint32_t partition(CudaRa::State& s, PhaseTimer& t, std::uint32_t mode, con
                                                           counts);
   HDB_CUDA_CHECK_LAUNCH("compact_partition");
   t.phase("scan");
-  return scan_counts(s, counts, offsets, blocks);
+  return scan_counts<std::uint32_t>(s, counts, offsets, blocks);
 }
 
 void gather(CudaRa::State& s, PhaseTimer& t, std::uint64_t rows_in, std::uint32_t ow, std::uint32_t* out) {
@@ -197,7 +218,7 @@ Breakdown paper_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation
                         const Predicate& pred, DeviceRel& out_handle) {
   PhaseTimer& t = s.begin_op();
   const std::uint32_t total = partition(s, t, mode, in, other, pred, false);
-  CudaRelation& out = ensure(out_handle, total, in.values());
+  CudaRelation& out = ensure(out_handle, total, in.values(), in.key_words());
   if (total) gather(s, t, in.rows(), static_cast<std::uint32_t>(in.width()), out.data());
   return t.finish();
 }
@@ -210,7 +231,7 @@ Breakdown paper_union(CudaRa::State& s, const CudaRelation& a, const CudaRelatio
   if (kept) gather(s, t, b.rows(), w, bprime);
   const std::uint32_t n = rows32(a.rows());
   const std::uint32_t total = rows32(static_cast<std::uint64_t>(n) + kept);
-  CudaRelation& out = ensure(out_handle, total, a.values());
+  CudaRelation& out = ensure(out_handle, total, a.values(), a.key_words());
   t.phase("merge");
   launch_merge_scatter(s, a.data(), n, bprime, kept, w, out.data());
   return t.finish();
@@ -227,7 +248,8 @@ Breakdown paper_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Ag
   std::uint64_t* d_result = s.scratch.get<std::uint64_t>("paper.reduce.result", values);
   const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
   t.phase("partition");
-  reduce_partial<<<groups, kBlock, 0, s.stream.get()>>>(in.data(), n, static_cast<std::uint32_t>(in.width()), opc, partials);
+  reduce_partial<<<groups, kBlock, 0, s.stream.get()>>>(in.data(), n, static_cast<std::uint32_t>(in.width()),
+                                                       static_cast<std::uint32_t>(in.key_words()), opc, partials);
   HDB_CUDA_CHECK_LAUNCH("reduce_partial");
   t.phase("compute");
   reduce_final<<<1, kBlock, 0, s.stream.get()>>>(partials, groups, values, opc, d_result);
@@ -240,7 +262,7 @@ Breakdown paper_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Ag
 Breakdown paper_reduce_by_key(CudaRa::State& s, const CudaRelation& in, ReduceOp op, DeviceRel& out_handle) {
   PhaseTimer& t = s.begin_op();
   const std::uint32_t runs = partition(s, t, kUnique, in, nullptr, Predicate{}, true);
-  CudaRelation& out = ensure(out_handle, runs, in.values());
+  CudaRelation& out = ensure(out_handle, runs, in.values(), in.key_words());
   if (runs) {
     std::uint32_t* heads = s.scratch.get<std::uint32_t>("paper.rbk.heads", runs);
     gather(s, t, in.rows(), 1, heads);
@@ -250,33 +272,98 @@ Breakdown paper_reduce_by_key(CudaRa::State& s, const CudaRelation& in, ReduceOp
   return t.finish();
 }
 
-Breakdown paper_join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& r, DeviceRel& out_handle) {
+namespace {
+// Partition (first matches, 64-bit counts scanned per block), 64-bit scan of the block counts, one
+// writer per left tuple at its exact offset.
+template <int KW>
+Breakdown paper_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelation& r, DeviceRel& out_handle) {
   PhaseTimer& t = s.begin_op();
   const std::uint32_t nl = rows32(l.rows()), nr = rows32(r.rows());
+  if (empty_join(l, r, out_handle)) return t.finish();
   const int out_values = l.values() + r.values();
-  if (nl == 0 || nr == 0) {
-    ensure(out_handle, 0, out_values);
-    return t.finish();
-  }
   const std::uint32_t blocks = blocks_for(nl);
   std::uint32_t* first = s.scratch.get<std::uint32_t>("paper.join.first", nl);
-  std::uint32_t* local_off = s.scratch.get<std::uint32_t>("paper.join.local", nl);
-  std::uint32_t* counts = s.scratch.get<std::uint32_t>("paper.counts", blocks);
-  std::uint32_t* offsets = s.scratch.get<std::uint32_t>("paper.offsets", blocks);
-  const auto wl = static_cast<std::uint32_t>(l.width()), wr = static_cast<std::uint32_t>(r.width());
+  JoinCount* local_off = s.scratch.get<JoinCount>("paper.join.local", nl);
+  JoinCount* counts = s.scratch.get<JoinCount>("paper.join.counts", blocks);
+  JoinCount* offsets = s.scratch.get<JoinCount>("paper.join.offsets", blocks);
+  const JoinKeys<KW> jk{l.data(), nl, static_cast<std::uint32_t>(l.width()), r.data(), nr, static_cast<std::uint32_t>(r.width())};
   t.phase("partition");
-  join_partition<<<blocks, kBlock, 0, s.stream.get()>>>(l.data(), nl, wl, r.data(), nr, wr, first, local_off, counts);
+  join_partition<KW><<<blocks, kBlock, 0, s.stream.get()>>>(jk, first, local_off, counts);
   HDB_CUDA_CHECK_LAUNCH("join_partition");
   t.phase("scan");
-  const std::uint32_t total = scan_counts(s, counts, offsets, blocks);
-  CudaRelation& out = ensure(out_handle, total, out_values);
+  const JoinCount total = scan_counts<JoinCount>(s, counts, offsets, blocks);
+  CudaRelation& out = ensure(out_handle, total, out_values, KW);
   if (total) {
     t.phase("compute");
-    join_compute<<<blocks, kBlock, 0, s.stream.get()>>>(l.data(), nl, wl, r.data(), nr, wr, first, local_off, offsets,
-                                                       out.data());
+    join_compute<KW><<<blocks, kBlock, 0, s.stream.get()>>>(jk, first, local_off, offsets, out.data());
     HDB_CUDA_CHECK_LAUNCH("join_compute");
   }
   return t.finish();
+}
+
+}  // namespace
+
+Breakdown paper_join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& r, DeviceRel& out_handle) {
+  return l.key_words() == 2 ? paper_join_kw<2>(s, l, r, out_handle) : paper_join_kw<1>(s, l, r, out_handle);
+}
+
+namespace {
+// Bytes of the block sums scan_counts<T> asks for at every level above n counts.
+std::uint64_t scan_levels_bytes(std::uint64_t n, std::uint64_t item) {
+  std::uint64_t bytes = 0;
+  for (std::uint64_t level = 0; n > 0; ++level) {
+    const std::uint64_t blocks = (n + kBlock - 1) / kBlock;
+    bytes += blocks * item * (blocks > 1 ? 2 : 1);  // sums, and offsets where it recurses
+    if (blocks == 1) break;
+    n = blocks;
+  }
+  return bytes;
+}
+
+// partition(): slots of whole partitions of `ow` words, counts and offsets per partition, the scan.
+void plan_partition(MemoryPlan& plan, std::uint64_t rows, std::uint64_t ow) {
+  const std::uint64_t blocks = (rows + kBlock - 1) / kBlock;
+  if (!blocks) return;
+  plan.add("partition slots", blocks * kBlock * ow * 4)
+      .add("partition counts and offsets", blocks * 8)
+      .add("scan block sums", scan_levels_bytes(blocks, 4));
+}
+}  // namespace
+
+void paper_plan(const OpShape& shape, MemoryPlan& plan) {
+  const auto wa = static_cast<std::uint64_t>(shape.width_a), wb = static_cast<std::uint64_t>(shape.width_b);
+  const std::uint64_t values = wa > static_cast<std::uint64_t>(shape.key_words) ? wa - shape.key_words : 0;
+  switch (shape.op) {
+    case Op::Select:
+    case Op::Unique:
+    case Op::SetIntersection:
+    case Op::SetDifference: plan_partition(plan, shape.rows_a, wa); break;
+    case Op::SetUnion:
+      plan_partition(plan, shape.rows_b, wb);
+      plan.add("b's tuples beyond a's (at most all of b)", shape.rows_b * wb * 4);
+      break;
+    case Op::ReduceByKey:
+      plan_partition(plan, shape.rows_a, 1);
+      plan.add("run heads", shape.out_rows * 4);
+      break;
+    case Op::Reduce: {
+      if (!shape.rows_a || !values) break;
+      const std::uint64_t groups = std::min<std::uint64_t>((shape.rows_a + kBlock - 1) / kBlock, 1024);
+      plan.add("reduce partials and result", groups * values * 8 + values * 8);
+      break;
+    }
+    case Op::Join: {
+      if (!shape.rows_a || !shape.rows_b) break;
+      const std::uint64_t blocks = (shape.rows_a + kBlock - 1) / kBlock;
+      plan.add("join first matches", shape.rows_a * 4)
+          .add("join local offsets (64-bit)", shape.rows_a * sizeof(JoinCount))
+          .add("join partition counts and offsets (64-bit)", blocks * 2 * sizeof(JoinCount))
+          .add("scan block sums (64-bit)", scan_levels_bytes(blocks, sizeof(JoinCount)));
+      break;
+    }
+    case Op::Sort: cub_plan(shape, plan); break;  // sort is cub's only
+    default: break;  // project, product, arithmetic: one kernel, no scratch
+  }
 }
 
 }  // namespace hdb::ra::cuda

@@ -128,13 +128,13 @@ __device__ __forceinline__ std::uint32_t apply(std::uint32_t x, std::uint32_t y)
   return OP == 0 ? x + y : OP == 1 ? x - y : x * y;
 }
 
-// The relations as flat word arrays: word k is a key (copied from a) when k % w == 0. Each thread
+// The relations as flat word arrays: word k is a key word (copied from a) when k % w < kw. Each thread
 // takes uint4 q (words 4q..4q+3); the position of word 4q within its tuple advances by a fixed
 // step per grid stride, so there is no division inside the loop.
 template <int OP>
 __global__ void __launch_bounds__(kBlock) arith_vec(const std::uint32_t* __restrict__ a,
                                                     const std::uint32_t* __restrict__ b, std::uint64_t words,
-                                                    std::uint32_t w, std::uint32_t* __restrict__ out) {
+                                                    std::uint32_t w, std::uint32_t kw, std::uint32_t* __restrict__ out) {
   const uint4* a4 = reinterpret_cast<const uint4*>(a);
   const uint4* b4 = reinterpret_cast<const uint4*>(b);
   uint4* o4 = reinterpret_cast<uint4*>(out);
@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kBlock) arith_vec(const std::uint32_t* __restr
     std::uint32_t p = pos;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      r[j] = p == 0 ? x[j] : apply<OP>(x[j], y[j]);
+      r[j] = p < kw ? x[j] : apply<OP>(x[j], y[j]);
       p = p + 1 == w ? 0 : p + 1;
     }
     o4[q] = make_uint4(r[0], r[1], r[2], r[3]);
@@ -157,15 +157,15 @@ __global__ void __launch_bounds__(kBlock) arith_vec(const std::uint32_t* __restr
     if (pos >= w) pos -= w;
   }
   const std::uint64_t k = chunks * 4 + thread_index();
-  if (k < words) out[k] = k % w == 0 ? a[k] : apply<OP>(a[k], b[k]);
+  if (k < words) out[k] = k % w < kw ? a[k] : apply<OP>(a[k], b[k]);
 }
 
 __global__ void __launch_bounds__(kBlock) arith_scalar(const std::uint32_t* a, const std::uint32_t* b,
-                                                       std::uint64_t words, std::uint32_t w, std::uint32_t op,
-                                                       std::uint32_t* out) {
+                                                       std::uint64_t words, std::uint32_t w, std::uint32_t kw,
+                                                       std::uint32_t op, std::uint32_t* out) {
   for (std::uint64_t k = thread_index(); k < words; k += thread_count()) {
     const std::uint32_t x = a[k], y = b[k];
-    out[k] = k % w == 0 ? x : op == 0 ? apply<0>(x, y) : op == 1 ? apply<1>(x, y) : apply<2>(x, y);
+    out[k] = k % w < kw ? x : op == 0 ? apply<0>(x, y) : op == 1 ? apply<1>(x, y) : apply<2>(x, y);
   }
 }
 
@@ -180,11 +180,12 @@ __host__ __device__ constexpr std::uint64_t identity() {
   return OP == 1 ? 0xffffffffull : 0ull;
 }
 
-// A super-chunk of lcm(4, W) words is whole uint4s and whole tuples, so word j of it is attribute
-// j % W, known at compile time: the accumulators stay in registers. Two super-chunks per iteration
+// A super-chunk of lcm(4, W) words is whole uint4s and whole tuples, so word j of it is word j % W
+// of a tuple, known at compile time (a value when j % W >= KW, the key words before): the
+// accumulators stay in registers. Two super-chunks per iteration
 // where one is a single uint4, for more loads in flight. Words past the last whole super-chunk (or
 // all words, when the input is not 16-byte aligned) go one per thread.
-template <int W, int OP>
+template <int W, int KW, int OP>
 __global__ void __launch_bounds__(kBlock) reduce_vec(const std::uint32_t* __restrict__ in, std::uint64_t words,
                                                      std::uint64_t supers, unsigned long long* result) {
   constexpr int L = lcm(4, W), SV = L / 4, U = SV == 1 ? 2 : 1;
@@ -202,7 +203,7 @@ __global__ void __launch_bounds__(kBlock) reduce_vec(const std::uint32_t* __rest
       for (int v = 0; v < SV; ++v) unpack(in4[(sc + u * stride) * SV + v], t + u * L + 4 * v);
 #pragma unroll
     for (int j = 0; j < U * L; ++j)
-      if (j % W != 0) acc[j % W] = fold<OP>(acc[j % W], t[j]);
+      if (j % W >= KW) acc[j % W] = fold<OP>(acc[j % W], t[j]);
   }
   if (U > 1 && sc < supers) {
     std::uint32_t t[L];
@@ -210,13 +211,13 @@ __global__ void __launch_bounds__(kBlock) reduce_vec(const std::uint32_t* __rest
     for (int v = 0; v < SV; ++v) unpack(in4[sc * SV + v], t + 4 * v);
 #pragma unroll
     for (int j = 0; j < L; ++j)
-      if (j % W != 0) acc[j % W] = fold<OP>(acc[j % W], t[j]);
+      if (j % W >= KW) acc[j % W] = fold<OP>(acc[j % W], t[j]);
   }
   for (std::uint64_t k = supers * L + thread_index(); k < words; k += stride) {
     const std::uint32_t a = static_cast<std::uint32_t>(k % W);
     const std::uint32_t x = in[k];
 #pragma unroll
-    for (int v = 1; v < W; ++v)
+    for (int v = KW; v < W; ++v)
       if (a == static_cast<std::uint32_t>(v)) acc[v] = fold<OP>(acc[v], x);
   }
   // Warp, then block (one warp over the warps' figures), then one atomic per attribute. Min is
@@ -224,7 +225,7 @@ __global__ void __launch_bounds__(kBlock) reduce_vec(const std::uint32_t* __rest
   __shared__ std::uint64_t warp_acc[kBlock / 32][W];
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 #pragma unroll
-  for (int v = 1; v < W; ++v) {
+  for (int v = KW; v < W; ++v) {
     std::uint64_t x = acc[v];
 #pragma unroll
     for (int off = 16; off > 0; off /= 2) x = fold<OP>(x, __shfl_down_sync(0xffffffffu, x, off));
@@ -233,27 +234,37 @@ __global__ void __launch_bounds__(kBlock) reduce_vec(const std::uint32_t* __rest
   __syncthreads();
   if (warp != 0) return;
 #pragma unroll
-  for (int v = 1; v < W; ++v) {
+  for (int v = KW; v < W; ++v) {
     std::uint64_t x = lane < kBlock / 32 ? warp_acc[lane][v] : identity<OP>();
 #pragma unroll
     for (int off = 16; off > 0; off /= 2) x = fold<OP>(x, __shfl_down_sync(0xffffffffu, x, off));
     if (lane != 0) continue;
-    unsigned long long* r = result + (v - 1);
+    unsigned long long* r = result + (v - KW);
     if (OP == 0) atomicAdd(r, static_cast<unsigned long long>(x));
     else if (OP == 1) atomicMax(r, static_cast<unsigned long long>(0xffffffffull - x));
     else atomicMax(r, static_cast<unsigned long long>(x));
   }
 }
 
-template <int W>
+template <int W, int KW>
 void launch_reduce_w(CudaRa::State& s, std::uint32_t op, const std::uint32_t* in, std::uint64_t words,
                      std::uint64_t supers, unsigned long long* result) {
   constexpr int L = lcm(4, W);
-  const auto kernel = op == 0 ? reduce_vec<W, 0> : op == 1 ? reduce_vec<W, 1> : reduce_vec<W, 2>;
+  const auto kernel = op == 0 ? reduce_vec<W, KW, 0> : op == 1 ? reduce_vec<W, KW, 1> : reduce_vec<W, KW, 2>;
   // Threads for the super-chunks, and at least for the (fewer than L) tail words.
   const std::uint32_t grid = stream_grid(s, kernel, std::max<std::uint64_t>(supers, static_cast<std::uint64_t>(L)));
   kernel<<<grid, kBlock, 0, s.stream.get()>>>(in, words, supers, result);
   HDB_CUDA_CHECK_LAUNCH("reduce_vec");
+}
+
+// launch_reduce_w<W, KW> for the run-time width w: a key of KW words and 1 to 8 - KW values.
+template <int KW, int W = KW + 1>
+void launch_reduce_for(CudaRa::State& s, int w, std::uint32_t op, const std::uint32_t* in, std::uint64_t words,
+                       std::uint64_t supers, unsigned long long* result) {
+  if constexpr (W < kMaxWidth) {
+    if (w != W) return launch_reduce_for<KW, W + 1>(s, w, op, in, words, supers, result);
+  }
+  launch_reduce_w<W, KW>(s, op, in, words, supers, result);
 }
 
 }  // namespace
@@ -283,18 +294,18 @@ void launch_tuned_project(CudaRa::State& s, const CudaRelation& in, const std::v
 void launch_tuned_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, ArithOp op, std::uint32_t* out) {
   const std::uint64_t words = a.rows() * static_cast<std::uint64_t>(a.width());
   if (!words) return;
-  const auto w = static_cast<std::uint32_t>(a.width());
+  const auto w = static_cast<std::uint32_t>(a.width()), kw = static_cast<std::uint32_t>(a.key_words());
   cudaStream_t st = s.stream.get();
   if (aligned16(a.data()) && aligned16(b.data()) && aligned16(out)) {
     const auto kernel = op == ArithOp::Add ? arith_vec<0> : op == ArithOp::Subtract ? arith_vec<1> : arith_vec<2>;
     // Threads for the uint4s, and at least for the (fewer than 4) tail words.
     kernel<<<stream_grid(s, kernel, std::max<std::uint64_t>(words / 4, 4)), kBlock, 0, st>>>(a.data(), b.data(), words, w,
-                                                                                             out);
+                                                                                             kw, out);
     HDB_CUDA_CHECK_LAUNCH("arith_vec");
     return;
   }
   const std::uint32_t opc = op == ArithOp::Add ? 0 : op == ArithOp::Subtract ? 1 : 2;
-  arith_scalar<<<stream_grid(s, arith_scalar, words), kBlock, 0, st>>>(a.data(), b.data(), words, w, opc, out);
+  arith_scalar<<<stream_grid(s, arith_scalar, words), kBlock, 0, st>>>(a.data(), b.data(), words, w, kw, opc, out);
   HDB_CUDA_CHECK_LAUNCH("arith_scalar");
 }
 
@@ -312,15 +323,8 @@ Breakdown tuned_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Ag
   const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
   t.phase("compute");
   HDB_CUDA_CHECK(cudaMemsetAsync(d_out, 0, bytes, s.stream.get()));
-  switch (w) {
-    case 2: launch_reduce_w<2>(s, opc, in.data(), words, supers, d_out); break;
-    case 3: launch_reduce_w<3>(s, opc, in.data(), words, supers, d_out); break;
-    case 4: launch_reduce_w<4>(s, opc, in.data(), words, supers, d_out); break;
-    case 5: launch_reduce_w<5>(s, opc, in.data(), words, supers, d_out); break;
-    case 6: launch_reduce_w<6>(s, opc, in.data(), words, supers, d_out); break;
-    case 7: launch_reduce_w<7>(s, opc, in.data(), words, supers, d_out); break;
-    default: launch_reduce_w<8>(s, opc, in.data(), words, supers, d_out); break;
-  }
+  if (in.key_words() == 2) launch_reduce_for<2>(s, w, opc, in.data(), words, supers, d_out);
+  else launch_reduce_for<1>(s, w, opc, in.data(), words, supers, d_out);
   HDB_CUDA_CHECK(cudaMemcpyAsync(result.value.data(), d_out, bytes, cudaMemcpyDeviceToHost, s.stream.get()));
   Breakdown b = t.finish();
   if (op == ReduceOp::Min)
