@@ -478,7 +478,10 @@ TEST(RaCudaHost, PlanScratchCountsEveryBuffer) {
   EXPECT_EQ(item(sel, "selected row indices"), n * 4);
   EXPECT_GT(item(sel, "cub select temporary storage"), 0u);
   EXPECT_EQ(item(plan(Op::Unique, "paper", n, 3, 2, 0, 0, n, 3), "partition slots"), n * 3 * 4);
-  EXPECT_GT(item(plan(Op::Unique, "tuned", n, 5, 2, 0, 0, n, 5), "cub select temporary storage"), 0u);
+  MemoryPlan tuned_unique = plan(Op::Unique, "tuned", n, 5, 2, 0, 0, n / 4, 5);
+  EXPECT_GT(item(tuned_unique, "cub select temporary storage"), 0u);
+  // Its output is allocated for every tuple: the quarter selected is the benchmark's, the rest ours.
+  EXPECT_EQ(item(tuned_unique, "output rows beyond the selected ones (sized for all)"), (n - n / 4) * 5 * 4);
   EXPECT_EQ(plan(Op::Select, "tuned", n, 6, 2, 0, 0, n, 6).items().size(), 0u);
   EXPECT_EQ(item(plan(Op::SetUnion, "cub", n, 3, 2, n, 3, 2 * n, 3), "b's tuples beyond a's (at most all of b)"), n * 12);
   EXPECT_GT(item(plan(Op::Reduce, "cub", n, 4, 2), "cub reduce temporary storage"), 0u);
