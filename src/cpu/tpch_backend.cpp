@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 
 #include "harness/errors.hpp"
 #include "runtime/chunks.hpp"
@@ -52,16 +53,17 @@ std::uint64_t offsets(std::vector<std::uint64_t>& counts) {
 }
 
 // Chunk sorts, then rounds of pairwise merges (each round's merges run in parallel).
-void parallel_sort(std::vector<std::uint64_t>& v, int threads) {
+template <class T>
+void parallel_sort(std::vector<T>& v, int threads) {
   const std::uint64_t n = v.size();
   const int chunks = chunk_count(n, threads);
   if (chunks <= 1) {
     std::sort(v.begin(), v.end());
     return;
   }
-  auto at = [&](std::vector<std::uint64_t>& x, int c) { return x.begin() + static_cast<std::ptrdiff_t>(chunk_begin(n, chunks, std::min(c, chunks))); };
+  auto at = [&](std::vector<T>& x, int c) { return x.begin() + static_cast<std::ptrdiff_t>(chunk_begin(n, chunks, std::min(c, chunks))); };
   for_chunks(chunks, threads, [&](int c) { std::sort(at(v, c), at(v, c + 1)); });
-  std::vector<std::uint64_t> tmp(n);
+  std::vector<T> tmp(n);
   for (int width = 1; width < chunks; width *= 2) {
     const int pairs = (chunks + 2 * width - 1) / (2 * width);
     for_chunks(pairs, threads, [&](int p) {
@@ -72,22 +74,53 @@ void parallel_sort(std::vector<std::uint64_t>& v, int threads) {
   }
 }
 
+// A relation as word columns: a 32-bit plan column is one word column, a wide (64-bit) one two,
+// low words then high words. Selects, gathers and projects copy words; only a select on a wide
+// column and a join on wide keys read both words as one 64-bit value.
+struct Rel : tpch::WordLayout {
+  Cols words;
+  std::uint64_t rows() const { return words.empty() ? 0 : words[0].size(); }
+  void shape(const std::vector<tpch::ColumnInfo>& schema) {
+    static_cast<tpch::WordLayout&>(*this) = tpch::word_layout(schema);
+    words.resize(static_cast<std::size_t>(total));
+  }
+};
+
+// Join keys as K (std::uint32_t or std::uint64_t) from a relation's key column.
+template <class K>
+struct KeyCol {
+  const std::uint32_t* lo;
+  const std::uint32_t* hi;
+  K operator[](std::uint64_t i) const {
+    if constexpr (sizeof(K) == 8) return (std::uint64_t{hi[i]} << 32) | lo[i];
+    else return lo[i];
+  }
+};
+
+// (key, row) packed into one integer, key in the high bits: 64 bits for 32-bit keys, 128 for 64-bit.
+__extension__ typedef unsigned __int128 u128;
+template <class K>
+using PairOf = std::conditional_t<sizeof(K) == 8, u128, std::uint64_t>;
+
 class CpuRun : public tpch::TpchRun {
  public:
-  CpuRun(const Plan& plan, int threads) : plan_(plan), threads_(threads) {
-    for (const auto& in : plan_.inputs) {
-      Cols c;
-      for (const auto& col : in->cols) c.emplace_back(col.v.begin(), col.v.end());
-      rel_.push_back(std::move(c));
-    }
+  CpuRun(const Plan& plan, int threads) : plan_(plan), threads_(threads), schemas_(tpch::plan_schemas(plan)) {
     rel_.resize(plan_.inputs.size() + plan_.steps.size());
+    for (std::size_t r = 0; r < rel_.size(); ++r) rel_[r].shape(schemas_[r]);
+    for (std::size_t r = 0; r < plan_.inputs.size(); ++r) {
+      std::size_t w = 0;
+      for (const auto& col : plan_.inputs[r]->cols) {
+        rel_[r].words[w++].assign(col.v.begin(), col.v.end());
+        if (col.info.wide) rel_[r].words[w++].assign(col.hi.begin(), col.hi.end());
+      }
+    }
   }
 
   Breakdown pass() override {
     Breakdown b;
     for (std::size_t i = 0; i < plan_.steps.size(); ++i) {
       const Step& s = plan_.steps[i];
-      Cols& out = rel_[plan_.inputs.size() + i];
+      Rel& out = rel_[plan_.inputs.size() + i];
       HostTimer t;
       switch (s.op) {
         case Op::Select:
@@ -109,89 +142,119 @@ class CpuRun : public tpch::TpchRun {
   }
 
   Relation result() override {
-    const auto schemas = tpch::plan_schemas(plan_);
     Relation r;
     r.name = plan_.kernel;
-    const Cols& c = rel_.back();
-    for (std::size_t j = 0; j < c.size(); ++j) r.cols.push_back({schemas.back()[j], std::vector<std::uint32_t>(c[j].begin(), c[j].end())});
+    const Rel& c = rel_.back();
+    for (std::size_t j = 0; j < schemas_.back().size(); ++j) {
+      const int lo = c.lo_word(static_cast<int>(j)), hi = c.hi_word(static_cast<int>(j));
+      const Col& low = c.words[static_cast<std::size_t>(lo)];
+      tpch::Column col{schemas_.back()[j], std::vector<std::uint32_t>(low.begin(), low.end()), {}};
+      if (hi >= 0) col.hi.assign(c.words[static_cast<std::size_t>(hi)].begin(), c.words[static_cast<std::size_t>(hi)].end());
+      r.cols.push_back(std::move(col));
+    }
     return r;
   }
 
  private:
-  static std::uint64_t rows(const Cols& c) { return c.empty() ? 0 : c[0].size(); }
-
-  // out[o + k][i] = in[k][idx[i]] for every column k of `in` (skipping `skip`).
-  void gather(const Cols& in, const Col& idx, Cols& out, std::size_t o, int skip) {
+  // out.words[o + k][i] = in.words[k][idx[i]] for every word column k of `in` (skipping plan column `skip`'s).
+  void gather(const Rel& in, const Col& idx, Rel& out, std::size_t o, int skip) {
     const std::uint64_t n = idx.size();
     const int chunks = chunk_count(n, threads_);
-    for (std::size_t k = 0; k < in.size(); ++k) {
-      if (static_cast<int>(k) == skip) continue;
-      Col& dst = out[o++];
+    for (std::size_t k = 0; k < in.words.size(); ++k) {
+      if (skip >= 0 && (static_cast<int>(k) == in.lo_word(skip) || static_cast<int>(k) == in.hi_word(skip))) continue;
+      Col& dst = out.words[o++];
       dst.resize(n);
-      const std::uint32_t* src = in[k].data();
+      const std::uint32_t* src = in.words[k].data();
       for_chunks(chunks, threads_, [&](int c) {
         for (std::uint64_t i = chunk_begin(n, chunks, c); i < chunk_begin(n, chunks, c + 1); ++i) dst[i] = src[idx[i]];
       });
     }
   }
 
-  void select(const Step& s, Cols& out) {
-    const Cols& in = rel_[static_cast<std::size_t>(s.in)];
-    const std::uint64_t n = rows(in);
-    const std::uint32_t* x = in[static_cast<std::size_t>(s.col)].data();
+  void select(const Step& s, Rel& out) {
+    const Rel& in = rel_[static_cast<std::size_t>(s.in)];
+    if (in.hi_word(s.col) >= 0) return select_on<std::uint64_t>(s, in, out);
+    return select_on<std::uint32_t>(s, in, out);
+  }
+
+  template <class K>
+  void select_on(const Step& s, const Rel& in, Rel& out) {
+    const std::uint64_t n = in.rows();
+    const KeyCol<K> x = keys<K>(in, s.col);
+    // Bounds clamped to the column's width: a 32-bit column never holds more than 2^32 - 1.
+    const std::uint64_t top = sizeof(K) == 8 ? ~std::uint64_t{0} : 0xffffffffull;
+    if (s.lo > top) {
+      for (Col& c : out.words) c.resize(0);
+      return;
+    }
+    const K lo = static_cast<K>(s.lo), span = static_cast<K>(std::min(s.hi, top) - s.lo);
     const int chunks = chunk_count(n, threads_);
     // Count per chunk, place each chunk's matches after the earlier chunks', then copy rows.
     std::vector<std::uint64_t> at(static_cast<std::size_t>(chunks), 0);
     for_chunks(chunks, threads_, [&](int c) {
       std::uint64_t k = 0;
-      for (std::uint64_t i = chunk_begin(n, chunks, c); i < chunk_begin(n, chunks, c + 1); ++i) k += (x[i] - s.lo) <= (s.hi - s.lo);
+      for (std::uint64_t i = chunk_begin(n, chunks, c); i < chunk_begin(n, chunks, c + 1); ++i) k += static_cast<K>(x[i] - lo) <= span;
       at[static_cast<std::size_t>(c)] = k;
     });
     const std::uint64_t total = offsets(at);
-    out.resize(in.size());
-    for (Col& c : out) c.resize(total);
+    for (Col& c : out.words) c.resize(total);
     for_chunks(chunks, threads_, [&](int c) {
       std::uint64_t k = at[static_cast<std::size_t>(c)];
       for (std::uint64_t i = chunk_begin(n, chunks, c); i < chunk_begin(n, chunks, c + 1); ++i) {
-        if ((x[i] - s.lo) > (s.hi - s.lo)) continue;
-        for (std::size_t j = 0; j < in.size(); ++j) out[j][k] = in[j][i];
+        if (static_cast<K>(x[i] - lo) > span) continue;
+        for (std::size_t j = 0; j < in.words.size(); ++j) out.words[j][k] = in.words[j][i];
         ++k;
       }
     });
   }
 
+  void join(const Step& s, Rel& out) {
+    if (rel_[static_cast<std::size_t>(s.in)].hi_word(s.col) >= 0) return join_on<std::uint64_t>(s, out);
+    return join_on<std::uint32_t>(s, out);
+  }
+
+  template <class K>
+  static KeyCol<K> keys(const Rel& r, int col) {
+    const int hi = r.hi_word(col);
+    return {r.words[static_cast<std::size_t>(r.lo_word(col))].data(), hi < 0 ? nullptr : r.words[static_cast<std::size_t>(hi)].data()};
+  }
+
   // Sort-merge inner join (the paper's sorted join): the right side is sorted as (key, row)
   // pairs, each left row finds its matches by binary search; then both sides are gathered.
-  void join(const Step& s, Cols& out) {
-    const Cols& left = rel_[static_cast<std::size_t>(s.in)];
-    const Cols& right = rel_[static_cast<std::size_t>(s.right)];
-    const std::uint64_t nl = rows(left), nr = rows(right);
-    const std::uint32_t* lk = left[static_cast<std::size_t>(s.col)].data();
-    const std::uint32_t* rk = right[static_cast<std::size_t>(s.right_col)].data();
-    sorted_.resize(nr);
+  // K: the key type (32 or 64 bits), P: a (key, row) pair packed into one integer.
+  template <class K>
+  void join_on(const Step& s, Rel& out) {
+    using P = PairOf<K>;
+    std::vector<P>& sorted = pairs<P>(0);
+    std::vector<P>& lsorted = pairs<P>(1);
+    const Rel& left = rel_[static_cast<std::size_t>(s.in)];
+    const Rel& right = rel_[static_cast<std::size_t>(s.right)];
+    const std::uint64_t nl = left.rows(), nr = right.rows();
+    const KeyCol<K> lk = keys<K>(left, s.col), rk = keys<K>(right, s.right_col);
+    sorted.resize(nr);
     const int rchunks = chunk_count(nr, threads_);
     for_chunks(rchunks, threads_, [&](int c) {
-      for (std::uint64_t j = chunk_begin(nr, rchunks, c); j < chunk_begin(nr, rchunks, c + 1); ++j)
-        sorted_[j] = (std::uint64_t{rk[j]} << 32) | j;
+      for (std::uint64_t j = chunk_begin(nr, rchunks, c); j < chunk_begin(nr, rchunks, c + 1); ++j) sorted[j] = (P{rk[j]} << 32) | j;
     });
-    parallel_sort(sorted_, threads_);
-    using It = std::vector<std::uint64_t>::const_iterator;
+    parallel_sort(sorted, threads_);
+    using It = typename std::vector<P>::const_iterator;
     // Matches of one key in the sorted pairs. Left inputs are often in key order (TPC-H tables
     // are), so each search gallops forward from the previous one: O(n + m) on sorted input
     // instead of n binary searches over the whole right side.
     struct Finder {
       It begin, end, lo, hi;
-      std::uint64_t prev = ~std::uint64_t{0};
-      static It gallop(It from, It end, std::uint64_t bound) {  // first element >= bound at or after from
+      bool any = false;
+      K prev = 0;
+      static It gallop(It from, It end, P bound) {  // first element >= bound at or after from
         std::ptrdiff_t step = 1, left = end - from;
         while (step < left && from[step] < bound) step *= 2;
         return std::lower_bound(from + step / 2, from + std::min(step, left), bound);
       }
       // Branch-free lower bound: random probes mispredict every comparison of std::lower_bound.
-      static It lower(It b, It e, std::uint64_t x) {
+      static It lower(It b, It e, P x) {
         std::size_t n = static_cast<std::size_t>(e - b);
         if (n == 0) return b;
-        const std::uint64_t* base = &*b;
+        const P* base = &*b;
         while (n > 1) {
           std::size_t half = n / 2;
           base = base[half] < x ? base + half : base;
@@ -199,31 +262,35 @@ class CpuRun : public tpch::TpchRun {
         }
         return b + ((base - &*b) + (*base < x ? 1 : 0));
       }
-      std::pair<It, It> operator()(std::uint32_t key) {
-        const std::uint64_t first = std::uint64_t{key} << 32, next = first + (std::uint64_t{1} << 32);
-        if (key == prev) return {lo, hi};
-        lo = (prev != ~std::uint64_t{0} && key > prev) ? gallop(hi, end, first) : lower(begin, end, first);
-        hi = key == 0xffffffffu ? end : gallop(lo, end, next);
+      std::pair<It, It> operator()(K key) {
+        const P first = P{key} << 32, next = first + (P{1} << 32);
+        if (any && key == prev) return {lo, hi};
+        lo = (any && key > prev) ? gallop(hi, end, first) : lower(begin, end, first);
+        hi = key == static_cast<K>(~K{0}) ? end : gallop(lo, end, next);
         prev = key;
+        any = true;
         return {lo, hi};
       }
     };
-    auto finder = [&] { return Finder{sorted_.cbegin(), sorted_.cend(), sorted_.cbegin(), sorted_.cbegin()}; };
+    auto finder = [&] { return Finder{sorted.cbegin(), sorted.cend(), sorted.cbegin(), sorted.cbegin()}; };
     // A left side out of key order is sorted as (key, row) pairs too, so that the search walks
     // forward (a merge join) instead of jumping across the right side for every row; unless the
     // right side's pairs fit in cache (4 MiB), where random binary searches are cheaper than a sort.
-    const bool left_sorted = nr <= (std::uint64_t{1} << 19) || std::is_sorted(lk, lk + nl);
+    bool left_sorted = nr <= (std::uint64_t{4} << 20) / sizeof(P);
     if (!left_sorted) {
-      lsorted_.resize(nl);
+      left_sorted = true;
+      for (std::uint64_t i = 1; i < nl && left_sorted; ++i) left_sorted = !(lk[i] < lk[i - 1]);
+    }
+    if (!left_sorted) {
+      lsorted.resize(nl);
       const int lchunks = chunk_count(nl, threads_);
       for_chunks(lchunks, threads_, [&](int c) {
-        for (std::uint64_t i = chunk_begin(nl, lchunks, c); i < chunk_begin(nl, lchunks, c + 1); ++i)
-          lsorted_[i] = (std::uint64_t{lk[i]} << 32) | i;
+        for (std::uint64_t i = chunk_begin(nl, lchunks, c); i < chunk_begin(nl, lchunks, c + 1); ++i) lsorted[i] = (P{lk[i]} << 32) | i;
       });
-      parallel_sort(lsorted_, threads_);
+      parallel_sort(lsorted, threads_);
     }
-    auto key_at = [&](std::uint64_t i) { return left_sorted ? lk[i] : static_cast<std::uint32_t>(lsorted_[i] >> 32); };
-    auto row_at = [&](std::uint64_t i) { return left_sorted ? static_cast<std::uint32_t>(i) : static_cast<std::uint32_t>(lsorted_[i]); };
+    auto key_at = [&](std::uint64_t i) { return left_sorted ? lk[i] : static_cast<K>(lsorted[i] >> 32); };
+    auto row_at = [&](std::uint64_t i) { return left_sorted ? static_cast<std::uint32_t>(i) : static_cast<std::uint32_t>(lsorted[i]); };
     const int chunks = chunk_count(nl, threads_);
     std::vector<std::uint64_t> at(static_cast<std::size_t>(chunks), 0);
     first_.resize(nl);  // each left row's matches, found once by the counting pass
@@ -233,7 +300,7 @@ class CpuRun : public tpch::TpchRun {
       Finder range = finder();
       for (std::uint64_t i = chunk_begin(nl, chunks, c); i < chunk_begin(nl, chunks, c + 1); ++i) {
         auto r = range(key_at(i));
-        first_[i] = static_cast<std::uint32_t>(r.first - sorted_.cbegin());
+        first_[i] = static_cast<std::uint32_t>(r.first - sorted.cbegin());
         count_[i] = static_cast<std::uint32_t>(r.second - r.first);
         k += count_[i];
       }
@@ -247,37 +314,49 @@ class CpuRun : public tpch::TpchRun {
       std::uint64_t k = at[static_cast<std::size_t>(c)];
       for (std::uint64_t i = chunk_begin(nl, chunks, c); i < chunk_begin(nl, chunks, c + 1); ++i) {
         const std::uint32_t row = row_at(i);
-        const std::uint64_t* m = sorted_.data() + first_[i];
+        const P* m = sorted.data() + first_[i];
         for (std::uint32_t j = 0; j < count_[i]; ++j, ++k) {
           li_[k] = row;
           ri_[k] = static_cast<std::uint32_t>(m[j] & 0xffffffffu);
         }
       }
     });
-    out.resize(left.size() + right.size() - 1);
     gather(left, li_, out, 0, -1);
-    gather(right, ri_, out, left.size(), s.right_col);
+    gather(right, ri_, out, left.words.size(), s.right_col);
   }
 
-  void project(const Step& s, Cols& out) {
-    const Cols& in = rel_[static_cast<std::size_t>(s.in)];
-    const std::uint64_t n = rows(in);
+  void project(const Step& s, Rel& out) {
+    const Rel& in = rel_[static_cast<std::size_t>(s.in)];
+    const std::uint64_t n = in.rows();
     const int chunks = chunk_count(n, threads_);
-    out.resize(s.cols.size());
-    for (std::size_t k = 0; k < s.cols.size(); ++k) {
-      const Col& src = in[static_cast<std::size_t>(s.cols[k])];
-      out[k].resize(n);
-      for_chunks(chunks, threads_, [&](int c) {
-        std::uint64_t b = chunk_begin(n, chunks, c), e = chunk_begin(n, chunks, c + 1);
-        if (e > b) std::memcpy(out[k].data() + b, src.data() + b, (e - b) * sizeof(std::uint32_t));
-      });
+    std::size_t o = 0;
+    for (int pc : s.cols) {
+      for (int w : {in.lo_word(pc), in.hi_word(pc)}) {
+        if (w < 0) continue;
+        const Col& src = in.words[static_cast<std::size_t>(w)];
+        Col& dst = out.words[o++];
+        dst.resize(n);
+        for_chunks(chunks, threads_, [&](int c) {
+          std::uint64_t b = chunk_begin(n, chunks, c), e = chunk_begin(n, chunks, c + 1);
+          if (e > b) std::memcpy(dst.data() + b, src.data() + b, (e - b) * sizeof(std::uint32_t));
+        });
+      }
     }
+  }
+
+  // The (key, row) pair buffers of the key width P (0: right side, 1: left side), kept across passes.
+  template <class P>
+  std::vector<P>& pairs(int which) {
+    if constexpr (sizeof(P) == 8) return which == 0 ? sorted_ : lsorted_;
+    else return which == 0 ? sorted_wide_ : lsorted_wide_;
   }
 
   const Plan& plan_;
   int threads_;
-  std::vector<Cols> rel_;  // inputs, then one per step (buffers kept across passes)
+  std::vector<std::vector<tpch::ColumnInfo>> schemas_;
+  std::vector<Rel> rel_;  // inputs, then one per step (buffers kept across passes)
   std::vector<std::uint64_t> sorted_, lsorted_;
+  std::vector<u128> sorted_wide_, lsorted_wide_;
   Col li_, ri_, first_, count_;
 };
 

@@ -24,16 +24,31 @@ constexpr int kThreads = 256;
 constexpr int kItems = 4;  // rows per thread in the fused tile
 constexpr u64 kEmpty = ~0ull;
 constexpr int kMaxIn = 4, kMaxCols = 8, kMaxJoins = 3, kMaxPreds = 4;
+constexpr int kMaxOut = 2 * kMaxCols;  // output words
 
 unsigned blocks(u64 n, u64 per_block = kThreads) { return static_cast<unsigned>(std::max<u64>(1, (n + per_block - 1) / per_block)); }
 
-__device__ __forceinline__ bool in_range(u32 x, u32 lo, u32 hi) { return x >= lo && x <= hi; }
+__device__ __forceinline__ bool in_range(u64 x, u64 lo, u64 hi) { return x >= lo && x <= hi; }
+
+// A column's value: 32-bit (hi == nullptr) or 64-bit from its low and high word columns.
+struct Words {
+  const u32* lo = nullptr;
+  const u32* hi = nullptr;
+  __device__ __forceinline__ u64 operator[](u64 i) const { return hi ? (u64{hi[i]} << 32) | lo[i] : lo[i]; }
+};
 
 // ---- operator-at-a-time kernels -------------------------------------------------------------
 
-__global__ void flag_range(const u32* x, u64 n, u32 lo, u32 hi, u32* flag) {
+__global__ void flag_range(Words x, u64 n, u64 lo, u64 hi, u32* flag) {
   u64 i = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x;
   if (i < n) flag[i] = in_range(x[i], lo, hi) ? 1u : 0u;
+}
+
+// The join keys of a column as K (u32, or u64 for a 64-bit column), for the radix sort.
+template <class K>
+__global__ void load_keys(Words x, u64 n, K* keys) {
+  u64 i = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x;
+  if (i < n) keys[i] = static_cast<K>(x[i]);
 }
 
 __global__ void scatter_index(const u32* flag, const u32* pos, u64 n, u32* idx) {
@@ -52,10 +67,11 @@ __global__ void iota(u32* v, u64 n) {
 }
 
 // For each left key: where its matches start in the sorted right keys, and how many there are.
-__global__ void match_range(const u32* lk, u64 nl, const u32* rk, u64 nr, u32* first, u64* count) {
+template <class K>
+__global__ void match_range(Words lk, u64 nl, const K* rk, u64 nr, u32* first, u64* count) {
   u64 i = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x;
   if (i >= nl) return;
-  u32 k = lk[i];
+  const K k = static_cast<K>(lk[i]);
   u64 a = 0, b = nr;
   while (a < b) {  // lower bound
     u64 m = (a + b) / 2;
@@ -85,15 +101,17 @@ __global__ void expand(const u32* first, const u64* count, const u64* offset, u6
 
 // ---- fused (Crystal-style) kernels -----------------------------------------------------------
 
+// A predicate or a key on word columns: the low word's column, and the high word's for a 64-bit
+// column (-1 for a 32-bit one).
 struct DPred {
-  int col;
-  u32 lo, hi;
+  int lo_word, hi_word;
+  u64 lo, hi;
 };
 
 struct BuildArgs {
-  const u32* cols[kMaxCols];
+  const u32* cols[kMaxCols];  // word columns
   u64 rows;
-  int key_col;
+  int key_lo, key_hi;         // the key's words (key_hi -1: a 32-bit key)
   int n_preds;
   DPred preds[kMaxPreds];
   unsigned long long* table;
@@ -101,58 +119,78 @@ struct BuildArgs {
 };
 
 struct FusedArgs {
-  const u32* cols[kMaxIn][kMaxCols];
+  const u32* cols[kMaxIn][kMaxCols];  // word columns of every input
   u64 probe_rows;
   int n_probe_preds;
   DPred probe_preds[kMaxPreds];
   int n_joins;
-  int probe_in[kMaxJoins], probe_col[kMaxJoins];
+  int probe_in[kMaxJoins], probe_lo[kMaxJoins], probe_hi[kMaxJoins];
+  // The build side's key words, for 64-bit keys (the table then holds build rows, see build_table).
+  int build_in[kMaxJoins], key_lo[kMaxJoins], key_hi[kMaxJoins];
   const unsigned long long* table[kMaxJoins];
   u64 mask[kMaxJoins];
   int join_of_input[kMaxIn];
-  int n_out;
-  int out_in[kMaxCols], out_col[kMaxCols];
-  u32* out[kMaxCols];
+  int n_out;  // output words
+  int out_in[kMaxOut], out_col[kMaxOut];
+  u32* out[kMaxOut];
   unsigned long long* count;
 };
 
-__device__ __forceinline__ u64 slot_of(u32 key, u64 mask) {
-  u64 h = key * 0x9E3779B97F4A7C15ull;
+__device__ __forceinline__ u64 slot_of(u64 key, u64 mask) {
+  u64 h = (key ^ (key >> 32)) * 0x9E3779B97F4A7C15ull;
   return (h ^ (h >> 29)) & mask;
 }
 
+// A value of word columns `cols` at row r: one word, or two (hi_word >= 0) as a 64-bit value.
+__device__ __forceinline__ u64 word_value(const u32* const* cols, int lo_word, int hi_word, u64 r) {
+  return hi_word < 0 ? cols[lo_word][r] : (u64{cols[hi_word][r]} << 32) | cols[lo_word][r];
+}
+
+// A slot holds (key << 32 | row) for a 32-bit key; for a 64-bit key, which does not fit beside the
+// row, the row alone, and a lookup compares the build relation's key words at that row.
 __global__ void build_table(BuildArgs a) {
   u64 r = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x;
   if (r >= a.rows) return;
   for (int p = 0; p < a.n_preds; ++p)
-    if (!in_range(a.cols[a.preds[p].col][r], a.preds[p].lo, a.preds[p].hi)) return;
-  u32 key = a.cols[a.key_col][r];
-  unsigned long long packed = (static_cast<u64>(key) << 32) | r;  // r < 2^31: never kEmpty
+    if (!in_range(word_value(a.cols, a.preds[p].lo_word, a.preds[p].hi_word, r), a.preds[p].lo, a.preds[p].hi)) return;
+  const u64 key = word_value(a.cols, a.key_lo, a.key_hi, r);
+  unsigned long long packed = a.key_hi < 0 ? (key << 32) | r : r;  // r < 2^31: never kEmpty
   for (u64 s = slot_of(key, a.mask);; s = (s + 1) & a.mask)
     if (atomicCAS(&a.table[s], static_cast<unsigned long long>(kEmpty), packed) == kEmpty) return;
 }
 
-__device__ __forceinline__ bool lookup(const unsigned long long* t, u64 mask, u32 key, u32& row) {
-  for (u64 s = slot_of(key, mask);; s = (s + 1) & mask) {
+__device__ __forceinline__ bool lookup(const FusedArgs& a, int j, u64 key, u32& row) {
+  const unsigned long long* t = a.table[j];
+  const u32* const* build = a.cols[a.build_in[j]];
+  for (u64 s = slot_of(key, a.mask[j]);; s = (s + 1) & a.mask[j]) {
     unsigned long long e = t[s];
     if (e == kEmpty) return false;
-    if (static_cast<u32>(e >> 32) == key) {
+    const bool hit = a.key_hi[j] < 0 ? (e >> 32) == key : word_value(build, a.key_lo[j], a.key_hi[j], e) == key;
+    if (hit) {
       row = static_cast<u32>(e);
       return true;
     }
   }
 }
 
-// A base column's value for probe row r, given the build rows matched so far.
+// A base word column's value for probe row r, given the build rows matched so far.
 __device__ __forceinline__ u32 value(const FusedArgs& a, u64 r, const u32* m, int in, int col) {
   return in == 0 ? a.cols[0][col][r] : a.cols[in][col][m[a.join_of_input[in]]];
 }
 
+// A base column (its words lo, hi) for probe row r.
+__device__ __forceinline__ u64 wide_value(const FusedArgs& a, u64 r, const u32* m, int in, int lo, int hi) {
+  const u64 low = value(a, r, m, in, lo);
+  return hi < 0 ? low : (u64{value(a, r, m, in, hi)} << 32) | low;
+}
+
 __device__ bool passes(const FusedArgs& a, u64 r, u32* m) {
   for (int p = 0; p < a.n_probe_preds; ++p)
-    if (!in_range(a.cols[0][a.probe_preds[p].col][r], a.probe_preds[p].lo, a.probe_preds[p].hi)) return false;
+    if (!in_range(word_value(a.cols[0], a.probe_preds[p].lo_word, a.probe_preds[p].hi_word, r), a.probe_preds[p].lo,
+                  a.probe_preds[p].hi))
+      return false;
   for (int j = 0; j < a.n_joins; ++j)  // a missing key also covers build rows the selects removed
-    if (!lookup(a.table[j], a.mask[j], value(a, r, m, a.probe_in[j], a.probe_col[j]), m[j])) return false;
+    if (!lookup(a, j, wide_value(a, r, m, a.probe_in[j], a.probe_lo[j], a.probe_hi[j]), m[j])) return false;
   return true;
 }
 
@@ -188,9 +226,20 @@ __global__ void __launch_bounds__(kThreads) fused_probe(FusedArgs a) {
 
 // ---- host side ------------------------------------------------------------------------------
 
-struct DevRel {
-  std::vector<DeviceBuffer<u32>> cols;
+// A relation on the device as word columns: a 32-bit plan column is one, a wide (64-bit) one two,
+// low words then high words (as the cpu columnar engine). Selects, gathers and projects move
+// words; a select on a wide column and a join on wide keys read both words as one 64-bit value.
+struct DevRel : tpch::WordLayout {
+  std::vector<DeviceBuffer<u32>> cols;  // word columns
   u64 rows = 0;
+  void shape(const std::vector<tpch::ColumnInfo>& schema) {
+    static_cast<tpch::WordLayout&>(*this) = tpch::word_layout(schema);
+    cols.resize(static_cast<std::size_t>(total));
+  }
+  Words words_of(int col) const {
+    const int h = hi_word(col);
+    return {cols[static_cast<std::size_t>(lo_word(col))].get(), h < 0 ? nullptr : cols[static_cast<std::size_t>(h)].get()};
+  }
 };
 
 class CudaRun : public tpch::TpchRun {
@@ -206,16 +255,21 @@ class CudaRun : public tpch::TpchRun {
     }
     Transfer host_kind = t == Transfer::None ? Transfer::Pinned : t;
     rel_.resize(plan_.inputs.size() + plan_.steps.size());
+    for (std::size_t r = 0; r < rel_.size(); ++r) rel_[r].shape(schemas_[r]);
+    fused_out_.shape(schemas_.back());
     for (std::size_t i = 0; i < plan_.inputs.size(); ++i) {
       const Relation& in = *plan_.inputs[i];
       DevRel& d = rel_[i];
       d.rows = in.rows();
-      for (const auto& c : in.cols) {
-        HostBuffer<u32> h(std::max<u64>(1, c.v.size()), host_kind);
-        std::copy(c.v.begin(), c.v.end(), h.get());
-        host_in_.push_back(std::move(h));
-        d.cols.emplace_back(std::max<u64>(1, c.v.size()));
-      }
+      std::size_t w = 0;
+      for (const auto& c : in.cols)
+        for (const std::vector<u32>* words : {&c.v, &c.hi}) {
+          if (words == &c.hi && !c.info.wide) continue;
+          HostBuffer<u32> h(std::max<u64>(1, words->size()), host_kind);
+          std::copy(words->begin(), words->end(), h.get());
+          host_in_.push_back(std::move(h));
+          d.cols[w++] = DeviceBuffer<u32>(std::max<u64>(1, words->size()));
+        }
     }
     host_count_ = HostBuffer<u64>(2, Transfer::Pinned);
   }
@@ -234,8 +288,8 @@ class CudaRun : public tpch::TpchRun {
       }
     b.h2d = t.stop(s);
     const DevRel& out = fused_ ? run_fused(b) : run_operators(b);
-    // The answer back to the host.
-    const std::size_t width = schemas_.back().size();
+    // The answer back to the host, word column by word column.
+    const std::size_t width = out.cols.size();
     host_rows_ = out.rows;
     // Host buffers for the answer grow before the d2h events: allocation is never timed.
     if (host_out_.size() < width) host_out_.resize(width);
@@ -254,8 +308,12 @@ class CudaRun : public tpch::TpchRun {
   Relation result() override {
     Relation r;
     r.name = plan_.kernel;
-    for (std::size_t c = 0; c < schemas_.back().size(); ++c)
-      r.cols.push_back({schemas_.back()[c], std::vector<u32>(host_out_[c].get(), host_out_[c].get() + host_rows_)});
+    const DevRel& shape = rel_.back();  // the answer's word layout (the fused output has the same)
+    for (std::size_t c = 0; c < schemas_.back().size(); ++c) {
+      auto words = [&](int w) { return std::vector<u32>(host_out_[static_cast<std::size_t>(w)].get(), host_out_[static_cast<std::size_t>(w)].get() + host_rows_); };
+      const int col = static_cast<int>(c);
+      r.cols.push_back({schemas_.back()[c], words(shape.lo_word(col)), shape.hi_word(col) < 0 ? std::vector<u32>{} : words(shape.hi_word(col))});
+    }
     return r;
   }
 
@@ -277,10 +335,10 @@ class CudaRun : public tpch::TpchRun {
     HDB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp, bytes, in, out, static_cast<int>(n), stream_.get()));
   }
 
-  // out[o + k] = in[k][idx] for every column of `in` except `skip`.
+  // out.cols[o + k] = in.cols[k][idx] for every word column of `in` except plan column `skip`'s.
   void gather_cols(const DevRel& in, const u32* idx, u64 n, DevRel& out, std::size_t o, int skip) {
     for (std::size_t k = 0; k < in.cols.size(); ++k) {
-      if (static_cast<int>(k) == skip) continue;
+      if (skip >= 0 && (static_cast<int>(k) == in.lo_word(skip) || static_cast<int>(k) == in.hi_word(skip))) continue;
       u32* dst = grow(out.cols[o++], n);
       if (n) gather<<<blocks(n), kThreads, 0, stream_.get()>>>(in.cols[k].get(), idx, n, dst);
     }
@@ -294,7 +352,7 @@ class CudaRun : public tpch::TpchRun {
     u32* flag = grow(flag_, n + 1);
     u32* pos = grow(pos_, n + 1);
     if (n) {
-      flag_range<<<blocks(n), kThreads, 0, st>>>(in.cols[static_cast<std::size_t>(s.col)].get(), n, s.lo, s.hi, flag);
+      flag_range<<<blocks(n), kThreads, 0, st>>>(in.words_of(s.col), n, s.lo, s.hi, flag);
       HDB_CUDA_CHECK_LAUNCH("flag_range");
       exclusive_sum(flag, pos, n);
     }
@@ -312,25 +370,41 @@ class CudaRun : public tpch::TpchRun {
       scatter_index<<<blocks(n), kThreads, 0, st>>>(flag, pos, n, idx);
       HDB_CUDA_CHECK_LAUNCH("scatter_index");
     }
-    out.cols.resize(in.cols.size());
     gather_cols(in, idx, kept, out, 0, -1);
   }
 
   void join(const Step& s, const DevRel& left, const DevRel& right, DevRel& out) {
+    if (left.hi_word(s.col) >= 0) return join_on<u64>(s, left, right, out, rkey64_sorted_);
+    return join_on<u32>(s, left, right, out, rkey_sorted_);
+  }
+
+  // K: the key type (u32, or u64 for 64-bit keys: the radix sort then runs over 64 bits).
+  template <class K>
+  void join_on(const Step& s, const DevRel& left, const DevRel& right, DevRel& out, DeviceBuffer<K>& sorted_buf) {
     cudaStream_t st = stream_.get();
     const u64 nl = left.rows, nr = right.rows;
     // Sort the right side's (key, row) pairs (CUB radix sort).
     u32* rows_in = grow(rrow_in_, nr);
-    u32* keys_out = grow(rkey_sorted_, nr);
+    K* keys_out = grow(sorted_buf, nr);
     u32* rows_out = grow(rrow_sorted_, nr);
     if (nr) {
       iota<<<blocks(nr), kThreads, 0, st>>>(rows_in, nr);
       HDB_CUDA_CHECK_LAUNCH("iota");
+      // 32-bit keys are sorted from their column; 64-bit keys are first put together from their words.
+      const K* keys_in = nullptr;
+      if constexpr (sizeof(K) == 4) {
+        keys_in = right.cols[static_cast<std::size_t>(right.lo_word(s.right_col))].get();
+      } else {
+        u64* keys = grow(rkey64_in_, nr);
+        load_keys<K><<<blocks(nr), kThreads, 0, st>>>(right.words_of(s.right_col), nr, keys);
+        HDB_CUDA_CHECK_LAUNCH("load_keys");
+        keys_in = keys;
+      }
       std::size_t bytes = 0;
-      const u32* rk = right.cols[static_cast<std::size_t>(s.right_col)].get();
-      HDB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, rk, keys_out, rows_in, rows_out, static_cast<int>(nr), 0, 32, st));
+      constexpr int bits = 8 * sizeof(K);
+      HDB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys_in, keys_out, rows_in, rows_out, static_cast<int>(nr), 0, bits, st));
       char* tmp = grow(cub_tmp_, bytes);
-      HDB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp, bytes, rk, keys_out, rows_in, rows_out, static_cast<int>(nr), 0, 32, st));
+      HDB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp, bytes, keys_in, keys_out, rows_in, rows_out, static_cast<int>(nr), 0, bits, st));
     }
     // Count matches per left row, place them (scan), expand into row-id pairs, gather.
     u32* first = grow(first_, nl);
@@ -338,7 +412,7 @@ class CudaRun : public tpch::TpchRun {
     u64* offset = grow(offset_, nl + 1);
     u64 total = 0;
     if (nl) {
-      match_range<<<blocks(nl), kThreads, 0, st>>>(left.cols[static_cast<std::size_t>(s.col)].get(), nl, keys_out, nr, first, count);
+      match_range<K><<<blocks(nl), kThreads, 0, st>>>(left.words_of(s.col), nl, keys_out, nr, first, count);
       HDB_CUDA_CHECK_LAUNCH("match_range");
       exclusive_sum(count, offset, nl);
       total = read_total(offset + nl - 1, count + nl - 1);
@@ -350,18 +424,19 @@ class CudaRun : public tpch::TpchRun {
       expand<<<blocks(nl), kThreads, 0, st>>>(first, count, offset, nl, rows_out, li, ri);
       HDB_CUDA_CHECK_LAUNCH("expand");
     }
-    out.cols.resize(left.cols.size() + right.cols.size() - 1);
     gather_cols(left, li, total, out, 0, -1);
     gather_cols(right, ri, total, out, left.cols.size(), s.right_col);
   }
 
   void project(const Step& s, const DevRel& in, DevRel& out) {
-    out.cols.resize(s.cols.size());
-    for (std::size_t k = 0; k < s.cols.size(); ++k) {
-      u32* dst = grow(out.cols[k], in.rows);
-      HDB_CUDA_CHECK(cudaMemcpyAsync(dst, in.cols[static_cast<std::size_t>(s.cols[k])].get(), in.rows * sizeof(u32),
-                                     cudaMemcpyDeviceToDevice, stream_.get()));
-    }
+    std::size_t o = 0;
+    for (int c : s.cols)
+      for (int w : {in.lo_word(c), in.hi_word(c)}) {
+        if (w < 0) continue;
+        u32* dst = grow(out.cols[o++], in.rows);
+        HDB_CUDA_CHECK(cudaMemcpyAsync(dst, in.cols[static_cast<std::size_t>(w)].get(), in.rows * sizeof(u32),
+                                       cudaMemcpyDeviceToDevice, stream_.get()));
+      }
     out.rows = in.rows;
   }
 
@@ -395,9 +470,24 @@ class CudaRun : public tpch::TpchRun {
     const FusedPlan& f = fused_plan_;
     bool ok = plan_.inputs.size() <= kMaxIn && f.joins.size() <= kMaxJoins && f.probe_preds.size() <= kMaxPreds &&
               f.outputs.size() <= kMaxCols;
-    for (const auto& in : plan_.inputs) ok = ok && in->cols.size() <= kMaxCols;
+    for (std::size_t i = 0; i < plan_.inputs.size(); ++i) ok = ok && schemas_[i].size() <= kMaxCols && rel_words(i) <= kMaxCols;
+    std::size_t out_words = 0;
+    for (const auto& c : schemas_.back()) out_words += static_cast<std::size_t>(c.words());
+    ok = ok && out_words <= kMaxOut;
     for (const auto& j : f.joins) ok = ok && j.build_preds.size() <= kMaxPreds;
     if (!ok) throw SkipCase("the plan exceeds the fused kernel's fixed limits");
+  }
+
+  std::size_t rel_words(std::size_t i) const {
+    std::size_t w = 0;
+    for (const auto& c : schemas_[i]) w += static_cast<std::size_t>(c.words());
+    return w;
+  }
+
+  // A fused predicate on base relation `in`'s plan column, on its words.
+  DPred dpred(int in, const tpch::FusedPredicate& p) const {
+    const DevRel& r = rel_[static_cast<std::size_t>(in)];
+    return {r.lo_word(p.col), r.hi_word(p.col), p.lo, p.hi};
   }
 
   const DevRel& run_fused(Breakdown& b) {
@@ -408,7 +498,7 @@ class CudaRun : public tpch::TpchRun {
       for (std::size_t c = 0; c < rel_[i].cols.size(); ++c) a.cols[i][c] = rel_[i].cols[c].get();
     a.probe_rows = rel_[0].rows;
     a.n_probe_preds = static_cast<int>(f.probe_preds.size());
-    for (std::size_t p = 0; p < f.probe_preds.size(); ++p) a.probe_preds[p] = {f.probe_preds[p].col, f.probe_preds[p].lo, f.probe_preds[p].hi};
+    for (std::size_t p = 0; p < f.probe_preds.size(); ++p) a.probe_preds[p] = dpred(0, f.probe_preds[p]);
     a.n_joins = static_cast<int>(f.joins.size());
     tables_.resize(f.joins.size());
     for (std::size_t j = 0; j < f.joins.size(); ++j) {
@@ -420,9 +510,10 @@ class CudaRun : public tpch::TpchRun {
       BuildArgs ba{};
       for (std::size_t c = 0; c < build.cols.size(); ++c) ba.cols[c] = build.cols[c].get();
       ba.rows = build.rows;
-      ba.key_col = fj.build_key;
+      ba.key_lo = build.lo_word(fj.build_key);
+      ba.key_hi = build.hi_word(fj.build_key);
       ba.n_preds = static_cast<int>(fj.build_preds.size());
-      for (std::size_t p = 0; p < fj.build_preds.size(); ++p) ba.preds[p] = {fj.build_preds[p].col, fj.build_preds[p].lo, fj.build_preds[p].hi};
+      for (std::size_t p = 0; p < fj.build_preds.size(); ++p) ba.preds[p] = dpred(fj.build_input, fj.build_preds[p]);
       ba.table = table;
       ba.mask = cap - 1;
       PhaseTimer t;
@@ -433,20 +524,30 @@ class CudaRun : public tpch::TpchRun {
       double sec = t.stop(st);
       b.add_phase("build_" + plan_.inputs[static_cast<std::size_t>(fj.build_input)]->name, sec);
       b.kernel += sec;
+      const DevRel& probe = rel_[static_cast<std::size_t>(fj.probe.input)];
       a.probe_in[j] = fj.probe.input;
-      a.probe_col[j] = fj.probe.col;
+      a.probe_lo[j] = probe.lo_word(fj.probe.col);
+      a.probe_hi[j] = probe.hi_word(fj.probe.col);
+      a.build_in[j] = fj.build_input;
+      a.key_lo[j] = ba.key_lo;
+      a.key_hi[j] = ba.key_hi;
       a.table[j] = table;
       a.mask[j] = cap - 1;
       a.join_of_input[fj.build_input] = static_cast<int>(j);
     }
     // Each probe row yields at most one result row (unique build keys).
+    // Output words in the answer's word layout: each output column's low word, then its high word.
     DevRel& out = fused_out_;
-    out.cols.resize(f.outputs.size());
-    a.n_out = static_cast<int>(f.outputs.size());
-    for (std::size_t c = 0; c < f.outputs.size(); ++c) {
-      a.out_in[c] = f.outputs[c].input;
-      a.out_col[c] = f.outputs[c].col;
-      a.out[c] = grow(out.cols[c], a.probe_rows);
+    a.n_out = 0;
+    for (const auto& o : f.outputs) {
+      const DevRel& base = rel_[static_cast<std::size_t>(o.input)];
+      for (int w : {base.lo_word(o.col), base.hi_word(o.col)}) {
+        if (w < 0) continue;
+        a.out_in[a.n_out] = o.input;
+        a.out_col[a.n_out] = w;
+        a.out[a.n_out] = grow(out.cols[static_cast<std::size_t>(a.n_out)], a.probe_rows);
+        ++a.n_out;
+      }
     }
     a.count = reinterpret_cast<unsigned long long*>(grow(total_, 2));
     PhaseTimer t;
@@ -473,6 +574,7 @@ class CudaRun : public tpch::TpchRun {
   DevRel fused_out_;
   std::vector<DeviceBuffer<unsigned long long>> tables_;
   DeviceBuffer<u32> flag_, pos_, idx_a_, idx_b_, first_, rrow_in_, rkey_sorted_, rrow_sorted_;
+  DeviceBuffer<u64> rkey64_in_, rkey64_sorted_;  // 64-bit join keys
   DeviceBuffer<u64> count_, offset_, total_;
   DeviceBuffer<char> cub_tmp_;
   HostBuffer<u64> host_count_;  // pinned: the counts read back to size outputs

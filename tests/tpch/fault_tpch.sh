@@ -65,10 +65,21 @@ case "$case_name" in
     expect_usage "lineitem.tbl:3: column 6 (l_extendedprice) '1700.505': has 3 decimal places"
     ;;
   key_over_32_bits)
+    # A key of 2^32 loads as a 64-bit column: the tables run at key=64, key=32 is skipped saying why.
     tbl
     sed -i '2s/^[0-9]*|/4294967296|/' "$work/tbl/orders.tbl"
-    run 60 "${tiny[@]}" --tbl-dir "$work/tbl"
-    expect_usage "orders.tbl:2: column 1 (o_orderkey) '4294967296': does not fit 32 bits"
+    run 60 "${tiny[@]}" --tbl-dir "$work/tbl" --key-bits 32,64 --json "$work/k.json"
+    [ $rc -eq 0 ] || fail "exit $rc with an order key of 2^32"
+    grep -q 'skipped: keys reach 2^32 (the largest join key is 4294967296): these tables run at key=64 only' "$work/out" ||
+      fail "key=32 not skipped with the reason"
+    grep -q '"key": *64' "$work/k.json" || fail "no key=64 case in the JSON"
+    grep -q '"verified": *true' "$work/k.json" || fail "the key=64 case did not verify"
+    ;;
+  key_over_64_bits)
+    tbl
+    sed -i '2s/^[0-9]*|/18446744073709551616|/' "$work/tbl/orders.tbl"
+    run 60 "${tiny[@]}" --tbl-dir "$work/tbl" --key-bits 64
+    expect_usage "orders.tbl:2: column 1 (o_orderkey) '18446744073709551616': does not fit 64 bits"
     ;;
   huge_field)
     # A 16 MiB field: the message quotes 80 bytes of it, then "...".
@@ -76,7 +87,7 @@ case "$case_name" in
     { head -c $((16 << 20)) /dev/zero | tr '\0' '7'; printf '|'; head -1 "$work/tbl/customer.tbl" | cut -d'|' -f2-; } >"$work/c"
     cat "$work/tbl/customer.tbl" >>"$work/c" && mv "$work/c" "$work/tbl/customer.tbl"
     run 60 "${tiny[@]}" --tbl-dir "$work/tbl"
-    expect_usage "customer.tbl:1: column 1 (c_custkey) '7777777777.*\.\.\. (16777216 bytes)': does not fit 32 bits"
+    expect_usage "customer.tbl:1: column 1 (c_custkey) '7777777777.*\.\.\. (16777216 bytes)': does not fit 64 bits"
     ;;
   bad_output)
     # A bad --output is found before any work, and the previous results file is left as it was.
@@ -121,10 +132,13 @@ case "$case_name" in
       fi
     done
     [ -n "$seen" ] || echo "note: no limit between the harness's needs and the generator's was found"
-    # A scale factor that cannot fit the memory is skipped before anything is generated.
-    run 60 --data tpch --sf 1000 --kernels A --only 'A/ra-serial' --passes 1 --json "$work/big.json"
+    # A scale factor that cannot fit the memory is skipped before anything is generated, naming what
+    # a case holds; at key=32 first because its order keys pass 2^32 (known before generating too).
+    run 60 --data tpch --sf 1000 --kernels A --only 'A/ra-serial' --key-bits 32,64 --passes 1 --json "$work/big.json"
     [ $rc -eq 0 ] || fail "exit $rc at sf 1000"
-    grep -q 'skipped: needs about [0-9]* MiB, more than half the memory' "$work/out" || fail "sf 1000 not skipped"
+    grep -q 'key=32.*skipped: keys reach 2^32 (the largest join key is 6000000000)' "$work/out" || fail "sf 1000 not skipped at key=32"
+    grep -q 'key=64.*skipped: needs [0-9]* MiB of host memory (intermediate relations .*inputs [0-9]* MiB' "$work/out" ||
+      fail "sf 1000 not skipped at key=64"
     ;;
   tbl_memory)
     # The loader streams: its peak memory is about the kept columns, not the files' size.

@@ -21,6 +21,7 @@ TEST(TpchCuda, OperatorAndFusedEqualTheReference) {
   cuda::CudaTpch backend;
   expect_all_equal(backend, backend.variants(), Transfer::Pinned);
   expect_all_equal(backend, backend.variants(), Transfer::Pageable, false);
+  expect_all_equal(backend, backend.variants(), Transfer::Pinned, true, 64);
   ra::cuda::CudaRa ra(platform);
   RaComposed composed(ra);
   ASSERT_FALSE(composed.variants().empty());

@@ -264,6 +264,83 @@ TEST_F(Fixture, KernelAnswersAreTheHandCheckedOnes) {
     }
 }
 
+// Order keys beyond 2^32 (as dbgen writes them from about sf 716): l_orderkey and o_orderkey load
+// as 64-bit columns, the customer keys stay 32-bit; the kernels run at 64-bit keys only, and their
+// answers are the fixture's with every order key moved up by 2^32 (the low words alone would
+// join the same rows: the high word decides nothing here, only the checksum catches a lost one).
+TEST_F(Fixture, OrderKeysFrom2To32LoadAs64BitColumns) {
+  auto shift = [&](std::string text) {
+    std::string out;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) out += std::to_string((std::uint64_t{1} << 32) + std::stoull(l.substr(0, l.find('|')))) + l.substr(l.find('|')) + "\n";
+    return out;
+  };
+  Tables narrow = load_tables(dir_.string());
+  write("orders.tbl", shift(read(dir_ / "orders.tbl")));
+  write("lineitem.tbl", shift(read(dir_ / "lineitem.tbl")));
+  Tables t = load_tables(dir_.string());
+  EXPECT_TRUE(t.orders.cols[0].info.wide);
+  EXPECT_TRUE(t.lineitem.cols[0].info.wide);
+  EXPECT_FALSE(t.orders.cols[1].info.wide);    // o_custkey stays 32-bit
+  EXPECT_FALSE(t.customer.cols[0].info.wide);
+  EXPECT_EQ(t.orders.cols[0].at(0), (std::uint64_t{1} << 32) + 1);
+  EXPECT_EQ(t.lineitem.cols[0].at(8), (std::uint64_t{1} << 32) + 5);
+  EXPECT_EQ(t.orders.cols[0].v, narrow.orders.cols[0].v);  // the low words
+  EXPECT_EQ(max_key(t), (std::uint64_t{1} << 32) + 5);
+  EXPECT_THROW(tpch_kernel("B", t, 32), std::invalid_argument);
+  for (const char* k : {"A", "B", "C"}) {
+    SCOPED_TRACE(k);
+    Relation wide = reference_execute(tpch_kernel(k, t, 64));
+    Relation want = reference_execute(tpch_kernel(k, narrow, 64));
+    ASSERT_EQ(wide.rows(), want.rows());
+    EXPECT_NE(checksum(wide), checksum(want));  // the keys differ in the high word only
+    for (std::uint64_t i = 0; i < want.rows(); ++i) EXPECT_EQ(wide.cols[0].at(i), (std::uint64_t{1} << 32) + want.cols[0].at(i));
+  }
+  write_rows(reference_execute(tpch_kernel("C", t, 64)), (dir_ / "c.tbl").string());
+  EXPECT_EQ(read(dir_ / "c.tbl"), "4294967297|1700.50|0.04|1995-03-10|0\n");
+  // A key of 2^64 is no key: an error naming file, line and column.
+  std::string e = error_of("orders.tbl", "18446744073709551616|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n");
+  EXPECT_NE(e.find("orders.tbl:1: column 1 (o_orderkey) '18446744073709551616': does not fit 64 bits (at most 18446744073709551615)"),
+            std::string::npos)
+      << e;
+}
+
+// At 64-bit keys the generated tables' keys are mapped above 2^32 (widen_key: order kept, so the
+// same rows join); the answers have the 32-bit answers' rows with their keys mapped.
+TEST(TpchKeys, GeneratedKeysAre64BitAndJoinTheSameRows) {
+  Tables t = generate_tables(0.01, 5, 2);  // keys past 4096: most map above 2^32
+  EXPECT_EQ(widen_key(12345), (std::uint64_t{12345} << 20) | ((12345 * 0x9E3779B97F4A7C15ull) >> 44));
+  EXPECT_GE(widen_key(4096), std::uint64_t{1} << 32);
+  for (const char* k : {"A", "B", "C"}) {
+    SCOPED_TRACE(k);
+    Plan p = tpch_kernel(k, t, 64);
+    for (const auto& in : p.inputs)
+      for (const Column& c : in->cols) EXPECT_EQ(c.info.wide, is_key_column(c.info.name)) << c.info.name;
+    Relation narrow = reference_execute(tpch_kernel(k, t, 32));
+    Relation wide = reference_execute(p);
+    ASSERT_EQ(wide.rows(), narrow.rows());
+    ASSERT_GT(wide.rows(), 0u);
+    EXPECT_TRUE(wide.cols[0].info.wide);
+    std::uint64_t above = 0;
+    for (std::uint64_t i = 0; i < wide.rows(); ++i) above += wide.cols[0].at(i) >> 32 != 0;
+    EXPECT_GT(above, wide.rows() / 2);
+  }
+  for (const char* k : {"A", "B", "C"}) {
+    SCOPED_TRACE(std::string("random ") + k);
+    Relation narrow = reference_execute(random_kernel(k, 5000, 9, 2, 32));
+    Relation wide = reference_execute(random_kernel(k, 5000, 9, 2, 64));
+    EXPECT_EQ(wide.rows(), narrow.rows());
+    EXPECT_GT(wide.rows(), 0u);
+  }
+}
+
+// The generator makes dbgen's order keys 64-bit where they pass 2^32 (about sf 716).
+TEST(TpchKeys, OrderKeysPass2To32NearSf716) {
+  EXPECT_FALSE(wide_order_keys(1'000'000'000));
+  EXPECT_TRUE(wide_order_keys(1'100'000'000));
+  EXPECT_GT(generated_bytes(800), generated_bytes(700) * 8 / 7);  // the second word is counted
+}
+
 TEST_F(Fixture, ErrorsNameFileLineAndColumn) {
   std::string e = error_of("orders.tbl", "1|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n2|1|O|1.00|1995-02-30|5-LOW|Clerk|0|c|\n");
   EXPECT_NE(e.find("orders.tbl:2: column 5 (o_orderdate) '1995-02-30'"), std::string::npos) << e;
@@ -295,10 +372,17 @@ TEST_F(Fixture, ExactReasonsForBadNumbers) {
   e = error_of("lineitem.tbl", line("1", "17", "1700.5", "0.041"));
   EXPECT_NE(e.find("lineitem.tbl:1: column 7 (l_discount) '0.041': has 3 decimal places"), std::string::npos) << e;
   EXPECT_EQ(error_of("lineitem.tbl", line("1", "17", "1700.500", "0.0400")), "no error");  // zeros are exact
-  e = error_of("lineitem.tbl", line("4294967296", "17", "1700.50", "0.04"));
-  EXPECT_NE(e.find("lineitem.tbl:1: column 1 (l_orderkey) '4294967296': does not fit 32 bits"), std::string::npos) << e;
+  // Keys take up to 64 bits (a key from 2^32 up makes its column 64-bit); other numbers 32.
+  EXPECT_EQ(error_of("lineitem.tbl", line("4294967296", "17", "1700.50", "0.04")), "no error");
+  EXPECT_EQ(error_of("lineitem.tbl", line("18446744073709551615", "17", "1700.50", "0.04")), "no error");
+  e = error_of("lineitem.tbl", line("18446744073709551616", "17", "1700.50", "0.04"));
+  EXPECT_NE(e.find("lineitem.tbl:1: column 1 (l_orderkey) '18446744073709551616': does not fit 64 bits"), std::string::npos) << e;
   e = error_of("lineitem.tbl", line("99999999999999999999999", "17", "1700.50", "0.04"));
-  EXPECT_NE(e.find("'99999999999999999999999': does not fit 32 bits"), std::string::npos) << e;
+  EXPECT_NE(e.find("'99999999999999999999999': does not fit 64 bits"), std::string::npos) << e;
+  e = error_of("lineitem.tbl", line("-4294967296", "17", "1700.50", "0.04"));
+  EXPECT_NE(e.find("column 1 (l_orderkey) '-4294967296': is negative"), std::string::npos) << e;
+  e = error_of("lineitem.tbl", line("1", "4294967296", "1700.50", "0.04"));
+  EXPECT_NE(e.find("column 5 (l_quantity) '4294967296': does not fit 32 bits"), std::string::npos) << e;
   EXPECT_EQ(error_of("lineitem.tbl", line("4294967295", "17", "1700.50", "0.04")), "no error");
   e = error_of("lineitem.tbl", line("1", "17", "42949672.96", "0.04"));
   EXPECT_NE(e.find("'42949672.96': does not fit 32 bits in cents"), std::string::npos) << e;
@@ -316,7 +400,7 @@ TEST_F(Fixture, MessagesQuoteAtMost80BytesOfAField) {
   std::string big(16u << 20, '9');
   std::string e = error_of("customer.tbl", big + "|C|a|15|25|711.56|BUILDING|c|\n");
   EXPECT_LT(e.size(), 400u) << e.substr(0, 400);
-  EXPECT_NE(e.find("customer.tbl:1: column 1 (c_custkey) '" + std::string(80, '9') + "... (16777216 bytes)': does not fit 32 bits"),
+  EXPECT_NE(e.find("customer.tbl:1: column 1 (c_custkey) '" + std::string(80, '9') + "... (16777216 bytes)': does not fit 64 bits"),
             std::string::npos)
       << e.substr(0, 400);
   e = error_of("customer.tbl", "1|C|a|15|25|711.56|" + std::string(1u << 20, 'B') + "|c|\n");

@@ -8,31 +8,87 @@
 namespace hdb::tpch {
 namespace {
 
-// A relation of the plan as RA tuples: plan column j is tuple attribute attr[j] (0 = key).
+// A relation of the plan as RA tuples: plan column j is tuple attribute attr[j] (0 = key). A wide
+// (64-bit) plan column is the key (two key words) or two value attributes, high word first (as RA
+// makes of a 64-bit key that project moves away from the key): attr[j] is the high word's.
 struct Placed {
   ra::DeviceRel dev;
   std::vector<int> attr;
+  std::vector<bool> wide;
   bool sorted = false;  // by key
 };
 
-bool key_sorted(const std::vector<std::uint32_t>& v) { return std::is_sorted(v.begin(), v.end()); }
+bool key_sorted(const Column& c) {
+  for (std::uint64_t i = 1; i < c.v.size(); ++i)
+    if (c.at(i) < c.at(i - 1)) return false;
+  return true;
+}
+
+// RA compares, selects and re-keys on the key and on 32-bit values: a 64-bit column elsewhere in a
+// tuple (two values) cannot be a select's or a join's column, nor project's first. Checked before
+// anything is made, on the plan: the RA key of each relation is column 0 of an input, kept by a
+// select, the left join column after a join, the first column after a project.
+void check_wide_columns(const Plan& plan, const std::vector<std::vector<ColumnInfo>>& schemas) {
+  std::vector<int> key(plan.inputs.size(), 0);
+  auto no_key = [&](int rel, int col) {
+    return schemas[static_cast<std::size_t>(rel)][static_cast<std::size_t>(col)].wide && key[static_cast<std::size_t>(rel)] != col;
+  };
+  for (const Step& s : plan.steps) {
+    const bool bad = (s.op == Op::Select && no_key(s.in, s.col)) ||
+                     (s.op == Op::Join && (no_key(s.in, s.col) || no_key(s.right, s.right_col))) ||
+                     (s.op == Op::Project && no_key(s.in, s.cols.at(0)));
+    if (bad)
+      throw SkipCase("step " + s.name +
+                     " works on a 64-bit column that is no RA key there; RA holds it as two 32-bit values and its select "
+                     "and project cannot compare or re-key on them (model/ra.hpp)");
+    key.push_back(s.op == Op::Select ? key[static_cast<std::size_t>(s.in)] : s.op == Op::Join ? s.col : 0);
+  }
+}
+
+// The attributes of RA tuples after project(columns): output attribute of each input attribute
+// (-1: dropped), given which input attributes are 64-bit values (two attributes) and the key width.
+std::vector<int> projected_attributes(const std::vector<int>& columns, int in_attrs, int key_words) {
+  std::vector<int> pos(static_cast<std::size_t>(in_attrs), -1);
+  int next = 0;
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    const int a = columns[i];
+    if (pos[static_cast<std::size_t>(a)] < 0) pos[static_cast<std::size_t>(a)] = next;
+    // A 64-bit key moved away from the front becomes two values.
+    next += (a == 0 && i > 0 && key_words == 2) ? 2 : 1;
+  }
+  return pos;
+}
 
 class RaRun : public TpchRun {
  public:
   RaRun(ra::RaBackend& b, const Plan& plan, std::string variant, Transfer t)
       : b_(b), plan_(plan), variant_(std::move(variant)), transfer_(t), schemas_(plan_schemas(plan)) {
+    check_wide_columns(plan_, schemas_);
     for (const auto& in : plan_.inputs) {
-      const int width = static_cast<int>(in->cols.size());
-      if (width < 1 || width > 1 + ra::kMaxValues) throw SkipCase("an input has more attributes than RA tuples hold");
-      ra::Relation h = b_.host_relation(in->rows(), width - 1, t == Transfer::None ? Transfer::Pageable : t);
-      for (std::uint64_t i = 0; i < in->rows(); ++i)
-        for (int c = 0; c < width; ++c) h.tuple(i)[c] = in->cols[static_cast<std::size_t>(c)].v[i];
+      if (in->cols.empty()) throw SkipCase("an input has no attributes");
+      const int kw = in->cols[0].info.words();
+      int words = 0;
+      for (const Column& c : in->cols) words += c.info.words();
+      if (words > ra::kMaxWords) throw SkipCase("an input has more words than RA tuples hold");
+      ra::Relation h = b_.host_relation(in->rows(), words - kw, t == Transfer::None ? Transfer::Pageable : t, kw);
+      for (std::uint64_t i = 0; i < in->rows(); ++i) {
+        std::uint32_t* tuple = h.tuple(i);
+        ra::set_key(tuple, kw, in->cols[0].at(i));
+        int w = kw;
+        for (std::size_t c = 1; c < in->cols.size(); ++c) {
+          const Column& col = in->cols[c];
+          if (col.info.wide) tuple[w++] = col.hi[i];
+          tuple[w++] = col.v[i];
+        }
+      }
       hosts_.push_back(std::move(h));
-      inputs_sorted_.push_back(key_sorted(in->cols[0].v));
+      inputs_sorted_.push_back(key_sorted(in->cols[0]));
     }
-    for (const auto& s : schemas_)
-      if (s.size() > 1 + static_cast<std::size_t>(ra::kMaxValues))
-        throw SkipCase("an intermediate relation is wider than the RA tuple limit");
+    for (const auto& s : schemas_) {
+      int words = 0;
+      for (const ColumnInfo& c : s) words += c.words();
+      if (words > ra::kMaxWords) throw SkipCase("an intermediate relation is wider than the RA tuple limit of " + std::to_string(ra::kMaxWords) + " words");
+    }
     dev_inputs_.resize(plan_.inputs.size());
     steps_.resize(plan_.steps.size());
     rekeyed_.resize(2 * plan_.steps.size());
@@ -49,9 +105,15 @@ class RaRun : public TpchRun {
     std::vector<Placed> rel;
     for (std::size_t i = 0; i < plan_.inputs.size(); ++i) {
       b.add_copy(b_.upload(hosts_[i], dev_inputs_[i]), transfer_ != Transfer::None);
-      std::vector<int> attr(plan_.inputs[i]->cols.size());
-      std::iota(attr.begin(), attr.end(), 0);
-      rel.push_back({dev_inputs_[i], attr, inputs_sorted_[i]});
+      std::vector<int> attr;
+      std::vector<bool> wide;
+      int a = 0;
+      for (const Column& c : plan_.inputs[i]->cols) {
+        attr.push_back(a);
+        wide.push_back(c.info.wide);
+        a += (a > 0 && c.info.wide) ? 2 : 1;  // a 64-bit value takes two attributes, the key one
+      }
+      rel.push_back({dev_inputs_[i], attr, wide, inputs_sorted_[i]});
     }
     for (std::size_t k = 0; k < plan_.steps.size(); ++k) {
       const Step& s = plan_.steps[k];
@@ -61,7 +123,7 @@ class RaRun : public TpchRun {
         case Op::Select: {
           ra::Predicate p{in.attr[static_cast<std::size_t>(s.col)], s.lo, s.hi};
           add(b, s.name, b_.select(*in.dev, p, variant_, steps_[k]));
-          out = {steps_[k], in.attr, in.sorted};  // select keeps the input order
+          out = {steps_[k], in.attr, in.wide, in.sorted};  // select keeps the input order
           break;
         }
         case Op::Join: {
@@ -69,20 +131,36 @@ class RaRun : public TpchRun {
           Placed r = keyed(b, 2 * k + 1, rel[static_cast<std::size_t>(s.right)], s.right_col, s.name + ".right");
           add(b, s.name, b_.join(*l.dev, *r.dev, variant_, steps_[k]));
           // (key, left values, right values): left columns keep their attributes, right values follow.
-          const int lw = static_cast<int>(l.attr.size());
+          const int lw = l.dev->values() + 1;
           out.attr = l.attr;
+          out.wide = l.wide;
           for (std::size_t c = 0; c < r.attr.size(); ++c)
-            if (static_cast<int>(c) != s.right_col) out.attr.push_back(lw + r.attr[c] - 1);
+            if (static_cast<int>(c) != s.right_col) {
+              out.attr.push_back(lw + r.attr[c] - 1);
+              out.wide.push_back(r.wide[c]);
+            }
           out.dev = steps_[k];
           out.sorted = true;
           break;
         }
         case Op::Project: {
+          // RA columns: the key as one column (of its width), a 64-bit value as its two attributes.
           std::vector<int> cols;
-          for (int c : s.cols) cols.push_back(in.attr[static_cast<std::size_t>(c)]);
+          for (int c : s.cols) {
+            const int a = in.attr[static_cast<std::size_t>(c)];
+            if (in.wide[static_cast<std::size_t>(c)] && a != 0) {  // never first (check_wide_columns)
+              cols.push_back(a);
+              cols.push_back(a + 1);
+            } else {
+              cols.push_back(a);
+            }
+          }
           add(b, s.name, b_.project(*in.dev, cols, variant_, steps_[k]));
-          out.attr.resize(cols.size());
-          std::iota(out.attr.begin(), out.attr.end(), 0);
+          const auto pos = projected_attributes(cols, in.dev->values() + 1, in.dev->key_words());
+          for (int c : s.cols) {
+            out.attr.push_back(pos[static_cast<std::size_t>(in.attr[static_cast<std::size_t>(c)])]);
+            out.wide.push_back(in.wide[static_cast<std::size_t>(c)]);
+          }
           out.dev = steps_[k];
           out.sorted = in.sorted && cols[0] == 0;
           break;
@@ -91,8 +169,10 @@ class RaRun : public TpchRun {
       rel.push_back(std::move(out));
     }
     const Placed& last = rel.back();
-    if (host_out_.capacity_rows() < last.dev->rows() || host_out_.values() != last.dev->values())
-      host_out_ = b_.host_relation(last.dev->rows(), last.dev->values(), transfer_ == Transfer::None ? Transfer::Pageable : transfer_);
+    if (host_out_.capacity_rows() < last.dev->rows() || host_out_.values() != last.dev->values() ||
+        host_out_.key_words() != last.dev->key_words())
+      host_out_ = b_.host_relation(last.dev->rows(), last.dev->values(), transfer_ == Transfer::None ? Transfer::Pageable : transfer_,
+                                   last.dev->key_words());
     b.add_copy(b_.download(*last.dev, host_out_), transfer_ != Transfer::None);
     out_attr_ = last.attr;
     b.total = wall.seconds();
@@ -103,9 +183,15 @@ class RaRun : public TpchRun {
     Relation r;
     r.name = plan_.kernel;
     const auto& schema = schemas_.back();
+    const int kw = host_out_.key_words();
     for (std::size_t j = 0; j < schema.size(); ++j) {
-      Column c{schema[j], std::vector<std::uint32_t>(host_out_.rows())};
-      for (std::uint64_t i = 0; i < host_out_.rows(); ++i) c.v[i] = host_out_.tuple(i)[out_attr_[j]];
+      Column c{schema[j], std::vector<std::uint32_t>(host_out_.rows()), std::vector<std::uint32_t>(schema[j].wide ? host_out_.rows() : 0)};
+      const int a = out_attr_[j];
+      const int word = a == 0 ? 0 : kw - 1 + a;  // a 64-bit value: high word, then low word
+      for (std::uint64_t i = 0; i < host_out_.rows(); ++i) {
+        const std::uint32_t* t = host_out_.tuple(i);
+        c.set(i, a == 0 ? ra::key_at(t, kw) : schema[j].wide ? (std::uint64_t{t[word]} << 32) | t[word + 1] : t[word]);
+      }
       r.cols.push_back(std::move(c));
     }
     return r;
@@ -120,18 +206,22 @@ class RaRun : public TpchRun {
 
   // The relation with plan column `col` as its key, sorted by it: as it is, or re-keyed by
   // project() and sorted by the backend's sort(), on the device.
+  // A 64-bit column is the join key only where it is the RA key already (check_wide_columns).
   Placed keyed(Breakdown& b, std::size_t k, const Placed& in, int col, const std::string& name) {  // k: buffer slot
     const int a = in.attr[static_cast<std::size_t>(col)];
     if (a == 0 && in.sorted) return in;
     Placed out;
     out.dev = in.dev;
     out.attr = in.attr;
+    out.wide = in.wide;
     if (a != 0) {
       std::vector<int> cols{a};
-      for (int x = 0; x < static_cast<int>(in.attr.size()); ++x)
+      const int attrs = in.dev->values() + 1;
+      for (int x = 0; x < attrs; ++x)
         if (x != a) cols.push_back(x);
       add(b, name + ".rekey", b_.project(*in.dev, cols, variant_, rekeyed_[k]));
-      for (int& x : out.attr) x = x == a ? 0 : (x < a ? x + 1 : x);
+      const auto pos = projected_attributes(cols, attrs, in.dev->key_words());
+      for (int& x : out.attr) x = pos[static_cast<std::size_t>(x)];
       out.dev = rekeyed_[k];
     }
     out.sorted = true;

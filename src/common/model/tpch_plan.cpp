@@ -71,18 +71,28 @@ std::vector<std::vector<T>> propagate(const Plan& plan, std::vector<std::vector<
   return rel;
 }
 
-std::shared_ptr<const Relation> sub_relation(const Relation& t, const std::vector<std::string>& cols) {
+// The columns `cols` of a table; at 64 bits its join keys wide (mapped through `map` when given).
+std::shared_ptr<const Relation> sub_relation(const Relation& t, const std::vector<std::string>& cols, int key_bits,
+                                             std::uint64_t (*map)(std::uint64_t)) {
   auto r = std::make_shared<Relation>();
   r->name = t.name;
-  for (const std::string& c : cols) r->cols.push_back(t.cols[static_cast<std::size_t>(t.index(c))]);
+  for (const std::string& c : cols) {
+    const Column& src = t.cols[static_cast<std::size_t>(t.index(c))];
+    if (key_bits == 64 && is_key_column(c)) r->cols.push_back(widened(src, map));
+    else if (src.info.wide) throw std::invalid_argument(c + " holds keys of 64 bits: the kernels need --key-bits 64");
+    else r->cols.push_back(src);
+  }
   return r;
 }
 
-bool unique_column(const std::vector<std::uint32_t>& v) {
-  std::vector<std::uint32_t> s = v;
+bool unique_column(const Column& c) {
+  std::vector<std::uint64_t> s(c.v.size());
+  for (std::size_t i = 0; i < s.size(); ++i) s[i] = c.at(i);
   std::sort(s.begin(), s.end());
   return std::adjacent_find(s.begin(), s.end()) == s.end();
 }
+
+std::uint64_t widen_key_of(std::uint64_t k) { return widen_key(k); }
 
 }  // namespace
 
@@ -139,7 +149,7 @@ bool fuse_plan(const Plan& plan, FusedPlan& out, std::string& why) {
           return false;
         }
         Origin key = lineage[static_cast<std::size_t>(s.right)][static_cast<std::size_t>(s.right_col)];
-        if (!unique_column(plan.inputs[static_cast<std::size_t>(b)]->cols[static_cast<std::size_t>(key.col)].v)) {
+        if (!unique_column(plan.inputs[static_cast<std::size_t>(b)]->cols[static_cast<std::size_t>(key.col)])) {
           why = "the build key " + plan.inputs[static_cast<std::size_t>(b)]->cols[static_cast<std::size_t>(key.col)].info.name +
                 " has duplicates (a fused lookup needs a unique key)";
           return false;
@@ -173,7 +183,7 @@ bool fuse_plan(const Plan& plan, FusedPlan& out, std::string& why) {
   return true;
 }
 
-Step select_step(const std::string& name, int in, int col, std::uint32_t lo, std::uint32_t hi) {
+Step select_step(const std::string& name, int in, int col, std::uint64_t lo, std::uint64_t hi) {
   Step s;
   s.op = Op::Select;
   s.name = name;
@@ -213,7 +223,14 @@ std::shared_ptr<const Relation> key_value_relation(const std::string& name, std:
   return r;
 }
 
-Plan tpch_kernel(const std::string& kernel, const Tables& t) {
+Plan tpch_kernel(const std::string& kernel, const Tables& tables, int key_bits) {
+  if (key_bits != 32 && key_bits != 64) throw std::invalid_argument("key width " + std::to_string(key_bits) + " is not 32 or 64");
+  // Generated keys are mapped into the 64-bit range; loaded keys are the data and stay as they are.
+  std::uint64_t (*map)(std::uint64_t) = tables.generated ? widen_key_of : nullptr;
+  auto sub_relation = [&](const Relation& t, const std::vector<std::string>& cols) {
+    return tpch::sub_relation(t, cols, key_bits, map);
+  };
+  const Tables& t = tables;
   Plan p;
   p.kernel = kernel;
   if (kernel == "A") {
@@ -263,17 +280,29 @@ std::vector<std::uint32_t> uniform_column(std::uint64_t n, std::uint64_t seed, s
 
 }  // namespace
 
-Plan random_kernel(const std::string& kernel, std::uint64_t n, std::uint64_t seed, int threads) {
+Plan random_kernel(const std::string& kernel, std::uint64_t n, std::uint64_t seed, int threads, int key_bits) {
+  if (key_bits != 32 && key_bits != 64) throw std::invalid_argument("key width " + std::to_string(key_bits) + " is not 32 or 64");
+  const bool wide = key_bits == 64;
   Plan p;
   p.kernel = kernel;
   const std::uint64_t full = std::uint64_t{1} << 32;
   auto col = [&](std::uint64_t salt, std::uint64_t range) { return uniform_column(n, splitmix64(seed ^ salt), range, threads); };
   const std::uint32_t half = static_cast<std::uint32_t>(n / 2 == 0 ? 0 : n / 2 - 1);
+  // A key (or a bound on one) at this width: 64-bit keys through widen_key, which keeps order.
+  auto key = [wide](std::uint64_t k) { return wide ? widen_key(k) : k; };
+  const std::uint64_t key_top = wide ? ~std::uint64_t{0} : 0xffffffffu;
+  // Makes the key column (and the columns in `also`) of a relation wide.
+  auto widen = [wide](std::shared_ptr<const Relation> r, std::vector<int> cols) {
+    if (!wide) return r;
+    auto w = std::make_shared<Relation>(*r);
+    for (int c : cols) w->cols[static_cast<std::size_t>(c)] = widened(r->cols[static_cast<std::size_t>(c)], widen_key_of);
+    return std::shared_ptr<const Relation>(std::move(w));
+  };
   if (kernel == "A") {
     // Three chained selects of 1/2 each on uniform 32-bit keys and values: 1/8 of the rows remain.
-    p.inputs = {key_value_relation("r", col(1, full), col(2, full))};
-    p.steps = {select_step("1_select_key_low", 0, 0, 0, 0x7fffffffu), select_step("2_select_value_low", 1, 1, 0, 0x7fffffffu),
-               select_step("3_select_key_high", 2, 0, 0x40000000u, 0xffffffffu)};
+    p.inputs = {widen(key_value_relation("r", col(1, full), col(2, full)), {0})};
+    p.steps = {select_step("1_select_key_low", 0, 0, 0, key(0x7fffffffu)), select_step("2_select_value_low", 1, 1, 0, 0x7fffffffu),
+               select_step("3_select_key_high", 2, 0, key(0x40000000u), key_top)};
     return p;
   }
   if (kernel != "B" && kernel != "C") throw std::logic_error("unknown kernel " + kernel);
@@ -285,14 +314,16 @@ Plan random_kernel(const std::string& kernel, std::uint64_t n, std::uint64_t see
   std::sort(k1.begin(), k1.end());
   std::vector<std::uint32_t> iota(n);
   std::iota(iota.begin(), iota.end(), 0u);
-  p.inputs = {key_value_relation("r1", std::move(k1), col(4, n)), key_value_relation("r2", iota, col(6, n)), key_value_relation("r3", iota, col(8, full))};
+  // At 64 bits r2_value, the foreign key of the second join, is as wide as r3_key.
+  p.inputs = {widen(key_value_relation("r1", std::move(k1), col(4, n)), {0}), widen(key_value_relation("r2", iota, col(6, n)), {0, 1}),
+              widen(key_value_relation("r3", iota, col(8, full)), {0})};
   if (kernel == "B") {
     // 3: (r1_key, r1_value, r2_value); 4: + r3_value
     p.steps = {join_step("1_join_r2", 0, 0, 1, 0), join_step("2_join_r3", 3, 2, 2, 0)};
   } else {
     // Selects of 1/2 on each relation, the joins, then (r1_key, r1_value, r3_value).
     p.steps = {select_step("1_select_r1", 0, 1, 0, half),
-               select_step("2_select_r2", 1, 1, 0, half),
+               select_step("2_select_r2", 1, 1, 0, key(half)),
                select_step("3_select_r3", 2, 1, 0, 0x7fffffffu),
                join_step("4_join_r2", 3, 0, 4, 0),
                join_step("5_join_r3", 6, 2, 5, 0),

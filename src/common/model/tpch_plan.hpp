@@ -1,5 +1,7 @@
 #pragma once
 // A micro-kernel as a plan of relational operators executed one at a time (the paper's model):
+// Columns are 32-bit, or 64-bit where ColumnInfo::wide (the join keys at --key-bits 64); select
+// bounds are 64-bit, and a join compares whole values (both key columns have one width).
 // each step reads relations produced earlier and materialises a new one. Relation ids: the inputs
 // are 0..inputs-1, step i produces relation inputs+i, and the last step's output is the answer.
 // The tpch contract: the benchmark (bench/tpch.cpp), the backends and the serial reference
@@ -22,7 +24,7 @@ struct Step {
   int in = 0;        // the (left) input relation
   // Select: keep rows with lo <= in[col] <= hi (both inclusive).
   int col = 0;
-  std::uint32_t lo = 0, hi = 0xffffffffu;
+  std::uint64_t lo = 0, hi = 0xffffffffu;
   // Join: inner equi-join in[col] == right[right_col]; output = all columns of `in`, then the
   // columns of `right` except right_col (equal to in[col] in every output row).
   int right = -1;
@@ -42,7 +44,7 @@ struct Plan {
 
 // Plan vocabulary, for the kernels here and for tests: one step of each kind, and an input of
 // two columns <name>_key, <name>_value.
-Step select_step(const std::string& name, int in, int col, std::uint32_t lo, std::uint32_t hi);
+Step select_step(const std::string& name, int in, int col, std::uint64_t lo, std::uint64_t hi);
 Step join_step(const std::string& name, int in, int col, int right, int right_col);
 Step project_step(const std::string& name, int in, std::vector<int> cols);
 std::shared_ptr<const Relation> key_value_relation(const std::string& name, std::vector<std::uint32_t> keys,
@@ -66,7 +68,7 @@ std::vector<std::vector<Origin>> plan_lineage(const Plan& plan);
 // base relations (after selects), starting from input 0, has this shape.
 struct FusedPredicate {
   int col = 0;  // column of the base relation
-  std::uint32_t lo = 0, hi = 0;
+  std::uint64_t lo = 0, hi = 0;
 };
 struct FusedJoin {
   int build_input = 0;     // the base relation looked up
@@ -82,10 +84,21 @@ struct FusedPlan {
 // Rewrites the plan; returns false (with the reason) when it has another shape.
 bool fuse_plan(const Plan& plan, FusedPlan& out, std::string& why);
 
-// The kernels on real TPC-H tables (see docs/tpch.md for the SQL they answer).
-Plan tpch_kernel(const std::string& kernel, const Tables& t);
-// The kernels on random key/value relations of `tuples` tuples each (the paper's set-up).
-Plan random_kernel(const std::string& kernel, std::uint64_t tuples, std::uint64_t seed, int threads);
+// The 64-bit key standing for a generated key k (< 2^44): injective and order-preserving (so
+// sorted inputs stay sorted, joins and range selects keep their rows), at least 2^32 for
+// k >= 4096, and keys sharing the high word differ in the low word, so a path that compares or
+// keeps only one word fails verification. Equal to ra::wide_key for k < 2^32.
+constexpr std::uint64_t widen_key(std::uint64_t k) { return (k << 20) | ((k * 0x9E3779B97F4A7C15ull) >> 44); }
+
+// The kernels on real TPC-H tables (see docs/tpch.md for the SQL they answer). key_bits 64: the
+// join keys (c_custkey, o_orderkey, o_custkey, l_orderkey) are wide columns, generated tables'
+// keys mapped through widen_key, loaded keys as they are; key_bits 32 needs every key below 2^32
+// (std::invalid_argument otherwise: the benchmark skips such tables at 32 bits).
+Plan tpch_kernel(const std::string& kernel, const Tables& t, int key_bits = 32);
+// The kernels on random key/value relations of `tuples` tuples each (the paper's set-up). At
+// key_bits 64 the keys and the foreign key r2_value are wide, mapped through widen_key, with the
+// select bounds on them mapped alike: the same rows qualify as at 32 bits.
+Plan random_kernel(const std::string& kernel, std::uint64_t tuples, std::uint64_t seed, int threads, int key_bits = 32);
 
 // The Q6 and Q3 constants.
 constexpr std::uint32_t kQ6DateLo = 8766;  // 1994-01-01

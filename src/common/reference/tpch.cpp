@@ -19,28 +19,29 @@ Relation reference_execute(const Plan& plan) {
     switch (s.op) {
       case Op::Select:
         for (std::uint64_t i = 0; i < in.rows(); ++i) {
-          std::uint32_t x = in.cols[static_cast<std::size_t>(s.col)].v[i];
+          const std::uint64_t x = in.cols[static_cast<std::size_t>(s.col)].at(i);
           if (x < s.lo || x > s.hi) continue;
-          for (std::size_t c = 0; c < in.cols.size(); ++c) out.cols[c].v.push_back(in.cols[c].v[i]);
+          for (std::size_t c = 0; c < in.cols.size(); ++c) out.cols[c].push_back(in.cols[c].at(i));
         }
         break;
       case Op::Join: {
         const Relation& right = rel(s.right);
-        std::unordered_multimap<std::uint32_t, std::uint64_t> index;
-        for (std::uint64_t j = 0; j < right.rows(); ++j) index.emplace(right.cols[static_cast<std::size_t>(s.right_col)].v[j], j);
+        // Keys compare as whole values: 64-bit on wide columns.
+        std::unordered_multimap<std::uint64_t, std::uint64_t> index;
+        for (std::uint64_t j = 0; j < right.rows(); ++j) index.emplace(right.cols[static_cast<std::size_t>(s.right_col)].at(j), j);
         for (std::uint64_t i = 0; i < in.rows(); ++i) {
-          auto range = index.equal_range(in.cols[static_cast<std::size_t>(s.col)].v[i]);
+          auto range = index.equal_range(in.cols[static_cast<std::size_t>(s.col)].at(i));
           for (auto it = range.first; it != range.second; ++it) {
             std::size_t o = 0;
-            for (const Column& c : in.cols) out.cols[o++].v.push_back(c.v[i]);
+            for (const Column& c : in.cols) out.cols[o++].push_back(c.at(i));
             for (std::size_t c = 0; c < right.cols.size(); ++c)
-              if (static_cast<int>(c) != s.right_col) out.cols[o++].v.push_back(right.cols[c].v[it->second]);
+              if (static_cast<int>(c) != s.right_col) out.cols[o++].push_back(right.cols[c].at(it->second));
           }
         }
         break;
       }
       case Op::Project:
-        for (std::size_t k = 0; k < s.cols.size(); ++k) out.cols[k].v = in.cols[static_cast<std::size_t>(s.cols[k])].v;
+        for (std::size_t k = 0; k < s.cols.size(); ++k) out.cols[k] = in.cols[static_cast<std::size_t>(s.cols[k])];
         break;
     }
     made.push_back(std::move(out));

@@ -21,7 +21,8 @@ std::uint32_t uniform(std::uint64_t seed, std::uint64_t i, std::uint64_t lo, std
 Relation make(const std::string& name, const std::vector<ColumnInfo>& schema, std::uint64_t rows) {
   Relation r;
   r.name = name;
-  for (const ColumnInfo& c : schema) r.cols.push_back({c, std::vector<std::uint32_t>(rows)});
+  for (const ColumnInfo& c : schema)
+    r.cols.push_back({c, std::vector<std::uint32_t>(rows), std::vector<std::uint32_t>(c.wide ? rows : 0)});
   return r;
 }
 
@@ -29,8 +30,22 @@ Relation make(const std::string& name, const std::vector<ColumnInfo>& schema, st
 
 std::uint64_t generated_bytes(double sf) {
   if (!(sf > 0)) return 0;
-  const double rows = sf * (2.0 * kCustomersPerSf + 4.0 * kOrdersPerSf + 5.0 * 4 * kOrdersPerSf);
+  // Order keys past 2^32 (about sf 716) take a second word in orders and lineitem.
+  const double key_words = wide_order_keys(static_cast<std::uint64_t>(std::llround(sf * kOrdersPerSf))) ? 1.0 : 0.0;
+  const double rows = sf * (2.0 * kCustomersPerSf + (4.0 + key_words) * kOrdersPerSf + (5.0 + key_words) * 4 * kOrdersPerSf);
   return static_cast<std::uint64_t>(rows * sizeof(std::uint32_t));
+}
+
+bool is_key_column(const std::string& name) {
+  return name == "c_custkey" || name == "o_orderkey" || name == "o_custkey" || name == "l_orderkey";
+}
+
+std::uint64_t max_key(const Tables& t) {
+  std::uint64_t m = 0;
+  for (const Relation* r : {&t.customer, &t.orders, &t.lineitem})
+    for (const Column& c : r->cols)
+      if (is_key_column(c.info.name)) m = std::max(m, max_value(c));
+  return m;
 }
 
 Tables generate_tables(double sf, std::uint64_t seed, int threads) {
@@ -47,6 +62,7 @@ Tables generate_tables(double sf, std::uint64_t seed, int threads) {
   (void)market_segments();  // its one allocation on this thread, not in a worker
   Tables t;
   t.source = "generated sf=" + std::to_string(sf);
+  t.generated = true;
   t.customer = make("customer", {{"c_custkey", ColType::Int}, {"c_mktsegment", ColType::Segment}}, customers);
   parallel_for(customers, threads, [&](std::uint64_t b, std::uint64_t e) {
     for (std::uint64_t i = b; i < e; ++i) {
@@ -55,8 +71,9 @@ Tables generate_tables(double sf, std::uint64_t seed, int threads) {
     }
   });
 
+  const bool wide = wide_order_keys(orders);  // dbgen's keys pass 2^32 near sf 716: 64-bit columns
   t.orders = make("orders",
-                  {{"o_orderkey", ColType::Int},
+                  {{"o_orderkey", ColType::Int, wide},
                    {"o_custkey", ColType::Int},
                    {"o_orderdate", ColType::Date},
                    {"o_shippriority", ColType::Int}},
@@ -65,7 +82,7 @@ Tables generate_tables(double sf, std::uint64_t seed, int threads) {
   std::vector<std::uint64_t> first(orders + 1, 0);
   parallel_for(orders, threads, [&](std::uint64_t b, std::uint64_t e) {
     for (std::uint64_t i = b; i < e; ++i) {
-      t.orders.cols[0].v[i] = static_cast<std::uint32_t>(sparse_order_key(i + 1));
+      t.orders.cols[0].set(i, sparse_order_key(i + 1));
       // O_CUSTKEY: uniform over the customers whose key is not a multiple of 3 (a third of the
       // customers have no orders); drawn as the k-th such key.
       std::uint64_t eligible = customers - customers / 3;
@@ -81,7 +98,7 @@ Tables generate_tables(double sf, std::uint64_t seed, int threads) {
   const std::uint64_t lines = first[orders];
 
   t.lineitem = make("lineitem",
-                    {{"l_orderkey", ColType::Int},
+                    {{"l_orderkey", ColType::Int, wide},
                      {"l_quantity", ColType::Int},
                      {"l_extendedprice", ColType::Money},
                      {"l_discount", ColType::Hundredths},
@@ -92,7 +109,7 @@ Tables generate_tables(double sf, std::uint64_t seed, int threads) {
       for (std::uint64_t i = first[o]; i < first[o + 1]; ++i) {
         std::uint32_t qty = uniform(s_qty, i, 1, 50);
         std::uint64_t partkey = uniform(s_part, i, 1, parts);
-        t.lineitem.cols[0].v[i] = t.orders.cols[0].v[o];
+        t.lineitem.cols[0].set(i, t.orders.cols[0].at(o));
         t.lineitem.cols[1].v[i] = qty;
         t.lineitem.cols[2].v[i] = qty * retail_price_cents(partkey);
         t.lineitem.cols[3].v[i] = uniform(s_disc, i, 0, 10);
@@ -146,11 +163,11 @@ void write_tbl_files(const Tables& t, const std::string& dir) {
     TblWriter w(dir + "/customer.tbl");
     const Relation& c = t.customer;
     for (std::uint64_t i = 0; i < c.rows(); ++i) {
-      std::uint32_t k = c.cols[0].v[i];
-      char name[32];
-      std::snprintf(name, sizeof name, "Customer#%09u", k);
+      const std::uint64_t k = c.cols[0].at(i);
+      char name[40];
+      std::snprintf(name, sizeof name, "Customer#%09llu", static_cast<unsigned long long>(k));
       w.line(num(k) + "|" + name + "|IVhzIApeRb ot,c,E|" + num(k % 25) + "|25-989-741-2988|" +
-             format_value(ColType::Money, static_cast<std::uint32_t>(k * 7919 % 1000000)) + "|" +
+             format_value(ColType::Money, k * 7919 % 1000000) + "|" +
              format_value(ColType::Segment, c.cols[1].v[i]) + "|" + filler(k) + "|\n");
     }
     w.close();
@@ -159,9 +176,8 @@ void write_tbl_files(const Tables& t, const std::string& dir) {
     TblWriter w(dir + "/orders.tbl");
     const Relation& o = t.orders;
     for (std::uint64_t i = 0; i < o.rows(); ++i) {
-      std::uint32_t k = o.cols[0].v[i];
-      w.line(num(k) + "|" + num(o.cols[1].v[i]) + "|O|" +
-             format_value(ColType::Money, static_cast<std::uint32_t>(k * 104729u % 50000000u)) + "|" +
+      const std::uint64_t k = o.cols[0].at(i);
+      w.line(num(k) + "|" + num(o.cols[1].at(i)) + "|O|" + format_value(ColType::Money, k * 104729u % 50000000u) + "|" +
              format_date(o.cols[2].v[i]) + "|5-LOW|Clerk#000000951|" + num(o.cols[3].v[i]) + "|" + filler(i) +
              "|\n");
     }
@@ -170,9 +186,10 @@ void write_tbl_files(const Tables& t, const std::string& dir) {
   {
     TblWriter w(dir + "/lineitem.tbl");
     const Relation& l = t.lineitem;
-    std::uint32_t prev = 0, line_no = 0;
+    std::uint64_t prev = 0;
+    std::uint32_t line_no = 0;
     for (std::uint64_t i = 0; i < l.rows(); ++i) {
-      std::uint32_t k = l.cols[0].v[i];
+      const std::uint64_t k = l.cols[0].at(i);
       line_no = k == prev ? line_no + 1 : 1;
       prev = k;
       std::uint32_t ship = l.cols[4].v[i];

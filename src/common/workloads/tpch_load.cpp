@@ -1,5 +1,6 @@
 // Loader for dbgen's .tbl files: one row per line, fields separated by '|', with a trailing '|'.
 // Only the columns the micro-kernels use are converted; every error names file, line and column.
+// Keys are whole numbers up to 2^64 - 1: a key column whose values reach 2^32 is loaded wide (64-bit).
 // Each file is read in chunks of 1 MiB (never whole): memory is the kept columns plus one chunk
 // (or the longest line, when a line is longer than a chunk).
 #include <sys/stat.h>
@@ -205,23 +206,46 @@ Decimal parse_decimal(const char* s, const char* e) {
   return d;
 }
 
-std::uint32_t convert(const Wanted& w, const char* s, const char* e, const FieldError& err) {
+// A whole number of at most 64 bits: the digits before an optional all-zero fraction ("12", "12.00").
+// False when it exceeds 2^64 - 1.
+bool whole_u64(const char* s, const char* e, std::uint64_t& out) {
+  std::uint64_t x = 0;
+  for (const char* p = s; p < e && *p >= '0' && *p <= '9'; ++p) {
+    const auto d = static_cast<std::uint64_t>(*p - '0');
+    if (x > (std::numeric_limits<std::uint64_t>::max() - d) / 10) return false;
+    x = x * 10 + d;
+  }
+  out = x;
+  return true;
+}
+
+// A field's value: 32 bits for every column but keys, which may take 64 (the column becomes wide).
+std::uint64_t convert(const Wanted& w, const char* s, const char* e, const FieldError& err) {
   constexpr std::uint64_t kMax = std::numeric_limits<std::uint32_t>::max();
   switch (w.parse) {
     case Parse::Key:
     case Parse::Integer: {
+      const bool key = w.parse == Parse::Key;
       Decimal d = parse_decimal(s, e);
       switch (d.error) {
         case Decimal::Ok: break;
         case Decimal::Empty: err.fail("is empty, expected a non-negative number");
         case Decimal::NotNumber: err.fail("is not a non-negative number");
-        case Decimal::Negative: err.fail("is negative: the loader keeps non-negative 32-bit numbers");
+        case Decimal::Negative:
+          err.fail(key ? "is negative: keys are non-negative 64-bit numbers" : "is negative: the loader keeps non-negative 32-bit numbers");
         case Decimal::FinerThanHundredths: err.fail("is not a whole number");
-        case Decimal::TooLarge: err.fail("does not fit 32 bits (at most 4294967295)");
+        case Decimal::TooLarge:
+          if (!key) err.fail("does not fit 32 bits (at most 4294967295)");
+          break;
       }
       if (d.hundredths % 100) err.fail("is not a whole number");
-      if (d.hundredths / 100 > kMax) err.fail("does not fit 32 bits (at most 4294967295)");
-      return static_cast<std::uint32_t>(d.hundredths / 100);
+      if (!key) {
+        if (d.hundredths / 100 > kMax) err.fail("does not fit 32 bits (at most 4294967295)");
+        return d.hundredths / 100;
+      }
+      std::uint64_t x = 0;
+      if (!whole_u64(s, e, x)) err.fail("does not fit 64 bits (at most 18446744073709551615)");
+      return x;
     }
     case Parse::Money:
     case Parse::Hundredths: {
@@ -272,6 +296,18 @@ void append(std::vector<std::uint32_t>& v, std::uint32_t x) {
   v.push_back(x);
 }
 
+// Appends a value; a key that reaches 2^32 turns its column wide (the high words of the rows
+// before it are zero), the first time it happens.
+void append(Column& c, std::uint64_t x) {
+  if (x > 0xffffffffull && !c.info.wide) {
+    c.info.wide = true;
+    c.hi.reserve(c.v.capacity());
+    c.hi.assign(c.v.size(), 0u);
+  }
+  append(c.v, static_cast<std::uint32_t>(x));
+  if (c.info.wide) append(c.hi, static_cast<std::uint32_t>(x >> 32));
+}
+
 Relation load_table(const std::string& dir, const TableFormat& fmt) {
   const std::string path = dir + "/" + fmt.file;
   LineReader in(path);
@@ -311,12 +347,15 @@ Relation load_table(const std::string& dir, const TableFormat& fmt) {
       const Wanted& w = fmt.wanted[c];
       const char* s = starts[static_cast<std::size_t>(w.field)];
       const char* e = starts[static_cast<std::size_t>(w.field) + 1] - 1;
-      append(r.cols[c].v, convert(w, s, e, FieldError(path, line, w, s, e)));
+      append(r.cols[c], convert(w, s, e, FieldError(path, line, w, s, e)));
     }
     if (r.rows() == kSample && in.file_size() > in.consumed()) {
       std::uint64_t rows = in.file_size() / std::max<std::uint64_t>(1, in.consumed() / kSample);
       rows += rows / 50 + 64;
-      for (Column& c : r.cols) c.v.reserve(rows);
+      for (Column& c : r.cols) {
+        c.v.reserve(rows);
+        if (c.info.wide) c.hi.reserve(rows);
+      }
     }
   }
   if (r.rows() == 0)

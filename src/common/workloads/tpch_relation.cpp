@@ -18,6 +18,42 @@ std::vector<ColumnInfo> Relation::schema() const {
   return s;
 }
 
+std::uint64_t Relation::bytes() const {
+  std::uint64_t b = 0;
+  for (const Column& c : cols) b += rows() * 4u * static_cast<std::uint64_t>(c.info.words());
+  return b;
+}
+
+Column widened(const Column& c, std::uint64_t (*map)(std::uint64_t)) {
+  Column w{c.info, {}, {}};
+  w.info.wide = true;
+  const std::size_t n = c.v.size();
+  w.v.resize(n);
+  w.hi.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t x = map ? map(c.at(i)) : c.at(i);
+    w.v[i] = static_cast<std::uint32_t>(x);
+    w.hi[i] = static_cast<std::uint32_t>(x >> 32);
+  }
+  return w;
+}
+
+WordLayout word_layout(const std::vector<ColumnInfo>& schema) {
+  WordLayout l;
+  for (const ColumnInfo& c : schema) {
+    l.first.push_back(l.total);
+    l.wide.push_back(c.wide);
+    l.total += c.words();
+  }
+  return l;
+}
+
+std::uint64_t max_value(const Column& c) {
+  std::uint64_t m = 0;
+  for (std::size_t i = 0; i < c.v.size(); ++i) m = std::max(m, c.at(i));
+  return m;
+}
+
 int Relation::index(const std::string& n) const {
   for (std::size_t i = 0; i < cols.size(); ++i)
     if (cols[i].info.name == n) return static_cast<int>(i);
@@ -65,16 +101,14 @@ int segment_code(const std::string& name) {
   return it == s.end() ? -1 : static_cast<int>(it - s.begin());
 }
 
-std::string format_value(ColType t, std::uint32_t v) {
+std::string format_value(ColType t, std::uint64_t v) {
   char buf[32];
   switch (t) {
     case ColType::Date:
-      return format_date(v);
+      return format_date(static_cast<std::uint32_t>(v));
     case ColType::Money:
-      std::snprintf(buf, sizeof buf, "%u.%02u", v / 100, v % 100);
-      return buf;
     case ColType::Hundredths:
-      std::snprintf(buf, sizeof buf, "%u.%02u", v / 100, v % 100);
+      std::snprintf(buf, sizeof buf, "%llu.%02u", static_cast<unsigned long long>(v / 100), static_cast<unsigned>(v % 100));
       return buf;
     case ColType::Segment:
       if (v < market_segments().size()) return market_segments()[v];
@@ -100,7 +134,7 @@ std::uint64_t checksum(const Relation& r, int threads) {
     std::uint64_t sum = 0;
     for (std::uint64_t i = b; i < e; ++i) {
       std::uint64_t h = 0x51ed2701u + nc;
-      for (std::size_t j = 0; j < nc; ++j) h = splitmix64(h ^ r.cols[j].v[i]);
+      for (std::size_t j = 0; j < nc; ++j) h = splitmix64(h ^ r.cols[j].at(i));
       sum += h;
     }
     total += sum;  // wrap-around addition is commutative: any chunking gives the same sum
@@ -116,7 +150,7 @@ void write_rows(const Relation& r, const std::string& path) {
     line.clear();
     for (std::size_t j = 0; j < r.cols.size(); ++j) {
       if (j) line += '|';
-      line += format_value(r.cols[j].info.type, r.cols[j].v[i]);
+      line += format_value(r.cols[j].info.type, r.cols[j].at(i));
     }
     line += '\n';
     out << line;

@@ -14,7 +14,8 @@ namespace hdb::tpch {
 
 struct Tables {
   Relation customer, orders, lineitem;
-  std::string source;  // "generated sf=..." or the .tbl directory
+  std::string source;      // "generated sf=..." or the .tbl directory
+  bool generated = false;  // by generate_tables (its keys may be remapped at --key-bits 64)
   std::uint64_t bytes() const { return customer.bytes() + orders.bytes() + lineitem.bytes(); }
 };
 
@@ -31,6 +32,8 @@ constexpr std::uint64_t kPartsPerSf = 200000;
 constexpr std::uint64_t sparse_order_key(std::uint64_t i) {  // i = 1, 2, ...
   return ((i >> 3) << 5) | (i & 7);
 }
+// Whether the order keys of `orders` orders reach 2^32 (the generator then makes them 64-bit).
+constexpr bool wide_order_keys(std::uint64_t orders) { return sparse_order_key(orders) > 0xffffffffull; }
 // P_RETAILPRICE in cents (clause 4.2.3).
 constexpr std::uint32_t retail_price_cents(std::uint64_t partkey) {
   return static_cast<std::uint32_t>(90000 + ((partkey / 10) % 20001) + 100 * (partkey % 1000));
@@ -43,9 +46,11 @@ Tables generate_tables(double sf, std::uint64_t seed, int threads);
 // average), known before generating.
 std::uint64_t generated_bytes(double sf);
 
-// Loads customer.tbl, orders.tbl and lineitem.tbl from `dir`. Errors (missing file, wrong column
-// count, bad number, bad date, unknown segment, value out of range) throw UsageError naming the
-// file, line and column.
+// Loads customer.tbl, orders.tbl and lineitem.tbl from `dir`. Keys are whole numbers below 2^64: a
+// key column whose values reach 2^32 is loaded wide (ColumnInfo::wide), the others stay 32-bit.
+// Errors (missing file, wrong column count, bad number, bad date, unknown segment, value out of
+// range: a key beyond 2^64 - 1, any other value beyond 32 bits) throw UsageError naming the file,
+// line and column.
 Tables load_tables(const std::string& dir);
 
 // Writes `t` as dbgen's customer.tbl, orders.tbl and lineitem.tbl in `dir` (an existing folder):
@@ -53,5 +58,10 @@ Tables load_tables(const std::string& dir);
 // with constants of about dbgen's width. load_tables(dir) reads back `t`. For tests and for
 // checking --output with another engine on the same data; UsageError when a file cannot be written.
 void write_tbl_files(const Tables& t, const std::string& dir);
+
+// The join keys of the kernels: c_custkey, o_orderkey, o_custkey, l_orderkey.
+bool is_key_column(const std::string& name);
+// The largest join key of the tables (what decides whether they run at 32-bit keys).
+std::uint64_t max_key(const Tables& t);
 
 }  // namespace hdb::tpch
