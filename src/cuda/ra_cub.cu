@@ -339,6 +339,7 @@ Breakdown cub_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation& 
 Breakdown cub_union(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, DeviceRel& out_handle) {
   PhaseTimer& t = s.begin_op();
   const std::uint32_t w = static_cast<std::uint32_t>(a.width());
+  const std::uint32_t n = rows32(a.rows());  // skips before anything runs
   std::uint32_t kept = 0;
   std::uint32_t* bprime = nullptr;
   if (b.rows()) {
@@ -348,7 +349,6 @@ Breakdown cub_union(CudaRa::State& s, const CudaRelation& a, const CudaRelation&
     t.phase("gather");
     launch_gather_rows(s, b.data(), w, s.scratch.get<std::uint32_t>("cub.idx", 0), kept, bprime);
   }
-  const std::uint32_t n = rows32(a.rows());
   CudaRelation& out = ensure(out_handle, static_cast<std::uint64_t>(n) + kept, a.values(), a.key_words());
   t.phase("merge");
   launch_merge_scatter(s, a.data(), n, bprime, kept, w, out.data());

@@ -226,11 +226,13 @@ Breakdown paper_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation
 Breakdown paper_union(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, DeviceRel& out_handle) {
   PhaseTimer& t = s.begin_op();
   const std::uint32_t w = static_cast<std::uint32_t>(a.width());
+  const std::uint32_t n = rows32(a.rows());  // skips before anything runs
   const std::uint32_t kept = partition(s, t, kUnionKeep, b, &a, Predicate{}, false);
   std::uint32_t* bprime = s.scratch.get<std::uint32_t>("paper.union.b", static_cast<std::uint64_t>(kept) * w);
   if (kept) gather(s, t, b.rows(), w, bprime);
-  const std::uint32_t n = rows32(a.rows());
-  const std::uint32_t total = rows32(static_cast<std::uint64_t>(n) + kept);
+  // n and kept are below 2^31 each, so merge_scatter's 32-bit thread index covers n + kept; the
+  // output's row count is 64-bit (no skip after the partition has run).
+  const std::uint64_t total = static_cast<std::uint64_t>(n) + kept;
   CudaRelation& out = ensure(out_handle, total, a.values(), a.key_words());
   t.phase("merge");
   launch_merge_scatter(s, a.data(), n, bprime, kept, w, out.data());
