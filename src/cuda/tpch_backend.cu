@@ -470,18 +470,10 @@ class CudaRun : public tpch::TpchRun {
     const FusedPlan& f = fused_plan_;
     bool ok = plan_.inputs.size() <= kMaxIn && f.joins.size() <= kMaxJoins && f.probe_preds.size() <= kMaxPreds &&
               f.outputs.size() <= kMaxCols;
-    for (std::size_t i = 0; i < plan_.inputs.size(); ++i) ok = ok && schemas_[i].size() <= kMaxCols && rel_words(i) <= kMaxCols;
-    std::size_t out_words = 0;
-    for (const auto& c : schemas_.back()) out_words += static_cast<std::size_t>(c.words());
-    ok = ok && out_words <= kMaxOut;
+    for (std::size_t i = 0; i < plan_.inputs.size(); ++i) ok = ok && tpch::word_layout(schemas_[i]).total <= kMaxCols;
+    ok = ok && tpch::word_layout(schemas_.back()).total <= kMaxOut;
     for (const auto& j : f.joins) ok = ok && j.build_preds.size() <= kMaxPreds;
     if (!ok) throw SkipCase("the plan exceeds the fused kernel's fixed limits");
-  }
-
-  std::size_t rel_words(std::size_t i) const {
-    std::size_t w = 0;
-    for (const auto& c : schemas_[i]) w += static_cast<std::size_t>(c.words());
-    return w;
   }
 
   // A fused predicate on base relation `in`'s plan column, on its words.
