@@ -170,7 +170,9 @@ std::uint64_t host_memory_bytes(const Platform& p) {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   if (pages > 0 && page > 0) ram = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
 #endif
-  return p.memory_limit() != 0 ? std::min(ram, p.memory_limit()) : ram;
+  // --memory-limit caps the device's memory only (docs: "Treat the device ... as holding"): a
+  // device backend's host-side column is checked against the machine's RAM.
+  return ram;
 }
 
 namespace {
