@@ -164,12 +164,13 @@ struct TupInRange {
   __device__ bool operator()(const Tup<W>& t) const { return t.w[attr] >= lo && t.w[attr] <= hi; }
 };
 
-// A 64-bit key (words 0 and 1, high first) against 64-bit bounds.
+// A 64-bit key or value (words attr and attr + 1, high first) against 64-bit bounds.
 template <int W>
-struct TupKeyInRange {
+struct TupWideInRange {
+  std::uint32_t attr;
   std::uint64_t lo, hi;
   __device__ bool operator()(const Tup<W>& t) const {
-    const std::uint64_t k = (std::uint64_t{t.w[0]} << 32) | t.w[1];
+    const std::uint64_t k = (std::uint64_t{t.w[attr]} << 32) | t.w[attr + 1];
     return k >= lo && k <= hi;
   }
 };
@@ -193,10 +194,10 @@ template <int W, int KW, class Run>
 auto tuned_compact_call(std::uint32_t mode, const Predicate& pred, const std::uint32_t* in, std::uint32_t* out,
                         std::uint32_t* num, int n, cudaStream_t st, Run&& run) {
   if (mode == kSelect) {
-    if constexpr (KW == 2) {
-      if (pred.attribute == 0) {
-        const TupKeyInRange<W> p{pred.lo, pred.hi};
-        return run("cub::DeviceSelect::If (tuples, 64-bit key)", [&](void* temp, std::size_t& bytes) {
+    if constexpr (W >= 2) {
+      if (pred.wide()) {
+        const TupWideInRange<W> p{static_cast<std::uint32_t>(pred.word()), pred.lo, pred.hi};
+        return run("cub::DeviceSelect::If (tuples, 64-bit attribute)", [&](void* temp, std::size_t& bytes) {
           return select_tuples<W>(temp, bytes, in, out, num, n, p, st);
         });
       }

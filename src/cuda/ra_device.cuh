@@ -196,7 +196,7 @@ struct KeepFlag {
 // or null); pred.key_words must be key_words. Host code (tests) builds it the same way.
 inline KeepFlag make_keep_flag(std::uint32_t mode, const std::uint32_t* in, std::uint32_t n, int width, int key_words,
                                const std::uint32_t* other, std::uint32_t m, const Predicate& pred) {
-  const bool wide = pred.attribute == 0 && key_words == 2;
+  const bool wide = pred.wide();  // a 64-bit key, or a 64-bit value held as two values
   return KeepFlag{mode,
                   in,
                   n,

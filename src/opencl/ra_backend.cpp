@@ -154,7 +154,8 @@ std::uint32_t ClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation&
   cl::Kernel& k = kernel(kCompactKernels[mode], in.key_words());
   const ClRelation& o = other ? as_cl(*other) : in;
   set_args("compact_partition arguments", k, in.buf, n, u32(in.width()), o.buf, rows32(other ? other->rows() : 0),
-      u32(pred.word()), cl_ulong{pred.lo}, cl_ulong{pred.hi}, u32(emit_index ? 1 : 0), part, counts);
+      u32(pred.word()), u32(pred.wide() ? 1 : 0), cl_ulong{pred.lo}, cl_ulong{pred.hi}, u32(emit_index ? 1 : 0), part,
+      counts);
   launch(tr, "partition", k, n);
   return static_cast<std::uint32_t>(scan(tr, counts, offsets, static_cast<std::uint32_t>(groups)));
 }
@@ -232,7 +233,7 @@ std::uint32_t ClRa::compact_coarse(Trace& tr, bool unique_mode, const DeviceRela
   cl::Buffer& offsets = scratch_.get("offsets", groups * 4);
   cl::Kernel& k = kernel("compact_coarse", in.key_words());
   set_args("compact_coarse arguments", k, u32(unique_mode ? 1 : 0), in.buf, n, u32(in.width()), u32(pred.word()),
-      cl_ulong{pred.lo}, cl_ulong{pred.hi}, part, counts);
+      u32(pred.wide() ? 1 : 0), cl_ulong{pred.lo}, cl_ulong{pred.hi}, part, counts);
   launch(tr, "partition", k, groups * work_group());
   return static_cast<std::uint32_t>(scan(tr, counts, offsets, static_cast<std::uint32_t>(groups)));
 }

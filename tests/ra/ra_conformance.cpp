@@ -106,6 +106,26 @@ void check_backend(RaBackend& b, const std::string& variant, int kw) {
         b.project(*da, cols, variant, out);
         expect_same(down(b, out), ref::project(a.rel, cols), "project");
       }
+      if (values >= 2 && offers(b, Op::Project, variant)) {
+        // project_words: values 1 and 2 become a 64-bit key (high, low), the old key follows.
+        ProjectLayout l;
+        l.key_words = 2;
+        l.words = {kw, kw + 1};
+        for (int w = 0; w < kw; ++w) l.words.push_back(w);
+        b.project_words(*da, l, variant, out);
+        Relation want(a.rel.rows(), static_cast<int>(l.words.size()) - 2, 2);
+        for (std::uint64_t i = 0; i < a.rel.rows(); ++i)
+          for (std::size_t w = 0; w < l.words.size(); ++w) want.tuple(i)[w] = a.rel.tuple(i)[l.words[w]];
+        expect_same(down(b, out), want, "project_words to a 64-bit key");
+      }
+      if (values >= 2 && offers(b, Op::Select, variant)) {
+        // A 64-bit value (attributes 1 and 2, high word first) against 64-bit bounds.
+        Predicate p{1, 0, 0x7fffffffffffffffull};
+        p.key_words = kw;
+        p.value_words = 2;
+        b.select(*da, p, variant, out);
+        expect_same(down(b, out), ref::select(a.rel, p), "select on a 64-bit value");
+      }
       for (Predicate p : predicates(kw)) {
         p.key_words = kw;
         if (!offers(b, Op::Select, variant)) break;

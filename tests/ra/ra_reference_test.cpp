@@ -170,6 +170,27 @@ TEST(RaReference, SixtyFourBitKeysAndShapes) {
   EXPECT_THROW(Relation(1, 7, 2), std::invalid_argument);  // 9 words
 }
 
+TEST(RaReference, SixtyFourBitValuesAndWordLayouts) {
+  // A 64-bit value held as attributes 1 and 2 (high word first), selected as one number.
+  Relation a(3, 3);
+  const std::uint64_t v[] = {(5ull << 32) | 1, (4ull << 32) | 9, 7};
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    a.tuple(i)[0] = static_cast<std::uint32_t>(i);
+    a.tuple(i)[1] = static_cast<std::uint32_t>(v[i] >> 32);
+    a.tuple(i)[2] = static_cast<std::uint32_t>(v[i]);
+  }
+  Predicate p{1, 5ull << 32, ~0ull};
+  p.value_words = 2;
+  EXPECT_EQ(ref::select(a, p).rows(), 1u);
+  p.attribute = 3;  // its low word would be past the tuple
+  EXPECT_THROW(ref::select(a, p), std::invalid_argument);
+  ProjectLayout ok{{1, 2, 0}, 2};
+  EXPECT_NO_THROW(check_layout(a.width(), ok));
+  EXPECT_THROW(check_layout(a.width(), ProjectLayout{{1, 4}, 1}), std::invalid_argument);         // no word 4
+  EXPECT_THROW(check_layout(a.width(), ProjectLayout{{1}, 2}), std::invalid_argument);            // key of 2 words
+  EXPECT_THROW(check_layout(a.width(), ProjectLayout{{0, 0, 0, 0, 0, 0, 0, 0, 0}, 1}), std::invalid_argument);
+}
+
 TEST(RaReference, JoinCountBeyondThirtyTwoBits) {
   // 65537 x 65537 tuples of one key: 4295098369 pairs, more than a 32-bit count holds (it would
   // wrap to 131073). The count is exact without building the output.

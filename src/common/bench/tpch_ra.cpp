@@ -24,46 +24,31 @@ bool key_sorted(const Column& c) {
   return true;
 }
 
-// RA compares, selects and re-keys on the key and on 32-bit values: a 64-bit column elsewhere in a
-// tuple (two values) cannot be a select's or a join's column, nor project's first. Checked before
-// anything is made, on the plan: the RA key of each relation is column 0 of an input, kept by a
-// select, the left join column after a join, the first column after a project.
-void check_wide_columns(const Plan& plan, const std::vector<std::vector<ColumnInfo>>& schemas) {
-  std::vector<int> key(plan.inputs.size(), 0);
-  auto no_key = [&](int rel, int col) {
-    return schemas[static_cast<std::size_t>(rel)][static_cast<std::size_t>(col)].wide && key[static_cast<std::size_t>(rel)] != col;
-  };
-  for (const Step& s : plan.steps) {
-    const bool bad = (s.op == Op::Select && no_key(s.in, s.col)) ||
-                     (s.op == Op::Join && (no_key(s.in, s.col) || no_key(s.right, s.right_col))) ||
-                     (s.op == Op::Project && no_key(s.in, s.cols.at(0)));
-    if (bad)
-      throw SkipCase("step " + s.name +
-                     " works on a 64-bit column that is no RA key there; RA holds it as two 32-bit values and its select "
-                     "and project cannot compare or re-key on them (model/ra.hpp)");
-    key.push_back(s.op == Op::Select ? key[static_cast<std::size_t>(s.in)] : s.op == Op::Join ? s.col : 0);
+// `in`'s plan columns `cols` laid out anew, in that order, the first becoming the key (of its
+// width: a 64-bit value's two words make a 64-bit key): the word layout for project_words and the
+// attribute each of those columns then has.
+struct Relaid {
+  ra::ProjectLayout layout;
+  std::vector<int> attr;  // per entry of cols
+};
+Relaid relay(const Placed& in, int key_words, const std::vector<int>& cols) {
+  Relaid r;
+  for (std::size_t i = 0; i < cols.size(); ++i) {
+    const auto j = static_cast<std::size_t>(cols[i]);
+    const int a = in.attr[j];
+    const int first = a == 0 ? 0 : key_words - 1 + a, words = a == 0 ? key_words : in.wide[j] ? 2 : 1;
+    if (i == 0) r.layout.key_words = words;
+    const int at = static_cast<int>(r.layout.words.size());
+    for (int w = 0; w < words; ++w) r.layout.words.push_back(first + w);
+    r.attr.push_back(i == 0 ? 0 : at - r.layout.key_words + 1);
   }
-}
-
-// The attributes of RA tuples after project(columns): output attribute of each input attribute
-// (-1: dropped), given which input attributes are 64-bit values (two attributes) and the key width.
-std::vector<int> projected_attributes(const std::vector<int>& columns, int in_attrs, int key_words) {
-  std::vector<int> pos(static_cast<std::size_t>(in_attrs), -1);
-  int next = 0;
-  for (std::size_t i = 0; i < columns.size(); ++i) {
-    const int a = columns[i];
-    if (pos[static_cast<std::size_t>(a)] < 0) pos[static_cast<std::size_t>(a)] = next;
-    // A 64-bit key moved away from the front becomes two values.
-    next += (a == 0 && i > 0 && key_words == 2) ? 2 : 1;
-  }
-  return pos;
+  return r;
 }
 
 class RaRun : public TpchRun {
  public:
   RaRun(ra::RaBackend& b, const Plan& plan, std::string variant, Transfer t)
       : b_(b), plan_(plan), variant_(std::move(variant)), transfer_(t), schemas_(plan_schemas(plan)) {
-    check_wide_columns(plan_, schemas_);
     for (const auto& in : plan_.inputs) {
       if (in->cols.empty()) throw SkipCase("an input has no attributes");
       const int kw = in->cols[0].info.words();
@@ -122,6 +107,7 @@ class RaRun : public TpchRun {
       switch (s.op) {
         case Op::Select: {
           ra::Predicate p{in.attr[static_cast<std::size_t>(s.col)], s.lo, s.hi};
+          if (p.attribute != 0 && in.wide[static_cast<std::size_t>(s.col)]) p.value_words = 2;  // 64-bit value
           add(b, s.name, b_.select(*in.dev, p, variant_, steps_[k]));
           out = {steps_[k], in.attr, in.wide, in.sorted};  // select keeps the input order
           break;
@@ -144,25 +130,12 @@ class RaRun : public TpchRun {
           break;
         }
         case Op::Project: {
-          // RA columns: the key as one column (of its width), a 64-bit value as its two attributes.
-          std::vector<int> cols;
-          for (int c : s.cols) {
-            const int a = in.attr[static_cast<std::size_t>(c)];
-            if (in.wide[static_cast<std::size_t>(c)] && a != 0) {  // never first (check_wide_columns)
-              cols.push_back(a);
-              cols.push_back(a + 1);
-            } else {
-              cols.push_back(a);
-            }
-          }
-          add(b, s.name, b_.project(*in.dev, cols, variant_, steps_[k]));
-          const auto pos = projected_attributes(cols, in.dev->values() + 1, in.dev->key_words());
-          for (int c : s.cols) {
-            out.attr.push_back(pos[static_cast<std::size_t>(in.attr[static_cast<std::size_t>(c)])]);
-            out.wide.push_back(in.wide[static_cast<std::size_t>(c)]);
-          }
+          const Relaid r = relay(in, in.dev->key_words(), s.cols);
+          add(b, s.name, b_.project_words(*in.dev, r.layout, variant_, steps_[k]));
+          out.attr = r.attr;
+          for (int c : s.cols) out.wide.push_back(in.wide[static_cast<std::size_t>(c)]);
           out.dev = steps_[k];
-          out.sorted = in.sorted && cols[0] == 0;
+          out.sorted = in.sorted && in.attr[static_cast<std::size_t>(s.cols[0])] == 0;
           break;
         }
       }
@@ -206,7 +179,7 @@ class RaRun : public TpchRun {
 
   // The relation with plan column `col` as its key, sorted by it: as it is, or re-keyed by
   // project() and sorted by the backend's sort(), on the device.
-  // A 64-bit column is the join key only where it is the RA key already (check_wide_columns).
+  // A 64-bit column re-keyed from a value becomes a 64-bit key (project_words).
   Placed keyed(Breakdown& b, std::size_t k, const Placed& in, int col, const std::string& name) {  // k: buffer slot
     const int a = in.attr[static_cast<std::size_t>(col)];
     if (a == 0 && in.sorted) return in;
@@ -215,13 +188,13 @@ class RaRun : public TpchRun {
     out.attr = in.attr;
     out.wide = in.wide;
     if (a != 0) {
-      std::vector<int> cols{a};
-      const int attrs = in.dev->values() + 1;
-      for (int x = 0; x < attrs; ++x)
-        if (x != a) cols.push_back(x);
-      add(b, name + ".rekey", b_.project(*in.dev, cols, variant_, rekeyed_[k]));
-      const auto pos = projected_attributes(cols, attrs, in.dev->key_words());
-      for (int& x : out.attr) x = pos[static_cast<std::size_t>(x)];
+      // The join column first, then every other plan column in order.
+      std::vector<int> cols{col};
+      for (int j = 0; j < static_cast<int>(in.attr.size()); ++j)
+        if (j != col) cols.push_back(j);
+      const Relaid r = relay(in, in.dev->key_words(), cols);
+      add(b, name + ".rekey", b_.project_words(*in.dev, r.layout, variant_, rekeyed_[k]));
+      for (std::size_t i = 0; i < cols.size(); ++i) out.attr[static_cast<std::size_t>(cols[i])] = r.attr[i];
       out.dev = rekeyed_[k];
     }
     out.sorted = true;

@@ -113,10 +113,24 @@ ProjectLayout project_layout(int key_words, const std::vector<int>& columns) {
   return l;
 }
 
+void check_layout(int in_width, const ProjectLayout& layout) {
+  const int n = static_cast<int>(layout.words.size());
+  if (n < 1 || n > kMaxWords) throw std::invalid_argument("project keeps 1.." + std::to_string(kMaxWords) + " words");
+  if (layout.key_words < 1 || layout.key_words > 2 || layout.key_words > n)
+    throw std::invalid_argument("project's key is 1 or 2 of its words");
+  for (int w : layout.words)
+    if (w < 0 || w >= in_width)
+      throw std::invalid_argument("project word " + std::to_string(w) + " outside 0.." + std::to_string(in_width - 1));
+}
+
 void check_predicate(int values, int key_words, const Predicate& pred) {
   if (pred.attribute < 0 || pred.attribute > values)
     throw std::invalid_argument("select attribute " + std::to_string(pred.attribute) + " outside 0.." +
                                 std::to_string(values));
+  if (pred.value_words != 1 && pred.value_words != 2) throw std::invalid_argument("a value is 1 or 2 words");
+  if (pred.attribute > 0 && pred.value_words == 2 && pred.attribute + 1 > values)
+    throw std::invalid_argument("select's 64-bit value at attribute " + std::to_string(pred.attribute) +
+                                " needs the next attribute too");
   if (pred.key_words != key_words) throw std::invalid_argument("select predicate made for another key width");
 }
 

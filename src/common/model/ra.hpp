@@ -47,14 +47,18 @@ class DeviceRelation {
 using DeviceRel = std::shared_ptr<DeviceRelation>;
 
 // select: tuples whose attribute `attribute` (0 = key, 1.. = values) lies in [lo, hi]. The key
-// compares as a number of its width (64 bits over two words); values are 32-bit.
+// compares as a number of its width (64 bits over two words); a value is 32-bit, or with
+// value_words = 2 the 64-bit number its attribute and the next one hold (high word first: what a
+// 64-bit key becomes when project moves it away from the front).
 struct Predicate {
   int attribute = 0;
   std::uint64_t lo = 0;
   std::uint64_t hi = ~std::uint64_t{0};
-  int key_words = 1;  // of the relation it is applied to: RaBackend::select sets it from the input
-  // The word the attribute starts at.
+  int key_words = 1;    // of the relation it is applied to: RaBackend::select sets it from the input
+  int value_words = 1;  // of a value attribute: 1, or 2 for a 64-bit value
+  // The word the attribute starts at, and whether it is 64-bit (two words).
   int word() const { return attribute == 0 ? 0 : key_words - 1 + attribute; }
+  bool wide() const { return attribute == 0 ? key_words == 2 : value_words == 2; }
   // The bounds on a 32-bit attribute (device kernels take uints): a bound beyond 2^32 - 1 selects
   // nothing (lo) or everything from lo up (hi).
   std::uint32_t lo32() const { return lo > 0xffffffffu ? 1u : static_cast<std::uint32_t>(lo); }
@@ -63,7 +67,8 @@ struct Predicate {
     return hi > 0xffffffffu ? 0xffffffffu : static_cast<std::uint32_t>(hi);
   }
   bool operator()(const std::uint32_t* tuple) const {
-    const std::uint64_t x = attribute == 0 ? key_at(tuple, key_words) : tuple[word()];
+    const int w = word();
+    const std::uint64_t x = wide() ? (std::uint64_t{tuple[w]} << 32) | tuple[w + 1] : tuple[w];
     return x >= lo && x <= hi;
   }
 };
@@ -128,6 +133,9 @@ struct ProjectLayout {
   int values() const { return static_cast<int>(words.size()) - key_words; }
 };
 ProjectLayout project_layout(int key_words, const std::vector<int>& columns);
+// A layout over tuples of in_width words: words within them, 1..8 of them, a key of 1 or 2 words
+// that the layout holds.
+void check_layout(int in_width, const ProjectLayout& layout);
 
 Op set_op_of(SetOp op);
 Op arith_op_of(ArithOp op);
@@ -176,6 +184,14 @@ class RaBackend {
     require_variant(Op::Project, variant);
     check_project(in.values(), in.key_words(), columns);
     return run_project(in, project_layout(in.key_words(), columns), variant, out);
+  }
+  // project by words: output word i is input word layout.words[i], the first layout.key_words of
+  // them the key. Builds what attributes cannot name: a 64-bit key from a 64-bit value's two words.
+  Breakdown project_words(const DeviceRelation& in, const ProjectLayout& layout, const std::string& variant,
+                          DeviceRel& out) {
+    require_variant(Op::Project, variant);
+    check_layout(in.width(), layout);
+    return run_project(in, layout, variant, out);
   }
   Breakdown select(const DeviceRelation& in, Predicate pred, const std::string& variant, DeviceRel& out) {
     require_variant(Op::Select, variant);

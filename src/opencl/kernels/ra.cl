@@ -60,11 +60,14 @@ uint upper_bound_rows(__global const uint* r, uint lo, uint hi, uint w, const ui
 // emit_index: write the row index (one uint) instead of the tuple (reduce-by-key heads).
 // The mode is a constant in each kernel below, so the compiler drops the other modes' code (the
 // binary searches of the set operations would otherwise keep PoCL from vectorising select).
-// select's attribute value: the key (word 0, KW words) or a 32-bit value at word attr.
-inline ulong attr_value(__global const uint* g, uint attr) { return attr == 0 ? (ulong)KEY(g) : (ulong)g[attr]; }
+// select's attribute value at word attr: one word, or two (wide: a 64-bit key or value, high word
+// first).
+inline ulong attr_value(__global const uint* g, uint attr, uint wide) {
+  return wide ? ((ulong)g[attr] << 32) | (ulong)g[attr + 1] : (ulong)g[attr];
+}
 
 inline void compact_partition(const uint mode, __global const uint* in, uint n, uint w, __global const uint* other,
-                              uint m, uint attr, ulong lo, ulong hi, uint emit_index, __global uint* part,
+                              uint m, uint attr, uint wide, ulong lo, ulong hi, uint emit_index, __global uint* part,
                               __global uint* counts, __local uint* scan_tmp, __local uint* stage) {
   const uint gid = get_global_id(0), lid = get_local_id(0);
   uint flag = 0;
@@ -73,7 +76,7 @@ inline void compact_partition(const uint mode, __global const uint* in, uint n, 
   if (gid < n) {
     __global const uint* g = in + (ulong)gid * w;
     if (mode == MODE_SELECT) {
-      const ulong x = attr_value(g, attr);
+      const ulong x = attr_value(g, attr, wide);
       flag = x >= lo && x <= hi;
     } else if (mode == MODE_UNIQUE) {
       flag = gid == 0 || KEY(in + (ulong)(gid - 1) * w) != KEY(g);
@@ -101,11 +104,11 @@ inline void compact_partition(const uint mode, __global const uint* in, uint n, 
 }
 
 #define COMPACT_KERNEL(name, MODE)                                                                          \
-  __kernel void name(__global const uint* in, uint n, uint w, __global const uint* other, uint m, uint attr, ulong lo, \
-                     ulong hi, uint emit_index, __global uint* part, __global uint* counts) {                         \
+  __kernel void name(__global const uint* in, uint n, uint w, __global const uint* other, uint m, uint attr, uint wide, \
+                     ulong lo, ulong hi, uint emit_index, __global uint* part, __global uint* counts) {             \
     __local uint scan_tmp[2 * WG];                                                                                     \
     __local uint stage[WG * MAXW];                                                                                     \
-    compact_partition(MODE, in, n, w, other, m, attr, lo, hi, emit_index, part, counts, scan_tmp, stage);             \
+    compact_partition(MODE, in, n, w, other, m, attr, wide, lo, hi, emit_index, part, counts, scan_tmp, stage);       \
   }
 COMPACT_KERNEL(compact_select, MODE_SELECT)
 COMPACT_KERNEL(compact_unique, MODE_UNIQUE)
@@ -130,9 +133,10 @@ __kernel void gather(__global const uint* part, __global const uint* counts, __g
 // per-work-group and per-barrier costs dominate the paper's one-tuple-per-work-item kernel.
 #define ITEMS 8
 #define COARSE_KEEP(i, g) \
-  (unique_mode ? (i == 0 || KEY(in + (i - 1) * w) != KEY(g)) : (attr_value(g, attr) >= lo && attr_value(g, attr) <= hi))
-__kernel void compact_coarse(uint unique_mode, __global const uint* in, uint n, uint w, uint attr, ulong lo, ulong hi,
-                             __global uint* part, __global uint* counts) {
+  (unique_mode ? (i == 0 || KEY(in + (i - 1) * w) != KEY(g))         \
+               : (attr_value(g, attr, wide) >= lo && attr_value(g, attr, wide) <= hi))
+__kernel void compact_coarse(uint unique_mode, __global const uint* in, uint n, uint w, uint attr, uint wide, ulong lo,
+                             ulong hi, __global uint* part, __global uint* counts) {
   __local uint scan_tmp[2 * WG];
   const ulong first = ((ulong)get_group_id(0) * WG + get_local_id(0)) * ITEMS;
   uint kept = 0;
