@@ -171,6 +171,72 @@ __attribute__((target("avx512f"))) std::uint64_t select_pairs_avx512(const std::
   }
   return o;
 }
+
+// Select on tuples of three words (a 64-bit key and one value, or a 32-bit key and two values):
+// sixteen tuples, three vectors, per step. The attribute's word (its high and low words when it is
+// 64-bit) of each tuple is pulled out of the three vectors by permutes and compared with 32-bit
+// mask logic; each tuple's keep bit is spread over its three lanes, and each vector's kept words
+// go out by one compress-store. Tail rows by the scalar predicate.
+__attribute__((target("avx512f"))) std::uint64_t select_triples_avx512(const std::uint32_t* src, std::uint64_t b,
+                                                                        std::uint64_t e, const Predicate& pred,
+                                                                        std::uint32_t* dst) {
+  // spread[m]: bit j of the byte m copied to bits 3j, 3j + 1, 3j + 2.
+  static const auto spread = [] {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t m = 0; m < 256; ++m)
+      for (std::uint32_t j = 0; j < 8; ++j)
+        if ((m >> j) & 1u) t[m] |= 7u << (3 * j);
+    return t;
+  }();
+  const bool wide = pred.wide();
+  const int word = pred.word();
+  alignas(64) std::uint32_t ih[16], il[16];
+  for (int k = 0; k < 16; ++k) {
+    ih[k] = static_cast<std::uint32_t>(3 * k + word);
+    il[k] = ih[k] + (wide ? 1u : 0u);
+  }
+  const __m512i vih = _mm512_load_si512(ih), vil = _mm512_load_si512(il), v32 = _mm512_set1_epi32(32);
+  const __mmask16 ch = _mm512_cmpge_epu32_mask(vih, v32), cl = _mm512_cmpge_epu32_mask(vil, v32);
+  // Bounds as 32-bit halves; a narrow attribute takes lo <= x <= hi as (x - lo) <= (hi - lo).
+  const auto lo_h = static_cast<std::uint32_t>(pred.lo >> 32), lo_l = static_cast<std::uint32_t>(pred.lo);
+  const auto hi_h = static_cast<std::uint32_t>(pred.hi >> 32), hi_l = static_cast<std::uint32_t>(pred.hi);
+  const __m512i vloh = _mm512_set1_epi32(static_cast<int>(lo_h)), vlol = _mm512_set1_epi32(static_cast<int>(lo_l));
+  const __m512i vhih = _mm512_set1_epi32(static_cast<int>(hi_h)), vhil = _mm512_set1_epi32(static_cast<int>(hi_l));
+  const __m512i vspan = _mm512_set1_epi32(static_cast<int>(pred.hi32() - pred.lo32()));
+  const __m512i vlo32 = _mm512_set1_epi32(static_cast<int>(pred.lo32()));
+  const bool none = !wide && pred.lo32() > pred.hi32();  // narrow bounds beyond 32 bits select nothing
+  std::uint64_t o = 0, i = b;  // o: words written
+  for (; i + 16 <= e; i += 16) {
+    const std::uint32_t* s = src + i * 3;
+    const __m512i a = _mm512_loadu_si512(s), bb = _mm512_loadu_si512(s + 16), c = _mm512_loadu_si512(s + 32);
+    const __m512i xl = _mm512_mask_blend_epi32(cl, _mm512_permutex2var_epi32(a, vil, bb), _mm512_permutexvar_epi32(vil, c));
+    __mmask16 keep;
+    if (wide) {
+      const __m512i xh =
+          _mm512_mask_blend_epi32(ch, _mm512_permutex2var_epi32(a, vih, bb), _mm512_permutexvar_epi32(vih, c));
+      const __mmask16 ge = _mm512_cmpgt_epu32_mask(xh, vloh) |
+                           (_mm512_cmpeq_epu32_mask(xh, vloh) & _mm512_cmpge_epu32_mask(xl, vlol));
+      const __mmask16 le = _mm512_cmplt_epu32_mask(xh, vhih) |
+                           (_mm512_cmpeq_epu32_mask(xh, vhih) & _mm512_cmple_epu32_mask(xl, vhil));
+      keep = ge & le;
+    } else {
+      keep = none ? 0 : _mm512_cmple_epu32_mask(_mm512_sub_epi32(xl, vlo32), vspan);
+    }
+    const std::uint64_t m = spread[keep & 255u] | (std::uint64_t{spread[keep >> 8]} << 24);
+    const auto ma = static_cast<__mmask16>(m), mb = static_cast<__mmask16>(m >> 16), mc = static_cast<__mmask16>(m >> 32);
+    _mm512_mask_compressstoreu_epi32(dst + o, ma, a);
+    o += static_cast<std::uint64_t>(__builtin_popcount(ma));
+    _mm512_mask_compressstoreu_epi32(dst + o, mb, bb);
+    o += static_cast<std::uint64_t>(__builtin_popcount(mb));
+    _mm512_mask_compressstoreu_epi32(dst + o, mc, c);
+    o += static_cast<std::uint64_t>(__builtin_popcount(mc));
+  }
+  for (; i < e; ++i) {
+    std::memcpy(dst + o, src + i * 3, 12);
+    o += pred(src + i * 3) ? 3 : 0;
+  }
+  return o / 3;
+}
 #pragma GCC diagnostic pop
 #endif
 
@@ -313,6 +379,12 @@ Breakdown CpuRa::run_select(const DeviceRelation& in_, const Predicate& pred, co
           return select_pairs_avx512(d, b, e, pred.attribute, static_cast<std::uint32_t>(pred.lo),
                                      static_cast<std::uint32_t>(pred.hi), dst);
         },
+        threads_for(variant), ensure(out, in.rows(), in.values(), in.key_words()));
+    return Breakdown::compute_only(t.seconds());
+  }
+  if (avx512 && in.width() == 3 && pred.lo <= pred.hi) {
+    compact_rows<3>(
+        in, [&](int, std::uint64_t b, std::uint64_t e, std::uint32_t* dst) { return select_triples_avx512(d, b, e, pred, dst); },
         threads_for(variant), ensure(out, in.rows(), in.values(), in.key_words()));
     return Breakdown::compute_only(t.seconds());
   }
