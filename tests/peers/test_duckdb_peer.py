@@ -153,9 +153,10 @@ class ExportTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as out:
             exported = export(out, "tpch", "--sizes", "32K", "--sf", "0.01")
             self.assertEqual([c["id"] for c in exported["cases"]],
-                             ["A/export[data=random]@32K", "B/export[data=random]@32K", "C/export[data=random]@32K",
-                              "A/export[data=tpch,sf=0.01]", "B/export[data=tpch,sf=0.01]",
-                              "C/export[data=tpch,sf=0.01]"])
+                             ["A/export[data=random,key=32]@32K", "B/export[data=random,key=32]@32K",
+                              "C/export[data=random,key=32]@32K",
+                              "A/export[data=tpch,key=32,sf=0.01]", "B/export[data=tpch,key=32,sf=0.01]",
+                              "C/export[data=tpch,key=32,sf=0.01]"])
             for c in exported["cases"]:
                 with open(os.path.join(out, c["dir"], "manifest.json")) as f:
                     m = json.load(f)
@@ -195,8 +196,8 @@ class SqlTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tbl:
             subprocess.run([tool, "write", "0.005", tbl], check=True, capture_output=True, timeout=120)
             exported = self.check("--data", "tpch", "--tbl-dir", tbl, bench="tpch")
-        self.assertEqual([c["id"] for c in exported["cases"]], ["A/export[data=tbl]", "B/export[data=tbl]",
-                                                                "C/export[data=tbl]"])
+        self.assertEqual([c["id"] for c in exported["cases"]],
+                         ["A/export[data=tbl,key=32]", "B/export[data=tbl,key=32]", "C/export[data=tbl,key=32]"])
 
     def test_limits_by_hand(self):
         """Keys and values at 2^32 - 1: wrap-around arithmetic, exact sums, the top of the key range."""
@@ -468,8 +469,8 @@ class SkipTest(unittest.TestCase):
     def test_peer_id(self):
         self.assertEqual(record.peer_id("join/export[dist=uniform,key=32,match=0.5,fanout=1]@1M", "sql", [("threads", 2)]),
                          "join/sql[dist=uniform,key=32,match=0.5,fanout=1,threads=2]@1M")
-        self.assertEqual(record.peer_id("A/export[data=tpch,sf=0.1]", "sql", [("threads", 1)]),
-                         "A/sql[data=tpch,sf=0.1,threads=1]")
+        self.assertEqual(record.peer_id("A/export[data=tpch,key=32,sf=0.1]", "sql", [("threads", 1)]),
+                         "A/sql[data=tpch,key=32,sf=0.1,threads=1]")
         self.assertEqual(record.peer_id("x/export@32K", "sql", [("threads", 1)]), "x/sql[threads=1]@32K")
 
     @unittest.skipUnless(os.access(SYSTEM_PYTHON, os.X_OK), "no /usr/bin/python3")
