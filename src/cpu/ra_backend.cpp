@@ -711,6 +711,12 @@ Breakdown CpuRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, A
   return Breakdown::compute_only(t.seconds());
 }
 
+void CpuRa::release_scratch() {
+  std::vector<std::uint32_t>().swap(sort_scratch_);
+  StageBuffers().swap(join_stage_);
+  std::vector<std::uint64_t>().swap(sort_keys_);
+}
+
 void CpuRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
   const std::uint64_t in_bytes = s.rows_a * static_cast<std::uint64_t>(s.width_a) * 4;
   const std::uint64_t out_bytes = s.out_rows * static_cast<std::uint64_t>(s.out_width) * 4;

@@ -35,6 +35,7 @@ class CpuRa : public RaBackend {
                   DeviceRel& out) override;
   Breakdown run_sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
   void plan_scratch(const OpShape& shape, MemoryPlan& plan) const override;
+  void release_scratch() override;
 
  private:
   int threads_for(const std::string& variant) const;

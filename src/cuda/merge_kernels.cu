@@ -379,7 +379,17 @@ __global__ void smp_merge(StrPair p, std::uint32_t tile, std::uint32_t items, co
   if (!write) counts[item] = heads;
 }
 
-// CUB's temporary storage for the string steps' calls on up to n entries, as CUB reports it.
+// CUB's temporary storage for an exclusive scan of up to n uint32 entries (the scans' own count
+// type), as CUB reports it.
+std::size_t str_scan_temp(std::uint64_t n) {
+  std::size_t b = 0;
+  HDB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, b, static_cast<const std::uint32_t*>(nullptr),
+                                               static_cast<std::uint32_t*>(nullptr), static_cast<std::uint32_t>(n)));
+  return b;
+}
+
+// CUB's temporary storage for 1a's calls on up to n entries (its radix sorts and scans), as CUB
+// reports it.
 std::size_t str_cub_temp(std::uint64_t n) {
   std::size_t most = 0, b = 0;
   const auto items = static_cast<std::uint32_t>(n);
@@ -393,9 +403,7 @@ std::size_t str_cub_temp(std::uint64_t n) {
                                                  static_cast<const std::uint32_t*>(nullptr),
                                                  static_cast<std::uint32_t*>(nullptr), items));
   most = std::max(most, b);
-  HDB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, b, static_cast<const std::uint32_t*>(nullptr),
-                                               static_cast<std::uint32_t*>(nullptr), items + 1));
-  return std::max(most, b);
+  return std::max(most, str_scan_temp(std::uint64_t{items} + 1));
 }
 
 // Reads a 32-bit device value (a scan's total) after the stream's work so far.
@@ -419,7 +427,8 @@ std::uint64_t delta_dict_str_scratch(std::uint64_t n) {
 
 std::uint64_t dict_merge_str_scratch(std::uint64_t n) {
   const std::uint64_t threads = (n + kMergeItems - 1) / kMergeItems, groups = (n + kMergeTile - 1) / kMergeTile;
-  return (groups + 1) * 4 + 2 * (threads + 1) * 4 + n * 8 + n * 4 + (n + 1) * 4 + str_cub_temp(std::max(threads, n) + 1);
+  // 1b only scans (the counts of its threads, then the lengths of up to n entries).
+  return (groups + 1) * 4 + 2 * (threads + 1) * 4 + n * 8 + n * 4 + (n + 1) * 4 + str_scan_temp(std::max(threads, n) + 1);
 }
 
 StrCount delta_dict_str(Scratch& sc, cudaStream_t s, DevStrings x, std::uint32_t* ud_offs, unsigned char* ud_bytes,
@@ -505,7 +514,7 @@ StrCount dict_merge_str(Scratch& sc, cudaStream_t s, DevStrings um, DevStrings u
   auto* starts = sc.get<std::uint32_t>("str1b_starts", threads + 1);
   auto* src = sc.get<std::uint32_t>("str1b_src", n);
   auto* len = sc.get<std::uint32_t>("str1b_len", n + 1);
-  std::size_t temp_bytes = str_cub_temp(std::max(threads, n) + 1);
+  std::size_t temp_bytes = str_scan_temp(std::max(threads, n) + 1);
   void* temp = sc.get<unsigned char>("str1b_cub_temp", temp_bytes);
   if (um.n) str_keys<<<grid(um.n), 256, 0, s>>>(um, ak);
   if (ud.n) str_keys<<<grid(ud.n), 256, 0, s>>>(ud, bk);
@@ -517,7 +526,7 @@ StrCount dict_merge_str(Scratch& sc, cudaStream_t s, DevStrings um, DevStrings u
                                                                    src, len, xm, xd);
   HDB_CUDA_CHECK_LAUNCH("smp_merge (count)");
   std::size_t tb = temp_bytes;
-  HDB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, tb, counts, starts, threads + 1, s));
+  HDB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, tb, counts, starts, static_cast<std::uint32_t>(threads + 1), s));
   const std::uint32_t m = read_u32(s, starts + threads);
   smp_merge<<<static_cast<unsigned>(groups), kMergeBlock, 0, s>>>(p, kMergeTile, kMergeItems, split, true, m, starts, src,
                                                                    len, xm, xd);

@@ -57,27 +57,31 @@ struct Less {
 
 }  // namespace
 
+// The sum, not the largest: Scratch keeps each freed block for reuse by a request of up to twice
+// its size, so temporaries of far apart sizes stay allocated side by side.
 template <class T>
 std::uint64_t library_temp_bytes(std::uint64_t n) {
-  std::size_t most = 0, b = 0;
+  std::uint64_t sum = 0;
+  std::size_t b = 0;
   const T* in = nullptr;
   T* out = nullptr;
   const auto* ids = static_cast<const std::uint32_t*>(nullptr);
   auto* ids_out = static_cast<std::uint32_t*>(nullptr);
   if constexpr (std::is_same_v<T, U128>) {  // Thrust sorts 16-byte values by merge sort
     HDB_CUDA_CHECK(cub::DeviceMergeSort::SortKeys(nullptr, b, out, static_cast<std::int64_t>(n), Less{}));
-  } else {  // and integers by radix sort, with a second key buffer of its own
-    HDB_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, b, in, out, n));
-    b += n * sizeof(T);
+    sum += b;
+  } else {  // and integers by radix sort over a double buffer: CUB's temporary plus its second keys
+    cub::DoubleBuffer<T> keys(out, out);
+    HDB_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, b, keys, n));
+    sum += b + n * sizeof(T);
   }
-  most = std::max(most, b);
   HDB_CUDA_CHECK(cub::DeviceSelect::Unique(nullptr, b, in, out, static_cast<std::uint64_t*>(nullptr), n));
-  most = std::max(most, b);
+  sum += b;
   HDB_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, b, ids, ids_out, n));
-  most = std::max(most, b);
+  sum += b;
   HDB_CUDA_CHECK(cub::DeviceMerge::MergePairs(nullptr, b, in, ids, static_cast<std::int64_t>(n), in, ids,
                                               static_cast<std::int64_t>(n), out, ids_out, Less{}));
-  return std::max(most, b);
+  return sum + b;
 }
 
 template <class T>

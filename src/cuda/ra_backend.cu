@@ -221,6 +221,10 @@ void launch_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b
 CudaRa::CudaRa(hdb::cuda::CudaPlatform& platform) : platform_(platform) {}
 CudaRa::~CudaRa() = default;
 
+void CudaRa::release_scratch() {
+  if (s_) s_->scratch.clear();
+}
+
 CudaRa::State& CudaRa::state() {
   // Created on first use: the device is chosen by the platform's init, after construction.
   if (!s_) s_ = std::make_unique<State>(platform_);

@@ -44,6 +44,7 @@ class CudaRa : public RaBackend {
   Breakdown run_arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
                   DeviceRel& out) override;
   Breakdown run_sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
+  void release_scratch() override;
 
   struct State;  // stream, events and scratch buffers (ra_device.cuh)
   State& state();

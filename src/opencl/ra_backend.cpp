@@ -315,8 +315,18 @@ void ClRa::override_tuning(bool cpu, std::uint32_t floor, bool staged, unsigned 
   cpu_ = cpu ? 1 : 0;
   join_staged_ = staged;
   piece_floor_ = floor;
-  if (!tsort_) tsort_ = std::make_unique<hdb::opencl::TupleSort>(p_);
-  tsort_->override_tuning(cpu, floor, sort_bits);
+  sort_bits_ = sort_bits;
+  tuning_forced_ = true;
+  tsort_.reset();
+  tuple_sort();
+}
+
+hdb::opencl::TupleSort& ClRa::tuple_sort() {
+  if (!tsort_) {
+    tsort_ = std::make_unique<hdb::opencl::TupleSort>(p_);
+    if (tuning_forced_) tsort_->override_tuning(cpu_ == 1, piece_floor_, sort_bits_);
+  }
+  return *tsort_;
 }
 
 std::uint32_t ClRa::join_pieces(std::uint64_t merged) {
@@ -465,6 +475,16 @@ Breakdown ClRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, Ar
   return finish(tr);
 }
 
+void ClRa::release_scratch() {
+  scratch_.clear();
+  // The sorts and scans keep buffers of their own, sized by their last input.
+  scan_.reset();
+  scan64_.reset();
+  sort_.reset();
+  sort64_.reset();
+  tsort_.reset();
+}
+
 void ClRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
   // The work-group size work_group() settles on, computed without settling it.
   std::uint64_t wg = 256;
@@ -530,11 +550,11 @@ Breakdown ClRa::run_sort(const DeviceRelation& in_, const std::string& variant, 
   if (n == 0) return finish(tr);
   if (variant == "tuned") {
     // Whole tuples, 8 bits a pass (sort.hpp's TupleSort): no key extraction, no gather.
-    if (!tsort_) tsort_ = std::make_unique<hdb::opencl::TupleSort>(p_);
+    hdb::opencl::TupleSort& tsort = tuple_sort();
     std::vector<cl::Event> evs;
-    checked("sorting tuples", [&] { tsort_->sort(in.buf, o.buf, n, w, evs, static_cast<std::uint32_t>(in.key_words())); });
+    checked("sorting tuples", [&] { tsort.sort(in.buf, o.buf, n, w, evs, static_cast<std::uint32_t>(in.key_words())); });
     // Events per pass: count, the scan's launches, scatter.
-    const std::size_t per_pass = evs.size() / tsort_->passes();
+    const std::size_t per_pass = evs.size() / tsort.passes();
     for (std::size_t i = 0; i < evs.size(); ++i) {
       const std::size_t k = i % per_pass;
       tr.add(k == 0 ? "count" : k + 1 == per_pass ? "scatter" : "scan", evs[i]);

@@ -38,6 +38,7 @@ class ClRa : public RaBackend {
                   DeviceRel& out) override;
   Breakdown run_sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
   void plan_scratch(const OpShape& shape, MemoryPlan& plan) const override;
+  void release_scratch() override;
 
   // Work-group size the kernels are built for (the paper's 256 where the device allows it).
   std::size_t work_group() ;
@@ -80,6 +81,10 @@ class ClRa : public RaBackend {
   int cpu_ = -1;  // device is a CPU (1) or not (0); -1 until asked
   std::uint32_t piece_floor_ = 0;  // override_tuning's floor (0: none)
   bool join_staged_ = true;
+  bool tuning_forced_ = false;  // override_tuning was called: the TupleSort gets it too
+  unsigned sort_bits_ = 0;
+  // The tuned sort, made on first use (and again after release_scratch) with the tuning in force.
+  hdb::opencl::TupleSort& tuple_sort();
   double join_ratio_ = 0;  // the last tuned join's output rows per merged input row
   std::map<std::pair<std::string, int>, cl::Kernel> kernels_;
   hdb::opencl::Scratch scratch_;  // partition slots, counts, offsets, ... by name (grow-only)

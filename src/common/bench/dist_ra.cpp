@@ -212,6 +212,7 @@ class DistRaRunner {
       const std::uint64_t out_bytes = out_rows * out_w * 4;
       // This rank's device: its parts, the output and the operator's scratch as the backend declares
       // it; on the cpu backend the host buffers of the exchange share that memory and count too.
+      b_.release_scratch();  // what earlier cases grew
       MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
       plan.add("received parts", local_in_bytes).add("output", out_bytes);
       ra::OpShape shape;

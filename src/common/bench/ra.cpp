@@ -211,6 +211,7 @@ class RaRunner {
     const std::string dist = param(p, "dist").get<std::string>();
     const int kw = key_words_of_bits(param(p, "key").get<int>());
     const std::uint64_t n = rows_of(size, kw);
+    b_.release_scratch();  // what earlier cases grew: this case's plan counts what it needs
     auto c = std::make_shared<CaseData>();
     c->key_words = kw;
     c->kind = op;

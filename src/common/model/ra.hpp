@@ -164,6 +164,10 @@ class RaBackend {
   // scratch, staging, sort buffers, a library's temporary storage as the library reports it. The
   // benchmark adds inputs and output and skips a case whose plan does not fit. Default: none.
   virtual void plan_scratch(const OpShape& shape, MemoryPlan& plan) const;
+  // Frees the scratch kept from earlier operators (it only grows within a case, so timed passes
+  // allocate nothing), so that what a case's plan counts is all it holds. The benchmarks call it
+  // before planning each case. Default: the backend keeps none.
+  virtual void release_scratch() {}
 
   // Host memory of the given kind for `rows` tuples of 1 + values words (pinned where the backend
   // can pin; the base implementation returns pageable memory).

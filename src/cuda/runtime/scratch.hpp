@@ -72,6 +72,12 @@ class Scratch {
   void release(U* p) {
     deallocate(reinterpret_cast<char*>(p), 0);
   }
+  // Frees every named buffer and every cached block (blocks in use stay): between cases.
+  void clear() {
+    named_.clear();
+    for (auto& [size, p] : free_) cudaFree(p);
+    free_.clear();
+  }
 
  private:
   std::map<std::string, DeviceBuffer<unsigned char>> named_;

@@ -348,7 +348,7 @@ uint merge_path_split(__global const uint* l, uint nl, uint wl, __global const u
   uint lo = d > nr ? (uint)(d - nr) : 0u, hi = d < nl ? (uint)d : nl;
   while (lo < hi) {
     const uint mid = lo + (hi - lo) / 2;
-    if (KEY(l + (ulong)mid * wl) <= KEY(r + (d - 1 - mid) * wr)) lo = mid + 1;
+    if (KEY(l + (ulong)mid * wl) <= KEY(r + (ulong)(d - 1 - mid) * wr)) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -122,6 +122,8 @@ class Scratch {
  public:
   explicit Scratch(OpenClPlatform& p) : p_(p) {}
   cl::Buffer& get(const std::string& name, std::uint64_t bytes);
+  // Frees every buffer (between cases).
+  void clear() { named_.clear(); }
 
  private:
   OpenClPlatform& p_;
