@@ -367,4 +367,19 @@ std::unique_ptr<tpch::TpchRun> CpuTpch::prepare(const Plan& plan, const std::str
   return std::make_unique<CpuRun>(plan, variant == "columnar-serial" ? 1 : platform_.threads());
 }
 
+void CpuTpch::plan_scratch(const Plan& plan, const std::string&, std::uint64_t join_rows, MemoryPlan& memory) const {
+  bool join = false, wide = false;
+  for (const tpch::Step& s : plan.steps) join = join || s.op == Op::Join;
+  for (const auto& schema : tpch::plan_schemas(plan))
+    for (const tpch::ColumnInfo& c : schema) wide = wide || c.wide;
+  if (!join) return;
+  // A join sorts (key, row) pairs of the right side and, unless already in key order, of the left
+  // (8 bytes each, 16 with 64-bit keys), keeps each left row's first match and count, and the
+  // row indices of its output; the buffers are reused by every join of the plan.
+  const std::uint64_t rows = tpch::max_input_rows(plan);
+  memory.add("join (key, row) pairs", 2 * rows * (wide ? 16 : 8))
+      .add("join first matches and counts", rows * 8)
+      .add("join row indices", join_rows * 8);
+}
+
 }  // namespace hdb::cpu

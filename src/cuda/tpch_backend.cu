@@ -581,4 +581,49 @@ std::unique_ptr<tpch::TpchRun> CudaTpch::prepare(const Plan& plan, const std::st
   return std::make_unique<CudaRun>(plan, variant == "fused", transfer);
 }
 
+void CudaTpch::plan_scratch(const Plan& plan, const std::string& variant, std::uint64_t join_rows,
+                            MemoryPlan& memory) const {
+  bool join = false, wide = false;
+  for (const tpch::Step& s : plan.steps) join = join || s.op == tpch::Op::Join;
+  for (const auto& schema : tpch::plan_schemas(plan))
+    for (const tpch::ColumnInfo& c : schema) wide = wide || c.wide;
+  const u64 rows = tpch::max_input_rows(plan);
+  // Selects: a flag and a position per row, and CUB's scan temporary.
+  memory.add("select flags and positions", 2 * (rows + 1) * 4);
+  std::size_t scan = 0;
+  HDB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan, static_cast<const u32*>(nullptr),
+                                               static_cast<u32*>(nullptr), static_cast<int>(rows + 1)));
+  if (!join) {
+    memory.add("CUB temporary storage", scan);
+    return;
+  }
+  if (variant == "fused") {
+    // A hash table per join, of the build side's rows at load factor 1/2 (a power of two, 8 bytes
+    // a slot), and the answer's count.
+    u64 cap = 16;
+    while (cap < 2 * rows) cap *= 2;
+    u64 joins = 0;
+    for (const tpch::Step& s : plan.steps) joins += s.op == tpch::Op::Join ? 1 : 0;
+    memory.add("hash tables", joins * cap * 8).add("CUB temporary storage", scan);
+    return;
+  }
+  // A join sorts the right side's (key, row) pairs with CUB (keys in and out, 64-bit keys put
+  // together first; rows in and out), finds each left row's first match, counts and offsets, and
+  // expands the pairs into row indices; the buffers are reused by every join of the plan.
+  const u64 key = wide ? 8 : 4;
+  std::size_t sort = 0;
+  if (wide)
+    HDB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort, static_cast<const u64*>(nullptr),
+                                                   static_cast<u64*>(nullptr), static_cast<const u32*>(nullptr),
+                                                   static_cast<u32*>(nullptr), static_cast<int>(rows)));
+  else
+    HDB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort, static_cast<const u32*>(nullptr),
+                                                   static_cast<u32*>(nullptr), static_cast<const u32*>(nullptr),
+                                                   static_cast<u32*>(nullptr), static_cast<int>(rows)));
+  memory.add("join sort keys and rows", rows * ((wide ? 2 : 1) * key + 8))
+      .add("join first matches, counts and offsets", rows * 4 + 2 * (rows + 1) * 8)
+      .add("join row indices", join_rows * 8)
+      .add("CUB temporary storage", std::max(scan, sort));
+}
+
 }  // namespace hdb::cuda

@@ -22,6 +22,14 @@
 
 namespace hdb::tpch {
 
+void TpchBackend::plan_scratch(const Plan&, const std::string&, std::uint64_t, MemoryPlan&) const {}
+
+std::uint64_t max_input_rows(const Plan& plan) {
+  std::uint64_t most = 0;
+  for (const auto& in : plan.inputs) most = std::max(most, in->rows());
+  return most;
+}
+
 Verification compare_result(const Relation& got, const Relation& want, std::uint64_t want_checksum, int threads) {
   if (got.cols.size() != want.cols.size())
     return Verification::fail(std::to_string(got.cols.size()) + " columns, expected " + std::to_string(want.cols.size()));
@@ -168,6 +176,23 @@ class TpchRunner {
               .add("reference answer", inputs)
               .require(s_.platform());
           if (!data) data = make_data(kernel, make_plan(), real, bits);
+          // The device's share now that the plan is known: its inputs, the intermediates, the
+          // answer, and what the variant allocates beside them (plan_scratch).
+          {
+            const std::uint64_t in = data->plan.input_bytes();
+            MemoryPlan device = MemoryPlan::for_platform(s_.platform());
+            device.add("inputs", in)
+                .add("intermediate relations (operator at a time, up to 3 x the inputs)", 3 * in)
+                .add("answer", data->want ? data->want->bytes() : in);
+            // The kernels' joins are key / foreign-key joins (output at most the larger input)
+            // but the last, whose output is the answer (the tests' many-to-many edge plans).
+            const std::uint64_t join_rows =
+                std::max(max_input_rows(data->plan), data->want ? data->want->rows() : max_input_rows(data->plan));
+            b_.plan_scratch(data->plan, variant, join_rows, device);
+            // On the cpu backend the device is host memory, where the reference answer lies too.
+            if (!s_.platform().has_transfers() && data->want) device.add("reference answer", data->want->bytes());
+            device.require(s_.platform());
+          }
           std::shared_ptr<TpchRun> run = b_.prepare(data->plan, variant, t);
           auto want = data->want;
           std::uint64_t want_sum = data->want_checksum;

@@ -9,6 +9,7 @@
 
 #include "model/tpch_plan.hpp"
 #include "harness/main.hpp"
+#include "harness/memory_plan.hpp"
 #include "harness/session.hpp"
 
 namespace hdb::tpch {
@@ -30,7 +31,16 @@ class TpchBackend {
   virtual std::vector<std::string> variants() const = 0;
   // Throws SkipCase when the plan does not fit or the variant cannot run a plan of this shape.
   virtual std::unique_ptr<TpchRun> prepare(const Plan& plan, const std::string& variant, Transfer transfer) = 0;
+  // Adds to `memory` the buffers `variant` allocates for `plan` beyond its inputs, intermediate
+  // relations and answer (which the benchmark counts): join sort buffers and indices, hash tables,
+  // a library's temporary storage. `join_rows`: the most rows a join of the plan outputs. Called
+  // before prepare(). Default: none.
+  virtual void plan_scratch(const Plan& plan, const std::string& variant, std::uint64_t join_rows,
+                            MemoryPlan& memory) const;
 };
+
+// The most rows of any input of the plan.
+std::uint64_t max_input_rows(const Plan& plan);
 
 // Same columns, same row count and same order-independent checksum as the reference.
 Verification compare_result(const Relation& got, const Relation& want, std::uint64_t want_checksum, int threads);

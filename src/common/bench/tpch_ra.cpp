@@ -232,6 +232,42 @@ std::unique_ptr<TpchRun> RaComposed::prepare(const Plan& plan, const std::string
   return std::make_unique<RaRun>(b_, plan, variant.substr(3), transfer);
 }
 
+void RaComposed::plan_scratch(const Plan& plan, const std::string& variant, std::uint64_t join_rows,
+                              MemoryPlan& memory) const {
+  if (variant.rfind("ra-", 0) != 0) return;
+  // The widest tuple any relation of the plan has, in RA words (a 64-bit column two).
+  int width = 1, key_words = 1;
+  for (const auto& schema : plan_schemas(plan)) {
+    int words = 0;
+    for (const ColumnInfo& c : schema) words += c.words();
+    width = std::max(width, words);
+  }
+  for (const auto& in : plan.inputs)
+    if (!in->cols.empty()) key_words = std::max(key_words, in->cols[0].info.words());
+  const std::uint64_t rows = max_input_rows(plan);
+  std::uint64_t joins = 0;
+  for (const Step& st : plan.steps) joins += st.op == Op::Join ? 1 : 0;
+  // Each join may re-key and sort both sides into buffers of its own (kept across passes: a
+  // project's copy and a sort's output per side), and the backend's scratch for a sort and a join.
+  memory.add("re-keyed and sorted join sides (at most)", joins * 4 * rows * static_cast<std::uint64_t>(width) * 4);
+  ra::OpShape s;
+  s.variant = variant.substr(3);
+  s.key_words = key_words;
+  s.rows_a = s.rows_b = rows;
+  s.width_a = s.width_b = width;
+  s.op = ra::Op::Sort;
+  s.out_rows = rows;
+  s.out_width = width;
+  const std::vector<std::string> sorts = b_.variants(ra::Op::Sort);
+  if (!ra::offers(b_, ra::Op::Sort, s.variant) && !sorts.empty()) s.variant = sorts.front();
+  b_.plan_scratch(s, memory);
+  s.variant = variant.substr(3);
+  s.op = ra::Op::Join;
+  s.out_rows = join_rows;
+  s.out_width = std::min(width, ra::kMaxWords);
+  b_.plan_scratch(s, memory);
+}
+
 std::vector<std::string> MultiBackend::variants() const {
   std::vector<std::string> out;
   for (TpchBackend* b : backends_)
@@ -239,12 +275,21 @@ std::vector<std::string> MultiBackend::variants() const {
   return out;
 }
 
-std::unique_ptr<TpchRun> MultiBackend::prepare(const Plan& plan, const std::string& variant, Transfer transfer) {
+TpchBackend& MultiBackend::owner(const std::string& variant) const {
   for (TpchBackend* b : backends_) {
     auto vs = b->variants();
-    if (std::find(vs.begin(), vs.end(), variant) != vs.end()) return b->prepare(plan, variant, transfer);
+    if (std::find(vs.begin(), vs.end(), variant) != vs.end()) return *b;
   }
   throw SkipCase("unknown variant " + variant);
+}
+
+std::unique_ptr<TpchRun> MultiBackend::prepare(const Plan& plan, const std::string& variant, Transfer transfer) {
+  return owner(variant).prepare(plan, variant, transfer);
+}
+
+void MultiBackend::plan_scratch(const Plan& plan, const std::string& variant, std::uint64_t join_rows,
+                                MemoryPlan& memory) const {
+  owner(variant).plan_scratch(plan, variant, join_rows, memory);
 }
 
 }  // namespace hdb::tpch

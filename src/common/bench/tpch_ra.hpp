@@ -23,6 +23,9 @@ class RaComposed : public TpchBackend {
   explicit RaComposed(ra::RaBackend& backend) : b_(backend) {}
   std::vector<std::string> variants() const override;
   std::unique_ptr<TpchRun> prepare(const Plan& plan, const std::string& variant, Transfer transfer) override;
+  // The RA backend's own scratch for the composition's largest sort and join.
+  void plan_scratch(const Plan& plan, const std::string& variant, std::uint64_t join_rows,
+                    MemoryPlan& memory) const override;
 
  private:
   ra::RaBackend& b_;
@@ -35,8 +38,12 @@ class MultiBackend : public TpchBackend {
   explicit MultiBackend(std::vector<TpchBackend*> backends) : backends_(std::move(backends)) {}
   std::vector<std::string> variants() const override;
   std::unique_ptr<TpchRun> prepare(const Plan& plan, const std::string& variant, Transfer transfer) override;
+  void plan_scratch(const Plan& plan, const std::string& variant, std::uint64_t join_rows,
+                    MemoryPlan& memory) const override;
 
  private:
+  // The backend that offers `variant`; SkipCase when none does.
+  TpchBackend& owner(const std::string& variant) const;
   std::vector<TpchBackend*> backends_;
 };
 
