@@ -11,12 +11,9 @@ KEY_PARAM = "key"
 WIDTHS = (32, 64)
 
 
-def _case(r):
+def case_label(r):
     """The id without key and size: 'select/parallel[dist=uniform,selectivity=0.5]'."""
-    rest = OrderedDict((k, v) for k, v in r["params"].items() if k != KEY_PARAM)
-    inner = ",".join([f"{k}={results.value_text(v)}" for k, v in rest.items()]
-                     + ([f"transfer={r['transfer']}"] if r["transfer"] != "none" else []))
-    return f"{r['test']}/{r['variant']}" + (f"[{inner}]" if inner else "")
+    return results.variant_label(r, drop=(KEY_PARAM,), with_test=True, with_backend=False)
 
 
 def pairs(rows):
@@ -27,7 +24,8 @@ def pairs(rows):
         k = r["params"].get(KEY_PARAM)
         if r["status"] != "ok" or r["rank"] != 0 or not r["kernel_median_s"] or not r["elements"] or k not in WIDTHS:
             continue
-        key = (r["benchmark"], r["backend"], _case(r))
+        rest = {p: v for p, v in r["params"].items() if p != KEY_PARAM}
+        key = (r["benchmark"], r["backend"], r["test"], r["variant"], r["transfer"], results.params_key(rest))
         series.setdefault(key, {}).setdefault(r["size_bytes"], {})[k] = r
     out = []
     for sizes in series.values():
@@ -52,7 +50,7 @@ def table(ps):
               "GB/s 64-bit", "time per tuple 64/32"]
     body = []
     for r32, r64 in ps:
-        body.append([r32["benchmark"], r32["backend"], _case(r32), size_text(r32["size_bytes"]),
+        body.append([r32["benchmark"], r32["backend"], case_label(r32), size_text(r32["size_bytes"]),
                      f"{tuples_per_s(r32) / 1e6:.3g}", f"{tuples_per_s(r64) / 1e6:.3g}",
                      f"{r32['kernel_gbps']:.3g}" if r32["kernel_gbps"] else "-",
                      f"{r64['kernel_gbps']:.3g}" if r64["kernel_gbps"] else "-",

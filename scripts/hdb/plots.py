@@ -6,6 +6,7 @@ import os
 from collections import Counter, OrderedDict, defaultdict
 
 from . import results
+from .key_width import tuples_per_s
 from .util import size_text
 
 try:
@@ -565,7 +566,6 @@ def key_widths(pairs, out_dir, machine):
     the largest size both widths ran; the report's table lists every pair)."""
     if not pairs:
         return None
-    from .key_width import tuples_per_s
     best = OrderedDict()
     for r32, r64 in pairs:
         k = (r32["benchmark"], r32["backend"], r32["test"])

@@ -317,15 +317,15 @@ def series_label(row):
     return f"{row['backend']}: {id_without_size(row)}" + ("" if row["checked"] else " not verified")
 
 
-def variant_label(row, drop=(), with_test=False):
+def variant_label(row, drop=(), with_test=False, with_backend=True):
     """'opencl: tuned[type=u32,transfer=pinned]': a bar or line of a figure whose test (and size)
     the figure names elsewhere, in the case id's spelling: the parameters that vary in the figure
     (row['label_params'] when the figure fixed some, less `drop`, the figure's own axis), then the
-    transfer mode."""
+    transfer mode. with_backend=False: without 'opencl: ' (a table with a backend column)."""
     shown = [f"{k}={value_text(v)}" for k, v in row.get("label_params", row["params"]).items() if k not in drop]
     if row["transfer"] != "none":
         shown.append(f"transfer={row['transfer']}")
-    s = f"{row['backend']}: " + (f"{row['test']}/" if with_test else "") + row["variant"] \
+    s = (f"{row['backend']}: " if with_backend else "") + (f"{row['test']}/" if with_test else "") + row["variant"] \
         + (f"[{','.join(shown)}]" if shown else "")
     return s + ("" if row["checked"] else " not verified")
 

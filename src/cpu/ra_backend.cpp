@@ -70,11 +70,10 @@ void for_key_words(int kw, F&& f) {
   else f(std::integral_constant<int, 1>{});
 }
 
-// Whether W-word tuples a and b have equal keys of KW words.
+// Whether tuples a and b have equal keys of KW words (ra_merge.hpp's load_key).
 template <int KW>
 inline bool same_key(const std::uint32_t* a, const std::uint32_t* b) {
-  if constexpr (KW == 2) return ((a[0] ^ b[0]) | (a[1] ^ b[1])) == 0;
-  else return a[0] == b[0];
+  return load_key<KW>(a) == load_key<KW>(b);
 }
 
 // Calls f(std::integral_constant<int, W>) for the tuple width w, so inner loops over a tuple's

@@ -368,11 +368,8 @@ std::unique_ptr<tpch::TpchRun> CpuTpch::prepare(const Plan& plan, const std::str
 }
 
 void CpuTpch::plan_scratch(const Plan& plan, const std::string&, std::uint64_t join_rows, MemoryPlan& memory) const {
-  bool join = false, wide = false;
-  for (const tpch::Step& s : plan.steps) join = join || s.op == Op::Join;
-  for (const auto& schema : tpch::plan_schemas(plan))
-    for (const tpch::ColumnInfo& c : schema) wide = wide || c.wide;
-  if (!join) return;
+  if (tpch::join_steps(plan) == 0) return;
+  const bool wide = tpch::has_wide_columns(plan);
   // A join sorts (key, row) pairs of the right side and, unless already in key order, of the left
   // (8 bytes each, 16 with 64-bit keys), keeps each left row's first match and count, and the
   // row indices of its output; the buffers are reused by every join of the plan.

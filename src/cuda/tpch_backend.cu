@@ -583,17 +583,14 @@ std::unique_ptr<tpch::TpchRun> CudaTpch::prepare(const Plan& plan, const std::st
 
 void CudaTpch::plan_scratch(const Plan& plan, const std::string& variant, std::uint64_t join_rows,
                             MemoryPlan& memory) const {
-  bool join = false, wide = false;
-  for (const tpch::Step& s : plan.steps) join = join || s.op == tpch::Op::Join;
-  for (const auto& schema : tpch::plan_schemas(plan))
-    for (const tpch::ColumnInfo& c : schema) wide = wide || c.wide;
-  const u64 rows = tpch::max_input_rows(plan);
+  const u64 joins = tpch::join_steps(plan), rows = tpch::max_input_rows(plan);
+  const bool wide = tpch::has_wide_columns(plan);
   // Selects: a flag and a position per row, and CUB's scan temporary.
   memory.add("select flags and positions", 2 * (rows + 1) * 4);
   std::size_t scan = 0;
   HDB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan, static_cast<const u32*>(nullptr),
                                                static_cast<u32*>(nullptr), static_cast<int>(rows + 1)));
-  if (!join) {
+  if (joins == 0) {
     memory.add("CUB temporary storage", scan);
     return;
   }
@@ -602,8 +599,6 @@ void CudaTpch::plan_scratch(const Plan& plan, const std::string& variant, std::u
     // a slot), and the answer's count.
     u64 cap = 16;
     while (cap < 2 * rows) cap *= 2;
-    u64 joins = 0;
-    for (const tpch::Step& s : plan.steps) joins += s.op == tpch::Op::Join ? 1 : 0;
     memory.add("hash tables", joins * cap * 8).add("CUB temporary storage", scan);
     return;
   }

@@ -89,11 +89,8 @@ std::vector<std::string> ClRa::variants(Op op) const {
 }
 
 std::size_t ClRa::work_group() {
-  if (!wg_) {
-    // The paper's constant 256, or the largest power of two the device allows below it.
-    wg_ = 256;
-    while (wg_ > p_.max_work_group_size()) wg_ /= 2;
-  }
+  // The paper's constant 256, or the largest power of two the device allows below it.
+  if (!wg_) wg_ = hdb::opencl::preferred_work_group(p_);
   return wg_;
 }
 
@@ -486,9 +483,7 @@ void ClRa::release_scratch() {
 }
 
 void ClRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
-  // The work-group size work_group() settles on, computed without settling it.
-  std::uint64_t wg = 256;
-  while (wg > p_.max_work_group_size()) wg /= 2;
+  const std::uint64_t wg = hdb::opencl::preferred_work_group(p_);  // work_group()'s
   const auto wa = static_cast<std::uint64_t>(s.width_a);
   const std::uint64_t groups = (s.rows_a + wg - 1) / wg;
   const bool tuned = s.variant == "tuned";

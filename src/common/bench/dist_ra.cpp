@@ -215,16 +215,9 @@ class DistRaRunner {
       b_.release_scratch();  // what earlier cases grew
       MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
       plan.add("received parts", local_in_bytes).add("output", out_bytes);
-      ra::OpShape shape;
-      shape.op = join ? ra::Op::Join : ra::Op::Unique;
-      shape.variant = variant;
-      shape.rows_a = c->sides[0].sorted.rows();
-      shape.width_a = w;
-      shape.rows_b = join ? c->sides[1].sorted.rows() : 0;
-      shape.width_b = join ? w : 0;
-      shape.out_rows = out_rows;
-      shape.out_width = static_cast<int>(out_w);
-      b_.plan_scratch(shape, plan);
+      b_.plan_scratch(ra::op_shape(join ? ra::Op::Join : ra::Op::Unique, variant, c->sides[0].sorted,
+                                   join ? &c->sides[1].sorted : nullptr, out_rows, static_cast<int>(out_w)),
+                      plan);
       if (!s_.platform().has_transfers()) {
         std::uint64_t host = 0;
         for (const Side& s : c->sides) host += (s.local.words() + s.send.size() + s.recv.size() + s.scratch.size()) * 4;

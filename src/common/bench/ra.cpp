@@ -135,24 +135,16 @@ class RaRunner {
     MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
     const std::uint64_t out_bytes = c.is_reduce ? 0 : out_rows * static_cast<std::uint64_t>(out_width) * 4;
     plan.add("inputs", in_bytes).add("output", out_bytes);
-    OpShape shape;
-    shape.op = c.kind;
-    shape.variant = c.variant;
-    shape.key_words = c.key_words;
-    shape.rows_a = c.host_in.empty() ? 0 : c.host_in[0].rows();
-    shape.width_a = c.host_in.empty() ? 0 : c.host_in[0].width();
-    shape.rows_b = c.host_in.size() > 1 ? c.host_in[1].rows() : 0;
-    shape.width_b = c.host_in.size() > 1 ? c.host_in[1].width() : 0;
-    shape.out_rows = c.is_reduce ? 0 : out_rows;
-    shape.out_width = out_width;
-    b_.plan_scratch(shape, plan);
+    b_.plan_scratch(op_shape(c.kind, c.variant, c.host_in.at(0), c.host_in.size() > 1 ? &c.host_in[1] : nullptr,
+                             c.is_reduce ? 0 : out_rows, out_width),
+                    plan);
     if (!s_.platform().has_transfers())
       plan.add("host inputs", in_bytes).add("expected output", out_bytes).add("output read back", out_bytes);
     plan.require(s_.platform());
   }
 
   // Sets up a case from host inputs and the expected output; `fn` runs the operator.
-  Prepared finish(std::shared_ptr<CaseData> c, Transfer t, std::uint64_t /*size*/, std::uint64_t out_rows, int out_values,
+  Prepared finish(std::shared_ptr<CaseData> c, Transfer t, std::uint64_t out_rows, int out_values,
                   std::function<Breakdown(CaseData&)> fn) {
     std::uint64_t in_bytes = 0;
     for (const Relation& r : c->host_in) in_bytes += r.bytes();
@@ -224,7 +216,7 @@ class RaRunner {
       case Op::Project:
         c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
         c->expected = ref::project(c->host_in[0], {0});
-        return finish(c, t, size, c->expected.rows(), 0, [variant](CaseData& d) {
+        return finish(c, t, c->expected.rows(), 0, [variant](CaseData& d) {
           return d.backend->project(*d.dev_in[0], {0}, variant, d.dev_out);
         });
       case Op::Select: {
@@ -236,7 +228,7 @@ class RaRunner {
         Predicate pred{0, 0, kw == 2 ? (std::uint64_t{bound} << 20) | 0xfffffu : bound};
         if (sel <= 0) pred.lo = 1, pred.hi = 0;
         c->expected = ref::select(c->host_in[0], pred);
-        Prepared pr = finish(c, t, size, c->expected.rows(), o_.values, [variant, pred](CaseData& d) {
+        Prepared pr = finish(c, t, c->expected.rows(), o_.values, [variant, pred](CaseData& d) {
           return d.backend->select(*d.dev_in[0], pred, variant, d.dev_out);
         });
         pr.extra["selected_fraction"] = n ? static_cast<double>(c->expected.rows()) / static_cast<double>(n) : 0.0;
@@ -249,13 +241,13 @@ class RaRunner {
         c->host_in.push_back(input(spec(n, keys(dist, distinct), true), "ra.sorted", size, t));
         if (op == Op::Unique) {
           c->expected = ref::unique(c->host_in[0]);
-          return finish(c, t, size, c->expected.rows(), o_.values, [variant](CaseData& d) {
+          return finish(c, t, c->expected.rows(), o_.values, [variant](CaseData& d) {
             return d.backend->unique(*d.dev_in[0], variant, d.dev_out);
           });
         }
         const ReduceOp ro = parse_reduce(param(p, "op").get<std::string>());
         c->expected = ref::reduce_by_key(c->host_in[0], ro);
-        return finish(c, t, size, c->expected.rows(), o_.values, [variant, ro](CaseData& d) {
+        return finish(c, t, c->expected.rows(), o_.values, [variant, ro](CaseData& d) {
           return d.backend->reduce_by_key(*d.dev_in[0], ro, variant, d.dev_out);
         });
       }
@@ -264,7 +256,7 @@ class RaRunner {
         c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
         c->is_reduce = true;
         c->expected_agg = ref::reduce(c->host_in[0], ro);
-        return finish(c, t, size, 1, o_.values, [variant, ro](CaseData& d) {
+        return finish(c, t, 1, o_.values, [variant, ro](CaseData& d) {
           Timed<Aggregate> r = d.backend->reduce(*d.dev_in[0], ro, variant);
           d.got_agg = r.value;
           return r.time;
@@ -279,7 +271,7 @@ class RaRunner {
         c->expected = ref::join(c->host_in[0], c->host_in[1]);
         sort_tuples(c->expected);
         c->multiset = true;
-        return finish(c, t, size, c->expected.rows(), 2 * o_.values, [variant](CaseData& d) {
+        return finish(c, t, c->expected.rows(), 2 * o_.values, [variant](CaseData& d) {
           return d.backend->join(*d.dev_in[0], *d.dev_in[1], variant, d.dev_out);
         });
       }
@@ -292,7 +284,7 @@ class RaRunner {
         c->host_in.push_back(input(s, "ra.set.a", size, t));
         c->host_in.push_back(input(s, "ra.set.b", size, t));
         c->expected = ref::set_op(c->host_in[0], c->host_in[1], so);
-        return finish(c, t, size, c->expected.rows(), o_.values, [variant, so](CaseData& d) {
+        return finish(c, t, c->expected.rows(), o_.values, [variant, so](CaseData& d) {
           return d.backend->set_op(*d.dev_in[0], *d.dev_in[1], so, variant, d.dev_out);
         });
       }
@@ -307,7 +299,7 @@ class RaRunner {
         check_output(c->host_in[0].bytes() + c->host_in[1].bytes(),
                      out_rows * static_cast<std::uint64_t>(2 * (kw + o_.values)) * 4, size);
         c->expected = ref::product(c->host_in[0], c->host_in[1]);
-        return finish(c, t, size, out_rows, 2 * o_.values + kw, [variant](CaseData& d) {
+        return finish(c, t, out_rows, 2 * o_.values + kw, [variant](CaseData& d) {
           return d.backend->product(*d.dev_in[0], *d.dev_in[1], variant, d.dev_out);
         });
       }
@@ -315,7 +307,7 @@ class RaRunner {
         // Unsorted keys of the distribution: Zipf repeats keys often, so stability matters.
         c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
         c->expected = ref::sort(c->host_in[0]);  // stable: the one correct output
-        return finish(c, t, size, n, o_.values, [variant](CaseData& d) {
+        return finish(c, t, n, o_.values, [variant](CaseData& d) {
           return d.backend->sort(*d.dev_in[0], variant, d.dev_out);
         });
       case Op::Add:
@@ -325,7 +317,7 @@ class RaRunner {
         c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
         c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.b", size, t));
         c->expected = ref::arith(c->host_in[0], c->host_in[1], ao);
-        return finish(c, t, size, n, o_.values, [variant, ao](CaseData& d) {
+        return finish(c, t, n, o_.values, [variant, ao](CaseData& d) {
           return d.backend->arith(*d.dev_in[0], *d.dev_in[1], ao, variant, d.dev_out);
         });
       }

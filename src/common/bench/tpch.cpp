@@ -30,6 +30,18 @@ std::uint64_t max_input_rows(const Plan& plan) {
   return most;
 }
 
+std::uint64_t join_steps(const Plan& plan) {
+  return static_cast<std::uint64_t>(
+      std::count_if(plan.steps.begin(), plan.steps.end(), [](const Step& s) { return s.op == Op::Join; }));
+}
+
+bool has_wide_columns(const Plan& plan) {
+  for (const auto& schema : plan_schemas(plan))
+    for (const ColumnInfo& c : schema)
+      if (c.wide) return true;
+  return false;
+}
+
 Verification compare_result(const Relation& got, const Relation& want, std::uint64_t want_checksum, int threads) {
   if (got.cols.size() != want.cols.size())
     return Verification::fail(std::to_string(got.cols.size()) + " columns, expected " + std::to_string(want.cols.size()));

@@ -39,8 +39,11 @@ class TpchBackend {
                             MemoryPlan& memory) const;
 };
 
-// The most rows of any input of the plan.
+// What the backends' scratch plans read of a plan: the most rows of any input, its join steps, and
+// whether any of its relations has a 64-bit column.
 std::uint64_t max_input_rows(const Plan& plan);
+std::uint64_t join_steps(const Plan& plan);
+bool has_wide_columns(const Plan& plan);
 
 // Same columns, same row count and same order-independent checksum as the reference.
 Verification compare_result(const Relation& got, const Relation& want, std::uint64_t want_checksum, int threads);

@@ -244,9 +244,7 @@ void RaComposed::plan_scratch(const Plan& plan, const std::string& variant, std:
   }
   for (const auto& in : plan.inputs)
     if (!in->cols.empty()) key_words = std::max(key_words, in->cols[0].info.words());
-  const std::uint64_t rows = max_input_rows(plan);
-  std::uint64_t joins = 0;
-  for (const Step& st : plan.steps) joins += st.op == Op::Join ? 1 : 0;
+  const std::uint64_t rows = max_input_rows(plan), joins = join_steps(plan);
   // Each join may re-key and sort both sides into buffers of its own (kept across passes: a
   // project's copy and a sort's output per side), and the backend's scratch for a sort and a join.
   memory.add("re-keyed and sorted join sides (at most)", joins * 4 * rows * static_cast<std::uint64_t>(width) * 4);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace hdb::ra {
 
@@ -68,6 +69,21 @@ Relation RaBackend::host_relation(std::uint64_t rows, int values, Transfer, int 
 }
 
 void RaBackend::plan_scratch(const OpShape&, MemoryPlan&) const {}
+
+OpShape op_shape(Op op, std::string variant, const Relation& a, const Relation* b, std::uint64_t out_rows,
+                 int out_width) {
+  OpShape s;
+  s.op = op;
+  s.variant = std::move(variant);
+  s.key_words = a.key_words();
+  s.rows_a = a.rows();
+  s.width_a = a.width();
+  s.rows_b = b ? b->rows() : 0;
+  s.width_b = b ? b->width() : 0;
+  s.out_rows = out_rows;
+  s.out_width = out_width;
+  return s;
+}
 
 bool offers(const RaBackend& backend, Op op, const std::string& variant) {
   const std::vector<std::string> vs = backend.variants(op);

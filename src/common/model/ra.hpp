@@ -151,6 +151,10 @@ struct OpShape {
   std::uint64_t out_rows = 0;
   int out_width = 0;
 };
+// The shape of `op` over relations a (and b, for binary operators) making out_rows tuples of
+// out_width words.
+OpShape op_shape(Op op, std::string variant, const Relation& a, const Relation* b, std::uint64_t out_rows,
+                 int out_width);
 
 class RaBackend {
  public:
