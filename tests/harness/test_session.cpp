@@ -227,3 +227,58 @@ TEST(Session, SeedsUseAll64Bits) {
   Session sa(a, nullptr, db, c), sb(b, nullptr, db, c);
   EXPECT_NE(sa.seed("relation", 1024), sb.seed("relation", 1024));
 }
+
+// A lost device context (a sticky CUDA error, DeviceLost) fails the case it hit, naming the error,
+// and stops the run: the later cases are not set up (each would fail with the same error), the
+// results taken before it stay in the files, which are marked as stopped by the error, and the exit
+// code is 1. An ordinary DeviceError in a pass fails only its own case.
+TEST(Session, ALostDeviceFailsItsCaseAndStopsTheRun) {
+  const std::string json = test::scratch("lost.json"), csv = test::scratch("lost.csv");
+  int setups = 0;
+  BenchmarkDef def;
+  def.name = "fake";
+  def.description = "test benchmark";
+  def.run = [&setups](Session& s) {
+    for (const char* variant : {"first", "error", "lost", "after"}) {
+      const std::string v = variant;
+      s.run({"op", v, {}, 32768}, [&setups, v] {
+        ++setups;
+        Prepared p = quick_case();
+        if (v == "error") p.pass = []() -> Breakdown { throw DeviceError("cudaMemcpyAsync failed: cudaErrorInvalidValue"); };
+        if (v == "lost")
+          p.pass = []() -> Breakdown {
+            throw DeviceLost("cudaEventSynchronize failed: cudaErrorIllegalAddress; the device context is lost");
+          };
+        return p;
+      });
+    }
+  };
+  ::testing::internal::CaptureStderr();
+  int rc = run(def, {"--sizes", "32K", "--json", json, "--csv", csv, "--quiet"});
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, kExitFailure);
+  EXPECT_EQ(setups, 3);  // "after" is never set up
+  nlohmann::json j = read_json(json);
+  EXPECT_EQ(j["complete"], false);
+  const std::string reason = j["incomplete_reason"];
+  EXPECT_EQ(reason.rfind("stopped by an error: case op/lost", 0), 0u) << reason;
+  EXPECT_NE(reason.find("cudaErrorIllegalAddress"), std::string::npos) << reason;
+  ASSERT_EQ(j["results"].size(), 3u);
+  EXPECT_EQ(j["results"][0]["variant"], "first");
+  EXPECT_EQ(j["results"][0]["status"], "ok");  // taken before the fault: kept, with its trials
+  EXPECT_FALSE(j["results"][0]["trials"].empty());
+  EXPECT_EQ(j["results"][1]["status"], "failed");  // an ordinary device error: the run went on
+  EXPECT_EQ(j["results"][2]["variant"], "lost");
+  EXPECT_EQ(j["results"][2]["status"], "failed");
+  EXPECT_NE(j["results"][2]["reason"].get<std::string>().find("the device context is lost"), std::string::npos);
+  EXPECT_TRUE(j["results"][2]["trials"].empty());
+  EXPECT_EQ(j["summary"]["ok"], 1);
+  EXPECT_EQ(j["summary"]["failed"], 2);
+  std::ifstream f(csv);
+  std::string line;
+  int rows = 0;
+  while (std::getline(f, line)) rows += !line.empty();
+  EXPECT_EQ(rows, 4);  // the header and the three results
+  EXPECT_NE(err.find("case op/lost"), std::string::npos) << err;
+  EXPECT_NE(err.find("cudaErrorIllegalAddress"), std::string::npos) << err;
+}

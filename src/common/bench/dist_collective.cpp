@@ -10,6 +10,7 @@ namespace hdb::dist {
 void collectively(const Comm& comm, const std::function<void()>& local) {
   // The reason travels with a one-letter kind: 'S' skip, 'E' error.
   std::string failure;
+  bool lost = false;
   try {
     local();
   } catch (const SkipCase& e) {
@@ -18,10 +19,15 @@ void collectively(const Comm& comm, const std::function<void()>& local) {
     failure = "Sout of host memory";
   } catch (const UsageError&) {
     throw;  // option errors are found before any case runs, identically on every rank
+  } catch (const DeviceLost& e) {
+    failure = std::string("E") + e.what();
+    lost = true;
   } catch (const std::exception& e) {
     failure = std::string("E") + e.what();
   }
   Comm::Agreement a = comm.first_failure(!failure.empty(), failure);
+  // This rank's device is gone: after the agreement (the other ranks fail the case), its run stops.
+  if (lost) throw DeviceLost(failure.substr(1));
   if (!a.any()) return;
   std::string reason = a.message.substr(1);
   if (comm.size() > 1) reason = "rank " + std::to_string(a.rank) + ": " + reason;
@@ -34,12 +40,17 @@ Breakdown collective_pass(const Comm& comm, const std::function<Breakdown()>& lo
   comm.barrier();
   Breakdown mine;
   std::string error;
+  bool lost = false;
   try {
     mine = local();
+  } catch (const DeviceLost& e) {
+    error = e.what();
+    lost = true;
   } catch (const std::exception& e) {
     error = e.what();
   }
   Comm::Agreement a = comm.first_failure(!error.empty(), error);
+  if (lost) throw DeviceLost(error);  // as in collectively()
   if (a.any()) throw std::runtime_error(comm.size() > 1 ? "rank " + std::to_string(a.rank) + ": " + a.message : a.message);
   std::vector<double> v{mine.h2d, mine.kernel, mine.d2h, mine.total};
   for (const Phase& ph : phases) {

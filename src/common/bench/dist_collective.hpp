@@ -15,12 +15,13 @@
 namespace hdb::dist {
 
 // Runs rank-local set-up work. If it throws on any rank, every rank throws the same: SkipCase when
-// the first failing rank skipped (or ran out of memory), else std::runtime_error naming the rank.
+// the first failing rank skipped (or ran out of memory), else std::runtime_error naming the rank;
+// except that a rank whose device was lost (DeviceLost) throws DeviceLost, which stops its run.
 void collectively(const Comm& comm, const std::function<void()>& local);
 
 // One timed pass: a barrier (so every rank starts together), the local pass, then every field the
 // maximum over ranks. `phases` fixes the phase names and their order on every rank. A pass that
-// threw on any rank throws on every rank.
+// threw on any rank throws on every rank (DeviceLost on a rank whose device was lost).
 Breakdown collective_pass(const Comm& comm, const std::function<Breakdown()>& local,
                           const std::vector<Phase>& phases);
 

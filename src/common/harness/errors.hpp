@@ -32,6 +32,14 @@ struct DeviceError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The device's context is lost (a sticky CUDA error: an illegal address, a kernel fault, ...): every
+// later call on it fails with the same error. Session::run records the running case as failed and
+// rethrows, so the run stops with exit code 1 and the results taken so far are kept (marked
+// "stopped by an error"), instead of every later case failing with the same error.
+struct DeviceLost : DeviceError {
+  using DeviceError::DeviceError;
+};
+
 enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitNoDevice = 77 };
 
 }  // namespace hdb

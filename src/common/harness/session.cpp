@@ -107,6 +107,15 @@ void Session::run(const CaseKey& key, const std::function<Prepared()>& setup) {
     r.trials.clear();
   } catch (const UsageError&) {
     throw;
+  } catch (const DeviceLost& e) {
+    // Every later case would fail with the same error: this one is recorded as failed (and the
+    // files written with it), then the run stops, naming the case (exit code 1, the results taken
+    // so far kept and marked "stopped by an error").
+    r.status = Status::Failed;
+    r.reason = e.what();
+    r.trials.clear();
+    record(std::move(r));
+    throw DeviceLost("case " + key.id() + ": " + e.what());
   } catch (const std::exception& e) {
     r.status = Status::Failed;
     r.reason = e.what();

@@ -63,7 +63,8 @@ class Session {
   std::uint64_t seed(const std::string& salt, std::uint64_t size = 0) const;
 
   // Runs one case. `setup` is called only when the case is selected and not listing; it may throw
-  // SkipCase (recorded as skipped) or anything else (recorded as failed).
+  // SkipCase (recorded as skipped) or anything else (recorded as failed). DeviceLost (the device's
+  // context is gone) is recorded as failed too, then rethrown naming the case: the run stops.
   void run(const CaseKey& key, const std::function<Prepared()>& setup);
   void skip(const CaseKey& key, const std::string& reason);
   bool listing() const { return opts_.list; }
