@@ -24,6 +24,7 @@ void cub_call(CudaRa::State& s, const char* what, Call&& call) {
   void* temp = s.scratch.get<unsigned char>("cub.temp", bytes);
   cudaError_t err = call(temp, bytes);
   hdb::cuda::check(err, what, __FILE__, __LINE__);
+  hdb::cuda::sync_check(what, __FILE__, __LINE__);  // HDB_CUDA_SYNC_CHECK=1: CUB's kernels, as every launch
 }
 
 // ---- the CUB calls: each written once, run by the operator and asked for its size by cub_plan ----

@@ -507,5 +507,43 @@ TEST_F(RaCuda, PinnedHostRelationsRoundTrip) {
   EXPECT_TRUE(same_tuples(h, back));
 }
 
+// hdb::cuda::check: the sticky errors (the context is lost: driver_types.h's "inconsistent state")
+// throw DeviceLost naming the call; other errors DeviceError; out of memory a skip. No device needed.
+TEST(CudaRuntimeHost, StickyErrorsThrowDeviceLost) {
+  for (cudaError_t e : {cudaErrorIllegalAddress, cudaErrorLaunchFailure, cudaErrorHardwareStackError,
+                        cudaErrorIllegalInstruction, cudaErrorMisalignedAddress, cudaErrorInvalidAddressSpace,
+                        cudaErrorInvalidPc, cudaErrorLaunchTimeout, cudaErrorAssert, cudaErrorUnknown,
+                        cudaErrorContained, cudaErrorTensorMemoryLeak, cudaErrorExternalDevice,
+                        cudaErrorECCUncorrectable}) {
+    SCOPED_TRACE(cudaGetErrorName(e));
+    EXPECT_TRUE(hdb::cuda::is_sticky(e));
+    try {
+      hdb::cuda::check(e, "cudaEventSynchronize(e_)", "file.cu", 7);
+      ADD_FAILURE() << "no exception";
+    } catch (const DeviceLost& x) {
+      const std::string what = x.what();
+      EXPECT_NE(what.find("cudaEventSynchronize(e_) failed: "), std::string::npos) << what;
+      EXPECT_NE(what.find(cudaGetErrorName(e)), std::string::npos) << what;
+      EXPECT_NE(what.find("the device context is lost"), std::string::npos) << what;
+      EXPECT_NE(what.find("HDB_CUDA_SYNC_CHECK=1"), std::string::npos) << what;
+    }
+  }
+  for (cudaError_t e : {cudaErrorInvalidValue, cudaErrorInvalidConfiguration, cudaErrorLaunchOutOfResources,
+                        cudaErrorInvalidDeviceFunction, cudaErrorNotReady}) {
+    SCOPED_TRACE(cudaGetErrorName(e));
+    EXPECT_FALSE(hdb::cuda::is_sticky(e));
+    try {
+      hdb::cuda::check(e, "kernel launch", "file.cu", 7);
+      ADD_FAILURE() << "no exception";
+    } catch (const DeviceLost&) {
+      ADD_FAILURE() << "a recoverable error reported as a lost device";
+    } catch (const DeviceError& x) {
+      EXPECT_NE(std::string(x.what()).find("kernel launch failed: "), std::string::npos);
+    }
+  }
+  EXPECT_THROW(hdb::cuda::check(cudaErrorMemoryAllocation, "cudaMalloc", "file.cu", 7), SkipCase);
+  EXPECT_NO_THROW(hdb::cuda::check(cudaSuccess, "cudaMalloc", "file.cu", 7));
+}
+
 }  // namespace
 }  // namespace hdb::ra

@@ -1,9 +1,11 @@
 #pragma once
 // Checked CUDA calls and RAII owners for device memory, pinned host memory, streams and events.
-// Errors throw (never exit): DeviceError naming the call, SkipCase for out-of-memory.
+// Errors throw (never exit): DeviceError naming the call, SkipCase for out-of-memory, DeviceLost
+// for the sticky errors after which the process's CUDA context is unusable.
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,6 +17,32 @@
 
 namespace hdb::cuda {
 
+// Errors after which the process's CUDA context is unusable: every later call returns the same
+// error until the process ends (driver_types.h: "leaves the process in an inconsistent state ...
+// the process must be terminated and relaunched"; an uncorrectable ECC or NVLink error and
+// cudaErrorUnknown, which a GPU fault may also leave, likewise). Such an error surfaces at whatever
+// call comes next (an event sync, a copy), not at the kernel that caused it.
+inline bool is_sticky(cudaError_t err) {
+  switch (err) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorContained:
+    case cudaErrorExternalDevice:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorNvlinkUncorrectable:
+    case cudaErrorUnknown: return true;
+    default: return false;
+  }
+}
+
 inline void check(cudaError_t err, const char* call, const char* file, int line) {
   if (err == cudaSuccess) return;
   std::string msg = std::string(call) + " failed: " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) +
@@ -23,12 +51,40 @@ inline void check(cudaError_t err, const char* call, const char* file, int line)
     cudaGetLastError();  // clear the sticky-free allocation error
     throw SkipCase("out of device memory: " + msg);
   }
+  if (is_sticky(err))
+    throw DeviceLost(msg + "; the device context is lost: every later CUDA call of this process fails (a kernel's "
+                           "fault shows at the next call that waits; HDB_CUDA_SYNC_CHECK=1 checks after every launch "
+                           "to name the kernel)");
   throw DeviceError(msg);
 }
 
+// HDB_CUDA_SYNC_CHECK=1 (read once, at the first launch): every HDB_CUDA_CHECK_LAUNCH also waits for
+// the device and checks, so an asynchronous fault is reported at the launch that caused it. For
+// triage only: it serialises host and device, and the times it gives are not the benchmark's.
+inline bool sync_check_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("HDB_CUDA_SYNC_CHECK");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return on;
+}
+
+// With HDB_CUDA_SYNC_CHECK=1: waits for the device and checks, naming `what` (the launch).
+inline void sync_check(const char* what, const char* file, int line) {
+  if (!sync_check_enabled()) return;
+  check(cudaDeviceSynchronize(), (std::string(what) + " (HDB_CUDA_SYNC_CHECK: the device synchronised after it)").c_str(),
+        file, line);
+}
+
+// After a kernel launch: launch errors are reported by cudaGetLastError; with HDB_CUDA_SYNC_CHECK=1
+// the kernel's own faults too.
+inline void check_launch(const char* what, const char* file, int line) {
+  check(cudaGetLastError(), what, file, line);
+  sync_check(what, file, line);
+}
+
 #define HDB_CUDA_CHECK(call) ::hdb::cuda::check((call), #call, __FILE__, __LINE__)
-// After a kernel launch: launch errors are reported by cudaGetLastError.
-#define HDB_CUDA_CHECK_LAUNCH(what) ::hdb::cuda::check(cudaGetLastError(), what, __FILE__, __LINE__)
+#define HDB_CUDA_CHECK_LAUNCH(what) ::hdb::cuda::check_launch(what, __FILE__, __LINE__)
 
 template <class T>
 class DeviceBuffer {
