@@ -545,5 +545,33 @@ TEST(CudaRuntimeHost, StickyErrorsThrowDeviceLost) {
   EXPECT_NO_THROW(hdb::cuda::check(cudaSuccess, "cudaMalloc", "file.cu", 7));
 }
 
+// CudaPlatform::init's reading of a cudaGetDeviceCount error: "no device" (a skip, exit code 77)
+// only for the errors of a machine without a driver, and only where no NVIDIA driver is installed;
+// with one installed (an old driver under the CUDA 13 runtime, a broken installation) a failure.
+TEST(CudaRuntimeHost, DeviceCountErrorsSkipOnlyWithoutADriver) {
+  using hdb::cuda::device_count_error_is_no_device;
+  for (cudaError_t e : {cudaErrorNoDevice, cudaErrorInsufficientDriver, cudaErrorStubLibrary}) {
+    SCOPED_TRACE(cudaGetErrorName(e));
+    EXPECT_TRUE(device_count_error_is_no_device(e, /*driver_present=*/false));
+    EXPECT_FALSE(device_count_error_is_no_device(e, /*driver_present=*/true));
+  }
+  for (cudaError_t e : {cudaErrorSystemDriverMismatch, cudaErrorInitializationError, cudaErrorCompatNotSupportedOnDevice,
+                        cudaErrorDevicesUnavailable, cudaErrorUnknown, cudaErrorSystemNotReady}) {
+    SCOPED_TRACE(cudaGetErrorName(e));
+    EXPECT_FALSE(device_count_error_is_no_device(e, false));
+    EXPECT_FALSE(device_count_error_is_no_device(e, true));
+  }
+  // This machine: a skip is only ever taken where no driver is installed.
+  hdb::cuda::CudaPlatform p;
+  try {
+    p.init(Options{});
+  } catch (const NoDevice& e) {
+    EXPECT_FALSE(hdb::cuda::nvidia_driver_present()) << e.what();
+  } catch (const DeviceError& e) {
+    EXPECT_TRUE(hdb::cuda::nvidia_driver_present()) << e.what();
+    ADD_FAILURE() << "the CUDA set-up fails on a machine with an NVIDIA driver: " << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace hdb::ra

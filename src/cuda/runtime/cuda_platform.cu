@@ -1,9 +1,11 @@
 #include "runtime/cuda_platform.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -80,10 +82,47 @@ PcieLink query_pcie_link(int device) {
   return link;
 }
 
+bool device_count_error_is_no_device(cudaError_t err, bool driver_present) {
+  if (driver_present) return false;
+  return err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver || err == cudaErrorStubLibrary;
+}
+
+bool nvidia_driver_present() {
+  if (::access("/dev/nvidiactl", F_OK) == 0 || ::access("/proc/driver/nvidia/version", F_OK) == 0) return true;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  for (std::size_t pos = 0; pos <= dirs.size();) {
+    std::size_t colon = dirs.find(':', pos);
+    if (colon == std::string::npos) colon = dirs.size();
+    std::string dir = dirs.substr(pos, colon - pos);
+    if (!dir.empty() && ::access((dir + "/nvidia-smi").c_str(), X_OK) == 0) return true;
+    pos = colon + 1;
+  }
+  return false;
+}
+
+namespace {
+std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+}  // namespace
+
 void CudaPlatform::init(const Options& opts) {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) throw NoDevice(std::string("no CUDA device (") + cudaGetErrorString(err) + ")");
+  if (err != cudaSuccess) {
+    const bool driver = nvidia_driver_present();
+    if (device_count_error_is_no_device(err, driver))
+      throw NoDevice(std::string("no CUDA device (") + cudaGetErrorString(err) + ")");
+    // A failure, not a skip: say what the runtime needs and what the driver offers.
+    int runtime = 0, supported = 0;
+    cudaRuntimeGetVersion(&runtime);
+    cudaDriverGetVersion(&supported);
+    std::string versions = "CUDA runtime " + cuda_version(runtime) + ", the driver supports CUDA " +
+                           (supported ? cuda_version(supported) : std::string("(none reported)"));
+    throw DeviceError(std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(err) + " (" +
+                      cudaGetErrorString(err) + ")" +
+                      (driver ? " on a machine with an NVIDIA driver installed (nvidia-smi names its version)" : "") +
+                      "; " + versions);
+  }
   if (count == 0) throw NoDevice("no CUDA device (none found)");
   if (opts.device >= count)
     throw UsageError("--device " + std::to_string(opts.device) + ": " + std::to_string(count) +

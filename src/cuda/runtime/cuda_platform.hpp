@@ -2,6 +2,8 @@
 // The CUDA platform: device selection, properties for the context block (including the PCIe link
 // from NVML, loaded at run time so that machines without a driver still start), and the measured
 // device-memory copy ceiling.
+#include <cuda_runtime.h>
+
 #include <cstdint>
 
 #include "harness/platform.hpp"
@@ -34,6 +36,17 @@ class CudaPlatform : public Platform {
 };
 
 PcieLink query_pcie_link(int device);
+
+// Whether cudaGetDeviceCount's error `err` means the machine has no CUDA device at all (a skip,
+// exit code 77), given whether an NVIDIA driver is installed: only the errors of a machine without
+// one (no device, no driver or the toolkit's stub library in its place) and only where
+// nvidia_driver_present() is false. Anything else is a failure: where a driver is installed the
+// same errors mean a driver too old for this runtime, or a broken installation, which must not pass
+// as "skipped".
+bool device_count_error_is_no_device(cudaError_t err, bool driver_present);
+// Whether this machine has an NVIDIA driver: /dev/nvidiactl or /proc/driver/nvidia/version exists,
+// or nvidia-smi is on PATH.
+bool nvidia_driver_present();
 // Theoretical per-direction GB/s of a PCIe link (generation, lanes), after line encoding.
 double pcie_theoretical_gbps(int gen, int width);
 
