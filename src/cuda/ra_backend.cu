@@ -1,5 +1,6 @@
 // CudaRa: transfers, variant dispatch, the paper's one-kernel primitives (project, product,
 // arithmetic) and the kernels the paper and cub variants share.
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -144,6 +145,15 @@ JoinCount read_count64(CudaRa::State& s, const JoinCount* d_count) {
   HDB_CUDA_CHECK(cudaMemcpyAsync(host, d_count, sizeof(JoinCount), cudaMemcpyDeviceToHost, s.stream.get()));
   s.stream.sync();
   return *host;
+}
+
+void read_results(CudaRa::State& s, const std::uint64_t* d_results, int values, Aggregate& result) {
+  if (values <= 0) return;
+  const auto n = static_cast<std::size_t>(values);
+  HDB_CUDA_CHECK(cudaMemcpyAsync(s.result_host.get(), d_results, n * sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
+                                 s.stream.get()));
+  s.stream.sync();
+  std::copy(s.result_host.get(), s.result_host.get() + n, result.value.begin());
 }
 
 KeepFlag keep_flag(std::uint32_t mode, const CudaRelation& in, const CudaRelation* other, const Predicate& pred) {

@@ -34,13 +34,15 @@ cudaError_t select_row_indices(void* temp, std::size_t& bytes, const KeepFlag& k
   return cub::DeviceSelect::If(temp, bytes, Count(0), idx, num, n, keep, st);
 }
 
-// Indices of the kept rows into "cub.idx" (one single-pass DeviceSelect); returns how many.
-std::uint32_t select_rows(CudaRa::State& s, const KeepFlag& keep) {
+// Indices of the kept rows into "cub.idx" (one single-pass DeviceSelect); returns how many, read
+// back in a phase of its own ("readback": the count sizes the next step).
+std::uint32_t select_rows(CudaRa::State& s, PhaseTimer& t, const KeepFlag& keep) {
   std::uint32_t* idx = s.scratch.get<std::uint32_t>("cub.idx", keep.n);
   std::uint32_t* num = s.scratch.get<std::uint32_t>("cub.num", 1);
   cub_call(s, "cub::DeviceSelect::If", [&](void* temp, std::size_t& bytes) {
     return select_row_indices(temp, bytes, keep, idx, num, static_cast<int>(keep.n), s.stream.get());
   });
+  t.phase("readback");
   return read_count(s, num);
 }
 
@@ -259,6 +261,7 @@ Breakdown cub_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelatio
       return scan_count_array(temp, bytes, counts, offsets, items, s.stream.get());
     });
   }
+  t.phase("readback");  // the total sizes the output
   const JoinCount total = read_count64(s, offsets + nl);
   CudaRelation& out = ensure(out_handle, total, out_values, KW);
   if (total) {
@@ -330,7 +333,7 @@ Breakdown cub_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation& 
     return t.finish();
   }
   t.phase("select");
-  const std::uint32_t total = select_rows(s, keep_flag(mode, in, other, pred));
+  const std::uint32_t total = select_rows(s, t, keep_flag(mode, in, other, pred));
   CudaRelation& out = ensure(out_handle, total, in.values(), in.key_words());
   t.phase("gather");
   launch_gather_rows(s, in.data(), static_cast<std::uint32_t>(in.width()), s.scratch.get<std::uint32_t>("cub.idx", 0), total,
@@ -346,7 +349,7 @@ Breakdown cub_union(CudaRa::State& s, const CudaRelation& a, const CudaRelation&
   std::uint32_t* bprime = nullptr;
   if (b.rows()) {
     t.phase("select");
-    kept = select_rows(s, keep_flag(kUnionKeep, b, &a, Predicate{}));
+    kept = select_rows(s, t, keep_flag(kUnionKeep, b, &a, Predicate{}));
     bprime = s.scratch.get<std::uint32_t>("cub.union.b", static_cast<std::uint64_t>(kept) * w);
     t.phase("gather");
     launch_gather_rows(s, b.data(), w, s.scratch.get<std::uint32_t>("cub.idx", 0), kept, bprime);
@@ -373,8 +376,8 @@ Breakdown cub_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggr
                          identity, s.stream.get());
     });
   }
-  HDB_CUDA_CHECK(cudaMemcpyAsync(result.value.data(), d_out, static_cast<std::size_t>(in.values()) * sizeof(std::uint64_t),
-                                 cudaMemcpyDeviceToHost, s.stream.get()));
+  t.close();  // the read-back of the results ends the operator: outside its kernel time
+  read_results(s, d_out, in.values(), result);
   return t.finish();
 }
 
@@ -386,7 +389,7 @@ Breakdown cub_reduce_by_key(CudaRa::State& s, const CudaRelation& in, ReduceOp o
     return t.finish();
   }
   t.phase("select");
-  const std::uint32_t runs = select_rows(s, keep_flag(kUnique, in, nullptr, Predicate{}));
+  const std::uint32_t runs = select_rows(s, t, keep_flag(kUnique, in, nullptr, Predicate{}));
   CudaRelation& out = ensure(out_handle, runs, in.values(), in.key_words());
   t.phase("compute");
   launch_reduce_runs(s, in, op, s.scratch.get<std::uint32_t>("cub.idx", 0), runs, out.data());
@@ -457,6 +460,7 @@ Breakdown tuned_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation
     t.phase("compute");
     tuned_compact_dispatch(w, in.key_words(), mode, p, in.data(), out.data(), num, static_cast<int>(n), s.stream.get(),
                            [&](const char* what, auto&& call) { cub_call(s, what, call); });
+    t.close();  // the read-back of the count ends the operator: outside its kernel time
     out.shape(read_count(s, num), in.values(), in.key_words());
   }
   return t.finish();

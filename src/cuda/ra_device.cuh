@@ -60,6 +60,7 @@ struct CudaRa::State {
   PhaseTimer timer;  // the running operator's phases (begin_op)
   hdb::cuda::Scratch scratch;  // s.scratch.get<T>(name, count): grow-only, kept across passes
   hdb::cuda::HostBuffer<std::uint64_t> count_host{1, Transfer::Pinned};  // target of read_count(64)
+  hdb::cuda::HostBuffer<std::uint64_t> result_host{kMaxValues, Transfer::Pinned};  // target of read_results
   std::map<const void*, int> resident_blocks;  // per kernel: blocks of kBlock threads one SM holds
   std::uint32_t max_grid = 0;  // tests: at most this many blocks for the tuned grid-stride kernels (0: none)
   explicit State(hdb::cuda::CudaPlatform& p) : platform(p) {}
@@ -74,10 +75,16 @@ struct CudaRa::State {
 // The reduce of an empty relation: 0 (sum, max) or 0xffffffff (min) for each of `values` attributes.
 Aggregate identity_aggregate(int values, ReduceOp op);
 
-// Copies one 4-byte count from the device (the counting pass that sizes an output).
+// Copies one 4-byte count from the device (the counting pass that sizes an output) and waits for
+// it: a host round trip. Where the count sizes a later step of the operator, the round trip is its
+// own phase, "readback" (t.phase("readback") before the call); where the read-back ends the
+// operator, the timer is closed before it (t.close()), so the kernel time does not include it.
 std::uint32_t read_count(CudaRa::State& s, const std::uint32_t* d_count);
 // The same for a 64-bit count (join totals).
 JoinCount read_count64(CudaRa::State& s, const JoinCount* d_count);
+// Copies `values` 64-bit reduce results from the device into result.value through the state's
+// pinned result_host, and waits for them (after t.close(): the read-back ends the operator).
+void read_results(CudaRa::State& s, const std::uint64_t* d_results, int values, Aggregate& result);
 
 __host__ __device__ inline int compare_tuple(const std::uint32_t* a, const std::uint32_t* t, std::uint32_t words) {
   for (std::uint32_t k = 0; k < words; ++k)

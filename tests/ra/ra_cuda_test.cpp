@@ -507,6 +507,61 @@ TEST_F(RaCuda, PinnedHostRelationsRoundTrip) {
   EXPECT_TRUE(same_tuples(h, back));
 }
 
+// The phases of one operator call, in order.
+std::vector<std::string> phase_names(const Breakdown& b) {
+  std::vector<std::string> names;
+  for (const Phase& p : b.phases) names.push_back(p.name);
+  return names;
+}
+
+// A count that sizes the next step is read back in a phase of its own ("readback", inside the
+// kernel span); a read-back that ends the operator (tuned select's count, every reduce's results,
+// copied through pinned memory) is outside it. The phases still tile the kernel span.
+TEST_F(RaCuda, CountReadBacksAreTheirOwnPhaseAndEndingReadBacksAreOutsideTheKernelTime) {
+  using Names = std::vector<std::string>;
+  cuda::CudaRa b(*platform_);
+  const Relation a = big_sorted(300007, 100000, 199999, 5), c = big_sorted(200003, 100000, 199999, 6);
+  DeviceRel da, dc, out;
+  b.upload(a, da);
+  b.upload(c, dc);
+  auto tiles = [](const Breakdown& t) {
+    double sum = 0;
+    for (const Phase& p : t.phases) sum += p.seconds;
+    EXPECT_NEAR(sum, t.kernel, 1e-5 + 1e-2 * t.kernel);  // event times are rounded to about 0.5 us
+  };
+  const Predicate pred{0, 0, 99999};
+  for (int pass = 0; pass < 2; ++pass) {  // the warm-up allocates; the second pass reuses
+    Breakdown t = b.select(*da, pred, "paper", out);
+    EXPECT_EQ(phase_names(t), (Names{"partition", "scan", "readback", "gather"}));
+    tiles(t);
+    t = b.select(*da, pred, "cub", out);
+    EXPECT_EQ(phase_names(t), (Names{"select", "readback", "gather"}));
+    tiles(t);
+    t = b.select(*da, pred, "tuned", out);
+    EXPECT_EQ(phase_names(t), (Names{"compute"}));
+    EXPECT_EQ(out->rows(), ref::select(a, pred).rows());  // the count read after the timer closed
+    tiles(t);
+    t = b.join(*da, *dc, "paper", out);
+    EXPECT_EQ(phase_names(t), (Names{"partition", "scan", "readback", "compute"}));
+    tiles(t);
+    t = b.join(*da, *dc, "cub", out);
+    EXPECT_EQ(phase_names(t), (Names{"partition", "scan", "readback", "compute"}));
+    tiles(t);
+    t = b.join(*da, *dc, "tuned", out);
+    EXPECT_EQ(phase_names(t), (Names{"scan", "readback", "compute"}));
+    tiles(t);
+    for (const char* variant : {"paper", "cub", "tuned"}) {
+      SCOPED_TRACE(variant);
+      for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Min, ReduceOp::Max}) {
+        Timed<Aggregate> r = b.reduce(*da, op, variant);
+        EXPECT_TRUE(r.value == ref::reduce(a, op));
+        for (const Phase& p : r.time.phases) EXPECT_NE(p.name, "readback");
+        tiles(r.time);
+      }
+    }
+  }
+}
+
 // hdb::cuda::check: the sticky errors (the context is lost: driver_types.h's "inconsistent state")
 // throw DeviceLost naming the call; other errors DeviceError; out of memory a skip. No device needed.
 TEST(CudaRuntimeHost, StickyErrorsThrowDeviceLost) {

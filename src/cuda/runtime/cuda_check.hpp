@@ -212,6 +212,8 @@ inline double elapsed(const Event& start, const Event& stop) {
 //   borders:       t.mark(0, s); ...; t.mark(1, s); ...; then t.between(0, 1)
 //   named phases:  t.begin(s); t.phase("a"); ...; t.phase("b"); ...; Breakdown b = t.finish();
 //                  (kernel = total = first border to last, each phase its own segment)
+//   a read-back last: t.close(); <copy to the host, wait>; Breakdown b = t.finish();
+//                  (the end border is recorded before the copy: the span ends with the device work)
 class PhaseTimer {
  public:
   explicit PhaseTimer(std::size_t borders = 2) { reserve(borders); }
@@ -229,17 +231,28 @@ class PhaseTimer {
   void begin(cudaStream_t s) {
     stream_ = s;
     names_.clear();
+    closed_ = false;
   }
   // Ends the running phase (if any) and starts `name`.
   void phase(const std::string& name) {
     mark(names_.size(), stream_);
     names_.push_back(name);
+    closed_ = false;
+  }
+  // Ends the running phase now, without waiting: for an operator whose last step is a host
+  // read-back (a count, a reduce result), so that its kernel time is not the host round trip's.
+  // finish() then only reads the times.
+  void close() {
+    if (names_.empty() || closed_) return;
+    mark(names_.size(), stream_);
+    closed_ = true;
   }
   Breakdown finish() {
     Breakdown b;
     if (names_.empty()) return b;
     const std::size_t last = names_.size();
-    mark(last, stream_);
+    if (!closed_) mark(last, stream_);
+    closed_ = false;
     b.kernel = b.total = between(0, last);
     for (std::size_t i = 0; i < last; ++i) b.add_phase(names_[i], between(i, i + 1));
     return b;
@@ -252,6 +265,7 @@ class PhaseTimer {
   std::vector<std::unique_ptr<Event>> ev_;
   std::vector<std::string> names_;
   cudaStream_t stream_ = nullptr;
+  bool closed_ = false;  // close() recorded the end border
 };
 
 }  // namespace hdb::cuda
