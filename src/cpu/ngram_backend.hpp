@@ -15,6 +15,7 @@ class CpuNgram : public NgramBackend {
   explicit CpuNgram(const CpuPlatform& platform) : platform_(platform) {}
   std::vector<NgramVariant> variants() const override;
   nlohmann::json load_index(const ngram::NgramIndex& index) override;
+  void release_index() override { index_ = nullptr; }
   // Nothing: the variants search the host index the common code built (and counts on this platform).
   void plan_memory(MemoryPlan&, const ngram::NgramIndex&, const NgramVariant&,
                    const std::vector<ngram::QueryPlan>&) const override {}

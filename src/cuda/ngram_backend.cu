@@ -258,6 +258,8 @@ nlohmann::json CudaNgram::load_index(const NgramIndex& ix) {
   return {{"device_index_bytes", ix.bytes()}, {"device_work_bytes", work}, {"upload_s", upload_s}};
 }
 
+void CudaNgram::release_index() { s_.reset(); }
+
 namespace {
 
 using State = CudaNgram::State;

@@ -23,6 +23,7 @@ class CudaNgram : public NgramBackend {
   ~CudaNgram() override;
   std::vector<NgramVariant> variants() const override;
   nlohmann::json load_index(const ngram::NgramIndex& index) override;
+  void release_index() override;
   void plan_memory(MemoryPlan& plan, const ngram::NgramIndex& index, const NgramVariant& variant,
                    const std::vector<ngram::QueryPlan>& plans) const override;
   Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out) override;

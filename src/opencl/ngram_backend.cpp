@@ -45,8 +45,7 @@ nlohmann::json OpenClNgram::load_index(const ngram::NgramIndex& ix) {
   std::uint64_t work = work_plan.total();
   if (4 * ix.postings() > p_.max_alloc_bytes()) throw SkipCase("a posting array exceeds the device's largest buffer");
   // The last size's buffers go before this size's are made (the plan counts one index).
-  article_ = map_ = list_off_ = dir_off_ = dir_bin_ = dir_start_ = cl::Buffer();
-  newmap_ = planes_ = alive_ = words_ = cl::Buffer();
+  release_index();
   scratch_.emplace(p_);
   return checked("uploading the n-gram index", [&] {
     HostTimer t;
@@ -73,6 +72,15 @@ nlohmann::json OpenClNgram::load_index(const ngram::NgramIndex& ix) {
     host_words_.assign(words, 0);
     return nlohmann::json{{"device_index_bytes", bytes}, {"device_work_bytes", work}, {"upload_s", s}};
   });
+}
+
+void OpenClNgram::release_index() {
+  article_ = map_ = list_off_ = dir_off_ = dir_bin_ = dir_start_ = cl::Buffer();
+  newmap_ = planes_ = alive_ = words_ = cl::Buffer();
+  scratch_.reset();
+  host_words_ = {};
+  host_ = nullptr;
+  bins_ = 0;
 }
 
 std::vector<std::uint32_t> OpenClNgram::figure1(const ngram::QueryPlan& plan, Breakdown& b) {

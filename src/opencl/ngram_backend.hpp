@@ -17,6 +17,7 @@ class OpenClNgram : public NgramBackend {
   explicit OpenClNgram(OpenClPlatform& p) : p_(p) {}
   std::vector<NgramVariant> variants() const override;
   nlohmann::json load_index(const ngram::NgramIndex& index) override;
+  void release_index() override;
   void plan_memory(MemoryPlan& plan, const ngram::NgramIndex& index, const NgramVariant& variant,
                    const std::vector<ngram::QueryPlan>& plans) const override;
   Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out) override;

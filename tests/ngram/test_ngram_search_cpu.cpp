@@ -2,10 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <random>
 
 #include "algorithms/ngram_bits.hpp"
 #include "algorithms/ngram_search.hpp"
+#include "harness/errors.hpp"
+#include "harness/scratch.hpp"
 #include "ngram_backend.hpp"
 #include "ngram_test_data.hpp"
 #include "reference/ngram_reference.hpp"
@@ -175,6 +178,79 @@ TEST_F(HostAlgorithms, IndexBuildIsIndependentOfThreads) {
   for (std::uint32_t t = 0; t < kTrigrams; ++t)
     for (std::uint32_t p = a.list_offsets[t] + 1; p < a.list_offsets[t + 1]; ++p)
       ASSERT_LT(a.post_article[p - 1], a.post_article[p]);
+}
+
+// The memory-fit checks of the device variants on a platform that reports free memory, as CUDA
+// does: a device whose index copy (600 MiB here, whatever the corpus) fits its 1 GiB once but not
+// twice. Without releasing the index it holds, the next size's checks (and a later variant's at the
+// same size) would count it twice and skip every case but the first.
+class FreeMemoryDevice : public Platform {
+ public:
+  static constexpr std::uint64_t kCapacity = 1ull << 30;
+  explicit FreeMemoryDevice(const std::uint64_t& held) : held_(held) {}
+  std::string name() const override { return "fakegpu"; }
+  void init(const Options&) override {}
+  nlohmann::json context() const override { return {{"name", "free-memory device (test)"}}; }
+  bool has_transfers() const override { return true; }
+  double measure_copy_ceiling() override { return 100.0; }
+
+ protected:
+  std::uint64_t device_memory_bytes() const override { return kCapacity - held_; }
+
+ private:
+  const std::uint64_t& held_;
+};
+
+class HeldIndexBackend : public NgramBackend {
+ public:
+  static constexpr std::uint64_t kIndexCopy = 600ull << 20;
+  std::vector<NgramVariant> variants() const override { return {{"first", false, true}, {"second", false, true}}; }
+  nlohmann::json load_index(const NgramIndex& index) override {
+    if (held + kIndexCopy > FreeMemoryDevice::kCapacity) ++loads_over_capacity;  // the old copy was not released
+    index_ = &index;
+    held = kIndexCopy;
+    ++loads;
+    return nlohmann::json::object();
+  }
+  void release_index() override {
+    index_ = nullptr;
+    held = 0;
+  }
+  void plan_memory(MemoryPlan& plan, const NgramIndex&, const NgramVariant&, const std::vector<QueryPlan>&) const override {
+    plan.add("index copy", kIndexCopy);
+  }
+  Breakdown search(const NgramVariant&, const std::vector<QueryPlan>& plans, NgramSearchOut& out) override {
+    if (!index_) throw DeviceError("ngram: search before load_index");
+    return time_each_query(plans.size(), out, [&](std::size_t q) { out.hits[q] = search_binned(*index_, plans[q]); });
+  }
+  std::uint64_t held = 0;
+  int loads = 0, loads_over_capacity = 0;
+
+ private:
+  const NgramIndex* index_ = nullptr;
+};
+
+TEST(NgramMemoryFit, ChecksSeeTheDeviceWithoutTheIndexItHolds) {
+  HeldIndexBackend backend;
+  FreeMemoryDevice device(backend.held);
+  const std::string path = test::scratch("ngram_fit.json");
+  std::vector<std::string> args = {"hdb-ngram-fakegpu", "--corpus", "synthetic", "--sizes", "32K,64K", "--errors", "0,2",
+                                   "--query-count", "5", "--passes", "1", "--warmup", "0", "--transfer", "pinned",
+                                   "--json", path, "--quiet"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  ASSERT_EQ(ngram_main(static_cast<int>(argv.size()), argv.data(), device, backend), kExitOk);
+  std::ifstream f(path);
+  nlohmann::json j = nlohmann::json::parse(f);
+  int device_cases = 0;
+  for (const auto& r : j["results"]) {
+    if (r["variant"] != "first" && r["variant"] != "second") continue;
+    ++device_cases;
+    EXPECT_EQ(r["status"], "ok") << r["id"] << ": " << r["reason"];
+  }
+  EXPECT_EQ(device_cases, 8);  // 2 variants x 2 error levels x 2 sizes
+  EXPECT_GE(backend.loads, 2);
+  EXPECT_EQ(backend.loads_over_capacity, 0);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/device_suite.hpp"
+#include "harness/errors.hpp"
 #include "ngram_backend.hpp"
 #include "ngram_test_data.hpp"
 
@@ -55,6 +56,26 @@ TEST_F(NgramCuda, EmptyCorpus) {
   ASSERT_EQ(ix.articles, 0u);
   backend.load_index(ix);
   expect_queries(backend, ix, {"abc", "", "quick brown fox"}, 0, "empty corpus");
+}
+
+// release_index frees the device copy and every buffer kept with it (the common code calls it
+// before the next corpus size's memory-fit checks, which compare with free device memory): a
+// search needs a new load_index, and after one every variant is exact again.
+TEST_F(NgramCuda, ReleasedIndexIsFreedAndCanBeLoadedAgain) {
+  cuda::CudaNgram backend(*platform_);
+  TextCorpus syn = synthetic_corpus(60000, 3, SyntheticTextSpec{500, 1.0, 40});
+  NgramIndex ix = build_ngram_index(syn, 9, 2);
+  std::vector<std::string> queries = draw_queries(syn, 10, 11, 7, 110);
+  backend.load_index(ix);
+  expect_queries(backend, ix, queries, 2, "loaded");
+  const std::uint64_t free_loaded = platform_->memory_bytes();
+  backend.release_index();
+  EXPECT_GE(platform_->memory_bytes(), free_loaded);
+  NgramSearchOut out;
+  EXPECT_THROW(backend.search(backend.variants().front(), {plan_query(ix, queries.front(), 2)}, out), DeviceError);
+  backend.release_index();  // twice is harmless
+  backend.load_index(ix);
+  expect_queries(backend, ix, queries, 2, "loaded again");
 }
 
 }  // namespace

@@ -37,6 +37,12 @@ class NgramBackend {
   // Once per corpus size, before its cases, untimed: copies the index to the device. Returns
   // figures for the results (device bytes, upload seconds). Throws SkipCase when it does not fit.
   virtual nlohmann::json load_index(const ngram::NgramIndex& index) = 0;
+  // Frees what load_index and search keep (the device copy of the index, the work arrays, the
+  // per-search buffers) and forgets the index, so that a memory-fit check sees the device without
+  // them: the common code calls it before it moves to the next corpus size (whose host index
+  // replaces the one loaded), and before it checks a case whose plan counts, a second time, the
+  // index the backend holds (then loads it again). The cpu backend holds nothing but a pointer.
+  virtual void release_index() = 0;
   // Adds to `plan`, by name, every buffer that load_index(index) and search(variant, plans) allocate
   // in the platform's memory (the device's). The common code checks the plan before either runs
   // and skips a case that does not fit with the list. The cpu backend adds nothing: its index is
