@@ -175,6 +175,14 @@ void plan_work(MemoryPlan& plan, const NgramIndex& ix) {
       .add("candidate alive flags", a);
 }
 
+// Grows the pinned staging buffer `b` to at least max(n, 1) elements (contents are not kept), as
+// grow() does a device buffer: in the warm-up pass, so no cudaMallocHost falls in a timed pass.
+template <class T>
+T* grow_pinned(HostBuffer<T>& b, std::size_t n) {
+  if (b.size() < std::max<std::size_t>(n, 1)) b = HostBuffer<T>(std::max<std::size_t>(n, 1), Transfer::Pinned);
+  return b.get();
+}
+
 template <class T>
 DeviceBuffer<T> upload(const std::vector<T>& v) {
   DeviceBuffer<T> d(v.size());
@@ -193,10 +201,17 @@ struct CudaNgram::State {
   DeviceBuffer<std::uint32_t> cand, cand_planes;  // hybrid: the CPU's candidates
   DeviceBuffer<std::uint8_t> cand_alive;
   HostBuffer<std::uint32_t> host_words;
+  // The hybrid's pinned staging of the candidates (sized for every article, made by load_index):
+  // its cases are pinned ones, and the CPU stages' vectors are pageable.
+  HostBuffer<std::uint32_t> cand_host, cand_planes_host;
+  HostBuffer<std::uint8_t> cand_alive_host;
   // Per-pass buffers kept across passes (grown in the warm-up), so no cudaMalloc/cudaFree (which
-  // synchronises the device) falls inside a timed pass: packed queries and batch hit bitmaps.
+  // synchronises the device) falls inside a timed pass: packed queries (and their pinned staging)
+  // and batch hit bitmaps.
   DeviceBuffer<std::uint32_t> q_lists, q_off, batch_words;
   DeviceBuffer<std::int32_t> q_m;
+  HostBuffer<std::uint32_t> q_lists_host, q_off_host;
+  HostBuffer<std::int32_t> q_m_host;
   HostBuffer<std::uint32_t> batch_host;
   Stream stream;
   PhaseTimer kernel_t, copy_t;
@@ -254,6 +269,9 @@ nlohmann::json CudaNgram::load_index(const NgramIndex& ix) {
   s->cand_planes = DeviceBuffer<std::uint32_t>(std::size_t{ix.articles} * kPlanes);
   s->cand_alive = DeviceBuffer<std::uint8_t>(ix.articles);
   s->host_words = HostBuffer<std::uint32_t>(s->row(), Transfer::Pinned);
+  s->cand_host = HostBuffer<std::uint32_t>(ix.articles, Transfer::Pinned);
+  s->cand_planes_host = HostBuffer<std::uint32_t>(std::size_t{ix.articles} * kPlanes, Transfer::Pinned);
+  s->cand_alive_host = HostBuffer<std::uint8_t>(ix.articles, Transfer::Pinned);
   s_ = std::move(s);
   return {{"device_index_bytes", ix.bytes()}, {"device_work_bytes", work}, {"upload_s", upload_s}};
 }
@@ -302,19 +320,25 @@ std::vector<std::uint32_t> run_figure1(State& s, const QueryPlan& plan, Breakdow
   return fetch_hits(s, s.words.get(), b);
 }
 
-// The packed queries into s.q_lists / s.q_off / s.q_m.
+// The packed queries into s.q_lists / s.q_off / s.q_m, copied from pinned staging buffers.
 void upload_queries(State& s, const std::vector<QueryPlan>& plans, Breakdown& b) {
   ngram::PackedQueries pq = ngram::pack_queries(plans);
   grow(s.q_lists, pq.lists.size());
   grow(s.q_off, pq.off.size());
   grow(s.q_m, pq.m.size());
+  std::uint32_t* lists = grow_pinned(s.q_lists_host, pq.lists.size());
+  std::uint32_t* off = grow_pinned(s.q_off_host, pq.off.size());
+  std::int32_t* m = grow_pinned(s.q_m_host, pq.m.size());
+  std::copy(pq.lists.begin(), pq.lists.end(), lists);
+  std::copy(pq.off.begin(), pq.off.end(), off);
+  std::copy(pq.m.begin(), pq.m.end(), m);
   cudaStream_t st = s.stream.get();
   s.copy_t.start(st);
   if (!pq.lists.empty())
-    HDB_CUDA_CHECK(cudaMemcpyAsync(s.q_lists.get(), pq.lists.data(), 4 * pq.lists.size(), cudaMemcpyHostToDevice, st));
-  HDB_CUDA_CHECK(cudaMemcpyAsync(s.q_off.get(), pq.off.data(), 4 * pq.off.size(), cudaMemcpyHostToDevice, st));
-  if (!pq.m.empty()) HDB_CUDA_CHECK(cudaMemcpyAsync(s.q_m.get(), pq.m.data(), 4 * pq.m.size(), cudaMemcpyHostToDevice, st));
-  b.h2d += s.copy_t.stop(st);  // waits for the copies: pq's pageable vectors die on return
+    HDB_CUDA_CHECK(cudaMemcpyAsync(s.q_lists.get(), lists, 4 * pq.lists.size(), cudaMemcpyHostToDevice, st));
+  HDB_CUDA_CHECK(cudaMemcpyAsync(s.q_off.get(), off, 4 * pq.off.size(), cudaMemcpyHostToDevice, st));
+  if (!pq.m.empty()) HDB_CUDA_CHECK(cudaMemcpyAsync(s.q_m.get(), m, 4 * pq.m.size(), cudaMemcpyHostToDevice, st));
+  b.h2d += s.copy_t.stop(st);  // waits for the copies: the staging buffers are refilled by the next upload
 }
 
 void launch_segmented(State& s, std::uint32_t q_base, std::uint32_t count, std::uint32_t* out) {
@@ -331,10 +355,18 @@ std::vector<std::uint32_t> run_hybrid(State& s, const QueryPlan& plan, Breakdown
   ngram::CandidatePrune on_gpu = [&](int from, int to, const std::vector<std::uint32_t>& cand,
                                      std::vector<std::uint32_t>& planes, std::vector<std::uint8_t>& alive) {
     auto c = static_cast<std::uint32_t>(cand.size());
+    // The CPU stages' vectors are pageable: the copies go through the state's pinned buffers, and
+    // the host copies into and out of them are a host phase of their own, "pinned_staging".
+    HostTimer staging;
+    std::copy(cand.begin(), cand.end(), s.cand_host.get());
+    std::copy(planes.begin(), planes.end(), s.cand_planes_host.get());
+    std::copy(alive.begin(), alive.end(), s.cand_alive_host.get());
+    double staged = staging.seconds();
     s.copy_t.start(st);
-    HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand.get(), cand.data(), 4ull * c, cudaMemcpyHostToDevice, st));
-    HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand_planes.get(), planes.data(), 4ull * planes.size(), cudaMemcpyHostToDevice, st));
-    HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand_alive.get(), alive.data(), c, cudaMemcpyHostToDevice, st));
+    HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand.get(), s.cand_host.get(), 4ull * c, cudaMemcpyHostToDevice, st));
+    HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand_planes.get(), s.cand_planes_host.get(), 4ull * planes.size(),
+                                   cudaMemcpyHostToDevice, st));
+    HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand_alive.get(), s.cand_alive_host.get(), c, cudaMemcpyHostToDevice, st));
     double up = s.copy_t.stop(st);
     s.kernel_t.start(st);
     for (int i = from; i < to; ++i) {
@@ -345,13 +377,19 @@ std::vector<std::uint32_t> run_hybrid(State& s, const QueryPlan& plan, Breakdown
     }
     double k = s.kernel_t.stop(st);
     s.copy_t.start(st);
-    HDB_CUDA_CHECK(cudaMemcpyAsync(planes.data(), s.cand_planes.get(), 4ull * planes.size(), cudaMemcpyDeviceToHost, st));
-    HDB_CUDA_CHECK(cudaMemcpyAsync(alive.data(), s.cand_alive.get(), c, cudaMemcpyDeviceToHost, st));
-    double down = s.copy_t.stop(st);
+    HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand_planes_host.get(), s.cand_planes.get(), 4ull * planes.size(),
+                                   cudaMemcpyDeviceToHost, st));
+    HDB_CUDA_CHECK(cudaMemcpyAsync(s.cand_alive_host.get(), s.cand_alive.get(), c, cudaMemcpyDeviceToHost, st));
+    double down = s.copy_t.stop(st);  // waits for the copies
+    staging.reset();
+    std::copy(s.cand_planes_host.get(), s.cand_planes_host.get() + planes.size(), planes.begin());
+    std::copy(s.cand_alive_host.get(), s.cand_alive_host.get() + c, alive.begin());
+    staged += staging.seconds();
     b.h2d += up;
     b.d2h += down;
     b.kernel += k;
     b.add_phase("prune_gpu", k);
+    b.add_phase("pinned_staging", staged, PhaseKind::Host);
   };
   ngram::HybridTimes times;
   std::vector<std::uint32_t> hits = ngram::search_hybrid(*s.host, plan, on_gpu, times);
