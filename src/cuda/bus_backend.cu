@@ -72,7 +72,7 @@ class DeviceCopyCase : public BusCase {
     if (kernel_) {
       std::size_t n16 = n_ / 4, tail = n_ % 4;
       unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n16 + 255) / 256 + 1, 32ull * sms_));
-      copy_kernel<<<blocks, 256>>>(reinterpret_cast<const uint4*>(src_.get()), reinterpret_cast<uint4*>(dst_.get()),
+      HDB_LAUNCH(copy_kernel, blocks, 256, 0, nullptr)(reinterpret_cast<const uint4*>(src_.get()), reinterpret_cast<uint4*>(dst_.get()),
                                    n16, src_.get() + n16 * 4, dst_.get() + n16 * 4, tail);
       HDB_CUDA_CHECK_LAUNCH("copy_kernel");
     } else {

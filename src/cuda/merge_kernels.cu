@@ -5,9 +5,8 @@
 #include <string>
 #include <utility>
 
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
-#include <thrust/execution_policy.h>
+#include "runtime/prim.cuh"
+#include "runtime/thrust_policy.cuh"
 #include <thrust/scan.h>
 
 #include "merge_steps.cuh"
@@ -135,11 +134,11 @@ std::uint64_t dict_merge_slice(Scratch& a, cudaStream_t s, const T* um, std::uin
   T* inter = a.acquire<T>(n1 + n2);
   auto* counts = a.acquire<std::uint64_t>(threads + 1);
   HDB_CUDA_CHECK(cudaMemsetAsync(counts + threads, 0, 8, s));
-  slice_merge<<<blocks_for(threads), 256, 0, s>>>(um, n1, ud, n2, len, threads, inter, xm, xd, counts);
+  HDB_LAUNCH(slice_merge, blocks_for(threads), 256, 0, s)(um, n1, ud, n2, len, threads, inter, xm, xd, counts);
   HDB_CUDA_CHECK_LAUNCH("slice_merge");
   // No synchronisation here: close_gaps follows on the same stream (see merge_thrust.cu).
-  thrust::exclusive_scan(thrust::cuda::par_nosync(a).on(s), counts, counts + threads + 1, counts);
-  close_gaps<<<blocks_for(threads), 256, 0, s>>>(um, n1, ud, n2, len, threads, inter, xm, xd, counts, dict);
+  thrust::exclusive_scan(thrust_policy(a, s), counts, counts + threads + 1, counts);
+  HDB_LAUNCH(close_gaps, blocks_for(threads), 256, 0, s)(um, n1, ud, n2, len, threads, inter, xm, xd, counts, dict);
   HDB_CUDA_CHECK_LAUNCH("close_gaps");
   std::uint64_t m = 0;
   HDB_CUDA_CHECK(cudaMemcpyAsync(&m, counts + threads, 8, cudaMemcpyDeviceToHost, s));
@@ -153,7 +152,7 @@ void reencode_lookup(cudaStream_t s, const std::uint64_t* old, unsigned old_widt
                      const std::uint32_t* xm, const std::uint32_t* delta_ids, const std::uint32_t* xd, std::uint64_t rows,
                      unsigned width, std::uint64_t word_begin, std::uint64_t word_end, std::uint64_t* out) {
   if (word_end <= word_begin) return;
-  reencode_lookup_kernel<<<blocks_for(word_end - word_begin), 256, 0, s>>>(old, old_width, main_rows, xm, delta_ids, xd,
+  HDB_LAUNCH(reencode_lookup_kernel, blocks_for(word_end - word_begin), 256, 0, s)(old, old_width, main_rows, xm, delta_ids, xd,
                                                                            rows, width, word_begin, word_end, out);
   HDB_CUDA_CHECK_LAUNCH("reencode_lookup");
 }
@@ -164,7 +163,7 @@ void reencode_binsearch(cudaStream_t s, const std::uint64_t* old, unsigned old_w
                         std::uint64_t* out) {
   std::uint64_t nwords = BitPacked::words_for(rows, width);
   if (!nwords) return;
-  reencode_binsearch_kernel<<<blocks_for(nwords), 256, 0, s>>>(old, old_width, main_rows, um, delta, dict, dict_size, rows,
+  HDB_LAUNCH(reencode_binsearch_kernel, blocks_for(nwords), 256, 0, s)(old, old_width, main_rows, um, delta, dict, dict_size, rows,
                                                                width, nwords, out);
   HDB_CUDA_CHECK_LAUNCH("reencode_binsearch");
 }
@@ -383,7 +382,7 @@ __global__ void smp_merge(StrPair p, std::uint32_t tile, std::uint32_t items, co
 // type), as CUB reports it.
 std::size_t str_scan_temp(std::uint64_t n) {
   std::size_t b = 0;
-  HDB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, b, static_cast<const std::uint32_t*>(nullptr),
+  HDB_CUDA_CHECK(prim::DeviceScan::ExclusiveSum(nullptr, b, static_cast<const std::uint32_t*>(nullptr),
                                                static_cast<std::uint32_t*>(nullptr), static_cast<std::uint32_t>(n)));
   return b;
 }
@@ -393,12 +392,12 @@ std::size_t str_scan_temp(std::uint64_t n) {
 std::size_t str_cub_temp(std::uint64_t n) {
   std::size_t most = 0, b = 0;
   const auto items = static_cast<std::uint32_t>(n);
-  HDB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b, static_cast<const std::uint64_t*>(nullptr),
+  HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(nullptr, b, static_cast<const std::uint64_t*>(nullptr),
                                                  static_cast<std::uint64_t*>(nullptr),
                                                  static_cast<const std::uint32_t*>(nullptr),
                                                  static_cast<std::uint32_t*>(nullptr), items));
   most = std::max(most, b);
-  HDB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b, static_cast<const std::uint32_t*>(nullptr),
+  HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(nullptr, b, static_cast<const std::uint32_t*>(nullptr),
                                                  static_cast<std::uint32_t*>(nullptr),
                                                  static_cast<const std::uint32_t*>(nullptr),
                                                  static_cast<std::uint32_t*>(nullptr), items));
@@ -449,31 +448,31 @@ StrCount delta_dict_str(Scratch& sc, cudaStream_t s, DevStrings x, std::uint32_t
   std::uint32_t* hpos = kpos;  // hd's scan, taken before keep's (below)
   auto scan = [&](const std::uint32_t* in, std::uint32_t* out, std::uint32_t count) {
     std::size_t tb = temp_bytes;
-    HDB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, tb, in, out, count, s));
+    HDB_CUDA_CHECK(prim::DeviceScan::ExclusiveSum(temp, tb, in, out, count, s));
   };
-  str_init<<<grid(n + 1), 256, 0, s>>>(n, act, grp, perm, head);
+  HDB_LAUNCH(str_init, grid(n + 1), 256, 0, s)(n, act, grp, perm, head);
   HDB_CUDA_CHECK_LAUNCH("str_init");
   std::uint32_t a = n;
   for (std::uint32_t chunk = 0; a > 0; ++chunk) {
-    str_round_keys<<<grid(a), 256, 0, s>>>(x, perm, act, a, chunk, keys, index);
+    HDB_LAUNCH(str_round_keys, grid(a), 256, 0, s)(x, perm, act, a, chunk, keys, index);
     HDB_CUDA_CHECK_LAUNCH("str_round_keys");
     std::size_t tb = temp_bytes;
-    HDB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, tb, keys, sorted_keys, index, order, a, 0, 64, s));
-    str_gather_groups<<<grid(a), 256, 0, s>>>(grp, order, a, g);
+    HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(temp, tb, keys, sorted_keys, index, order, a, 0, 64, s));
+    HDB_LAUNCH(str_gather_groups, grid(a), 256, 0, s)(grp, order, a, g);
     HDB_CUDA_CHECK_LAUNCH("str_gather_groups");
     const std::uint32_t* gs = g;
     const std::uint32_t* os = order;
     if (chunk > 0) {  // round 0: one group
       tb = temp_bytes;
-      HDB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, tb, g, g2, order, order2, a, 0, 32, s));
+      HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(temp, tb, g, g2, order, order2, a, 0, 32, s));
       gs = g2;
       os = order2;
     }
-    str_round_gather<<<grid(a), 256, 0, s>>>(keys, os, perm, act, a, sorted_keys, moved);
+    HDB_LAUNCH(str_round_gather, grid(a), 256, 0, s)(keys, os, perm, act, a, sorted_keys, moved);
     HDB_CUDA_CHECK_LAUNCH("str_round_gather");
-    str_round_place<<<grid(a), 256, 0, s>>>(sorted_keys, gs, moved, act, a, perm, head, hd);
+    HDB_LAUNCH(str_round_place, grid(a), 256, 0, s)(sorted_keys, gs, moved, act, a, perm, head, hd);
     HDB_CUDA_CHECK_LAUNCH("str_round_place");
-    str_round_keep<<<grid(a + 1), 256, 0, s>>>(sorted_keys, hd, a, keep);
+    HDB_LAUNCH(str_round_keep, grid(a + 1), 256, 0, s)(sorted_keys, hd, a, keep);
     HDB_CUDA_CHECK_LAUNCH("str_round_keep");
     // The group numbers of the next round: hd's scan, into grp_next through the compaction.
     std::uint32_t* hscan = index;  // free until the next round's keys
@@ -481,7 +480,7 @@ StrCount delta_dict_str(Scratch& sc, cudaStream_t s, DevStrings x, std::uint32_t
     scan(keep, kpos, a + 1);
     const std::uint32_t next = read_u32(s, kpos + a);
     if (next > 0) {
-      str_round_compact<<<grid(a), 256, 0, s>>>(act, keep, kpos, hd, hscan, a, act_next, grp_next);
+      HDB_LAUNCH(str_round_compact, grid(a), 256, 0, s)(act, keep, kpos, hd, hscan, a, act_next, grp_next);
       HDB_CUDA_CHECK_LAUNCH("str_round_compact");
       std::swap(act, act_next);
       std::swap(grp, grp_next);
@@ -493,11 +492,11 @@ StrCount delta_dict_str(Scratch& sc, cudaStream_t s, DevStrings x, std::uint32_t
   scan(head, hpos, n + 1);
   const std::uint32_t m = read_u32(s, hpos + n);
   std::uint32_t *src = order, *len = keep;
-  str_unique<<<grid(n), 256, 0, s>>>(x, perm, head, hpos, m, ids, src, len);
+  HDB_LAUNCH(str_unique, grid(n), 256, 0, s)(x, perm, head, hpos, m, ids, src, len);
   HDB_CUDA_CHECK_LAUNCH("str_unique");
   scan(len, ud_offs, m + 1);
   const std::uint32_t total = read_u32(s, ud_offs + m);
-  str_gather<<<grid(m), 256, 0, s>>>(x, x, src, m, ud_offs, ud_bytes);
+  HDB_LAUNCH(str_gather, grid(m), 256, 0, s)(x, x, src, m, ud_offs, ud_bytes);
   HDB_CUDA_CHECK_LAUNCH("str_gather");
   return {m, total};
 }
@@ -516,25 +515,25 @@ StrCount dict_merge_str(Scratch& sc, cudaStream_t s, DevStrings um, DevStrings u
   auto* len = sc.get<std::uint32_t>("str1b_len", n + 1);
   std::size_t temp_bytes = str_scan_temp(std::max(threads, n) + 1);
   void* temp = sc.get<unsigned char>("str1b_cub_temp", temp_bytes);
-  if (um.n) str_keys<<<grid(um.n), 256, 0, s>>>(um, ak);
-  if (ud.n) str_keys<<<grid(ud.n), 256, 0, s>>>(ud, bk);
+  if (um.n) HDB_LAUNCH(str_keys, grid(um.n), 256, 0, s)(um, ak);
+  if (ud.n) HDB_LAUNCH(str_keys, grid(ud.n), 256, 0, s)(ud, bk);
   HDB_CUDA_CHECK_LAUNCH("str_keys");
   StrPair p{ak, bk, um, ud};
-  smp_partition<<<grid(groups + 1), 256, 0, s>>>(p, kMergeTile, static_cast<std::uint32_t>(groups), split);
+  HDB_LAUNCH(smp_partition, grid(groups + 1), 256, 0, s)(p, kMergeTile, static_cast<std::uint32_t>(groups), split);
   HDB_CUDA_CHECK_LAUNCH("smp_partition");
-  smp_merge<<<static_cast<unsigned>(groups), kMergeBlock, 0, s>>>(p, kMergeTile, kMergeItems, split, false, 0, counts,
+  HDB_LAUNCH(smp_merge, static_cast<unsigned>(groups), kMergeBlock, 0, s)(p, kMergeTile, kMergeItems, split, false, 0, counts,
                                                                    src, len, xm, xd);
   HDB_CUDA_CHECK_LAUNCH("smp_merge (count)");
   std::size_t tb = temp_bytes;
-  HDB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, tb, counts, starts, static_cast<std::uint32_t>(threads + 1), s));
+  HDB_CUDA_CHECK(prim::DeviceScan::ExclusiveSum(temp, tb, counts, starts, static_cast<std::uint32_t>(threads + 1), s));
   const std::uint32_t m = read_u32(s, starts + threads);
-  smp_merge<<<static_cast<unsigned>(groups), kMergeBlock, 0, s>>>(p, kMergeTile, kMergeItems, split, true, m, starts, src,
+  HDB_LAUNCH(smp_merge, static_cast<unsigned>(groups), kMergeBlock, 0, s)(p, kMergeTile, kMergeItems, split, true, m, starts, src,
                                                                    len, xm, xd);
   HDB_CUDA_CHECK_LAUNCH("smp_merge (write)");
   tb = temp_bytes;
-  HDB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, tb, len, dict_offs, m + 1, s));
+  HDB_CUDA_CHECK(prim::DeviceScan::ExclusiveSum(temp, tb, len, dict_offs, m + 1, s));
   const std::uint32_t total = read_u32(s, dict_offs + m);
-  str_gather<<<grid(m), 256, 0, s>>>(um, ud, src, m, dict_offs, dict_bytes);
+  HDB_LAUNCH(str_gather, grid(m), 256, 0, s)(um, ud, src, m, dict_offs, dict_bytes);
   HDB_CUDA_CHECK_LAUNCH("str_gather");
   return {m, total};
 }

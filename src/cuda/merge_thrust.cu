@@ -1,13 +1,9 @@
 // Thrust compositions of the merge steps: 1a (sort + unique), and the dictionary merges CSUM
 // (concatenate-sort-unique-map), MUM (merge-unique-map) and the tuned merge-path variant, which
 // replaces MUM's two binary-search maps by one scan over the merged sequence.
-#include <cub/device/device_merge.cuh>
-#include <cub/device/device_merge_sort.cuh>
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
-#include <cub/device/device_select.cuh>
+#include "runtime/prim.cuh"
 #include <thrust/binary_search.h>
-#include <thrust/execution_policy.h>
+#include "runtime/thrust_policy.cuh"
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/merge.h>
 #include <thrust/scan.h>
@@ -23,8 +19,8 @@ namespace {
 // end (par would stall the host after each one and leave the device idle inside the timed region
 // until the next launch); thrust::unique returns a count, so it synchronises either way. The
 // temporaries go back to the allocator at once, which is safe: every user of `a` is on stream s.
-auto policy(Scratch& a, cudaStream_t s) { return thrust::cuda::par_nosync(a).on(s); }
-auto policy_sync(Scratch& a, cudaStream_t s) { return thrust::cuda::par(a).on(s); }
+auto policy(Scratch& a, cudaStream_t s) { return thrust_policy(a, s); }
+auto policy_sync(Scratch& a, cudaStream_t s) { return thrust_policy_sync(a, s); }
 
 template <class T>
 __global__ void head_flags(const T* merged, std::uint64_t n, std::uint32_t* flag) {
@@ -68,18 +64,18 @@ std::uint64_t library_temp_bytes(std::uint64_t n) {
   const auto* ids = static_cast<const std::uint32_t*>(nullptr);
   auto* ids_out = static_cast<std::uint32_t*>(nullptr);
   if constexpr (std::is_same_v<T, U128>) {  // Thrust sorts 16-byte values by merge sort
-    HDB_CUDA_CHECK(cub::DeviceMergeSort::SortKeys(nullptr, b, out, static_cast<std::int64_t>(n), Less{}));
+    HDB_CUDA_CHECK(prim::DeviceMergeSort::SortKeys(nullptr, b, out, static_cast<std::int64_t>(n), Less{}));
     sum += b;
   } else {  // and integers by radix sort over a double buffer: CUB's temporary plus its second keys
-    cub::DoubleBuffer<T> keys(out, out);
-    HDB_CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, b, keys, n));
+    prim::DoubleBuffer<T> keys(out, out);
+    HDB_CUDA_CHECK(prim::DeviceRadixSort::SortKeys(nullptr, b, keys, n));
     sum += b + n * sizeof(T);
   }
-  HDB_CUDA_CHECK(cub::DeviceSelect::Unique(nullptr, b, in, out, static_cast<std::uint64_t*>(nullptr), n));
+  HDB_CUDA_CHECK(prim::DeviceSelect::Unique(nullptr, b, in, out, static_cast<std::uint64_t*>(nullptr), n));
   sum += b;
-  HDB_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, b, ids, ids_out, n));
+  HDB_CUDA_CHECK(prim::DeviceScan::InclusiveSum(nullptr, b, ids, ids_out, n));
   sum += b;
-  HDB_CUDA_CHECK(cub::DeviceMerge::MergePairs(nullptr, b, in, ids, static_cast<std::int64_t>(n), in, ids,
+  HDB_CUDA_CHECK(prim::DeviceMerge::MergePairs(nullptr, b, in, ids, static_cast<std::int64_t>(n), in, ids,
                                               static_cast<std::int64_t>(n), out, ids_out, Less{}));
   return sum + b;
 }
@@ -106,10 +102,10 @@ std::uint64_t dict_merge(DictMergeKind kind, Scratch& a, cudaStream_t s, const T
     auto* pos = a.acquire<std::uint32_t>(n);
     thrust::merge_by_key(policy(a, s), um, um + n1, ud, ud + n2, thrust::counting_iterator<std::uint32_t>(0),
                          thrust::counting_iterator<std::uint32_t>(static_cast<std::uint32_t>(n1)), merged, src);
-    head_flags<<<blocks_for(n), 256, 0, s>>>(merged, n, pos);
+    HDB_LAUNCH(head_flags, blocks_for(n), 256, 0, s)(merged, n, pos);
     HDB_CUDA_CHECK_LAUNCH("head_flags");
     thrust::inclusive_scan(policy(a, s), pos, pos + n, pos);
-    scatter_ids<<<blocks_for(n), 256, 0, s>>>(merged, src, pos, n, n1, dict, xm, xd);
+    HDB_LAUNCH(scatter_ids, blocks_for(n), 256, 0, s)(merged, src, pos, n, n1, dict, xm, xd);
     HDB_CUDA_CHECK_LAUNCH("scatter_ids");
     std::uint32_t m = 0;
     HDB_CUDA_CHECK(cudaMemcpyAsync(&m, pos + n - 1, 4, cudaMemcpyDeviceToHost, s));

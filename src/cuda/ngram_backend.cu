@@ -288,7 +288,7 @@ void unpack(State& s, std::uint32_t list) {
   std::uint32_t begin = s.host->list_offsets[list], end = s.host->list_offsets[list + 1];
   HDB_CUDA_CHECK(cudaMemsetAsync(s.newmap.get(), 0, s.newmap.bytes(), st));
   if (end > begin) {
-    scatter_kernel<<<blocks_for(end - begin), kThreads, 0, st>>>(s.article.get(), s.map.get(), begin, end, s.newmap.get());
+    HDB_LAUNCH(scatter_kernel, blocks_for(end - begin), kThreads, 0, st)(s.article.get(), s.map.get(), begin, end, s.newmap.get());
     HDB_CUDA_CHECK_LAUNCH("scatter_kernel");
   }
 }
@@ -309,12 +309,12 @@ std::vector<std::uint32_t> run_figure1(State& s, const QueryPlan& plan, Breakdow
   HDB_CUDA_CHECK(cudaMemsetAsync(s.alive.get(), 0, s.alive.bytes(), st));
   for (int i = 0; i < plan.n; ++i) {
     unpack(s, plan.lists[static_cast<std::size_t>(i)]);
-    update_kernel<<<blocks_for(s.articles), kThreads, 0, st>>>(s.newmap.get(), s.planes.get(), s.alive.get(), s.articles,
+    HDB_LAUNCH(update_kernel, blocks_for(s.articles), kThreads, 0, st)(s.newmap.get(), s.planes.get(), s.alive.get(), s.articles,
                                                                 i, plan.g, ngram::needed_after(plan.m, plan.n, i + 1));
     HDB_CUDA_CHECK_LAUNCH("update_kernel");
   }
   std::uint32_t slots = s.bins * kBinSize;
-  bitmap_kernel<<<blocks_for(slots), kThreads, 0, st>>>(s.alive.get(), s.articles, s.words.get(), slots);
+  HDB_LAUNCH(bitmap_kernel, blocks_for(slots), kThreads, 0, st)(s.alive.get(), s.articles, s.words.get(), slots);
   HDB_CUDA_CHECK_LAUNCH("bitmap_kernel");
   b.kernel += s.kernel_t.stop(st);
   return fetch_hits(s, s.words.get(), b);
@@ -343,7 +343,7 @@ void upload_queries(State& s, const std::vector<QueryPlan>& plans, Breakdown& b)
 
 void launch_segmented(State& s, std::uint32_t q_base, std::uint32_t count, std::uint32_t* out) {
   dim3 grid(s.bins, count);
-  segmented_kernel<<<grid, kThreads, 0, s.stream.get()>>>(s.view(), s.q_lists.get(), s.q_off.get(), s.q_m.get(), q_base,
+  HDB_LAUNCH(segmented_kernel, grid, kThreads, 0, s.stream.get())(s.view(), s.q_lists.get(), s.q_off.get(), s.q_m.get(), q_base,
                                                           s.bins, out);
   HDB_CUDA_CHECK_LAUNCH("segmented_kernel");
 }
@@ -371,7 +371,7 @@ std::vector<std::uint32_t> run_hybrid(State& s, const QueryPlan& plan, Breakdown
     s.kernel_t.start(st);
     for (int i = from; i < to; ++i) {
       unpack(s, plan.lists[static_cast<std::size_t>(i)]);
-      candidate_kernel<<<blocks_for(c), kThreads, 0, st>>>(s.newmap.get(), s.cand.get(), s.cand_planes.get(),
+      HDB_LAUNCH(candidate_kernel, blocks_for(c), kThreads, 0, st)(s.newmap.get(), s.cand.get(), s.cand_planes.get(),
                                                            s.cand_alive.get(), c, ngram::needed_after(plan.m, plan.n, i + 1));
       HDB_CUDA_CHECK_LAUNCH("candidate_kernel");
     }

@@ -166,7 +166,7 @@ KeepFlag keep_flag(std::uint32_t mode, const CudaRelation& in, const CudaRelatio
 void launch_gather_rows(CudaRa::State& s, const std::uint32_t* in, std::uint32_t w, const std::uint32_t* rows,
                         std::uint32_t count, std::uint32_t* out) {
   if (!count) return;
-  gather_rows<<<blocks_for(count), kBlock, 0, s.stream.get()>>>(in, w, rows, count, out);
+  HDB_LAUNCH(gather_rows, blocks_for(count), kBlock, 0, s.stream.get())(in, w, rows, count, out);
   HDB_CUDA_CHECK_LAUNCH("gather_rows");
 }
 
@@ -174,7 +174,7 @@ void launch_reduce_runs(CudaRa::State& s, const CudaRelation& in, ReduceOp op, c
                         std::uint32_t runs, std::uint32_t* out) {
   if (!runs) return;
   const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
-  reduce_runs<<<blocks_for(runs), kBlock, 0, s.stream.get()>>>(in.data(), rows32(in.rows()),
+  HDB_LAUNCH(reduce_runs, blocks_for(runs), kBlock, 0, s.stream.get())(in.data(), rows32(in.rows()),
                                                               static_cast<std::uint32_t>(in.width()),
                                                               static_cast<std::uint32_t>(in.key_words()), opc, heads,
                                                               runs, out);
@@ -184,7 +184,7 @@ void launch_reduce_runs(CudaRa::State& s, const CudaRelation& in, ReduceOp op, c
 void launch_merge_scatter(CudaRa::State& s, const std::uint32_t* a, std::uint32_t n, const std::uint32_t* b,
                           std::uint32_t m, std::uint32_t w, std::uint32_t* out) {
   if (n + m == 0) return;
-  merge_scatter<<<blocks_for(std::uint64_t{n} + m), kBlock, 0, s.stream.get()>>>(a, n, b, m, w, out);
+  HDB_LAUNCH(merge_scatter, blocks_for(std::uint64_t{n} + m), kBlock, 0, s.stream.get())(a, n, b, m, w, out);
   HDB_CUDA_CHECK_LAUNCH("merge_scatter");
 }
 
@@ -193,7 +193,7 @@ void launch_project(CudaRa::State& s, const CudaRelation& in, const std::vector<
   if (!n) return;
   std::uint32_t packed = 0;
   for (std::size_t c = 0; c < columns.size(); ++c) packed |= static_cast<std::uint32_t>(columns[c]) << (4 * c);
-  project_rows<<<blocks_for(n), kBlock, 0, s.stream.get()>>>(in.data(), n, static_cast<std::uint32_t>(in.width()),
+  HDB_LAUNCH(project_rows, blocks_for(n), kBlock, 0, s.stream.get())(in.data(), n, static_cast<std::uint32_t>(in.width()),
                                                             static_cast<std::uint32_t>(columns.size()), packed, out);
   HDB_CUDA_CHECK_LAUNCH("project_rows");
 }
@@ -212,7 +212,7 @@ void launch_product(CudaRa::State& s, const CudaRelation& a, const CudaRelation&
   const std::uint64_t rows = a.rows() * b.rows();
   if (!rows) return;
   check_product_grid(rows);
-  product_rows<<<blocks_for(rows), kBlock, 0, s.stream.get()>>>(a.data(), static_cast<std::uint32_t>(a.width()), b.data(),
+  HDB_LAUNCH(product_rows, blocks_for(rows), kBlock, 0, s.stream.get())(a.data(), static_cast<std::uint32_t>(a.width()), b.data(),
                                                                rows32(b.rows()), static_cast<std::uint32_t>(b.width()),
                                                                rows, out);
   HDB_CUDA_CHECK_LAUNCH("product_rows");
@@ -222,7 +222,7 @@ void launch_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b
   const std::uint64_t words = a.rows() * static_cast<std::uint64_t>(a.width());
   if (!words) return;
   const std::uint32_t opc = op == ArithOp::Add ? 0 : op == ArithOp::Subtract ? 1 : 2;
-  arith_words<<<blocks_for(words), kBlock, 0, s.stream.get()>>>(a.data(), b.data(), words,
+  HDB_LAUNCH(arith_words, blocks_for(words), kBlock, 0, s.stream.get())(a.data(), b.data(), words,
                                                                static_cast<std::uint32_t>(a.width()),
                                                                static_cast<std::uint32_t>(a.key_words()), opc, out);
   HDB_CUDA_CHECK_LAUNCH("arith_words");

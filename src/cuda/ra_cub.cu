@@ -2,10 +2,7 @@
 // and join (single pass where the library allows it, fused count+scan and a load-balanced writer).
 #include <algorithm>
 
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_reduce.cuh>
-#include <cub/device/device_scan.cuh>
-#include <cub/device/device_select.cuh>
+#include "runtime/prim.cuh"
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
@@ -31,7 +28,7 @@ void cub_call(CudaRa::State& s, const char* what, Call&& call) {
 
 cudaError_t select_row_indices(void* temp, std::size_t& bytes, const KeepFlag& keep, std::uint32_t* idx,
                                std::uint32_t* num, int n, cudaStream_t st) {
-  return cub::DeviceSelect::If(temp, bytes, Count(0), idx, num, n, keep, st);
+  return prim::DeviceSelect::If(temp, bytes, Count(0), idx, num, n, keep, st);
 }
 
 // Indices of the kept rows into "cub.idx" (one single-pass DeviceSelect); returns how many, read
@@ -63,7 +60,7 @@ struct Fold {
 cudaError_t reduce_word(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t w, std::uint32_t word,
                         std::uint64_t* out, int n, Fold fold, std::uint64_t identity, cudaStream_t st) {
   auto values = thrust::make_transform_iterator(Count(0), ValueAt{in, w, word});
-  return cub::DeviceReduce::Reduce(temp, bytes, values, out, n, fold, identity, st);
+  return prim::DeviceReduce::Reduce(temp, bytes, values, out, n, fold, identity, st);
 }
 
 // A 32-bit match count read as a JoinCount: CUB's scan accumulates in its input's value type.
@@ -76,14 +73,14 @@ template <int KW>
 cudaError_t scan_fused_counts(void* temp, std::size_t& bytes, const JoinKeys<KW>& m, JoinCount* offsets, int items,
                               cudaStream_t st) {
   auto counts = thrust::make_transform_iterator(Count(0), m);
-  return cub::DeviceScan::ExclusiveSum(temp, bytes, counts, offsets, items, st);
+  return prim::DeviceScan::ExclusiveSum(temp, bytes, counts, offsets, items, st);
 }
 
 // Exclusive 64-bit scan of a 32-bit count array (cub).
 cudaError_t scan_count_array(void* temp, std::size_t& bytes, const std::uint32_t* counts, JoinCount* offsets, int items,
                              cudaStream_t st) {
   auto wide = thrust::make_transform_iterator(counts, Widen{});
-  return cub::DeviceScan::ExclusiveSum(temp, bytes, wide, offsets, items, st);
+  return prim::DeviceScan::ExclusiveSum(temp, bytes, wide, offsets, items, st);
 }
 
 // A left row's match count fits 32 bits (fewer than 2^31 right rows); offsets do not.
@@ -138,13 +135,13 @@ __global__ void key64_row_pairs(const std::uint32_t* in, std::uint32_t n, std::u
 
 cudaError_t sort_keys32(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t* out, int n,
                         cudaStream_t st) {
-  return cub::DeviceRadixSort::SortKeys(temp, bytes, in, out, n, 0, 32, st);
+  return prim::DeviceRadixSort::SortKeys(temp, bytes, in, out, n, 0, 32, st);
 }
 // Double buffers: CUB ping-pongs between the halves and needs no copy of its own in temp storage.
 template <class Key>
-cudaError_t sort_pairs(void* temp, std::size_t& bytes, cub::DoubleBuffer<Key>& keys, cub::DoubleBuffer<std::uint32_t>& rows,
+cudaError_t sort_pairs(void* temp, std::size_t& bytes, prim::DoubleBuffer<Key>& keys, prim::DoubleBuffer<std::uint32_t>& rows,
                        int n, cudaStream_t st) {
-  return cub::DeviceRadixSort::SortPairs(temp, bytes, keys, rows, n, 0, static_cast<int>(8 * sizeof(Key)), st);
+  return prim::DeviceRadixSort::SortPairs(temp, bytes, keys, rows, n, 0, static_cast<int>(8 * sizeof(Key)), st);
 }
 
 template <int W>
@@ -181,13 +178,13 @@ struct TupWideInRange {
 template <int W, class Pred>
 cudaError_t select_tuples(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t* out, std::uint32_t* num,
                           int n, Pred p, cudaStream_t st) {
-  return cub::DeviceSelect::If(temp, bytes, reinterpret_cast<const Tup<W>*>(in), reinterpret_cast<Tup<W>*>(out), num, n,
+  return prim::DeviceSelect::If(temp, bytes, reinterpret_cast<const Tup<W>*>(in), reinterpret_cast<Tup<W>*>(out), num, n,
                                p, st);
 }
 template <int W, int KW>
 cudaError_t unique_tuples(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t* out, std::uint32_t* num,
                           int n, cudaStream_t st) {
-  return cub::DeviceSelect::Unique(temp, bytes, reinterpret_cast<const KeyTup<W, KW>*>(in),
+  return prim::DeviceSelect::Unique(temp, bytes, reinterpret_cast<const KeyTup<W, KW>*>(in),
                                    reinterpret_cast<KeyTup<W, KW>*>(out), num, n, st);
 }
 
@@ -254,7 +251,7 @@ Breakdown cub_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelatio
   } else {
     std::uint32_t* counts = s.scratch.get<std::uint32_t>("cub.join.counts", static_cast<std::uint64_t>(nl) + 1);
     t.phase("partition");
-    match_counts<KW><<<(nl + 1 + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(m, counts);
+    HDB_LAUNCH(match_counts<KW>, (nl + 1 + kBlock - 1) / kBlock, kBlock, 0, s.stream.get())(m, counts);
     HDB_CUDA_CHECK_LAUNCH("match_counts");
     t.phase("scan");
     cub_call(s, "cub::DeviceScan::ExclusiveSum", [&](void* temp, std::size_t& bytes) {
@@ -269,10 +266,10 @@ Breakdown cub_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelatio
     if (tuned) {
       // One thread per output tuple up to the grid's 2^31 - 1 blocks, then grid strides.
       const JoinCount blocks = std::min<JoinCount>((total + kBlock - 1) / kBlock, 0x7fffffffull);
-      join_write_balanced<KW><<<static_cast<std::uint32_t>(blocks), kBlock, 0, s.stream.get()>>>(m, offsets, total,
+      HDB_LAUNCH(join_write_balanced<KW>, static_cast<std::uint32_t>(blocks), kBlock, 0, s.stream.get())(m, offsets, total,
                                                                                                   out.data());
     } else {
-      join_write_rows<KW><<<(nl + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(m, offsets, out.data());
+      HDB_LAUNCH(join_write_rows<KW>, (nl + kBlock - 1) / kBlock, kBlock, 0, s.stream.get())(m, offsets, out.data());
     }
     HDB_CUDA_CHECK_LAUNCH("join write");
   }
@@ -418,20 +415,20 @@ Breakdown cub_sort(CudaRa::State& s, const CudaRelation& in, DeviceRel& out_hand
     return t.finish();
   }
   std::uint32_t* rows = s.scratch.get<std::uint32_t>("cub.sort.rows", 2 * static_cast<std::uint64_t>(n));
-  cub::DoubleBuffer<std::uint32_t> drows(rows, rows + n);
+  prim::DoubleBuffer<std::uint32_t> drows(rows, rows + n);
   if (kw == 2) {
     auto* keys = s.scratch.get<std::uint64_t>("cub.sort.keys64", 2 * static_cast<std::uint64_t>(n));
-    key64_row_pairs<<<(n + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(in.data(), n, w, keys, rows);
+    HDB_LAUNCH(key64_row_pairs, (n + kBlock - 1) / kBlock, kBlock, 0, s.stream.get())(in.data(), n, w, keys, rows);
     HDB_CUDA_CHECK_LAUNCH("key64_row_pairs");
-    cub::DoubleBuffer<std::uint64_t> dkeys(keys, keys + n);
+    prim::DoubleBuffer<std::uint64_t> dkeys(keys, keys + n);
     cub_call(s, "cub::DeviceRadixSort::SortPairs (64-bit keys)", [&](void* temp, std::size_t& bytes) {
       return sort_pairs(temp, bytes, dkeys, drows, static_cast<int>(n), s.stream.get());
     });
   } else {
     std::uint32_t* keys = s.scratch.get<std::uint32_t>("cub.sort.keys", 2 * static_cast<std::uint64_t>(n));
-    key_row_pairs<<<(n + kBlock - 1) / kBlock, kBlock, 0, s.stream.get()>>>(in.data(), n, w, keys, rows);
+    HDB_LAUNCH(key_row_pairs, (n + kBlock - 1) / kBlock, kBlock, 0, s.stream.get())(in.data(), n, w, keys, rows);
     HDB_CUDA_CHECK_LAUNCH("key_row_pairs");
-    cub::DoubleBuffer<std::uint32_t> dkeys(keys, keys + n);
+    prim::DoubleBuffer<std::uint32_t> dkeys(keys, keys + n);
     cub_call(s, "cub::DeviceRadixSort::SortPairs", [&](void* temp, std::size_t& bytes) {
       return sort_pairs(temp, bytes, dkeys, drows, static_cast<int>(n), s.stream.get());
     });
@@ -560,14 +557,14 @@ void cub_plan(const OpShape& shape, MemoryPlan& plan) {
       }
       plan.add("sort keys (double buffer)", 2 * na * 4 * static_cast<std::uint64_t>(kw))
           .add("sort row numbers (double buffer)", 2 * na * 4);
-      cub::DoubleBuffer<std::uint32_t> rows;
+      prim::DoubleBuffer<std::uint32_t> rows;
       std::uint64_t temp = 0;
       if (kw == 2) {
-        cub::DoubleBuffer<std::uint64_t> keys;
+        prim::DoubleBuffer<std::uint64_t> keys;
         temp = cub_temp_bytes("cub::DeviceRadixSort::SortPairs (64-bit keys)", radix_sort_bound(na),
                               [&](void* t, std::size_t& bytes) { return sort_pairs(t, bytes, keys, rows, n, st); });
       } else {
-        cub::DoubleBuffer<std::uint32_t> keys;
+        prim::DoubleBuffer<std::uint32_t> keys;
         temp = cub_temp_bytes("cub::DeviceRadixSort::SortPairs", radix_sort_bound(na),
                               [&](void* t, std::size_t& bytes) { return sort_pairs(t, bytes, keys, rows, n, st); });
       }

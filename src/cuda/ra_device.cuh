@@ -18,9 +18,12 @@
 #include "bench/ra.hpp"
 #include "ra_backend.hpp"
 #include "runtime/cuda_check.hpp"
+#include "runtime/prim.cuh"
 #include "runtime/scratch.hpp"
 
 namespace hdb::ra::cuda {
+
+namespace prim = hdb::cuda::prim;  // CUB on a GPU, its host stand-in under host execution
 
 using hdb::cuda::DeviceBuffer;
 using hdb::cuda::Event;

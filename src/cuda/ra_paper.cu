@@ -177,12 +177,12 @@ const T* scan_counts(CudaRa::State& s, const T* in, T* out, std::uint32_t n, int
   if (n == 0) return nullptr;
   const std::uint32_t blocks = blocks_for(n);
   T* sums = s.scratch.get<T>("paper.scan.sums." + std::to_string(level), blocks);
-  scan_blocks<T><<<blocks, kBlock, 0, s.stream.get()>>>(in, n, out, sums);
+  HDB_LAUNCH(scan_blocks<T>, blocks, kBlock, 0, s.stream.get())(in, n, out, sums);
   HDB_CUDA_CHECK_LAUNCH("scan_blocks");
   if (blocks == 1) return sums;  // the last level's one block sum is the total; no scan_add writes it
   T* offs = s.scratch.get<T>("paper.scan.offsets." + std::to_string(level), blocks);
   const T* total = scan_counts<T>(s, sums, offs, blocks, level + 1);
-  scan_add<T><<<blocks, kBlock, 0, s.stream.get()>>>(out, n, offs);
+  HDB_LAUNCH(scan_add<T>, blocks, kBlock, 0, s.stream.get())(out, n, offs);
   HDB_CUDA_CHECK_LAUNCH("scan_add");
   return total;
 }
@@ -198,7 +198,7 @@ std::uint32_t partition(CudaRa::State& s, PhaseTimer& t, std::uint32_t mode, con
   std::uint32_t* counts = s.scratch.get<std::uint32_t>("paper.counts", blocks);
   std::uint32_t* offsets = s.scratch.get<std::uint32_t>("paper.offsets", blocks);
   t.phase("partition");
-  compact_partition<<<blocks, kBlock, 0, s.stream.get()>>>(keep_flag(mode, in, other, pred), emit_index ? 1u : 0u, part,
+  HDB_LAUNCH(compact_partition, blocks, kBlock, 0, s.stream.get())(keep_flag(mode, in, other, pred), emit_index ? 1u : 0u, part,
                                                           counts);
   HDB_CUDA_CHECK_LAUNCH("compact_partition");
   t.phase("scan");
@@ -208,7 +208,7 @@ std::uint32_t partition(CudaRa::State& s, PhaseTimer& t, std::uint32_t mode, con
 void gather(CudaRa::State& s, PhaseTimer& t, std::uint64_t rows_in, std::uint32_t ow, std::uint32_t* out) {
   const std::uint32_t blocks = blocks_for(rows_in);
   t.phase("gather");
-  gather_partitions<<<blocks, kBlock, 0, s.stream.get()>>>(
+  HDB_LAUNCH(gather_partitions, blocks, kBlock, 0, s.stream.get())(
       s.scratch.get<std::uint32_t>("paper.part", 0), s.scratch.get<std::uint32_t>("paper.counts", 0),
       s.scratch.get<std::uint32_t>("paper.offsets", 0), ow, out);
   HDB_CUDA_CHECK_LAUNCH("gather_partitions");
@@ -252,11 +252,11 @@ Breakdown paper_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Ag
   std::uint64_t* d_result = s.scratch.get<std::uint64_t>("paper.reduce.result", values);
   const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
   t.phase("partition");
-  reduce_partial<<<groups, kBlock, 0, s.stream.get()>>>(in.data(), n, static_cast<std::uint32_t>(in.width()),
+  HDB_LAUNCH(reduce_partial, groups, kBlock, 0, s.stream.get())(in.data(), n, static_cast<std::uint32_t>(in.width()),
                                                        static_cast<std::uint32_t>(in.key_words()), opc, partials);
   HDB_CUDA_CHECK_LAUNCH("reduce_partial");
   t.phase("compute");
-  reduce_final<<<1, kBlock, 0, s.stream.get()>>>(partials, groups, values, opc, d_result);
+  HDB_LAUNCH(reduce_final, 1, kBlock, 0, s.stream.get())(partials, groups, values, opc, d_result);
   HDB_CUDA_CHECK_LAUNCH("reduce_final");
   t.close();  // the read-back of the results ends the operator: outside its kernel time
   read_results(s, d_result, in.values(), result);
@@ -292,14 +292,14 @@ Breakdown paper_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelat
   JoinCount* offsets = s.scratch.get<JoinCount>("paper.join.offsets", blocks);
   const JoinKeys<KW> jk{l.data(), nl, static_cast<std::uint32_t>(l.width()), r.data(), nr, static_cast<std::uint32_t>(r.width())};
   t.phase("partition");
-  join_partition<KW><<<blocks, kBlock, 0, s.stream.get()>>>(jk, first, local_off, counts);
+  HDB_LAUNCH(join_partition<KW>, blocks, kBlock, 0, s.stream.get())(jk, first, local_off, counts);
   HDB_CUDA_CHECK_LAUNCH("join_partition");
   t.phase("scan");
   const JoinCount total = read_total(s, t, scan_counts<JoinCount>(s, counts, offsets, blocks));
   CudaRelation& out = ensure(out_handle, total, out_values, KW);
   if (total) {
     t.phase("compute");
-    join_compute<KW><<<blocks, kBlock, 0, s.stream.get()>>>(jk, first, local_off, offsets, out.data());
+    HDB_LAUNCH(join_compute<KW>, blocks, kBlock, 0, s.stream.get())(jk, first, local_off, offsets, out.data());
     HDB_CUDA_CHECK_LAUNCH("join_compute");
   }
   return t.finish();

@@ -105,7 +105,7 @@ void launch_project_vec(CudaRa::State& s, const std::uint32_t* in, std::uint64_t
   constexpr int G = lcm(4 / gcd(W, 4), 4 / gcd(NC, 4));
   // Enough threads for the groups, and at least the tail's rows (fewer than G).
   const auto kernel = project_vec<W, NC>;
-  kernel<<<stream_grid(s, kernel, std::max<std::uint64_t>(n / G, G)), kBlock, 0, s.stream.get()>>>(in, n, packed, out);
+  HDB_LAUNCH(kernel, stream_grid(s, kernel, std::max<std::uint64_t>(n / G, G)), kBlock, 0, s.stream.get())(in, n, packed, out);
   HDB_CUDA_CHECK_LAUNCH("project_vec");
 }
 
@@ -253,7 +253,7 @@ void launch_reduce_w(CudaRa::State& s, std::uint32_t op, const std::uint32_t* in
   const auto kernel = op == 0 ? reduce_vec<W, KW, 0> : op == 1 ? reduce_vec<W, KW, 1> : reduce_vec<W, KW, 2>;
   // Threads for the super-chunks, and at least for the (fewer than L) tail words.
   const std::uint32_t grid = stream_grid(s, kernel, std::max<std::uint64_t>(supers, static_cast<std::uint64_t>(L)));
-  kernel<<<grid, kBlock, 0, s.stream.get()>>>(in, words, supers, result);
+  HDB_LAUNCH(kernel, grid, kBlock, 0, s.stream.get())(in, words, supers, result);
   HDB_CUDA_CHECK_LAUNCH("reduce_vec");
 }
 
@@ -286,7 +286,7 @@ void launch_tuned_project(CudaRa::State& s, const CudaRelation& in, const std::v
     }
   }
   if (done) return;
-  project_scalar<<<stream_grid(s, project_scalar, n), kBlock, 0, s.stream.get()>>>(
+  HDB_LAUNCH(project_scalar, stream_grid(s, project_scalar, n), kBlock, 0, s.stream.get())(
       in.data(), n, static_cast<std::uint32_t>(in.width()), static_cast<std::uint32_t>(nc), packed, out);
   HDB_CUDA_CHECK_LAUNCH("project_scalar");
 }
@@ -299,13 +299,13 @@ void launch_tuned_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelat
   if (aligned16(a.data()) && aligned16(b.data()) && aligned16(out)) {
     const auto kernel = op == ArithOp::Add ? arith_vec<0> : op == ArithOp::Subtract ? arith_vec<1> : arith_vec<2>;
     // Threads for the uint4s, and at least for the (fewer than 4) tail words.
-    kernel<<<stream_grid(s, kernel, std::max<std::uint64_t>(words / 4, 4)), kBlock, 0, st>>>(a.data(), b.data(), words, w,
+    HDB_LAUNCH(kernel, stream_grid(s, kernel, std::max<std::uint64_t>(words / 4, 4)), kBlock, 0, st)(a.data(), b.data(), words, w,
                                                                                              kw, out);
     HDB_CUDA_CHECK_LAUNCH("arith_vec");
     return;
   }
   const std::uint32_t opc = op == ArithOp::Add ? 0 : op == ArithOp::Subtract ? 1 : 2;
-  arith_scalar<<<stream_grid(s, arith_scalar, words), kBlock, 0, st>>>(a.data(), b.data(), words, w, kw, opc, out);
+  HDB_LAUNCH(arith_scalar, stream_grid(s, arith_scalar, words), kBlock, 0, st)(a.data(), b.data(), words, w, kw, opc, out);
   HDB_CUDA_CHECK_LAUNCH("arith_scalar");
 }
 

@@ -1,9 +1,7 @@
 #include "tpch_backend.hpp"
 
 #include <algorithm>
-#include <cub/block/block_scan.cuh>
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
+#include "runtime/prim.cuh"
 
 #include "harness/errors.hpp"
 #include "runtime/cuda_check.hpp"
@@ -197,7 +195,7 @@ __device__ bool passes(const FusedArgs& a, u64 r, u32* m) {
 // One tile of kThreads x kItems probe rows: selects and lookups in registers, a block-wide scan
 // of the survivors, one atomic per tile for the output position, then only result rows written.
 __global__ void __launch_bounds__(kThreads) fused_probe(FusedArgs a) {
-  using Scan = cub::BlockScan<u32, kThreads>;
+  using Scan = prim::BlockScan<u32, kThreads>;
   __shared__ typename Scan::TempStorage scan_tmp;
   __shared__ unsigned long long base;
   const u64 tile = blockIdx.x * static_cast<u64>(kThreads * kItems);
@@ -330,9 +328,9 @@ class CudaRun : public tpch::TpchRun {
   template <class T>
   void exclusive_sum(const T* in, T* out, u64 n) {
     std::size_t bytes = 0;
-    HDB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, static_cast<int>(n), stream_.get()));
+    HDB_CUDA_CHECK(prim::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, static_cast<int>(n), stream_.get()));
     char* tmp = grow(cub_tmp_, bytes);
-    HDB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp, bytes, in, out, static_cast<int>(n), stream_.get()));
+    HDB_CUDA_CHECK(prim::DeviceScan::ExclusiveSum(tmp, bytes, in, out, static_cast<int>(n), stream_.get()));
   }
 
   // out.cols[o + k] = in.cols[k][idx] for every word column of `in` except plan column `skip`'s.
@@ -340,7 +338,7 @@ class CudaRun : public tpch::TpchRun {
     for (std::size_t k = 0; k < in.cols.size(); ++k) {
       if (skip >= 0 && (static_cast<int>(k) == in.lo_word(skip) || static_cast<int>(k) == in.hi_word(skip))) continue;
       u32* dst = grow(out.cols[o++], n);
-      if (n) gather<<<blocks(n), kThreads, 0, stream_.get()>>>(in.cols[k].get(), idx, n, dst);
+      if (n) HDB_LAUNCH(gather, blocks(n), kThreads, 0, stream_.get())(in.cols[k].get(), idx, n, dst);
     }
     HDB_CUDA_CHECK_LAUNCH("gather");
     out.rows = n;
@@ -352,7 +350,7 @@ class CudaRun : public tpch::TpchRun {
     u32* flag = grow(flag_, n + 1);
     u32* pos = grow(pos_, n + 1);
     if (n) {
-      flag_range<<<blocks(n), kThreads, 0, st>>>(in.words_of(s.col), n, s.lo, s.hi, flag);
+      HDB_LAUNCH(flag_range, blocks(n), kThreads, 0, st)(in.words_of(s.col), n, s.lo, s.hi, flag);
       HDB_CUDA_CHECK_LAUNCH("flag_range");
       exclusive_sum(flag, pos, n);
     }
@@ -367,7 +365,7 @@ class CudaRun : public tpch::TpchRun {
     const u64 kept = u64{last[0]} + last[1];
     u32* idx = grow(idx_a_, kept);
     if (n) {
-      scatter_index<<<blocks(n), kThreads, 0, st>>>(flag, pos, n, idx);
+      HDB_LAUNCH(scatter_index, blocks(n), kThreads, 0, st)(flag, pos, n, idx);
       HDB_CUDA_CHECK_LAUNCH("scatter_index");
     }
     gather_cols(in, idx, kept, out, 0, -1);
@@ -388,7 +386,7 @@ class CudaRun : public tpch::TpchRun {
     K* keys_out = grow(sorted_buf, nr);
     u32* rows_out = grow(rrow_sorted_, nr);
     if (nr) {
-      iota<<<blocks(nr), kThreads, 0, st>>>(rows_in, nr);
+      HDB_LAUNCH(iota, blocks(nr), kThreads, 0, st)(rows_in, nr);
       HDB_CUDA_CHECK_LAUNCH("iota");
       // 32-bit keys are sorted from their column; 64-bit keys are first put together from their words.
       const K* keys_in = nullptr;
@@ -396,15 +394,15 @@ class CudaRun : public tpch::TpchRun {
         keys_in = right.cols[static_cast<std::size_t>(right.lo_word(s.right_col))].get();
       } else {
         u64* keys = grow(rkey64_in_, nr);
-        load_keys<K><<<blocks(nr), kThreads, 0, st>>>(right.words_of(s.right_col), nr, keys);
+        HDB_LAUNCH(load_keys<K>, blocks(nr), kThreads, 0, st)(right.words_of(s.right_col), nr, keys);
         HDB_CUDA_CHECK_LAUNCH("load_keys");
         keys_in = keys;
       }
       std::size_t bytes = 0;
       constexpr int bits = 8 * sizeof(K);
-      HDB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys_in, keys_out, rows_in, rows_out, static_cast<int>(nr), 0, bits, st));
+      HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(nullptr, bytes, keys_in, keys_out, rows_in, rows_out, static_cast<int>(nr), 0, bits, st));
       char* tmp = grow(cub_tmp_, bytes);
-      HDB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp, bytes, keys_in, keys_out, rows_in, rows_out, static_cast<int>(nr), 0, bits, st));
+      HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(tmp, bytes, keys_in, keys_out, rows_in, rows_out, static_cast<int>(nr), 0, bits, st));
     }
     // Count matches per left row, place them (scan), expand into row-id pairs, gather.
     u32* first = grow(first_, nl);
@@ -412,7 +410,7 @@ class CudaRun : public tpch::TpchRun {
     u64* offset = grow(offset_, nl + 1);
     u64 total = 0;
     if (nl) {
-      match_range<K><<<blocks(nl), kThreads, 0, st>>>(left.words_of(s.col), nl, keys_out, nr, first, count);
+      HDB_LAUNCH(match_range<K>, blocks(nl), kThreads, 0, st)(left.words_of(s.col), nl, keys_out, nr, first, count);
       HDB_CUDA_CHECK_LAUNCH("match_range");
       exclusive_sum(count, offset, nl);
       total = read_total(offset + nl - 1, count + nl - 1);
@@ -421,7 +419,7 @@ class CudaRun : public tpch::TpchRun {
     u32* li = grow(idx_a_, total);
     u32* ri = grow(idx_b_, total);
     if (nl) {
-      expand<<<blocks(nl), kThreads, 0, st>>>(first, count, offset, nl, rows_out, li, ri);
+      HDB_LAUNCH(expand, blocks(nl), kThreads, 0, st)(first, count, offset, nl, rows_out, li, ri);
       HDB_CUDA_CHECK_LAUNCH("expand");
     }
     gather_cols(left, li, total, out, 0, -1);
@@ -511,7 +509,7 @@ class CudaRun : public tpch::TpchRun {
       PhaseTimer t;
       t.start(st);
       HDB_CUDA_CHECK(cudaMemsetAsync(table, 0xff, cap * sizeof(unsigned long long), st));
-      if (build.rows) build_table<<<blocks(build.rows), kThreads, 0, st>>>(ba);
+      if (build.rows) HDB_LAUNCH(build_table, blocks(build.rows), kThreads, 0, st)(ba);
       HDB_CUDA_CHECK_LAUNCH("build_table");
       double sec = t.stop(st);
       b.add_phase("build_" + plan_.inputs[static_cast<std::size_t>(fj.build_input)]->name, sec);
@@ -545,7 +543,7 @@ class CudaRun : public tpch::TpchRun {
     PhaseTimer t;
     t.start(st);
     HDB_CUDA_CHECK(cudaMemsetAsync(a.count, 0, sizeof(u64), st));
-    if (a.probe_rows) fused_probe<<<blocks(a.probe_rows, kThreads * kItems), kThreads, 0, st>>>(a);
+    if (a.probe_rows) HDB_LAUNCH(fused_probe, blocks(a.probe_rows, kThreads * kItems), kThreads, 0, st)(a);
     HDB_CUDA_CHECK_LAUNCH("fused_probe");
     HDB_CUDA_CHECK(cudaMemcpyAsync(host_count_.get(), a.count, sizeof(u64), cudaMemcpyDeviceToHost, st));
     double sec = t.stop(st);
@@ -588,7 +586,7 @@ void CudaTpch::plan_scratch(const Plan& plan, const std::string& variant, std::u
   // Selects: a flag and a position per row, and CUB's scan temporary.
   memory.add("select flags and positions", 2 * (rows + 1) * 4);
   std::size_t scan = 0;
-  HDB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan, static_cast<const u32*>(nullptr),
+  HDB_CUDA_CHECK(prim::DeviceScan::ExclusiveSum(nullptr, scan, static_cast<const u32*>(nullptr),
                                                static_cast<u32*>(nullptr), static_cast<int>(rows + 1)));
   if (joins == 0) {
     memory.add("CUB temporary storage", scan);
@@ -608,11 +606,11 @@ void CudaTpch::plan_scratch(const Plan& plan, const std::string& variant, std::u
   const u64 key = wide ? 8 : 4;
   std::size_t sort = 0;
   if (wide)
-    HDB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort, static_cast<const u64*>(nullptr),
+    HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(nullptr, sort, static_cast<const u64*>(nullptr),
                                                    static_cast<u64*>(nullptr), static_cast<const u32*>(nullptr),
                                                    static_cast<u32*>(nullptr), static_cast<int>(rows)));
   else
-    HDB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort, static_cast<const u32*>(nullptr),
+    HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(nullptr, sort, static_cast<const u32*>(nullptr),
                                                    static_cast<u32*>(nullptr), static_cast<const u32*>(nullptr),
                                                    static_cast<u32*>(nullptr), static_cast<int>(rows)));
   memory.add("join sort keys and rows", rows * ((wide ? 2 : 1) * key + 8))

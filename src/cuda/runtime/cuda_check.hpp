@@ -14,6 +14,7 @@
 #include "harness/errors.hpp"
 #include "harness/options.hpp"
 #include "harness/timing.hpp"
+#include "runtime/launch.cuh"
 
 namespace hdb::cuda {
 
