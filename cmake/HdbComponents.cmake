@@ -51,6 +51,27 @@ if(HDB_REQUIRE_CUDA AND NOT HDB_HAVE_CUDA)
   message(FATAL_ERROR "HDB_REQUIRE_CUDA=ON but CUDA is unavailable: ${HDB_CUDA_REASON}")
 endif()
 
+# --- CUDA host execution ------------------------------------------------------------------
+# The CUDA backend's sources compiled by the C++ compiler and run on the CPU (docs/cuda.md): needs
+# only the toolkit's headers (CUDA's runtime declarations, Thrust, CUB), not nvcc or a driver.
+option(HDB_CUDA_HOST "Build the CUDA backend for host execution too (hdb-<bench>-cuda-host)" OFF)
+set(HDB_HAVE_CUDA_HOST OFF)
+set(HDB_CUDA_HOST_REASON "disabled by HDB_CUDA_HOST=OFF")
+if(HDB_CUDA_HOST)
+  if(NOT CUDAToolkit_FOUND)
+    find_package(CUDAToolkit)
+  endif()
+  find_path(HDB_CUDA_HOST_THRUST thrust/version.h HINTS ${CUDAToolkit_INCLUDE_DIRS}
+            PATH_SUFFIXES cccl NO_CACHE)
+  if(CUDAToolkit_FOUND AND HDB_CUDA_HOST_THRUST)
+    find_package(Threads REQUIRED)
+    set(HDB_HAVE_CUDA_HOST ON)
+    set(HDB_CUDA_HOST_REASON "CUDA ${CUDAToolkit_VERSION} headers; Thrust and CUB from ${HDB_CUDA_HOST_THRUST}")
+  else()
+    message(FATAL_ERROR "HDB_CUDA_HOST=ON needs the CUDA toolkit's headers (cuda_runtime.h, Thrust, CUB)")
+  endif()
+endif()
+
 # --- OpenCL -------------------------------------------------------------------------------
 set(HDB_HAVE_OPENCL OFF)
 set(HDB_OPENCL_REASON "disabled by HDB_ENABLE_OPENCL=OFF")
@@ -111,6 +132,7 @@ function(hdb_print_summary)
   message(STATUS "  build type : ${CMAKE_BUILD_TYPE}")
   message(STATUS "  cpu        : ON (oneTBB library variants: ${HDB_HAVE_TBB})")
   message(STATUS "  cuda       : ${HDB_HAVE_CUDA} (${HDB_CUDA_REASON})")
+  message(STATUS "  cuda-host  : ${HDB_HAVE_CUDA_HOST} (${HDB_CUDA_HOST_REASON})")
   message(STATUS "  opencl     : ${HDB_HAVE_OPENCL} (${HDB_OPENCL_REASON})")
   message(STATUS "  mpi        : ${HDB_HAVE_MPI} (${HDB_MPI_REASON})")
   message(STATUS "  gtest      : ${HDB_HAVE_GTEST}")

@@ -31,6 +31,26 @@ function(hdb_embed_cl out_var name)
   set(${out_var} "${out}" PARENT_SCOPE)
 endfunction()
 
+# hdb_cuda_host_sources(<out_var> <sources>): the CUDA backend's sources for host execution. A .cu
+# file is compiled as C++ through a generated one-line .cpp that includes it (a source file's
+# language is one per directory, and nvcc compiles the same file); other sources pass through.
+function(hdb_cuda_host_sources out_var)
+  set(out "")
+  foreach(f IN LISTS ARGN)
+    get_filename_component(abs "${f}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(abs MATCHES "\\.cu$")
+      file(RELATIVE_PATH rel "${CMAKE_SOURCE_DIR}" "${abs}")
+      set(wrapper "${CMAKE_BINARY_DIR}/cuda_host/${rel}.cpp")
+      file(CONFIGURE OUTPUT "${wrapper}" CONTENT "// Host execution of ${rel} (generated).\n#include \"${abs}\"\n")
+      set_source_files_properties("${wrapper}" PROPERTIES OBJECT_DEPENDS "${abs}")
+      list(APPEND out "${wrapper}")
+    else()
+      list(APPEND out "${abs}")
+    endif()
+  endforeach()
+  set(${out_var} "${out}" PARENT_SCOPE)
+endfunction()
+
 # hdb_add_benchmark(<name>
 #   COMMON <sources>        backend-neutral logic, reference and workloads -> library hdb_bench_<name>
 #                           (the tests link it to drive the logic directly)
@@ -40,6 +60,9 @@ endfunction()
 #   <B>_LIB <sources>       the backend class -> library hdb_<name>_<b>, which the executable links
 #                           and the unit tests link directly
 #   <B>_LIBS <targets>      what the backend needs besides hdb_bench_<name> and hdb_<b>_runtime
+#   The CUDA sources also make a CUDA_HOST backend when HDB_CUDA_HOST is on: the same files
+#   compiled for host execution (hdb_<name>_cuda_host, hdb-<name>-cuda-host), each hdb_*_cuda in
+#   CUDA_LIBS replaced by its hdb_*_cuda_host.
 #   CL_KERNELS <.cl files>  embedded as hdb::opencl::kernels::<name> (into the OpenCL library when
 #                           there is one, else into the executable); concatenated in order)
 # A backend is built when its API was found (OpenCL, CUDA; the CPU always) and every target in its
@@ -56,7 +79,12 @@ function(hdb_add_benchmark name)
   hdb_warnings(${bench})
 
   set(HDB_HAVE_CPU TRUE)
-  foreach(B CPU OPENCL CUDA)
+  if(HDB_HAVE_CUDA_HOST)
+    hdb_cuda_host_sources(ARG_CUDA_HOST ${ARG_CUDA})
+    hdb_cuda_host_sources(ARG_CUDA_HOST_LIB ${ARG_CUDA_LIB})
+    list(TRANSFORM ARG_CUDA_LIBS REPLACE "_cuda$" "_cuda_host" OUTPUT_VARIABLE ARG_CUDA_HOST_LIBS)
+  endif()
+  foreach(B CPU OPENCL CUDA CUDA_HOST)
     string(TOLOWER ${B} b)
     if(NOT HDB_HAVE_${B} OR (NOT ARG_${B} AND NOT ARG_${B}_LIB))
       continue()
@@ -85,7 +113,8 @@ function(hdb_add_benchmark name)
       set(embedded "")
     endif()
     if(ARG_${B})
-      set(exe hdb-${name}-${b})
+      string(REPLACE "_" "-" exe_backend "${b}")
+      set(exe hdb-${name}-${exe_backend})
       add_executable(${exe} ${ARG_${B}} ${embedded})
       target_link_libraries(${exe} PRIVATE ${deps})
       hdb_warnings(${exe})

@@ -146,7 +146,7 @@ nlohmann::json CudaPlatform::context() const {
   char bus_id[32] = {};
   cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device_);
   return {{"name", p.name},
-          {"kind", "cuda"},
+          {"kind", name()},
           {"index", device_},
           {"compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
           {"sm_count", p.multiProcessorCount},

@@ -19,7 +19,13 @@ struct PcieLink {
 
 class CudaPlatform : public Platform {
  public:
+  // Host execution (the CUDA sources run on the CPU, docs/cuda.md) is a backend of its own name, so
+  // its results are never read as a GPU's.
+#ifdef HDB_CUDA_HOST
+  std::string name() const override { return "cuda-host"; }
+#else
   std::string name() const override { return "cuda"; }
+#endif
   void init(const Options& opts) override;
   nlohmann::json context() const override;
   bool has_transfers() const override { return true; }

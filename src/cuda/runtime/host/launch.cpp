@@ -1,0 +1,108 @@
+// Host execution's launch: checks the configuration as a GPU does, chooses the engine
+// (engine.hpp), and remembers which kernels never synchronise.
+#include "runtime/host/launch.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "runtime/host/device.hpp"
+#include "runtime/host/engine.hpp"
+#include "runtime/host/state.hpp"
+
+namespace hdb::cuda::host {
+
+namespace engine {
+
+thread_local Sync* current = nullptr;
+
+std::string unexpected_sync_fault() {
+  return "the kernel synchronised in a launch run without barriers (its first launch never did); host "
+         "execution cannot run a kernel that synchronises in some launches only";
+}
+
+std::string warp_mask_fault(unsigned mask, unsigned live) {
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "warp intrinsic with mask 0x%08x while the warp's running lanes are 0x%08x (a lane named in "
+                "the mask has returned, or a running lane is left out)",
+                mask, live);
+  return text;
+}
+
+}  // namespace engine
+
+namespace {
+
+engine::Sync& sync() {
+  if (!engine::current) throw std::logic_error("a device function called outside a kernel launch");
+  return *engine::current;
+}
+
+bool use_threads() {
+#if defined(__SANITIZE_THREAD__)
+  return true;  // ThreadSanitizer sees races between threads, not between fibers
+#else
+  static const bool threads = [] {
+    const char* e = std::getenv("HDB_CUDA_HOST_ENGINE");
+    return e && std::strcmp(e, "threads") == 0;
+  }();
+  return threads;
+#endif
+}
+
+}  // namespace
+
+void sync_block() { sync().sync_block(); }
+unsigned sync_block_count(bool predicate) { return sync().sync_block_count(predicate); }
+void warp_exchange(unsigned mask, std::uint64_t value, std::uint64_t (&out)[32]) {
+  sync().warp_exchange(mask, value, out);
+}
+unsigned lane_id() { return sync().linear_thread() % 32; }
+
+cudaError_t launch(const void* kernel, const char* name, dim3 grid, dim3 block, std::size_t shared_bytes,
+                   cudaStream_t stream, const std::function<void()>& body) {
+  State& st = state();
+  if (cudaError_t sticky = st.sticky()) return st.set_last(sticky);
+  if (!st.valid_stream(stream)) return st.set_last(cudaErrorInvalidResourceHandle);
+  const std::uint64_t threads = std::uint64_t{block.x} * block.y * block.z;
+  const Limits& lim = limits();
+  if (threads == 0 || threads > static_cast<unsigned>(lim.max_threads_per_block) || block.x > 1024 ||
+      block.y > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 0x7fffffffu ||
+      grid.y > 65535 || grid.z > 65535)
+    return st.set_last(cudaErrorInvalidConfiguration);
+  if (shared_bytes > lim.shared_per_block) return st.set_last(cudaErrorInvalidValue);
+
+  // One launch at a time (__shared__ is one static per kernel), and what each kernel did before.
+  static std::mutex one_at_a_time;
+  static std::map<const void*, bool> never_synchronises;
+  std::lock_guard<std::mutex> lock(one_at_a_time);
+  engine::Launch l;
+  l.body = &body;
+  l.grid = grid;
+  l.block = block;
+  l.threads = static_cast<unsigned>(threads);
+  l.blocks = std::uint64_t{grid.x} * grid.y * grid.z;
+  auto known = never_synchronises.find(kernel);
+  l.barriers = known == never_synchronises.end() || !known->second;
+
+  static const bool trace = std::getenv("HDB_CUDA_HOST_TRACE") != nullptr;
+  const auto t0 = std::chrono::steady_clock::now();
+  const engine::Outcome out = use_threads() ? engine::run_threads(l) : engine::run_fibers(l);
+  if (trace)
+    std::fprintf(stderr, "host execution: %s <<<%llu, %u>>>%s %.3f ms\n", name, static_cast<unsigned long long>(l.blocks),
+                 l.threads, l.barriers ? "" : " (no barriers)",
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  st.count_launch(name);
+  if (!out.fault.empty()) return st.kernel_fault(name, out.fault);
+  if (l.barriers) never_synchronises[kernel] = !out.synchronised;
+  if (st.inject_fault_now()) return st.kernel_fault(name, "fault injected by HDB_CUDA_HOST_FAULT");
+  return cudaSuccess;
+}
+
+}  // namespace hdb::cuda::host
