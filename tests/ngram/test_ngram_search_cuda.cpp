@@ -48,6 +48,17 @@ TEST_F(NgramCuda, QuerySetsOfChangingSizeReuseBuffers) {
   expect_queries(backend, ix, {}, 0, "no queries");
 }
 
+// The segmented search (a block's threads share the query's directory in shared memory and vote
+// with __ballot_sync and __syncthreads_or) and every other variant on a corpus of a few blocks:
+// small enough for ThreadSanitizer under host execution's threads engine (scripts/test).
+TEST_F(NgramCuda, SegmentedSearchOnSmallInputs) {
+  cuda::CudaNgram backend(*platform_);
+  TextCorpus syn = synthetic_corpus(3000, 5, SyntheticTextSpec{200, 1.0, 40});
+  NgramIndex ix = build_ngram_index(syn, 9, 2);
+  backend.load_index(ix);
+  expect_queries(backend, ix, draw_queries(syn, 4, 11, 7, 60), 1, "small corpus");
+}
+
 // A corpus whose documents have no letter or digit has no article: no kernel may be launched
 // with an empty grid, and every query has no hit.
 TEST_F(NgramCuda, EmptyCorpus) {

@@ -116,9 +116,20 @@ inline int expect_all_equal(TpchBackend& backend, const std::vector<std::string>
         EXPECT_TRUE(v == "fused" || ra_wide) << e.what();
         continue;
       }
-      ++ran;
       for (int pass = 0; pass < 2; ++pass) {  // a second pass reuses the buffers of the first
-        Breakdown b = run->pass();
+        Breakdown b;
+        try {
+          b = run->pass();
+        } catch (const SkipCase& e) {
+          // An RA backend may decline an operator only once it sees the relation: CUDA's tuned
+          // select/unique takes tuples of a key and up to 3 values (found by host execution; the
+          // benchmark records such a case as skipped, with this reason).
+          const bool tuned_wide = pass == 0 && v == "ra-tuned" &&
+                                  std::string(e.what()).find("tuned select/unique handles tuples") != std::string::npos;
+          EXPECT_TRUE(tuned_wide) << e.what();
+          break;
+        }
+        if (pass == 0) ++ran;
         EXPECT_GE(b.kernel, 0.0);
         if (v != "fused") {  // operator at a time: every step is a phase (sub-steps may add more)
           for (const Step& s : plan.steps) {
