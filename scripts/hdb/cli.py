@@ -44,6 +44,9 @@ def _check_selection(a, cfg, path, bin_dir):
     if unknown:
         where = "--benchmarks" if a.benchmarks else f"{path}: 'benchmarks'"
         raise UsageError(f"{where}: no benchmark named {', '.join(unknown)} (valid: {', '.join(known)})")
+    tables = [b for b in cfg["bench"] if b not in known]  # a misspelt [bench.<name>] would be ignored
+    if tables:
+        raise UsageError(f"{path}: [bench.{tables[0]}]: no benchmark named {tables[0]} (valid: {', '.join(known)})")
     if not cfg["benchmarks"] or not cfg["backends"]:
         raise UsageError(f"{path}: the configuration selects no " + ("benchmark" if not cfg["benchmarks"] else
                                                                        "backend"))
@@ -56,7 +59,8 @@ def run_all(argv):
     p.add_argument("--config", default="quick", help="quick, default, full, or a path to a .toml file "
                    "(default: quick)")
     p.add_argument("--benchmarks", type=_csv, help="comma-separated benchmarks (overrides the config)")
-    p.add_argument("--backends", type=_csv, help="comma-separated backends: cpu,opencl,cuda")
+    p.add_argument("--backends", type=_csv, help="comma-separated backends: " + ",".join(cfgmod.BACKENDS)
+                   + " (cuda-host: the CUDA sources run on the CPU, a correctness check)")
     p.add_argument("--sizes", help="input sizes for every executable, e.g. 32K,1M,16M")
     p.add_argument("--passes", type=int, help="minimum timed passes per case")
     p.add_argument("--device", type=int, help="device index for the CUDA/OpenCL executables")

@@ -13,7 +13,17 @@ import tomllib
 from .util import UsageError
 
 BENCHMARK_ORDER = ["bus", "ra", "tpch", "merge", "ngram"]
-BACKENDS = ["cpu", "opencl", "cuda"]
+BACKENDS = ["cpu", "opencl", "cuda", "cuda-host"]
+# What a configuration without a `backends` key runs: the real processors.
+DEFAULT_BACKENDS = ["cpu", "opencl", "cuda"]
+# Host execution (docs/driver.md, "Host execution of the CUDA backend"): the CUDA backend's sources
+# compiled by the C++ compiler and run on the CPU, every GPU thread a fiber (hdb-<bench>-cuda-host,
+# built with -DHDB_CUDA_HOST=ON; its documents say backend and context.device.kind "cuda-host").
+# Its results are verified like any backend's, but its times are a CPU's emulation of a GPU, never a
+# processor's figure: every view about real processors (headline, speed-ups, figures, ceilings, key
+# widths, scaling, targets, compare) leaves them out, and the report gives them a section of their own.
+HOST_EXECUTION_BACKENDS = ("cuda-host",)
+HOST_EXECUTION_KINDS = ("cuda-host",)  # context.device.kind of such a document
 
 # Harness options a configuration may set, mapped to the executables' shared flags (issue 2).
 HARNESS_FLAGS = {
@@ -33,14 +43,20 @@ HARNESS_FLAGS = {
     "seed": "--seed",
 }
 SIZE_KEYS = ("sizes", "min_size", "max_size", "size_class")
-TOP_KEYS = {"description", "benchmarks", "backends", "timeout_s", "harness", "bench", "mpi"}
+TOP_KEYS = {"description", "benchmarks", "backends", "timeout_s", "harness", "bench", "backend", "mpi"}
 MPI_KEYS = {"ranks", "hostfile", "args"}
 # backends: the backends this benchmark runs on, of those the configuration names (all by default).
 BENCH_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args", "peer_args", "large", "backends"}
 # [bench.<name>.large]: a second run of the benchmark's executables (and peers) at sizes beyond the
 # last-level caches, for the variants and parameters `only` and `args` select (docs/driver.md).
 LARGE_KEYS = {"sizes", "only", "peer_only", "peers", "args", "timeout_s"}
+# [backend.<name>]: overrides of [harness] (and [bench.<name>]) keys for one backend's executables,
+# plus args (options every executable of the backend takes, replacing the same options given before),
+# timeout_s (its executables' time limit: the longer of this and the benchmark's) and large (false:
+# its executables make no [bench.<name>.large] second run). For a slow backend such as cuda-host.
+BACKEND_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args", "large"}
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_BACKEND_NAME = re.compile(r"^[a-z][a-z0-9_]*(?:-[a-z0-9_]+)*$")  # cuda-host
 # peers = ["duckdb", "pg_trgm"]: systems the driver runs beside the executables, on the same data
 # (docs/peers.md); none when the key is absent.
 TOP_KEYS = TOP_KEYS | {"peers"}
@@ -71,10 +87,21 @@ def known_benchmarks(repo, bin_dir=None):
                                                                                        "*.cmake")))
     if bin_dir and os.path.isdir(bin_dir):
         for f in os.listdir(bin_dir):
-            parts = f.split("-")
-            if len(parts) == 3 and parts[0] == "hdb" and parts[2] in BACKENDS:
-                names.add(parts[1])
+            bench = split_executable(f)[0]
+            if bench:
+                names.add(bench)
     return sorted(n for n in names if _NAME.match(n))
+
+
+def split_executable(name):
+    """'hdb-ra-cuda-host' -> ('ra', 'cuda-host'); ('', '') for a name that is not
+    hdb-<benchmark>-<backend> of a known backend (a backend's name may hold a '-')."""
+    if name.startswith("hdb-"):
+        for backend in sorted(BACKENDS, key=len, reverse=True):
+            bench = name[len("hdb-"):-len(backend) - 1]
+            if name.endswith("-" + backend) and _NAME.match(bench):
+                return bench, backend
+    return "", ""
 
 
 def load(path):
@@ -123,14 +150,52 @@ def _harness_value(where, key, value):
     return value
 
 
-def _names(where, key, value, allowed=None):
-    if not isinstance(value, list) or not all(isinstance(v, str) and _NAME.match(v) for v in value):
+def _names(where, key, value, allowed=None, pattern=_NAME):
+    if not isinstance(value, list) or not all(isinstance(v, str) and pattern.match(v) for v in value):
         raise UsageError(f"{where}: '{key}' must be a list of lower-case names")
     if allowed is not None:
         bad = [v for v in value if v not in allowed]
         if bad:
             raise UsageError(f"{where}: unknown {key} {', '.join(bad)} (allowed: {', '.join(allowed)})")
     return list(value)
+
+
+def _backends(where, value):
+    """A list of known backends (cuda-host has a '-' in its name)."""
+    return _names(where, "backends", value, BACKENDS, _BACKEND_NAME)
+
+
+def _backend_tables(where, tables):
+    """[backend.<name>] tables (BACKEND_KEYS): one per known backend; an unknown name is an error, so a
+    misspelt table never silently leaves a slow backend at the full sweep."""
+    if not isinstance(tables, dict):
+        raise UsageError(f"{where}: [backend] must be a table of [backend.<name>] tables")
+    out = {}
+    for name, table in tables.items():
+        w = f"{where} [backend.{name}]"
+        if name not in BACKENDS:
+            raise UsageError(f"{w}: no backend named {name!r} (known: {', '.join(BACKENDS)})")
+        if not isinstance(table, dict):
+            raise UsageError(f"{w}: must be a table of {', '.join(sorted(BACKEND_KEYS))}")
+        b = {}
+        for k, v in table.items():
+            if k not in BACKEND_KEYS:
+                raise UsageError(f"{w}: unknown key '{k}' (allowed: {', '.join(sorted(BACKEND_KEYS))})")
+            if k == "timeout_s":
+                b[k] = _timeout(w, v)
+            elif k == "args":
+                if not isinstance(v, list) or not all(isinstance(a, str) for a in v):
+                    raise UsageError(f"{w}: 'args' must be a list of strings")
+                b[k] = list(v)
+            elif k == "large":
+                if not isinstance(v, bool):
+                    raise UsageError(f"{w}: 'large' must be true or false (whether its executables make the "
+                                     "[bench.<name>.large] second runs)")
+                b[k] = v
+            else:
+                b[k] = _harness_value(w, k, v)
+        out[name] = b
+    return out
 
 
 def _timeout(where, value):
@@ -148,10 +213,11 @@ def validate(doc, where="config"):
     out = {
         "description": str(doc.get("description", "")),
         "benchmarks": _names(where, "benchmarks", doc.get("benchmarks", BENCHMARK_ORDER)),
-        "backends": _names(where, "backends", doc.get("backends", BACKENDS), BACKENDS),
+        "backends": _backends(where, doc.get("backends", DEFAULT_BACKENDS)),
         "timeout_s": _timeout(where, doc.get("timeout_s", 600)),
         "harness": {},
         "bench": {},
+        "backend": _backend_tables(where, doc.get("backend", {})),
         "peers": _peers(where, doc.get("peers", [])),
     }
     harness = doc.get("harness", {})
@@ -181,7 +247,7 @@ def validate(doc, where="config"):
             elif k == "large":
                 b[k] = _large(f"{where} [bench.{name}.large]", v)
             elif k == "backends":
-                b[k] = _names(w, "backends", v, BACKENDS)
+                b[k] = _backends(w, v)
             else:
                 b[k] = _harness_value(w, k, v)
         out["bench"][name] = b
@@ -314,8 +380,8 @@ def apply_overrides(cfg, benchmarks=None, backends=None, sizes=None, passes=None
     if benchmarks:
         cfg["benchmarks"] = _names("--benchmarks", "benchmarks", benchmarks)
     if backends:
-        cfg["backends"] = _names("--backends", "backends", backends, BACKENDS)
-    tables = [cfg["harness"]] + list(cfg["bench"].values())
+        cfg["backends"] = _backends("--backends", backends)
+    tables = [cfg["harness"]] + list(cfg["bench"].values()) + list(cfg.get("backend", {}).values())
     if sizes:
         for t in tables:
             for k in SIZE_KEYS + ("large",):  # --sizes names every size that runs
@@ -337,7 +403,7 @@ def apply_overrides(cfg, benchmarks=None, backends=None, sizes=None, passes=None
         cfg["harness"]["device"] = device
     if timeout is not None:
         cfg["timeout_s"] = _timeout("--timeout", timeout)
-        for t in cfg["bench"].values():
+        for t in list(cfg["bench"].values()) + list(cfg.get("backend", {}).values()):
             t.pop("timeout_s", None)
     return cfg
 
@@ -353,18 +419,29 @@ def bench_backends(cfg, benchmark):
     return [b for b in cfg["backends"] if only is None or b in only]
 
 
-def large_run(cfg, benchmark):
-    """The benchmark's [bench.<name>.large] table, or None."""
+def large_run(cfg, benchmark, backend=None):
+    """The benchmark's [bench.<name>.large] table, or None (also for a backend whose [backend.<name>]
+    table says large = false)."""
+    if backend is not None and backend_table(cfg, backend).get("large") is False:
+        return None
     return cfg["bench"].get(benchmark, {}).get("large")
 
 
-def executable_args(cfg, benchmark, large=False, peer=False):
-    """The flags one executable gets: the [harness] table with [bench.<name>] on top, then args.
+def backend_table(cfg, backend):
+    """The [backend.<name>] table of a backend ({} without one; a peer has none)."""
+    return cfg.get("backend", {}).get(backend, {}) if backend else {}
+
+
+def executable_args(cfg, benchmark, large=False, peer=False, backend=None):
+    """The flags one executable gets: the [harness] table with [bench.<name>] on top, then the
+    executable's backend's [backend.<name>] on top of that (for a large run, all but its sizes), then
+    args, the backend table's last, each replacing the same option given before.
     large: its second run at the sizes, --only selection and args of [bench.<name>.large] (a peer
     gets peer_only as its --only: its variants have other names). peer: a peer's, with the table's
     peer_args last, each replacing the same option given before."""
     opts = dict(cfg["harness"])
     bench = dict(cfg["bench"].get(benchmark, {}))
+    own = {} if peer else dict(backend_table(cfg, backend))
     if large:
         big = bench.pop("large")
         bench.pop("peer_args", None)  # the second run's sizes and selection are the large table's
@@ -377,6 +454,13 @@ def executable_args(cfg, benchmark, large=False, peer=False):
         for k in SIZE_KEYS:
             opts.pop(k, None)
     opts.update({k: v for k, v in bench.items() if k in HARNESS_FLAGS})
+    if large:  # the second run's sizes are the large table's
+        for k in SIZE_KEYS:
+            own.pop(k, None)
+    if any(k in own for k in SIZE_KEYS):
+        for k in SIZE_KEYS:
+            opts.pop(k, None)
+    opts.update({k: v for k, v in own.items() if k in HARNESS_FLAGS})
     if opts.get("passes") is not None and opts.get("max_passes") is not None and opts["max_passes"] < opts["passes"]:
         opts["max_passes"] = opts["passes"]
     args = []
@@ -384,6 +468,8 @@ def executable_args(cfg, benchmark, large=False, peer=False):
         if k in opts:
             args += [HARNESS_FLAGS[k], str(opts[k])]
     args += list(bench.get("args", []))
+    if own.get("args"):
+        args = _replace_options(args, own["args"])
     return _replace_options(args, bench.get("peer_args", [])) if peer else args
 
 
@@ -401,11 +487,15 @@ def _replace_options(args, extra):
     return out + list(extra)
 
 
-def timeout_for(cfg, benchmark, large=False):
+def timeout_for(cfg, benchmark, large=False, backend=None):
+    """The time limit of one executable: the large table's, else the benchmark's, else the
+    configuration's; a [backend.<name>] timeout_s raises it for that backend (never lowers it)."""
     bench = cfg["bench"].get(benchmark, {})
     if large and "timeout_s" in bench.get("large", {}):
-        return bench["large"]["timeout_s"]
-    return bench.get("timeout_s", cfg["timeout_s"])
+        limit = bench["large"]["timeout_s"]
+    else:
+        limit = bench.get("timeout_s", cfg["timeout_s"])
+    return max(limit, backend_table(cfg, backend).get("timeout_s", 0))
 
 
 def _peers(where, value):

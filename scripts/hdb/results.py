@@ -11,6 +11,7 @@ import json
 import os
 import re
 
+from .config import HOST_EXECUTION_BACKENDS, HOST_EXECUTION_KINDS
 from .util import UsageError, write_atomically
 
 SCHEMA = "hetdb-bench/2"
@@ -20,9 +21,10 @@ SUMMARY_CSV = "summary.csv"
 SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "docs",
                            "results-schema.json")
 # raw/<benchmark>-<backend>.json, raw/<benchmark>-<backend>-<run>.json (a second run of the same
-# executable, [bench.<name>.large]), and under MPI the per-rank files <that>.rank<N>. This names
-# files the driver itself chose (runner.raw_paths); it is not a reading of any result.
-_RAW_NAME = re.compile(r"^(?P<stem>[a-z0-9_]+-[a-z0-9_]+(?:-[a-z0-9_]+)?)\.json(?:\.rank(?P<rank>\d+))?$")
+# executable, [bench.<name>.large]), and under MPI the per-rank files <that>.rank<N>; a backend's
+# name may hold a '-' (cuda-host). This names files the driver itself chose (runner.raw_paths); it
+# is not a reading of any result.
+_RAW_NAME = re.compile(r"^(?P<stem>[a-z0-9_]+(?:-[a-z0-9_]+){1,3})\.json(?:\.rank(?P<rank>\d+))?$")
 
 
 def load_manifest(run_dir):
@@ -218,6 +220,32 @@ def rows_of(doc):
     return out
 
 
+def host_execution_doc(doc):
+    """True for a document of host execution (the CUDA sources run on the CPU, config.py
+    HOST_EXECUTION_BACKENDS): by its backend, or by context.device.kind should a backend of another
+    name ever write one. Its times are an emulation's, never a processor's."""
+    kind = ((doc.get("context") or {}).get("device") or {}).get("kind")
+    return doc.get("backend") in HOST_EXECUTION_BACKENDS or kind in HOST_EXECUTION_KINDS
+
+
+def host_execution(row):
+    """True for a result of host execution (row['host_execution'], or its backend for a row made
+    elsewhere): verified for correctness, but its times are no processor's."""
+    return bool(row.get("host_execution")) or row.get("backend") in HOST_EXECUTION_BACKENDS
+
+
+def processor_rows(rows):
+    """The rows measured on a real processor: every row but those of host execution. What the
+    headline, the figures, the ceilings, the benchmark tables, compare, scaling and targets read."""
+    return [r for r in rows if not host_execution(r)]
+
+
+def processor_docs(docs):
+    """The documents of real processors (host execution left out): what figure footers and the
+    device tables name."""
+    return [d for d in docs if not host_execution_doc(d)]
+
+
 def _row(doc, ctx, rank, device, r):
     tp = r.get("throughput", {})
     b = r.get("bytes", {})
@@ -228,6 +256,7 @@ def _row(doc, ctx, rank, device, r):
         "id": r["id"],
         "benchmark": doc["benchmark"],
         "backend": doc["backend"],
+        "host_execution": host_execution_doc(doc),
         "rank": rank,
         "device": device,
         "host": ctx.get("host", ""),
@@ -414,9 +443,10 @@ def write_summary_csv(run_dir):
 
 
 def machine_line(docs):
-    """'host vm, AMD EPYC (2 cores); cpu: AMD EPYC; opencl: pthread-...' for every figure and report."""
+    """'host vm, AMD EPYC (2 cores); cpu: AMD EPYC; opencl: pthread-...' for every figure and report:
+    the real processors (host execution is no device of a figure)."""
     hosts, devices = [], []
-    for d in docs:
+    for d in processor_docs(docs):
         ctx = d.get("context", {})
         h = f"host {ctx.get('host', '?')}: {ctx.get('cpu', '?')} ({ctx.get('logical_cores', '?')} cores)"
         if h not in hosts:

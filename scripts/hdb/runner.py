@@ -66,8 +66,8 @@ def plan(cfg):
                 "benchmark": bench,
                 "backend": backend,
                 "executable": f"hdb-{bench}-{backend}",
-                "args": cfgmod.executable_args(cfg, bench),
-                "timeout_s": cfgmod.timeout_for(cfg, bench),
+                "args": cfgmod.executable_args(cfg, bench, backend=backend),
+                "timeout_s": cfgmod.timeout_for(cfg, bench, backend=backend),
                 "status": "pending",
             })
         out += peer_entries(cfg, bench)
@@ -78,12 +78,16 @@ def plan(cfg):
 
 def large_entries(cfg, bench, planned):
     """The second run of each of the benchmark's entries at [bench.<name>.large]'s sizes, named
-    <benchmark>-<backend>-large (docs/driver.md)."""
+    <benchmark>-<backend>-large (docs/driver.md); none for a backend whose [backend.<name>] table
+    says large = false."""
     out = []
     with_peers = cfgmod.large_run(cfg, bench).get("peers", True)
     for e in [e for e in planned if e["benchmark"] == bench and (with_peers or not e.get("peer"))]:
-        big = dict(e, name=e["name"] + "-large", timeout_s=cfgmod.timeout_for(cfg, bench, large=True),
-                   args=cfgmod.executable_args(cfg, bench, large=True, peer=bool(e.get("peer"))))
+        backend = None if e.get("peer") else e["backend"]
+        if not cfgmod.large_run(cfg, bench, backend):
+            continue
+        big = dict(e, name=e["name"] + "-large", timeout_s=cfgmod.timeout_for(cfg, bench, large=True, backend=backend),
+                   args=cfgmod.executable_args(cfg, bench, large=True, peer=bool(e.get("peer")), backend=backend))
         out.append(big)
     return out
 

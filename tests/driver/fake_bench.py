@@ -41,7 +41,7 @@ def _replace(path, text):
 def main():
     mode, args = sys.argv[1], sys.argv[2:]
     name = os.environ.get("FAKE_NAME", "fake")
-    bench, backend = name.split("-")[1:3]
+    bench, backend = name.split("-", 2)[1:3]  # hdb-ra-cuda-host: backend cuda-host
     def note(**kw):
         with open(os.environ["FAKE_LOG"], "a") as f:
             f.write(json.dumps(dict(name=name, pid=os.getpid(), **kw)) + "\n")

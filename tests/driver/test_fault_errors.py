@@ -63,8 +63,8 @@ class UsageErrorTest(FaultCase):
             (["--benchmarks", "ra,rq"], "no benchmark named rq (valid: bus,"),
             (["--benchmarks", ""], "--benchmarks names nothing (valid: bus, dist, merge, ngram, ra, tpch)"),
             (["--benchmarks", ","], "--benchmarks names nothing"),
-            (["--backends", ""], "--backends names nothing (valid: cpu, opencl, cuda)"),
-            (["--backends", "tpu"], "unknown backends tpu (allowed: cpu, opencl, cuda)"),
+            (["--backends", ""], "--backends names nothing (valid: cpu, opencl, cuda, cuda-host)"),
+            (["--backends", "tpu"], "unknown backends tpu (allowed: cpu, opencl, cuda, cuda-host)"),
             (["--sizes", ""], "--sizes names no size"),
             (["--mpi", ""], "--mpi names no rank count"),
             # Known names, but nothing of the selection is built: nothing would run.
