@@ -1,6 +1,8 @@
 """scripts/compare RUN_A RUN_B: results matched by benchmark, backend and result id (rank 0's), side by
 side, with the speed-up of B over A and a flag where the difference exceeds the runs' noise. Results
-measured without verification (--no-verify) take part only with --include-unverified."""
+measured without verification (--no-verify) take part only with --include-unverified. Results of
+host execution (cuda-host: the CUDA sources run on the CPU) are never compared: their times are an
+emulation's; they are counted under "Not compared" instead."""
 import csv
 import io
 import math
@@ -23,8 +25,18 @@ def noise_bound(cv_a, cv_b):
 
 
 def _index(rows, include_unverified):
-    return OrderedDict((results.match_key(r), r) for r in rows
+    return OrderedDict((results.match_key(r), r) for r in results.processor_rows(rows)
                        if r["rank"] == 0 and (r["checked"] or include_unverified))
+
+
+def host_execution_counts(rows):
+    """{'benchmark-backend': results} of host execution (rank 0), which compare leaves out."""
+    out = OrderedDict()
+    for r in rows:
+        if r["rank"] == 0 and results.host_execution(r):
+            name = f"{r['benchmark']}-{r['backend']}"
+            out[name] = out.get(name, 0) + 1
+    return out
 
 
 def measured(row, metric):
@@ -159,6 +171,12 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unv
                           f"B: {results.machine_line(docs_b)}", names)
     for f in figs:
         doc.fig(f)
+    host = (host_execution_counts(rows_a), host_execution_counts(rows_b))
+    if host[0] or host[1]:
+        doc.h(2, "Not compared: host execution")
+        doc.p("Host execution runs the CUDA backend's sources on the CPU (cuda-host) to check their answers; its "
+              "times are a CPU's emulation of a GPU, not a processor's, so its results are not compared.")
+        doc.items([f"{run}: {name}: {n} results" for run, counts in zip("AB", host) for name, n in counts.items()])
     if only_a or only_b:
         doc.h(2, "Unmatched results")
         doc.items([f"only in A: {_name(k)}" for k in only_a] + [f"only in B: {_name(k)}" for k in only_b])
@@ -169,8 +187,10 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unv
     write_atomically(os.path.join(out, "compare.html"), doc.html(os.path.join(out, "plots"), title))
     write_atomically(os.path.join(out, "compare.csv"), _csv(pairs))
 
+    n_host = sum(host[0].values()) + sum(host[1].values())
     print(f"compare: {len(pairs)} matched, {n_f} faster in B, {n_s} slower in B beyond noise, "
-          f"{len(only_a)} only in A, {len(only_b)} only in B", file=stream)
+          f"{len(only_a)} only in A, {len(only_b)} only in B"
+          + (f", {n_host} of host execution (cuda-host) not compared" if n_host else ""), file=stream)
     for p in sorted((p for p in pairs if p["verdict"]), key=lambda p: -abs(math.log(p["speedup"])))[:25]:
         print(f"  {p['verdict']:<6} x{p['speedup']:.3f} (noise ±{p['noise'] * 100:.1f}%)  {_name(p['key'])}",
               file=stream)

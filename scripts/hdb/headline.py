@@ -8,6 +8,8 @@ the headline takes the parameter set that the most processors ran (TPC-H: one pe
 the largest size at which the CPU and the accelerator both ran, so beyond the caches when the run
 went there (a peer that did not run that size has no speed-up in that row). A processor is a backend's device: the cpu backend, each device
 backend (opencl, cuda) and each peer. Without a GPU the OpenCL device stands in and the text says so.
+Host execution (cuda-host: the CUDA sources run on the CPU) is no processor: its results never enter
+the headline, as an accelerator, a peer or a row of the table (results.processor_rows).
 """
 from collections import OrderedDict
 
@@ -16,7 +18,7 @@ from .config import BENCHMARK_ORDER
 from .util import size_text
 
 CPU = "cpu"
-DEVICE_BACKENDS = ("cuda", "opencl")  # the accelerator: cuda when it ran, else opencl
+DEVICE_BACKENDS = ("cuda", "opencl")  # the accelerator: cuda when it ran, else opencl (never cuda-host)
 SUITE_BACKENDS = (CPU,) + DEVICE_BACKENDS
 DB_PEER = "duckdb"  # the end-to-end database peer the speed-ups are quoted against
 PEER_ONLY_PARAMS = ("threads",)  # a peer's own axis, not part of the operation
@@ -25,7 +27,9 @@ SKIPPED_BENCHMARKS = ("bus",)  # the ceilings, not operations
 
 
 def _usable(rows):
-    return [r for r in rows if r["status"] == "ok" and r["rank"] == 0 and r["checked"] and r["verified"]
+    """Verified, timed results of real processors (host execution left out), not the ceilings."""
+    return [r for r in results.processor_rows(rows) if r["status"] == "ok" and r["rank"] == 0 and r["checked"]
+            and r["verified"]
             and r["kernel_median_s"] and r["total_median_s"] and r["benchmark"] not in SKIPPED_BENCHMARKS]
 
 
@@ -53,9 +57,10 @@ class Processor:
 
 
 def processors(docs):
-    """backend -> Processor, from each document's context (device name and type)."""
+    """backend -> Processor, from each document's context (device name and type); host execution
+    is no processor."""
     out = OrderedDict()
-    for d in docs:
+    for d in results.processor_docs(docs):
         b = d["backend"]
         if b in out:
             continue

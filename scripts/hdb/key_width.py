@@ -18,9 +18,10 @@ def case_label(r):
 
 def pairs(rows):
     """[(row at 32 bits, row at 64 bits)]: verified, kernel-timed rank-0 results that differ only in
-    the key width, one pair per series at the largest size both widths ran; in the rows' order."""
+    the key width, one pair per series at the largest size both widths ran; in the rows' order.
+    Host execution (cuda-host) is left out: its times are no processor's."""
     series = OrderedDict()
-    for r in rows:
+    for r in results.processor_rows(rows):
         k = r["params"].get(KEY_PARAM)
         if r["status"] != "ok" or r["rank"] != 0 or not r["kernel_median_s"] or not r["elements"] or k not in WIDTHS:
             continue

@@ -596,7 +596,8 @@ def all_figures(rows, docs, out_dir, include_unverified=False):
     without verification (--no-verify) are drawn only when include_unverified is set."""
     if not available():
         return []
-    rows = [r for r in rows if r["checked"] or include_unverified]
+    # Host execution (cuda-host) times a CPU's emulation of a GPU: never drawn beside processors.
+    rows = [r for r in results.processor_rows(rows) if r["checked"] or include_unverified]
     os.makedirs(out_dir, exist_ok=True)
     machine = results.machine_line(docs)
     hz = results.tsc_hz(docs)

@@ -109,6 +109,9 @@ def _machine(doc, docs):
         key = (d["backend"], dev.get("name", "?"))
         if key in devs:
             continue
+        if results.host_execution_doc(d):  # the limits it emulates are no device's
+            devs[key] = [d["backend"], dev.get("name", "?"), HOST_DEVICE_DETAIL]
+            continue
         detail = []
         if dev.get("platform"):
             detail.append(f"platform {dev['platform']}")
@@ -251,6 +254,48 @@ def _key_widths(doc, rows, plots_dir, docs, include_unverified):
             doc.fig(f)
 
 
+HOST_SECTION = "Host execution of the CUDA backend (correctness only, not a GPU)"
+HOST_DEVICE_DETAIL = "host execution on this CPU, not a GPU: correctness only (see the section on host execution)"
+
+
+def _host_execution(doc, host_rows):
+    """cuda-host in a section of its own: every case with its status and verification, no time and
+    no throughput (an emulation's times are no processor's)."""
+    if not host_rows:
+        return
+    doc.h(2, HOST_SECTION)
+    devices = sorted({r["device"] for r in host_rows})
+    doc.p("hdb-<benchmark>-cuda-host runs the CUDA backend's sources compiled by the C++ compiler on this CPU, "
+          "every GPU thread a fiber, to check on a machine without a GPU that the CUDA code computes the right "
+          f"answers (device: {'; '.join(devices)}). Its results are verified against the reference like every "
+          "backend's, and a failed case fails the run; but its times are a CPU's emulation of a GPU, meaningless "
+          "as performance, so they are in no headline, benchmark table, figure or speed-up of this report and "
+          "scripts/compare leaves them out (summary.csv and raw/ keep them, backend cuda-host).")
+    per = OrderedDict()
+    for r in host_rows:
+        name = os.path.basename(r["path"]).split(".json")[0] if r["path"] else f"{r['benchmark']}-{r['backend']}"
+        per.setdefault(name + (f" rank {r['rank']}" if r["rank"] else ""), []).append(r)
+    n = lambda rs, pred: sum(1 for r in rs if pred(r))
+    ok_verified = lambda r: r["status"] == "ok" and r["checked"] and r["verified"]
+    ok_unchecked = lambda r: r["status"] == "ok" and not r["checked"]
+    failed = lambda r: r["status"] == "failed"
+    skipped = lambda r: r["status"] == "skipped"
+    doc.p(f"{len(host_rows)} cases: {n(host_rows, ok_verified)} ok and verified, {n(host_rows, failed)} failed, "
+          f"{n(host_rows, skipped)} skipped" + (f", {n(host_rows, ok_unchecked)} ok but not verified (--no-verify)"
+                                               if n(host_rows, ok_unchecked) else "") + ".")
+    doc.table(["executable", "cases", "ok and verified", "ok, not verified", "failed", "skipped"],
+              [[name, len(rs), n(rs, ok_verified), n(rs, ok_unchecked), n(rs, failed), n(rs, skipped)]
+               for name, rs in per.items()])
+
+    def verification(r):
+        if r["status"] == "skipped" or (r["status"] == "failed" and not r["checked"]):
+            return "-"
+        return results.verification_text(r)
+    doc.table(["executable", "id", "status", "verified", "reason"],
+              [[name, r["id"], r["status"], verification(r), r["reason"] or "-"] for name, rs in per.items()
+               for r in rs])
+
+
 def _ranks(doc, rows):
     """Statistics across MPI ranks as the harness computed them (results[].across_ranks)."""
     lines = []
@@ -305,7 +350,11 @@ def _missing_results(manifest, run_dir, docs, broken):
 def build(run_dir, include_unverified=False, problems=(), loaded=None):
     manifest, manifest_problem = results.read_manifest(run_dir)
     docs, broken, foreign = loaded if loaded is not None else results.load_docs_tolerant(run_dir)
-    rows = results.all_rows(docs)
+    every_row = results.all_rows(docs)
+    # Real processors everywhere but in the host-execution section: cuda-host's times are an emulation's.
+    rows = results.processor_rows(every_row)
+    host_rows = [r for r in every_row if results.host_execution(r)]
+    proc_docs = results.processor_docs(docs)
     problems = ([manifest_problem] if manifest_problem else []) + broken + foreign \
         + _missing_results(manifest, run_dir, docs, broken) + list(problems) \
         + [f"{os.path.relpath(d['_path'], run_dir)} is marked incomplete ({results.incomplete_text(d)}): its "
@@ -324,6 +373,10 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
         _run_state(doc, manifest, run_dir)
     if not docs:
         doc.p("No executable wrote results in this run.")
+    if host_rows:
+        doc.p(f"This run includes host execution of the CUDA backend (cuda-host, {len(host_rows)} cases): the CUDA "
+              "sources run on the CPU, checked for correctness only; its results are in the section "
+              f"'{HOST_SECTION}', never counted as a GPU's.")
     unchecked = [r for r in rows if r["status"] == "ok" and not r["checked"]]
     if unchecked:
         doc.p(f"{len(unchecked)} results were measured without verification (--no-verify): they are marked "
@@ -331,17 +384,17 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
               + ("drawn in the figures (--include-unverified)." if include_unverified else
                  "left out of the figures (scripts/report --include-unverified draws them)."))
     plots_dir = os.path.join(run_dir, PLOTS_DIR)
-    _headline(doc, rows, docs, plots_dir)
-    busy = busy_runs(docs)
+    _headline(doc, rows, proc_docs, plots_dir)
+    busy = busy_runs(proc_docs)  # about times: host execution's are never quoted
     if busy:
-        doc.p(f"{len(busy)} of {len(docs)} result files were taken on a busy machine (another process held a quarter "
+        doc.p(f"{len(busy)} of {len(proc_docs)} result files were taken on a busy machine (another process held a quarter "
               "of a core or more when the executable started or ended): their times may be slower than this "
               "machine can do; rerun them on an idle machine before quoting them.")
         doc.items(busy)
     _machine(doc, docs)
     _executables(doc, manifest)
-    _ceilings(doc, docs, rows)
-    figs = plots.all_figures(rows, docs, plots_dir, include_unverified=include_unverified)
+    _ceilings(doc, proc_docs, rows)
+    figs = plots.all_figures(rows, proc_docs, plots_dir, include_unverified=include_unverified)
     if not plots.available():
         doc.p(f"No figures: matplotlib is not available to this Python ({plots.MATPLOTLIB_ERROR}). Install "
               "python3-matplotlib (Debian) or set HDB_PYTHON to an interpreter that has it, then run "
@@ -355,13 +408,18 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
         for f in figs:
             if f.benchmark == bench:
                 doc.fig(f)
-    _key_widths(doc, rows, plots_dir, docs, include_unverified)
+    _key_widths(doc, rows, plots_dir, proc_docs, include_unverified)
     _ranks(doc, rows)
+    _host_execution(doc, host_rows)
     bad = [r for r in rows if r["status"] != "ok"]
-    if bad:
+    host_bad = [r for r in host_rows if r["status"] != "ok"]
+    if bad or host_bad:
         doc.h(2, "Skipped and failed cases")
         doc.items([f"{r['benchmark']}-{r['backend']}{' rank ' + str(r['rank']) if r['rank'] else ''} "
-                   f"{r['id']}: {r['status']}: {r['reason']}" for r in bad])
+                   f"{r['id']}: {r['status']}: {r['reason']}" for r in bad]
+                  + ([f"host execution (cuda-host): {sum(r['status'] == 'failed' for r in host_bad)} failed, "
+                      f"{sum(r['status'] == 'skipped' for r in host_bad)} skipped cases, listed with their reasons "
+                      f"in '{HOST_SECTION}'"] if host_bad else []))
     if problems:
         doc.h(2, "Problems")
         doc.items(problems)
@@ -371,7 +429,7 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
         doc.p("What an executable measured before its run was interrupted, kept when --resume reran it; not in "
               "the tables above (the rerun's results are):")
         doc.items(kept)
-    return doc, rows, figs, title
+    return doc, every_row, figs, title
 
 
 def generate(run_dir, stream=sys.stdout, include_unverified=False):

@@ -20,6 +20,8 @@ def load_rows(folder):
             continue
         run_dir = os.path.dirname(dirpath)
         docs += results.load_docs(run_dir)
+    # Host execution (cuda-host) is no GPU: its times judge no target.
+    docs = results.processor_docs(docs)
     rows = [r for d in docs for r in results.rows_of(d)]
     return rows, docs
 
@@ -27,7 +29,8 @@ def load_rows(folder):
 def _ok(rows, **match):
     """ok and verified results whose fields equal `match`, read by name (results measured under
     --no-verify judge nothing)."""
-    return [r for r in rows if r["status"] == "ok" and r["checked"] and all(r[k] == v for k, v in match.items())]
+    return [r for r in results.processor_rows(rows) if r["status"] == "ok" and r["checked"]
+            and all(r[k] == v for k, v in match.items())]
 
 
 def _largest(rows, at_least=0):
@@ -55,7 +58,7 @@ def _missing(name, goal, unit, what):
 
 
 def pcie_link_gbps(docs):
-    for d in docs:
+    for d in results.processor_docs(docs):
         if d["backend"] == "cuda":
             link = d.get("context", {}).get("device", {}).get("pcie", {})
             if link.get("theoretical_gbps_per_direction"):
