@@ -127,10 +127,19 @@ def result_problems(r, where):
     return out
 
 
+# Host execution (the CUDA sources run on the CPU): backend and context.device.kind both say so, so
+# that its times can never pass for a GPU's (docs/results-schema.md).
+HOST_EXECUTION = "cuda-host"
+
+
 def semantic_problems(doc, ranks=0):
     """The checks of a whole document that the schema cannot express."""
     out = []
     results = doc["results"]
+    kind = doc["context"]["device"]["kind"]
+    if (doc["backend"] == HOST_EXECUTION) != (kind == HOST_EXECUTION):
+        out.append(f"backend {doc['backend']!r} with context.device.kind {kind!r}: host execution says "
+                   f"{HOST_EXECUTION!r} in both or in neither")
     dup = sorted(i for i, n in Counter(r["id"] for r in results).items() if n > 1)
     if dup:
         out.append(f"ids not unique: {', '.join(dup[:10])}")

@@ -115,7 +115,10 @@ def document(bench, backend, results, ceiling, command_line=None, incomplete_rea
     device = {"cpu": {"kind": "cpu", "name": "fixture CPU", "threads": 2, "tsc_hz": TSC_HZ},
               "opencl": {"kind": "opencl", "name": "fixture OpenCL device", "platform": "fixture platform"},
               "cuda": {"kind": "cuda", "name": "fixture GPU", "compute_capability": "9.0", "sm_count": 132,
-                       "pcie": {"gen": 5, "width": 16}}}[backend]
+                       "pcie": {"gen": 5, "width": 16}},
+              # host execution of the CUDA backend: the CUDA sources run on the CPU (correctness only)
+              "cuda-host": {"kind": "cuda-host", "name": "host execution, not a GPU (Hopper limits)",
+                            "compute_capability": "9.0", "sm_count": 132}}[backend]
     ctx = {"host": "fixture", "cpu": "fixture CPU", "logical_cores": 2, "memory_bytes": 8 << 30,
            "os": "synthetic", "compiler": "none", "git_commit": "fixture",
            "command_line": command_line or f"hdb-{bench}-{backend}", "time_utc": "2026-01-01T00:00:00Z",
