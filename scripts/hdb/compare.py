@@ -187,10 +187,11 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unv
     write_atomically(os.path.join(out, "compare.html"), doc.html(os.path.join(out, "plots"), title))
     write_atomically(os.path.join(out, "compare.csv"), _csv(pairs))
 
-    n_host = sum(host[0].values()) + sum(host[1].values())
+    n_host = (sum(host[0].values()), sum(host[1].values()))
     print(f"compare: {len(pairs)} matched, {n_f} faster in B, {n_s} slower in B beyond noise, "
           f"{len(only_a)} only in A, {len(only_b)} only in B"
-          + (f", {n_host} of host execution (cuda-host) not compared" if n_host else ""), file=stream)
+          + (f"; host execution (cuda-host) not compared: {n_host[0]} results in A, {n_host[1]} in B"
+             if any(n_host) else ""), file=stream)
     for p in sorted((p for p in pairs if p["verdict"]), key=lambda p: -abs(math.log(p["speedup"])))[:25]:
         print(f"  {p['verdict']:<6} x{p['speedup']:.3f} (noise ±{p['noise'] * 100:.1f}%)  {_name(p['key'])}",
               file=stream)

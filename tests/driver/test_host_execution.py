@@ -389,7 +389,7 @@ class HostCompare(TempDirCase):
         out = os.path.join(self.tmp, "cmp")
         p = script("compare", a, b, "--out", out, env={"HDB_NO_MATPLOTLIB": "1"})
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn("of host execution (cuda-host) not compared", p.stdout)
+        self.assertIn("host execution (cuda-host) not compared: 14 results in A, 14 in B", p.stdout)
         with open(os.path.join(out, "compare.csv")) as f:
             rows = list(csv.DictReader(f))
         self.assertTrue(rows)
