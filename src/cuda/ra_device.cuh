@@ -18,8 +18,11 @@
 #include "bench/ra.hpp"
 #include "ra_backend.hpp"
 #include "runtime/cuda_check.hpp"
-#include "runtime/prim.cuh"
 #include "runtime/scratch.hpp"
+
+// runtime/prim.cuh is included where CUB is called, not here: it would add CUB's EmptyKernel to the
+// PTX of every translation unit.
+namespace hdb::cuda::prim {}
 
 namespace hdb::ra::cuda {
 

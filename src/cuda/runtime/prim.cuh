@@ -4,10 +4,8 @@
 // signatures and its two-call protocol (a first call with d_temp_storage == nullptr sizes the
 // temporary storage, which the memory plans count; the second call runs), since CUB has no CPU
 // path (runtime/host/prim.hpp).
-#if defined(HDB_CUDA_HOST)
+#ifdef HDB_CUDA_HOST
 #include "runtime/host/prim.hpp"
-#elif !defined(__CUDACC__)
-namespace hdb::cuda::prim {}  // C++ that includes a .cuh for its host functions needs the name only
 #else
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_merge.cuh>
