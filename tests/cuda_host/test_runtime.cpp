@@ -46,8 +46,12 @@ __global__ void early_exit_then_barrier(unsigned n, unsigned* out) {
 
 __global__ void count_and_or(unsigned* out) {
   const int odd = threadIdx.x & 1;
-  out[0] = static_cast<unsigned>(__syncthreads_count(odd));
-  out[1] = static_cast<unsigned>(__syncthreads_or(threadIdx.x == 7));
+  const unsigned count = static_cast<unsigned>(__syncthreads_count(odd));
+  const unsigned any = static_cast<unsigned>(__syncthreads_or(threadIdx.x == 7));
+  if (threadIdx.x == 0) {  // one writer: every thread writing the same word is a race (ThreadSanitizer said so)
+    out[0] = count;
+    out[1] = any;
+  }
 }
 
 __global__ void warp_ops(unsigned* ballots, unsigned* sums) {
