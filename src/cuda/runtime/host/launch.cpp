@@ -98,7 +98,7 @@ cudaError_t launch(const void* kernel, const char* name, dim3 grid, dim3 block, 
     std::fprintf(stderr, "host execution: %s <<<%llu, %u>>>%s %.3f ms\n", name, static_cast<unsigned long long>(l.blocks),
                  l.threads, l.barriers ? "" : " (no barriers)",
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  st.count_launch(name);
+  st.count_launch();
   if (!out.fault.empty()) return st.kernel_fault(name, out.fault);
   if (l.barriers) never_synchronises[kernel] = !out.synchronised;
   if (st.inject_fault_now()) return st.kernel_fault(name, "fault injected by HDB_CUDA_HOST_FAULT");

@@ -103,18 +103,11 @@ bool State::inside(const void* p, std::size_t n) const {
   return a >= it->first && a - it->first <= it->second && n <= it->second - (a - it->first);
 }
 
-bool State::is_base(const void* p) const {
-  std::lock_guard<std::mutex> lock(mem_m_);
-  return allocs_.count(reinterpret_cast<std::uintptr_t>(p)) != 0;
-}
-
 bool State::valid_stream(cudaStream_t s) const {
   return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread || streams_.count(s) != 0;
 }
-void State::add_stream(cudaStream_t s) { streams_[s] = 1; }
+void State::add_stream(cudaStream_t s) { streams_.insert(s); }
 void State::remove_stream(cudaStream_t s) { streams_.erase(s); }
-
-void State::count_launch(const char*) { ++launches_; }
 
 bool State::inject_fault_now() {
   static const std::uint64_t at = [] {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 
 namespace hdb::cuda::host {
@@ -46,7 +47,6 @@ class State {
 
   // Device allocations: [base, base + bytes). `inside` is true when [p, p + n) lies in one.
   bool inside(const void* p, std::size_t n) const;
-  bool is_base(const void* p) const;
   std::mutex& memory_mutex() { return mem_m_; }
   std::map<std::uintptr_t, std::size_t>& allocations() { return allocs_; }
   std::map<std::uintptr_t, std::size_t>& pinned() { return pinned_; }
@@ -56,7 +56,7 @@ class State {
   void add_stream(cudaStream_t s);
   void remove_stream(cudaStream_t s);
 
-  void count_launch(const char* kernel);
+  void count_launch() { ++launches_; }
   // HDB_CUDA_HOST_FAULT=N: the N-th launch (from 1) faults, so the handling of a lost device can
   // be tested without a GPU.
   bool inject_fault_now();
@@ -65,7 +65,7 @@ class State {
   cudaError_t sticky_ = cudaSuccess, last_ = cudaSuccess;
   mutable std::mutex mem_m_;
   std::map<std::uintptr_t, std::size_t> allocs_, pinned_;
-  std::map<cudaStream_t, int> streams_;
+  std::set<cudaStream_t> streams_;
   std::uint64_t launches_ = 0;
 };
 State& state();
