@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "bench/tpch_ra.hpp"
+#include "common/device_suite.hpp"
 #include "harness/errors.hpp"
 #include "ra_backend.hpp"
 #include "runtime/cuda_platform.hpp"
@@ -11,18 +12,14 @@
 
 namespace hdb::tpch::test {
 
-TEST(TpchCuda, OperatorAndFusedEqualTheReference) {
-  cuda::CudaPlatform platform;
-  try {
-    platform.init(Options{});
-  } catch (const NoDevice& e) {
-    GTEST_SKIP() << e.what();
-  }
+class TpchCuda : public ::hdb::test::DeviceSuite<cuda::CudaPlatform> {};
+
+TEST_F(TpchCuda, OperatorAndFusedEqualTheReference) {
   cuda::CudaTpch backend;
   expect_all_equal(backend, backend.variants(), Transfer::Pinned);
   expect_all_equal(backend, backend.variants(), Transfer::Pageable, false);
   expect_all_equal(backend, backend.variants(), Transfer::Pinned, true, 64);
-  ra::cuda::CudaRa ra(platform);
+  ra::cuda::CudaRa ra(*platform_);
   RaComposed composed(ra);
   ASSERT_FALSE(composed.variants().empty());
   expect_all_equal(composed, composed.variants(), Transfer::Pinned);
@@ -48,13 +45,7 @@ TEST(TpchCuda, OperatorAndFusedEqualTheReference) {
 // The fused probe (a block-wide scan over the block's matches, one atomic per block) on plans of a
 // few blocks, the last partial, and the operator plan beside it: small enough for ThreadSanitizer
 // under host execution's threads engine (scripts/test).
-TEST(TpchCuda, FusedProbeOnSmallInputs) {
-  cuda::CudaPlatform platform;
-  try {
-    platform.init(Options{});
-  } catch (const NoDevice& e) {
-    GTEST_SKIP() << e.what();
-  }
+TEST_F(TpchCuda, FusedProbeOnSmallInputs) {
   cuda::CudaTpch backend;
   for (const char* k : {"A", "B", "C"}) {
     const Plan plan = random_kernel(k, 1500, 4321, 2, 32);
