@@ -280,22 +280,22 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
         case MergeStep::DeltaDict:
           p.elements = nd;
           p.input_bytes = total_bytes(in.delta);
-          p.min_bytes_moved = p.input_bytes + ud + nd * 4;
+          p.min_bytes_moved = *p.input_bytes + ud + nd * 4;
           break;
         case MergeStep::DictMerge:
           p.elements = in.main_dict.size() + w->delta_dict.size();
           p.input_bytes = um + ud;
-          p.min_bytes_moved = p.input_bytes + un + maps;
+          p.min_bytes_moved = *p.input_bytes + un + maps;
           break;
         case MergeStep::Reencode:
           p.elements = tuples;
           p.input_bytes = old_codes + nd * 4 + maps;
-          p.min_bytes_moved = p.input_bytes + new_codes;
+          p.min_bytes_moved = *p.input_bytes + new_codes;
           break;
         case MergeStep::Whole:
           p.elements = tuples;
           p.input_bytes = old_codes + um + total_bytes(in.delta);
-          p.min_bytes_moved = p.input_bytes + un + new_codes;
+          p.min_bytes_moved = *p.input_bytes + un + new_codes;
           break;
       }
       p.transfer_bytes = c->transfer_bytes();

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -368,7 +369,7 @@ class NgramRun {
       bytes += q.posting_bytes;
       mean_n += q.n;
     }
-    p.input_bytes = std::max<std::uint64_t>(bytes, 1);
+    p.input_bytes = bytes;  // 0 when no query 3-gram has postings: the queries are still searched
     p.min_bytes_moved = bytes;
     if (v.device) {
       p.transfer_bytes = ps.size() * (std::uint64_t{st.index.bins()} * ngram::kBinSize / 8);
@@ -490,6 +491,14 @@ int ngram_main(int argc, char** argv, Platform& platform, NgramBackend& backend)
     if (o->corpus != "auto" && o->corpus != "gcide" && o->corpus != "synthetic" && !std::ifstream(o->corpus))
       throw UsageError("--corpus: cannot open '" + o->corpus + "'");
     if (!o->queries_file.empty()) load_queries(o->queries_file);
+  };
+  def.paths = [o] {
+    std::vector<PathUse> uses{{"--output", o->output, true}, {"--queries", o->queries_file, false}};
+    if (o->corpus != "auto" && o->corpus != "gcide" && o->corpus != "synthetic") uses.push_back({"--corpus", o->corpus, false});
+    if (o->corpus == "auto" || o->corpus == "gcide")
+      for (const char* f : {"gcide.index", "gcide.dict.dz"})
+        uses.push_back({"--gcide-dir", (std::filesystem::path(o->gcide_dir) / f).string(), false});
+    return uses;
   };
   def.run = [o, &backend](Session& s) { NgramRun(s, backend, *o).run(); };
   return run_main(argc, argv, def, platform);

@@ -215,8 +215,8 @@ class TpchRunner {
           prep.elements = data->plan.input_rows();
           prep.input_bytes = data->plan.input_bytes();
           std::uint64_t out_bytes = want ? want->bytes() : 0;
-          prep.min_bytes_moved = prep.input_bytes + out_bytes;
-          prep.transfer_bytes = t == Transfer::None ? 0 : prep.input_bytes + out_bytes;
+          prep.min_bytes_moved = *prep.input_bytes + out_bytes;
+          prep.transfer_bytes = t == Transfer::None ? 0 : *prep.input_bytes + out_bytes;
           prep.extra = {{"kernel", kernel}, {"steps", data->plan.steps.size()}};
           return prep;
         });
@@ -328,6 +328,18 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
       else
         for (const auto& k : o->kernels) check_output_path(output_path(o->output, k));
     }
+  };
+  def.paths = [o] {
+    std::vector<PathUse> uses;
+    if (!o->output.empty()) {
+      if (o->kernels.size() == 1) uses.push_back({"--output", o->output, true});
+      else
+        for (const auto& k : o->kernels) uses.push_back({"--output", output_path(o->output, k), true});
+    }
+    if (!o->tbl_dir.empty())
+      for (const char* f : {"customer.tbl", "orders.tbl", "lineitem.tbl"})
+        uses.push_back({"--tbl-dir", (std::filesystem::path(o->tbl_dir) / f).string(), false});
+    return uses;
   };
   def.run = [o, &backend](Session& s) { TpchRunner(s, backend, *o).run(); };
   return run_main(argc, argv, def, platform);

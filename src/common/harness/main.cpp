@@ -416,6 +416,10 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
     try {
       finalize_options(opts);
       if (def.validate) def.validate();
+      std::vector<PathUse> paths{{"--json", opts.json_path, true}, {"--csv", opts.csv_path, true}};
+      if (def.paths)
+        for (PathUse& u : def.paths()) paths.push_back(std::move(u));
+      check_paths(paths);
       if (opts.list) {
         code = kExitOk;
         if (mpi.rank() == 0) {

@@ -4,7 +4,9 @@
 // table/JSON/CSV and maps errors to exit codes (0 ok, 1 failure, 2 usage, 77 no device).
 #include <functional>
 #include <string>
+#include <vector>
 
+#include "harness/paths.hpp"
 #include "harness/platform.hpp"
 #include "harness/session.hpp"
 
@@ -19,6 +21,9 @@ struct BenchmarkDef {
   std::string description;  // one line for --help
   std::function<void(CLI::App&)> add_options;  // benchmark-specific options (may be empty)
   std::function<void()> validate;              // after parsing; throws UsageError (may be empty)
+  // The files the benchmark's own options read and write (may be empty): checked with --json and
+  // --csv so that no output lands on another output or on an input (harness/paths.hpp).
+  std::function<std::vector<PathUse>()> paths;
   std::function<void(Session&)> run;           // enumerates and runs the cases
   // True when the cases are collective across MPI ranks (TP mode): then a rank without a device
   // makes every rank skip, instead of leaving the others waiting in a collective.

@@ -5,6 +5,7 @@
 
 #include "harness/console.hpp"
 #include "harness/errors.hpp"
+#include "harness/sizes.hpp"
 #include "harness/stats.hpp"
 
 namespace hdb {
@@ -67,7 +68,11 @@ void Session::run(const CaseKey& key, const std::function<Prepared()>& setup) {
   try {
     Prepared p = setup();
     r.elements = p.elements;
-    r.input_bytes = p.input_bytes ? p.input_bytes : key.size_bytes;
+    r.input_bytes = p.input_bytes.value_or(key.size_bytes);
+    if (p.input_bytes && *p.input_bytes == 0 && p.elements == 0)
+      throw SkipCase("its input holds nothing to process (0 elements, 0 bytes" +
+                     (key.size_bytes ? " of the requested " + format_size(key.size_bytes) : std::string()) +
+                     "): no time or throughput to measure");
     r.min_bytes_moved = p.min_bytes_moved;
     r.transfer_bytes = p.transfer_bytes;
     r.extra = p.extra;

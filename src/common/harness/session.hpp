@@ -4,6 +4,7 @@
 // writes results after every case, so a failure later in the run never loses earlier results.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,9 @@ struct Prepared {
   std::function<Breakdown()> pass;       // one timed pass (required)
   std::function<Verification()> verify;  // checks the output of the last pass (required)
   std::uint64_t elements = 0;            // input elements
-  std::uint64_t input_bytes = 0;         // 0: the case's size_bytes
+  // Bytes of input the case processes; unset: the case's size_bytes. A case that sets 0 bytes and
+  // 0 elements has nothing to process and is skipped with that reason (no throughput of nothing).
+  std::optional<std::uint64_t> input_bytes;
   std::uint64_t min_bytes_moved = 0;     // each input read once + each output written once
   std::uint64_t transfer_bytes = 0;      // bytes over the bus per pass (the mode is the case key's)
   nlohmann::json extra = nlohmann::json::object();  // case figures known at set-up (output size, ...)
