@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Checks that a CSV written by an hdb-* executable (--csv FILE) or by the driver (summary.csv) has
-exactly the columns of the one CSV format: the list "x-csv-columns" in docs/results-schema.json.
+"""Checks that a CSV written by an hdb-* executable (--csv FILE) has exactly the columns of the one
+CSV format, the list "x-csv-columns" in docs/results-schema.json; and that the driver's summary.csv
+has those columns followed by the driver's own, "x-summary-csv-columns" (a summary.csv of an earlier
+driver, without them, is accepted too).
 
-usage: check_csv_header.py CSV_FILE [CSV_FILE...]
+usage: check_csv_header.py CSV_FILE [CSV_FILE...]   (a file named summary.csv is checked as the driver's)
 Exit 0 when every file's header equals the list, 1 otherwise (a missing file is a failure).
 Standard library only."""
 import csv
@@ -17,6 +19,21 @@ def columns(schema_path=SCHEMA):
     """The CSV column list, read from the JSON Schema (its top-level keyword x-csv-columns)."""
     with open(schema_path) as f:
         return list(json.load(f)["x-csv-columns"])
+
+
+def summary_columns(schema_path=SCHEMA):
+    """summary.csv's columns: x-csv-columns, then the driver's x-summary-csv-columns (above_ceiling)."""
+    with open(schema_path) as f:
+        schema = json.load(f)
+    return list(schema["x-csv-columns"]) + list(schema.get("x-summary-csv-columns", []))
+
+
+def summary_header_problem(path, schema_path=SCHEMA):
+    """None when `path` has the header of the driver's summary.csv (or, written by an earlier driver,
+    the executables' columns alone), else what is wrong (measured against the current columns)."""
+    if header_problem(path, columns(schema_path)) is None:
+        return None
+    return header_problem(path, summary_columns(schema_path))
 
 
 def header_problem(path, expected=None):
@@ -51,12 +68,14 @@ def main(argv):
     expected = columns()
     bad = 0
     for path in argv:
-        problem = header_problem(path, expected)
+        summary = os.path.basename(path) == "summary.csv"
+        problem = summary_header_problem(path) if summary else header_problem(path, expected)
         if problem:
             print(f"check_csv_header: {problem}")
             bad += 1
         else:
-            print(f"check_csv_header: {path}: header ok ({len(expected)} columns)")
+            what = "summary.csv" if summary else f"{len(expected)} columns"
+            print(f"check_csv_header: {path}: header ok ({what})")
     return 1 if bad else 0
 
 

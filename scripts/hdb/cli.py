@@ -50,14 +50,30 @@ def _check_selection(a, cfg, path, bin_dir):
     if not cfg["benchmarks"] or not cfg["backends"]:
         raise UsageError(f"{path}: the configuration selects no " + ("benchmark" if not cfg["benchmarks"] else
                                                                        "backend"))
+    cfgmod.check_runs(cfg, path)
+
+
+def _check_out(out):
+    """--out must be a folder (or one that can be made): a file there is a usage error, found before
+    the setup and the build, never a run directory half made."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"--out {out}: is a file, not a folder for runs (give a folder, e.g. --out results)")
+
+
+def _resume_target(text):
+    """--resume RUN_ID: a run id or a run directory, never empty (an unset variable in a script,
+    `--resume "$RUN"`, must not start a new full run)."""
+    if not text.strip():
+        raise UsageError("--resume names no run (an empty RUN_ID: an unset variable?); give a run id under --out "
+                         "or a run directory")
+    return text
 
 
 def run_all(argv):
     p = Parser(prog="run-all", description="Run every built hetdb-bench executable over a configured sweep and "
                "write results/<run-id>/ (raw JSON and CSV, summary.csv, report.md, report.html, plots). "
                "See docs/driver.md.")
-    p.add_argument("--config", default="quick", help="quick, default, full, or a path to a .toml file "
-                   "(default: quick)")
+    p.add_argument("--config", help="quick, default, full, or a path to a .toml file (default: quick)")
     p.add_argument("--benchmarks", type=_csv, help="comma-separated benchmarks (overrides the config)")
     p.add_argument("--backends", type=_csv, help="comma-separated backends: " + ",".join(cfgmod.BACKENDS)
                    + " (cuda-host: the CUDA sources run on the CPU, a correctness check)")
@@ -72,9 +88,13 @@ def run_all(argv):
                    "for runs across nodes")
     p.add_argument("--mpi-args", metavar="'ARGS'", help="with --mpi: more launcher options, one string split as the "
                    "shell would (e.g. \"--map-by node --mca btl_tcp_if_include eth1\")")
-    p.add_argument("--build-dir", default=os.path.join(REPO, "build"), help="build folder (default: build)")
+    p.add_argument("--build-dir", help="build folder (default: build; with --resume, the run's own)")
     p.add_argument("--out", default=os.path.join(REPO, "results"), help="results root (default: results)")
-    p.add_argument("--resume", metavar="RUN_ID", help="finish an interrupted run (its configuration is kept)")
+    p.add_argument("--resume", metavar="RUN_ID", type=_resume_target,
+                   help="finish an interrupted or incomplete run (its configuration and build are kept)")
+    p.add_argument("--allow-mixed-builds", action="store_true",
+                   help="with --resume: run the rest with binaries other than the run's (another --build-dir or "
+                        "a rebuild); each entry records its build and the report flags the mix")
     p.add_argument("--build", action="store_true", help="run the (incremental) build even when executables exist")
     p.add_argument("--no-setup", action="store_true", help="do not call scripts/setup")
     p.add_argument("--no-build", action="store_true", help="never configure or build")
@@ -94,23 +114,33 @@ def run_all(argv):
     from .runner import Runner
     import shlex
     command_line = " ".join(["scripts/run-all"] + [shlex.quote(x) for x in argv])
-    if a.resume:
-        overridden = [o for o in ("benchmarks", "backends", "sizes", "passes", "device", "timeout", "hostfile",
-                                  "mpi_args") if getattr(a, o) is not None]
-        if overridden or a.mpi:
+    if a.resume is not None:
+        # --config is taken when it names the run's own configuration (Runner checks it against run.json).
+        overridden = [o for o in ("benchmarks", "backends", "sizes", "passes", "device", "timeout",
+                                  "hostfile", "mpi_args", "peers") if getattr(a, o) is not None]
+        overridden += ["mpi"] if a.mpi else []
+        overridden += ["no-peers"] if a.no_peers else []
+        if overridden:
             raise UsageError("--resume keeps the run's own configuration; drop --" +
-                             ", --".join(o.replace("_", "-") for o in overridden or ["mpi"]))
+                             ", --".join(o.replace("_", "-") for o in overridden))
         runner = Runner(REPO, a.out, a.build_dir, resume=a.resume, do_setup=not a.no_setup,
-                        do_build=not a.no_build, force_build=a.build, report=not a.no_report, command_line=command_line)
+                        do_build=not a.no_build, force_build=a.build, report=not a.no_report, command_line=command_line,
+                        allow_mixed_builds=a.allow_mixed_builds, config_name=a.config)
         return runner.execute()
+    if a.allow_mixed_builds:
+        raise UsageError("--allow-mixed-builds applies to --resume only (a new run uses one build)")
+    a.config = a.config or "quick"
+    a.build_dir = a.build_dir or os.path.join(REPO, "build")
+    _check_out(a.out)
     path = cfgmod.resolve_config_path(REPO, a.config)
     cfg = cfgmod.apply_overrides(cfgmod.load(path), a.benchmarks, a.backends, a.sizes, a.passes, a.device,
                                  a.timeout)
     cfgmod.override_peers(cfg, a.peers, a.no_peers)
     cfg["mpi"] = cfgmod.apply_mpi_overrides(cfg.get("mpi", {}), a.mpi, a.hostfile, a.mpi_args)
+    # Everything is checked before anything is made (a run directory, or every run of a sweep).
+    _check_selection(a, cfg, path, os.path.join(os.path.abspath(a.build_dir), "bin"))
     if len(cfg["mpi"].get("ranks", [])) > 1:
         return _scaling_sweep(argv, a, cfg["mpi"]["ranks"])
-    _check_selection(a, cfg, path, os.path.join(os.path.abspath(a.build_dir), "bin"))
     runner = Runner(REPO, a.out, a.build_dir, cfg, a.config, mpi=cfgmod.mpi_launch(cfg["mpi"]), do_setup=not a.no_setup,
                     do_build=not a.no_build, force_build=a.build, report=not a.no_report, command_line=command_line)
     return runner.execute()

@@ -2,7 +2,9 @@
 side, with the speed-up of B over A and a flag where the difference exceeds the runs' noise. Results
 measured without verification (--no-verify) take part only with --include-unverified. Results of
 host execution (cuda-host: the CUDA sources run on the CPU) are never compared: their times are an
-emulation's; they are counted under "Not compared" instead."""
+emulation's; they are counted under "Not compared" instead. A pair where either result has a figure
+above the physical ceiling of its run (plausibility.py) is listed with the verdict "above ceiling",
+never called faster or slower, and left out of the figures."""
 import csv
 import io
 import math
@@ -10,12 +12,13 @@ import os
 import sys
 from collections import OrderedDict
 
-from . import plots, results
+from . import plausibility, plots, results
 from .report import Doc, _ms
 from .util import UsageError, write_atomically
 
 NOISE_SIGMAS = 2.0   # a difference counts when it exceeds this many combined standard deviations
 NOISE_FLOOR = 0.01   # ...and at least 1%: medians of very steady runs still wander that much
+ABOVE = "above ceiling"  # the verdict of a pair with a figure above the physical ceiling of its run
 
 
 def noise_bound(cv_a, cv_b):
@@ -49,7 +52,9 @@ def measured(row, metric):
 
 def match(rows_a, rows_b, metric="kernel", include_unverified=False):
     """-> (pairs, only_a, only_b). A pair holds both rows, the speed-up of B over A (time A / time B),
-    the noise bound and the verdict: 'faster', 'slower' or '' (within noise). only_a / only_b are
+    the noise bound and the verdict: 'faster', 'slower', '' (within noise) or 'above ceiling' (a result
+    of the pair has a figure above the physical ceiling of its run: 'above_ceiling' says in which run,
+    A, B or 'A and B'). only_a / only_b are
     the match keys (benchmark, backend, rank, id) of ok results found in one run only."""
     a, b = _index(rows_a, include_unverified), _index(rows_b, include_unverified)
     pairs = []
@@ -63,8 +68,12 @@ def match(rows_a, rows_b, metric="kernel", include_unverified=False):
         speedup = ta / tb
         bound = noise_bound(cva, cvb)
         verdict = "" if abs(math.log(speedup)) <= math.log1p(bound) else ("faster" if speedup > 1 else "slower")
+        # A time behind a figure above the run's ceiling cannot be true: it judges nothing.
+        above = " and ".join(run for run, r in (("A", ra), ("B", rb)) if plausibility.above_ceiling(r))
+        if above:
+            verdict = ABOVE
         pairs.append({"key": key, "a": dict(ra, _t=ta, _cv=cva), "b": dict(rb, _t=tb, _cv=cvb), "speedup": speedup,
-                      "noise": bound, "verdict": verdict})
+                      "noise": bound, "verdict": verdict, "above_ceiling": above})
     ok_a = {k for k, r in a.items() if r["status"] == "ok"}
     ok_b = {k for k, r in b.items() if r["status"] == "ok"}
     return pairs, sorted(ok_a - ok_b), sorted(ok_b - ok_a)
@@ -81,7 +90,7 @@ def _ratio_figures(pairs, out_dir, machine, names):
     plt = plots.plt
     by_bench = OrderedDict()
     for p in pairs:
-        if p["b"]["size_bytes"] > 0:  # a case outside the size sweep has no place on a size axis
+        if p["b"]["size_bytes"] > 0 and not p["above_ceiling"]:  # no size axis for a case outside the sweep
             by_bench.setdefault(p["b"]["benchmark"], []).append(p)
     figs = []
     for bench, ps in by_bench.items():
@@ -95,7 +104,7 @@ def _ratio_figures(pairs, out_dir, machine, names):
             label = results.series_label(b0)
             xs = [p["b"]["size_bytes"] for p in sp]
             line, = ax.plot(xs, [p["speedup"] for p in sp], lw=1, label=label)
-            flagged = [p for p in sp if p["verdict"]]
+            flagged = [p for p in sp if p["verdict"] in ("faster", "slower")]
             ax.plot([p["b"]["size_bytes"] for p in flagged], [p["speedup"] for p in flagged], "o", ms=5,
                     color=line.get_color())
         ax.axhline(1, color="k", lw=0.8)
@@ -121,14 +130,18 @@ def _csv(pairs):
         r = p["b"]
         w.writerow([r["id"], r["benchmark"], r["backend"], r["test"], r["variant"], r["params_text"], r["transfer"],
                     r["size_bytes"], p["a"]["_t"], p["a"]["_cv"], p["b"]["_t"], p["b"]["_cv"], p["speedup"],
-                    p["noise"], p["verdict"]])
+                    p["noise"], p["verdict"] + (f" in {p['above_ceiling']}" if p["above_ceiling"] else "")])
     return buf.getvalue()
 
 
 def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unverified=False):
     for d in (run_a, run_b):
-        if not os.path.isdir(d):
-            raise UsageError(f"{d}: no such run directory")
+        results.check_run_dir(d)
+    if out is not None:  # compare writes a folder of its own: never over a file, never into a run
+        if os.path.exists(out) and not os.path.isdir(out):
+            raise UsageError(f"--out {out}: is a file, not a folder for the comparison")
+        if os.path.isdir(out) and not results.not_a_run(out):
+            raise UsageError(f"--out {out}: is a run directory; the comparison goes into a folder of its own")
     # One unusable file leaves its own results out, not the comparison (named under Problems).
     (docs_a, broken_a, foreign_a), (docs_b, broken_b, foreign_b) = (results.load_docs_tolerant(run_a),
                                                                     results.load_docs_tolerant(run_b))
@@ -154,19 +167,30 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unv
     doc.p(f"B: {results.machine_line(docs_b)}")
     n_f = sum(p["verdict"] == "faster" for p in pairs)
     n_s = sum(p["verdict"] == "slower" for p in pairs)
+    above = [p for p in pairs if p["above_ceiling"]]
     bus_note = " (a bus copy without kernel time: its transfer time)" if metric == "kernel" else ""
     doc.p(f"{len(pairs)} results matched on benchmark, backend and result id (test, variant, parameters, transfer "
           f"mode and size); compared by median {metric} time{bus_note}. B is faster in {n_f} and slower in {n_s} "
           f"beyond noise (|ln(speed-up)| > ln(1 + max({NOISE_SIGMAS:g} x sqrt(cv_A^2 + cv_B^2), "
-          f"{NOISE_FLOOR:.0%}))); {len(pairs) - n_f - n_s} within noise.")
+          f"{NOISE_FLOOR:.0%}))); {len(pairs) - n_f - n_s - len(above)} within noise"
+          + (f"; {len(above)} not judged: above the physical ceiling of their run." if above else "."))
     if unchecked:
         doc.p(f"{unchecked} results of the two runs were measured without verification (--no-verify): "
               + ("compared, as --include-unverified asks." if include_unverified else
                  "left out (--include-unverified compares them)."))
+    if above:
+        doc.warn(f"{len(above)} matched results have a figure above the physical ceiling of their run (A, B or both: "
+                 "scripts/report lists them and why): such a time cannot be true, so these pairs are marked "
+                 f"'{ABOVE}', never called faster or slower, and left out of the figures.")
+        doc.table(["result", "above the ceiling in", "figures"],
+                  [[_name(p["key"]), p["above_ceiling"], "; ".join(
+                      f"{run}: {plausibility.figures_text(p[run.lower()])}" for run in ("A", "B")
+                      if plausibility.above_ceiling(p[run.lower()]))] for p in above])
     doc.table(["result", "A ms", "A cv %", "B ms", "B cv %", "speed-up B/A", "noise ±%", "verdict"],
               [[_name(p["key"]), _ms(p["a"]["_t"]), f"{(p['a']['_cv'] or 0) * 100:.1f}", _ms(p["b"]["_t"]),
                 f"{(p['b']['_cv'] or 0) * 100:.1f}", f"{p['speedup']:.3f}", f"{p['noise'] * 100:.1f}",
-                p["verdict"] or "-"] for p in pairs])
+                p["verdict"] + (f" in {p['above_ceiling']}" if p["above_ceiling"] else "") if p["verdict"] else "-"]
+               for p in pairs])
     figs = _ratio_figures(pairs, os.path.join(out, "plots"), f"A: {results.machine_line(docs_a)}  ||  "
                           f"B: {results.machine_line(docs_b)}", names)
     for f in figs:
@@ -190,9 +214,11 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unv
     n_host = (sum(host[0].values()), sum(host[1].values()))
     print(f"compare: {len(pairs)} matched, {n_f} faster in B, {n_s} slower in B beyond noise, "
           f"{len(only_a)} only in A, {len(only_b)} only in B"
+          + (f"; {len(above)} above the physical ceiling of their run (not judged)" if above else "")
           + (f"; host execution (cuda-host) not compared: {n_host[0]} results in A, {n_host[1]} in B"
              if any(n_host) else ""), file=stream)
-    for p in sorted((p for p in pairs if p["verdict"]), key=lambda p: -abs(math.log(p["speedup"])))[:25]:
+    for p in sorted((p for p in pairs if p["verdict"] in ("faster", "slower")),
+                    key=lambda p: -abs(math.log(p["speedup"])))[:25]:
         print(f"  {p['verdict']:<6} x{p['speedup']:.3f} (noise ±{p['noise'] * 100:.1f}%)  {_name(p['key'])}",
               file=stream)
     print(f"compare: -> {os.path.join(out, 'compare.html')}", file=stream)

@@ -128,31 +128,157 @@ def _number(value):
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
+# --- values: checked here, before any run directory exists, by the rules the harness applies -------
+# (src/common/harness/options.cpp and sizes.cpp). A value the executables would refuse is one usage
+# error naming its key, not a run directory whose every executable fails; the same rules hold for
+# [harness], every [bench.<name>] (and .large), every [backend.<name>], the command line, and the
+# harness options written into `args` and `peer_args`.
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+SIZE_LIMIT = 1 << 40  # the harness refuses sizes above 1T
+_SIZE_UNITS = {"": 1, "B": 1, "K": KiB, "k": KiB, "KB": KiB, "KiB": KiB, "M": MiB, "m": MiB, "MB": MiB,
+               "MiB": MiB, "G": GiB, "g": GiB, "GB": GiB, "GiB": GiB}
+_SIZE = re.compile(r"^([0-9]+)(.*)$")
+# The size range of each --size-class (sizes.cpp size_class_range).
+SIZE_CLASSES = {1: (32 * KiB, 1 * MiB), 2: (32 * KiB, 16 * MiB), 3: (32 * KiB, 256 * MiB), 4: (32 * KiB, 1 * GiB)}
+DEFAULT_SIZE_CLASS = 1
+# Integer options and the range the harness accepts (options.cpp: CLI::Range / NonNegativeNumber);
+# None: no upper bound.
+_INT_RANGES = {"size_class": (1, 4), "passes": (1, 100000), "max_passes": (1, 100000), "warmup": (0, 1000),
+               "threads": (0, 4096), "device": (0, None), "platform": (0, None), "seed": (0, (1 << 64) - 1)}
+_FLOAT_RANGES = {"max_time": (0.0, 86400.0), "target_noise": (0.0, 10.0)}
+TRANSFERS = ("pageable", "pinned", "both")
+
+
+def _label(where, key):
+    return f"{where}: '{key}'" if key else where
+
+
+def parse_size(where, key, text):
+    """One size as the harness reads it (4096, 32K, 1M, 1G, 2^20; units B, K/KB/KiB, M, G): bytes.
+    Anything else is a usage error naming where it was given and why."""
+    def bad(why):
+        raise UsageError(f"{_label(where, key)}: {text!r} is not a valid size ({why}; use e.g. 4096, 32K, 1M, 1G "
+                         "or 2^20)")
+    text = str(text).strip()
+    if not text:
+        bad("empty")
+    if "^" in text:
+        base, _, exp = text.partition("^")
+        if base != "2":
+            bad("only powers of 2 may use ^")
+        if not exp.isdigit() or len(exp) > 2:
+            bad("bad exponent")
+        if int(exp) > 40:
+            bad("exponent above 40")
+        return 1 << int(exp)
+    m = _SIZE.match(text)
+    if not m:
+        bad("negative" if text.startswith("-") else "no number")
+    unit = m.group(2)
+    if unit.startswith("."):
+        bad("not a whole number of bytes")
+    if unit not in _SIZE_UNITS:
+        bad(f"unknown unit {unit!r}")
+    value = int(m.group(1))
+    if value == 0:
+        bad("must be positive")
+    if value * _SIZE_UNITS[unit] > SIZE_LIMIT:
+        bad("above 1T")
+    return value * _SIZE_UNITS[unit]
+
+
+def parse_sizes(where, key, value):
+    """A size list ("32K,1M" or a TOML list): (normalised text, [bytes]). An empty item and a size
+    given twice (1M and 1024K are one size) are errors: the harness would measure that size twice
+    under one id."""
+    items = value if isinstance(value, list) else str(value).split(",")
+    texts = [str(v).strip() for v in items]
+    if not texts or texts == [""]:
+        raise UsageError(f"{_label(where, key)}: names no size (e.g. \"32K,1M\")")
+    sizes, seen = [], {}
+    for t in texts:
+        if not t:
+            raise UsageError(f"{_label(where, key)}: an empty size in {','.join(texts)!r} (two commas, or one at "
+                             "an end)")
+        n = parse_size(where, key, t)
+        if n in seen:
+            twice = f"{t} is given twice" if t == seen[n] else f"{seen[n]} and {t} are the same size"
+            raise UsageError(f"{_label(where, key)}: {twice}; each size runs once (the harness would measure it "
+                             "twice under one id)")
+        seen[n] = t
+        sizes.append(n)
+    return ",".join(texts), sizes
+
+
 def _harness_value(where, key, value):
-    if key in ("sizes",):
-        if isinstance(value, list):
-            value = ",".join(str(v) for v in value)
-        if not isinstance(value, str) or not value:
-            raise UsageError(f"{where}: '{key}' must be a string like \"32K,1M\" or a list of sizes")
-        return value
-    if key in ("min_size", "max_size", "transfer"):
+    """One [harness]-style key's value, checked by the harness's own rules; returns it normalised."""
+    if key == "sizes":
+        if not isinstance(value, (str, list)) or isinstance(value, bool) or (
+                isinstance(value, list) and not all(isinstance(v, (str, int)) and not isinstance(v, bool)
+                                                    for v in value)):
+            raise UsageError(f"{where}: 'sizes' must be a string like \"32K,1M\" or a list of sizes")
+        return parse_sizes(where, key, value)[0]
+    if key in ("min_size", "max_size"):
         if not isinstance(value, (str, int)) or isinstance(value, bool):
-            raise UsageError(f"{where}: '{key}' must be a string")
-        if key == "transfer" and value not in ("pageable", "pinned", "both"):
+            raise UsageError(f"{where}: '{key}' must be a size such as \"32K\" or a number of bytes")
+        parse_size(where, key, value)
+        return str(value).strip()
+    if key == "transfer":
+        if value not in TRANSFERS:
             raise UsageError(f"{where}: transfer must be pageable, pinned or both, not {value!r}")
-        return str(value)
-    if key in ("max_time", "target_noise"):
-        if not _number(value) or value < 0:
-            raise UsageError(f"{where}: '{key}' must be a non-negative, finite number")
         return value
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise UsageError(f"{where}: '{key}' must be a non-negative integer")
+    if key in _FLOAT_RANGES:
+        lo, hi = _FLOAT_RANGES[key]
+        if not _number(value) or not lo <= value <= hi:
+            raise UsageError(f"{where}: '{key}' must be a non-negative, finite number (at most {hi:g}), not "
+                             f"{value!r}")
+        return value
+    lo, hi = _INT_RANGES.get(key, (0, None))
+    if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
+        what = "a non-negative integer" if hi is None else f"an integer in {lo}..{hi}"
+        raise UsageError(f"{where}: '{key}' must be {what}, not {value!r}")
     return value
+
+
+# The harness options by flag (--sizes -> sizes): how an option inside `args` is recognised.
+_FLAG_KEYS = {flag: key for key, flag in HARNESS_FLAGS.items()}
+
+
+def _typed(key, text):
+    """The text of an option in `args` as the value a configuration would give that key."""
+    if key in _FLOAT_RANGES:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    if key in _INT_RANGES:
+        t = text.strip()
+        return int(t) if t.isdigit() or (t[:1] == "-" and t[1:].isdigit()) else text
+    return text
+
+
+def _check_args(where, key, args):
+    """The harness options written into an `args` list follow the rules of the keys they stand for
+    (["--sizes", "0"] is refused like sizes = "0"); a harness option without its value is an error."""
+    flags = _FLAG_KEYS
+    for i, a in enumerate(args):
+        flag, eq, text = a.partition("=")
+        if flag not in flags:
+            continue
+        if not eq:
+            if i + 1 >= len(args):
+                raise UsageError(f"{where}: '{key}': {flag} has no value")
+            text = args[i + 1]
+        _harness_value(f"{where} '{key}' {flag}", flags[flag], _typed(flags[flag], text))
 
 
 def _names(where, key, value, allowed=None, pattern=_NAME):
     if not isinstance(value, list) or not all(isinstance(v, str) and pattern.match(v) for v in value):
         raise UsageError(f"{where}: '{key}' must be a list of lower-case names")
+    twice = sorted({v for v in value if value.count(v) > 1})
+    if twice:  # two entries of one name would write the same raw files
+        raise UsageError(f"{where}: '{key}' names {', '.join(twice)} twice")
     if allowed is not None:
         bad = [v for v in value if v not in allowed]
         if bad:
@@ -184,9 +310,7 @@ def _backend_tables(where, tables):
             if k == "timeout_s":
                 b[k] = _timeout(w, v)
             elif k == "args":
-                if not isinstance(v, list) or not all(isinstance(a, str) for a in v):
-                    raise UsageError(f"{w}: 'args' must be a list of strings")
-                b[k] = list(v)
+                b[k] = _args_list(w, k, v)
             elif k == "large":
                 if not isinstance(v, bool):
                     raise UsageError(f"{w}: 'large' must be true or false (whether its executables make the "
@@ -194,8 +318,26 @@ def _backend_tables(where, tables):
                 b[k] = v
             else:
                 b[k] = _harness_value(w, k, v)
+        _one_size_setting(w, b)
         out[name] = b
     return out
+
+
+def _args_list(where, key, value):
+    """An `args`/`peer_args` list: strings, with the harness options in it checked like their keys."""
+    if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
+        raise UsageError(f"{where}: '{key}' must be a list of strings")
+    _check_args(where, key, value)
+    return list(value)
+
+
+def _one_size_setting(where, table):
+    """A table gives its sizes as a list (sizes) or as a sweep (min_size, max_size, size_class), not
+    both: the harness refuses --sizes with --min-size/--max-size, and would ignore --size-class."""
+    sweep = [k for k in SIZE_KEYS if k != "sizes" and k in table]
+    if "sizes" in table and sweep:
+        raise UsageError(f"{where}: 'sizes' cannot be combined with {', '.join(repr(k) for k in sweep)} (give the "
+                         "sizes as a list, or as a sweep)")
 
 
 def _timeout(where, value):
@@ -210,8 +352,10 @@ def validate(doc, where="config"):
     for k in doc:
         if k not in TOP_KEYS:
             raise UsageError(f"{where}: unknown key '{k}' (allowed: {', '.join(sorted(TOP_KEYS))})")
+    if not isinstance(doc.get("description", ""), str):
+        raise UsageError(f"{where}: 'description' must be a string")
     out = {
-        "description": str(doc.get("description", "")),
+        "description": doc.get("description", ""),
         "benchmarks": _names(where, "benchmarks", doc.get("benchmarks", BENCHMARK_ORDER)),
         "backends": _backends(where, doc.get("backends", DEFAULT_BACKENDS)),
         "timeout_s": _timeout(where, doc.get("timeout_s", 600)),
@@ -227,6 +371,7 @@ def validate(doc, where="config"):
         if k not in HARNESS_FLAGS:
             raise UsageError(f"{where}: [harness] unknown key '{k}' (allowed: {', '.join(sorted(HARNESS_FLAGS))})")
         out["harness"][k] = _harness_value(f"{where} [harness]", k, v)
+    _one_size_setting(f"{where} [harness]", out["harness"])
     bench = doc.get("bench", {})
     if not isinstance(bench, dict):
         raise UsageError(f"{where}: [bench] must be a table of [bench.<name>] tables")
@@ -241,15 +386,14 @@ def validate(doc, where="config"):
             if k == "timeout_s":
                 b[k] = _timeout(w, v)
             elif k in ("args", "peer_args"):
-                if not isinstance(v, list) or not all(isinstance(a, str) for a in v):
-                    raise UsageError(f"{w}: '{k}' must be a list of strings")
-                b[k] = list(v)
+                b[k] = _args_list(w, k, v)
             elif k == "large":
                 b[k] = _large(f"{where} [bench.{name}.large]", v)
             elif k == "backends":
                 b[k] = _backends(w, v)
             else:
                 b[k] = _harness_value(w, k, v)
+        _one_size_setting(w, b)
         out["bench"][name] = b
     if "mpi" in doc:
         out["mpi"] = _mpi_table(f"{where} [mpi]", doc["mpi"], os.path.dirname(os.path.abspath(where)))
@@ -364,6 +508,8 @@ def _large(where, table):
             v = table[k]
             if not isinstance(v, list) or not v or not all(isinstance(a, str) and a for a in v):
                 raise UsageError(f"{where}: '{k}' must be a non-empty list of strings")
+            if k == "args":
+                _check_args(where, k, v)
             out[k] = list(v)
     if "timeout_s" in table:
         out["timeout_s"] = _timeout(where, table["timeout_s"])
@@ -386,7 +532,7 @@ def apply_overrides(cfg, benchmarks=None, backends=None, sizes=None, passes=None
         for t in tables:
             for k in SIZE_KEYS + ("large",):  # --sizes names every size that runs
                 t.pop(k, None)
-        cfg["harness"]["sizes"] = _harness_value("--sizes", "sizes", sizes)
+        cfg["harness"]["sizes"] = parse_sizes("--sizes", None, sizes)[0]
     if passes is not None:
         if passes < 1:
             raise UsageError("--passes must be at least 1")
@@ -432,45 +578,113 @@ def backend_table(cfg, backend):
     return cfg.get("backend", {}).get(backend, {}) if backend else {}
 
 
+def option_layers(cfg, benchmark, large=False, peer=False, backend=None):
+    """The tables an executable's harness options come from, first to last, as (name, keys):
+    [harness], [bench.<name>], for a large run [bench.<name>.large] (its sizes), then the
+    executable's [backend.<name>] (not for a peer; in a large run without its sizes)."""
+    bench = cfg["bench"].get(benchmark, {})
+    keep = lambda t: {k: v for k, v in t.items() if k in HARNESS_FLAGS and not (large and k in SIZE_KEYS)}
+    layers = [("[harness]", dict(cfg["harness"])), (f"[bench.{benchmark}]", keep(bench))]
+    if large:
+        layers.append((f"[bench.{benchmark}.large]", {"sizes": bench["large"]["sizes"]}))
+    if not peer:
+        layers.append((f"[backend.{backend}]", keep(backend_table(cfg, backend))))
+    return layers
+
+
+def resolve_options(layers):
+    """(options, origin): each layer's keys over the ones before, except that a layer which sets any
+    size key replaces the whole size setting before it; origin names the table of each key."""
+    opts, origin = {}, {}
+    for name, table in layers:
+        if any(k in table for k in SIZE_KEYS):
+            for k in SIZE_KEYS:
+                opts.pop(k, None)
+                origin.pop(k, None)
+        for k, v in table.items():
+            opts[k], origin[k] = v, name
+    if opts.get("passes") is not None and opts.get("max_passes") is not None and opts["max_passes"] < opts["passes"]:
+        opts["max_passes"] = opts["passes"]
+    return opts, origin
+
+
 def executable_args(cfg, benchmark, large=False, peer=False, backend=None):
-    """The flags one executable gets: the [harness] table with [bench.<name>] on top, then the
-    executable's backend's [backend.<name>] on top of that (for a large run, all but its sizes), then
-    args, the backend table's last, each replacing the same option given before.
+    """The flags one executable gets: the options of option_layers (resolve_options), then args, the
+    backend table's last, each replacing the same option given before.
     large: its second run at the sizes, --only selection and args of [bench.<name>.large] (a peer
     gets peer_only as its --only: its variants have other names). peer: a peer's, with the table's
     peer_args last, each replacing the same option given before."""
-    opts = dict(cfg["harness"])
-    bench = dict(cfg["bench"].get(benchmark, {}))
-    own = {} if peer else dict(backend_table(cfg, backend))
+    opts, _ = resolve_options(option_layers(cfg, benchmark, large, peer, backend))
+    bench = cfg["bench"].get(benchmark, {})
+    own = {} if peer else backend_table(cfg, backend)
+    extra = list(bench.get("args", []))
     if large:
-        big = bench.pop("large")
-        bench.pop("peer_args", None)  # the second run's sizes and selection are the large table's
-        for k in SIZE_KEYS:
-            bench.pop(k, None)
-        bench["sizes"] = big["sizes"]
+        big = bench["large"]
         only = big.get("peer_only" if peer else "only")
-        bench["args"] = big.get("args", bench.get("args", [])) + (["--only", ",".join(only)] if only else [])
-    if any(k in bench for k in SIZE_KEYS):
-        for k in SIZE_KEYS:
-            opts.pop(k, None)
-    opts.update({k: v for k, v in bench.items() if k in HARNESS_FLAGS})
-    if large:  # the second run's sizes are the large table's
-        for k in SIZE_KEYS:
-            own.pop(k, None)
-    if any(k in own for k in SIZE_KEYS):
-        for k in SIZE_KEYS:
-            opts.pop(k, None)
-    opts.update({k: v for k, v in own.items() if k in HARNESS_FLAGS})
-    if opts.get("passes") is not None and opts.get("max_passes") is not None and opts["max_passes"] < opts["passes"]:
-        opts["max_passes"] = opts["passes"]
+        extra = list(big.get("args", extra)) + (["--only", ",".join(only)] if only else [])
     args = []
     for k in HARNESS_FLAGS:
         if k in opts:
             args += [HARNESS_FLAGS[k], str(opts[k])]
-    args += list(bench.get("args", []))
+    args += extra
     if own.get("args"):
         args = _replace_options(args, own["args"])
-    return _replace_options(args, bench.get("peer_args", [])) if peer else args
+    return _replace_options(args, [] if large else bench.get("peer_args", [])) if peer else args
+
+
+def check_runs(cfg, where):
+    """Every executable the configuration would run gets options the harness accepts together: a
+    min_size above max_size (or the size class's bound), a sweep with no power of two in it, or an
+    option given twice (a harness option in `args` beside the key that sets it) are usage errors
+    naming the executable and the tables, found before any run directory is made."""
+    from . import peers
+    for bench in ordered_benchmarks(cfg["benchmarks"]):
+        runs = [(b, False) for b in bench_backends(cfg, bench)]
+        runs += [(p, True) for p in cfg.get("peers", []) if bench in peers.benchmarks(p)]
+        for name, peer in runs:
+            backend = None if peer else name
+            larges = [False] + ([True] if large_run(cfg, bench, backend) and (
+                not peer or large_run(cfg, bench).get("peers", True)) else [])
+            for large in larges:
+                who = (f"peer {name}" if peer else f"hdb-{bench}-{name}") + (" (large run)" if large else "")
+                _check_sweep(f"{where}: {who}", resolve_options(option_layers(cfg, bench, large, peer, backend)))
+                _check_twice(f"{where}: {who}", executable_args(cfg, bench, large, peer, backend))
+
+
+def _check_sweep(where, resolved):
+    """The sweep of min_size..max_size (each from its table, else the size class's) holds a power of two."""
+    opts, origin = resolved
+    if "sizes" in opts:
+        return
+    cls = opts.get("size_class", DEFAULT_SIZE_CLASS)
+    lo, hi = SIZE_CLASSES[cls]
+    named = lambda k, default: (f"{k} {opts[k]} ({origin[k]})" if k in opts else
+                                f"size class {cls}'s {k.split('_')[0]} {_size_text(default)}")
+    if "min_size" in opts:
+        lo = parse_size(origin["min_size"], "min_size", opts["min_size"])
+    if "max_size" in opts:
+        hi = parse_size(origin["max_size"], "max_size", opts["max_size"])
+    if lo > hi:
+        raise UsageError(f"{where}: {named('min_size', lo)} is larger than {named('max_size', hi)}")
+    if not any(lo <= 1 << e <= hi for e in range(41)):
+        raise UsageError(f"{where}: no power of two between {named('min_size', lo)} and {named('max_size', hi)}: "
+                         "the sweep would hold no size")
+
+
+def _check_twice(where, args):
+    """An option given twice (the executables refuse it): a harness key and the same option in args."""
+    flags = [a.partition("=")[0] for a in args if a.startswith("--")]
+    twice = sorted({f for f in flags if flags.count(f) > 1})
+    if twice:
+        raise UsageError(f"{where}: gets {', '.join(twice)} twice ({' '.join(args)}); the executables refuse an "
+                         "option given twice: set it once, as a key or in 'args'")
+
+
+def _size_text(n):
+    for unit, suffix in ((GiB, "G"), (MiB, "M"), (KiB, "K")):
+        if n % unit == 0:
+            return f"{n // unit}{suffix}"
+    return str(n)
 
 
 def _replace_options(args, extra):

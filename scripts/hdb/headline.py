@@ -9,11 +9,12 @@ the largest size at which the CPU and the accelerator both ran, so beyond the ca
 went there (a peer that did not run that size has no speed-up in that row). A processor is a backend's device: the cpu backend, each device
 backend (opencl, cuda) and each peer. Without a GPU the OpenCL device stands in and the text says so.
 Host execution (cuda-host: the CUDA sources run on the CPU) is no processor: its results never enter
-the headline, as an accelerator, a peer or a row of the table (results.processor_rows).
+the headline, as an accelerator, a peer or a row of the table (results.processor_rows). Nor does a
+result with a figure above the physical ceiling of its run (plausibility.py): it cannot be true.
 """
 from collections import OrderedDict
 
-from . import results
+from . import plausibility, results
 from .config import BENCHMARK_ORDER
 from .util import size_text
 
@@ -27,9 +28,10 @@ SKIPPED_BENCHMARKS = ("bus",)  # the ceilings, not operations
 
 
 def _usable(rows):
-    """Verified, timed results of real processors (host execution left out), not the ceilings."""
-    return [r for r in results.processor_rows(rows) if r["status"] == "ok" and r["rank"] == 0 and r["checked"]
-            and r["verified"]
+    """Verified, timed results of real processors (host execution left out), not the ceilings, and
+    none with a figure above the physical ceiling of its run (plausibility.py)."""
+    return [r for r in plausibility.plausible(results.processor_rows(rows)) if r["status"] == "ok" and r["rank"] == 0
+            and r["checked"] and r["verified"]
             and r["kernel_median_s"] and r["total_median_s"] and r["benchmark"] not in SKIPPED_BENCHMARKS]
 
 

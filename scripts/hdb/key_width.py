@@ -4,7 +4,7 @@ holds fewer 64-bit-key tuples than 32-bit ones (12 against 8 bytes with one valu
 would flatter the wider key: the comparison is in tuples per second and time per tuple."""
 from collections import OrderedDict
 
-from . import results
+from . import plausibility, results
 from .util import size_text
 
 KEY_PARAM = "key"
@@ -19,9 +19,10 @@ def case_label(r):
 def pairs(rows):
     """[(row at 32 bits, row at 64 bits)]: verified, kernel-timed rank-0 results that differ only in
     the key width, one pair per series at the largest size both widths ran; in the rows' order.
-    Host execution (cuda-host) is left out: its times are no processor's."""
+    Host execution (cuda-host) is left out: its times are no processor's; so is a result with a figure
+    above the physical ceiling of its run (plausibility.py)."""
     series = OrderedDict()
-    for r in results.processor_rows(rows):
+    for r in plausibility.plausible(results.processor_rows(rows)):
         k = r["params"].get(KEY_PARAM)
         if r["status"] != "ok" or r["rank"] != 0 or not r["kernel_median_s"] or not r["elements"] or k not in WIDTHS:
             continue

@@ -5,7 +5,7 @@ import math
 import os
 from collections import Counter, OrderedDict, defaultdict
 
-from . import results
+from . import plausibility, results
 from .key_width import tuples_per_s
 from .util import size_text
 
@@ -593,11 +593,13 @@ def key_widths(pairs, out_dir, machine):
 
 def all_figures(rows, docs, out_dir, include_unverified=False):
     """Every figure the rows support, grouped by benchmark in a fixed order. Results measured
-    without verification (--no-verify) are drawn only when include_unverified is set."""
+    without verification (--no-verify) are drawn only when include_unverified is set; results with a
+    figure above the physical ceiling of the run never."""
     if not available():
         return []
-    # Host execution (cuda-host) times a CPU's emulation of a GPU: never drawn beside processors.
-    rows = [r for r in results.processor_rows(rows) if r["checked"] or include_unverified]
+    # Host execution (cuda-host) times a CPU's emulation of a GPU: never drawn beside processors; a
+    # figure above the physical ceiling of the run (plausibility.py) cannot be true: never drawn.
+    rows = [r for r in plausibility.plausible(results.processor_rows(rows)) if r["checked"] or include_unverified]
     os.makedirs(out_dir, exist_ok=True)
     machine = results.machine_line(docs)
     hz = results.tsc_hz(docs)

@@ -7,8 +7,8 @@ import os
 import sys
 from collections import OrderedDict
 
-from . import headline, key_width, plots, results
-from .util import UsageError, duration_text, size_text, write_atomically
+from . import headline, key_width, plausibility, plots, results
+from .util import duration_text, size_text, write_atomically
 
 PLOTS_DIR = "plots"
 
@@ -22,7 +22,8 @@ def _ms(s):
 
 
 class Doc:
-    """Blocks: ('h', level, text) ('p', text) ('table', header, rows) ('fig', Figure) ('list', items)."""
+    """Blocks: ('h', level, text) ('p', text) ('warn', text) ('table', header, rows) ('fig', Figure)
+    ('list', items)."""
 
     def __init__(self):
         self.blocks = []
@@ -32,6 +33,10 @@ class Doc:
 
     def p(self, text):
         self.blocks.append(("p", text))
+
+    def warn(self, text):
+        """A paragraph a reader must not miss (a run that mixes builds): marked in both renderings."""
+        self.blocks.append(("warn", text))
 
     def table(self, header, rows):
         if rows:
@@ -51,6 +56,8 @@ class Doc:
                 out.append("#" * b[1] + " " + b[2])
             elif b[0] == "p":
                 out.append(b[1])
+            elif b[0] == "warn":
+                out.append(f"> **Warning:** {b[1]}")
             elif b[0] == "list":
                 out.append("\n".join(f"- {i}" for i in b[1]))
             elif b[0] == "table":
@@ -71,12 +78,15 @@ class Doc:
                "table{border-collapse:collapse;font-size:12px;margin:0.5em 0}"
                "th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}"
                "td:first-child,th:first-child{text-align:left}img{max-width:100%}"
-               "figure{margin:1em 0}figcaption{font-size:12px;color:#555}</style></head><body>"]
+               "figure{margin:1em 0}figcaption{font-size:12px;color:#555}"
+               ".warning{background:#fff3cd;border:2px solid #d39e00;padding:0.5em 1em}</style></head><body>"]
         for b in self.blocks:
             if b[0] == "h":
                 out.append(f"<h{b[1]}>{e(b[2])}</h{b[1]}>")
             elif b[0] == "p":
                 out.append(f"<p>{e(b[1])}</p>")
+            elif b[0] == "warn":
+                out.append(f"<p class=\"warning\"><strong>Warning:</strong> {e(b[1])}</p>")
             elif b[0] == "list":
                 out.append("<ul>" + "".join(f"<li>{e(str(i))}</li>" for i in b[1]) + "</ul>")
             elif b[0] == "table":
@@ -181,12 +191,15 @@ def _ceilings(doc, docs, rows):
     lines = []
     for rs in series.values():
         big = max(rs, key=lambda r: r["size_bytes"])
-        best = max(rs, key=lambda r: results.headline_gbps(r) or 0)
-        variant = big["variant"] + ("" if big["checked"] else " (not verified)")
+        # A figure above the run's ceiling (plausibility.py) is never the best a bus measured.
+        best = max(plausibility.plausible(rs), key=lambda r: results.headline_gbps(r) or 0, default=None)
+        variant = big["variant"] + ("" if big["checked"] else " (not verified)") \
+            + (f" ({ABOVE})" if plausibility.above_ceiling(big) else "")
         lines.append([big["backend"], big["test"], variant, big["transfer"], big["params_text"] or "-",
                       _f(results.headline_gbps(big), "{:.2f}"), size_text(big["size_bytes"]),
-                      _f((results.headline_cv(big) or 0) * 100, "{:.1f}"), _f(results.headline_gbps(best), "{:.2f}"),
-                      size_text(best["size_bytes"])])
+                      _f((results.headline_cv(big) or 0) * 100, "{:.1f}"),
+                      _f(results.headline_gbps(best), "{:.2f}") if best else "-",
+                      size_text(best["size_bytes"]) if best else "-"])
     doc.table(["backend", "test", "variant", "transfer", "params", "GB/s at largest size", "largest size", "cv %",
                "best GB/s", "best at"], lines)
     doc.table(["executable", "device", "copy ceiling GB/s (read+write)"], ceil)
@@ -205,8 +218,37 @@ def _bench_table(doc, brs):
               [[r["backend"], r["id"], _ms(r["kernel_median_s"]), _f(r["kernel_gbps"]) if r["kernel_gbps"] else "-",
                 _f(r["total_gbps"]), _f(r["transfer_gbps"]) if r["transfer_gbps"] else "-",
                 _f(r["parity"], "{:.2f}"), _f(r["pct_of_peak"], "{:.1f}") if r["pct_of_peak"] else "-",
-                _f((results.headline_cv(r) or 0) * 100, "{:.1f}"), r["passes"], results.verification_text(r)]
+                _f((results.headline_cv(r) or 0) * 100, "{:.1f}"), r["passes"], _verified(r)]
                for r in series.values()])
+
+
+ABOVE = "ABOVE CEILING"  # how the tables mark a result with a figure above the run's ceiling
+
+
+def _verified(row):
+    """The verification column of a table: 'yes', 'no', 'not verified', and 'ABOVE CEILING' for a
+    result with a figure above the physical ceiling of the run (listed on top of the report)."""
+    return results.verification_text(row) + (f"; {ABOVE}" if plausibility.above_ceiling(row) else "")
+
+
+ABOVE_SECTION = "Figures above the physical ceiling"
+
+
+def _above_ceiling(doc, rows):
+    """The warning on top: every figure of a real processor's result above the physical ceiling of
+    this run (plausibility.py), with the ceiling and where it comes from."""
+    found = [f for r in rows for f in r.get(plausibility.FLAG) or []]
+    if not found:
+        return
+    n = len({(f["benchmark"], f["backend"], f["rank"], f["id"]) for f in found})
+    doc.h(2, ABOVE_SECTION)
+    doc.warn(f"{len(found)} figures of {n} results are above the physical ceiling this run measured for them, so "
+             "they cannot be true as measured (an empty input, a time that missed the work, a wrong byte count). "
+             "These results are left out of the headline, the figures and the key-width pairs, marked "
+             f"'{ABOVE}' in the tables, flagged in summary.csv (column {plausibility.FLAG}) and judge no target. "
+             "Find the cause before quoting any of them. The rule and its margins: docs/methodology.md, "
+             "'Figures above the ceiling'.")
+    doc.table(*plausibility.table(found))
 
 
 def _headline(doc, rows, docs, plots_dir):
@@ -327,9 +369,50 @@ def _run_state(doc, manifest, run_dir):
     elif state == "failed":
         doc.p(f"This run stopped on an error ({manifest.get('error', '?')}): the results below are those taken "
               f"before; {resume}.")
+    elif state == "incomplete":
+        left = [x for x in manifest.get("incomplete") or [] if isinstance(x, dict)]
+        doc.p(f"This run is incomplete: {len(left)} executable(s) stopped before their last case ("
+              + "; ".join(f"{x.get('name', '?')}: {x.get('reason', '?')}" for x in left)
+              + f"): the results below are those they took; once the cause is fixed, {resume} (it reruns them).")
     elif state == "running" or (state is None and not manifest.get("finished_utc")):
         doc.p(f"This run has not finished: its driver is still running, or was killed without marking the run; "
               f"{resume} (a driver that still runs holds run.lock and makes --resume refuse).")
+
+
+def mixed_builds(manifest):
+    """[(entry name, build folder, sha256, what differs)] of the entries that ran binaries other than
+    the run's build (run.json entries[].mixed_build: a --resume --allow-mixed-builds, or a rebuild
+    while the run went on)."""
+    out = []
+    for e in (manifest or {}).get("entries", []):
+        if isinstance(e, dict) and e.get("mixed_build"):
+            b = e.get("binary") if isinstance(e.get("binary"), dict) else {}
+            out.append((e.get("name", "?"), b.get("build_dir", "?"), b.get("sha256") or "-", e["mixed_build"]))
+    return out
+
+
+def _mixed_builds(doc, manifest):
+    """A warning on top, and the entries with their builds, when the run's results come from more
+    than one build."""
+    mixed = mixed_builds(manifest)
+    if not mixed:
+        return
+    build = (manifest.get("build") or {}).get("build_dir") or manifest.get("build_dir", "?")
+    doc.warn(f"this run mixes builds: {', '.join(m[0] for m in mixed)} ran binaries other than the run's build "
+             f"({build}); their results are not comparable with the others' as one build's would be. "
+             "See 'Builds' below.")
+
+
+def _builds(doc, manifest):
+    mixed = mixed_builds(manifest)
+    if not mixed:
+        return
+    doc.h(2, "Builds")
+    build = manifest.get("build") or {}
+    doc.p(f"The run began with build {build.get('build_dir') or manifest.get('build_dir', '?')}; these entries ran "
+          "other binaries (each entry's binary and sha256 are in run.json):")
+    doc.table(["entry", "build folder", "sha256", "differs from the run's build"],
+              [[name, folder, sha[:16], why] for name, folder, sha, why in mixed])
 
 
 def _missing_results(manifest, run_dir, docs, broken):
@@ -366,10 +449,12 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
     doc.h(1, title)
     if manifest:
         doc.p(f"Configuration '{manifest.get('config_name', '?')}', started {manifest.get('started_utc', '?')}, "
-              f"finished {manifest.get('finished_utc', 'not yet')}; git {manifest.get('git_commit', '?')}"
+              + (f"ended {manifest.get('ended_utc', '?')} incomplete" if manifest.get("state") == "incomplete" else
+                 f"finished {manifest.get('finished_utc', 'not yet')}") + f"; git {manifest.get('git_commit', '?')}"
               + (f"; MPI ranks {manifest['mpi']}" if manifest.get("mpi") else "") + ".")
         if manifest.get("command_line"):
             doc.p(f"Command: {manifest['command_line']}")
+        _mixed_builds(doc, manifest)
         _run_state(doc, manifest, run_dir)
     if not docs:
         doc.p("No executable wrote results in this run.")
@@ -383,6 +468,7 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
               "'not verified' in the tables and "
               + ("drawn in the figures (--include-unverified)." if include_unverified else
                  "left out of the figures (scripts/report --include-unverified draws them)."))
+    _above_ceiling(doc, rows)
     plots_dir = os.path.join(run_dir, PLOTS_DIR)
     _headline(doc, rows, proc_docs, plots_dir)
     busy = busy_runs(proc_docs)  # about times: host execution's are never quoted
@@ -393,6 +479,7 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
         doc.items(busy)
     _machine(doc, docs)
     _executables(doc, manifest)
+    _builds(doc, manifest)
     _ceilings(doc, proc_docs, rows)
     figs = plots.all_figures(rows, proc_docs, plots_dir, include_unverified=include_unverified)
     if not plots.available():
@@ -446,11 +533,11 @@ def main(run_dir, stream=sys.stdout, include_unverified=False):
 
 
 def generate_checked(run_dir, stream=sys.stdout, include_unverified=False):
-    """-> (figures, broken, foreign): the report of every usable result, and the files left out."""
-    if not os.path.isdir(run_dir):
-        raise UsageError(f"{run_dir}: no such run directory")
-    problems = results.write_summary_csv(run_dir)
+    """-> (figures, broken, foreign): the report of every usable result, and the files left out. A
+    folder that is not a run is refused before anything is written there."""
+    results.check_run_dir(run_dir)
     loaded = results.load_docs_tolerant(run_dir)
+    problems = results.write_summary_csv(run_dir, loaded[0])
     manifest, manifest_problem = results.read_manifest(run_dir)
     _, broken, foreign = loaded
     broken = broken + ([manifest_problem] if manifest_problem else []) \

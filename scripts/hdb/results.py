@@ -6,7 +6,9 @@ Every result is keyed by its `id` (made by the C++ case model, never rebuilt her
 benchmark, backend and rank; every other figure is read by its field name. Nothing is recovered
 from a string: parameters are typed values in results[].params, the transfer mode is
 results[].transfer."""
+import csv
 import glob
+import io
 import json
 import os
 import re
@@ -129,6 +131,39 @@ def load_doc(path):
         raise UsageError(f"{path}: not shaped as {SCHEMA} ({e})") from None
     doc["_path"] = path
     return doc
+
+
+def is_driver_manifest(m):
+    """run.json as the driver writes it: an object with a run_id and a list of entries."""
+    return isinstance(m, dict) and isinstance(m.get("run_id"), str) and isinstance(m.get("entries"), list)
+
+
+def not_a_run(run_dir):
+    """Why run_dir is not a run ('' when it is one), for scripts/report and scripts/compare, which
+    write into a run (report.md, summary.csv, plots/) and must never do that to another folder. A run
+    holds the driver's run.json, or a raw/ folder with result files (raw/<benchmark>-<backend>.json,
+    what a copied or hand-made run has), or both run.json (damaged) and raw/."""
+    if not os.path.isdir(run_dir):
+        return "no such directory" if not os.path.exists(run_dir) else "not a directory"
+    try:
+        if is_driver_manifest(load_manifest(run_dir)):
+            return ""
+    except (OSError, ValueError):
+        pass  # a damaged run.json: raw/ decides
+    raw = os.path.join(run_dir, RAW_DIR)
+    if raw_files(run_dir) or (os.path.isdir(raw) and os.path.isfile(os.path.join(run_dir, MANIFEST))):
+        return ""
+    runs = sorted(d for d in os.listdir(run_dir) if os.path.isfile(os.path.join(run_dir, d, MANIFEST)))
+    return (f"not a run: it has no {MANIFEST} of scripts/run-all and no {RAW_DIR}/<benchmark>-<backend>.json"
+            + (f"; it holds runs, e.g. {os.path.join(run_dir, runs[-1])}" if runs else ""))
+
+
+def check_run_dir(run_dir):
+    """A usage error naming why run_dir is not a run; nothing has been written there."""
+    why = not_a_run(run_dir)
+    if why:
+        raise UsageError(f"{run_dir}: {why}" + ("" if why.startswith("no such") else
+                                                  " (nothing was written there)"))
 
 
 def load_docs(run_dir):
@@ -299,14 +334,23 @@ def _row(doc, ctx, rank, device, r):
 
 
 def all_rows(docs):
-    """Every document's rows; a (benchmark, backend, rank, id) seen twice keeps its last row."""
+    """Every document's rows; a (benchmark, backend, rank, id) seen twice keeps its last row. Each row
+    carries `above_ceiling`: its figures above the physical ceilings of the run (plausibility.py)."""
     rows = {}
-    for d in docs:
-        for r in rows_of(d):
-            key = match_key(r)
-            rows.pop(key, None)
-            rows[key] = r
+    for d, r in checked_pairs(docs):
+        key = match_key(r)
+        rows.pop(key, None)
+        rows[key] = r
     return list(rows.values())
+
+
+def checked_pairs(docs):
+    """[(document, row)] of every document's rows, each row checked against the physical ceilings of
+    the run (plausibility.annotate: row['above_ceiling'])."""
+    from . import plausibility  # it reads rows as this module makes them
+    pairs = [(d, r) for d in docs for r in rows_of(d)]
+    plausibility.annotate([(r, d) for d, r in pairs], docs)
+    return pairs
 
 
 def duplicates(docs):
@@ -391,19 +435,51 @@ def csv_columns():
         return list(json.load(f)["x-csv-columns"])
 
 
+def summary_columns():
+    """summary.csv's columns: the executables' (x-csv-columns), then the driver's own
+    (x-summary-csv-columns of docs/results-schema.json: above_ceiling)."""
+    with open(SCHEMA_FILE) as f:
+        schema = json.load(f)
+    return list(schema["x-csv-columns"]) + list(schema["x-summary-csv-columns"])
+
+
+def _flagged_rows(body, columns, flags):
+    """The CSV records of `body` (the executables' columns), each with the driver's above_ceiling
+    appended: the figures of that result (by benchmark, backend, rank and id) above the physical
+    ceiling of the run, '' when none."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    at = {c: i for i, c in enumerate(columns)}
+    for rec in csv.reader(io.StringIO(body, newline="")):
+        if not rec:
+            continue
+        try:
+            key = (rec[at["benchmark"]], rec[at["backend"]], int(rec[at["rank"]] or 0), rec[at["id"]])
+        except (IndexError, ValueError):
+            key = None
+        w.writerow(rec + [flags.get(key, "")])
+    return out.getvalue()
+
+
 def _header_line(text):
     end = text.find("\n")
     return (text if end < 0 else text[:end]).rstrip("\r")
 
 
-def summary_csv(run_dir):
+def summary_csv(run_dir, docs=None):
     """(text, problems): summary.csv as the executables' CSV files (raw/<name>.csv, the per-rank
     .csv.rank<N> where the JSON is per rank) put end to end under one header, in the order of
-    raw_files(); a missing CSV or one with other columns is a problem, never replaced by rows made
-    here."""
+    raw_files(), with the driver's column above_ceiling last (x-summary-csv-columns): the figures of
+    the result, as its JSON document gives them, that are above the physical ceiling of the run
+    (plausibility.py), '' when none. A missing CSV or one with other columns is a problem, never
+    replaced by rows made here. docs: the run's usable documents (load_docs_tolerant), when read."""
+    from . import plausibility
     columns = csv_columns()
     header = ",".join(columns)
-    parts, problems = [header + "\n"], []
+    if docs is None:
+        docs = load_docs_tolerant(run_dir)[0]
+    flags = {match_key(r): plausibility.figures_text(r) for r in all_rows(docs)}
+    parts, problems = [",".join(summary_columns()) + "\n"], []
     for jp in raw_files(run_dir):
         cp = csv_path_for(jp)
         rel = os.path.relpath(cp, run_dir)
@@ -429,15 +505,13 @@ def summary_csv(run_dir):
                             "left out of summary.csv")
             continue
         body = text[text.find("\n") + 1:] if "\n" in text else ""
-        if body and not body.endswith("\n"):
-            body += "\n"
-        parts.append(body)
+        parts.append(_flagged_rows(body, columns, flags))
     return "".join(parts), problems
 
 
-def write_summary_csv(run_dir):
+def write_summary_csv(run_dir, docs=None):
     """Writes run_dir/summary.csv; returns the problems (missing or foreign CSV files)."""
-    text, problems = summary_csv(run_dir)
+    text, problems = summary_csv(run_dir, docs)
     write_atomically(os.path.join(run_dir, SUMMARY_CSV), text)
     return problems
 

@@ -7,6 +7,7 @@ every executable in a process group of its own, stopped with the driver on SIGTE
 when the driver is killed with -9, by the watcher process and PR_SET_PDEATHSIG (watchdog); the run
 is then marked interrupted and --resume finishes it."""
 import filecmp
+import hashlib
 import json
 import os
 import shlex
@@ -28,6 +29,7 @@ POLL_S = 0.25
 PROGRESS_EVERY_S = 5.0  # at most one progress line per executable this often
 KILL_GRACE_S = 3.0
 FINISHED = ("ok", "failed", "skipped")
+HASH_PREFIX = 12  # hex digits of a sha256 shown in messages (run.json keeps all 64)
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 # The usage hint the executables print after their real error line (src/common/harness/main.cpp).
 _HINT = "run with --help"
@@ -220,31 +222,70 @@ class Progress:
               file=self.stream, flush=True)
 
 
+def file_sha256(path):
+    """The sha256 of a file (an executable: the identity of the binary an entry ran), or None when
+    it is not there."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def short_hash(h):
+    return f"sha256 {h[:HASH_PREFIX]}" if h else "not built"
+
+
+def resolve_resume(resume, out_root):
+    """The run directory --resume names (a run id under --out, or a directory), or a usage error
+    that says which of the neighbours it is: a file, a folder that is no run, nothing at all."""
+    candidates = [os.path.abspath(resume)] + ([os.path.join(out_root, resume)] if not os.path.isabs(resume) else [])
+    for c in candidates:
+        if os.path.isfile(os.path.join(c, results.MANIFEST)):
+            return c
+    for c in candidates:
+        if os.path.isfile(c):
+            raise UsageError(f"--resume {resume}: {c} is a file, not a run directory (give the run's folder or its "
+                             "run id)")
+    for c in candidates:
+        if os.path.isdir(c):
+            raise UsageError(f"--resume {resume}: {c} is not a run (it has no {results.MANIFEST}): nothing to resume")
+    runs = sorted(d for d in os.listdir(out_root) if os.path.isfile(os.path.join(out_root, d, results.MANIFEST))) \
+        if os.path.isdir(out_root) else []
+    raise UsageError(f"--resume {resume}: no run named {resume} under {out_root}, and no such directory"
+                     + (f" (runs there: {', '.join(runs[-5:])})" if runs else ""))
+
+
 class Runner:
     def __init__(self, repo, out_root, build_dir, cfg=None, config_name="", mpi=0, do_setup=True, do_build=True,
-                 force_build=False, resume=None, stream=None, report=True, command_line=""):
+                 force_build=False, resume=None, stream=None, report=True, command_line="", allow_mixed_builds=False):
+        # config_name: the configuration of a new run; with resume, a --config given, which must be the run's.
         self.repo = os.path.abspath(repo)
         self.out_root = os.path.abspath(out_root)
-        self.build_dir = os.path.abspath(build_dir)
+        # A resume keeps the run's build unless --build-dir names another (check_builds decides).
+        self.build_dir = os.path.abspath(build_dir) if build_dir else os.path.join(self.repo, "build")
         self.bin_dir = os.path.join(self.build_dir, "bin")
         self.stream = stream or sys.stdout
         self.do_setup, self.do_build, self.force_build, self.make_report = do_setup, do_build, force_build, report
-        self.resuming = bool(resume)
+        self.resuming = resume is not None
+        self.allow_mixed_builds = allow_mixed_builds
         self.created = False      # this driver made the run directory (a new run)
         self.current = None       # the executable's Popen while one runs
         self.stopping = None      # the signal that is stopping the driver
         self.watchdog = None
         self.problems = []
         self.lock = None
-        if resume:
-            self.run_dir = os.path.abspath(resume if os.path.isdir(resume) and os.path.isfile(
-                os.path.join(resume, results.MANIFEST)) else os.path.join(self.out_root, resume))
-            if not os.path.isfile(os.path.join(self.run_dir, results.MANIFEST)):
-                raise UsageError(f"--resume {resume}: no run with a {results.MANIFEST} in {self.run_dir}")
+        if self.resuming:
+            self.run_dir = resolve_resume(resume, self.out_root)
             # The lock first: nothing of the run is read or touched while another driver holds it.
             self.lock = RunLock(self.run_dir, command_line).acquire()
             try:
                 self.manifest = load_resumable_manifest(self.run_dir, resume)
+                if config_name:
+                    self._same_config(config_name)
             except BaseException:
                 self.close()
                 raise
@@ -252,6 +293,9 @@ class Runner:
             self.out_root = os.path.dirname(self.run_dir)
             self.mpi = self.manifest.get("mpi", 0) or 0
             self.mpi_launch = self.manifest.get("mpi_launch") or {}
+            if not build_dir and isinstance(self.manifest.get("build_dir"), str):
+                self.build_dir = self.manifest["build_dir"]
+                self.bin_dir = os.path.join(self.build_dir, "bin")
         else:
             if mpi and not shutil.which("mpirun"):
                 raise UsageError("--mpi needs mpirun on PATH (Debian: openmpi-bin)")
@@ -283,6 +327,18 @@ class Runner:
                 raise UsageError(f"--out {out_root}: cannot write the run directory {self.run_dir}: "
                                  f"{os_error_text(e)}") from None
 
+    def _same_config(self, name):
+        """--config with --resume is taken only when it names the run's own configuration file: the
+        run keeps its configuration, and another one would be silently ignored."""
+        def path(n):
+            try:
+                return os.path.realpath(cfgmod.resolve_config_path(self.repo, n))
+            except UsageError:
+                return n
+        own = self.manifest.get("config_name") or ""
+        if path(name) != path(own):
+            raise UsageError(f"--resume keeps the run's own configuration ({own}); drop --config {name}")
+
     # --- the run's lifetime: lock, signals, watcher -------------------------------------------
     def execute(self):
         """prepare (setup, build), then run; stops cleanly on SIGTERM/SIGHUP/SIGINT and on errors
@@ -292,6 +348,10 @@ class Runner:
             if self.lock.note:
                 self.log(f"run-all: {self.lock.note}")
             self.prepare()
+            if self.resuming:
+                self.check_builds()
+            else:
+                self.record_build()
             self.check_runnable()
             if self.resuming:
                 self.begin_resume()
@@ -402,7 +462,7 @@ class Runner:
 
     def check_runnable(self):
         """A selection whose executables are none of them built runs nothing: a usage error."""
-        left = [e for e in self.manifest["entries"] if e["status"] not in FINISHED]
+        left = [e for e in self.manifest["entries"] if self.unfinished(e)]
         if not left:
             return
         built = built_executables(self.bin_dir)
@@ -413,20 +473,119 @@ class Runner:
                          + (f"(built there: {', '.join(b for b in built)})" if built else
                             "(it holds no hdb-* executable: build first, drop --no-build, or give --build-dir)"))
 
+    # --- what is unfinished, and the build it runs with ------------------------------------------
+    def unfinished(self, e):
+        """An entry whose cases are not all taken: never started or stopped half-way (pending,
+        running), or failed before its last case (crash, time limit, an error such as a full disk, a
+        usage error): its JSON is missing, unreadable or marked complete: false. --resume reruns
+        these; a failed entry that ran every case (a failed verification) is finished."""
+        if e["status"] in ("pending", "running"):
+            return True
+        if e["status"] != "failed":
+            return False
+        if isinstance(e.get("complete"), bool):
+            return not e["complete"]
+        return not self.results_complete(e)  # a run.json of an earlier driver: the file decides
+
+    def results_complete(self, e):
+        """Its document (the merged one under MPI) is there, readable and not marked complete: false."""
+        try:
+            return not results.incomplete(results.load_doc(self.raw_paths(e)[0]))
+        except UsageError:
+            return False
+
+    def binary(self, e):
+        """What an entry runs: its executable's path and sha256, and the build folder (a peer runs from
+        the checkout with the build's export tools: its build folder only)."""
+        if e.get("peer"):
+            return {"build_dir": self.build_dir}
+        path = os.path.join(self.bin_dir, e["executable"])
+        return {"path": path, "build_dir": self.build_dir, "sha256": file_sha256(path)}
+
+    def run_build(self):
+        """The build the run began with: {build_dir, executables: {name: sha256 or None}} (a run.json
+        of an earlier driver has only build_dir)."""
+        b = self.manifest.get("build")
+        if isinstance(b, dict) and isinstance(b.get("executables"), dict):
+            return b
+        return {"build_dir": self.manifest.get("build_dir"), "executables": {}}
+
+    def record_build(self):
+        """A new run records its build once it is built: the folder and the sha256 of every executable
+        it plans to run (None: not built), what a --resume must find again."""
+        exes = sorted({e["executable"] for e in self.manifest["entries"] if not e.get("peer")})
+        self.manifest["build"] = {"build_dir": self.build_dir,
+                                  "executables": {x: file_sha256(os.path.join(self.bin_dir, x)) for x in exes}}
+        self.save()
+
+    def build_difference(self, e, binary):
+        """'' when the entry runs with the run's build, else what differs (folder or sha256)."""
+        build = self.run_build()
+        exe = e["executable"]
+        was = build["executables"].get(exe) if not e.get("peer") and exe in build["executables"] else None
+        other_hash = not e.get("peer") and exe in build["executables"] and binary["sha256"] != was
+        if build.get("build_dir") and binary["build_dir"] != build["build_dir"]:
+            hashes = f" ({exe} {short_hash(binary['sha256'])}; the run's: {short_hash(was)})" if other_hash else ""
+            return f"ran from build {binary['build_dir']}, not the run's build {build['build_dir']}{hashes}"
+        if other_hash:
+            return f"ran {exe} {short_hash(binary['sha256'])}, the run's build had {short_hash(was)}"
+        return ""
+
+    def check_builds(self):
+        """A resume runs the rest with the run's own binaries: another --build-dir, or executables
+        rebuilt since (another sha256), would mix two builds in one run's results. That is a usage
+        error naming what differs, unless --allow-mixed-builds asks for it; then the mix is recorded
+        (run.json mixed_builds, each entry's mixed_build) and the report flags it."""
+        build = self.run_build()
+        diffs = []
+        if build.get("build_dir") and self.build_dir != build["build_dir"]:
+            diffs.append(f"--build-dir {self.build_dir} is not the run's build {build['build_dir']}")
+        for e in self.manifest["entries"]:
+            exe = e["executable"]
+            if e.get("peer") or not self.unfinished(e) or exe not in build["executables"]:
+                continue
+            was, now = build["executables"][exe], file_sha256(os.path.join(self.bin_dir, exe))
+            if now != was:
+                diffs.append(f"{exe} is {short_hash(now)} now, {short_hash(was)} when the run began")
+        if not diffs:
+            return
+        what = "; ".join(diffs)
+        if not self.allow_mixed_builds:
+            raise UsageError(f"--resume {self.run_id}: its binaries have changed ({what}): the rest of the run would "
+                             f"come from another build than its first part. Resume with the run's build "
+                             f"(--build-dir {build['build_dir']}, unchanged), or pass --allow-mixed-builds to mix "
+                             "them (each entry then records its build and the report flags the mix)")
+        self.log(f"run-all: warning: mixing builds in {self.run_id} (--allow-mixed-builds): {what}")
+        self.manifest.setdefault("mixed_builds", []).append({"at_utc": utc_now(), "build_dir": self.build_dir,
+                                                             "differences": diffs})
+
     def begin_resume(self):
         """Before rerunning: stop an executable a killed driver left running, keep the partial files
-        of every executable that did not finish, and mark them pending."""
+        of every executable that did not finish (interrupted, or failed before its last case: a crash,
+        a full disk), and mark them pending. Says what it reruns, and why a failed one is not rerun."""
         m = self.manifest
-        left = [e for e in m["entries"] if e["status"] not in FINISHED]
+        left = [e for e in m["entries"] if self.unfinished(e)]
         if m.get("state", "running") == "running" and any(e["status"] == "running" for e in left):
             record = {"signal": "unknown (the driver ended without marking the run: killed with -9 or crashed)",
                       "at_utc": None, "running": [e["name"] for e in left if e["status"] == "running"]}
             m.setdefault("interruptions", []).append(record)
+        rerun = {e["name"] for e in left}
+        for e in m["entries"]:
+            if e["status"] == "failed" and e["name"] not in rerun:
+                c = e.get("cases") or {}
+                self.log(f"run-all: {e['name']}: failed, but it ran all its cases ({c.get('failed', 0)} failed): "
+                         f"kept, not rerun ({e.get('reason', '')})")
         for e in left:
+            if e["status"] == "failed":
+                self.log(f"run-all: {e['name']}: rerun: it failed before its last case ({e.get('reason', '')})")
             self._stop_leftover(e)
             self._keep_partial(e)
+            if e.get("started_utc"):  # the attempt's outcome stays in run.json
+                e.setdefault("attempts", []).append({k: e[k] for k in ATTEMPT_KEYS if k in e})
             e["status"] = "pending"
             e.pop("pid", None)
+        if not left:
+            self.log(f"run-all: nothing to resume in {self.run_id}: every executable finished")
         m.pop("interrupted", None)
         m.pop("error", None)
         m["state"] = "running"
@@ -454,7 +613,8 @@ class Runner:
     def _keep_partial(self, e):
         """Results of an interrupted executable are kept beside the rerun's (never overwritten): moved
         to <file>.interrupted-N, so the rerun starts with no file of the earlier attempt in its place."""
-        for p in self.raw_paths(e) + self.csv_paths(e):
+        log = os.path.join(self.run_dir, "logs", e["name"] + ".log")
+        for p in self.raw_paths(e) + self.csv_paths(e) + [log]:
             if not os.path.exists(p):
                 continue
             n = 1
@@ -570,8 +730,7 @@ class Runner:
                 progress.say(i, e, f"{e['executable']}: skipped, not built")
                 continue
             self.run_one(i, e, progress)
-        self.manifest["finished_utc"] = utc_now()
-        self.manifest["state"] = "finished"
+        self.mark_end()
         self.save()
         self.aggregate()
         if self.make_report:
@@ -579,14 +738,32 @@ class Runner:
             report.generate(self.run_dir, stream=self.stream)
         return self.print_summary()
 
+    def mark_end(self):
+        """finished only when every entry is: an entry that failed before its last case leaves the run
+        incomplete (state "incomplete", entries named in `incomplete`), which --resume finishes."""
+        m = self.manifest
+        left = [e for e in m["entries"] if self.unfinished(e)]
+        if left:
+            m.update(state="incomplete", ended_utc=utc_now(),
+                     incomplete=[{"name": e["name"], "reason": e.get("reason", "")} for e in left])
+            m.pop("finished_utc", None)
+        else:
+            m.update(state="finished", finished_utc=utc_now())
+            m.pop("incomplete", None)
+
     def run_one(self, index, e, progress):
         log_path = os.path.join(self.run_dir, "logs", e["name"] + ".log")
         cmd = self.command(e)
         env = self.environment()
         e.update(status="running", command=" ".join(shlex.quote(c) for c in cmd), log=os.path.relpath(log_path,
                  self.run_dir), reason="", started_utc=utc_now())
-        for k in ("failure", "exit_code", "duration_s", "cases"):
+        for k in ("failure", "exit_code", "duration_s", "cases", "complete", "mixed_build"):
             e.pop(k, None)
+        # The identity of what runs (a sha256 of the executable) and any difference from the run's build.
+        e["binary"] = self.binary(e)
+        mixed = self.build_difference(e, e["binary"])
+        if mixed:
+            e["mixed_build"] = mixed
         self.save()
         progress.say(index, e, f"{e['executable']}: started (limit {duration_text(e['timeout_s'])})")
         t0 = time.monotonic()
@@ -703,6 +880,9 @@ class Runner:
             if self.mpi and not cases["failed"] and set(detail) <= set("-"):  # the end of an Open MPI banner
                 detail = "mpirun: " + mpirun_reason(log_path)
             e.update(status="failed", failure="exit", reason=f"exit {rc}: {detail}")
+        if e["status"] != "skipped":
+            # Whether its cases are all taken: what --resume and the run's state go by (unfinished).
+            e["complete"] = e["status"] == "ok" or (not timed_out and self.results_complete(e))
 
     def aggregate(self):
         """summary.csv is rewritten after every executable, so it always holds what has been measured:
@@ -726,6 +906,15 @@ class Runner:
             self.log(f"run-all: problem: {p}")
         n = {s: sum(1 for e in entries if e["status"] == s) for s in FINISHED}
         self.log(f"run-all: {n['ok']} ok, {n['skipped']} skipped, {n['failed']} failed -> {self.run_dir}")
+        left = self.manifest.get("incomplete") or []
+        if left:
+            self.log(f"run-all: the run is incomplete: {len(left)} executable(s) did not take all their cases ("
+                     + "; ".join(f"{x['name']}: {x['reason']}" for x in left) + "); once the cause is fixed, finish "
+                     f"with: scripts/run-all --resume {self.run_id} --out {self.out_root}")
+        mixed = [e for e in entries if e.get("mixed_build")]
+        if mixed:
+            self.log("run-all: warning: this run mixes builds: "
+                     + "; ".join(f"{e['name']} {e['mixed_build']}" for e in mixed))
         return 1 if n["failed"] else 0
 
 
@@ -756,6 +945,9 @@ def make_run_dir(out_root, config_name):
 
 
 MANIFEST_ENTRY_KEYS = ("name", "benchmark", "backend", "executable", "args", "timeout_s", "status")
+# What an entry keeps of an attempt that --resume reruns (run.json entries[].attempts).
+ATTEMPT_KEYS = ("status", "failure", "reason", "exit_code", "duration_s", "cases", "started_utc", "binary",
+                "mixed_build")
 
 
 def load_resumable_manifest(run_dir, resume):

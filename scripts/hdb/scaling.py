@@ -28,7 +28,9 @@ def collect(runs, exchange=None):
     for ranks, run_dir in runs:
         for row in results.all_rows(results.load_docs(run_dir)):
             if row["rank"] != 0 or row["status"] != "ok" or not row["checked"] or not row["kernel_median_s"] \
-                    or results.host_execution(row):  # cuda-host: an emulation's times scale like no processor
+                    or results.host_execution(row) or row.get("above_ceiling"):
+                # cuda-host: an emulation's times scale like no processor; a figure above the run's
+                # physical ceiling (plausibility.py) is no time to scale
                 continue
             t = (row["across_ranks"] or {}).get("mean") or row["kernel_median_s"]
             table.setdefault(_key(row), {})[ranks] = t

@@ -2,11 +2,13 @@
 measured figure, the goal, and whether it is met. Every figure is a ratio taken within the same
 run (% of that run's measured device-copy ceiling, of the PCIe link's theoretical rate, or one
 variant's time over another's), so the table says how close the implementations come to the
-machine they ran on. A target without the results it needs says so; it is never guessed."""
+machine they ran on. A target without the results it needs says so; it is never guessed. A result
+with a figure above the physical ceiling of its run (plausibility.py) judges no target: it is left
+out, and the target's detail names it ("left out, above the run's ceiling: ...")."""
 import math
 import os
 
-from . import results
+from . import plausibility, results
 
 LARGE = 256 << 20  # the streaming targets are judged beyond the 50-60 MB L2 of a Hopper GPU
 
@@ -22,15 +24,30 @@ def load_rows(folder):
         docs += results.load_docs(run_dir)
     # Host execution (cuda-host) is no GPU: its times judge no target.
     docs = results.processor_docs(docs)
-    rows = [r for d in docs for r in results.rows_of(d)]
+    rows = [r for _, r in results.checked_pairs(docs)]  # each checked against the run's ceilings
     return rows, docs
 
 
 def _ok(rows, **match):
     """ok and verified results whose fields equal `match`, read by name (results measured under
-    --no-verify judge nothing)."""
+    --no-verify judge nothing, nor do those with a figure above the physical ceiling of the run)."""
+    return plausibility.plausible(_matching(rows, **match))
+
+
+def _matching(rows, **match):
     return [r for r in results.processor_rows(rows) if r["status"] == "ok" and r["checked"]
             and all(r[k] == v for k, v in match.items())]
+
+
+def _left_out(res, rows, **match):
+    """Names in the target's detail the results it would have read that are above the run's ceiling
+    (left out by _ok): a target never looks met, or unmeasured, on their account without saying so."""
+    above = [r for r in _matching(rows, **match) if plausibility.above_ceiling(r)]
+    if above:
+        res.setdefault("above_ceiling", []).extend(r["id"] for r in above)
+        shown = ", ".join(r["id"] for r in above[:3]) + (f" and {len(above) - 3} more" if len(above) > 3 else "")
+        res["detail"] += f"; left out, above the run's ceiling: {shown}"
+    return res
 
 
 def _largest(rows, at_least=0):
@@ -74,7 +91,8 @@ def bus_targets(rows, docs):
         name = f"bus {test} pinned, % of PCIe link"
         pinned = _ok(rows, benchmark="bus", backend="cuda", test=test, variant="copy", transfer="pinned")
         if not pinned or not link:
-            out.append(_missing(name, 75, "%", "bus-cuda pinned copies and the PCIe link (NVML/sysfs)"))
+            out.append(_left_out(_missing(name, 75, "%", "bus-cuda pinned copies and the PCIe link (NVML/sysfs)"),
+                                 rows, benchmark="bus", backend="cuda", test=test, variant="copy"))
             continue
         best = max(pinned, key=lambda r: r["transfer_gbps"] or 0)
         pageable = _ok(rows, benchmark="bus", backend="cuda", test=test, variant="copy", transfer="pageable")
@@ -83,7 +101,8 @@ def bus_targets(rows, docs):
                   f"(gen{info.get('max_gen', '?')} x{info.get('max_width', '?')})")
         if pg is not None:
             detail += f"; pageable {pg:.1f} GB/s"
-        out.append(_result(name, 100 * (best["transfer_gbps"] or 0) / link, 75, "%", detail))
+        out.append(_left_out(_result(name, 100 * (best["transfer_gbps"] or 0) / link, 75, "%", detail), rows,
+                             benchmark="bus", backend="cuda", test=test, variant="copy"))
     return out
 
 
@@ -94,7 +113,8 @@ def _pct_target(rows, name, goal, benchmark, test, variants=None, prefer="tuned"
             if variants is None or r["variant"] in variants]
     cand = _largest(cand, LARGE)
     if not cand:
-        return _missing(name, goal, "%", f"{benchmark}-{backend} {test} at >= 256M")
+        return _left_out(_missing(name, goal, "%", f"{benchmark}-{backend} {test} at >= 256M"), rows,
+                         benchmark=benchmark, backend=backend, test=test)
     names = sorted({r["variant"] for r in cand})
     if prefer in names:
         chosen = prefer
@@ -104,7 +124,8 @@ def _pct_target(rows, name, goal, benchmark, test, variants=None, prefer="tuned"
     detail = (f"{chosen} at {_size(worst['size_bytes'])}: {worst['kernel_median_s'] * 1e3:.1f} ms, "
               f"{worst['moved_gbps']:.0f} GB/s moved"
               + (f" [{worst['params_text']}]" if worst["params_text"] else ""))
-    return _result(name, worst["pct_of_peak"], goal, "%", detail)
+    return _left_out(_result(name, worst["pct_of_peak"], goal, "%", detail), rows, benchmark=benchmark,
+                     backend=backend, test=test)
 
 
 def ra_targets(rows):
@@ -128,6 +149,7 @@ def merge_targets(rows):
                            f"{best['variant']}, {best['elements']:,} keys [{best['params_text']}]"))
     else:
         out.append(_missing(name, 20, "G keys/s", "merge-cuda delta_dict with u32 values"))
+    _left_out(out[-1], rows, benchmark="merge", backend="cuda", test="delta_dict")
     out.append(_speedup(rows, "overlapped chunks vs copy-compute-copy (whole merge)", 1.5, "merge", "merge",
                         slow="inorder", fast="overlap", field="total_median_s", at_least=LARGE,
                         transfer="pinned"))
@@ -146,11 +168,15 @@ def _speedup(rows, name, goal, benchmark, test, slow, fast, field, at_least=0, t
     a, b = keyed(slow, slow_backend), keyed(fast, fast_backend)
     common = [k for k in a if k in b and k[1] >= at_least]
     if not common:
-        return _missing(name, goal, "x", f"{benchmark} {test} {slow} and {fast} on equal inputs")
-    top = max(k[1] for k in common)
-    ratio, k = min(((a[k][field] / b[k][field], k) for k in common if k[1] == top), key=lambda x: x[0])
-    params = b[k]["params_text"]
-    return _result(name, ratio, goal, "x", f"{slow} / {fast} at {_size(k[1])}" + (f" [{params}]" if params else ""))
+        res = _missing(name, goal, "x", f"{benchmark} {test} {slow} and {fast} on equal inputs")
+    else:
+        top = max(k[1] for k in common)
+        ratio, k = min(((a[k][field] / b[k][field], k) for k in common if k[1] == top), key=lambda x: x[0])
+        params = b[k]["params_text"]
+        res = _result(name, ratio, goal, "x", f"{slow} / {fast} at {_size(k[1])}" + (f" [{params}]" if params else ""))
+    for variant, backend in ((slow, slow_backend), (fast, fast_backend)):
+        _left_out(res, rows, benchmark=benchmark, backend=backend, test=test, variant=variant)
+    return res
 
 
 def tpch_targets(rows):
@@ -169,12 +195,16 @@ def ngram_targets(rows):
         common = [k for k in gpu if k in ref and gpu[k]["total_median_s"] and ref[k]["total_median_s"]]
         if not common:
             out.append(_missing(name, goal, "x", f"ngram search: cuda gpu and cpu {cpu} on equal text"))
+            _left_out(out[-1], rows, benchmark="ngram", backend="cuda", test="search", variant="gpu")
+            _left_out(out[-1], rows, benchmark="ngram", backend="cpu", test="search", variant=cpu)
             continue
         top = max(k[1] for k in common)
         ratios = [ref[k]["total_median_s"] / gpu[k]["total_median_s"] for k in common if k[1] == top]
         mean = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         out.append(_result(name, mean, goal, "x", f"{len(ratios)} error levels at {_size(top)} of text, "
                                                   f"range {min(ratios):.1f}..{max(ratios):.1f}x, with transfers"))
+        _left_out(out[-1], rows, benchmark="ngram", backend="cuda", test="search", variant="gpu")
+        _left_out(out[-1], rows, benchmark="ngram", backend="cpu", test="search", variant=cpu)
     batch = _ok(rows, benchmark="ngram", backend="cuda", test="batch")
     if batch:
         best = max(batch, key=lambda r: r["elements_per_s"] or 0)

@@ -5,7 +5,8 @@ usage: fake_bench.py MODE [executable options...]
 MODE: ok, crash, hang, skip, fail, and for the fault tests: hang-tree (hangs with a child process of
 its own, as mpirun has ranks), usage (a bad option: '<exe>: error: ...' then the usage hint, exit 2),
 error (exit 1 after an error line and a trailing line), nojson (exit 0 without writing its JSON),
-badjson (exit 0 after writing a JSON that is cut short).
+badjson (exit 0 after writing a JSON that is cut short), diskfull (its second write fails as on a full
+disk: exit 1 with the harness's error line, its JSON holding the first case, complete: false).
 Writes a hetdb-bench/2 document to --json and the CSV to --csv (the columns of
 docs/results-schema.json, through make_fixture) after every case, as the harness does, appends its
 name, pid and arguments to $FAKE_LOG (and the pid of its child in hang-tree mode), then behaves as
@@ -76,6 +77,10 @@ def main():
     size = _first_size(args)
     results.append(make_fixture.record("copy", "serial", size, 1e-5, checked=checked))
     write()
+    if mode == "diskfull":
+        # The harness replaces its files whole: a write that fails leaves the previous one (complete: false).
+        print(f"{exe}: error: {json_path}: cannot write (No space left on device)", file=sys.stderr)
+        return 1
     if mode == "error":
         write("stopped by an error: cannot open /nonexistent/queries.txt")
         print(f"{exe}: error: cannot open /nonexistent/queries.txt: No such file or directory (driver test)",

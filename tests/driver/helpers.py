@@ -43,14 +43,22 @@ class TempDirCase(unittest.TestCase):
         self.tmp = tempfile.mkdtemp(prefix="hdb-driver-test-")
         self.addCleanup(shutil.rmtree, self.tmp, True)
 
-    def make_fakes(self, modes):
-        """bin/hdb-<name> for each name -> mode (ok, crash, hang, skip, fail); returns the build dir."""
-        build = os.path.join(self.tmp, "build")
+    def make_fakes(self, modes, build="build"):
+        """bin/hdb-<name> for each name -> mode (ok, crash, hang, skip, fail); returns the build dir.
+        The mode is kept beside the build (fake-modes/), not in the executable, so a test that changes a
+        fake's behaviour before a --resume (the fault has gone, as a full disk that was emptied) keeps
+        the same binary, the same sha256; a test of mixed builds changes the executable itself."""
+        build = os.path.join(self.tmp, build)
         os.makedirs(os.path.join(build, "bin"), exist_ok=True)
+        os.makedirs(os.path.join(build, "fake-modes"), exist_ok=True)
         for name, mode in modes.items():
             p = os.path.join(build, "bin", f"hdb-{name}")
+            mode_file = os.path.join(build, "fake-modes", f"hdb-{name}")
+            with open(mode_file, "w") as f:
+                f.write(mode)
             with open(p, "w") as f:
-                f.write(f"#!/bin/sh\nFAKE_NAME=hdb-{name} exec {sys.executable} {HERE}/fake_bench.py {mode} \"$@\"\n")
+                f.write(f"#!/bin/sh\nFAKE_NAME=hdb-{name} exec {sys.executable} {HERE}/fake_bench.py "
+                        f"\"$(cat '{mode_file}')\" \"$@\"\n")
             os.chmod(p, 0o755)
         return build
 

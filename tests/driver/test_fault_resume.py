@@ -1,0 +1,287 @@
+"""Fault suite, resume (issue 31): a resumed run finishes exactly what a fault left -- an executable
+stopped by a full disk, a crash or a time limit is rerun, one that ran every case is kept -- or says
+why not, and a run is never marked finished while an entry is incomplete. Every entry records the
+binary it ran (sha256, build folder); a resume with other binaries (another --build-dir, a rebuilt
+executable) is refused unless --allow-mixed-builds asks for it, and then the mix is recorded per
+entry and flagged in the report. The neighbours: --resume of nothing, of a folder that is no run,
+of a file, of an empty name. Temporary directories, fake executables, every command bounded."""
+import hashlib
+import json
+import os
+import shutil
+
+from helpers import FaultCase, read_json
+
+
+class IncompleteTest(FaultCase):
+    """An executable that fails before its last case leaves the run incomplete; --resume reruns it."""
+    MODES = {"bus-cpu": "ok", "ngram-cpu": "diskfull"}
+
+    def test_a_full_disk_in_an_executable_is_finished_by_resume(self):
+        p = self.run_all()
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        run = self.only_run()
+        m = self.manifest(run)
+        e = {x["name"]: x for x in m["entries"]}
+        self.assertEqual(e["ngram-cpu"]["status"], "failed")
+        self.assertIs(e["ngram-cpu"]["complete"], False)
+        self.assertIs(e["bus-cpu"]["complete"], True)
+        self.assertIn("No space left on device", e["ngram-cpu"]["reason"])
+        # Not finished while an entry is incomplete: the state says so and names it.
+        self.assertEqual(m["state"], "incomplete")
+        self.assertNotIn("finished_utc", m)
+        self.assertEqual([x["name"] for x in m["incomplete"]], ["ngram-cpu"])
+        self.assertIn("the run is incomplete", p.stdout)
+        self.assertIn(f"--resume {os.path.basename(run)}", p.stdout)
+        with open(os.path.join(run, "report.md")) as f:
+            self.assertIn("This run is incomplete: 1 executable(s) stopped before their last case (ngram-cpu:",
+                          f.read())
+        first = self.ids(os.path.join(run, "raw", "ngram-cpu.json"))
+        self.assertEqual(len(first), 1)
+        # Room again (the same binary): --resume reruns only the executable that did not finish.
+        self.make_fakes({"ngram-cpu": "ok"})
+        os.remove(self.log)
+        p = self.resume(os.path.basename(run))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("ngram-cpu: rerun: it failed before its last case", p.stdout)
+        self.assertEqual([c["name"] for c in self.calls()], ["hdb-ngram-cpu"])
+        m = self.manifest(run)
+        self.assertEqual(m["state"], "finished")
+        self.assertIn("finished_utc", m)
+        self.assertNotIn("incomplete", m)
+        e = {x["name"]: x for x in m["entries"]}
+        self.assertEqual(e["ngram-cpu"]["status"], "ok")
+        self.assertIs(e["ngram-cpu"]["complete"], True)
+        self.assertEqual(e["ngram-cpu"]["cases"]["ok"], 2)
+        # The failed attempt stays: its outcome in run.json, its files beside the rerun's.
+        self.assertEqual(len(e["ngram-cpu"]["attempts"]), 1)
+        self.assertIn("No space left on device", e["ngram-cpu"]["attempts"][0]["reason"])
+        self.assertEqual(self.ids(os.path.join(run, "raw", "ngram-cpu.json.interrupted-1")), first)
+        self.assertTrue(os.path.isfile(os.path.join(run, "logs", "ngram-cpu.log.interrupted-1")))
+        self.assertEqual(len(self.ids(os.path.join(run, "raw", "ngram-cpu.json"))), 2)
+        with open(os.path.join(run, "report.md")) as f:
+            self.assertNotIn("This run is incomplete", f.read())
+
+    def test_a_resume_that_cannot_finish_says_why(self):
+        self.make_fakes({"ngram-cpu": "crash"})
+        p = self.run_all("--no-report")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        run = self.only_run()
+        self.assertEqual(self.manifest(run)["state"], "incomplete")
+        p = self.resume(os.path.basename(run), "--no-report")  # it crashes again
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertNoTraceback(p)
+        self.assertIn("ngram-cpu: rerun: it failed before its last case (crashed (SIGSEGV))", p.stdout)
+        self.assertIn("the run is incomplete: 1 executable(s) did not take all their cases (ngram-cpu: crashed "
+                      "(SIGSEGV))", p.stdout)
+        m = self.manifest(run)
+        self.assertEqual(m["state"], "incomplete")
+        self.assertEqual(len(m["resumed"]), 1)
+        self.assertEqual(len(self.entries(run)["ngram-cpu"]["attempts"]), 1)
+
+    def test_a_failed_verification_ran_every_case_and_is_not_rerun(self):
+        self.make_fakes({"ngram-cpu": "fail"})
+        p = self.run_all("--no-report")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        run = self.only_run()
+        m = self.manifest(run)
+        self.assertEqual(m["state"], "finished")  # every case was taken; one failed
+        self.assertIs(self.entries(run)["ngram-cpu"]["complete"], True)
+        os.remove(self.log)
+        p = self.resume(os.path.basename(run), "--no-report")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("ngram-cpu: failed, but it ran all its cases (1 failed): kept, not rerun", p.stdout)
+        self.assertIn(f"nothing to resume in {os.path.basename(run)}", p.stdout)
+        self.assertEqual(self.calls(), [])
+        self.assertEqual(self.manifest(run)["state"], "finished")
+
+    def test_a_run_json_of_an_earlier_driver_is_judged_by_its_files(self):
+        """run.json without `complete` (written before this field existed): the raw JSON decides."""
+        p = self.run_all("--no-report")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        run = self.only_run()
+        m = self.manifest(run)
+        for e in m["entries"]:
+            e.pop("complete", None)
+        m.pop("build", None)
+        m["state"] = "finished"  # what the earlier driver wrote
+        with open(os.path.join(run, "run.json"), "w") as f:
+            json.dump(m, f)
+        self.make_fakes({"ngram-cpu": "ok"})
+        os.remove(self.log)
+        p = self.resume(os.path.basename(run), "--no-report")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual([c["name"] for c in self.calls()], ["hdb-ngram-cpu"])
+        self.assertEqual(self.manifest(run)["state"], "finished")
+
+
+class MixedBuildTest(FaultCase):
+    """Each entry records what it ran; a resume with other binaries is refused, or recorded and flagged."""
+
+    def interrupted_run(self):
+        """A finished run made to look as if the driver had been killed while hdb-ngram-cpu ran."""
+        p = self.run_all("--no-report")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        run = self.only_run()
+        m = self.manifest(run)
+        for e in m["entries"]:
+            if e["name"] == "ngram-cpu":
+                e["status"] = "running"
+        m["state"] = "running"
+        with open(os.path.join(run, "run.json"), "w") as f:
+            json.dump(m, f)
+        os.remove(self.log)
+        return run
+
+    def sha256(self, path):
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()
+
+    def assertUntouched(self, run, before):
+        self.assertEqual(self.manifest(run), before)
+        self.assertEqual(self.calls(), [])
+        self.assertFalse([f for f in os.listdir(os.path.join(run, "raw")) if "interrupted" in f])
+
+    def test_every_entry_records_the_binary_it_ran(self):
+        p = self.run_all("--no-report")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        run = self.only_run()
+        m = self.manifest(run)
+        for name in ("bus-cpu", "ngram-cpu"):
+            exe = os.path.join(self.build, "bin", f"hdb-{name}")
+            self.assertEqual(m["build"]["executables"][f"hdb-{name}"], self.sha256(exe))
+            b = self.entries(run)[name]["binary"]
+            self.assertEqual(b, {"path": exe, "build_dir": self.build, "sha256": self.sha256(exe)})
+            self.assertNotIn("mixed_build", self.entries(run)[name])
+        self.assertEqual(m["build"]["build_dir"], self.build)
+        self.assertNotIn("mixed_builds", m)
+
+    def test_resume_with_another_build_dir_is_refused(self):
+        run = self.interrupted_run()
+        other = os.path.join(self.tmp, "build-2")
+        shutil.copytree(self.build, other)
+        before = self.manifest(run)
+        p = bounded_resume(self, run, "--build-dir", other)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertOneLineError(p, f"--build-dir {other} is not the run's build {self.build}")
+        self.assertIn("--allow-mixed-builds", p.stderr)
+        self.assertUntouched(run, before)
+
+    def test_a_rebuilt_executable_is_refused(self):
+        run = self.interrupted_run()
+        exe = os.path.join(self.build, "bin", "hdb-ngram-cpu")
+        was = self.sha256(exe)
+        with open(exe, "a") as f:
+            f.write("# rebuilt\n")
+        before = self.manifest(run)
+        p = bounded_resume(self, run)  # no --build-dir: the run's own build
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertOneLineError(p, f"hdb-ngram-cpu is sha256 {self.sha256(exe)[:12]} now, sha256 {was[:12]} when the "
+                                   "run began")
+        self.assertUntouched(run, before)
+
+    def test_resume_without_build_dir_keeps_the_runs_build(self):
+        run = self.interrupted_run()
+        p = bounded_resume(self, run, "--no-report")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual([c["name"] for c in self.calls()], ["hdb-ngram-cpu"])
+        self.assertEqual(self.entries(run)["ngram-cpu"]["binary"]["build_dir"], self.build)
+
+    def test_allowed_mixed_builds_are_recorded_and_flagged(self):
+        run = self.interrupted_run()
+        other = self.make_fakes({"bus-cpu": "ok", "ngram-cpu": "ok"}, build="build-2")
+        with open(os.path.join(other, "bin", "hdb-ngram-cpu"), "a") as f:
+            f.write("# another build\n")
+        self.env.pop("HDB_NO_MATPLOTLIB", None)
+        p = bounded_resume(self, run, "--build-dir", other, "--allow-mixed-builds", limit=180)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("run-all: warning: mixing builds", p.stdout)
+        self.assertIn("this run mixes builds: ngram-cpu ran from build", p.stdout)
+        m = self.manifest(run)
+        self.assertEqual(m["build_dir"], self.build)  # the run's build stays the first one
+        self.assertEqual(len(m["mixed_builds"]), 1)
+        self.assertEqual(m["mixed_builds"][0]["build_dir"], other)
+        e = self.entries(run)
+        self.assertNotIn("mixed_build", e["bus-cpu"])
+        self.assertEqual(e["bus-cpu"]["binary"]["build_dir"], self.build)
+        self.assertEqual(e["ngram-cpu"]["binary"]["build_dir"], other)
+        self.assertEqual(e["ngram-cpu"]["binary"]["sha256"], self.sha256(os.path.join(other, "bin", "hdb-ngram-cpu")))
+        self.assertIn(f"ran from build {other}, not the run's build {self.build}", e["ngram-cpu"]["mixed_build"])
+        # The report shows a warning on top naming the entry, and the builds.
+        with open(os.path.join(run, "report.md")) as f:
+            md = f.read()
+        warning = next(ln for ln in md.splitlines() if ln.startswith("> **Warning:**"))
+        self.assertIn("this run mixes builds: ngram-cpu ran binaries other than the run's build", warning)
+        self.assertLess(md.index("> **Warning:**"), md.index("## "))  # above every section
+        self.assertIn("## Builds", md)
+        self.assertIn(other, md[md.index("## Builds"):])
+        with open(os.path.join(run, "report.html")) as f:
+            html = f.read()
+        self.assertIn('<p class="warning"><strong>Warning:</strong> this run mixes builds: ngram-cpu', html)
+
+    def test_allow_mixed_builds_is_for_resume_only(self):
+        p = self.run_all("--allow-mixed-builds")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertOneLineError(p, "--allow-mixed-builds applies to --resume only")
+        self.assertFalse(os.path.isdir(self.out) and os.listdir(self.out))
+
+
+def bounded_resume(case, run, *extra, limit=60):
+    """--resume without the --build-dir FaultCase.resume adds (the run's own build, or the one in extra)."""
+    from helpers import bounded
+    return bounded("run-all", "--resume", os.path.basename(run), "--out", case.out, "--no-setup", "--no-build",
+                   *extra, env=case.env, limit=limit)
+
+
+class ResumeTargetTest(FaultCase):
+    """--resume of what is not a run: one line, exit 2, nothing made or touched."""
+
+    def test_resume_of_what_is_not_a_run(self):
+        os.makedirs(self.out)
+        os.mkdir(os.path.join(self.out, "not-a-run"))
+        afile = os.path.join(self.tmp, "a-file")
+        with open(afile, "w") as f:
+            f.write("x\n")
+        cases = (("", "--resume names no run (an empty RUN_ID: an unset variable?)"),
+                 (" ", "--resume names no run"),
+                 ("20990101-000000-quick", f"--resume 20990101-000000-quick: no run named 20990101-000000-quick "
+                                           f"under {self.out}, and no such directory"),
+                 (os.path.join(self.tmp, "nowhere"), "no such directory"),
+                 ("not-a-run", "is not a run (it has no run.json): nothing to resume"),
+                 (afile, f"{afile} is a file, not a run directory"))
+        for target, text in cases:
+            with self.subTest(resume=target):
+                p = self.resume(target)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertOneLineError(p, text)
+        self.assertEqual(os.listdir(self.out), ["not-a-run"])  # no new run was started
+        self.assertEqual(os.listdir(os.path.join(self.out, "not-a-run")), [])
+        self.assertEqual(self.calls(), [])
+
+    def test_resume_names_the_runs_there(self):
+        p = self.run_all("--no-report")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        run = self.only_run()
+        p = self.resume("nope")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertOneLineError(p, f"(runs there: {os.path.basename(run)})")
+
+    def test_resume_refuses_options_that_would_change_the_run(self):
+        p = self.run_all("--no-report")
+        run = self.only_run()
+        before = read_json(os.path.join(run, "run.json"))
+        for extra, text in ((["--config", "quick"], f"--resume keeps the run's own configuration ({self.cfg}); "
+                                                    "drop --config quick"),
+                            (["--peers", "duckdb"], "--resume keeps the run's own configuration; drop --peers"),
+                            (["--no-peers"], "--resume keeps the run's own configuration; drop --no-peers"),
+                            (["--sizes", "1M"], "--resume keeps the run's own configuration; drop --sizes")):
+            with self.subTest(option=extra[0]):
+                p = self.resume(os.path.basename(run), *extra)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertOneLineError(p, text)
+        self.assertEqual(read_json(os.path.join(run, "run.json")), before)
+        with open(os.path.join(run, "run.lock")) as f:
+            self.assertEqual(f.read(), "")  # the lock taken to read run.json is let go
+        # Its own configuration, named again, is no change.
+        p = self.resume(os.path.basename(run), "--config", self.cfg, "--no-report")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
