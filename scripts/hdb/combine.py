@@ -66,11 +66,12 @@ def combine(out_dir, run_dirs):
         combined_from=[{"run_id": m.get("run_id", p.name), "state": m.get("state"),
                         "command_line": m.get("command_line", "")} for p, m in runs],
     )
+    # The first part's end times are no end of the whole: set from every part, or none.
+    combined.pop("finished_utc", None)
+    combined.pop("ended_utc", None)
     ends = [m.get("finished_utc") or m.get("ended_utc") for _, m in runs]
     if all(ends):
         combined["finished_utc" if combined["state"] == "finished" else "ended_utc"] = max(ends)
-    else:
-        combined.pop("finished_utc", None)
     (out / "run.json").write_text(json.dumps(combined, indent=1, sort_keys=True) + "\n")
     return combined
 

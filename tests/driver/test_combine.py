@@ -57,6 +57,13 @@ class CombineTest(TempDirCase):
         self.assertEqual([x["name"] for x in m["incomplete"]], ["ngram-cpu"])
         self.assertIn("stopped from outside", m["incomplete"][0]["reason"])
         self.assertNotIn("finished_utc", m)
+        # Parts that all ended, one with a failed entry: the whole is incomplete, ended at the last
+        # part's end, and the first part lends it no finished time of its own.
+        c = _run(self.tmp, "r3", "tpch", status="failed")
+        m = combine.combine(os.path.join(self.tmp, "all2"), [a, c])
+        self.assertEqual(m["state"], "incomplete")
+        self.assertNotIn("finished_utc", m)
+        self.assertEqual(m["ended_utc"], "2026-11-26T00:14:00Z")
 
     def test_refuses_clashes_non_runs_and_a_used_folder(self):
         a = _run(self.tmp, "r1", "bus")
