@@ -3,7 +3,15 @@
 #include "harness/errors.hpp"
 #include "harness/platform.hpp"
 
+#include <stdexcept>
+#include <string>
+
 namespace hdb::test {
+
+// What a runtime's own exception looks like to the harness (OpenCL's cl::Error): the platform names it.
+struct FakeRuntimeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class FakePlatform : public Platform {
  public:
@@ -15,6 +23,9 @@ class FakePlatform : public Platform {
   nlohmann::json context() const override { return {{"name", "fake device"}}; }
   bool has_transfers() const override { return true; }
   double measure_copy_ceiling() override { return 100.0; }
+  std::string describe_runtime_error(const std::exception& e) const override {
+    return dynamic_cast<const FakeRuntimeError*>(&e) ? std::string("fake runtime call ") + e.what() + " failed" : "";
+  }
 
  protected:
   std::uint64_t device_memory_bytes() const override { return 1ull << 30; }

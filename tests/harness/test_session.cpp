@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 
 #include "fake_platform.hpp"
 #include "harness/console.hpp"
@@ -281,4 +282,40 @@ TEST(Session, ALostDeviceFailsItsCaseAndStopsTheRun) {
   EXPECT_EQ(rows, 4);  // the header and the three results
   EXPECT_NE(err.find("case op/lost"), std::string::npos) << err;
   EXPECT_NE(err.find("cudaErrorIllegalAddress"), std::string::npos) << err;
+}
+
+TEST(Session, ARuntimeErrorIsNamedByThePlatformWithTheStageItCameFrom) {
+  // An error of the runtime's own type that no backend wrapper caught (OpenCL's cl::Error says only
+  // the call) is recorded as the platform names it, with where in the case it happened.
+  BenchmarkDef def;
+  def.name = "fake";
+  def.description = "runtime errors";
+  def.run = [](Session& s) {
+    for (const char* where : {"setup", "pass", "verify"}) {
+      std::string w = where;
+      s.run({"op", w, {}, s.sizes().front(), s.transfers().front()}, [w]() {
+        if (w == "setup") throw test::FakeRuntimeError("clCreateBuffer");
+        Prepared p;
+        p.pass = [w] {
+          if (w == "pass") throw test::FakeRuntimeError("clEnqueueNDRangeKernel");
+          return Breakdown::compute_only(1e-3);
+        };
+        p.verify = [w]() -> Verification {
+          if (w == "verify") throw test::FakeRuntimeError("clEnqueueReadBuffer");
+          return Verification::pass("ok");
+        };
+        p.elements = 1;
+        return p;
+      });
+    }
+  };
+  std::string path = test::scratch("session-runtime.json");
+  EXPECT_EQ(run(def, {"--sizes", "32K", "--warmup", "0", "--json", path, "--quiet"}), kExitFailure);
+  std::ifstream f(path);
+  nlohmann::json j = nlohmann::json::parse(f);
+  std::map<std::string, std::string> reason;
+  for (const auto& r : j["results"]) reason[r["variant"]] = r["reason"];
+  EXPECT_EQ(reason["setup"], "fake runtime call clCreateBuffer failed during the case's preparation");
+  EXPECT_EQ(reason["pass"], "fake runtime call clEnqueueNDRangeKernel failed during a timed pass");
+  EXPECT_EQ(reason["verify"], "fake runtime call clEnqueueReadBuffer failed during verification");
 }

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 
+#include "common/device_suite.hpp"
 #include "harness/errors.hpp"
 #include "ngram_backend.hpp"
 #include "ngram_test_data.hpp"
@@ -11,15 +12,8 @@ namespace hdb::ngram {
 namespace {
 
 TEST(NgramOpenCl, AllVariantsEqualBruteForce) {
-#ifdef HDB_POCL_CACHE_DIR
-  setenv("POCL_CACHE_DIR", HDB_POCL_CACHE_DIR, 0);  // PoCL needs a writable kernel cache
-#endif
   opencl::OpenClPlatform platform;
-  try {
-    platform.init(Options{});
-  } catch (const NoDevice& e) {
-    GTEST_SKIP() << e.what();
-  }
+  if (std::string skip = hdb::test::init_device(platform); !skip.empty()) GTEST_SKIP() << skip;
   opencl::OpenClNgram backend(platform);
   testing::expect_exact(backend, {9}, {0, 12});
 }

@@ -1,6 +1,7 @@
 // The RA composition over the OpenCL RA backend (PoCL here) against the serial reference, with
 // pageable and pinned host memory.
 #include "bench/tpch_ra.hpp"
+#include "common/device_suite.hpp"
 #include "harness/errors.hpp"
 #include "ra_backend.hpp"
 #include "runtime/cl_platform.hpp"
@@ -10,11 +11,7 @@ namespace hdb::tpch::test {
 
 TEST(TpchOpenCl, RaCompositionEqualsTheReference) {
   opencl::OpenClPlatform platform;
-  try {
-    platform.init(Options{});
-  } catch (const NoDevice& e) {
-    GTEST_SKIP() << e.what();
-  }
+  if (std::string skip = hdb::test::init_device(platform); !skip.empty()) GTEST_SKIP() << skip;
   ra::opencl::ClRa ra(platform);
   RaComposed backend(ra);
   ASSERT_FALSE(backend.variants().empty());

@@ -276,9 +276,10 @@ Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform&
                  e.what());
   } catch (const std::exception& e) {
     out.rc = kExitFailure;
-    stopped = e.what();
+    stopped = platform.describe_runtime_error(e);
+    if (stopped.empty()) stopped = e.what();
     std::fprintf(stderr, "%s: %serror: %s (results so far are kept)\n", exe.c_str(),
-                 mpi.active() ? ("rank " + std::to_string(mpi.rank()) + ": ").c_str() : "", e.what());
+                 mpi.active() ? ("rank " + std::to_string(mpi.rank()) + ": ").c_str() : "", stopped.c_str());
   }
   if (write_final(exe, db, opts, stopped.empty() ? "" : "stopped by an error: " + stopped) != kExitOk)
     out.rc = kExitFailure;

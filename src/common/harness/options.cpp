@@ -33,7 +33,9 @@ void add_common_options(CLI::App& app, Options& o) {
   app.add_option("--target-noise", o.target_noise, "Stop when the coefficient of variation of kernel time is below this")
       ->check(CLI::Range(0.0, 10.0));
   app.add_option("--device", o.device, "Device index (CUDA, OpenCL)")->check(CLI::NonNegativeNumber);
-  app.add_option("--platform", o.platform, "OpenCL platform index")->check(CLI::NonNegativeNumber);
+  app.add_option("--platform", o.platform,
+                 "OpenCL platform: its index, or a word of its name or vendor (pocl, intel, nvidia); default 0")
+      ->check([](const std::string& v) { return v.empty() ? std::string("an empty platform selects nothing") : std::string(); });
   app.add_option("--threads", o.threads, "CPU threads for parallel variants (0: all)")->check(CLI::Range(0, 4096));
   app.add_option("--only", o.only, "Run only these tests: name, name/variant, globs allowed (comma separated)")
       ->delimiter(',');

@@ -30,7 +30,9 @@ struct Options {
   double target_noise = 0.02;
 
   int device = 0;
-  int platform = 0;
+  // --platform: an OpenCL platform's index in the loader's list, or a word of its name or vendor
+  // ("pocl", "intel", "nvidia"): the index depends on the order the ICD loader reads its files in.
+  std::string platform = "0";
   int threads = 0;  // 0 = all hardware threads
   // --memory-limit: the device (host RAM on cpu) counts as holding at most this many bytes; 0 = no
   // limit. Cases whose allocations exceed it are skipped with the reason, so the skip paths can be

@@ -2,6 +2,7 @@
 // What every backend provides besides its benchmark interfaces: device set-up, a context block for
 // the results, memory limits, and the memory-copy ceiling that "% of peak" is measured against.
 #include <cstdint>
+#include <exception>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -33,6 +34,10 @@ class Platform {
   // Measured copy bandwidth of the memory the kernels work in, in GB/s, counting bytes read plus
   // bytes written. Measured once per run at a size beyond the last-level cache.
   virtual double measure_copy_ceiling() = 0;
+  // What a case that ended with `e` records as its reason. A runtime's own exception that escaped its
+  // backend's wrappers (OpenCL's cl::Error says only the call) is named with its error code here;
+  // "" where `e` is no such exception (its what() is the reason).
+  virtual std::string describe_runtime_error(const std::exception& /*e*/) const { return ""; }
 
  protected:
   // What the device reports (free device memory on CUDA, global memory on OpenCL, RAM on the CPU).

@@ -65,6 +65,8 @@ void Session::run(const CaseKey& key, const std::function<Prepared()>& setup) {
   }
   Record r;
   r.key = key;
+  // Where in the case an error came from, for errors that do not say it themselves.
+  std::string stage = "the case's preparation";
   try {
     Prepared p = setup();
     r.elements = p.elements;
@@ -76,7 +78,9 @@ void Session::run(const CaseKey& key, const std::function<Prepared()>& setup) {
     r.min_bytes_moved = p.min_bytes_moved;
     r.transfer_bytes = p.transfer_bytes;
     r.extra = p.extra;
+    stage = "the warm-up pass";
     for (int i = 0; i < opts_.warmup; ++i) p.pass();
+    stage = "a timed pass";
     StoppingRule rule{opts_.passes, opts_.max_passes, opts_.max_time, opts_.target_noise};
     std::vector<double> measured;
     double spent = 0;
@@ -87,6 +91,7 @@ void Session::run(const CaseKey& key, const std::function<Prepared()>& setup) {
       r.trials.push_back(std::move(b));
     } while (!rule.done(measured, spent));
     if (opts_.verify) {
+      stage = "verification";
       r.checked = true;
       Verification v = p.verify();
       r.verify_detail = v.detail;
@@ -123,7 +128,8 @@ void Session::run(const CaseKey& key, const std::function<Prepared()>& setup) {
     throw DeviceLost("case " + key.id() + ": " + e.what());
   } catch (const std::exception& e) {
     r.status = Status::Failed;
-    r.reason = e.what();
+    std::string runtime = platform_ ? platform_->describe_runtime_error(e) : "";
+    r.reason = runtime.empty() ? e.what() : runtime + " during " + stage;
     r.trials.clear();
   }
   record(std::move(r));

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -64,16 +65,75 @@ void rethrow(const cl::Error& e, const std::string& what) {
   throw DeviceError(msg);
 }
 
+namespace {
+
+const char* command_name(cl_command_type t) {
+  switch (t) {
+    case CL_COMMAND_NDRANGE_KERNEL: return "kernel";
+    case CL_COMMAND_READ_BUFFER: return "buffer read";
+    case CL_COMMAND_WRITE_BUFFER: return "buffer write";
+    case CL_COMMAND_COPY_BUFFER: return "buffer copy";
+    case CL_COMMAND_FILL_BUFFER: return "buffer fill";
+    case CL_COMMAND_MAP_BUFFER: return "buffer map";
+    case CL_COMMAND_UNMAP_MEM_OBJECT: return "unmap";
+    case CL_COMMAND_MARKER: return "marker";
+    case CL_COMMAND_USER: return "user event";
+    default: return "command";
+  }
+}
+
+// Profiling times exist only for a command that has completed (OpenCL 1.2, clGetEventProfilingInfo):
+// an event of an in-order queue whose later command has finished may still read as running on a
+// strict implementation (Intel's CPU runtime, NVIDIA's), so every read waits for its event first
+// and checks that the command completed rather than ended with an error.
+void wait_completed(const cl::Event& e, const char* what) {
+  if (e() == nullptr) throw DeviceError(std::string(what) + ": no command was enqueued for this event");
+  cl_command_type type = 0;
+  clGetEventInfo(e(), CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr);
+  // A user event has no profiling times, and waiting for one that nothing sets would never return.
+  if (type == CL_COMMAND_USER) throw DeviceError(std::string(what) + ": a user event has no profiling times");
+  cl_int err = clWaitForEvents(1, &e());
+  cl_int status = CL_COMPLETE;
+  cl_int info = clGetEventInfo(e(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+  if (info == CL_SUCCESS && status < 0)
+    throw DeviceError(std::string(what) + ": the " + command_name(type) + " ended with " + error_name(status) + " (" +
+                      std::to_string(status) + ")");
+  if (err != CL_SUCCESS)
+    throw DeviceError(std::string(what) + ": clWaitForEvents on a " + command_name(type) + " failed with " +
+                      error_name(err) + " (" + std::to_string(err) + ")");
+}
+
+cl_ulong profile_time(const cl::Event& e, cl_profiling_info which, const char* what) {
+  cl_ulong t = 0;
+  cl_int err = clGetEventProfilingInfo(e(), which, sizeof t, &t, nullptr);
+  if (err != CL_SUCCESS) {
+    cl_command_type type = 0;
+    clGetEventInfo(e(), CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr);
+    throw DeviceError(std::string(what) + ": clGetEventProfilingInfo(" +
+                      (which == CL_PROFILING_COMMAND_START ? "CL_PROFILING_COMMAND_START" : "CL_PROFILING_COMMAND_END") +
+                      ") on a " + command_name(type) + " failed with " + error_name(err) + " (" + std::to_string(err) +
+                      ")");
+  }
+  return t;
+}
+
+}  // namespace
+
 double event_seconds(const cl::Event& e) {
-  cl_ulong a = e.getProfilingInfo<CL_PROFILING_COMMAND_START>();
-  cl_ulong b = e.getProfilingInfo<CL_PROFILING_COMMAND_END>();
-  return static_cast<double>(b - a) * 1e-9;
+  constexpr const char* what = "reading a command's profiling times";
+  wait_completed(e, what);
+  return static_cast<double>(profile_time(e, CL_PROFILING_COMMAND_END, what) -
+                             profile_time(e, CL_PROFILING_COMMAND_START, what)) *
+         1e-9;
 }
 
 double event_span(const cl::Event& first, const cl::Event& last) {
-  cl_ulong a = first.getProfilingInfo<CL_PROFILING_COMMAND_START>();
-  cl_ulong b = last.getProfilingInfo<CL_PROFILING_COMMAND_END>();
-  return static_cast<double>(b - a) * 1e-9;
+  constexpr const char* what = "reading the profiling times of a span of commands";
+  wait_completed(first, what);
+  wait_completed(last, what);
+  return static_cast<double>(profile_time(last, CL_PROFILING_COMMAND_END, what) -
+                             profile_time(first, CL_PROFILING_COMMAND_START, what)) *
+         1e-9;
 }
 
 namespace {
@@ -156,7 +216,69 @@ bool is_pocl(const cl::Platform& p) {
     return false;
   }
 }
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string platform_name(const cl::Platform& p) {
+  try {
+    return p.getInfo<CL_PLATFORM_NAME>();
+  } catch (const cl::Error&) {
+    return "?";
+  }
+}
+
+bool name_matches(const cl::Platform& p, const std::string& word) {
+  if (word == "pocl" && is_pocl(p)) return true;
+  try {
+    return lower(p.getInfo<CL_PLATFORM_NAME>()).find(word) != std::string::npos ||
+           lower(p.getInfo<CL_PLATFORM_VENDOR>()).find(word) != std::string::npos;
+  } catch (const cl::Error&) {
+    return false;
+  }
+}
+
+// --platform: an index, or a word of one platform's name or vendor. A word that no platform has
+// is NoDevice (that implementation is not installed here, exit 77); an index out of range or a word
+// that several platforms share selects nothing definite: a usage error.
+std::size_t select_platform(const std::vector<cl::Platform>& platforms, const std::string& selector) {
+  std::string found;
+  for (std::size_t i = 0; i < platforms.size(); ++i)
+    found += (i ? ", " : "") + std::to_string(i) + " '" + platform_name(platforms[i]) + "'";
+  if (!selector.empty() && std::all_of(selector.begin(), selector.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    std::size_t index = selector.size() > 9 ? platforms.size() : std::stoul(selector);
+    if (index >= platforms.size())
+      throw UsageError("--platform " + selector + ": only " + std::to_string(platforms.size()) +
+                       " OpenCL platform(s) (allowed: 0.." + std::to_string(platforms.size() - 1) + "; found: " + found +
+                       ")");
+    return index;
+  }
+  const std::string word = lower(selector);
+  std::vector<std::size_t> hits;
+  for (std::size_t i = 0; i < platforms.size(); ++i)
+    if (name_matches(platforms[i], word)) hits.push_back(i);
+  if (hits.empty()) throw NoDevice("no OpenCL platform matches --platform '" + selector + "' (found: " + found + ")");
+  if (hits.size() > 1)
+    throw UsageError("--platform '" + selector + "' matches " + std::to_string(hits.size()) +
+                     " OpenCL platforms (found: " + found + "): give its index");
+  return hits.front();
+}
+
 }  // namespace
+
+std::string implementation_name(const cl::Platform& p) {
+  if (is_pocl(p)) return "pocl";
+  std::string name = lower(platform_name(p));
+  for (const char* known : {"intel", "nvidia", "amd", "rusticl", "apple", "arm", "qualcomm", "clover"})
+    if (name.find(known) != std::string::npos) return known;
+  std::string word;
+  for (char c : name) {
+    if (std::isalnum(static_cast<unsigned char>(c))) word += c;
+    else if (!word.empty()) break;
+  }
+  return word.empty() ? "unknown" : word;
+}
 
 void OpenClPlatform::init(const Options& opts) {
   // PoCL compiles kernels into a cache that must be writable; when it is not, that is what is
@@ -173,10 +295,7 @@ void OpenClPlatform::init(const Options& opts) {
     if (!cache_problem.empty()) throw DeviceError(cache_problem);
     throw NoDevice("no OpenCL device (no platform installed)");
   }
-  if (opts.platform >= static_cast<int>(platforms.size()))
-    throw UsageError("--platform " + std::to_string(opts.platform) + ": only " + std::to_string(platforms.size()) +
-                     " OpenCL platform(s) (allowed: 0.." + std::to_string(platforms.size() - 1) + ")");
-  platform_ = platforms[static_cast<std::size_t>(opts.platform)];
+  platform_ = platforms[select_platform(platforms, opts.platform)];
   if (!cache_problem.empty() && is_pocl(platform_)) throw DeviceError(cache_problem);
   std::vector<cl::Device> devices;
   try {
@@ -184,7 +303,7 @@ void OpenClPlatform::init(const Options& opts) {
   } catch (const cl::Error& e) {
     throw NoDevice(std::string("no OpenCL device (clGetDeviceIDs: ") + error_name(e.err()) + ")");
   }
-  if (devices.empty()) throw NoDevice("no OpenCL device on platform " + std::to_string(opts.platform));
+  if (devices.empty()) throw NoDevice("no OpenCL device on platform '" + platform_name(platform_) + "'");
   if (opts.device >= static_cast<int>(devices.size()))
     throw UsageError("--device " + std::to_string(opts.device) + ": platform has " + std::to_string(devices.size()) +
                      " device(s) (allowed: 0.." + std::to_string(devices.size() - 1) + ")");
@@ -202,6 +321,8 @@ nlohmann::json OpenClPlatform::context() const {
   return {{"name", device_.getInfo<CL_DEVICE_NAME>()},
           {"kind", "opencl"},
           {"platform", platform_.getInfo<CL_PLATFORM_NAME>()},
+          {"implementation", implementation_name(platform_)},
+          {"platform_vendor", platform_.getInfo<CL_PLATFORM_VENDOR>()},
           {"platform_version", platform_.getInfo<CL_PLATFORM_VERSION>()},
           {"vendor", device_.getInfo<CL_DEVICE_VENDOR>()},
           {"device_version", device_.getInfo<CL_DEVICE_VERSION>()},
@@ -213,6 +334,13 @@ nlohmann::json OpenClPlatform::context() const {
           {"local_memory_bytes", device_.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>()},
           {"max_work_group_size", device_.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>()},
           {"host_unified_memory", (type & CL_DEVICE_TYPE_CPU) != 0}};
+}
+
+std::string OpenClPlatform::describe_runtime_error(const std::exception& e) const {
+  const auto* err = dynamic_cast<const cl::Error*>(&e);
+  if (!err) return "";
+  return std::string("OpenCL call ") + err->what() + " failed with " + error_name(err->err()) + " (" +
+         std::to_string(err->err()) + ")";
 }
 
 std::uint64_t OpenClPlatform::device_memory_bytes() const { return device_.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>(); }

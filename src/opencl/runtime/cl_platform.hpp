@@ -22,6 +22,7 @@ class OpenClPlatform : public Platform {
   nlohmann::json context() const override;
   bool has_transfers() const override { return true; }
   double measure_copy_ceiling() override;
+  std::string describe_runtime_error(const std::exception& e) const override;
 
   cl::Context& context_ref() { return context_; }
   cl::Device& device() { return device_; }
@@ -54,6 +55,10 @@ std::string pocl_cache_dir();
 // it; returns "" or what is wrong, naming the directory. OpenClPlatform::init reports that instead
 // of "no OpenCL device" when the platform is PoCL (or no platform loads).
 std::string prepare_pocl_cache();
+
+// The OpenCL implementation a platform is, in one word for results and reports: "pocl", "intel",
+// "nvidia", "amd", ... (else the first word of its name). Two of them on one CPU are two series.
+std::string implementation_name(const cl::Platform& p);
 
 // Seconds between the event's start and end (CL_PROFILING_COMMAND_START/END).
 double event_seconds(const cl::Event& e);
