@@ -165,6 +165,10 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unv
     doc.h(1, title)
     doc.p(f"A: {results.machine_line(docs_a)}")
     doc.p(f"B: {results.machine_line(docs_b)}")
+    impl_a, impl_b = results.opencl_implementations(docs_a), results.opencl_implementations(docs_b)
+    if impl_a and impl_b and impl_a != impl_b:
+        doc.warn(f"The OpenCL results of A ran on {', '.join(impl_a)} and those of B on {', '.join(impl_b)}: their pairs "
+                 "compare two OpenCL implementations (each run's driver is named above), not two runs of one.")
     n_f = sum(p["verdict"] == "faster" for p in pairs)
     n_s = sum(p["verdict"] == "slower" for p in pairs)
     above = [p for p in pairs if p["above_ceiling"]]

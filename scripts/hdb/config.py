@@ -54,7 +54,13 @@ LARGE_KEYS = {"sizes", "only", "peer_only", "peers", "args", "timeout_s"}
 # plus args (options every executable of the backend takes, replacing the same options given before),
 # timeout_s (its executables' time limit: the longer of this and the benchmark's) and large (false:
 # its executables make no [bench.<name>.large] second run). For a slow backend such as cuda-host.
-BACKEND_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args", "large"}
+BACKEND_KEYS = set(HARNESS_FLAGS) | {"timeout_s", "args", "large", "platforms"}
+# [backend.opencl] platforms = ["nvidia", "pocl", "intel"]: the OpenCL backend's executables run once
+# per platform listed (--platform: a word of the platform's name, or its index), each an entry
+# <benchmark>-opencl-<platform> whose results the report keeps apart by implementation. A platform not
+# installed is recorded as skipped with the reason. Without the key: one run on the loader's first
+# platform (or the one `platform` names), as <benchmark>-opencl.
+_PLATFORM = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _BACKEND_NAME = re.compile(r"^[a-z][a-z0-9_]*(?:-[a-z0-9_]+)*$")  # cuda-host
 # peers = ["duckdb", "pg_trgm"]: systems the driver runs beside the executables, on the same data
@@ -145,7 +151,7 @@ DEFAULT_SIZE_CLASS = 1
 # Integer options and the range the harness accepts (options.cpp: CLI::Range / NonNegativeNumber);
 # None: no upper bound.
 _INT_RANGES = {"size_class": (1, 4), "passes": (1, 100000), "max_passes": (1, 100000), "warmup": (0, 1000),
-               "threads": (0, 4096), "device": (0, None), "platform": (0, None), "seed": (0, (1 << 64) - 1)}
+               "threads": (0, 4096), "device": (0, None), "seed": (0, (1 << 64) - 1)}
 _FLOAT_RANGES = {"max_time": (0.0, 86400.0), "target_noise": (0.0, 10.0)}
 TRANSFERS = ("pageable", "pinned", "both")
 
@@ -224,6 +230,13 @@ def _harness_value(where, key, value):
             raise UsageError(f"{where}: '{key}' must be a size such as \"32K\" or a number of bytes")
         parse_size(where, key, value)
         return str(value).strip()
+    if key == "platform":
+        # --platform: an index, or a word of the platform's name (harness options.cpp)
+        if isinstance(value, bool) or not (isinstance(value, int) and value >= 0 or
+                                           isinstance(value, str) and _PLATFORM.match(value.lower())):
+            raise UsageError(f"{where}: 'platform' must be an OpenCL platform's index or a word of its name "
+                             f"(pocl, intel, nvidia), not {value!r}")
+        return value
     if key == "transfer":
         if value not in TRANSFERS:
             raise UsageError(f"{where}: transfer must be pageable, pinned or both, not {value!r}")
@@ -316,10 +329,35 @@ def _backend_tables(where, tables):
                     raise UsageError(f"{w}: 'large' must be true or false (whether its executables make the "
                                      "[bench.<name>.large] second runs)")
                 b[k] = v
+            elif k == "platforms":
+                b[k] = _platforms(w, name, v)
             else:
                 b[k] = _harness_value(w, k, v)
         _one_size_setting(w, b)
         out[name] = b
+    return out
+
+
+def _platforms(where, backend, value):
+    """[backend.opencl] platforms: OpenCL platforms by a word of their names, each run once."""
+    if backend != "opencl":
+        raise UsageError(f"{where}: 'platforms' is an OpenCL key ([backend.opencl])")
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and _PLATFORM.match(v) for v in value):
+        raise UsageError(f"{where}: 'platforms' must be a non-empty list of lower-case words of OpenCL platform "
+                         f"names, e.g. [\"pocl\", \"intel\"], not {value!r}")
+    twice = sorted({v for v in value if value.count(v) > 1})
+    if twice:
+        raise UsageError(f"{where}: 'platforms' names {', '.join(twice)} twice")
+    return list(value)
+
+
+def backend_runs(cfg, benchmark):
+    """[(backend, platform)] the benchmark's executables run as: one per backend, the OpenCL backend
+    once per platform its table lists (platform None: no --platform of its own)."""
+    out = []
+    for b in bench_backends(cfg, benchmark):
+        for p in backend_table(cfg, b).get("platforms") or [None]:
+            out.append((b, p))
     return out
 
 
@@ -608,7 +646,7 @@ def resolve_options(layers):
     return opts, origin
 
 
-def executable_args(cfg, benchmark, large=False, peer=False, backend=None):
+def executable_args(cfg, benchmark, large=False, peer=False, backend=None, platform=None):
     """The flags one executable gets: the options of option_layers (resolve_options), then args, the
     backend table's last, each replacing the same option given before.
     large: its second run at the sizes, --only selection and args of [bench.<name>.large] (a peer
@@ -629,6 +667,8 @@ def executable_args(cfg, benchmark, large=False, peer=False, backend=None):
     args += extra
     if own.get("args"):
         args = _replace_options(args, own["args"])
+    if platform is not None and not peer:
+        args = _replace_options(args, ["--platform", platform])
     return _replace_options(args, [] if large else bench.get("peer_args", [])) if peer else args
 
 

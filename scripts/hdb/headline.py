@@ -21,6 +21,12 @@ from .util import size_text
 CPU = "cpu"
 DEVICE_BACKENDS = ("cuda", "opencl")  # the accelerator: cuda when it ran, else opencl (never cuda-host)
 SUITE_BACKENDS = (CPU,) + DEVICE_BACKENDS
+
+
+def is_device_backend(backend):
+    """cuda, opencl, or opencl-<implementation> (a run with two OpenCL implementations:
+    results.separate_implementations)."""
+    return backend in DEVICE_BACKENDS or backend.startswith("opencl-")
 DB_PEER = "duckdb"  # the end-to-end database peer the speed-ups are quoted against
 PEER_ONLY_PARAMS = ("threads",)  # a peer's own axis, not part of the operation
 SEPARATE_BY = ("data",)  # parameters that make separate headline operations (TPC-H random vs real tables)
@@ -49,13 +55,13 @@ class Processor:
     def label(self):
         if self.backend == CPU:
             return f"CPU ({self.device})"
-        if self.backend in DEVICE_BACKENDS:
+        if is_device_backend(self.backend):
             return f"{self.backend}: {self.device}" + (f" [{self.kind} device]" if self.kind else "")
         return f"{self.backend} (peer)"
 
     @property
     def is_device(self):
-        return self.backend in DEVICE_BACKENDS
+        return is_device_backend(self.backend)
 
 
 def processors(docs):
@@ -72,30 +78,34 @@ def processors(docs):
             name = f"{ctx.get('cpu', '?')}, {ctx.get('threads_used', '?')} threads"
         else:
             name = dev.get("name") or b
-        out[b] = Processor(b, name, dev.get("type", "") if b in DEVICE_BACKENDS else "")
+        out[b] = Processor(b, name, dev.get("type", "") if is_device_backend(b) else "")
     return out
 
 
 def accelerator(backends):
-    """The device backend the headline calls the accelerator: cuda when it ran, else opencl."""
+    """The device backend the headline calls the accelerator: cuda when it ran, else opencl (of
+    several OpenCL implementations, the first by name)."""
     for b in DEVICE_BACKENDS:
         if b in backends:
             return b
-    return None
+    several = sorted(b for b in backends if is_device_backend(b))
+    return several[0] if several else None
 
 
 def stand_in_note(procs, ran):
     """A sentence when no GPU ran: which device stands in for the accelerator."""
     if "cuda" in ran:
         return ""
-    ocl = procs.get("opencl")
-    if ocl and "opencl" in ran:
+    acc = accelerator(ran)
+    ocl = procs.get(acc) if acc else None
+    if ocl:
+        who = "the OpenCL backend" + ("" if acc == "opencl" else f" ({acc}, the first of {len([x for x in ran if is_device_backend(x)])} implementations)")
         kind = f"a {ocl.kind} device" if ocl.kind else "its device"
         if ocl.kind and ocl.kind != "gpu":
-            return (f"No GPU ran here: the OpenCL backend on {ocl.device} ({kind}) stands in for the accelerator, "
+            return (f"No GPU ran here: {who} on {ocl.device} ({kind}) stands in for the accelerator, "
                     "so its 'PCIe' time is a copy within host memory and the speed-ups say how the portable kernels "
                     "do on this processor, not what a GPU would do.")
-        return f"No CUDA device ran here: the OpenCL backend on {ocl.device} ({kind}) is the accelerator."
+        return f"No CUDA device ran here: {who} on {ocl.device} ({kind}) is the accelerator."
     return "No device backend ran here: there is no accelerator to compare with."
 
 

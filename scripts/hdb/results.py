@@ -166,11 +166,31 @@ def check_run_dir(run_dir):
                                                   " (nothing was written there)"))
 
 
+def opencl_implementation(doc):
+    """'pocl', 'intel', 'nvidia', ... for a document of the OpenCL backend (context.device.implementation;
+    '' in documents older than that field), '' for any other backend."""
+    dev = (doc.get("context") or {}).get("device") or {}
+    return dev.get("implementation", "") if dev.get("kind") == "opencl" else ""
+
+
+def separate_implementations(docs):
+    """Documents of one run (or one combined run) from two OpenCL implementations (PoCL and Intel's on
+    one CPU, say) are two processors: their backend becomes 'opencl-<implementation>' in memory, so
+    that every table, figure, headline and de-duplication keeps them apart. A run with one
+    implementation keeps 'opencl', so that compare still pairs a PoCL run with an Intel run."""
+    impls = {opencl_implementation(d) for d in docs if d.get("backend") == "opencl"}
+    if len(impls) > 1:
+        for d in docs:
+            if d.get("backend") == "opencl":
+                d["backend"] = f"opencl-{opencl_implementation(d) or 'unnamed'}"
+    return docs
+
+
 def load_docs(run_dir):
     """Every document of a run; the first one that cannot be used is an error (UsageError)."""
     if not os.path.isdir(run_dir):
         raise UsageError(f"{run_dir}: no such run directory")
-    return [load_doc(p) for p in raw_files(run_dir)]
+    return separate_implementations([load_doc(p) for p in raw_files(run_dir)])
 
 
 def load_docs_tolerant(run_dir):
@@ -188,7 +208,7 @@ def load_docs_tolerant(run_dir):
             foreign.append(str(e).replace(p, rel, 1) + ": its results are not in this report")
         except UsageError as e:
             broken.append(str(e).replace(p, rel, 1) + ": its results are not in this report")
-    return docs, broken, foreign
+    return separate_implementations(docs), broken, foreign
 
 
 def incomplete(doc):
@@ -291,6 +311,7 @@ def _row(doc, ctx, rank, device, r):
         "id": r["id"],
         "benchmark": doc["benchmark"],
         "backend": doc["backend"],
+        "implementation": opencl_implementation(doc),
         "host_execution": host_execution_doc(doc),
         "rank": rank,
         "device": device,
@@ -443,16 +464,19 @@ def summary_columns():
     return list(schema["x-csv-columns"]) + list(schema["x-summary-csv-columns"])
 
 
-def _flagged_rows(body, columns, flags):
+def _flagged_rows(body, columns, flags, backend=None):
     """The CSV records of `body` (the executables' columns), each with the driver's above_ceiling
     appended: the figures of that result (by benchmark, backend, rank and id) above the physical
-    ceiling of the run, '' when none."""
+    ceiling of the run, '' when none. backend: the name its document goes by in this run, where that
+    is not the executable's (opencl-<implementation>: separate_implementations)."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     at = {c: i for i, c in enumerate(columns)}
     for rec in csv.reader(io.StringIO(body, newline="")):
         if not rec:
             continue
+        if backend and len(rec) > at["backend"]:
+            rec[at["backend"]] = backend
         try:
             key = (rec[at["benchmark"]], rec[at["backend"]], int(rec[at["rank"]] or 0), rec[at["id"]])
         except (IndexError, ValueError):
@@ -479,6 +503,8 @@ def summary_csv(run_dir, docs=None):
     if docs is None:
         docs = load_docs_tolerant(run_dir)[0]
     flags = {match_key(r): plausibility.figures_text(r) for r in all_rows(docs)}
+    renamed = {os.path.realpath(d["_path"]): d["backend"] for d in docs
+               if d.get("_path") and opencl_implementation(d) and d["backend"] != "opencl"}
     parts, problems = [",".join(summary_columns()) + "\n"], []
     for jp in raw_files(run_dir):
         cp = csv_path_for(jp)
@@ -505,7 +531,7 @@ def summary_csv(run_dir, docs=None):
                             "left out of summary.csv")
             continue
         body = text[text.find("\n") + 1:] if "\n" in text else ""
-        parts.append(_flagged_rows(body, columns, flags))
+        parts.append(_flagged_rows(body, columns, flags, renamed.get(os.path.realpath(jp))))
     return "".join(parts), problems
 
 
@@ -514,6 +540,18 @@ def write_summary_csv(run_dir, docs=None):
     text, problems = summary_csv(run_dir, docs)
     write_atomically(os.path.join(run_dir, SUMMARY_CSV), text)
     return problems
+
+
+def opencl_driver_text(doc):
+    """' (pocl, driver 3.1+debian)' for an OpenCL document: which implementation and version ran."""
+    impl = opencl_implementation(doc)
+    dev = (doc.get("context") or {}).get("device") or {}
+    return f" ({impl}, driver {dev.get('driver_version', '?')})" if impl else ""
+
+
+def opencl_implementations(docs):
+    """The OpenCL implementations the documents ran on, e.g. ['intel', 'pocl']."""
+    return sorted({opencl_implementation(d) for d in docs if opencl_implementation(d)})
 
 
 def machine_line(docs):
@@ -525,7 +563,7 @@ def machine_line(docs):
         h = f"host {ctx.get('host', '?')}: {ctx.get('cpu', '?')} ({ctx.get('logical_cores', '?')} cores)"
         if h not in hosts:
             hosts.append(h)
-        dev = f"{d['backend']}: {ctx.get('device', {}).get('name', '?')}"
+        dev = f"{d['backend']}: {ctx.get('device', {}).get('name', '?')}" + opencl_driver_text(d)
         if dev not in devices:
             devices.append(dev)
     return "; ".join(hosts) + (" | " + "; ".join(devices) if devices else "")

@@ -54,21 +54,21 @@ def utc_now():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def entry_name(benchmark, backend):
-    return f"{benchmark}-{backend}"
+def entry_name(benchmark, backend, platform=None):
+    return f"{benchmark}-{backend}" + (f"-{platform}" if platform else "")
 
 
 def plan(cfg):
     """Execution order: bus on every backend first (the ceilings), then benchmark by benchmark."""
     out = []
     for bench in cfgmod.ordered_benchmarks(cfg["benchmarks"]):
-        for backend in cfgmod.bench_backends(cfg, bench):
+        for backend, platform in cfgmod.backend_runs(cfg, bench):
             out.append({
-                "name": entry_name(bench, backend),
+                "name": entry_name(bench, backend, platform),
                 "benchmark": bench,
                 "backend": backend,
                 "executable": f"hdb-{bench}-{backend}",
-                "args": cfgmod.executable_args(cfg, bench, backend=backend),
+                "args": cfgmod.executable_args(cfg, bench, backend=backend, platform=platform),
                 "timeout_s": cfgmod.timeout_for(cfg, bench, backend=backend),
                 "status": "pending",
             })
@@ -89,9 +89,33 @@ def large_entries(cfg, bench, planned):
         if not cfgmod.large_run(cfg, bench, backend):
             continue
         big = dict(e, name=e["name"] + "-large", timeout_s=cfgmod.timeout_for(cfg, bench, large=True, backend=backend),
-                   args=cfgmod.executable_args(cfg, bench, large=True, peer=bool(e.get("peer")), backend=backend))
+                   args=cfgmod.executable_args(cfg, bench, large=True, peer=bool(e.get("peer")), backend=backend,
+                                               platform=platform_named(e["args"])))
         out.append(big)
     return out
+
+
+def platform_named(args):
+    """The --platform an entry's executable gets when it is a word of a platform's name (not an index)."""
+    for i, a in enumerate(args):
+        value = args[i + 1] if a == "--platform" and i + 1 < len(args) else \
+            a.partition("=")[2] if a.startswith("--platform=") else None
+        if value is not None:
+            return None if value.isdigit() else value
+    return None
+
+
+def shown(e):
+    """The entry as progress lines name it: its executable, and the platform when it names one."""
+    p = platform_named(e.get("args", []))
+    return e["executable"] + (f" --platform {p}" if p else "")
+
+
+def opencl_vendors(repo):
+    """The project's own OpenCL ICD folder (scripts/setup: the system's platforms and Intel's CPU runtime
+    from the virtual environment), or None where setup made none."""
+    d = os.path.join(repo, ".venv", "etc", "OpenCL", "hdb-vendors")
+    return d if os.path.isdir(d) else None
 
 
 def peer_entries(cfg, bench):
@@ -696,8 +720,14 @@ class Runner:
             launcher += ["--hostfile", self.mpi_launch["hostfile"]]
         return launcher + list(self.mpi_launch.get("args") or []) + cmd
 
-    def environment(self):
+    def environment(self, e=None):
         env = dict(os.environ)
+        # An OpenCL platform chosen by name may be one the project installed (Intel's CPU runtime in
+        # .venv): its ICD folder, unless the user chose one. A platform chosen by index keeps the
+        # system's list, whose order it refers to.
+        vendors = opencl_vendors(self.repo)
+        if e and not e.get("peer") and platform_named(e["args"]) and vendors and "OCL_ICD_VENDORS" not in env:
+            env["OCL_ICD_VENDORS"] = vendors
         # Peers run as `python -m hdb.peers.<module>`: the hdb package must be importable.
         scripts = os.path.join(self.repo, "scripts")
         env["PYTHONPATH"] = scripts + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -721,13 +751,13 @@ class Runner:
                 if why:
                     e.update(status="skipped", reason=why, exit_code=None, duration_s=0.0)
                     self.save()
-                    progress.say(i, e, f"{e['executable']}: skipped, {why}")
+                    progress.say(i, e, f"{shown(e)}: skipped, {why}")
                     continue
             elif e["executable"] not in built:
                 e.update(status="skipped", reason=f"not built ({e['executable']} is not in {self.bin_dir})",
                          exit_code=None, duration_s=0.0)
                 self.save()
-                progress.say(i, e, f"{e['executable']}: skipped, not built")
+                progress.say(i, e, f"{shown(e)}: skipped, not built")
                 continue
             self.run_one(i, e, progress)
         self.mark_end()
@@ -754,8 +784,9 @@ class Runner:
     def run_one(self, index, e, progress):
         log_path = os.path.join(self.run_dir, "logs", e["name"] + ".log")
         cmd = self.command(e)
-        env = self.environment()
-        e.update(status="running", command=" ".join(shlex.quote(c) for c in cmd), log=os.path.relpath(log_path,
+        env = self.environment(e)
+        vendors = f"OCL_ICD_VENDORS={shlex.quote(env['OCL_ICD_VENDORS'])} " if env.get("OCL_ICD_VENDORS") else ""
+        e.update(status="running", command=vendors + " ".join(shlex.quote(c) for c in cmd), log=os.path.relpath(log_path,
                  self.run_dir), reason="", started_utc=utc_now())
         for k in ("failure", "exit_code", "duration_s", "cases", "complete", "mixed_build"):
             e.pop(k, None)
@@ -765,7 +796,7 @@ class Runner:
         if mixed:
             e["mixed_build"] = mixed
         self.save()
-        progress.say(index, e, f"{e['executable']}: started (limit {duration_text(e['timeout_s'])})")
+        progress.say(index, e, f"{shown(e)}: started (limit {duration_text(e['timeout_s'])})")
         t0 = time.monotonic()
         seen, timed_out, said = 0, False, t0
         with open(log_path, "w") as log:
@@ -790,7 +821,7 @@ class Runner:
                     n, last = self.cases_so_far(e)
                     if n > seen:
                         seen, said = n, time.monotonic()
-                        progress.say(index, e, f"{e['executable']}: {n} cases done (last {last})", elapsed)
+                        progress.say(index, e, f"{shown(e)}: {n} cases done (last {last})", elapsed)
                 if elapsed > e["timeout_s"]:
                     timed_out = True
                     stop_group(proc)
@@ -810,7 +841,7 @@ class Runner:
         self.save()
         self.aggregate()
         c = e.get("cases", {})
-        progress.say(index, e, f"{e['executable']}: {e['status']}"
+        progress.say(index, e, f"{shown(e)}: {e['status']}"
                      + (f" ({e['reason']})" if e["reason"] else "")
                      + f", cases {c.get('ok', 0)} ok / {c.get('skipped', 0)} skipped / {c.get('failed', 0)} failed"
                      + f" in {duration_text(e['duration_s'])}")
@@ -896,11 +927,12 @@ class Runner:
     def print_summary(self):
         entries = self.manifest["entries"]
         self.log(f"\nrun-all: summary of {self.run_id}")
-        self.log(f"{'executable':<22} {'status':<8} {'time':>7}  {'cases ok/skip/fail':<18} reason")
+        width = max([22] + [len(shown(e)) for e in entries])
+        self.log(f"{'executable':<{width}} {'status':<8} {'time':>7}  {'cases ok/skip/fail':<18} reason")
         for e in entries:
             c = e.get("cases", {})
             cs = f"{c.get('ok', 0)}/{c.get('skipped', 0)}/{c.get('failed', 0)}" if c else "-"
-            self.log(f"{e['executable']:<22} {e['status']:<8} {duration_text(e.get('duration_s')):>7}  {cs:<18} "
+            self.log(f"{shown(e):<{width}} {e['status']:<8} {duration_text(e.get('duration_s')):>7}  {cs:<18} "
                      f"{e.get('reason', '')}")
         for p in self.problems:
             self.log(f"run-all: problem: {p}")
