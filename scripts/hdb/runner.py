@@ -90,19 +90,25 @@ def large_entries(cfg, bench, planned):
             continue
         big = dict(e, name=e["name"] + "-large", timeout_s=cfgmod.timeout_for(cfg, bench, large=True, backend=backend),
                    args=cfgmod.executable_args(cfg, bench, large=True, peer=bool(e.get("peer")), backend=backend,
-                                               platform=platform_named(e["args"])))
+                                               platform=None if e.get("peer") else platform_of(e["args"])))
         out.append(big)
     return out
 
 
-def platform_named(args):
-    """The --platform an entry's executable gets when it is a word of a platform's name (not an index)."""
+def platform_of(args):
+    """The --platform an entry's executable gets (an index or a word), or None."""
     for i, a in enumerate(args):
         value = args[i + 1] if a == "--platform" and i + 1 < len(args) else \
             a.partition("=")[2] if a.startswith("--platform=") else None
         if value is not None:
-            return None if value.isdigit() else value
+            return value
     return None
+
+
+def platform_named(args):
+    """The --platform an entry's executable gets when it is a word of a platform's name (not an index)."""
+    value = platform_of(args)
+    return None if value is None or value.isdigit() else value
 
 
 def shown(e):

@@ -54,6 +54,10 @@ class PlatformConfigTest(unittest.TestCase):
         self.assertEqual(sorted(large), ["ra-opencl-intel-large", "ra-opencl-pocl-large"])
         for name, args in large.items():
             self.assertEqual(args[args.index("--platform") + 1], name.split("-")[2])
+        # a platform given by its index keeps it too
+        doc["backend"]["opencl"]["platforms"] = ["1"]
+        big = [e for e in runner.plan(config.validate(doc)) if e["name"] == "ra-opencl-1-large"][0]
+        self.assertEqual(big["args"][big["args"].index("--platform") + 1], "1")
 
     def test_platform_values_name_the_problem(self):
         for table, words in (({"platforms": []}, "non-empty list"), ({"platforms": ["Intel OpenCL"]}, "lower-case"),
