@@ -57,8 +57,15 @@ const char* error_name(cl_int c) {
   }
 }
 
+namespace {
+// "CL_OUT_OF_RESOURCES (-5)": how every message here names an error code.
+std::string code_text(cl_int code) { return std::string(error_name(code)) + " (" + std::to_string(code) + ")"; }
+// "<call> failed with <code>" of a cl::Error (the bindings' what() is the call's name).
+std::string call_failed(const cl::Error& e) { return std::string(e.what()) + " failed with " + code_text(e.err()); }
+}  // namespace
+
 void rethrow(const cl::Error& e, const std::string& what) {
-  std::string msg = what + ": " + e.what() + " failed with " + error_name(e.err()) + " (" + std::to_string(e.err()) + ")";
+  std::string msg = what + ": " + call_failed(e);
   if (e.err() == CL_MEM_OBJECT_ALLOCATION_FAILURE || e.err() == CL_OUT_OF_RESOURCES ||
       e.err() == CL_OUT_OF_HOST_MEMORY || e.err() == CL_INVALID_BUFFER_SIZE)
     throw SkipCase("out of device memory: " + msg);
@@ -96,11 +103,9 @@ void wait_completed(const cl::Event& e, const char* what) {
   cl_int status = CL_COMPLETE;
   cl_int info = clGetEventInfo(e(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
   if (info == CL_SUCCESS && status < 0)
-    throw DeviceError(std::string(what) + ": the " + command_name(type) + " ended with " + error_name(status) + " (" +
-                      std::to_string(status) + ")");
+    throw DeviceError(std::string(what) + ": the " + command_name(type) + " ended with " + code_text(status));
   if (err != CL_SUCCESS)
-    throw DeviceError(std::string(what) + ": clWaitForEvents on a " + command_name(type) + " failed with " +
-                      error_name(err) + " (" + std::to_string(err) + ")");
+    throw DeviceError(std::string(what) + ": clWaitForEvents on a " + command_name(type) + " failed with " + code_text(err));
 }
 
 cl_ulong profile_time(const cl::Event& e, cl_profiling_info which, const char* what) {
@@ -111,8 +116,7 @@ cl_ulong profile_time(const cl::Event& e, cl_profiling_info which, const char* w
     clGetEventInfo(e(), CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr);
     throw DeviceError(std::string(what) + ": clGetEventProfilingInfo(" +
                       (which == CL_PROFILING_COMMAND_START ? "CL_PROFILING_COMMAND_START" : "CL_PROFILING_COMMAND_END") +
-                      ") on a " + command_name(type) + " failed with " + error_name(err) + " (" + std::to_string(err) +
-                      ")");
+                      ") on a " + command_name(type) + " failed with " + code_text(err));
   }
   return t;
 }
@@ -339,8 +343,7 @@ nlohmann::json OpenClPlatform::context() const {
 std::string OpenClPlatform::describe_runtime_error(const std::exception& e) const {
   const auto* err = dynamic_cast<const cl::Error*>(&e);
   if (!err) return "";
-  return std::string("OpenCL call ") + err->what() + " failed with " + error_name(err->err()) + " (" +
-         std::to_string(err->err()) + ")";
+  return "OpenCL call " + call_failed(*err);
 }
 
 std::uint64_t OpenClPlatform::device_memory_bytes() const { return device_.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>(); }
