@@ -22,10 +22,10 @@ Exit 0 when everything is valid and no case failed; 1 otherwise.
 import argparse
 import csv
 import json
-from collections import Counter
 import os
 import re
 import sys
+from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)

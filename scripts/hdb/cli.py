@@ -111,8 +111,9 @@ def run_all(argv):
         raise UsageError(f"--mpi takes rank counts such as 4 or 1,2,4, got {','.join(a.mpi)}") from None
     if any(n < 1 for n in a.mpi):
         raise UsageError("--mpi must be a positive number of ranks")
-    from .runner import Runner
     import shlex
+
+    from .runner import Runner
     command_line = " ".join(["scripts/run-all"] + [shlex.quote(x) for x in argv])
     if a.resume is not None:
         # --config is taken when it names the run's own configuration (Runner checks it against run.json).

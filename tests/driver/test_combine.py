@@ -4,10 +4,11 @@ folders that are not runs are refused, never overwritten."""
 import json
 import os
 
-import make_fixture
 from helpers import TempDirCase
 
 from hdb import combine, report
+
+import make_fixture
 
 
 def _run(root, run_id, bench, state="finished", status="ok"):

@@ -4,10 +4,11 @@ import os
 import unittest
 
 from helpers import TempDirCase
+
+from hdb import cpu_targets, targets
 from test_targets import M, record
 
 import make_fixture
-from hdb import cpu_targets, targets
 
 
 class CpuTargetsTest(TempDirCase):

@@ -5,9 +5,10 @@ import os
 import unittest
 
 from helpers import TempDirCase, has_matplotlib, script
-from make_fixture import document, record
 
 from hdb import headline, results
+
+from make_fixture import document, record
 
 K, M = 1 << 10, 1 << 20
 
@@ -151,6 +152,7 @@ class TextPeer(unittest.TestCase):
 class BusyMachine(TempDirCase):
     def test_results_taken_on_a_busy_machine_are_flagged(self):
         import json
+
         from hdb import report
         run = self.copy_fixture()
         path = os.path.join(run, "raw", "ra-cpu.json")

@@ -11,15 +11,15 @@ import subprocess
 import sys
 import unittest
 
-import make_fixture
 from helpers import REPO, SCRIPTS, TempDirCase, script
-from make_fixture import document, record
 
 from hdb import compare, config, headline, key_width, plots, report, results, scaling, targets
 from hdb.runner import plan
 from hdb.util import UsageError
 
 import check_results
+import make_fixture
+from make_fixture import document, record
 
 HOST = "cuda-host"
 K, M = 1 << 10, 1 << 20

@@ -5,9 +5,10 @@ import os
 import unittest
 
 from helpers import TempDirCase, has_matplotlib
-from make_fixture import document, record
 
 from hdb import key_width, report, results
+
+from make_fixture import document, record
 
 K, M = 1 << 10, 1 << 20
 

@@ -7,10 +7,11 @@ import json
 import os
 import stat
 
-import make_fixture
 from helpers import TempDirCase, script
 
 from hdb import scaling
+
+import make_fixture
 
 FAKE_MPIRUN = r'''#!/usr/bin/env python3
 import json, os, subprocess, sys

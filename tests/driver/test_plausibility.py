@@ -15,11 +15,12 @@ import sys
 import unittest
 from unittest import mock
 
-import make_fixture
 from helpers import CSV_COLUMNS, REPO, TempDirCase, has_matplotlib, script
-from make_fixture import document, record
 
 from hdb import headline, plausibility, plots, report, results, targets
+
+import make_fixture
+from make_fixture import document, record
 
 K, M = 1 << 10, 1 << 20
 LLC = 32 * M

@@ -3,10 +3,11 @@ the ratio t(first)/t(N) is reported; a case seen at one rank count only is left 
 import json
 import os
 
-import make_fixture
 from helpers import TempDirCase, has_matplotlib
 
 from hdb import scaling
+
+import make_fixture
 
 
 def _doc(ranks, kernel_s, extra_case=False):

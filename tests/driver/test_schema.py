@@ -10,11 +10,11 @@ import subprocess
 import sys
 import unittest
 
-import make_fixture
 from helpers import CSV_COLUMNS, FIXTURE, HERE, REPO, SCHEMA_FILE, TempDirCase
 
 import check_csv_header
 import check_results
+import make_fixture
 
 try:
     import jsonschema  # noqa: F401

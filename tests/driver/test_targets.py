@@ -3,10 +3,11 @@ import json
 import os
 import unittest
 
-import make_fixture
 from helpers import TempDirCase
 
 from hdb import targets
+
+import make_fixture
 
 M = 1 << 20
 

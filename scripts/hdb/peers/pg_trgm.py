@@ -27,8 +27,8 @@ import subprocess
 import sys
 import time
 
-from . import record
 from .. import watchdog
+from . import record
 
 BENCHMARKS = ("ngram",)
 NAME = "pg_trgm"
