@@ -1,0 +1,355 @@
+"""The contract between the C++ harness and the Python side, in one place: the only Python code that
+makes case ids, parameter text, sizes as ids print them, statistics, the stopping rule, throughput
+and the other derived figures, the schema string and the exit codes. Each function follows the
+C++ it names line by line (same operations in the same order, so the same doubles), and
+tests/driver/test_contract.py checks it against real executables: every id, every statistic and
+every figure an executable records is rebuilt here from the recorded typed fields and trials.
+
+- ids: `case_id` (harness/case.cpp CaseKey::id), `param_text` (case.cpp param_text),
+  `format_size` / `size_label` / `parse_size` / `pow2_range` (harness/sizes.cpp);
+  `declared_params` gives a recorded case's params in declared order (the JSON object does not keep
+  it; results-schema.md: the declared order is the id's), checked by rebuilding the id.
+- statistics: `summarize` (harness/stats.cpp), `StoppingRule` (stats.cpp StoppingRule::done, with
+  session.cpp's loop in `StoppingRule.measure`), `trial_measured` (timing.hpp Breakdown::measured),
+  `result_stats` (result.cpp record_json's `stats`), `throughput` (result.cpp throughput()).
+- the document: `SCHEMA` (result.hpp kSchema), the exit codes (errors.hpp ExitCode), `csv_text`
+  (result.cpp csv_text, the CSV every executable and peer writes).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+SCHEMA = "hetdb-bench/2"  # harness/result.hpp kSchema
+
+# harness/errors.hpp ExitCode: what every executable (and peer) exits with; 128 + N for signal N.
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIP = 0, 1, 2, 77
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+TRANSFERS = ("none", "pageable", "pinned")
+SIZE_CLASSES = {1: (32 * KiB, 1 * MiB), 2: (32 * KiB, 16 * MiB), 3: (32 * KiB, 256 * MiB), 4: (32 * KiB, 1 * GiB)}
+_SUFFIX = {"": 1, "B": 1, "K": KiB, "k": KiB, "KB": KiB, "KiB": KiB, "M": MiB, "m": MiB, "MB": MiB, "MiB": MiB,
+           "G": GiB, "g": GiB, "GB": GiB, "GiB": GiB}
+
+ParamValue = str | int | float | bool
+Params = Mapping[str, ParamValue] | Sequence[tuple[str, ParamValue]]
+
+
+# --- sizes (harness/sizes.cpp) ---------------------------------------------------------------------
+def format_size(n: int) -> str:
+    """sizes.cpp format_size: 1073741824 -> '1G', 1048576 -> '1M', 32768 -> '32K', 1000 -> '1000'
+    (how an id prints its size; G is the largest unit: 1T prints '1024G')."""
+    n = int(n)
+    for unit, suffix in ((GiB, "G"), (MiB, "M"), (KiB, "K")):
+        if n >= unit and n % unit == 0:
+            return f"{n // unit}{suffix}"
+    return str(n)
+
+
+def size_label(n: int) -> str:
+    """sizes.cpp size_label: a power of two as '2^N', anything else as its byte count (results[].size_label)."""
+    n = int(n)
+    return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else str(n)
+
+
+def parse_size(text: str, what: str = "size") -> int:
+    """sizes.cpp parse_size: '4096', '32K', '1M', '1G', '2^20' (K/KB/KiB, M/MB/MiB, G/GB/GiB, B); a
+    ValueError with the executables' message otherwise."""
+    def fail(why: str) -> int:
+        raise ValueError(f"{what}: '{text}' is not a valid size ({why}; use e.g. 4096, 32K, 1M, 1G or 2^20)")
+    if not text:
+        return fail("empty")
+    if "^" in text:
+        base, _, e = text.partition("^")
+        if base != "2":
+            return fail("only powers of 2 may use ^")
+        if not e or len(e) > 2 or not all(c in "0123456789" for c in e):
+            return fail("bad exponent")
+        if int(e) > 40:
+            return fail("exponent above 40")
+        return 1 << int(e)
+    i = value = 0
+    while i < len(text) and text[i] in "0123456789":
+        if value > 1 << 44:
+            return fail("too large")
+        value = value * 10 + int(text[i])
+        i += 1
+    if i == 0:
+        return fail("no number")
+    mult = _SUFFIX.get(text[i:])
+    if mult is None:
+        return fail(f"unknown suffix '{text[i:]}'")
+    if value == 0:
+        return fail("must be positive")
+    if value > (1 << 40) // mult:
+        return fail("above 1T")
+    return value * mult
+
+
+def pow2_range(lo: int, hi: int) -> list[int]:
+    """sizes.cpp pow2_range: the powers of two from lo (rounded up) to hi."""
+    s, out = 1, []
+    while s < lo:
+        s <<= 1
+    while s <= hi:
+        out.append(s)
+        s <<= 1
+    return out
+
+
+# --- parameters and ids (harness/case.cpp) --------------------------------------------------------
+def param_text(v: ParamValue) -> str:
+    """case.cpp param_text: how a typed value prints inside an id (and the CSV's params column).
+    A string as it is; a float with no fraction below 1e15 as an integer ('100'), else the shortest
+    %.{1..17}g that reads back as the same double ('0.5', '1e-06', '1e+15'); an integer as its
+    digits; a boolean as JSON writes it ('true')."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        if v == math.floor(v) and math.fabs(v) < 1e15:
+            return f"{v:.0f}"
+        text = ""
+        for prec in range(1, 18):
+            text = f"{v:.{prec}g}"
+            if float(text) == v:
+                break
+        return text
+    return str(int(v))
+
+
+def _pairs(params: Params) -> list[tuple[str, ParamValue]]:
+    return list(params.items()) if isinstance(params, Mapping) else [(k, v) for k, v in params]
+
+
+def case_id(test: str, variant: str, params: Params = (), transfer: str = "none", size_bytes: int = 0) -> str:
+    """case.cpp CaseKey::id: 'test/variant[k=v,...,transfer=MODE]@SIZE'. params in declared order (a
+    dict's order, or (name, value) pairs); transfer last and only when not 'none'; the brackets only
+    when there is something in them; '@SIZE' only for a case of the size sweep (size_bytes > 0)."""
+    if transfer not in TRANSFERS:
+        raise ValueError(f"transfer '{transfer}' is none of {', '.join(TRANSFERS)}")
+    inner = [f"{k}={param_text(v)}" for k, v in _pairs(params)]
+    if transfer != "none":
+        inner.append(f"transfer={transfer}")
+    return (f"{test}/{variant}" + (f"[{','.join(inner)}]" if inner else "")
+            + (f"@{format_size(size_bytes)}" if size_bytes else ""))
+
+
+def params_text(params: Mapping[str, ParamValue]) -> str:
+    """result.cpp csv_row: the CSV's params column, 'k=v;k=v' in the document's key order (a JSON
+    object's order in the C++: by name)."""
+    return ";".join(f"{k}={param_text(v)}" for k, v in sorted(params.items()))
+
+
+def declared_params(result: Mapping[str, Any]) -> dict[str, ParamValue]:
+    """A recorded result's typed params in their declared order. A JSON object keeps no order
+    (results-schema.md: the declared order is the id's), so the names are ordered as the id lists
+    them; the id is then made again from the typed fields (case_id) and must be the recorded one,
+    else ValueError: no id is ever taken apart and pieced together by hand."""
+    params = dict(result.get("params") or {})
+    rid, test = result["id"], result["test"]
+    head = rid[len(test) + 1 + len(result["variant"]):]
+
+    def at(name: str) -> int:
+        for lead in ("[", ","):
+            i = head.find(f"{lead}{name}=")
+            if i >= 0:
+                return i
+        return len(head)
+    ordered = {k: params[k] for k in sorted(params, key=at)}
+    made = case_id(test, result["variant"], ordered, result.get("transfer", "none"), int(result.get("size_bytes", 0)))
+    if made != rid:
+        raise ValueError(f"the recorded id {rid} is not the id of its fields ({made})")
+    return ordered
+
+
+# --- statistics and the stopping rule (harness/stats.cpp, session.cpp, timing.hpp) -----------------
+def summarize(values: Iterable[float]) -> dict[str, Any]:
+    """stats.cpp summarize: {n, min, median, mean, max, stddev, cv} of a sample, computed as the C++
+    does (sorted; the mean summed in sorted order and kept within [min, max]; the sample standard
+    deviation (n - 1) from that mean; cv = stddev / mean, 0 when the mean is 0 or n < 2)."""
+    v = sorted(float(x) for x in values)
+    n = len(v)
+    if n == 0:
+        return {"n": 0, "min": 0.0, "median": 0.0, "mean": 0.0, "max": 0.0, "stddev": 0.0, "cv": 0.0}
+    lo, hi = v[0], v[-1]
+    m = n // 2
+    median = v[m] if n % 2 else 0.5 * (v[m - 1] + v[m])
+    total = 0.0
+    for x in v:  # std::accumulate, left to right (never sum(): Python 3.12's is compensated)
+        total += x
+    mean = min(max(total / n, lo), hi)
+    stddev = cv = 0.0
+    if n > 1:
+        ss = 0.0
+        for x in v:
+            ss += (x - mean) * (x - mean)
+        stddev = math.sqrt(ss / (n - 1))
+        cv = stddev / mean if mean > 0 else 0.0
+    return {"n": n, "min": lo, "median": median, "mean": mean, "max": hi, "stddev": stddev, "cv": cv}
+
+
+def trial_measured(trial: Mapping[str, float]) -> float:
+    """timing.hpp Breakdown::measured: the time the stopping rule judges (kernel, else the transfers,
+    else the total)."""
+    k, xfer = trial.get("kernel_s", 0.0), trial.get("h2d_s", 0.0) + trial.get("d2h_s", 0.0)
+    return k if k > 0 else xfer if xfer > 0 else trial.get("total_s", 0.0)
+
+
+def trial_spent(trial: Mapping[str, float]) -> float:
+    """session.cpp: what a pass adds to the seconds spent (its total, else its kernel time)."""
+    t = trial.get("total_s", 0.0)
+    return t if t > 0 else trial.get("kernel_s", 0.0)
+
+
+@dataclass
+class StoppingRule:
+    """stats.cpp StoppingRule (options.hpp's defaults; max_passes is raised to min_passes as
+    options.cpp does)."""
+    min_passes: int = 3
+    max_passes: int = 50
+    max_time: float = 2.0
+    target_noise: float = 0.02
+
+    def __post_init__(self) -> None:
+        self.max_passes = max(self.max_passes, self.min_passes)
+
+    def done(self, times: Sequence[float], elapsed: float) -> bool:
+        n = len(times)
+        if n >= self.max_passes:
+            return True
+        if n < self.min_passes:
+            return False
+        if elapsed >= self.max_time:
+            return True
+        return bool(summarize(times)["cv"] <= self.target_noise)
+
+    def passes_taken(self, trials: Sequence[Mapping[str, float]]) -> int:
+        """How many passes session.cpp's loop takes given these trials in order (the first n after
+        which done() holds): a recorded case's trial count must be this."""
+        measured: list[float] = []
+        spent = 0.0
+        for t in trials:
+            spent += trial_spent(t)
+            measured.append(trial_measured(t))
+            if self.done(measured, spent):
+                break
+        return len(measured)
+
+    def measure(self, one_pass: Callable[[], float], warmup: int = 0) -> list[float]:
+        """session.cpp Session::run's loop for a pass that returns its own seconds (its kernel and
+        total time alike, as a peer's query): warm-up passes, then timed passes until done()."""
+        for _ in range(warmup):
+            one_pass()
+        times: list[float] = []
+        spent = 0.0
+        while True:
+            t = one_pass()
+            spent += t
+            times.append(t)
+            if self.done(times, spent):
+                return times
+
+
+def host_trial(seconds: float, phase: str | None = None) -> dict[str, Any]:
+    """A trial of host time only (a peer's pass): no transfers, kernel = total = the pass's seconds."""
+    return {"h2d_s": 0.0, "kernel_s": seconds, "d2h_s": 0.0, "total_s": seconds,
+            "phases_s": {phase: seconds} if phase else {}}
+
+
+def result_stats(trials: Sequence[Mapping[str, Any]], phases: Sequence[str] = ()) -> dict[str, Any]:
+    """result.cpp record_json's `stats`: kernel_s, total_s, h2d_s, d2h_s and each declared phase's
+    (phases: the names of results[].phases, in order)."""
+    st: dict[str, Any] = {k: summarize(t[k] for t in trials) for k in ("kernel_s", "total_s", "h2d_s", "d2h_s")}
+    st["phases_s"] = {p: summarize(t["phases_s"][p] for t in trials if p in t.get("phases_s", {})) for p in phases}
+    return st
+
+
+def throughput(trials: Sequence[Mapping[str, Any]], input_bytes: int, elements: int, min_moved: int,
+               transfer_bytes: int, ceiling_gbps: float) -> dict[str, float]:
+    """result.cpp throughput(): GB/s of the input over the median kernel and total time, of the
+    transferred bytes over the median transfer time, elements per second, the declared minimum bytes
+    moved per second and its % of the ceiling, parity (transfer over kernel time). A figure whose
+    time is 0 is 0; so is every figure without trials."""
+    t = {"kernel_gbps": 0.0, "total_gbps": 0.0, "transfer_gbps": 0.0, "elements_per_s": 0.0, "moved_gbps": 0.0,
+         "pct_of_peak": 0.0, "parity": 0.0}
+    if not trials:
+        return t
+    st = result_stats(trials)
+    k, tot = st["kernel_s"]["median"], st["total_s"]["median"]
+    xfer = st["h2d_s"]["median"] + st["d2h_s"]["median"]
+    if xfer > 0:
+        t["transfer_gbps"] = float(transfer_bytes) / xfer / 1e9
+    if k > 0:
+        t["kernel_gbps"] = float(input_bytes) / k / 1e9
+        t["elements_per_s"] = float(elements) / k
+        t["moved_gbps"] = float(min_moved) / k / 1e9
+        t["parity"] = xfer / k
+        if ceiling_gbps > 0:
+            t["pct_of_peak"] = 100.0 * t["moved_gbps"] / ceiling_gbps
+    if tot > 0:
+        t["total_gbps"] = float(input_bytes) / tot / 1e9
+    return t
+
+
+def result_figures(result: Mapping[str, Any], ceiling_gbps: float) -> dict[str, Any]:
+    """A result's `stats` and `throughput` from its trials, phases and bytes, as record_json makes
+    them ({} for a result without trials: it carries neither)."""
+    trials = result.get("trials") or []
+    if not trials:
+        return {}
+    b = result["bytes"]
+    return {"stats": result_stats(trials, [p["name"] for p in result.get("phases", [])]),
+            "throughput": throughput(trials, b["input"], result["elements"], b["min_moved"], b["transfer"],
+                                     ceiling_gbps)}
+
+
+# --- the CSV (harness/result.cpp csv_text) ----------------------------------------------------------
+def csv_field(v: Any) -> str:
+    """result.cpp csv_field: empty for no value, booleans 0/1, floats as param_text, quoted when needed."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    s = v if isinstance(v, str) else param_text(v) if isinstance(v, float) else str(v)
+    if not any(c in s for c in ',"\n\r'):
+        return s
+    return '"' + s.replace('"', '""') + '"'
+
+
+def csv_row(doc: Mapping[str, Any], r: Mapping[str, Any], rank: int, device: str) -> dict[str, Any]:
+    """result.cpp csv_row: one result's fields, read by name (None where the result lacks one)."""
+    def at(a: str, b: str, c: str | None = None) -> Any:
+        v = (r.get(a) or {}).get(b)
+        return v if c is None or v is None else v.get(c)
+    row = {"id": r.get("id", ""), "benchmark": doc.get("benchmark", ""), "backend": doc.get("backend", ""),
+           "rank": rank, "device": device, "test": r.get("test", ""), "variant": r.get("variant", ""),
+           "params": params_text(r.get("params") or {}), "size_bytes": r.get("size_bytes", 0),
+           "transfer": r.get("transfer", "none"), "status": r.get("status", ""),
+           "checked": at("verification", "checked"), "verified": at("verification", "verified"),
+           "passes": len(r.get("trials") or []),
+           "kernel_median_s": at("stats", "kernel_s", "median"), "kernel_cv": at("stats", "kernel_s", "cv"),
+           "total_median_s": at("stats", "total_s", "median"), "total_cv": at("stats", "total_s", "cv"),
+           "h2d_median_s": at("stats", "h2d_s", "median"), "d2h_median_s": at("stats", "d2h_s", "median"),
+           "elements": r.get("elements", 0), "input_bytes": at("bytes", "input"),
+           "min_moved_bytes": at("bytes", "min_moved"), "transfer_bytes": at("bytes", "transfer"),
+           "reason": r.get("reason", "")}
+    for k in ("kernel_gbps", "total_gbps", "transfer_gbps", "elements_per_s", "moved_gbps", "pct_of_peak", "parity"):
+        row[k] = at("throughput", k)
+    return row
+
+
+def csv_text(doc: Mapping[str, Any], columns: Sequence[str]) -> str:
+    """result.cpp csv_text: the header (columns: docs/results-schema.json x-csv-columns) and one row
+    per result of a one-rank document."""
+    ctx = doc.get("context") or {}
+    device = (ctx.get("device") or {}).get("name", doc.get("backend", ""))
+    rank = (ctx.get("mpi") or {}).get("rank", 0)
+    lines = [",".join(columns)]
+    for r in doc.get("results", []):
+        row = csv_row(doc, r, rank, device)
+        lines.append(",".join(csv_field(row.get(c)) for c in columns))
+    return "\n".join(lines) + "\n"
