@@ -1,0 +1,212 @@
+"""hdb.contract agrees with the C++ harness (issue 28): the one Python module that makes ids,
+parameter text, sizes, statistics, the stopping rule and the derived figures.
+
+- Against real executables (a build's bin/: $HDB_BUILD_DIR, else build-host/ or build/ of the
+  checkout; skipped with the reason when none is built): each runs a few tiny cases with --json, and
+  for every recorded case the module makes the same id from the recorded test, variant, typed params,
+  transfer and size, the same size_label, the same statistics and throughput from the recorded
+  trials (exactly: the same doubles), the same trial count by the stopping rule, and the same CSV;
+  `--list` with the same options prints exactly those ids.
+- Pure unit checks of the edges the C++ decides (case.cpp param_text, sizes.cpp, stats.cpp)."""
+import csv
+import io
+import json
+import os
+import subprocess
+import unittest
+from pathlib import Path
+
+from helpers import CSV_COLUMNS, REPO, TempDirCase
+
+from hdb import contract
+
+# Options every run gets: few passes, a short time, so the stopping rule decides by each of its arms.
+RULE = {"passes": 2, "max_passes": 5, "max_time": 0.05, "target_noise": 0.05}
+RULE_ARGS = ["--warmup", "0", "--passes", "2", "--max-passes", "5", "--max-time", "0.05", "--target-noise", "0.05"]
+# (executable, options): params of every kind (strings, integers, floats such as 1e-06 and 0.25), a
+# skipped case, cases outside the size sweep (tpch on its tables) and with a bus (bus on OpenCL).
+RUNS = [
+    ("hdb-ra-cpu", ["--sizes", "32K", "--only", "select/serial,join/serial,reduce/serial",
+                    "--selectivity", "0.5,1e-06,0.25,1", "--match-rate", "0.3", "--fanout", "1,4"]),
+    ("hdb-bus-cpu", ["--sizes", "32K,48K"]),
+    ("hdb-merge-cpu", ["--sizes", "32K", "--only", "delta_dict/serial", "--types", "u32,str"]),
+    ("hdb-tpch-cpu", ["--sizes", "32K", "--only", "A/ra-serial", "--data", "random,tpch", "--sf", "0.01"]),
+    ("hdb-ngram-cpu", ["--sizes", "32K", "--only", "index/build,search/baseline", "--errors", "0,2",
+                       "--query-count", "3"]),
+    ("hdb-bus-opencl", ["--sizes", "32K", "--only", "h2d/*,d2h/*", "--transfer", "both"]),
+]
+
+
+def build_dir():
+    """The build whose executables the agreement is checked with, or None."""
+    for d in (os.environ.get("HDB_BUILD_DIR"), Path(REPO, "build-host"), Path(REPO, "build")):
+        if d and any(os.access(Path(d, "bin", exe), os.X_OK) for exe, _ in RUNS):
+            return Path(d)
+    return None
+
+
+BUILD = build_dir()
+
+
+@unittest.skipUnless(BUILD, "no build with hdb-*-cpu executables ($HDB_BUILD_DIR, build-host/, build/)")
+class AgreesWithTheExecutables(TempDirCase):
+    def run_exe(self, exe, args):
+        path = Path(BUILD, "bin", exe)
+        if not os.access(path, os.X_OK):
+            self.skipTest(f"{exe} is not built in {BUILD}")
+        out, csv_out = Path(self.tmp, exe + ".json"), Path(self.tmp, exe + ".csv")
+        p = subprocess.run([path, *args, *RULE_ARGS, "--quiet", "--json", out, "--csv", csv_out],
+                           capture_output=True, text=True, timeout=240)
+        if p.returncode == contract.EXIT_SKIP:
+            self.skipTest(f"{exe}: {p.stdout.strip()} {p.stderr.strip()}")
+        self.assertIn(p.returncode, (contract.EXIT_OK, contract.EXIT_FAILED), p.stderr)
+        listed = subprocess.run([path, *args, *RULE_ARGS, "--list"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(listed.returncode, contract.EXIT_OK, listed.stderr)
+        doc = json.loads(out.read_text())
+        csv_text = csv_out.read_text()
+        ids = [ln.split(" (skipped")[0] for ln in listed.stdout.splitlines() if ln.strip()]
+        return doc, csv_text, ids
+
+    def check(self, exe, args):
+        doc, csv_text, listed = self.run_exe(exe, args)
+        self.assertEqual(doc["schema"], contract.SCHEMA)
+        rule = contract.StoppingRule(RULE["passes"], RULE["max_passes"], RULE["max_time"], RULE["target_noise"])
+        ceiling = doc["ceiling"]["memory_copy_gbps"]
+        made = []
+        self.assertTrue(doc["results"], exe)
+        for r in doc["results"]:
+            with self.subTest(exe=exe, id=r["id"]):
+                # The id from the typed fields (the declared order of the names is the id's own:
+                # results-schema.md; declared_params checks the rest by making the id again).
+                params = contract.declared_params(r)
+                self.assertEqual(set(params), set(r["params"]))
+                made.append(contract.case_id(r["test"], r["variant"], params, r["transfer"], r["size_bytes"]))
+                self.assertEqual(made[-1], r["id"])
+                self.assertEqual(contract.size_label(r["size_bytes"]), r["size_label"])
+                if not r["trials"]:
+                    self.assertNotIn("stats", r)
+                    continue
+                figures = contract.result_figures(r, ceiling)
+                self.assertEqual(figures["stats"], r["stats"])            # exactly: the same doubles
+                self.assertEqual(figures["throughput"], r["throughput"])
+                self.assertEqual(rule.passes_taken(r["trials"]), len(r["trials"]))
+        self.assertEqual(made, listed, "--list prints the ids the module makes, in the same order")
+        # The CSV the executable wrote is the module's CSV of its document.
+        self.assertEqual(list(csv.reader(io.StringIO(contract.csv_text(doc, CSV_COLUMNS)))),
+                         list(csv.reader(io.StringIO(csv_text))))
+        return doc
+
+    def test_ra(self):
+        doc = self.check(*RUNS[0])
+        ids = {r["id"] for r in doc["results"]}
+        self.assertIn("select/serial[dist=uniform,key=32,selectivity=1e-06]@32K", ids)
+        self.assertIn("join/serial[dist=uniform,key=32,match=0.3,fanout=4]@32K", ids)
+
+    def test_bus(self):
+        self.check(*RUNS[1])
+
+    def test_merge(self):
+        self.check(*RUNS[2])
+
+    def test_tpch(self):
+        doc = self.check(*RUNS[3])
+        self.assertTrue(any(r["size_bytes"] == 0 and "@" not in r["id"] for r in doc["results"]), "tables: no sweep")
+
+    def test_ngram(self):
+        self.check(*RUNS[4])
+
+    def test_bus_with_a_bus(self):
+        doc = self.check(*RUNS[5])
+        self.assertTrue({r["transfer"] for r in doc["results"]} >= {"pageable", "pinned"})
+
+
+class Edges(unittest.TestCase):
+    def test_param_text_is_case_cpps(self):
+        for v, want in ((0.5, "0.5"), (1e-06, "1e-06"), (3.0, "3"), (100.0, "100"), (0.1, "0.1"),
+                        (1 / 3, "0.3333333333333333"), (2.5e-05, "2.5e-05"), (1e15, "1e+15"), (1.5e15, "1.5e+15"),
+                        (123456.789, "123456.789"), (-0.0, "-0"), (-2.0, "-2"), (3, "3"), (0, "0"),
+                        ("uniform", "uniform"), (True, "true"), (False, "false")):
+            with self.subTest(v=v):
+                self.assertEqual(contract.param_text(v), want)
+
+    def test_case_id(self):
+        c = contract.case_id
+        self.assertEqual(c("memcpy", "parallel", {}, "none", 64 << 20), "memcpy/parallel@64M")
+        self.assertEqual(c("h2d", "copy", {}, "pageable", 1 << 30), "h2d/copy[transfer=pageable]@1G")
+        self.assertEqual(c("select", "tuned", {"dist": "uniform", "selectivity": 0.5}, "pinned", 256 << 20),
+                         "select/tuned[dist=uniform,selectivity=0.5,transfer=pinned]@256M")
+        self.assertEqual(c("A", "ra", [("data", "tpch"), ("sf", 1.0)], "pinned"),
+                         "A/ra[data=tpch,sf=1,transfer=pinned]")
+        self.assertEqual(c("join", "sql", [("match", 0.5), ("fanout", 1)], "none", 1000),
+                         "join/sql[match=0.5,fanout=1]@1000")
+        with self.assertRaises(ValueError):
+            c("x", "y", {}, "both")
+
+    def test_declared_params_refuses_an_id_that_is_not_its_fields(self):
+        r = {"id": "join/x[match=0.5,fanout=1]@1M", "test": "join", "variant": "x",
+             "params": {"fanout": 1, "match": 0.5}, "transfer": "none", "size_bytes": 1 << 20}
+        self.assertEqual(list(contract.declared_params(r).items()), [("match", 0.5), ("fanout", 1)])
+        with self.assertRaises(ValueError):
+            contract.declared_params(dict(r, size_bytes=2 << 20))
+        with self.assertRaises(ValueError):
+            contract.declared_params(dict(r, params={"fanout": 1, "match": 0.25}))
+
+    def test_sizes_are_sizes_cpps(self):
+        for n, text, label in ((32 << 10, "32K", "2^15"), (1 << 20, "1M", "2^20"), (1 << 30, "1G", "2^30"),
+                               (1 << 40, "1024G", "2^40"), (48 << 10, "48K", "49152"), (1000, "1000", "1000"),
+                               (0, "0", "0"), (1536 << 20, "1536M", "1610612736")):
+            with self.subTest(n=n):
+                self.assertEqual(contract.format_size(n), text)
+                self.assertEqual(contract.size_label(n), label)
+        for text, n in (("4096", 4096), ("32K", 32 << 10), ("1MiB", 1 << 20), ("2g", 2 << 30), ("2^20", 1 << 20),
+                        ("1B", 1)):
+            self.assertEqual(contract.parse_size(text), n)
+        for bad in ("", "0", "3^4", "2^41", "1X", "K", "2T", "1025G"):
+            with self.subTest(bad=bad), self.assertRaises(ValueError):
+                contract.parse_size(bad)
+        self.assertEqual(contract.pow2_range(3, 20), [4, 8, 16])
+
+    def test_summarize_is_stats_cpps(self):
+        self.assertEqual(contract.summarize([])["n"], 0)
+        one = contract.summarize([2.0])
+        self.assertEqual((one["median"], one["stddev"], one["cv"]), (2.0, 0.0, 0.0))
+        s = contract.summarize([3.0, 1.0, 2.0, 10.0])
+        self.assertEqual((s["min"], s["median"], s["mean"], s["max"]), (1.0, 2.5, 4.0, 10.0))
+        self.assertAlmostEqual(s["stddev"], (((9 + 4 + 1 + 36) / 3) ** 0.5))
+        # The mean of equal values stays within them (rounding would put it one ulp outside).
+        x = 0.1 + 0.2
+        e = contract.summarize([x] * 7)
+        self.assertEqual((e["mean"], e["stddev"], e["cv"]), (x, 0.0, 0.0))
+        self.assertEqual(contract.summarize([0.0, 0.0])["cv"], 0.0)
+
+    def test_stopping_rule(self):
+        rule = contract.StoppingRule(3, 5, 1.0, 0.02)
+        self.assertFalse(rule.done([1.0, 1.0], 0.0))           # fewer than min passes
+        self.assertTrue(rule.done([1.0, 1.0, 1.0], 0.0))       # quiet enough
+        self.assertFalse(rule.done([1.0, 2.0, 1.0], 0.5))      # noisy, time left
+        self.assertTrue(rule.done([1.0, 2.0, 1.0], 1.0))       # time spent
+        self.assertTrue(rule.done([1.0, 2.0, 1.0, 2.0, 1.0], 0.0))  # max passes
+        self.assertEqual(contract.StoppingRule(7, 3).max_passes, 7)
+        times = iter([0.1, 0.2, 0.1, 0.2, 0.1, 0.2])
+        self.assertEqual(contract.StoppingRule(2, 4, 100.0, 0.0).measure(lambda: next(times), warmup=1),
+                         [0.2, 0.1, 0.2, 0.1])
+        trials = [{"kernel_s": 0.0, "h2d_s": 0.3, "d2h_s": 0.1, "total_s": 0.4}]
+        self.assertEqual(contract.trial_measured(trials[0]), 0.4)
+
+    def test_throughput_is_result_cpps(self):
+        trials = [{"h2d_s": 0.5, "kernel_s": 1.0, "d2h_s": 0.5, "total_s": 2.0, "phases_s": {}}]
+        t = contract.throughput(trials, 4e9, 1000, 8e9, 2e9, 16.0)
+        self.assertEqual(t, {"kernel_gbps": 4.0, "total_gbps": 2.0, "transfer_gbps": 2.0, "elements_per_s": 1000.0,
+                             "moved_gbps": 8.0, "pct_of_peak": 50.0, "parity": 1.0})
+        zero = contract.throughput([{"h2d_s": 0.0, "kernel_s": 0.0, "d2h_s": 0.0, "total_s": 0.0}], 1, 1, 1, 1, 1.0)
+        self.assertEqual(set(zero.values()), {0.0})
+        self.assertEqual(contract.throughput(trials, 4e9, 1000, 8e9, 2e9, 0.0)["pct_of_peak"], 0.0)
+
+    def test_exit_codes_and_schema(self):
+        self.assertEqual((contract.EXIT_OK, contract.EXIT_FAILED, contract.EXIT_USAGE, contract.EXIT_SKIP),
+                         (0, 1, 2, 77))
+        self.assertEqual(contract.SCHEMA, "hetdb-bench/2")
+
+
+if __name__ == "__main__":
+    unittest.main()
