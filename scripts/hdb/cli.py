@@ -1,26 +1,28 @@
 """Entry points of scripts/run-all, scripts/report and scripts/compare (python -m hdb.cli <command>)."""
 import argparse
 import math
-import os
 import signal
 import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
 
 from . import config as cfgmod
-from .util import UsageError, os_error_text
+from .util import StrPath, UsageError, absolute_path, os_error_text
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = str(absolute_path(__file__).parents[2])
 
 
 class Parser(argparse.ArgumentParser):
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message}")
 
 
-def _csv(text):
+def _csv(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
-def _seconds(text):
+def _seconds(text: str) -> float:
     """--timeout: a positive, finite number of seconds (nan, inf, 0 and negatives are refused)."""
     try:
         v = float(text)
@@ -31,7 +33,7 @@ def _seconds(text):
     return v
 
 
-def _check_selection(a, cfg, path, bin_dir):
+def _check_selection(a: argparse.Namespace, cfg: dict[str, Any], path: StrPath, bin_dir: StrPath) -> None:
     """A selection that names nothing, or a benchmark that does not exist, is a usage error that
     lists the valid names."""
     known = cfgmod.known_benchmarks(REPO, bin_dir)
@@ -53,14 +55,14 @@ def _check_selection(a, cfg, path, bin_dir):
     cfgmod.check_runs(cfg, path)
 
 
-def _check_out(out):
+def _check_out(out: StrPath) -> None:
     """--out must be a folder (or one that can be made): a file there is a usage error, found before
     the setup and the build, never a run directory half made."""
-    if os.path.exists(out) and not os.path.isdir(out):
+    if Path(out).exists() and not Path(out).is_dir():
         raise UsageError(f"--out {out}: is a file, not a folder for runs (give a folder, e.g. --out results)")
 
 
-def _resume_target(text):
+def _resume_target(text: str) -> str:
     """--resume RUN_ID: a run id or a run directory, never empty (an unset variable in a script,
     `--resume "$RUN"`, must not start a new full run)."""
     if not text.strip():
@@ -69,7 +71,7 @@ def _resume_target(text):
     return text
 
 
-def run_all(argv):
+def run_all(argv: list[str]) -> int:
     p = Parser(prog="run-all", description="Run every built hetdb-bench executable over a configured sweep and "
                "write results/<run-id>/ (raw JSON and CSV, summary.csv, report.md, report.html, plots). "
                "See docs/driver.md.")
@@ -89,7 +91,7 @@ def run_all(argv):
     p.add_argument("--mpi-args", metavar="'ARGS'", help="with --mpi: more launcher options, one string split as the "
                    "shell would (e.g. \"--map-by node --mca btl_tcp_if_include eth1\")")
     p.add_argument("--build-dir", help="build folder (default: build; with --resume, the run's own)")
-    p.add_argument("--out", default=os.path.join(REPO, "results"), help="results root (default: results)")
+    p.add_argument("--out", default=str(Path(REPO) / "results"), help="results root (default: results)")
     p.add_argument("--resume", metavar="RUN_ID", type=_resume_target,
                    help="finish an interrupted or incomplete run (its configuration and build are kept)")
     p.add_argument("--allow-mixed-builds", action="store_true",
@@ -131,7 +133,7 @@ def run_all(argv):
     if a.allow_mixed_builds:
         raise UsageError("--allow-mixed-builds applies to --resume only (a new run uses one build)")
     a.config = a.config or "quick"
-    a.build_dir = a.build_dir or os.path.join(REPO, "build")
+    a.build_dir = a.build_dir or str(Path(REPO) / "build")
     _check_out(a.out)
     path = cfgmod.resolve_config_path(REPO, a.config)
     cfg = cfgmod.apply_overrides(cfgmod.load(path), a.benchmarks, a.backends, a.sizes, a.passes, a.device,
@@ -139,7 +141,7 @@ def run_all(argv):
     cfgmod.override_peers(cfg, a.peers, a.no_peers)
     cfg["mpi"] = cfgmod.apply_mpi_overrides(cfg.get("mpi", {}), a.mpi, a.hostfile, a.mpi_args)
     # Everything is checked before anything is made (a run directory, or every run of a sweep).
-    _check_selection(a, cfg, path, os.path.join(os.path.abspath(a.build_dir), "bin"))
+    _check_selection(a, cfg, path, str(absolute_path(a.build_dir) / "bin"))
     if len(cfg["mpi"].get("ranks", [])) > 1:
         return _scaling_sweep(argv, a, cfg["mpi"]["ranks"])
     runner = Runner(REPO, a.out, a.build_dir, cfg, a.config, mpi=cfgmod.mpi_launch(cfg["mpi"]), do_setup=not a.no_setup,
@@ -147,7 +149,7 @@ def run_all(argv):
     return runner.execute()
 
 
-def _scaling_sweep(argv, a, counts):
+def _scaling_sweep(argv: list[str], a: argparse.Namespace, counts: Sequence[int]) -> int:
     """One run-all per rank count (from --mpi or the configuration's [mpi] ranks), then
     scaling.md/csv and a figure beside the runs."""
     counts = sorted(set(counts))
@@ -159,16 +161,18 @@ def _scaling_sweep(argv, a, counts):
             skip = True
         elif not x.startswith("--mpi="):
             rest.append(x)
-    runs, rc = [], 0
+    runs: list[tuple[int, str]] = []
+    rc = 0
+    out_dir = Path(a.out)
     for n in counts:
-        before = set(os.listdir(a.out)) if os.path.isdir(a.out) else set()
+        before = {e.name for e in out_dir.iterdir()} if out_dir.is_dir() else set()
         one = run_all(rest + ["--mpi", str(n)])
         if one > 128:  # stopped by a signal: the sweep stops too (each run resumes on its own)
             return one
         rc = max(rc, one)
-        new = sorted(set(os.listdir(a.out)) - before)
+        new = sorted({e.name for e in out_dir.iterdir()} - before)
         if new:
-            runs.append((n, os.path.join(a.out, new[-1])))
+            runs.append((n, str(out_dir / new[-1])))
     if len(runs) > 1:
         from . import scaling
         out = runs[0][1] + "-scaling"
@@ -176,7 +180,7 @@ def _scaling_sweep(argv, a, counts):
     return rc
 
 
-def report(argv):
+def report(argv: list[str]) -> int:
     p = Parser(prog="report", description="(Re)generate summary.csv, report.md, report.html and the plots of a "
                "run directory from its raw JSON.")
     p.add_argument("run_dir", help="results/<run-id>")
@@ -187,7 +191,7 @@ def report(argv):
     return rep.main(a.run_dir, stream=sys.stdout, include_unverified=a.include_unverified)
 
 
-def compare(argv):
+def compare(argv: list[str]) -> int:
     p = Parser(prog="compare", description="Compare two runs: side-by-side table and ratio plots, matched by "
                "benchmark, backend and result id; differences beyond the runs' noise are flagged.")
     p.add_argument("run_a", help="baseline run directory")
@@ -205,7 +209,7 @@ def compare(argv):
 COMMANDS = {"run-all": run_all, "report": report, "compare": compare}
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     if not argv or argv[0] not in COMMANDS:
         print(f"usage: python -m hdb.cli {{{','.join(COMMANDS)}}} ...", file=sys.stderr)
         return 2

@@ -13,17 +13,21 @@ import json
 import pathlib
 import shutil
 import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .util import StrPath
 
 
-def _load(run_dir):
+def _load(run_dir: StrPath) -> Any:
     path = pathlib.Path(run_dir) / "run.json"
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError) as e:
-        raise SystemExit(f"combine: {run_dir} is not a run directory ({path}: {e})")
+        raise SystemExit(f"combine: {run_dir} is not a run directory ({path}: {e})") from e
 
 
-def combine(out_dir, run_dirs):
+def combine(out_dir: StrPath, run_dirs: Sequence[StrPath]) -> dict[str, Any]:
     out = pathlib.Path(out_dir)
     if out.exists() and any(out.iterdir()):
         raise SystemExit(f"combine: {out} exists and is not empty; give a new directory")
@@ -31,7 +35,8 @@ def combine(out_dir, run_dirs):
     if not runs:
         raise SystemExit("combine: no run directories given")
     # Every clash is found before anything is written.
-    files, seen = [], set()
+    files: list[tuple[pathlib.Path, pathlib.Path]] = []
+    seen: set[tuple[str, str]] = set()
     for path, _ in runs:
         for sub in ("raw", "logs"):
             for f in sorted((path / sub).glob("*")) if (path / sub).is_dir() else []:
@@ -76,7 +81,7 @@ def combine(out_dir, run_dirs):
     return combined
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
         print(__doc__)
         return 0

@@ -8,33 +8,39 @@ never called faster or slower, and left out of the figures."""
 import csv
 import io
 import math
-import os
 import sys
 from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
 
 from . import plausibility, plots, results
 from .report import Doc, _ms
-from .util import UsageError, write_atomically
+from .util import StrPath, UsageError, absolute_path, write_atomically
+
+Row = dict[str, Any]     # one result as results.py flattens it
+Key = tuple[Any, ...]    # results.match_key: (benchmark, backend, rank, id)
+Pair = dict[str, Any]    # a matched result, as match() returns it
 
 NOISE_SIGMAS = 2.0   # a difference counts when it exceeds this many combined standard deviations
 NOISE_FLOOR = 0.01   # ...and at least 1%: medians of very steady runs still wander that much
 ABOVE = "above ceiling"  # the verdict of a pair with a figure above the physical ceiling of its run
 
 
-def noise_bound(cv_a, cv_b):
+def noise_bound(cv_a: float | None, cv_b: float | None) -> float:
     """Relative difference the two runs' noise explains: 2 sigma of the ratio of two medians whose
     relative spreads are the cases' CVs (they add in quadrature), never below the floor."""
     return max(NOISE_SIGMAS * math.sqrt((cv_a or 0) ** 2 + (cv_b or 0) ** 2), NOISE_FLOOR)
 
 
-def _index(rows, include_unverified):
+def _index(rows: Iterable[Row], include_unverified: bool) -> OrderedDict[Key, Row]:
     return OrderedDict((results.match_key(r), r) for r in results.processor_rows(rows)
                        if r["rank"] == 0 and (r["checked"] or include_unverified))
 
 
-def host_execution_counts(rows):
+def host_execution_counts(rows: Iterable[Row]) -> OrderedDict[str, int]:
     """{'benchmark-backend': results} of host execution (rank 0), which compare leaves out."""
-    out = OrderedDict()
+    out: OrderedDict[str, int] = OrderedDict()
     for r in rows:
         if r["rank"] == 0 and results.host_execution(r):
             name = f"{r['benchmark']}-{r['backend']}"
@@ -42,7 +48,7 @@ def host_execution_counts(rows):
     return out
 
 
-def measured(row, metric):
+def measured(row: Row, metric: str) -> tuple[Any, Any]:
     """(median seconds, cv) compared under `metric`: kernel or total time; a result that is all bus
     transfer (bus h2d/d2h, no kernel time) is compared by its transfer time under 'kernel'."""
     if metric == "kernel" and results.transfer_only(row):
@@ -50,7 +56,8 @@ def measured(row, metric):
     return row[f"{metric}_median_s"], row[f"{metric}_cv"]
 
 
-def match(rows_a, rows_b, metric="kernel", include_unverified=False):
+def match(rows_a: Iterable[Row], rows_b: Iterable[Row], metric: str = "kernel",
+          include_unverified: bool = False) -> tuple[list[Pair], list[Key], list[Key]]:
     """-> (pairs, only_a, only_b). A pair holds both rows, the speed-up of B over A (time A / time B),
     the noise bound and the verdict: 'faster', 'slower', '' (within noise) or 'above ceiling' (a result
     of the pair has a figure above the physical ceiling of its run: 'above_ceiling' says in which run,
@@ -79,22 +86,22 @@ def match(rows_a, rows_b, metric="kernel", include_unverified=False):
     return pairs, sorted(ok_a - ok_b), sorted(ok_b - ok_a)
 
 
-def _name(key):
+def _name(key: Key) -> str:
     bench, backend, _rank, rid = key
     return f"{bench}-{backend} {rid}"
 
 
-def _ratio_figures(pairs, out_dir, machine, names):
+def _ratio_figures(pairs: list[Pair], out_dir: str, machine: str, names: Sequence[str]) -> list[Any]:
     if not plots.available() or not pairs:
         return []
     plt = plots.plt
-    by_bench = OrderedDict()
+    by_bench: OrderedDict[str, list[Pair]] = OrderedDict()
     for p in pairs:
         if p["b"]["size_bytes"] > 0 and not p["above_ceiling"]:  # no size axis for a case outside the sweep
             by_bench.setdefault(p["b"]["benchmark"], []).append(p)
     figs = []
     for bench, ps in by_bench.items():
-        series = OrderedDict()
+        series: OrderedDict[Any, list[Pair]] = OrderedDict()
         for p in sorted(ps, key=lambda p: (p["b"]["backend"], p["b"]["test"], p["b"]["variant"],
                                            p["b"]["params_text"], p["b"]["transfer"], p["b"]["size_bytes"])):
             series.setdefault(results.series_key(p["b"]), []).append(p)
@@ -121,7 +128,7 @@ def _ratio_figures(pairs, out_dir, machine, names):
     return figs
 
 
-def _csv(pairs):
+def _csv(pairs: Iterable[Pair]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["id", "benchmark", "backend", "test", "variant", "params", "transfer", "size_bytes", "a_median_s",
@@ -134,28 +141,32 @@ def _csv(pairs):
     return buf.getvalue()
 
 
-def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unverified=False):
+def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str = "kernel",
+         stream: TextIO = sys.stdout, include_unverified: bool = False) -> int:
     for d in (run_a, run_b):
         results.check_run_dir(d)
     if out is not None:  # compare writes a folder of its own: never over a file, never into a run
-        if os.path.exists(out) and not os.path.isdir(out):
+        if Path(out).exists() and not Path(out).is_dir():
             raise UsageError(f"--out {out}: is a file, not a folder for the comparison")
-        if os.path.isdir(out) and not results.not_a_run(out):
+        if Path(out).is_dir() and not results.not_a_run(out):
             raise UsageError(f"--out {out}: is a run directory; the comparison goes into a folder of its own")
     # One unusable file leaves its own results out, not the comparison (named under Problems).
     (docs_a, broken_a, foreign_a), (docs_b, broken_b, foreign_b) = (results.load_docs_tolerant(run_a),
                                                                     results.load_docs_tolerant(run_b))
-    left_out = lambda run, ms: [f"{run}: " + m.replace(": its results are not in this report",
-                                                      ": left out of the comparison") for m in ms]
+
+    def left_out(run: str, ms: Iterable[str]) -> list[str]:
+        return [f"{run}: " + m.replace(": its results are not in this report", ": left out of the comparison")
+                for m in ms]
+
     broken = left_out("A", broken_a) + left_out("B", broken_b)
     foreign = left_out("A", foreign_a) + left_out("B", foreign_b)
     for m in foreign + broken:
         print(f"compare: error: {m}", file=sys.stderr)
     if not docs_a or not docs_b:
         raise UsageError(f"{run_a if not docs_a else run_b}: no usable results JSON under raw/")
-    names = (os.path.basename(os.path.abspath(run_a)), os.path.basename(os.path.abspath(run_b)))
-    out = out or os.path.join(os.path.dirname(os.path.abspath(run_b)), f"compare-{names[0]}-vs-{names[1]}")
-    os.makedirs(out, exist_ok=True)
+    names = (absolute_path(run_a).name, absolute_path(run_b).name)
+    out_dir = Path(out) if out else absolute_path(run_b).parent / f"compare-{names[0]}-vs-{names[1]}"
+    out_dir.mkdir(parents=True, exist_ok=True)
     rows_a, rows_b = results.all_rows(docs_a), results.all_rows(docs_b)
     pairs, only_a, only_b = match(rows_a, rows_b, metric, include_unverified)
     unchecked = sum(1 for r in rows_a + rows_b if r["rank"] == 0 and r["status"] == "ok" and not r["checked"])
@@ -167,8 +178,9 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unv
     doc.p(f"B: {results.machine_line(docs_b)}")
     impl_a, impl_b = results.opencl_implementations(docs_a), results.opencl_implementations(docs_b)
     if impl_a and impl_b and impl_a != impl_b:
-        doc.warn(f"The OpenCL results of A ran on {', '.join(impl_a)} and those of B on {', '.join(impl_b)}: their pairs "
-                 "compare two OpenCL implementations (each run's driver is named above), not two runs of one.")
+        doc.warn(f"The OpenCL results of A ran on {', '.join(impl_a)} and those of B on {', '.join(impl_b)}: "
+                 "their pairs compare two OpenCL implementations (each run's driver is named above), not two runs "
+                 "of one.")
     n_f = sum(p["verdict"] == "faster" for p in pairs)
     n_s = sum(p["verdict"] == "slower" for p in pairs)
     above = [p for p in pairs if p["above_ceiling"]]
@@ -195,7 +207,7 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unv
                 f"{(p['b']['_cv'] or 0) * 100:.1f}", f"{p['speedup']:.3f}", f"{p['noise'] * 100:.1f}",
                 p["verdict"] + (f" in {p['above_ceiling']}" if p["above_ceiling"] else "") if p["verdict"] else "-"]
                for p in pairs])
-    figs = _ratio_figures(pairs, os.path.join(out, "plots"), f"A: {results.machine_line(docs_a)}  ||  "
+    figs = _ratio_figures(pairs, str(out_dir / "plots"), f"A: {results.machine_line(docs_a)}  ||  "
                           f"B: {results.machine_line(docs_b)}", names)
     for f in figs:
         doc.fig(f)
@@ -204,16 +216,17 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unv
         doc.h(2, "Not compared: host execution")
         doc.p("Host execution runs the CUDA backend's sources on the CPU (cuda-host) to check their answers; its "
               "times are a CPU's emulation of a GPU, not a processor's, so its results are not compared.")
-        doc.items([f"{run}: {name}: {n} results" for run, counts in zip("AB", host) for name, n in counts.items()])
+        doc.items([f"{run}: {name}: {n} results" for run, counts in zip("AB", host, strict=True)
+                   for name, n in counts.items()])
     if only_a or only_b:
         doc.h(2, "Unmatched results")
         doc.items([f"only in A: {_name(k)}" for k in only_a] + [f"only in B: {_name(k)}" for k in only_b])
     if foreign or broken:
         doc.h(2, "Problems")
         doc.items(foreign + broken)
-    write_atomically(os.path.join(out, "compare.md"), doc.markdown())
-    write_atomically(os.path.join(out, "compare.html"), doc.html(os.path.join(out, "plots"), title))
-    write_atomically(os.path.join(out, "compare.csv"), _csv(pairs))
+    write_atomically(out_dir / "compare.md", doc.markdown())
+    write_atomically(out_dir / "compare.html", doc.html(str(out_dir / "plots"), title))
+    write_atomically(out_dir / "compare.csv", _csv(pairs))
 
     n_host = (sum(host[0].values()), sum(host[1].values()))
     print(f"compare: {len(pairs)} matched, {n_f} faster in B, {n_s} slower in B beyond noise, "
@@ -225,5 +238,5 @@ def main(run_a, run_b, out=None, metric="kernel", stream=sys.stdout, include_unv
                     key=lambda p: -abs(math.log(p["speedup"])))[:25]:
         print(f"  {p['verdict']:<6} x{p['speedup']:.3f} (noise ±{p['noise'] * 100:.1f}%)  {_name(p['key'])}",
               file=stream)
-    print(f"compare: -> {os.path.join(out, 'compare.html')}", file=stream)
+    print(f"compare: -> {out_dir / 'compare.html'}", file=stream)
     return 2 if foreign else 1 if broken else 0

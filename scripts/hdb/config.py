@@ -4,13 +4,17 @@ A configuration names the benchmarks and backends to run, the harness options ev
 gets, per-benchmark overrides, and the time limit per executable. See docs/driver.md.
 """
 import copy
-import glob
 import math
 import os
 import re
 import tomllib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
 
-from .util import UsageError
+from .util import StrPath, UsageError, absolute_path
+
+Config = dict[str, Any]  # a validated configuration, as load() returns it
 
 BENCHMARK_ORDER = ["bus", "ra", "tpch", "merge", "ngram"]
 BACKENDS = ["cpu", "opencl", "cuda", "cuda-host"]
@@ -68,38 +72,37 @@ _BACKEND_NAME = re.compile(r"^[a-z][a-z0-9_]*(?:-[a-z0-9_]+)*$")  # cuda-host
 TOP_KEYS = TOP_KEYS | {"peers"}
 
 
-def config_dir(repo):
-    return os.path.join(repo, "config")
+def config_dir(repo: StrPath) -> str:
+    return str(Path(repo) / "config")
 
 
-def resolve_config_path(repo, name):
+def resolve_config_path(repo: StrPath, name: str) -> str:
     """'quick' -> config/quick.toml; a path to a .toml file is taken as it is."""
     if os.path.sep in name or name.endswith(".toml"):
         path = name
     else:
-        path = os.path.join(config_dir(repo), name + ".toml")
-    if not os.path.isfile(path):
-        known = sorted(f[:-5] for f in os.listdir(config_dir(repo)) if f.endswith(".toml")) \
-            if os.path.isdir(config_dir(repo)) else []
+        path = str(Path(config_dir(repo)) / (name + ".toml"))
+    if not Path(path).is_file():
+        folder = Path(config_dir(repo))
+        known = sorted(f.name[:-5] for f in folder.iterdir() if f.name.endswith(".toml")) if folder.is_dir() else []
         raise UsageError(f"--config {name}: no such configuration {path} (known: {', '.join(known) or 'none'})")
     return path
 
 
-def known_benchmarks(repo, bin_dir=None):
+def known_benchmarks(repo: StrPath, bin_dir: StrPath | None = None) -> list[str]:
     """The benchmarks there are: those the build declares (cmake/bench/<name>.cmake, one per
     hdb_add_benchmark), those built in bin_dir (hdb-<name>-<backend>), and the usual five."""
     names = set(BENCHMARK_ORDER)
-    names.update(os.path.basename(p)[:-len(".cmake")] for p in glob.glob(os.path.join(repo, "cmake", "bench",
-                                                                                       "*.cmake")))
-    if bin_dir and os.path.isdir(bin_dir):
-        for f in os.listdir(bin_dir):
-            bench = split_executable(f)[0]
+    names.update(p.name[:-len(".cmake")] for p in (Path(repo) / "cmake" / "bench").glob("*.cmake"))
+    if bin_dir and Path(bin_dir).is_dir():
+        for f in Path(bin_dir).iterdir():
+            bench = split_executable(f.name)[0]
             if bench:
                 names.add(bench)
     return sorted(n for n in names if _NAME.match(n))
 
 
-def split_executable(name):
+def split_executable(name: str) -> tuple[str, str]:
     """'hdb-ra-cuda-host' -> ('ra', 'cuda-host'); ('', '') for a name that is not
     hdb-<benchmark>-<backend> of a known backend (a backend's name may hold a '-')."""
     if name.startswith("hdb-"):
@@ -110,10 +113,9 @@ def split_executable(name):
     return "", ""
 
 
-def load(path):
+def load(path: StrPath) -> Config:
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = Path(path).read_bytes()
     except OSError as e:
         raise UsageError(f"{path}: cannot read the configuration: {e.strerror}") from None
     try:
@@ -126,10 +128,10 @@ def load(path):
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise UsageError(f"{path}: not valid TOML: {e}") from None
-    return validate(doc, path)
+    return validate(doc, str(path))
 
 
-def _number(value):
+def _number(value: Any) -> bool:
     """A finite int or float (TOML also has nan and inf), never a bool."""
     return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
@@ -156,14 +158,14 @@ _FLOAT_RANGES = {"max_time": (0.0, 86400.0), "target_noise": (0.0, 10.0)}
 TRANSFERS = ("pageable", "pinned", "both")
 
 
-def _label(where, key):
+def _label(where: str, key: str | None) -> str:
     return f"{where}: '{key}'" if key else where
 
 
-def parse_size(where, key, text):
+def parse_size(where: str, key: str | None, text: Any) -> int:
     """One size as the harness reads it (4096, 32K, 1M, 1G, 2^20; units B, K/KB/KiB, M, G): bytes.
     Anything else is a usage error naming where it was given and why."""
-    def bad(why):
+    def bad(why: str) -> NoReturn:
         raise UsageError(f"{_label(where, key)}: {text!r} is not a valid size ({why}; use e.g. 4096, 32K, 1M, 1G "
                          "or 2^20)")
     text = str(text).strip()
@@ -194,7 +196,7 @@ def parse_size(where, key, text):
     return value * _SIZE_UNITS[unit]
 
 
-def parse_sizes(where, key, value):
+def parse_sizes(where: str, key: str | None, value: Any) -> tuple[str, list[int]]:
     """A size list ("32K,1M" or a TOML list): (normalised text, [bytes]). An empty item and a size
     given twice (1M and 1024K are one size) are errors: the harness would measure that size twice
     under one id."""
@@ -202,7 +204,8 @@ def parse_sizes(where, key, value):
     texts = [str(v).strip() for v in items]
     if not texts or texts == [""]:
         raise UsageError(f"{_label(where, key)}: names no size (e.g. \"32K,1M\")")
-    sizes, seen = [], {}
+    sizes: list[int] = []
+    seen: dict[int, str] = {}
     for t in texts:
         if not t:
             raise UsageError(f"{_label(where, key)}: an empty size in {','.join(texts)!r} (two commas, or one at "
@@ -242,9 +245,9 @@ def _harness_value(where, key, value):
             raise UsageError(f"{where}: transfer must be pageable, pinned or both, not {value!r}")
         return value
     if key in _FLOAT_RANGES:
-        lo, hi = _FLOAT_RANGES[key]
-        if not _number(value) or not lo <= value <= hi:
-            raise UsageError(f"{where}: '{key}' must be a non-negative, finite number (at most {hi:g}), not "
+        flo, fhi = _FLOAT_RANGES[key]
+        if not _number(value) or not flo <= value <= fhi:
+            raise UsageError(f"{where}: '{key}' must be a non-negative, finite number (at most {fhi:g}), not "
                              f"{value!r}")
         return value
     lo, hi = _INT_RANGES.get(key, (0, None))
@@ -351,10 +354,10 @@ def _platforms(where, backend, value):
     return list(value)
 
 
-def backend_runs(cfg, benchmark):
+def backend_runs(cfg: Config, benchmark: str) -> list[tuple[str, str | None]]:
     """[(backend, platform)] the benchmark's executables run as: one per backend, the OpenCL backend
     once per platform its table lists (platform None: no --platform of its own)."""
-    out = []
+    out: list[tuple[str, str | None]] = []
     for b in bench_backends(cfg, benchmark):
         for p in backend_table(cfg, b).get("platforms") or [None]:
             out.append((b, p))
@@ -384,7 +387,7 @@ def _timeout(where, value):
     return float(value)
 
 
-def validate(doc, where="config"):
+def validate(doc: dict[str, Any], where: str = "config") -> Config:
     """Checks every key and value; returns a normalised copy. Unknown keys are errors, so a typo
     never silently runs the wrong sweep."""
     for k in doc:
@@ -434,7 +437,7 @@ def validate(doc, where="config"):
         _one_size_setting(w, b)
         out["bench"][name] = b
     if "mpi" in doc:
-        out["mpi"] = _mpi_table(f"{where} [mpi]", doc["mpi"], os.path.dirname(os.path.abspath(where)))
+        out["mpi"] = _mpi_table(f"{where} [mpi]", doc["mpi"], str(absolute_path(where).parent))
     return out
 
 
@@ -473,18 +476,18 @@ def _mpi_table(where, table, base):
     if "hostfile" in table:
         if not isinstance(table["hostfile"], str) or not table["hostfile"]:
             raise UsageError(f"{where}: 'hostfile' must be a path")
-        out["hostfile"] = os.path.join(base, table["hostfile"])
+        out["hostfile"] = str(Path(base) / table["hostfile"])
     if "args" in table:
         out["args"] = _launcher_args(f"{where} 'args'", table["args"])
     return out
 
 
-def read_hostfile(path, where="--hostfile"):
+def read_hostfile(path: StrPath, where: str = "--hostfile") -> list[dict[str, Any]]:
     """The hosts of an Open MPI hostfile ('host slots=N', '#' comments) or an MPICH one ('host:N'):
     [{'host', 'slots'}] (slots None when not given). A missing, unreadable or empty file is a usage
     error naming it."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with Path(path).open(encoding="utf-8", errors="replace") as f:
             lines = f.read().splitlines()
     except OSError as e:
         raise UsageError(f"{where} {path}: cannot read it ({e.strerror})") from None
@@ -504,14 +507,15 @@ def read_hostfile(path, where="--hostfile"):
     return hosts
 
 
-def apply_mpi_overrides(mpi, ranks=None, hostfile=None, args=None):
+def apply_mpi_overrides(mpi: dict[str, Any], ranks: Iterable[int] | None = None, hostfile: StrPath | None = None,
+                        args: str | list[str] | None = None) -> dict[str, Any]:
     """--mpi, --hostfile and --mpi-args over the configuration's [mpi] table; a hostfile or launcher
     options without any rank count is a usage error, and so is a hostfile that cannot be read."""
     mpi = copy.deepcopy(mpi)
     if ranks:
         mpi["ranks"] = _ranks("--mpi", list(ranks))
     if hostfile is not None:
-        mpi["hostfile"] = os.path.abspath(hostfile)
+        mpi["hostfile"] = str(absolute_path(hostfile))
     if args is not None:
         mpi["args"] = _launcher_args("--mpi-args", args)
     if not mpi.get("ranks"):
@@ -524,7 +528,7 @@ def apply_mpi_overrides(mpi, ranks=None, hostfile=None, args=None):
     return mpi
 
 
-def mpi_launch(mpi):
+def mpi_launch(mpi: dict[str, Any]) -> dict[str, Any] | None:
     """How one run starts its executables: {'ranks', 'hostfile', 'hosts', 'args'}; None without MPI."""
     if not mpi.get("ranks"):
         return None
@@ -558,7 +562,9 @@ def _large(where, table):
     return out
 
 
-def apply_overrides(cfg, benchmarks=None, backends=None, sizes=None, passes=None, device=None, timeout=None):
+def apply_overrides(cfg: Config, benchmarks: Sequence[str] | None = None, backends: Sequence[str] | None = None,
+                    sizes: str | None = None, passes: int | None = None, device: int | None = None,
+                    timeout: float | None = None) -> Config:
     """Command-line options win over the configuration, including its per-benchmark tables."""
     cfg = copy.deepcopy(cfg)
     if benchmarks:
@@ -592,18 +598,18 @@ def apply_overrides(cfg, benchmarks=None, backends=None, sizes=None, passes=None
     return cfg
 
 
-def ordered_benchmarks(names):
+def ordered_benchmarks(names: Sequence[str]) -> list[str]:
     """bus first (its ceilings are what every report compares with), then the config's order."""
     return (["bus"] if "bus" in names else []) + [n for n in names if n != "bus"]
 
 
-def bench_backends(cfg, benchmark):
+def bench_backends(cfg: Config, benchmark: str) -> list[str]:
     """The backends the benchmark runs on: the configuration's, less those its table leaves out."""
     only = cfg["bench"].get(benchmark, {}).get("backends")
     return [b for b in cfg["backends"] if only is None or b in only]
 
 
-def large_run(cfg, benchmark, backend=None):
+def large_run(cfg: Config, benchmark: str, backend: str | None = None) -> dict[str, Any] | None:
     """The benchmark's [bench.<name>.large] table, or None (also for a backend whose [backend.<name>]
     table says large = false)."""
     if backend is not None and backend_table(cfg, backend).get("large") is False:
@@ -611,17 +617,21 @@ def large_run(cfg, benchmark, backend=None):
     return cfg["bench"].get(benchmark, {}).get("large")
 
 
-def backend_table(cfg, backend):
+def backend_table(cfg: Config, backend: str | None) -> dict[str, Any]:
     """The [backend.<name>] table of a backend ({} without one; a peer has none)."""
     return cfg.get("backend", {}).get(backend, {}) if backend else {}
 
 
-def option_layers(cfg, benchmark, large=False, peer=False, backend=None):
+def option_layers(cfg: Config, benchmark: str, large: bool = False, peer: bool = False,
+                  backend: str | None = None) -> list[tuple[str, dict[str, Any]]]:
     """The tables an executable's harness options come from, first to last, as (name, keys):
     [harness], [bench.<name>], for a large run [bench.<name>.large] (its sizes), then the
     executable's [backend.<name>] (not for a peer; in a large run without its sizes)."""
     bench = cfg["bench"].get(benchmark, {})
-    keep = lambda t: {k: v for k, v in t.items() if k in HARNESS_FLAGS and not (large and k in SIZE_KEYS)}
+
+    def keep(t: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in t.items() if k in HARNESS_FLAGS and not (large and k in SIZE_KEYS)}
+
     layers = [("[harness]", dict(cfg["harness"])), (f"[bench.{benchmark}]", keep(bench))]
     if large:
         layers.append((f"[bench.{benchmark}.large]", {"sizes": bench["large"]["sizes"]}))
@@ -630,10 +640,11 @@ def option_layers(cfg, benchmark, large=False, peer=False, backend=None):
     return layers
 
 
-def resolve_options(layers):
+def resolve_options(layers: Iterable[tuple[str, dict[str, Any]]]) -> tuple[dict[str, Any], dict[str, str]]:
     """(options, origin): each layer's keys over the ones before, except that a layer which sets any
     size key replaces the whole size setting before it; origin names the table of each key."""
-    opts, origin = {}, {}
+    opts: dict[str, Any] = {}
+    origin: dict[str, str] = {}
     for name, table in layers:
         if any(k in table for k in SIZE_KEYS):
             for k in SIZE_KEYS:
@@ -646,7 +657,8 @@ def resolve_options(layers):
     return opts, origin
 
 
-def executable_args(cfg, benchmark, large=False, peer=False, backend=None, platform=None):
+def executable_args(cfg: Config, benchmark: str, large: bool = False, peer: bool = False,
+                    backend: str | None = None, platform: str | None = None) -> list[str]:
     """The flags one executable gets: the options of option_layers (resolve_options), then args, the
     backend table's last, each replacing the same option given before.
     large: its second run at the sizes, --only selection and args of [bench.<name>.large] (a peer
@@ -672,7 +684,7 @@ def executable_args(cfg, benchmark, large=False, peer=False, backend=None, platf
     return _replace_options(args, [] if large else bench.get("peer_args", [])) if peer else args
 
 
-def check_runs(cfg, where):
+def check_runs(cfg: Config, where: str) -> None:
     """Every executable the configuration would run gets options the harness accepts together: a
     min_size above max_size (or the size class's bound), a sweep with no power of two in it, or an
     option given twice (a harness option in `args` beside the key that sets it) are usage errors
@@ -684,7 +696,7 @@ def check_runs(cfg, where):
         for name, peer in runs:
             backend = None if peer else name
             larges = [False] + ([True] if large_run(cfg, bench, backend) and (
-                not peer or large_run(cfg, bench).get("peers", True)) else [])
+                not peer or (large_run(cfg, bench) or {}).get("peers", True)) else [])
             for large in larges:
                 who = (f"peer {name}" if peer else f"hdb-{bench}-{name}") + (" (large run)" if large else "")
                 _check_sweep(f"{where}: {who}", resolve_options(option_layers(cfg, bench, large, peer, backend)))
@@ -698,8 +710,11 @@ def _check_sweep(where, resolved):
         return
     cls = opts.get("size_class", DEFAULT_SIZE_CLASS)
     lo, hi = SIZE_CLASSES[cls]
-    named = lambda k, default: (f"{k} {opts[k]} ({origin[k]})" if k in opts else
-                                f"size class {cls}'s {k.split('_')[0]} {_size_text(default)}")
+
+    def named(k: str, default: int) -> str:
+        return (f"{k} {opts[k]} ({origin[k]})" if k in opts else
+                f"size class {cls}'s {k.split('_')[0]} {_size_text(default)}")
+
     if "min_size" in opts:
         lo = parse_size(origin["min_size"], "min_size", opts["min_size"])
     if "max_size" in opts:
@@ -741,7 +756,7 @@ def _replace_options(args, extra):
     return out + list(extra)
 
 
-def timeout_for(cfg, benchmark, large=False, backend=None):
+def timeout_for(cfg: Config, benchmark: str, large: bool = False, backend: str | None = None) -> float:
     """The time limit of one executable: the large table's, else the benchmark's, else the
     configuration's; a [backend.<name>] timeout_s raises it for that backend (never lowers it)."""
     bench = cfg["bench"].get(benchmark, {})
@@ -757,7 +772,7 @@ def _peers(where, value):
     return _names(where, "peers", value, known())
 
 
-def override_peers(cfg, peers=None, no_peers=False):
+def override_peers(cfg: Config, peers: Sequence[str] | None = None, no_peers: bool = False) -> Config:
     """--peers a,b replaces the configuration's peers; --no-peers runs none."""
     if no_peers:
         cfg["peers"] = []

@@ -2,13 +2,24 @@
 import json
 import os
 import tempfile
+from pathlib import Path
+from typing import Any
+
+# A path as the public functions take it: a str (what most callers have) or a Path.
+StrPath = str | os.PathLike[str]
+
+
+def absolute_path(path: StrPath) -> Path:
+    """os.path.abspath as a Path: absolute and normalised ('..' removed lexically), symbolic links
+    kept (Path.resolve would follow them)."""
+    return Path(os.path.normpath(Path(path).absolute()))
 
 
 class UsageError(Exception):
     """Bad options or input files; the commands exit with status 2 and print the message."""
 
 
-def os_error_text(err):
+def os_error_text(err: OSError) -> str:
     """'/x/run.json: cannot write (No space left on device)': an OSError as one line, for the user."""
     what = err.strerror or str(err)
     if err.filename:
@@ -16,14 +27,14 @@ def os_error_text(err):
     return what
 
 
-def write_atomically(path, data):
+def write_atomically(path: StrPath, data: str | bytes | bytearray) -> None:
     """Writes text or bytes to a temporary file beside `path`, then renames it over `path`, so a
     reader (or a crash) never sees a half-written file."""
-    d = os.path.dirname(os.path.abspath(path))
+    d = absolute_path(path).parent
     mode = "wb" if isinstance(data, (bytes, bytearray)) else "w"
     try:
-        os.makedirs(d, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+        d.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix="." + Path(path).name + ".", suffix=".tmp", dir=d)
     except OSError as err:
         raise OSError(err.errno, f"cannot write ({err.strerror})", path) from None
     try:
@@ -34,11 +45,12 @@ def write_atomically(path, data):
         # mkstemp creates 0600; results are meant to be read and published like any output file.
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
+        tmp = Path(tmp_name)
+        tmp.chmod(0o666 & ~umask)
+        tmp.replace(path)
     except BaseException as err:
         try:
-            os.unlink(tmp)
+            Path(tmp_name).unlink()
         except OSError:
             pass
         if isinstance(err, OSError):  # named by the file meant, not the temporary one
@@ -46,14 +58,14 @@ def write_atomically(path, data):
         raise
 
 
-def write_json(path, doc):
+def write_json(path: StrPath, doc: Any) -> None:
     write_atomically(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
 
 _UNITS = [(1 << 40, "T"), (1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")]
 
 
-def size_text(n):
+def size_text(n: int | str) -> str:
     """1048576 -> '1M', 32768 -> '32K', 1000 -> '1000' (the executables' --sizes notation)."""
     n = int(n)
     for unit, suffix in _UNITS:
@@ -62,7 +74,7 @@ def size_text(n):
     return str(n)
 
 
-def duration_text(s):
+def duration_text(s: float | None) -> str:
     if s is None:
         return "?"
     s = int(round(s))
