@@ -3,8 +3,11 @@ run's results, as targets.py judges the GPU ones: each figure a ratio within the
 memcpy ceiling the executable measured, cycles per tuple from the clock the run measured, one
 variant's time over another's). A target without the results it needs says so; it is never guessed."""
 import math
+from collections.abc import Iterable, Sequence
 
 from . import targets as t
+from .targets import Target
+from .util import Document, Row
 
 # Streaming primitives: % of the memcpy ceiling by declared minimum bytes moved, cpu `parallel`.
 STREAMING = (("select", 70), ("project", 70), ("reduce", 70), ("add", 70), ("subtract", 70), ("multiply", 70),
@@ -46,11 +49,11 @@ def _cycles(rows, docs, test, goal):
     cand = t._largest(cand)
     # extra.cycles_per_tuple_per_core: the kernel's figure and each phase's (merge.md)
     figs = [((r["extra"].get("cycles_per_tuple_per_core") or {}).get("kernel"), r) for r in cand]
-    figs = [(c, r) for c, r in figs if isinstance(c, (int, float))]
-    if not figs:
+    numbers: list[tuple[float, Row]] = [(c, r) for c, r in figs if isinstance(c, (int, float))]
+    if not numbers:
         res = t._missing(name, goal, "cycles", f"merge-cpu {test}/parallel at 1% unique with cycles_per_tuple_per_core")
     else:
-        c, r = max(figs, key=lambda x: x[0])
+        c, r = max(numbers, key=lambda x: x[0])
         res = t._result(name, c, goal if goal is not None else 0, "cycles",
                         f"{t._size(r['size_bytes'])} [{r['params_text']}]: {r['kernel_median_s'] * 1e3:.1f} ms")
     if goal is None:  # reported in the same unit, without a goal
@@ -83,7 +86,7 @@ def _ngram(rows):
 
 def _opencl(rows, test):
     name = f"opencl {test} on PoCL / cpu parallel (time)"
-    best = {}
+    best: dict[tuple[str, int], Row] = {}
     pocl = [r for r in rows if r["backend"].split("-")[0] == "opencl" and r["implementation"] in ("pocl", "")]
     for r in t._ok(pocl, benchmark="ra", test=test):
         k = (r["params_text"], r["size_bytes"])
@@ -99,7 +102,7 @@ def _opencl(rows, test):
     return _at_most(t._result(name, ratio, 3, "x", f"{best[k]['variant']} / parallel at {t._size(top)}"), 3)
 
 
-def evaluate(rows, docs):
+def evaluate(rows: Sequence[Row], docs: Iterable[Document]) -> list[Target]:
     out = [_pct(rows, test, goal) for test, goal in STREAMING]
     out.append(_sort(rows))
     out.append(_cycles(rows, docs, "reencode", 2))
@@ -110,13 +113,13 @@ def evaluate(rows, docs):
     return out
 
 
-def format_table(after, before=None):
+def format_table(after: Iterable[Target], before: Iterable[Target] | None = None) -> str:
     """Markdown: target, goal, the figure before (when given), after, met, how."""
     prev = {x["target"]: x for x in before or []}
     head = "| target | goal |" + (" before |" if before is not None else "") + " after | met | how (after) |"
     lines = [head, "|---|---|" + ("---|" if before is not None else "") + "---|---|---|"]
 
-    def fig(x):
+    def fig(x: Target | None) -> str:
         if x is None or x["figure"] is None:
             return "-"
         return f"{x['figure']:.3g} {x['unit']}"

@@ -34,10 +34,14 @@ The rule, per ok result of a real processor (host execution is no processor's ti
 The bus results are checked first (their own cache bound is CACHE_FACTOR x D only), and only those
 within their ceilings count as the run's bus rates.
 """
-import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
 
 from . import results
-from .util import size_text
+from .util import Document, Row, size_text
+
+Finding = dict[str, Any]  # one figure above its ceiling: benchmark, backend, rank, id, file, figure, value, ...
 
 DRAM_MARGIN = 2.0         # x the memory copy ceiling, beyond the cache
 THEORETICAL_MARGIN = 1.05  # x a device's theoretical memory rate (rounding of clocks and widths)
@@ -52,10 +56,10 @@ FLAG = "above_ceiling"    # the row's key: [finding] (empty: every figure within
 BUS = "bus"
 
 
-def doc_name(doc):
+def doc_name(doc: Document) -> str:
     """'ra-cpu' (or 'ra-cpu-large'): the result file a ceiling comes from."""
     path = doc.get("_path")
-    return os.path.basename(path).split(".json")[0] if path else f"{doc['benchmark']}-{doc['backend']}"
+    return Path(path).name.split(".json")[0] if path else f"{doc['benchmark']}-{doc['backend']}"
 
 
 def _num(v):
@@ -66,7 +70,7 @@ def _device(doc):
     return (doc.get("context") or {}).get("device") or {}
 
 
-def cache_bytes(doc):
+def cache_bytes(doc: Document) -> tuple[int, str]:
     """(bytes, name) of the cache a result of this document can sit in, or (0, '') when unknown: a
     CUDA device's L2, else the host CPU's last-level cache (cpu, peers, OpenCL on a CPU)."""
     dev = _device(doc)
@@ -77,7 +81,7 @@ def cache_bytes(doc):
     return int(_num((doc.get("context") or {}).get("llc_bytes"))), "LLC"
 
 
-def working_set(row):
+def working_set(row: Row) -> int:
     """The smallest working set the record allows: its size per input, or its declared minimum bytes
     moved (else input bytes) when fewer; 0 when it states none."""
     sizes = [int(_num(x)) for x in (row.get("size_bytes"), row.get("min_moved_bytes") or row.get("input_bytes"))]
@@ -89,18 +93,18 @@ class Ceilings:
     """The run's ceilings, per document: the memory copy ceiling (a peer's from its host's cpu
     documents) and what the bus measured (in-cache copies, host<->device copies)."""
 
-    def __init__(self, docs):
-        self.host_cpu = {}
+    def __init__(self, docs: Iterable[Document]) -> None:
+        self.host_cpu: dict[Any, tuple[float, str]] = {}
         for d in docs:
             if _device(d).get("kind") == "cpu" and not results.host_execution_doc(d):
                 c = _num((d.get("ceiling") or {}).get("memory_copy_gbps"))
                 host = (d.get("context") or {}).get("host")
                 if c > self.host_cpu.get(host, (0.0, ""))[0]:
                     self.host_cpu[host] = (c, doc_name(d))
-        self.bus_cache = {}     # (backend, device) -> (GB/s, id)
-        self.bus_transfer = {}  # (backend, device, transfer) -> (GB/s, id)
+        self.bus_cache: dict[tuple[Any, ...], tuple[float, str]] = {}     # (backend, device) -> (GB/s, id)
+        self.bus_transfer: dict[tuple[Any, ...], tuple[float, str]] = {}  # (backend, device, transfer) -> (GB/s, id)
 
-    def memory(self, doc):
+    def memory(self, doc: Document) -> tuple[float, str]:
         """(D in GB/s, where it comes from) or (0, '') when the run has none for this document."""
         c = _num((doc.get("ceiling") or {}).get("memory_copy_gbps"))
         if c > 0:
@@ -111,7 +115,7 @@ class Ceilings:
                 return c, f"the {c:.4g} GB/s memory copy ceiling of {name} (same host; {doc_name(doc)} records none)"
         return 0.0, ""
 
-    def learn_bus(self, row, doc):
+    def learn_bus(self, row: Row, doc: Document) -> None:
         """Takes a bus result within its ceilings as a rate of the run: an in-cache copy, or a
         host<->device copy by its transfer mode."""
         key = (row["backend"], row["device"])
@@ -128,7 +132,7 @@ class Ceilings:
             self.bus_cache[key] = (_num(row["moved_gbps"]), row["id"])
 
 
-def memory_bound(row, doc, ceilings, is_bus):
+def memory_bound(row: Row, doc: Document, ceilings: Ceilings, is_bus: bool) -> tuple[float, str] | None:
     """(GB/s, source) the memory figures of `row` may reach, or None when no ceiling is known."""
     d, d_source = ceilings.memory(doc)
     if d <= 0:
@@ -163,7 +167,7 @@ def memory_bound(row, doc, ceilings, is_bus):
     return bound, source
 
 
-def transfer_bound(row, doc, ceilings, is_bus):
+def transfer_bound(row: Row, doc: Document, ceilings: Ceilings, is_bus: bool) -> tuple[float, str] | None:
     """(GB/s, source) `transfer_gbps` may reach, or None when the run knows no bus rate."""
     out = []
     pcie = _device(doc).get("pcie") or {}
@@ -188,7 +192,7 @@ def _finding(row, doc, figure, value, bound, source, unit):
             "source": source}
 
 
-def check_row(row, doc, ceilings, is_bus=False):
+def check_row(row: Row, doc: Document, ceilings: Ceilings, is_bus: bool = False) -> list[Finding]:
     """[finding] of one result: every figure above its ceiling."""
     if row["status"] != "ok" or results.host_execution(row):
         return []
@@ -210,13 +214,13 @@ def check_row(row, doc, ceilings, is_bus=False):
     return out
 
 
-def annotate(pairs, docs=None):
+def annotate(pairs: Sequence[tuple[Row, Document]], docs: Iterable[Document] | None = None) -> list[Finding]:
     """pairs: [(row, its document)]. Sets row[FLAG] on every row (the findings of its figures above
     their ceilings, [] when none) and returns every finding, bus results first. The bus results are
     checked first; those within their ceilings are the run's bus rates the others are checked with."""
     docs = docs if docs is not None else _unique_docs(pairs)
     ceilings = Ceilings(docs)
-    found = []
+    found: list[Finding] = []
     for row, doc in pairs:
         if row["benchmark"] == BUS:
             row[FLAG] = check_row(row, doc, ceilings, is_bus=True)
@@ -230,8 +234,9 @@ def annotate(pairs, docs=None):
     return found
 
 
-def _unique_docs(pairs):
-    seen, out = set(), []
+def _unique_docs(pairs: Iterable[tuple[Row, Document]]) -> list[Document]:
+    seen: set[int] = set()
+    out: list[Document] = []
     for _, d in pairs:
         if id(d) not in seen:
             seen.add(id(d))
@@ -239,17 +244,17 @@ def _unique_docs(pairs):
     return out
 
 
-def above_ceiling(row):
+def above_ceiling(row: Row) -> bool:
     """True for a result with a figure above the physical ceiling of its run (annotate())."""
     return bool(row.get(FLAG))
 
 
-def plausible(rows):
+def plausible(rows: Iterable[Row]) -> list[Row]:
     """The rows without a figure above its ceiling: what the headline, the figures and the targets read."""
     return [r for r in rows if not above_ceiling(r)]
 
 
-def figures_text(row):
+def figures_text(row: Row) -> str:
     """'moved_gbps;pct_of_peak': the figures of a row above their ceilings (summary.csv's column)."""
     return ";".join(dict.fromkeys(f["figure"] for f in row.get(FLAG) or []))
 
@@ -259,22 +264,22 @@ def _number(v, unit):
     return text + ("%" if unit == "%" else f" {unit}")
 
 
-def value_text(f):
+def value_text(f: Finding) -> str:
     return _number(f["value"], f["unit"])
 
 
-def ceiling_text(f):
+def ceiling_text(f: Finding) -> str:
     return _number(f["ceiling"], f["unit"])
 
 
-def finding_text(f):
+def finding_text(f: Finding) -> str:
     """'ra-cpu select/...@1M: moved_gbps 7230 GB/s > 34 GB/s (2 x the ...)': one line per finding."""
     rank = f" rank {f['rank']}" if f["rank"] else ""
     return (f"{f['benchmark']}-{f['backend']}{rank} {f['id']}: {f['figure']} {value_text(f)} above "
             f"{ceiling_text(f)} ({f['source']})")
 
 
-def table(findings):
+def table(findings: Iterable[Finding]) -> tuple[list[str], list[list[Any]]]:
     """Header and rows of the report's warning table: one row per figure above its ceiling."""
     header = ["file", "backend", "case id", "figure", "value", "ceiling", "ceiling from"]
     return header, [[f["file"] + (f" rank {f['rank']}" if f["rank"] else ""), f["backend"], f["id"], f["figure"],

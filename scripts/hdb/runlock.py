@@ -14,13 +14,15 @@ import json
 import os
 import socket
 import time
+from pathlib import Path
+from typing import Any, NoReturn
 
-from .util import UsageError
+from .util import StrPath, UsageError
 
 LOCK_FILE = "run.lock"
 
 
-def pid_alive(pid):
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -32,7 +34,7 @@ def pid_alive(pid):
     return True
 
 
-def _describe(holder):
+def _describe(holder: dict[str, Any] | None) -> str:
     if not holder:
         return "another run-all"
     return (f"run-all pid {holder.get('pid', '?')} on {holder.get('host', '?')}, since {holder.get('since', '?')}"
@@ -40,14 +42,14 @@ def _describe(holder):
 
 
 class RunLock:
-    def __init__(self, run_dir, command=""):
+    def __init__(self, run_dir: StrPath, command: str = "") -> None:
         self.run_dir = run_dir
-        self.path = os.path.join(run_dir, LOCK_FILE)
+        self.path = str(Path(run_dir) / LOCK_FILE)
         self.command = command
-        self.fd = None
+        self.fd: int | None = None
         self.note = ""  # set when a stale lock was taken over
 
-    def _read(self, fd):
+    def _read(self, fd: int) -> dict[str, Any] | None:
         try:
             os.lseek(fd, 0, os.SEEK_SET)
             text = os.read(fd, 4096).decode("utf-8", "replace").strip()
@@ -61,13 +63,13 @@ class RunLock:
         except ValueError:
             return {"pid": "?", "raw": text[:80]}
 
-    def refuse(self, holder):
+    def refuse(self, holder: dict[str, Any] | None) -> NoReturn:
         raise UsageError(f"run {self.run_dir} is in use by {_describe(holder)}. Two drivers must not run one run "
                          f"(they would write the same files): wait for it to finish, or stop it (kill "
                          f"{holder.get('pid', 'PID') if holder else 'PID'}; it then marks the run interrupted) and "
                          f"run --resume again")
 
-    def acquire(self):
+    def acquire(self) -> "RunLock":
         """Takes the lock or raises UsageError naming the holder; sets self.note on a stale take-over."""
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -110,7 +112,7 @@ class RunLock:
         self.fd = fd
         return self
 
-    def release(self):
+    def release(self) -> None:
         if self.fd is None:
             return
         try:

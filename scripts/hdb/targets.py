@@ -7,21 +7,26 @@ with a figure above the physical ceiling of its run (plausibility.py) judges no 
 out, and the target's detail names it ("left out, above the run's ceiling: ...")."""
 import math
 import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
 
 from . import plausibility, results
+from .util import Document, Row, StrPath
+
+Target = dict[str, Any]  # one judged target: target, figure, goal, unit, met, detail
 
 LARGE = 256 << 20  # the streaming targets are judged beyond the 50-60 MB L2 of a Hopper GPU
 
 
-def load_rows(folder):
+def load_rows(folder: StrPath) -> tuple[list[Row], list[Document]]:
     """Rows (results.rows_of) and documents of every result file under `folder`, however nested:
     gpu-check keeps one run-all run per benchmark."""
-    docs = []
-    for dirpath, _, files in os.walk(folder):
-        if os.path.basename(dirpath) != results.RAW_DIR:
+    docs: list[Document] = []
+    for dirpath, _dirs, _files in os.walk(folder):
+        if Path(dirpath).name != results.RAW_DIR:
             continue
-        run_dir = os.path.dirname(dirpath)
-        docs += results.load_docs(run_dir)
+        docs += results.load_docs(Path(dirpath).parent)
     # Host execution (cuda-host) is no GPU: its times judge no target.
     docs = results.processor_docs(docs)
     rows = [r for _, r in results.checked_pairs(docs)]  # each checked against the run's ceilings
@@ -74,7 +79,7 @@ def _missing(name, goal, unit, what):
     return _result(name, None, goal, unit, f"no results: {what}")
 
 
-def pcie_link_gbps(docs):
+def pcie_link_gbps(docs: Iterable[Document]) -> tuple[float | None, dict[str, Any]]:
     for d in results.processor_docs(docs):
         if d["backend"] == "cuda":
             link = d.get("context", {}).get("device", {}).get("pcie", {})
@@ -83,7 +88,7 @@ def pcie_link_gbps(docs):
     return None, {}
 
 
-def bus_targets(rows, docs):
+def bus_targets(rows: Sequence[Row], docs: Iterable[Document]) -> list[Target]:
     link, info = pcie_link_gbps(docs)
     out = []
     for test in ("h2d", "d2h"):
@@ -128,14 +133,14 @@ def _pct_target(rows, name, goal, benchmark, test, variants=None, prefer="tuned"
                      backend=backend, test=test)
 
 
-def ra_targets(rows):
+def ra_targets(rows: Sequence[Row]) -> list[Target]:
     out = [_pct_target(rows, f"ra {t}, % of device copy", 75, "ra", t)
            for t in ("select", "project", "reduce", "add", "subtract", "multiply", "unique")]
     out.append(_pct_target(rows, "ra join, % of device copy", 40, "ra", "join"))
     return out
 
 
-def merge_targets(rows):
+def merge_targets(rows: Sequence[Row]) -> list[Target]:
     out = [
         _pct_target(rows, "merge 1b merge path, % of device copy", 60, "merge", "dict_merge", {"merge_path"}),
         _pct_target(rows, "merge 2b re-encode, % of device copy", 60, "merge", "reencode", prefer="lookup"),
@@ -179,12 +184,12 @@ def _speedup(rows, name, goal, benchmark, test, slow, fast, field, at_least=0, t
     return res
 
 
-def tpch_targets(rows):
+def tpch_targets(rows: Sequence[Row]) -> list[Target]:
     return [_speedup(rows, f"tpch {k} fused vs operator-at-a-time", 2, "tpch", k, slow="operator", fast="fused",
                      field="kernel_median_s") for k in ("A", "B", "C")]
 
 
-def ngram_targets(rows):
+def ngram_targets(rows: Sequence[Row]) -> list[Target]:
     out = []
     for cpu, goal in (("baseline", 20), ("binned", 5)):
         name = f"ngram gpu vs cpu {cpu} (geometric mean over k)"
@@ -214,11 +219,11 @@ def ngram_targets(rows):
     return out
 
 
-def evaluate(rows, docs):
+def evaluate(rows: Sequence[Row], docs: Iterable[Document]) -> list[Target]:
     return bus_targets(rows, docs) + ra_targets(rows) + merge_targets(rows) + tpch_targets(rows) + ngram_targets(rows)
 
 
-def format_table(targets):
+def format_table(targets: Iterable[Target]) -> str:
     lines = ["| target | measured | goal | met | how |", "|---|---|---|---|---|"]
     for t in targets:
         fig = "-" if t["figure"] is None else (f"{t['figure']:.3g}" if t["figure"] < 1e6 else f"{t['figure']:.3e}")

@@ -7,6 +7,9 @@ from typing import Any
 
 # A path as the public functions take it: a str (what most callers have) or a Path.
 StrPath = str | os.PathLike[str]
+# One result as results.py flattens it (a row of summary.csv), and one results document (hetdb-bench/2 JSON).
+Row = dict[str, Any]
+Document = dict[str, Any]
 
 
 def absolute_path(path: StrPath) -> Path:

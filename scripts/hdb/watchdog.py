@@ -26,6 +26,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TextIO
 
 GRACE_S = 3.0
 PR_SET_PDEATHSIG = 1
@@ -39,10 +42,10 @@ if sys.platform.startswith("linux"):
         _libc = None
 
 
-def child_preexec(parent_pid):
+def child_preexec(parent_pid: int) -> Callable[[], None]:
     """preexec_fn for a child: SIGTERM when the driver dies (Linux); if the driver is already gone
     (it died between fork and here), the child ends before it starts."""
-    def preexec():
+    def preexec() -> None:
         if _libc is not None:
             _prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
         if os.getppid() != parent_pid:
@@ -50,21 +53,23 @@ def child_preexec(parent_pid):
     return preexec
 
 
-def pdeathsig_available():
+def pdeathsig_available() -> bool:
     return _libc is not None
 
 
 class Watchdog:
     """The driver's side: starts the watcher, registers and unregisters child process groups."""
 
-    def __init__(self, stream=sys.stderr):
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
         self.stream = stream
         self.broken = False
+        self.w: int | None = None
         r, w = os.pipe()
         try:
-            self.proc = subprocess.Popen([sys.executable, "-I", "-S", os.path.abspath(__file__), str(r)],
-                                         pass_fds=(r,), start_new_session=True, stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL)
+            # An absolute, normalised path (os.path.abspath), for a watcher that runs as a script of its own.
+            self.proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-I", "-S", os.path.normpath(Path(__file__).absolute()), str(r)],
+                pass_fds=(r,), start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         except OSError as e:
             os.close(w)
             self.proc, self.w, self.broken = None, None, True
@@ -75,7 +80,7 @@ class Watchdog:
             os.close(r)
         self.w = w
 
-    def _send(self, line):
+    def _send(self, line: str) -> None:
         if self.w is None:
             return
         try:
@@ -86,13 +91,13 @@ class Watchdog:
                 print("run-all: warning: the watcher process is gone; if the driver is killed with -9 its running "
                       "executable is stopped only by PR_SET_PDEATHSIG", file=self.stream)
 
-    def watch(self, pgid):
+    def watch(self, pgid: int) -> None:
         self._send(f"+{pgid}")
 
-    def unwatch(self, pgid):
+    def unwatch(self, pgid: int) -> None:
         self._send(f"-{pgid}")
 
-    def close(self):
+    def close(self) -> None:
         """Closing the pipe is the watcher's signal to stop what is left and exit."""
         if self.w is not None:
             os.close(self.w)
@@ -105,7 +110,7 @@ class Watchdog:
             self.proc = None
 
 
-def group_alive(pgid):
+def group_alive(pgid: int) -> bool:
     """Whether process group pgid still has a member (one we may not signal counts as alive)."""
     try:
         os.killpg(pgid, 0)
@@ -116,7 +121,7 @@ def group_alive(pgid):
         return True
 
 
-def stop_groups(groups, grace_s=None):
+def stop_groups(groups: Sequence[int], grace_s: float | None = None) -> None:
     """TERM every group, wait up to grace_s while any is alive, then KILL them all: the one way the
     watcher and the driver stop what a benchmark left running."""
     grace_s = GRACE_S if grace_s is None else grace_s
@@ -135,10 +140,11 @@ def stop_groups(groups, grace_s=None):
             pass
 
 
-def watcher_main(fd):
+def watcher_main(fd: int) -> int:
     for s in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
         signal.signal(s, signal.SIG_IGN)
-    groups, buf = set(), b""
+    groups: set[int] = set()
+    buf = b""
     while True:
         try:
             data = os.read(fd, 4096)
