@@ -7,21 +7,22 @@ benchmark, backend and rank; every other figure is read by its field name. Nothi
 from a string: parameters are typed values in results[].params, the transfer mode is
 results[].transfer."""
 import csv
-import glob
 import io
 import json
 import os
 import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
 
 from .config import HOST_EXECUTION_BACKENDS, HOST_EXECUTION_KINDS
-from .util import UsageError, write_atomically
+from .util import Document, Row, StrPath, UsageError, absolute_path, write_atomically
 
 SCHEMA = "hetdb-bench/2"
 MANIFEST = "run.json"
 RAW_DIR = "raw"
 SUMMARY_CSV = "summary.csv"
-SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "docs",
-                           "results-schema.json")
+SCHEMA_FILE = str(absolute_path(__file__).parents[2] / "docs" / "results-schema.json")
 # raw/<benchmark>-<backend>.json, raw/<benchmark>-<backend>-<run>.json (a second run of the same
 # executable, [bench.<name>.large]), and under MPI the per-rank files <that>.rank<N>; a backend's
 # name may hold a '-' (cuda-host). This names files the driver itself chose (runner.raw_paths); it
@@ -29,16 +30,23 @@ SCHEMA_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.pa
 _RAW_NAME = re.compile(r"^(?P<stem>[a-z0-9_]+(?:-[a-z0-9_]+){1,3})\.json(?:\.rank(?P<rank>\d+))?$")
 
 
-def load_manifest(run_dir):
+def _glob(folder: StrPath, pattern: str) -> list[str]:
+    """glob.glob(os.path.join(folder, pattern)) with pathlib: the paths as str, spelt from `folder`,
+    hidden files (a name starting with '.', such as write_atomically's temporary files) left out as
+    glob.glob leaves them out."""
+    return [os.fspath(p) for p in Path(folder).glob(pattern) if not p.name.startswith(".")]
+
+
+def load_manifest(run_dir: StrPath) -> Any:
     """run.json, or None when there is none; OSError or ValueError when it cannot be read."""
-    path = os.path.join(run_dir, MANIFEST)
-    if not os.path.isfile(path):
+    path = Path(run_dir) / MANIFEST
+    if not path.is_file():
         return None
-    with open(path, encoding="utf-8") as f:
+    with path.open(encoding="utf-8") as f:
         return json.load(f)
 
 
-def read_manifest(run_dir):
+def read_manifest(run_dir: StrPath) -> tuple[Any, str]:
     """(manifest or None, problem or ''): run.json for a report, which goes on without it when it is
     unreadable and names it."""
     try:
@@ -51,29 +59,30 @@ def read_manifest(run_dir):
     return m, ""
 
 
-def raw_files(run_dir):
+def raw_files(run_dir: StrPath) -> list[str]:
     """The result files of a run: raw/<benchmark>-<backend>.json, or where an MPI run never wrote
     its merged document (it crashed), the per-rank files raw/<benchmark>-<backend>.json.rank<N>."""
-    names = {}
-    for p in sorted(glob.glob(os.path.join(run_dir, RAW_DIR, "*.json*"))):
-        m = _RAW_NAME.match(os.path.basename(p))
+    names: dict[str, list[tuple[str | None, str]]] = {}
+    for p in sorted(_glob(Path(run_dir) / RAW_DIR, "*.json*")):
+        m = _RAW_NAME.match(Path(p).name)
         if m:
             names.setdefault(m.group("stem"), []).append((m.group("rank"), p))
-    out = []
+    out: list[str] = []
     for found in names.values():
         merged = [p for rank, p in found if rank is None]
         out += merged if merged else sorted((p for _, p in found), key=lambda p: int(p.rsplit("rank", 1)[1]))
     return sorted(out)
 
 
-def csv_path_for(json_path):
+def csv_path_for(json_path: StrPath) -> str:
     """raw/x-y.json -> raw/x-y.csv, raw/x-y.json.rank2 -> raw/x-y.csv.rank2: where the driver told the
     executable to write its CSV (runner.csv_paths), beside the JSON."""
-    d, name = os.path.split(json_path)
+    name = Path(json_path).name
     m = _RAW_NAME.match(name)
     if not m:
         raise ValueError(f"not a raw result file name: {name}")
-    return os.path.join(d, f"{m.group('stem')}.csv" + (f".rank{m.group('rank')}" if m.group("rank") else ""))
+    return os.fspath(Path(json_path).with_name(f"{m.group('stem')}.csv"
+                                               + (f".rank{m.group('rank')}" if m.group("rank") else "")))
 
 
 class ForeignDocument(UsageError):
@@ -84,10 +93,9 @@ class ForeignDocument(UsageError):
 RESULT_KEYS = ("id", "test", "variant", "size_bytes", "transfer", "status")
 
 
-def _damage_hint(path):
+def _damage_hint(path: StrPath) -> str:
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = Path(path).read_bytes()
     except OSError:
         return ""
     if not data:
@@ -97,11 +105,11 @@ def _damage_hint(path):
     return ""
 
 
-def load_doc(path):
+def load_doc(path: StrPath) -> Document:
     """One executable's results; a document that is not hetdb-bench/2 is an error naming the file:
     ForeignDocument for another kind of document, UsageError for a broken one."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with Path(path).open(encoding="utf-8") as f:
             doc = json.load(f)
     except OSError as e:
         raise UsageError(f"{path}: cannot read results JSON: {e.strerror}") from None
@@ -124,7 +132,7 @@ def load_doc(path):
                 if not isinstance(r, dict) or any(k not in r for k in RESULT_KEYS):
                     raise UsageError(f"{path}: result {i} is not a result record (it needs "
                                      f"{', '.join(RESULT_KEYS)})")
-        m = _RAW_NAME.match(os.path.basename(path))
+        m = _RAW_NAME.match(Path(path).name)
         doc["_rank"] = int(m.group("rank")) if m and m.group("rank") else \
             doc.get("context", {}).get("mpi", {}).get("rank", 0)
     except (AttributeError, TypeError) as e:
@@ -133,32 +141,32 @@ def load_doc(path):
     return doc
 
 
-def is_driver_manifest(m):
+def is_driver_manifest(m: Any) -> bool:
     """run.json as the driver writes it: an object with a run_id and a list of entries."""
     return isinstance(m, dict) and isinstance(m.get("run_id"), str) and isinstance(m.get("entries"), list)
 
 
-def not_a_run(run_dir):
+def not_a_run(run_dir: StrPath) -> str:
     """Why run_dir is not a run ('' when it is one), for scripts/report and scripts/compare, which
     write into a run (report.md, summary.csv, plots/) and must never do that to another folder. A run
     holds the driver's run.json, or a raw/ folder with result files (raw/<benchmark>-<backend>.json,
     what a copied or hand-made run has), or both run.json (damaged) and raw/."""
-    if not os.path.isdir(run_dir):
-        return "no such directory" if not os.path.exists(run_dir) else "not a directory"
+    if not Path(run_dir).is_dir():
+        return "no such directory" if not Path(run_dir).exists() else "not a directory"
     try:
         if is_driver_manifest(load_manifest(run_dir)):
             return ""
     except (OSError, ValueError):
         pass  # a damaged run.json: raw/ decides
-    raw = os.path.join(run_dir, RAW_DIR)
-    if raw_files(run_dir) or (os.path.isdir(raw) and os.path.isfile(os.path.join(run_dir, MANIFEST))):
+    raw = Path(run_dir) / RAW_DIR
+    if raw_files(run_dir) or (raw.is_dir() and (Path(run_dir) / MANIFEST).is_file()):
         return ""
-    runs = sorted(d for d in os.listdir(run_dir) if os.path.isfile(os.path.join(run_dir, d, MANIFEST)))
+    runs = sorted(d.name for d in Path(run_dir).iterdir() if (d / MANIFEST).is_file())
     return (f"not a run: it has no {MANIFEST} of scripts/run-all and no {RAW_DIR}/<benchmark>-<backend>.json"
-            + (f"; it holds runs, e.g. {os.path.join(run_dir, runs[-1])}" if runs else ""))
+            + (f"; it holds runs, e.g. {Path(run_dir) / runs[-1]}" if runs else ""))
 
 
-def check_run_dir(run_dir):
+def check_run_dir(run_dir: StrPath) -> None:
     """A usage error naming why run_dir is not a run; nothing has been written there."""
     why = not_a_run(run_dir)
     if why:
@@ -166,14 +174,14 @@ def check_run_dir(run_dir):
                                                   " (nothing was written there)"))
 
 
-def opencl_implementation(doc):
+def opencl_implementation(doc: Document) -> str:
     """'pocl', 'intel', 'nvidia', ... for a document of the OpenCL backend (context.device.implementation;
     '' in documents older than that field), '' for any other backend."""
     dev = (doc.get("context") or {}).get("device") or {}
     return dev.get("implementation", "") if dev.get("kind") == "opencl" else ""
 
 
-def separate_implementations(docs):
+def separate_implementations(docs: list[Document]) -> list[Document]:
     """Documents of one run (or one combined run) from two OpenCL implementations (PoCL and Intel's on
     one CPU, say) are two processors: their backend becomes 'opencl-<implementation>' in memory, so
     that every table, figure, headline and de-duplication keeps them apart. A run with one
@@ -186,20 +194,22 @@ def separate_implementations(docs):
     return docs
 
 
-def load_docs(run_dir):
+def load_docs(run_dir: StrPath) -> list[Document]:
     """Every document of a run; the first one that cannot be used is an error (UsageError)."""
-    if not os.path.isdir(run_dir):
+    if not Path(run_dir).is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
     return separate_implementations([load_doc(p) for p in raw_files(run_dir)])
 
 
-def load_docs_tolerant(run_dir):
+def load_docs_tolerant(run_dir: StrPath) -> tuple[list[Document], list[str], list[str]]:
     """(docs, broken, foreign): every usable document, and one message per file that is not, so one
     bad file never hides the others' results. broken: unreadable, not JSON, cut short, lacking a
     required key; foreign: valid JSON of another kind (another schema version)."""
-    if not os.path.isdir(run_dir):
+    if not Path(run_dir).is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
-    docs, broken, foreign = [], [], []
+    docs: list[Document] = []
+    broken: list[str] = []
+    foreign: list[str] = []
     for p in raw_files(run_dir):
         rel = os.path.relpath(p, run_dir)
         try:
@@ -211,36 +221,36 @@ def load_docs_tolerant(run_dir):
     return separate_implementations(docs), broken, foreign
 
 
-def incomplete(doc):
+def incomplete(doc: Document) -> bool:
     """True for a document its executable marked partial (complete: false): it was still running,
     or was interrupted or stopped by an error (incomplete_reason says which)."""
     return doc.get("complete") is False
 
 
-def incomplete_text(doc):
+def incomplete_text(doc: Document) -> str:
     """'complete: false, interrupted by signal 15': how a partial document is named in a report."""
     reason = doc.get("incomplete_reason")
     return "complete: false" + (f", {reason}" if isinstance(reason, str) and reason else "")
 
 
-def interrupted_copies(run_dir):
+def interrupted_copies(run_dir: StrPath) -> list[str]:
     """raw/<file>.interrupted-N: what an interrupted attempt measured, kept when --resume reran it."""
-    return sorted(os.path.relpath(p, run_dir) for p in glob.glob(os.path.join(run_dir, RAW_DIR, "*.interrupted-*")))
+    return sorted(os.path.relpath(p, run_dir) for p in _glob(Path(run_dir) / RAW_DIR, "*.interrupted-*"))
 
 
-def params_text(params):
+def params_text(params: dict[str, Any] | None) -> str:
     """'dist=uniform;selectivity=0.5': parameters for display (tables, labels), never for matching."""
     return ";".join(f"{k}={value_text(v)}" for k, v in params.items()) if params else ""
 
 
-def value_text(v):
+def value_text(v: Any) -> str:
     """0.5 -> '0.5', 3 -> '3', 3.0 -> '3', 'u32' -> 'u32' (as the ids print numbers)."""
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
     return str(v)
 
 
-def params_key(params):
+def params_key(params: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     """A hashable, order-independent form of typed parameters, for matching rows of different
     variants or backends on equal inputs."""
     return tuple(sorted(params.items()))
@@ -261,7 +271,7 @@ def _rank_parts(doc):
     return [(doc.get("_rank", 0), device, doc["results"])]
 
 
-def rows_of(doc):
+def rows_of(doc: Document) -> list[Row]:
     """One flat dict per result (per rank under MPI); figures absent for skipped/failed results are None."""
     ctx = doc.get("context", {})
     across = {r["id"]: r["across_ranks"] for r in doc["results"] if r.get("across_ranks")}
@@ -275,7 +285,7 @@ def rows_of(doc):
     return out
 
 
-def host_execution_doc(doc):
+def host_execution_doc(doc: Document) -> bool:
     """True for a document of host execution (the CUDA sources run on the CPU, config.py
     HOST_EXECUTION_BACKENDS): by its backend, or by context.device.kind should a backend of another
     name ever write one. Its times are an emulation's, never a processor's."""
@@ -283,19 +293,19 @@ def host_execution_doc(doc):
     return doc.get("backend") in HOST_EXECUTION_BACKENDS or kind in HOST_EXECUTION_KINDS
 
 
-def host_execution(row):
+def host_execution(row: Row) -> bool:
     """True for a result of host execution (row['host_execution'], or its backend for a row made
     elsewhere): verified for correctness, but its times are no processor's."""
     return bool(row.get("host_execution")) or row.get("backend") in HOST_EXECUTION_BACKENDS
 
 
-def processor_rows(rows):
+def processor_rows(rows: Iterable[Row]) -> list[Row]:
     """The rows measured on a real processor: every row but those of host execution. What the
     headline, the figures, the ceilings, the benchmark tables, compare, scaling and targets read."""
     return [r for r in rows if not host_execution(r)]
 
 
-def processor_docs(docs):
+def processor_docs(docs: Iterable[Document]) -> list[Document]:
     """The documents of real processors (host execution left out): what figure footers and the
     device tables name."""
     return [d for d in docs if not host_execution_doc(d)]
@@ -354,18 +364,18 @@ def _row(doc, ctx, rank, device, r):
     }
 
 
-def all_rows(docs):
+def all_rows(docs: Sequence[Document]) -> list[Row]:
     """Every document's rows; a (benchmark, backend, rank, id) seen twice keeps its last row. Each row
     carries `above_ceiling`: its figures above the physical ceilings of the run (plausibility.py)."""
-    rows = {}
-    for d, r in checked_pairs(docs):
+    rows: dict[tuple[Any, ...], Row] = {}
+    for _d, r in checked_pairs(docs):
         key = match_key(r)
         rows.pop(key, None)
         rows[key] = r
     return list(rows.values())
 
 
-def checked_pairs(docs):
+def checked_pairs(docs: Sequence[Document]) -> list[tuple[Document, Row]]:
     """[(document, row)] of every document's rows, each row checked against the physical ceilings of
     the run (plausibility.annotate: row['above_ceiling'])."""
     from . import plausibility  # it reads rows as this module makes them
@@ -374,12 +384,12 @@ def checked_pairs(docs):
     return pairs
 
 
-def duplicates(docs):
+def duplicates(docs: Iterable[Document]) -> list[str]:
     """'bench-backend rank R: id' for every id a document (or a rank of it) holds more than once."""
     out = []
     for d in docs:
         for rank, _, records in _rank_parts(d):
-            seen = set()
+            seen: set[str] = set()
             for r in records:
                 if r["id"] in seen:
                     out.append(f"{d['benchmark']}-{d['backend']} rank {rank}: {r['id']}")
@@ -387,36 +397,37 @@ def duplicates(docs):
     return out
 
 
-def match_key(row):
+def match_key(row: Row) -> tuple[Any, Any, Any, Any]:
     """What identifies one measurement across runs and files (scripts/compare, de-duplication)."""
     return (row["benchmark"], row["backend"], row["rank"], row["id"])
 
 
-def series_key(row):
+def series_key(row: Row) -> tuple[Any, ...]:
     """One line of a figure or one line of a report table: everything that identifies a case but
     its size, read by name (benchmark, test, backend, variant, transfer, typed parameters)."""
     return (row["benchmark"], row["test"], row["backend"], row["variant"], row["transfer"],
             params_key(row["params"]), row["checked"])
 
 
-def id_without_size(row):
+def id_without_size(row: Row) -> str:
     """The case id without its '@SIZE': what names one line drawn against input size."""
     return row["id"].rpartition("@")[0] if row["size_bytes"] > 0 and "@" in row["id"] else row["id"]
 
 
-def series_label(row):
+def series_label(row: Row) -> str:
     """'opencl: select/tuned[dist=uniform,selectivity=0.5,transfer=pinned]': a line of a figure is
     named by its backend and case id (without the size, which is the x axis), exactly as --list and
     --only spell it."""
     return f"{row['backend']}: {id_without_size(row)}" + ("" if row["checked"] else " not verified")
 
 
-def variant_label(row, drop=(), with_test=False, with_backend=True):
+def variant_label(row: Row, drop: Iterable[str] = (), with_test: bool = False, with_backend: bool = True) -> str:
     """'opencl: tuned[type=u32,transfer=pinned]': a bar or line of a figure whose test (and size)
     the figure names elsewhere, in the case id's spelling: the parameters that vary in the figure
     (row['label_params'] when the figure fixed some, less `drop`, the figure's own axis), then the
     transfer mode. with_backend=False: without 'opencl: ' (a table with a backend column)."""
-    shown = [f"{k}={value_text(v)}" for k, v in row.get("label_params", row["params"]).items() if k not in drop]
+    params = row["label_params"] if "label_params" in row else row["params"]
+    shown = [f"{k}={value_text(v)}" for k, v in params.items() if k not in drop]
     if row["transfer"] != "none":
         shown.append(f"transfer={row['transfer']}")
     s = (f"{row['backend']}: " if with_backend else "") + (f"{row['test']}/" if with_test else "") + row["variant"] \
@@ -424,42 +435,42 @@ def variant_label(row, drop=(), with_test=False, with_backend=True):
     return s + ("" if row["checked"] else " not verified")
 
 
-def transfer_only(row):
+def transfer_only(row: Row) -> bool:
     """A result whose time is all bus transfer (bus h2d/d2h): no kernel time; its bandwidth is
     throughput.transfer_gbps, never a kernel figure."""
     return not row["kernel_median_s"] and bool(row["transfer_gbps"])
 
 
-def headline_gbps(row):
+def headline_gbps(row: Row) -> float | None:
     """The GB/s a figure or a ceiling table quotes: the bus bandwidth of a transfer-only result,
     else the kernel throughput."""
     return row["transfer_gbps"] if transfer_only(row) else row["kernel_gbps"]
 
 
-def headline_cv(row):
+def headline_cv(row: Row) -> float | None:
     """The noise (CV) of the time behind headline_gbps."""
     if transfer_only(row):
         return row["h2d_cv"] if row["h2d_median_s"] else row["d2h_cv"]
     return row["kernel_cv"]
 
 
-def verification_text(row):
+def verification_text(row: Row) -> str:
     """'yes', 'no', or 'not verified' for a result measured under --no-verify."""
     if not row["checked"]:
         return "not verified"
     return "yes" if row["verified"] else "no"
 
 
-def csv_columns():
+def csv_columns() -> list[str]:
     """The one CSV column list: x-csv-columns of docs/results-schema.json."""
-    with open(SCHEMA_FILE) as f:
+    with Path(SCHEMA_FILE).open() as f:
         return list(json.load(f)["x-csv-columns"])
 
 
-def summary_columns():
+def summary_columns() -> list[str]:
     """summary.csv's columns: the executables' (x-csv-columns), then the driver's own
     (x-summary-csv-columns of docs/results-schema.json: above_ceiling)."""
-    with open(SCHEMA_FILE) as f:
+    with Path(SCHEMA_FILE).open() as f:
         schema = json.load(f)
     return list(schema["x-csv-columns"]) + list(schema["x-summary-csv-columns"])
 
@@ -490,7 +501,7 @@ def _header_line(text):
     return (text if end < 0 else text[:end]).rstrip("\r")
 
 
-def summary_csv(run_dir, docs=None):
+def summary_csv(run_dir: StrPath, docs: Sequence[Document] | None = None) -> tuple[str, list[str]]:
     """(text, problems): summary.csv as the executables' CSV files (raw/<name>.csv, the per-rank
     .csv.rank<N> where the JSON is per rank) put end to end under one header, in the order of
     raw_files(), with the driver's column above_ceiling last (x-summary-csv-columns): the figures of
@@ -505,15 +516,16 @@ def summary_csv(run_dir, docs=None):
     flags = {match_key(r): plausibility.figures_text(r) for r in all_rows(docs)}
     renamed = {os.path.realpath(d["_path"]): d["backend"] for d in docs
                if d.get("_path") and opencl_implementation(d) and d["backend"] != "opencl"}
-    parts, problems = [",".join(summary_columns()) + "\n"], []
+    parts = [",".join(summary_columns()) + "\n"]
+    problems: list[str] = []
     for jp in raw_files(run_dir):
         cp = csv_path_for(jp)
         rel = os.path.relpath(cp, run_dir)
         try:
-            with open(cp, newline="", encoding="utf-8") as f:
+            with Path(cp).open(newline="", encoding="utf-8") as f:
                 text = f.read()
         except FileNotFoundError:
-            problems.append(f"{rel} is missing (the executable wrote no CSV beside {os.path.basename(jp)}): "
+            problems.append(f"{rel} is missing (the executable wrote no CSV beside {Path(jp).name}): "
                             "its results are not in summary.csv")
             continue
         except OSError as e:
@@ -535,29 +547,30 @@ def summary_csv(run_dir, docs=None):
     return "".join(parts), problems
 
 
-def write_summary_csv(run_dir, docs=None):
+def write_summary_csv(run_dir: StrPath, docs: Sequence[Document] | None = None) -> list[str]:
     """Writes run_dir/summary.csv; returns the problems (missing or foreign CSV files)."""
     text, problems = summary_csv(run_dir, docs)
-    write_atomically(os.path.join(run_dir, SUMMARY_CSV), text)
+    write_atomically(Path(run_dir) / SUMMARY_CSV, text)
     return problems
 
 
-def opencl_driver_text(doc):
+def opencl_driver_text(doc: Document) -> str:
     """' (pocl, driver 3.1+debian)' for an OpenCL document: which implementation and version ran."""
     impl = opencl_implementation(doc)
     dev = (doc.get("context") or {}).get("device") or {}
     return f" ({impl}, driver {dev.get('driver_version', '?')})" if impl else ""
 
 
-def opencl_implementations(docs):
+def opencl_implementations(docs: Iterable[Document]) -> list[str]:
     """The OpenCL implementations the documents ran on, e.g. ['intel', 'pocl']."""
     return sorted({opencl_implementation(d) for d in docs if opencl_implementation(d)})
 
 
-def machine_line(docs):
+def machine_line(docs: Iterable[Document]) -> str:
     """'host vm, AMD EPYC (2 cores); cpu: AMD EPYC; opencl: pthread-...' for every figure and report:
     the real processors (host execution is no device of a figure)."""
-    hosts, devices = [], []
+    hosts: list[str] = []
+    devices: list[str] = []
     for d in processor_docs(docs):
         ctx = d.get("context", {})
         h = f"host {ctx.get('host', '?')}: {ctx.get('cpu', '?')} ({ctx.get('logical_cores', '?')} cores)"
@@ -569,7 +582,7 @@ def machine_line(docs):
     return "; ".join(hosts) + (" | " + "; ".join(devices) if devices else "")
 
 
-def tsc_hz(docs):
+def tsc_hz(docs: Iterable[Document]) -> float | None:
     """The measured CPU time-stamp-counter rate of the run (cycles per tuple use it), if any."""
     for d in docs:
         ctx = d.get("context", {})
