@@ -33,7 +33,7 @@ def _seconds(text: str) -> float:
     return v
 
 
-def _check_selection(a: argparse.Namespace, cfg: dict[str, Any], path: StrPath, bin_dir: StrPath) -> None:
+def _check_selection(a: argparse.Namespace, cfg: dict[str, Any], path: str, bin_dir: StrPath) -> None:
     """A selection that names nothing, or a benchmark that does not exist, is a usage error that
     lists the valid names."""
     known = cfgmod.known_benchmarks(REPO, bin_dir)

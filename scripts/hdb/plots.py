@@ -4,10 +4,13 @@ What the benchmark-specific figures read from the results is listed in docs/driv
 import math
 import os
 from collections import Counter, OrderedDict, defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
 
 from . import plausibility, results
 from .key_width import tuples_per_s
-from .util import size_text
+from .util import Document, Row, StrPath, size_text
 
 try:
     if os.environ.get("HDB_NO_MATPLOTLIB"):
@@ -17,7 +20,7 @@ try:
     import matplotlib.pyplot as plt
     MATPLOTLIB_ERROR = None
 except ImportError as e:  # reports are still written, without figures
-    plt = None
+    plt = None  # type: ignore[assignment]
     MATPLOTLIB_ERROR = str(e)
 
 BASELINE_VARIANTS = ("serial", "baseline")  # the papers' single-core CPU baselines
@@ -31,14 +34,14 @@ NGRAM_SPEEDUP = "speedup_mean_of_queries"  # ngram extra: mean of the per-query 
 NGRAM_SHARE = "share_accelerated"      # ngram extra: share of queries faster than the baseline
 
 
-def available():
+def available() -> bool:
     return plt is not None
 
 
 class Figure:
     """One written figure: file stem (plots/<stem>.png/.svg), title and a caption for the report."""
 
-    def __init__(self, stem, title, caption, benchmark):
+    def __init__(self, stem: str, title: str, caption: str, benchmark: str | None) -> None:
         self.stem, self.title, self.caption, self.benchmark = stem, title, caption, benchmark
 
 
@@ -55,7 +58,7 @@ def _kernel_timed(rows):
 def _series(rows, label=None):
     """OrderedDict label -> rows of one series (results.series_key), in _group's order; labelled by
     backend and case id (results.series_label) unless `label` says otherwise."""
-    out = OrderedDict()
+    out: OrderedDict[Any, list[Row]] = OrderedDict()
     for srs in _group(rows, results.series_key).values():
         out.setdefault((label or results.series_label)(srs[0]), []).extend(srs)
     return out
@@ -92,7 +95,7 @@ def _title(ax, test, note):
 
 
 def _group(rows, key):
-    g = OrderedDict()
+    g: OrderedDict[Any, list[Row]] = OrderedDict()
     for r in sorted(rows, key=lambda r: (r["test"], r["backend"], r["variant"], r["params_text"], r["size_bytes"])):
         g.setdefault(key(r), []).append(r)
     return g
@@ -108,7 +111,7 @@ def _swept(rows):
     return [r for r in rows if r["size_bytes"] > 0]
 
 
-def _size_axis(ax, sizes):
+def _size_axis(ax: Any, sizes: Iterable[int]) -> None:
     ax.set_xscale("log", base=2)
     ticks = sorted(set(s for s in sizes if s > 0))
     if len(ticks) > 12:
@@ -129,16 +132,16 @@ def _grid(n):
     return fig, list(axes.flat[:n])
 
 
-def _finish(fig, out_dir, figure, suptitle, machine):
+def _finish(fig: Any, out_dir: StrPath, figure: Figure, suptitle: str, machine: str) -> Figure:
     """Names the machine, lays out and writes plots/<stem>.png and .svg; returns `figure`."""
     stem = figure.stem
     fig.suptitle(suptitle, fontsize=11)
     fig.text(0.005, 0.003, machine, fontsize=6.5, ha="left", va="bottom", wrap=True)
     _widen_for_legends(fig)
     fig.tight_layout(rect=(0, 0.04, 1, 0.95))
-    os.makedirs(out_dir, exist_ok=True)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
     for ext in ("png", "svg"):
-        fig.savefig(os.path.join(out_dir, f"{stem}.{ext}"), dpi=110)
+        fig.savefig(Path(out_dir) / f"{stem}.{ext}", dpi=110)
     plt.close(fig)
     return figure
 
@@ -152,11 +155,11 @@ def _log_axis(axis, set_scale):
     axis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else ""))
 
 
-def _log_y(ax):
+def _log_y(ax: Any) -> None:
     _log_axis(ax.yaxis, ax.set_yscale)
 
 
-def _legend(ax, n):
+def _legend(ax: Any, n: int) -> None:
     """The legend beside the panel, right of its axes, never over the data; _finish widens the
     figure by the widest legend so that the panels keep their width."""
     if n:
@@ -178,13 +181,13 @@ def _with_transfer(r):
     return (r["h2d_median_s"] or 0) + (r["d2h_median_s"] or 0) > 0
 
 
-def throughput(rows, bench, out_dir, machine):
+def throughput(rows: Sequence[Row], bench: str, out_dir: StrPath, machine: str) -> Figure | None:
     rows = _swept(_ok(rows))
     if not rows:
         return None
     tests = _group(rows, lambda r: r["test"])
     fig, axes = _grid(len(tests))
-    for ax, (test, trs) in zip(axes, tests.items()):
+    for ax, (test, trs) in zip(axes, tests.items(), strict=False):
         n = 0
         trs, note = _slice(trs)
         for label, srs in _series(trs).items():
@@ -208,13 +211,13 @@ def throughput(rows, bench, out_dir, machine):
                    "transfers)", machine)
 
 
-def pct_of_peak(rows, bench, out_dir, machine):
+def pct_of_peak(rows: Sequence[Row], bench: str, out_dir: StrPath, machine: str) -> Figure | None:
     rows = [r for r in _swept(_ok(rows)) if r["pct_of_peak"]]
     if not rows:
         return None
     tests = _group(rows, lambda r: r["test"])
     fig, axes = _grid(len(tests))
-    for ax, (test, trs) in zip(axes, tests.items()):
+    for ax, (test, trs) in zip(axes, tests.items(), strict=False):
         trs, note = _slice(trs)
         groups = _series(trs)
         for label, srs in groups.items():
@@ -239,21 +242,21 @@ def _largest(srs):
 def _common_size(trs):
     """The largest size at which the most series of one test ran, so bars side by side compare
     like with like."""
-    counts = {}
+    counts: dict[Any, set[Any]] = {}
     for r in trs:
         counts.setdefault(r["size_bytes"], set()).add(results.series_key(r))
     most = max(len(v) for v in counts.values())
     return max(size for size, v in counts.items() if len(v) == most)
 
 
-def breakdown(rows, bench, out_dir, machine):
+def breakdown(rows: Sequence[Row], bench: str, out_dir: StrPath, machine: str) -> Figure | None:
     rows = _kernel_timed(_ok(rows))
     if not rows or bench in NO_BREAKDOWN:
         return None
     tests = _group(rows, lambda r: r["test"])
     fig, axes = _grid(len(tests))
     parts = [("h2d", "#d62728"), ("kernel", "#1f77b4"), ("d2h", "#ff7f0e"), ("other host time", "#bbbbbb")]
-    for ax, (test, trs) in zip(axes, tests.items()):
+    for ax, (test, trs) in zip(axes, tests.items(), strict=False):
         trs, note = _slice(trs)
         size = _common_size(trs)
         bars = [srs[0] for srs in _series([r for r in trs if r["size_bytes"] == size]).values()]
@@ -268,7 +271,7 @@ def breakdown(rows, bench, out_dir, machine):
             if not any(vals):  # a part no bar has (h2d on the CPU) is not in the legend either
                 continue
             ax.barh(range(len(bars)), vals, left=left, color=color, label=name, height=0.5)
-            left = [a + b for a, b in zip(left, vals)]
+            left = [a + b for a, b in zip(left, vals, strict=False)]
         # Each bar's case id above it, so that long ids take no width from the bars.
         for i, label in enumerate(labels):
             ax.text(0.005, i - 0.3, label, fontsize=6.5, ha="left", va="bottom", transform=ax.get_yaxis_transform())
@@ -287,7 +290,7 @@ def breakdown(rows, bench, out_dir, machine):
 
 def _baselines(rows):
     """(test, params, size) -> the cpu baseline row (serial, or the paper's 'baseline')."""
-    out = {}
+    out: dict[Any, Any] = {}
     for r in rows:
         if r["backend"] == "cpu" and r["variant"] in BASELINE_VARIANTS:
             out.setdefault((r["test"], results.params_key(r["params"]), r["size_bytes"]), r)
@@ -297,7 +300,7 @@ def _baselines(rows):
 def _speedups(rows, gpu_only=False):
     """test -> [(label, size, kernel speed-up, with-transfer speed-up)] at each series' largest size
     that has a baseline."""
-    out = OrderedDict()
+    out: OrderedDict[Any, Any] = OrderedDict()
     for test, trs in _group(rows, lambda r: r["test"]).items():
         trs, _ = _slice(trs)
         base = _baselines(trs)
@@ -342,7 +345,7 @@ def _grouped_bars(ax, groups, value_index):
     return labels
 
 
-def speedup(rows, bench, out_dir, machine):
+def speedup(rows: Sequence[Row], bench: str, out_dir: StrPath, machine: str) -> Figure | None:
     rows = _kernel_timed(_ok(rows))
     if bench in NO_BREAKDOWN:
         return None
@@ -376,7 +379,7 @@ def _number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def merge_cycles(rows, bench, out_dir, machine, hz):
+def merge_cycles(rows: Sequence[Row], bench: str, out_dir: StrPath, machine: str, hz: float | None) -> Figure | None:
     rows = _kernel_timed(_ok(rows))
     if bench != "merge" or not rows:
         return None
@@ -386,8 +389,8 @@ def merge_cycles(rows, bench, out_dir, machine, hz):
     fig, axes = plt.subplots(1, len(by_u), figsize=(6 * len(by_u), 4.8), squeeze=False)
     drawn = False
     order = sorted(by_u.items(), key=lambda kv: (0, kv[0], "") if _number(kv[0]) else (1, 0, str(kv[0])))
-    for ax, (u, urs) in zip(axes[0], order):
-        groups = OrderedDict()
+    for ax, (u, urs) in zip(axes[0], order, strict=False):
+        groups: OrderedDict[Any, Any] = OrderedDict()
         for test, trs in _group(urs, lambda r: r["test"]).items():
             for label, srs in _series(trs, lambda r: results.variant_label(r, drop=(ukey,))).items():
                 r = _largest(srs)
@@ -416,7 +419,7 @@ def merge_cycles(rows, bench, out_dir, machine, hz):
     return _finish(fig, out_dir, figure, "merge: cycles per tuple per step (largest size)", machine)
 
 
-def merge_gpu_speedup(rows, bench, out_dir, machine):
+def merge_gpu_speedup(rows: Sequence[Row], bench: str, out_dir: StrPath, machine: str) -> Figure | None:
     if bench != "merge":
         return None
     sp = _speedups(_kernel_timed(_ok(rows)), gpu_only=True)
@@ -436,13 +439,13 @@ def merge_gpu_speedup(rows, bench, out_dir, machine):
     return _finish(fig, out_dir, figure, "merge: GPU speed-up per step with and without transfers", machine)
 
 
-def ngram_errors(rows, bench, out_dir, machine):
+def ngram_errors(rows: Sequence[Row], bench: str, out_dir: StrPath, machine: str) -> Figure | None:
     ekey = NGRAM_ERROR_PARAM
     rows = [r for r in _kernel_timed(_ok(rows)) if _number(r["params"].get(ekey))]
     if bench != "ngram" or not rows:
         return None
     rows, note = _slice(rows, keep=(ekey,))
-    base = {}
+    base: dict[Any, Any] = {}
     for r in rows:
         if r["backend"] == "cpu" and r["variant"] in BASELINE_VARIANTS:
             base.setdefault((r["test"], results.params_key(r["params"]), r["size_bytes"]), r)
@@ -468,7 +471,7 @@ def ngram_errors(rows, bench, out_dir, machine):
     panels = [p for p in ((speed, "speed-up over cpu baseline (x)", True), (share, "queries accelerated (%)", False))
               if p[0]]
     fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.8), squeeze=False)
-    for ax, (data, ylabel, logy) in zip(axes[0], panels):
+    for ax, (data, ylabel, logy) in zip(axes[0], panels, strict=False):
         for label, pts in sorted(data.items()):
             big = max(p[2] for p in pts)
             pts = sorted(p for p in pts if p[2] == big)
@@ -488,11 +491,13 @@ def ngram_errors(rows, bench, out_dir, machine):
     return _finish(fig, out_dir, figure, "ngram: speed-up and share of queries accelerated vs error level", machine)
 
 
-def tpch_kernels(rows, bench, out_dir, machine):
+def tpch_kernels(rows: Sequence[Row], bench: str, out_dir: StrPath, machine: str) -> Figure | None:
     rows = _kernel_timed(_ok(rows))
     if bench != "tpch" or not rows:
         return None
-    groups_k, groups_t, fused = OrderedDict(), OrderedDict(), set()
+    groups_k: OrderedDict[Any, Any] = OrderedDict()
+    groups_t: OrderedDict[Any, Any] = OrderedDict()
+    fused: set[Any] = set()
     for test, trs in _group(rows, lambda r: r["test"]).items():
         trs, _ = _slice(trs)
         size = _common_size(trs)
@@ -506,7 +511,7 @@ def tpch_kernels(rows, bench, out_dir, machine):
     fig, axes = plt.subplots(1, 2, figsize=(max(9, 2 * len(groups_k) + 6), 4.8), squeeze=False)
     for ax, groups, what in ((axes[0][0], groups_k, "kernel only"), (axes[0][1], groups_t, "with transfers")):
         labels = _grouped_bars(ax, groups, 1)
-        for patch_group, label in zip(ax.containers, labels):
+        for patch_group, label in zip(ax.containers, labels, strict=False):
             if label in fused:
                 for p in patch_group:
                     p.set_hatch("//")
@@ -521,7 +526,7 @@ def tpch_kernels(rows, bench, out_dir, machine):
                    machine)
 
 
-def headline(lines, out_dir, machine, acc_label):
+def headline(lines: Sequence[Any], out_dir: StrPath, machine: str, acc_label: str) -> Figure | None:
     """The headline's figure: per operation, the speed-up over the best CPU implementation of the
     accelerator's best implementation (kernel only, with PCIe) and of DuckDB, at the compared size."""
     from .headline import DB_PEER
@@ -560,25 +565,25 @@ def headline(lines, out_dir, machine, acc_label):
                    machine)
 
 
-def key_widths(pairs, out_dir, machine):
+def key_widths(pairs: Sequence[tuple[Row, Row]], out_dir: StrPath, machine: str) -> Figure | None:
     """One panel per benchmark and backend: tuples per second at 32- and 64-bit keys, bars side by
     side per test, for the variant and parameters fastest at 32 bits (key_width.pairs: each pair at
     the largest size both widths ran; the report's table lists every pair)."""
     if not pairs:
         return None
-    best = OrderedDict()
+    best: OrderedDict[Any, Any] = OrderedDict()
     for r32, r64 in pairs:
         k = (r32["benchmark"], r32["backend"], r32["test"])
         if k not in best or tuples_per_s(r32) > tuples_per_s(best[k][0]):
             best[k] = (r32, r64)
-    panels = OrderedDict()
+    panels: OrderedDict[Any, Any] = OrderedDict()
     for (bench, backend, test), (r32, r64) in best.items():
         panels.setdefault((bench, backend), OrderedDict())[f"{test}/{r32['variant']}"] = [
             ("32-bit keys", tuples_per_s(r32) / 1e6), ("64-bit keys", tuples_per_s(r64) / 1e6)]
     widest = max(len(g) for g in panels.values())
     fig, axes = plt.subplots(len(panels), 1, figsize=(min(max(8, 0.7 * widest + 4), 16), 3.6 * len(panels) + 0.8),
                              squeeze=False)
-    for ax, ((bench, backend), groups) in zip((a[0] for a in axes), panels.items()):
+    for ax, ((bench, backend), groups) in zip((a[0] for a in axes), panels.items(), strict=False):
         labels = _grouped_bars(ax, groups, 1)
         _log_y(ax)
         ax.set_ylabel("million tuples per second (kernel)")
@@ -591,7 +596,8 @@ def key_widths(pairs, out_dir, machine):
     return _finish(fig, out_dir, figure, "32- vs 64-bit keys: tuples per second per case", machine)
 
 
-def all_figures(rows, docs, out_dir, include_unverified=False):
+def all_figures(rows: Iterable[Row], docs: Sequence[Document], out_dir: StrPath,
+                include_unverified: bool = False) -> list[Figure]:
     """Every figure the rows support, grouped by benchmark in a fixed order. Results measured
     without verification (--no-verify) are drawn only when include_unverified is set; results with a
     figure above the physical ceiling of the run never."""
@@ -600,7 +606,7 @@ def all_figures(rows, docs, out_dir, include_unverified=False):
     # Host execution (cuda-host) times a CPU's emulation of a GPU: never drawn beside processors; a
     # figure above the physical ceiling of the run (plausibility.py) cannot be true: never drawn.
     rows = [r for r in plausibility.plausible(results.processor_rows(rows)) if r["checked"] or include_unverified]
-    os.makedirs(out_dir, exist_ok=True)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
     machine = results.machine_line(docs)
     hz = results.tsc_hz(docs)
     figs = []

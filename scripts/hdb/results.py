@@ -421,7 +421,7 @@ def series_label(row: Row) -> str:
     return f"{row['backend']}: {id_without_size(row)}" + ("" if row["checked"] else " not verified")
 
 
-def variant_label(row: Row, drop: Iterable[str] = (), with_test: bool = False, with_backend: bool = True) -> str:
+def variant_label(row: Row, drop: Iterable[str | None] = (), with_test: bool = False, with_backend: bool = True) -> str:
     """'opencl: tuned[type=u32,transfer=pinned]': a bar or line of a figure whose test (and size)
     the figure names elsewhere, in the case id's spelling: the parameters that vary in the figure
     (row['label_params'] when the figure fixed some, less `drop`, the figure's own axis), then the

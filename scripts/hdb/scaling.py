@@ -5,14 +5,18 @@ t(first)/t(N) is the speed-up; for weak scaling (fixed size per rank, dist --wea
 efficiency, ideally 1. For TP cases that exchange data (the dist benchmark's `exchange` phase) the
 table adds, per rank count, the exchange's share of the case's time and the bytes each rank sent
 (the busiest rank's, and how many of all bytes sent crossed between nodes): the network's share."""
-import os
 from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
 
 from . import plots, results
-from .util import size_text, write_atomically
+from .util import Row, StrPath, size_text, write_atomically
+
+Key = tuple[Any, ...]  # _key: a case but its 'ranks' parameter
 
 
-def _key(row):
+def _key(row: Row) -> Key:
     """Everything that identifies a case but the TP benchmark's 'ranks' parameter (read by name),
     which differs between the runs by design; the parameters are written out for display."""
     params = {k: v for k, v in row["params"].items() if k != "ranks"}
@@ -20,11 +24,12 @@ def _key(row):
             row["transfer"], row["size_bytes"])
 
 
-def collect(runs, exchange=None):
+def collect(runs: Sequence[tuple[int, StrPath]],
+            exchange: dict[Key, dict[int, dict[str, Any]]] | None = None) -> OrderedDict[Key, dict[int, float]]:
     """runs: [(ranks, run_dir)] -> OrderedDict key -> {ranks: median kernel seconds} (rank 0's view:
     the mean over ranks for EP documents, the collective time for TP). `exchange`, a dict, receives
     key -> {ranks: exchange_figures(row)} for the cases that exchange data."""
-    table = OrderedDict()
+    table: OrderedDict[Key, dict[int, float]] = OrderedDict()
     for ranks, run_dir in runs:
         for row in results.all_rows(results.load_docs(run_dir)):
             if row["rank"] != 0 or row["status"] != "ok" or not row["checked"] or not row["kernel_median_s"] \
@@ -40,7 +45,7 @@ def collect(runs, exchange=None):
     return OrderedDict((k, v) for k, v in table.items() if len(v) > 1)
 
 
-def exchange_figures(row):
+def exchange_figures(row: Row) -> dict[str, Any] | None:
     """The network's share of a TP case, read by name: the median `exchange` phase over the median
     total time, the bytes each rank sent to other ranks (extra.sent_bytes_per_rank) and the bytes that
     crossed between nodes (extra.off_node_bytes). None for a case without an exchange phase."""
@@ -77,7 +82,7 @@ def _exchange_text(x):
     return f"{share} · {sent}{off}"
 
 
-def _hosts_text(run_dir):
+def _hosts_text(run_dir: StrPath) -> str:
     """'hdb-node-a: 0,2; hdb-node-b: 1,3': where the ranks of a run ran (run.json, from the merged
     documents), or '' for a run on one host or without that record."""
     manifest = results.read_manifest(run_dir)[0] or {}
@@ -88,11 +93,12 @@ def _hosts_text(run_dir):
     return ""
 
 
-def write(runs, out_dir, stream=None):
-    exchange = {}
+def write(runs: Sequence[tuple[int, StrPath]], out_dir: StrPath,
+          stream: TextIO | None = None) -> OrderedDict[Key, dict[int, float]]:
+    exchange: dict[Key, dict[int, dict[str, Any]]] = {}
     table = collect(runs, exchange)
     counts = [n for n, _ in runs]
-    os.makedirs(out_dir, exist_ok=True)
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
     head = ["benchmark", "backend", "test", "variant", "params", "transfer", "size"]
     with_x = any(k in exchange for k in table)
     csv = [",".join(head + [f"kernel_s_np{n}" for n in counts] + [f"ratio_np{n}" for n in counts] +
@@ -106,7 +112,7 @@ def write(runs, out_dir, stream=None):
           (" For cases that exchange data, `exchange N` is the exchange phase's share of the case's "
            "median total time, the bytes the busiest rank sent to other ranks, and the share of all "
            "bytes sent that crossed between nodes (off-node): the network's share." if with_x else ""), "",
-          "Runs: " + ", ".join(f"{n} ranks: `{os.path.basename(d)}`" for n, d in runs), ""]
+          "Runs: " + ", ".join(f"{n} ranks: `{Path(d).name}`" for n, d in runs), ""]
     md += [f"Hosts ({n} ranks): {h}" for n, h in hosts if h] + ([""] if any(h for _, h in hosts) else [])
     cols = head + [f"{n} ranks (ms)" for n in counts] + [f"ratio {n}" for n in counts] + \
         ([f"exchange {n}: share · sent per rank" for n in counts] if with_x else [])
@@ -119,7 +125,7 @@ def write(runs, out_dir, stream=None):
         x = exchange.get(key, {})
         xs = [_exchange_text(x.get(n)) for n in counts] if with_x else []
         md.append("| " + " | ".join(cells + ms + ratio + xs) + " |")
-        xcsv = []
+        xcsv: list[str] = []
         for n in counts if with_x else []:
             f = x.get(n) or {}
             xcsv += ["" if f.get(c) is None else f"{f[c]:.6g}" for c in ("share", "sent_max", "off_node")]
@@ -129,28 +135,28 @@ def write(runs, out_dir, stream=None):
     figure = _plot(table, counts, out_dir)
     if figure:
         md += ["", f"![{figure}](plots/{figure}.png)"]
-    write_atomically(os.path.join(out_dir, "scaling.md"), "\n".join(md) + "\n")
-    write_atomically(os.path.join(out_dir, "scaling.csv"), "\n".join(csv) + "\n")
+    write_atomically(Path(out_dir) / "scaling.md", "\n".join(md) + "\n")
+    write_atomically(Path(out_dir) / "scaling.csv", "\n".join(csv) + "\n")
     if stream:
         print(f"scaling: {len(table)} cases across {counts} ranks -> {out_dir}/scaling.md", file=stream)
     return table
 
 
-def _plot(table, counts, out_dir):
+def _plot(table: OrderedDict[Key, dict[int, float]], counts: Sequence[int], out_dir: StrPath) -> str | None:
     """One panel per benchmark/backend: t(first)/t(N) against ranks at each case's largest size."""
     if not plots.available() or not table:
         return None
     plt = plots.plt
-    largest = {}
+    largest: dict[Key, int] = {}
     for key in table:
         series = key[:-1]
         if key[-1] >= largest.get(series, 0):
             largest[series] = key[-1]
-    panels = OrderedDict()
+    panels: OrderedDict[Key, list[tuple[Key, int]]] = OrderedDict()
     for series, size in largest.items():
         panels.setdefault(series[:2], []).append((series, size))
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
-    for ax, ((bench, backend), items) in zip(axes[0], panels.items()):
+    for ax, ((bench, backend), items) in zip(axes[0], panels.items(), strict=True):
         for series, size in items[:plots.MAX_SERIES]:
             times = table[series + (size,)]
             ns = sorted(times)
@@ -168,8 +174,8 @@ def _plot(table, counts, out_dir):
         ax.legend(fontsize=6)
     fig.suptitle("Scaling across MPI ranks", fontsize=11)
     fig.tight_layout()
-    os.makedirs(os.path.join(out_dir, "plots"), exist_ok=True)
+    (Path(out_dir) / "plots").mkdir(parents=True, exist_ok=True)
     for ext in ("png", "svg"):
-        fig.savefig(os.path.join(out_dir, "plots", f"scaling.{ext}"), dpi=110)
+        fig.savefig(Path(out_dir) / "plots" / f"scaling.{ext}", dpi=110)
     plt.close(fig)
     return "scaling"
