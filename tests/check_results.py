@@ -40,7 +40,7 @@ import check_csv_header  # noqa: E402  (the CSV header check, beside this file)
 
 try:
     import jsonschema
-except ImportError:  # the interpreter CMake found may lack it; scripts/hdb/python picks one that has it
+except ImportError:  # the interpreter CMake found may lack it; scripts/hdb/python runs .venv's, which has it
     jsonschema = None
 
 
@@ -315,8 +315,8 @@ def main(argv=None):
         ap.error("give one results FILE or --all DIR")
     if jsonschema is None:
         _reexec_with_jsonschema()
-        print("check_results: needs the Python library jsonschema (Debian: python3-jsonschema, which "
-              "scripts/setup installs); none of the interpreters scripts/hdb/python tries has it")
+        print("check_results: needs the Python library jsonschema, which scripts/setup installs into .venv "
+              "(scripts/hdb/python runs .venv/bin/python)")
         return 1
     if a.all:
         return check_all(a.all, a.min_ok_opt if a.min_ok_opt is not None else (a.min_ok or 0))

@@ -34,7 +34,7 @@ def run(*args):
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=120)
 
 
-@unittest.skipIf(jsonschema is None, "the jsonschema library is missing (Debian: python3-jsonschema)")
+@unittest.skipIf(jsonschema is None, "the jsonschema library is missing (scripts/setup installs it into .venv)")
 class SchemaTest(TempDirCase):
     def problems(self, doc, min_ok=0, ranks=0):
         return check_results.check_doc(doc, min_ok, ranks)[0]
