@@ -1,7 +1,7 @@
 """The CPU targets table (scripts/hdb/cpu_targets.py) on synthetic results whose ratios are known."""
 import json
-import os
 import unittest
+from pathlib import Path
 
 from helpers import TempDirCase
 
@@ -13,13 +13,13 @@ import make_fixture
 
 class CpuTargetsTest(TempDirCase):
     def write(self, benchmark, backend, records):
-        raw = os.path.join(self.tmp, "run", "20260101-000000-cpu-baselines", "raw")
-        os.makedirs(raw, exist_ok=True)
-        with open(os.path.join(raw, f"{benchmark}-{backend}.json"), "w") as f:
+        raw = Path(self.tmp, "run", "20260101-000000-cpu-baselines", "raw")
+        raw.mkdir(parents=True, exist_ok=True)
+        with (raw / f"{benchmark}-{backend}.json").open("w") as f:
             json.dump(make_fixture.document(benchmark, backend, records, 30.0), f)
 
     def evaluate(self):
-        rows, docs = targets.load_rows(os.path.join(self.tmp, "run"))
+        rows, docs = targets.load_rows(Path(self.tmp, "run"))
         return {t["target"]: t for t in cpu_targets.evaluate(rows, docs)}
 
     def test_figures_are_the_least_favourable_at_256m(self):

@@ -1,8 +1,8 @@
 """32- vs 64-bit keys in the report (scripts/hdb/key_width.py): cases measured at both widths are
 paired on everything else at the largest common size and compared per tuple; the report shows the
 table and the figure only when a run measured both widths."""
-import os
 import unittest
+from pathlib import Path
 
 from helpers import TempDirCase, has_matplotlib
 
@@ -43,10 +43,10 @@ class Pairs(unittest.TestCase):
 
 class Report(TempDirCase):
     def write_run(self, recs):
-        raw = os.path.join(self.tmp, "raw")
-        os.makedirs(raw)
+        raw = Path(self.tmp, "raw")
+        raw.mkdir(parents=True)
         import json
-        with open(os.path.join(raw, "ra-cpu.json"), "w") as f:
+        with (raw / "ra-cpu.json").open("w") as f:
             json.dump(document("ra", "cpu", recs, 40.0), f)
 
     def test_report_shows_both_widths_side_by_side(self):
@@ -57,7 +57,7 @@ class Report(TempDirCase):
         self.assertIn("| ra | cpu | select/parallel[dist=uniform,selectivity=0.5] | 1M |", md)
         self.assertIn("2.00x", md)
         if has_matplotlib():
-            self.assertTrue(os.path.exists(os.path.join(self.tmp, "plots", "key-width.png")))
+            self.assertTrue(Path(self.tmp, "plots", "key-width.png").exists())
 
     def test_no_section_without_both_widths(self):
         self.write_run([sel("parallel", 32, 1 * M, 1e-3)])

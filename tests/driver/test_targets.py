@@ -1,7 +1,7 @@
 """The GPU targets table (scripts/hdb/targets.py) on synthetic results whose ratios are known."""
 import json
-import os
 import unittest
+from pathlib import Path
 
 from helpers import TempDirCase
 
@@ -36,15 +36,15 @@ def bus_copy(test, size, transfer, gbps):
 
 class TargetsTest(TempDirCase):
     def write(self, benchmark, backend, records, context=None):
-        raw = os.path.join(self.tmp, "run", benchmark, "20260101-000000-gpu", "raw")
-        os.makedirs(raw, exist_ok=True)
+        raw = Path(self.tmp, "run", benchmark, "20260101-000000-gpu", "raw")
+        raw.mkdir(parents=True, exist_ok=True)
         doc = make_fixture.document(benchmark, backend, records, 3000.0)
         doc["context"].update(context or {})
-        with open(os.path.join(raw, f"{benchmark}-{backend}.json"), "w") as f:
+        with (raw / f"{benchmark}-{backend}.json").open("w") as f:
             json.dump(doc, f)
 
     def evaluate(self):
-        rows, docs = targets.load_rows(os.path.join(self.tmp, "run"))
+        rows, docs = targets.load_rows(Path(self.tmp, "run"))
         return {t["target"]: t for t in targets.evaluate(rows, docs)}
 
     def test_bus_is_judged_against_the_pcie_link(self):
@@ -146,7 +146,7 @@ class TargetsTest(TempDirCase):
 
     def test_failed_cases_count_as_missing_and_the_table_prints(self):
         self.write("ra", "cuda", [record("reduce", "cub", 1024 * M, pct=99, status="failed")])
-        t = targets.evaluate(*targets.load_rows(os.path.join(self.tmp, "run")))
+        t = targets.evaluate(*targets.load_rows(Path(self.tmp, "run")))
         reduce = next(x for x in t if x["target"] == "ra reduce, % of device copy")
         self.assertIsNone(reduce["met"])
         table = targets.format_table(t)
