@@ -11,19 +11,20 @@ import csv
 import json
 import os
 import sys
+from pathlib import Path
 
-SCHEMA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "results-schema.json")
+SCHEMA = str(Path(os.path.normpath(Path(__file__).absolute())).parents[1] / "docs" / "results-schema.json")
 
 
 def columns(schema_path=SCHEMA):
     """The CSV column list, read from the JSON Schema (its top-level keyword x-csv-columns)."""
-    with open(schema_path) as f:
+    with Path(schema_path).open() as f:
         return list(json.load(f)["x-csv-columns"])
 
 
 def summary_columns(schema_path=SCHEMA):
     """summary.csv's columns: x-csv-columns, then the driver's x-summary-csv-columns (above_ceiling)."""
-    with open(schema_path) as f:
+    with Path(schema_path).open() as f:
         schema = json.load(f)
     return list(schema["x-csv-columns"]) + list(schema.get("x-summary-csv-columns", []))
 
@@ -40,7 +41,7 @@ def header_problem(path, expected=None):
     """None when the first line of `path` is the expected header, else what is wrong."""
     expected = expected if expected is not None else columns()
     try:
-        with open(path, newline="") as f:
+        with Path(path).open(newline="") as f:
             header = next(csv.reader(f), None)
     except OSError as e:
         return f"{path}: cannot read: {e.strerror}"
@@ -56,7 +57,7 @@ def header_problem(path, expected=None):
     if unexpected:
         detail.append("unexpected " + ",".join(unexpected))
     if not detail:
-        first = next(i for i, (a, b) in enumerate(zip(header, expected)) if a != b)
+        first = next(i for i, (a, b) in enumerate(zip(header, expected, strict=False)) if a != b)
         detail.append(f"column {first + 1} is {header[first]!r}, expected {expected[first]!r} (order differs)")
     return f"{path}: header differs from x-csv-columns of docs/results-schema.json: " + "; ".join(detail)
 
@@ -68,7 +69,7 @@ def main(argv):
     expected = columns()
     bad = 0
     for path in argv:
-        summary = os.path.basename(path) == "summary.csv"
+        summary = Path(path).name == "summary.csv"
         problem = summary_header_problem(path) if summary else header_problem(path, expected)
         if problem:
             print(f"check_csv_header: {problem}")

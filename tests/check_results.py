@@ -26,10 +26,11 @@ import os
 import re
 import sys
 from collections import Counter
+from pathlib import Path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-SCHEMA_PATH = os.path.join(REPO, "docs", "results-schema.json")
+HERE = str(Path(os.path.normpath(Path(__file__).absolute())).parent)
+REPO = str(Path(HERE).parent)
+SCHEMA_PATH = str(Path(REPO, "docs", "results-schema.json"))
 SCHEMA_NAME = "hetdb-bench/2"
 MAX_SCHEMA_ERRORS = 20
 RESULT_FILE = re.compile(r"\.json(\.rank\d+|\.interrupted-\d+)?$")
@@ -47,14 +48,14 @@ except ImportError:  # the interpreter CMake found may lack it; scripts/hdb/pyth
 def _reexec_with_jsonschema():
     if os.environ.get(REEXEC):
         return
-    launcher = os.path.join(REPO, "scripts", "hdb", "python")
-    if os.path.isfile(launcher):
+    launcher = str(Path(REPO, "scripts", "hdb", "python"))
+    if Path(launcher).is_file():
         env = dict(os.environ, **{REEXEC: "1"})
-        os.execvpe("sh", ["sh", launcher, os.path.abspath(__file__)] + sys.argv[1:], env)
+        os.execvpe("sh", ["sh", launcher, os.path.normpath(Path(__file__).absolute())] + sys.argv[1:], env)
 
 
 def load_schema():
-    with open(SCHEMA_PATH) as f:
+    with Path(SCHEMA_PATH).open() as f:
         return json.load(f)
 
 
@@ -202,12 +203,12 @@ def check_doc(doc, min_ok=1, ranks=0):
 def csv_problems(doc, csv_path):
     """The CSV an executable wrote beside `doc`: the contract's header and a row per result (per rank
     of a merged MPI document) with the document's rank, id, status and transfer, in its order."""
-    if not os.path.isfile(csv_path):
+    if not Path(csv_path).is_file():
         return [f"no CSV file {csv_path} beside the document"]
     problem = check_csv_header.header_problem(csv_path, check_csv_header.columns(SCHEMA_PATH))
     if problem:
         return [problem]
-    with open(csv_path, newline="") as f:
+    with Path(csv_path).open(newline="") as f:
         got = [(r["rank"], r["id"], r["status"], r["transfer"]) for r in csv.DictReader(f)]
     mpi_ranks = (doc.get("mpi") or {}).get("ranks")
     if mpi_ranks:
@@ -219,7 +220,7 @@ def csv_problems(doc, csv_path):
         return []
     if len(got) != len(want):
         return [f"{csv_path}: {len(got)} rows for {len(want)} results (rank, id) of the document"]
-    i = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+    i = next(i for i, (a, b) in enumerate(zip(got, want, strict=True)) if a != b)
     return [f"{csv_path}: row {i + 1} is (rank, id, status, transfer) {got[i]}, the document has {want[i]}"]
 
 
@@ -227,12 +228,12 @@ def csv_beside(json_path):
     """raw/x-y.json -> raw/x-y.csv, raw/x-y.json.rank1 -> raw/x-y.csv.rank1 (the driver's naming)."""
     d, name = os.path.split(json_path)
     i = name.rfind(".json")
-    return os.path.join(d, name[:i] + ".csv" + name[i + len(".json"):])
+    return str(Path(d, name[:i] + ".csv" + name[i + len(".json"):]))
 
 
 def load(path):
     try:
-        with open(path) as f:
+        with Path(path).open() as f:
             return json.load(f), None
     except (OSError, ValueError) as e:
         return None, f"cannot read JSON: {e}"
@@ -260,18 +261,18 @@ def find_files(root):
     must, maybe, csvs = [], [], []
     for dirpath, dirnames, files in os.walk(root):
         dirnames.sort()
-        in_raw = os.path.basename(dirpath) == "raw"
+        in_raw = Path(dirpath).name == "raw"
         for name in sorted(files):
-            p = os.path.join(dirpath, name)
+            p = str(Path(dirpath, name))
             if RESULT_FILE.search(name):
                 (must if in_raw else maybe).append(p)
-            elif name == "summary.csv" and os.path.isdir(os.path.join(dirpath, "raw")):
+            elif name == "summary.csv" and Path(dirpath, "raw").is_dir():
                 csvs.append(p)
     return must, maybe, csvs
 
 
 def check_all(root, min_ok=0):
-    if not os.path.isdir(root):
+    if not Path(root).is_dir():
         print(f"check_results: --all {root}: no such directory")
         return 1
     must, maybe, summaries = find_files(root)
@@ -320,7 +321,7 @@ def main(argv=None):
         return 1
     if a.all:
         return check_all(a.all, a.min_ok_opt if a.min_ok_opt is not None else (a.min_ok or 0))
-    if not os.path.exists(a.json):
+    if not Path(a.json).exists():
         print(f"check_results: no results file {a.json} (executable skipped)")
         return 0
     min_ok = a.min_ok if a.min_ok is not None else (a.min_ok_opt if a.min_ok_opt is not None else 1)

@@ -17,8 +17,9 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, str(Path(os.path.normpath(Path(__file__).absolute())).parent))
 import make_fixture  # noqa: E402  (the fixture's record/document/CSV builders)
 
 
@@ -34,9 +35,9 @@ def _first_size(args):
 
 
 def _replace(path, text):
-    with open(path + ".tmp", "w", newline="") as f:
+    with Path(path + ".tmp").open("w", newline="") as f:
         f.write(text)
-    os.replace(path + ".tmp", path)
+    Path(path + ".tmp").replace(path)
 
 
 def main():
@@ -44,7 +45,7 @@ def main():
     name = os.environ.get("FAKE_NAME", "fake")
     bench, backend = name.split("-", 2)[1:3]  # hdb-ra-cuda-host: backend cuda-host
     def note(**kw):
-        with open(os.environ["FAKE_LOG"], "a") as f:
+        with Path(os.environ["FAKE_LOG"]).open("a") as f:
             f.write(json.dumps(dict(name=name, pid=os.getpid(), **kw)) + "\n")
 
     note(args=args)
@@ -61,7 +62,7 @@ def main():
         return 0
     json_path, csv_path = _arg(args, "--json"), _arg(args, "--csv")
     if mode == "badjson":
-        with open(json_path, "w") as f:
+        with Path(json_path).open("w") as f:
             f.write('{"schema": "hetdb-bench/2", "benchmark": "' + bench + '", "results": [{"id": ')
         return 0
     checked = "--no-verify" not in args

@@ -6,18 +6,19 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from pathlib import Path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-SCRIPTS = os.path.join(REPO, "scripts")
-FIXTURE = os.path.join(HERE, "fixtures", "run-small")
-SCHEMA_FILE = os.path.join(REPO, "docs", "results-schema.json")
+HERE = str(Path(os.path.normpath(Path(__file__).absolute())).parent)
+REPO = str(Path(HERE).parents[1])
+SCRIPTS = str(Path(REPO, "scripts"))
+FIXTURE = str(Path(HERE, "fixtures", "run-small"))
+SCHEMA_FILE = str(Path(REPO, "docs", "results-schema.json"))
 sys.path.insert(0, SCRIPTS)
-sys.path.insert(0, os.path.join(REPO, "tests"))  # check_results.py, check_csv_header.py
+sys.path.insert(0, str(Path(REPO, "tests")))  # check_results.py, check_csv_header.py
 
 
 def _csv_columns():
-    with open(SCHEMA_FILE) as f:
+    with Path(SCHEMA_FILE).open() as f:
         return list(json.load(f)["x-csv-columns"])
 
 
@@ -29,7 +30,7 @@ CSV_COLUMNS = _csv_columns()
 def script(name, *args, env=None, timeout=120):
     e = dict(os.environ)
     e.update(env or {})
-    return subprocess.run([os.path.join(SCRIPTS, name), *args], capture_output=True, text=True, env=e,
+    return subprocess.run([str(Path(SCRIPTS, name)), *args], capture_output=True, text=True, env=e,
                           timeout=timeout)
 
 
@@ -48,22 +49,22 @@ class TempDirCase(unittest.TestCase):
         The mode is kept beside the build (fake-modes/), not in the executable, so a test that changes a
         fake's behaviour before a --resume (the fault has gone, as a full disk that was emptied) keeps
         the same binary, the same sha256; a test of mixed builds changes the executable itself."""
-        build = os.path.join(self.tmp, build)
-        os.makedirs(os.path.join(build, "bin"), exist_ok=True)
-        os.makedirs(os.path.join(build, "fake-modes"), exist_ok=True)
+        build = str(Path(self.tmp, build))
+        Path(build, "bin").mkdir(parents=True, exist_ok=True)
+        Path(build, "fake-modes").mkdir(parents=True, exist_ok=True)
         for name, mode in modes.items():
-            p = os.path.join(build, "bin", f"hdb-{name}")
-            mode_file = os.path.join(build, "fake-modes", f"hdb-{name}")
-            with open(mode_file, "w") as f:
+            p = str(Path(build, "bin", f"hdb-{name}"))
+            mode_file = str(Path(build, "fake-modes", f"hdb-{name}"))
+            with Path(mode_file).open("w") as f:
                 f.write(mode)
-            with open(p, "w") as f:
+            with Path(p).open("w") as f:
                 f.write(f"#!/bin/sh\nFAKE_NAME=hdb-{name} exec {sys.executable} {HERE}/fake_bench.py "
                         f"\"$(cat '{mode_file}')\" \"$@\"\n")
-            os.chmod(p, 0o755)
+            Path(p).chmod(0o755)
         return build
 
     def copy_fixture(self):
-        dst = os.path.join(self.tmp, "run-small")
+        dst = str(Path(self.tmp, "run-small"))
         shutil.copytree(FIXTURE, dst)
         return dst
 
@@ -74,7 +75,7 @@ def bounded(name, *args, env=None, limit=60, prefix=()):
     test never hangs, and a hang shows as exit 124. prefix: a command to run it through (setpriv)."""
     e = dict(os.environ)
     e.update(env or {})
-    return subprocess.run(["timeout", "-k", "5", str(limit), *prefix, os.path.join(SCRIPTS, name), *args],
+    return subprocess.run(["timeout", "-k", "5", str(limit), *prefix, str(Path(SCRIPTS, name)), *args],
                           capture_output=True, text=True, env=e, timeout=limit + 30)
 
 
@@ -82,7 +83,7 @@ def start(name, *args, env=None, limit=120):
     """scripts/<name> started in the background under `timeout`, its output to pipes."""
     e = dict(os.environ)
     e.update(env or {})
-    return subprocess.Popen(["timeout", "-k", "5", str(limit), os.path.join(SCRIPTS, name), *args],
+    return subprocess.Popen(["timeout", "-k", "5", str(limit), str(Path(SCRIPTS, name)), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
 
 
@@ -101,7 +102,7 @@ def wait_for(cond, limit=30.0, step=0.05):
 def pid_gone(pid):
     """True when the process has ended (a zombie waiting for a parent that never reaps counts as ended)."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
+        with Path(f"/proc/{pid}/stat").open() as f:
             return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
     except OSError:
         try:
@@ -114,7 +115,7 @@ def pid_gone(pid):
 
 
 def read_json(path):
-    with open(path) as f:
+    with Path(path).open() as f:
         return json.load(f)
 
 
@@ -133,11 +134,11 @@ sizes = "32K"
     def setUp(self):
         super().setUp()
         self.build = self.make_fakes(self.MODES)
-        self.out = os.path.join(self.tmp, "results")
-        self.cfg = os.path.join(self.tmp, "fault.toml")
-        with open(self.cfg, "w") as f:
+        self.out = str(Path(self.tmp, "results"))
+        self.cfg = str(Path(self.tmp, "fault.toml"))
+        with Path(self.cfg).open("w") as f:
             f.write(self.CONFIG)
-        self.log = os.path.join(self.tmp, "calls.jsonl")
+        self.log = str(Path(self.tmp, "calls.jsonl"))
         # No figures unless a test is about them: they are the slow part of a report.
         self.env = {"FAKE_LOG": self.log, "PYTHONDONTWRITEBYTECODE": "1", "MPLBACKEND": "Agg", "HDB_NO_MATPLOTLIB": "1"}
 
@@ -155,9 +156,9 @@ sizes = "32K"
         return start("run-all", *self.args(*extra), env=self.env, limit=limit)
 
     def calls(self):
-        if not os.path.exists(self.log):
+        if not Path(self.log).exists():
             return []
-        with open(self.log) as f:
+        with Path(self.log).open() as f:
             return [json.loads(line) for line in f]
 
     def call_of(self, name, key="pid"):
@@ -167,12 +168,12 @@ sizes = "32K"
         return None
 
     def only_run(self):
-        runs = [d for d in os.listdir(self.out) if os.path.isdir(os.path.join(self.out, d))]
+        runs = [p.name for p in Path(self.out).iterdir() if p.is_dir()]
         self.assertEqual(len(runs), 1, runs)
-        return os.path.join(self.out, runs[0])
+        return str(Path(self.out, runs[0]))
 
     def manifest(self, run):
-        return read_json(os.path.join(run, "run.json"))
+        return read_json(str(Path(run, "run.json")))
 
     def entries(self, run):
         return {e["name"]: e for e in self.manifest(run)["entries"]}

@@ -15,12 +15,13 @@ import json
 import os
 import statistics
 import sys
+from pathlib import Path
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = str(Path(os.path.normpath(Path(__file__).absolute())).parent)
 sys.path.insert(0, HERE)
 from helpers import CSV_COLUMNS  # noqa: E402  (the one column list of the tests)
 
-OUT = os.path.join(HERE, "fixtures", "run-small")
+OUT = str(Path(HERE, "fixtures", "run-small"))
 SIZES = [32 << 10, 1 << 20, 32 << 20]
 TPCH_BYTES = 11996184  # the input of the TPC-H tables at sf 0.1 (synthetic)
 TSC_HZ = 2.5e9
@@ -273,22 +274,22 @@ def manifest(docs):
 
 def write_raw(raw_dir, name, doc):
     """raw/<name>.json (keys sorted, as the C++ writer's JSON objects are) and raw/<name>.csv."""
-    with open(os.path.join(raw_dir, name + ".json"), "w") as f:
+    with Path(raw_dir, name + ".json").open("w") as f:
         json.dump(doc, f, sort_keys=True, separators=(",", ":"))
         f.write("\n")
-    with open(os.path.join(raw_dir, name + ".csv"), "w", newline="") as f:
+    with Path(raw_dir, name + ".csv").open("w", newline="") as f:
         f.write(csv_text(doc))
 
 
 def main(out=OUT):
     docs = build()
-    raw = os.path.join(out, "raw")
-    os.makedirs(raw, exist_ok=True)
-    for old in os.listdir(raw):
-        os.remove(os.path.join(raw, old))
+    raw = str(Path(out, "raw"))
+    Path(raw).mkdir(parents=True, exist_ok=True)
+    for old in Path(raw).iterdir():
+        old.unlink()
     for name, d in docs.items():
         write_raw(raw, name, d)
-    with open(os.path.join(out, "run.json"), "w") as f:
+    with Path(out, "run.json").open("w") as f:
         json.dump(manifest(docs), f, indent=1, sort_keys=True)
         f.write("\n")
     return out

@@ -9,10 +9,10 @@ and flagged in summary.csv; compare does not judge them; the targets name them a
 with them."""
 import csv
 import json
-import os
 import subprocess
 import sys
 import unittest
+from pathlib import Path
 from unittest import mock
 
 from helpers import CSV_COLUMNS, REPO, TempDirCase, has_matplotlib, script
@@ -81,11 +81,11 @@ def build_docs():
 
 
 def write_run(path, docs):
-    raw = os.path.join(path, "raw")
-    os.makedirs(raw, exist_ok=True)
+    raw = str(Path(path, "raw"))
+    Path(raw).mkdir(parents=True, exist_ok=True)
     for name, d in docs.items():
         make_fixture.write_raw(raw, name, d)
-    with open(os.path.join(path, "run.json"), "w") as f:
+    with Path(path, "run.json").open("w") as f:
         json.dump(make_fixture.manifest(docs), f)
     return path
 
@@ -178,15 +178,15 @@ class Rule(unittest.TestCase):
 class Report(TempDirCase):
     def setUp(self):
         super().setUp()
-        self.run = write_run(os.path.join(self.tmp, "run"), build_docs())
+        self.run = write_run(str(Path(self.tmp, "run")), build_docs())
         self.env = {"HDB_NO_MATPLOTLIB": "1"}
 
     def report(self):
         p = script("report", self.run, env=self.env)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        with open(os.path.join(self.run, "report.md")) as f:
+        with Path(self.run, "report.md").open() as f:
             md = f.read()
-        with open(os.path.join(self.run, "report.html")) as f:
+        with Path(self.run, "report.html").open() as f:
             return md, f.read()
 
     def test_a_warning_on_top_lists_every_figure_above_its_ceiling(self):
@@ -229,7 +229,7 @@ class Report(TempDirCase):
 
     def test_summary_csv_flags_them(self):
         self.report()
-        with open(os.path.join(self.run, "summary.csv"), newline="") as f:
+        with Path(self.run, "summary.csv").open(newline="") as f:
             rows = list(csv.reader(f))
         self.assertEqual(rows[0], CSV_COLUMNS + ["above_ceiling"])
         flag = {(r[1], r[2], r[0]): r[-1] for r in rows[1:]}
@@ -239,15 +239,15 @@ class Report(TempDirCase):
             self.assertEqual(flag[("ra", "cpu", rid)], "")
         self.assertEqual(flag[("ra", "cuda", TRANSFER_OK)], "")
         # Everything else is the executables' CSV as they wrote it.
-        with open(os.path.join(self.run, "raw", "ra-cpu.csv"), newline="") as f:
+        with Path(self.run, "raw", "ra-cpu.csv").open(newline="") as f:
             raw = list(csv.reader(f))
         self.assertEqual([r[:-1] for r in rows[1:] if r[1] == "ra" and r[2] == "cpu"], raw[1:])
         # tests/check_results.py --all takes the driver's summary.csv (and one of an earlier driver).
-        check = [sys.executable, os.path.join(REPO, "tests", "check_results.py"), "--all", self.run]
+        check = [sys.executable, str(Path(REPO, "tests", "check_results.py")), "--all", self.run]
         p = subprocess.run(check, capture_output=True, text=True)
         self.assertNotIn("summary.csv: header differs", p.stdout)
         self.assertIn("1 summary.csv checked", p.stdout)
-        with open(os.path.join(self.run, "summary.csv"), "w") as f:
+        with Path(self.run, "summary.csv").open("w") as f:
             f.write(",".join(CSV_COLUMNS + ["other"]) + "\n")
         p = subprocess.run(check, capture_output=True, text=True)
         self.assertIn("summary.csv: header differs", p.stdout)
@@ -264,7 +264,7 @@ class Report(TempDirCase):
                                     ngram_errors=mock.DEFAULT, tpch_kernels=mock.DEFAULT) as others:
             for m in others.values():
                 m.return_value = None
-            plots.all_figures(results.all_rows(list(build_docs().values())), [], os.path.join(self.tmp, "plots"))
+            plots.all_figures(results.all_rows(list(build_docs().values())), [], str(Path(self.tmp, "plots")))
         self.assertIn(JUST_UNDER, drawn)
         self.assertIn(TRANSFER_OK, drawn)
         self.assertNotIn(FAR_ABOVE, drawn)
@@ -281,23 +281,23 @@ class Report(TempDirCase):
         run = self.copy_fixture()
         p = script("report", run, env=self.env)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        with open(os.path.join(run, "report.md")) as f:
+        with Path(run, "report.md").open() as f:
             self.assertNotIn(report.ABOVE_SECTION, f.read())
 
 
 class CompareAndTargets(TempDirCase):
     def test_compare_judges_no_pair_above_the_ceiling(self):
-        a = write_run(os.path.join(self.tmp, "a"), build_docs())
-        b = write_run(os.path.join(self.tmp, "b"), build_docs())
-        out = os.path.join(self.tmp, "cmp")
+        a = write_run(str(Path(self.tmp, "a")), build_docs())
+        b = write_run(str(Path(self.tmp, "b")), build_docs())
+        out = str(Path(self.tmp, "cmp"))
         p = script("compare", a, b, "--out", out, env={"HDB_NO_MATPLOTLIB": "1"})
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("2 above the physical ceiling of their run (not judged)", p.stdout)
-        with open(os.path.join(out, "compare.md")) as f:
+        with Path(out, "compare.md").open() as f:
             md = f.read()
         self.assertIn("> **Warning:** 2 matched results have a figure above the physical ceiling", md)
         self.assertIn(f"| ra-cpu {FAR_ABOVE} | A and B | A: moved_gbps;kernel_gbps;total_gbps;pct_of_peak; B: ", md)
-        with open(os.path.join(out, "compare.csv"), newline="") as f:
+        with Path(out, "compare.csv").open(newline="") as f:
             verdicts = {r["id"]: r["verdict"] for r in csv.DictReader(f)}
         self.assertEqual(verdicts[TRANSFER], "above ceiling in A and B")
         self.assertEqual(verdicts[JUST_UNDER], "")
@@ -309,13 +309,13 @@ class CompareAndTargets(TempDirCase):
         tuned = record("select", "tuned", 256 * M, kernel_for(300000, 256 * M), params=SELECT, ceiling=3000.0)
         tuned["throughput"]["pct_of_peak"] = 95.0
         paper = record("select", "paper", 256 * M, kernel_for(1500, 256 * M), params=SELECT, ceiling=3000.0)
-        raw = os.path.join(self.tmp, "run", "ra", "raw")
-        os.makedirs(raw)
+        raw = str(Path(self.tmp, "run", "ra", "raw"))
+        Path(raw).mkdir(parents=True)
         doc = document("ra", "cuda", [tuned, paper], 3000.0)
         doc["context"]["device"] = gpu
-        with open(os.path.join(raw, "ra-cuda.json"), "w") as f:
+        with Path(raw, "ra-cuda.json").open("w") as f:
             json.dump(doc, f)
-        rows, docs = targets.load_rows(os.path.join(self.tmp, "run"))
+        rows, docs = targets.load_rows(str(Path(self.tmp, "run")))
         t = {x["target"]: x for x in targets.evaluate(rows, docs)}["ra select, % of device copy"]
         self.assertAlmostEqual(t["figure"], 50.0)
         self.assertFalse(t["met"])
@@ -324,7 +324,7 @@ class CompareAndTargets(TempDirCase):
                       t["detail"])
         self.assertIn("left out, above the run's ceiling", targets.format_table([t]))
         # scripts/gpu-summary marks it in its table and lists it with its ceiling.
-        summary = [sys.executable, os.path.join(REPO, "scripts", "gpu-summary"), os.path.join(self.tmp, "run")]
+        summary = [sys.executable, str(Path(REPO, "scripts", "gpu-summary")), str(Path(self.tmp, "run"))]
         p = subprocess.run(summary, capture_output=True, text=True)
         self.assertIn("ABOVE CEILING (moved_gbps;kernel_gbps;total_gbps)", p.stdout)
         self.assertIn("1 results have a figure above the physical ceiling of the run", p.stdout)

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import unittest
+from pathlib import Path
 
 from helpers import CSV_COLUMNS, FIXTURE, HERE, REPO, SCHEMA_FILE, TempDirCase
 
@@ -21,12 +22,12 @@ try:
 except ImportError:
     jsonschema = None
 
-CHECK = os.path.join(REPO, "tests", "check_results.py")
-CHECK_CSV = os.path.join(REPO, "tests", "check_csv_header.py")
+CHECK = str(Path(REPO, "tests", "check_results.py"))
+CHECK_CSV = str(Path(REPO, "tests", "check_csv_header.py"))
 
 
 def fixture_doc(name):
-    with open(os.path.join(FIXTURE, "raw", name + ".json")) as f:
+    with Path(FIXTURE, "raw", name + ".json").open() as f:
         return json.load(f)
 
 
@@ -44,7 +45,7 @@ class SchemaTest(TempDirCase):
         self.assertTrue(any(text in p for p in problems), f"{text!r} not in {problems}")
 
     def test_the_schema_is_valid_and_carries_the_csv_columns(self):
-        with open(SCHEMA_FILE) as f:
+        with Path(SCHEMA_FILE).open() as f:
             schema = json.load(f)
         jsonschema.Draft202012Validator.check_schema(schema)
         self.assertEqual(schema["properties"]["schema"], {"const": "hetdb-bench/2"})
@@ -54,7 +55,7 @@ class SchemaTest(TempDirCase):
         self.assertEqual(CSV_COLUMNS[:3], ["id", "benchmark", "backend"])
 
     def test_every_fixture_document_is_valid(self):
-        names = sorted(n[:-5] for n in os.listdir(os.path.join(FIXTURE, "raw")) if n.endswith(".json"))
+        names = sorted(p.name[:-5] for p in Path(FIXTURE, "raw").iterdir() if p.name.endswith(".json"))
         self.assertGreaterEqual(len(names), 10)
         for name in names:
             self.assertEqual(self.problems(fixture_doc(name)), [], name)
@@ -64,10 +65,10 @@ class SchemaTest(TempDirCase):
         self.assertIn(f"{n} documents, {n} CSV files beside them and 0 summary.csv checked, all valid", p.stdout)
 
     def test_the_committed_fixture_is_what_make_fixture_writes(self):
-        out = os.path.join(self.tmp, "regenerated")
+        out = str(Path(self.tmp, "regenerated"))
         make_fixture.main(out)
-        for name in sorted(os.listdir(os.path.join(FIXTURE, "raw"))):
-            with open(os.path.join(FIXTURE, "raw", name)) as a, open(os.path.join(out, "raw", name)) as b:
+        for name in sorted(p.name for p in Path(FIXTURE, "raw").iterdir()):
+            with Path(FIXTURE, "raw", name).open() as a, Path(out, "raw", name).open() as b:
                 self.assertEqual(a.read(), b.read(), f"{name}: run python3 tests/driver/make_fixture.py")
 
     def test_what_hetdb_bench_2_forbids_is_rejected(self):
@@ -155,51 +156,51 @@ class SchemaTest(TempDirCase):
         self.assertRejected(bad, "mpi.ranks[0]")
 
     def test_command_line(self):
-        path = os.path.join(FIXTURE, "raw", "ra-cuda.json")
+        path = str(Path(FIXTURE, "raw", "ra-cuda.json"))
         p = run(CHECK, path)
         self.assertEqual(p.returncode, 0, p.stdout)
         self.assertIn("5 verified results, schema ok", p.stdout)
         self.assertEqual(run(CHECK, path, "6").returncode, 1)
-        p = run(CHECK, os.path.join(self.tmp, "missing.json"))
+        p = run(CHECK, str(Path(self.tmp, "missing.json")))
         self.assertEqual(p.returncode, 0)
         self.assertIn("no results file", p.stdout)  # CTest's SKIP_REGULAR_EXPRESSION
         old = fixture_doc("ra-cuda")
         old["schema"] = "hetdb-bench/1"
-        bad = os.path.join(self.tmp, "old.json")
-        with open(bad, "w") as f:
+        bad = str(Path(self.tmp, "old.json"))
+        with Path(bad).open("w") as f:
             json.dump(old, f)
         p = run(CHECK, bad)
         self.assertEqual(p.returncode, 1)
         self.assertIn(f"{bad}: schema is 'hetdb-bench/1', expected 'hetdb-bench/2'", p.stdout)
-        p = run(CHECK, path, "--csv", os.path.join(FIXTURE, "raw", "ra-cuda.csv"))
+        p = run(CHECK, path, "--csv", str(Path(FIXTURE, "raw", "ra-cuda.csv")))
         self.assertEqual(p.returncode, 0, p.stdout)
-        p = run(CHECK, path, "--csv", os.path.join(FIXTURE, "raw", "ra-cpu.csv"))
+        p = run(CHECK, path, "--csv", str(Path(FIXTURE, "raw", "ra-cpu.csv")))
         self.assertEqual(p.returncode, 1, p.stdout)
         self.assertIn("ra-cpu.csv: 12 rows for 6 results", p.stdout)
-        p = run(CHECK, os.path.join(FIXTURE, "raw", "ra-opencl.json"))  # measured with --no-verify
+        p = run(CHECK, str(Path(FIXTURE, "raw", "ra-opencl.json")))  # measured with --no-verify
         self.assertEqual(p.returncode, 1)
         self.assertIn("only 0 ok and verified results", p.stdout)
 
     def test_all_checks_every_document_and_csv_header_under_a_folder(self):
-        root = os.path.join(self.tmp, "runs")
-        run_dir = os.path.join(root, "20260101-000000-quick")
+        root = str(Path(self.tmp, "runs"))
+        run_dir = str(Path(root, "20260101-000000-quick"))
         make_fixture.main(run_dir)  # raw/ documents and CSVs, and run.json (no 'schema': not a document)
-        with open(os.path.join(run_dir, "summary.csv"), "w") as f:
+        with Path(run_dir, "summary.csv").open("w") as f:
             f.write(",".join(CSV_COLUMNS) + "\n")
         p = run(CHECK, "--all", root)
         self.assertEqual(p.returncode, 0, p.stdout)
         self.assertIn("11 documents, 11 CSV files beside them and 1 summary.csv checked, all valid", p.stdout)
-        raw = os.path.join(run_dir, "raw")
-        with open(os.path.join(raw, "ra-cpu.csv")) as f:
+        raw = str(Path(run_dir, "raw"))
+        with Path(raw, "ra-cpu.csv").open() as f:
             lines = f.readlines()
-        with open(os.path.join(raw, "ra-cpu.csv"), "w") as f:
+        with Path(raw, "ra-cpu.csv").open("w") as f:
             f.writelines(lines[:1] + lines[2:] + lines[1:2])  # the first row moved to the end
-        with open(os.path.join(raw, "bus-cuda.csv"), "w") as f:
+        with Path(raw, "bus-cuda.csv").open("w") as f:
             f.write("benchmark,backend\n")
-        os.remove(os.path.join(raw, "tpch-cpu.csv"))
-        with open(os.path.join(raw, "bus-cpu.json.rank0"), "w") as f:
+        Path(raw, "tpch-cpu.csv").unlink()
+        with Path(raw, "bus-cpu.json.rank0").open("w") as f:
             f.write("{}")
-        with open(os.path.join(run_dir, "summary.csv"), "w") as f:
+        with Path(run_dir, "summary.csv").open("w") as f:
             f.write("id,benchmark\n")
         p = run(CHECK, "--all", root)
         self.assertEqual(p.returncode, 1)
@@ -208,8 +209,8 @@ class SchemaTest(TempDirCase):
         self.assertIn("no CSV file", p.stdout)
         self.assertIn("bus-cpu.json.rank0: schema is None", p.stdout)
         self.assertIn("summary.csv: header differs", p.stdout)
-        empty = os.path.join(self.tmp, "empty")
-        os.makedirs(empty)
+        empty = str(Path(self.tmp, "empty"))
+        Path(empty).mkdir(parents=True)
         p = run(CHECK, "--all", empty)
         self.assertEqual(p.returncode, 1)
         self.assertIn("no results documents found", p.stdout)
@@ -217,8 +218,8 @@ class SchemaTest(TempDirCase):
 
 class CsvHeaderTest(TempDirCase):
     def write(self, name, header):
-        path = os.path.join(self.tmp, name)
-        with open(path, "w", newline="") as f:
+        path = str(Path(self.tmp, name))
+        with Path(path).open("w", newline="") as f:
             csv.writer(f, lineterminator="\n").writerow(header)
             f.write("x\n")
         return path
@@ -234,12 +235,12 @@ class CsvHeaderTest(TempDirCase):
             p = run(CHECK_CSV, self.write("bad.csv", header))
             self.assertEqual(p.returncode, 1)
             self.assertIn(text, p.stdout)
-        self.assertEqual(run(CHECK_CSV, os.path.join(self.tmp, "none.csv")).returncode, 1)
+        self.assertEqual(run(CHECK_CSV, str(Path(self.tmp, "none.csv"))).returncode, 1)
 
     def test_the_fake_executable_writes_the_contract_columns(self):
-        out = os.path.join(self.tmp, "x.json")
-        env = dict(os.environ, FAKE_NAME="hdb-ra-cpu", FAKE_LOG=os.path.join(self.tmp, "log"))
-        p = subprocess.run([sys.executable, os.path.join(HERE, "fake_bench.py"), "ok", "--json", out, "--csv",
+        out = str(Path(self.tmp, "x.json"))
+        env = dict(os.environ, FAKE_NAME="hdb-ra-cpu", FAKE_LOG=str(Path(self.tmp, "log")))
+        p = subprocess.run([sys.executable, str(Path(HERE, "fake_bench.py")), "ok", "--json", out, "--csv",
                             out[:-5] + ".csv"], capture_output=True, text=True, env=env, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(run(CHECK_CSV, out[:-5] + ".csv").returncode, 0)
