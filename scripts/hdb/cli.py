@@ -144,8 +144,10 @@ def run_all(argv: list[str]) -> int:
     _check_selection(a, cfg, path, str(absolute_path(a.build_dir) / "bin"))
     if len(cfg["mpi"].get("ranks", [])) > 1:
         return _scaling_sweep(argv, a, cfg["mpi"]["ranks"])
-    runner = Runner(REPO, a.out, a.build_dir, cfg, a.config, mpi=cfgmod.mpi_launch(cfg["mpi"]), do_setup=not a.no_setup,
-                    do_build=not a.no_build, force_build=a.build, report=not a.no_report, command_line=command_line)
+    # No MPI: 0 ranks, as Runner's default says (mpi_launch returns None).
+    runner = Runner(REPO, a.out, a.build_dir, cfg, a.config, mpi=cfgmod.mpi_launch(cfg["mpi"]) or 0,
+                    do_setup=not a.no_setup, do_build=not a.no_build, force_build=a.build, report=not a.no_report,
+                    command_line=command_line)
     return runner.execute()
 
 
