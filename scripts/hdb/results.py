@@ -11,9 +11,9 @@ import io
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .config import HOST_EXECUTION_BACKENDS, HOST_EXECUTION_KINDS
 from .util import Document, Row, StrPath, UsageError, absolute_path, write_atomically
@@ -27,6 +27,8 @@ SCHEMA_FILE = str(absolute_path(__file__).parents[2] / "docs" / "results-schema.
 # executable, [bench.<name>.large]), and under MPI the per-rank files <that>.rank<N>; a backend's
 # name may hold a '-' (cuda-host). This names files the driver itself chose (runner.raw_paths); it
 # is not a reading of any result.
+# A document, or any read-only mapping a caller keeps it in: what processor_docs gives back.
+_Doc = TypeVar("_Doc", bound=Mapping[str, Any])
 _RAW_NAME = re.compile(r"^(?P<stem>[a-z0-9_]+(?:-[a-z0-9_]+){1,3})\.json(?:\.rank(?P<rank>\d+))?$")
 
 
@@ -285,7 +287,7 @@ def rows_of(doc: Document) -> list[Row]:
     return out
 
 
-def host_execution_doc(doc: Document) -> bool:
+def host_execution_doc(doc: Mapping[str, Any]) -> bool:
     """True for a document of host execution (the CUDA sources run on the CPU, config.py
     HOST_EXECUTION_BACKENDS): by its backend, or by context.device.kind should a backend of another
     name ever write one. Its times are an emulation's, never a processor's."""
@@ -305,7 +307,7 @@ def processor_rows(rows: Iterable[Row]) -> list[Row]:
     return [r for r in rows if not host_execution(r)]
 
 
-def processor_docs(docs: Iterable[Document]) -> list[Document]:
+def processor_docs(docs: Iterable[_Doc]) -> list[_Doc]:
     """The documents of real processors (host execution left out): what figure footers and the
     device tables name."""
     return [d for d in docs if not host_execution_doc(d)]
