@@ -23,12 +23,12 @@ MANIFEST = "run.json"
 RAW_DIR = "raw"
 SUMMARY_CSV = "summary.csv"
 SCHEMA_FILE = str(absolute_path(__file__).parents[2] / "docs" / "results-schema.json")
+# A document, or any read-only mapping a caller keeps it in: what processor_docs gives back.
+_Doc = TypeVar("_Doc", bound=Mapping[str, Any])
 # raw/<benchmark>-<backend>.json, raw/<benchmark>-<backend>-<run>.json (a second run of the same
 # executable, [bench.<name>.large]), and under MPI the per-rank files <that>.rank<N>; a backend's
 # name may hold a '-' (cuda-host). This names files the driver itself chose (runner.raw_paths); it
 # is not a reading of any result.
-# A document, or any read-only mapping a caller keeps it in: what processor_docs gives back.
-_Doc = TypeVar("_Doc", bound=Mapping[str, Any])
 _RAW_NAME = re.compile(r"^(?P<stem>[a-z0-9_]+(?:-[a-z0-9_]+){1,3})\.json(?:\.rank(?P<rank>\d+))?$")
 
 
