@@ -5,310 +5,120 @@ atomically as results come, so an interrupted or crashed run loses nothing and c
 Failure behaviour (docs/driver.md, "When things go wrong"): one driver per run directory (runlock);
 every executable in a process group of its own, stopped with the driver on SIGTERM/SIGHUP/SIGINT and,
 when the driver is killed with -9, by the watcher process and PR_SET_PDEATHSIG (watchdog); the run
-is then marked interrupted and --resume finishes it."""
-import filecmp
-import hashlib
+is then marked interrupted and --resume finishes it.
+
+The Runner holds a run's lifetime and its loop; each piece of the work has a module of its own:
+runplan (the entries, in order), runstate (run directory, run.json, the build, what a resume keeps),
+runexec (one executable: command, environment, process group, time limit, exit classification),
+runpeers (a peer as an entry), progress (the progress line). Their public names are importable from
+here too, as before the split."""
+from __future__ import annotations
+
 import json
 import os
 import shlex
 import shutil
 import signal
-import subprocess
 import sys
 import time
+from pathlib import Path
+from typing import Any, TextIO
 
 from . import config as cfgmod
 from . import results
+from .progress import FINISHED, PROGRESS_EVERY_S, Progress, print_summary
+from .runexec import (
+    KILL_GRACE_S,
+    MPIRUN_LAUNCH_FAILED,
+    POLL_S,
+    STOP_SIGNALS,
+    Execution,
+    Interrupted,
+    case_counts,
+    classify,
+    environment,
+    executable_command,
+    last_line,
+    mpirun_is_openmpi,
+    mpirun_reason,
+    opencl_vendors,
+    reason_line,
+    signal_name,
+    stop_group,
+    stop_group_leftovers,
+)
 from .runlock import RunLock
+from .runpeers import peer_command, peer_job, peer_unavailable
+from .runplan import entry_name, large_entries, peer_entries, plan, platform_named, platform_of, shown
+from .runstate import (
+    ATTEMPT_KEYS,
+    HASH_PREFIX,
+    MANIFEST_ENTRY_KEYS,
+    build_changes,
+    build_difference,
+    build_record,
+    built_executables,
+    file_sha256,
+    git_commit,
+    keep_partial,
+    leftover_of,
+    load_resumable_manifest,
+    make_run_dir,
+    resolve_resume,
+    run_build,
+    setup_and_build,
+    short_hash,
+    utc_now,
+)
+from .runstate import binary as entry_binary
+from .runstate import csv_paths as entry_csv_paths
+from .runstate import log_path as entry_log_path
+from .runstate import raw_paths as entry_raw_paths
 from .util import UsageError, duration_text, os_error_text, write_json
-from .watchdog import Watchdog, child_preexec, group_alive, stop_groups
-
-EXIT_SKIP = 77
-EXIT_USAGE = 2
-POLL_S = 0.25
-PROGRESS_EVERY_S = 5.0  # at most one progress line per executable this often
-KILL_GRACE_S = 3.0
-FINISHED = ("ok", "failed", "skipped")
-HASH_PREFIX = 12  # hex digits of a sha256 shown in messages (run.json keeps all 64)
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-# The usage hint the executables print after their real error line (src/common/harness/main.cpp).
-_HINT = "run with --help"
+from .watchdog import Watchdog
 
 
-class Interrupted(BaseException):
-    """Raised in the driver by SIGTERM, SIGHUP or SIGINT (like KeyboardInterrupt, not an Exception)."""
-
-    def __init__(self, signum):
-        super().__init__(signum)
-        self.signum = signum
+def _absolute(p: str) -> str:
+    """os.path.abspath: absolute and normalized, symbolic links kept (not Path.resolve)."""
+    return os.path.normpath(Path(p).absolute())
 
 
-def signal_name(signum):
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
-
-
-def utc_now():
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def entry_name(benchmark, backend, platform=None):
-    return f"{benchmark}-{backend}" + (f"-{platform}" if platform else "")
-
-
-def plan(cfg):
-    """Execution order: bus on every backend first (the ceilings), then benchmark by benchmark."""
-    out = []
-    for bench in cfgmod.ordered_benchmarks(cfg["benchmarks"]):
-        for backend, platform in cfgmod.backend_runs(cfg, bench):
-            out.append({
-                "name": entry_name(bench, backend, platform),
-                "benchmark": bench,
-                "backend": backend,
-                "executable": f"hdb-{bench}-{backend}",
-                "args": cfgmod.executable_args(cfg, bench, backend=backend, platform=platform),
-                "timeout_s": cfgmod.timeout_for(cfg, bench, backend=backend),
-                "status": "pending",
-            })
-        out += peer_entries(cfg, bench)
-        if cfgmod.large_run(cfg, bench):
-            out += large_entries(cfg, bench, out)
-    return out
-
-
-def large_entries(cfg, bench, planned):
-    """The second run of each of the benchmark's entries at [bench.<name>.large]'s sizes, named
-    <benchmark>-<backend>-large (docs/driver.md); none for a backend whose [backend.<name>] table
-    says large = false."""
-    out = []
-    with_peers = cfgmod.large_run(cfg, bench).get("peers", True)
-    for e in [e for e in planned if e["benchmark"] == bench and (with_peers or not e.get("peer"))]:
-        backend = None if e.get("peer") else e["backend"]
-        if not cfgmod.large_run(cfg, bench, backend):
-            continue
-        big = dict(e, name=e["name"] + "-large", timeout_s=cfgmod.timeout_for(cfg, bench, large=True, backend=backend),
-                   args=cfgmod.executable_args(cfg, bench, large=True, peer=bool(e.get("peer")), backend=backend,
-                                               platform=None if e.get("peer") else platform_of(e["args"])))
-        out.append(big)
-    return out
-
-
-def platform_of(args):
-    """The --platform an entry's executable gets (an index or a word), or None."""
-    for i, a in enumerate(args):
-        value = args[i + 1] if a == "--platform" and i + 1 < len(args) else \
-            a.partition("=")[2] if a.startswith("--platform=") else None
-        if value is not None:
-            return value
-    return None
-
-
-def platform_named(args):
-    """The --platform an entry's executable gets when it is a word of a platform's name (not an index)."""
-    value = platform_of(args)
-    return None if value is None or value.isdigit() else value
-
-
-def shown(e):
-    """The entry as progress lines name it: its executable, and the platform when it names one."""
-    p = platform_named(e.get("args", []))
-    return e["executable"] + (f" --platform {p}" if p else "")
-
-
-def opencl_vendors(repo):
-    """The project's own OpenCL ICD folder (scripts/setup: the system's platforms and Intel's CPU runtime
-    from the virtual environment), or None where setup made none."""
-    d = os.path.join(repo, ".venv", "etc", "OpenCL", "hdb-vendors")
-    return d if os.path.isdir(d) else None
-
-
-def peer_entries(cfg, bench):
-    """The configuration's peers that answer this benchmark (docs/peers.md), after its executables."""
-    from . import peers
-    return [{"name": entry_name(bench, p), "benchmark": bench, "backend": p, "executable": f"{p} (peer)",
-             "peer": p, "args": cfgmod.executable_args(cfg, bench, peer=True),
-             "timeout_s": cfgmod.timeout_for(cfg, bench),
-             "status": "pending"} for p in cfg.get("peers", []) if bench in peers.benchmarks(p)]
-
-
-def git_commit(repo):
-    try:
-        p = subprocess.run(["git", "-C", repo, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                           timeout=10)
-        return p.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def built_executables(bin_dir):
-    if not os.path.isdir(bin_dir):
-        return []
-    return sorted(f for f in os.listdir(bin_dir)
-                  if f.startswith("hdb-") and os.access(os.path.join(bin_dir, f), os.X_OK))
-
-
-def reason_line(path):
-    """The line of an executable's output that says why it stopped, shown as the reason of a skip or
-    failure: the last line with 'error:' in it (the executables print '<exe>: error: ...' and then a
-    usage hint, 'Run with --help ...', which is never the reason), else the last line that is not
-    that hint. The driver's own first line ('$ command') is not the executable's output."""
-    try:
-        with open(path, errors="replace") as f:
-            lines = [ln.strip() for ln in f.read().splitlines()]
-    except OSError:
-        return ""
-    if lines and lines[0].startswith("$ "):
-        lines = lines[1:]
-    lines = [ln for ln in lines if ln]
-    errors = [ln for ln in lines if "error:" in ln.lower()]
-    if errors:
-        return errors[-1][:300]
-    lines = [ln for ln in lines if not ln.lower().startswith(_HINT)]
-    return lines[-1][:300] if lines else ""
-
-
-# Open MPI's mpirun exits 255 when it cannot start the job on every node (a daemon that does not
-# start or cannot call back), which is not a signal.
-MPIRUN_LAUNCH_FAILED = 255
-
-
-def mpirun_reason(path):
-    """The text of the last of Open MPI's messages in an executable's log (a block between lines
-    of dashes), on one line: why mpirun ended the job, shown as the reason of the failure."""
-    try:
-        with open(path, errors="replace") as f:
-            lines = [ln.strip() for ln in f.read().splitlines()]
-    except OSError:
-        return "see the log"
-    rules = [i for i, ln in enumerate(lines) if len(ln) > 20 and set(ln) == {"-"}]
-    if len(rules) < 2:
-        return reason_line(path) or "see the log"
-    text = " ".join(" ".join(lines[rules[-2] + 1:rules[-1]]).split())
-    return text.split(" * ")[0][:300]  # the headline, without the list of possible causes
-
-
-def last_line(path):  # the name earlier versions used
-    return reason_line(path)
-
-
-class Progress:
-    """Elapsed time and an estimate of the time left, from this configuration's previous runs
-    (same executable, same arguments) or else the mean duration of this run's executables."""
-
-    def __init__(self, out_root, run_id, entries, stream):
-        self.t0 = time.monotonic()
-        self.stream = stream
-        self.history = self._history(out_root, run_id)
-        self.entries = entries
-
-    @staticmethod
-    def _history(out_root, run_id):
-        hist = {}
-        if not os.path.isdir(out_root):
-            return hist
-        for d in sorted(os.listdir(out_root)):
-            if d == run_id:
-                continue
-            try:
-                with open(os.path.join(out_root, d, results.MANIFEST)) as f:
-                    m = json.load(f)
-            except (OSError, ValueError):
-                continue
-            entries = m.get("entries") if isinstance(m, dict) else None
-            for e in entries if isinstance(entries, list) else []:
-                try:
-                    if e.get("status") in ("ok", "skipped") and isinstance(e.get("duration_s"), (int, float)):
-                        hist[(e["name"], tuple(e.get("args", [])))] = e["duration_s"]
-                except (AttributeError, KeyError, TypeError):
-                    continue
-        return hist
-
-    def estimate(self, e):
-        if e["status"] in FINISHED:
-            return 0.0
-        h = self.history.get((e["name"], tuple(e["args"])))
-        if h is not None:
-            return h
-        done = [x["duration_s"] for x in self.entries if x["status"] == "ok" and x.get("duration_s")]
-        return sum(done) / len(done) if done else None
-
-    def left(self, current=None, current_elapsed=0.0):
-        total = 0.0
-        for e in self.entries:
-            est = self.estimate(e)
-            if est is None:
-                return None
-            if e is current:
-                est = max(est - current_elapsed, 0.0)
-            total += est
-        return total
-
-    def say(self, index, current, msg, current_elapsed=0.0):
-        left = self.left(current, current_elapsed)
-        eta = "time left unknown" if left is None else f"~{duration_text(left)} left"
-        print(f"[{index}/{len(self.entries)} | {duration_text(time.monotonic() - self.t0)} elapsed | {eta}] {msg}",
-              file=self.stream, flush=True)
-
-
-def file_sha256(path):
-    """The sha256 of a file (an executable: the identity of the binary an entry ran), or None when
-    it is not there."""
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-    except OSError:
-        return None
-    return h.hexdigest()
-
-
-def short_hash(h):
-    return f"sha256 {h[:HASH_PREFIX]}" if h else "not built"
-
-
-def resolve_resume(resume, out_root):
-    """The run directory --resume names (a run id under --out, or a directory), or a usage error
-    that says which of the neighbours it is: a file, a folder that is no run, nothing at all."""
-    candidates = [os.path.abspath(resume)] + ([os.path.join(out_root, resume)] if not os.path.isabs(resume) else [])
-    for c in candidates:
-        if os.path.isfile(os.path.join(c, results.MANIFEST)):
-            return c
-    for c in candidates:
-        if os.path.isfile(c):
-            raise UsageError(f"--resume {resume}: {c} is a file, not a run directory (give the run's folder or its "
-                             "run id)")
-    for c in candidates:
-        if os.path.isdir(c):
-            raise UsageError(f"--resume {resume}: {c} is not a run (it has no {results.MANIFEST}): nothing to resume")
-    runs = sorted(d for d in os.listdir(out_root) if os.path.isfile(os.path.join(out_root, d, results.MANIFEST))) \
-        if os.path.isdir(out_root) else []
-    raise UsageError(f"--resume {resume}: no run named {resume} under {out_root}, and no such directory"
-                     + (f" (runs there: {', '.join(runs[-5:])})" if runs else ""))
+# The names other modules and the tests import from hdb.runner (kept since the split).
+__all__ = [
+    "ATTEMPT_KEYS", "FINISHED", "HASH_PREFIX", "KILL_GRACE_S", "MANIFEST_ENTRY_KEYS", "MPIRUN_LAUNCH_FAILED",
+    "POLL_S", "PROGRESS_EVERY_S", "STOP_SIGNALS", "Interrupted", "Progress", "Runner", "built_executables",
+    "entry_name", "file_sha256", "git_commit", "large_entries", "last_line", "load_resumable_manifest",
+    "make_run_dir", "mpirun_is_openmpi", "mpirun_reason", "opencl_vendors", "peer_entries", "plan", "platform_named",
+    "platform_of", "reason_line", "resolve_resume", "say", "short_hash", "shown", "signal_name", "stop_group",
+    "stop_group_leftovers", "utc_now",
+]
 
 
 class Runner:
-    def __init__(self, repo, out_root, build_dir, cfg=None, config_name="", mpi=0, do_setup=True, do_build=True,
-                 force_build=False, resume=None, stream=None, report=True, command_line="", allow_mixed_builds=False):
+    """One run of scripts/run-all: a new run (cfg, config_name) or a --resume of one."""
+
+    def __init__(self, repo: str, out_root: str, build_dir: str | None, cfg: dict[str, Any] | None = None,
+                 config_name: str = "", mpi: int | dict[str, Any] = 0, do_setup: bool = True, do_build: bool = True,
+                 force_build: bool = False, resume: str | None = None, stream: TextIO | None = None,
+                 report: bool = True, command_line: str = "", allow_mixed_builds: bool = False) -> None:
         # config_name: the configuration of a new run; with resume, a --config given, which must be the run's.
-        self.repo = os.path.abspath(repo)
-        self.out_root = os.path.abspath(out_root)
+        self.repo = _absolute(repo)
+        self.out_root = _absolute(out_root)
         # A resume keeps the run's build unless --build-dir names another (check_builds decides).
-        self.build_dir = os.path.abspath(build_dir) if build_dir else os.path.join(self.repo, "build")
-        self.bin_dir = os.path.join(self.build_dir, "bin")
+        self.build_dir = _absolute(build_dir) if build_dir else str(Path(self.repo, "build"))
+        self.bin_dir = str(Path(self.build_dir, "bin"))
         self.stream = stream or sys.stdout
         self.do_setup, self.do_build, self.force_build, self.make_report = do_setup, do_build, force_build, report
         self.resuming = resume is not None
         self.allow_mixed_builds = allow_mixed_builds
         self.created = False      # this driver made the run directory (a new run)
-        self.current = None       # the executable's Popen while one runs
-        self.stopping = None      # the signal that is stopping the driver
-        self.watchdog = None
-        self.problems = []
-        self.lock = None
-        if self.resuming:
+        self.current: Execution | None = None  # the executable while one runs
+        self.stopping: int | None = None  # the signal that is stopping the driver
+        self.watchdog: Watchdog | None = None
+        self.problems: list[str] = []
+        self.lock: RunLock | None = None
+        self.mpi_launch: dict[str, Any]
+        if resume is not None:
             self.run_dir = resolve_resume(resume, self.out_root)
             # The lock first: nothing of the run is read or touched while another driver holds it.
             self.lock = RunLock(self.run_dir, command_line).acquire()
@@ -320,12 +130,12 @@ class Runner:
                 self.close()
                 raise
             self.run_id = self.manifest["run_id"]
-            self.out_root = os.path.dirname(self.run_dir)
+            self.out_root = str(Path(self.run_dir).parent)
             self.mpi = self.manifest.get("mpi", 0) or 0
             self.mpi_launch = self.manifest.get("mpi_launch") or {}
             if not build_dir and isinstance(self.manifest.get("build_dir"), str):
                 self.build_dir = self.manifest["build_dir"]
-                self.bin_dir = os.path.join(self.build_dir, "bin")
+                self.bin_dir = str(Path(self.build_dir, "bin"))
         else:
             if mpi and not shutil.which("mpirun"):
                 raise UsageError("--mpi needs mpirun on PATH (Debian: openmpi-bin)")
@@ -334,6 +144,7 @@ class Runner:
             mpi = self.mpi = self.mpi_launch.get("ranks", 0)
             self.run_id, self.run_dir = make_run_dir(self.out_root, config_name)
             self.created = True
+            assert cfg is not None, "a new run needs its configuration"
             self.lock = RunLock(self.run_dir, command_line).acquire()
             self.manifest = {
                 "run_id": self.run_id,
@@ -350,7 +161,7 @@ class Runner:
             }
             try:
                 for d in (results.RAW_DIR, "logs"):
-                    os.makedirs(os.path.join(self.run_dir, d), exist_ok=True)
+                    Path(self.run_dir, d).mkdir(parents=True, exist_ok=True)
                 self.save()
             except OSError as e:
                 self.close()
@@ -375,7 +186,7 @@ class Runner:
         writing the results; returns the exit status."""
         handlers = {s: signal.signal(s, self._on_signal) for s in STOP_SIGNALS}
         try:
-            if self.lock.note:
+            if self.lock is not None and self.lock.note:
                 self.log(f"run-all: {self.lock.note}")
             self.prepare()
             if self.resuming:
@@ -423,15 +234,9 @@ class Runner:
             self.lock.release()
             self.lock = None
 
-    def _stop_current(self):
-        proc = self.current
-        if proc is not None:
-            if proc.poll() is None:
-                stop_group(proc)
-            else:
-                stop_group_leftovers(proc.pid)
-            if self.watchdog is not None:
-                self.watchdog.unwatch(proc.pid)
+    def _stop_current(self) -> None:
+        if self.current is not None:
+            self.current.stop()
             self.current = None
 
     def _park_running(self, reason):
@@ -482,8 +287,8 @@ class Runner:
             return
         keep = {results.MANIFEST, results.RAW_DIR, "logs", "run.lock"}
         try:
-            names = set(os.listdir(self.run_dir))
-            if names <= keep and not any(os.listdir(os.path.join(self.run_dir, d)) for d in (results.RAW_DIR, "logs")
+            names = {p.name for p in Path(self.run_dir).iterdir()}
+            if names <= keep and not any(any(Path(self.run_dir, d).iterdir()) for d in (results.RAW_DIR, "logs")
                                          if d in names):
                 self.close()
                 shutil.rmtree(self.run_dir, ignore_errors=True)
@@ -525,41 +330,22 @@ class Runner:
             return False
 
     def binary(self, e):
-        """What an entry runs: its executable's path and sha256, and the build folder (a peer runs from
-        the checkout with the build's export tools: its build folder only)."""
-        if e.get("peer"):
-            return {"build_dir": self.build_dir}
-        path = os.path.join(self.bin_dir, e["executable"])
-        return {"path": path, "build_dir": self.build_dir, "sha256": file_sha256(path)}
+        """What an entry runs: its executable's path and sha256, and the build folder (runstate.binary)."""
+        return entry_binary(e, self.build_dir, self.bin_dir)
 
     def run_build(self):
-        """The build the run began with: {build_dir, executables: {name: sha256 or None}} (a run.json
-        of an earlier driver has only build_dir)."""
-        b = self.manifest.get("build")
-        if isinstance(b, dict) and isinstance(b.get("executables"), dict):
-            return b
-        return {"build_dir": self.manifest.get("build_dir"), "executables": {}}
+        """The build the run began with (runstate.run_build)."""
+        return run_build(self.manifest)
 
     def record_build(self):
         """A new run records its build once it is built: the folder and the sha256 of every executable
         it plans to run (None: not built), what a --resume must find again."""
-        exes = sorted({e["executable"] for e in self.manifest["entries"] if not e.get("peer")})
-        self.manifest["build"] = {"build_dir": self.build_dir,
-                                  "executables": {x: file_sha256(os.path.join(self.bin_dir, x)) for x in exes}}
+        self.manifest["build"] = build_record(self.manifest["entries"], self.build_dir, self.bin_dir)
         self.save()
 
     def build_difference(self, e, binary):
         """'' when the entry runs with the run's build, else what differs (folder or sha256)."""
-        build = self.run_build()
-        exe = e["executable"]
-        was = build["executables"].get(exe) if not e.get("peer") and exe in build["executables"] else None
-        other_hash = not e.get("peer") and exe in build["executables"] and binary["sha256"] != was
-        if build.get("build_dir") and binary["build_dir"] != build["build_dir"]:
-            hashes = f" ({exe} {short_hash(binary['sha256'])}; the run's: {short_hash(was)})" if other_hash else ""
-            return f"ran from build {binary['build_dir']}, not the run's build {build['build_dir']}{hashes}"
-        if other_hash:
-            return f"ran {exe} {short_hash(binary['sha256'])}, the run's build had {short_hash(was)}"
-        return ""
+        return build_difference(self.manifest, e, binary)
 
     def check_builds(self):
         """A resume runs the rest with the run's own binaries: another --build-dir, or executables
@@ -567,16 +353,8 @@ class Runner:
         error naming what differs, unless --allow-mixed-builds asks for it; then the mix is recorded
         (run.json mixed_builds, each entry's mixed_build) and the report flags it."""
         build = self.run_build()
-        diffs = []
-        if build.get("build_dir") and self.build_dir != build["build_dir"]:
-            diffs.append(f"--build-dir {self.build_dir} is not the run's build {build['build_dir']}")
-        for e in self.manifest["entries"]:
-            exe = e["executable"]
-            if e.get("peer") or not self.unfinished(e) or exe not in build["executables"]:
-                continue
-            was, now = build["executables"][exe], file_sha256(os.path.join(self.bin_dir, exe))
-            if now != was:
-                diffs.append(f"{exe} is {short_hash(now)} now, {short_hash(was)} when the run began")
+        diffs = build_changes(self.manifest, self.build_dir, self.bin_dir,
+                              [e for e in self.manifest["entries"] if self.unfinished(e)])
         if not diffs:
             return
         what = "; ".join(diffs)
@@ -624,125 +402,54 @@ class Runner:
 
     def _stop_leftover(self, e):
         """An executable of this run still alive (its driver was killed and nothing stopped it) is
-        stopped before its rerun starts, so two copies never write the same files. It is recognised
-        by the pid recorded in run.json and its command line naming this run's JSON file."""
-        pid = e.get("pid")
-        if not isinstance(pid, int) or pid <= 1:
-            return
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read().split(b"\0")
-        except OSError:
-            return
-        if os.fsencode(self.raw_paths(e)[0]) not in cmdline:
+        stopped before its rerun starts, so two copies never write the same files."""
+        pid = leftover_of(e, self.raw_paths(e)[0])
+        if pid is None:
             return
         self.log(f"run-all: {e['executable']} of the interrupted run is still running (pid {pid}): stopping it "
                  "before the rerun")
         stop_group_leftovers(pid)
 
     def _keep_partial(self, e):
-        """Results of an interrupted executable are kept beside the rerun's (never overwritten): moved
-        to <file>.interrupted-N, so the rerun starts with no file of the earlier attempt in its place."""
-        log = os.path.join(self.run_dir, "logs", e["name"] + ".log")
-        for p in self.raw_paths(e) + self.csv_paths(e) + [log]:
-            if not os.path.exists(p):
-                continue
-            n = 1
-            while os.path.exists(f"{p}.interrupted-{n}"):
-                n += 1
-            if n > 1 and filecmp.cmp(p, f"{p}.interrupted-{n - 1}", shallow=False):
-                os.remove(p)  # kept already, by an earlier resume
-            else:
-                os.replace(p, f"{p}.interrupted-{n}")
+        """Results of an interrupted executable are kept beside the rerun's: <file>.interrupted-N."""
+        keep_partial(self.raw_paths(e) + self.csv_paths(e) + [entry_log_path(self.run_dir, e)])
 
-    def save(self):
-        write_json(os.path.join(self.run_dir, results.MANIFEST), self.manifest)
+    def save(self) -> None:
+        write_json(str(Path(self.run_dir, results.MANIFEST)), self.manifest)
 
     def log(self, msg):
         print(msg, file=self.stream, flush=True)
 
     # --- setup and build -------------------------------------------------------------------
-    def prepare(self):
-        setup = os.path.join(self.repo, "scripts", "setup")
-        if self.do_setup and os.access(setup, os.X_OK):
-            self.log(f"run-all: {setup}")
-            rc = subprocess.call([setup], cwd=self.repo)
-            if rc != 0:
-                self.log(f"run-all: warning: scripts/setup exited {rc}; trying the build anyway")
-        if not self.do_build:
-            return
-        if self.force_build or not built_executables(self.bin_dir):
-            if not os.path.isfile(os.path.join(self.build_dir, "CMakeCache.txt")):
-                self._call(["cmake", "-S", self.repo, "-B", self.build_dir, "-G", "Ninja"], "configure")
-            self._call(["cmake", "--build", self.build_dir], "build")
-
-    def _call(self, cmd, what):
-        self.log("run-all: " + " ".join(shlex.quote(c) for c in cmd))
-        try:
-            rc = subprocess.call(cmd, cwd=self.repo)
-        except OSError as e:
-            raise RuntimeError(f"{what} failed: {e}") from None
-        if rc != 0:
-            raise RuntimeError(f"{what} failed (exit {rc}); see the output above")
+    def prepare(self) -> None:
+        """scripts/setup, then the build when needed (runstate.setup_and_build)."""
+        setup_and_build(self.repo, self.build_dir, self.bin_dir, self.do_setup, self.do_build, self.force_build,
+                        self.log)
 
     # --- running ---------------------------------------------------------------------------
     def raw_paths(self, e):
-        """Where the executable's JSON lands. Under mpirun the harness keeps <file>.rank<N> per rank
-        while running and rank 0 writes the merged document to <file> at the end (the CSV likewise)."""
-        path = os.path.join(self.run_dir, results.RAW_DIR, e["name"] + ".json")
-        return [path] + ([f"{path}.rank{r}" for r in range(self.mpi)] if self.mpi else [])
+        """Where the executable's JSON lands (runstate.raw_paths: <file>.rank<N> too under mpirun)."""
+        return entry_raw_paths(self.run_dir, e, self.mpi)
 
     def csv_paths(self, e):
-        """Where the executable's CSV lands: beside its JSON, named alike (results.csv_path_for)."""
-        return [results.csv_path_for(p) for p in self.raw_paths(e)]
+        """Where the executable's CSV lands: beside its JSON, named alike."""
+        return entry_csv_paths(self.run_dir, e, self.mpi)
 
     def peer_job(self, e):
-        from . import peers
-        return peers.PeerJob(peer=e["peer"], benchmark=e["benchmark"], python=peers.venv_python(self.repo),
-                             repo=self.repo, build_dir=self.build_dir, json=self.raw_paths(e)[0],
-                             csv=self.csv_paths(e)[0], args=list(e["args"]), timeout_s=e["timeout_s"])
+        return peer_job(e, self.repo, self.build_dir, self.raw_paths(e)[0], self.csv_paths(e)[0])
 
     def peer_unavailable(self, e):
         """Why a peer cannot run here ('' when it can): its module, the project venv, its package."""
-        from . import peers
-        mod = peers.module(e["peer"])
-        if mod is None:
-            return f"peer {e['peer']} is not in this checkout (scripts/hdb/peers)"
-        ok, why = mod.available(peers.venv_python(self.repo))
-        return "" if ok else why
+        return peer_unavailable(e, self.repo)
 
     def command(self, e):
         if e.get("peer"):  # a peer runs on this host, never under mpirun (docs/peers.md)
-            from . import peers
-            return peers.module(e["peer"]).command(self.peer_job(e))
-        exe = os.path.join(self.bin_dir, e["executable"])
-        cmd = [exe] + e["args"] + ["--json", self.raw_paths(e)[0], "--csv", self.csv_paths(e)[0]]
-        if not self.mpi:
-            return cmd
-        launcher = ["mpirun", "-np", str(self.mpi)]
-        if mpirun_is_openmpi():
-            launcher.append("--oversubscribe")
-        if self.mpi_launch.get("hostfile"):
-            launcher += ["--hostfile", self.mpi_launch["hostfile"]]
-        return launcher + list(self.mpi_launch.get("args") or []) + cmd
+            return peer_command(self.peer_job(e))
+        return executable_command(str(Path(self.bin_dir, e["executable"])), e["args"], self.raw_paths(e)[0],
+                                  self.csv_paths(e)[0], self.mpi, self.mpi_launch)
 
     def environment(self, e=None):
-        env = dict(os.environ)
-        # An OpenCL platform chosen by name may be one the project installed (Intel's CPU runtime in
-        # .venv): its ICD folder, unless the user chose one. A platform chosen by index keeps the
-        # system's list, whose order it refers to.
-        vendors = opencl_vendors(self.repo)
-        if e and not e.get("peer") and platform_named(e["args"]) and vendors and "OCL_ICD_VENDORS" not in env:
-            env["OCL_ICD_VENDORS"] = vendors
-        # Peers run as `python -m hdb.peers.<module>`: the hdb package must be importable.
-        scripts = os.path.join(self.repo, "scripts")
-        env["PYTHONPATH"] = scripts + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        env.setdefault("POCL_CACHE_DIR", os.path.join(self.build_dir, "pocl-cache"))
-        os.makedirs(env["POCL_CACHE_DIR"], exist_ok=True)
-        if self.mpi and os.geteuid() == 0:
-            env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-            env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        return env
+        return environment(self.repo, self.build_dir, self.mpi, e)
 
     def run(self):
         entries = self.manifest["entries"]
@@ -788,12 +495,12 @@ class Runner:
             m.pop("incomplete", None)
 
     def run_one(self, index, e, progress):
-        log_path = os.path.join(self.run_dir, "logs", e["name"] + ".log")
+        log_path = entry_log_path(self.run_dir, e)
         cmd = self.command(e)
         env = self.environment(e)
         vendors = f"OCL_ICD_VENDORS={shlex.quote(env['OCL_ICD_VENDORS'])} " if env.get("OCL_ICD_VENDORS") else ""
-        e.update(status="running", command=vendors + " ".join(shlex.quote(c) for c in cmd), log=os.path.relpath(log_path,
-                 self.run_dir), reason="", started_utc=utc_now())
+        e.update(status="running", command=vendors + " ".join(shlex.quote(c) for c in cmd),
+                 log=os.path.relpath(log_path, self.run_dir), reason="", started_utc=utc_now())
         for k in ("failure", "exit_code", "duration_s", "cases", "complete", "mixed_build"):
             e.pop(k, None)
         # The identity of what runs (a sha256 of the executable) and any difference from the run's build.
@@ -803,42 +510,29 @@ class Runner:
             e["mixed_build"] = mixed
         self.save()
         progress.say(index, e, f"{shown(e)}: started (limit {duration_text(e['timeout_s'])})")
-        t0 = time.monotonic()
-        seen, timed_out, said = 0, False, t0
-        with open(log_path, "w") as log:
+        seen, said = 0, time.monotonic()
+
+        def on_poll(elapsed):
+            nonlocal seen, said
+            if time.monotonic() - said >= PROGRESS_EVERY_S:
+                n, last = self.cases_so_far(e)
+                if n > seen:
+                    seen, said = n, time.monotonic()
+                    progress.say(index, e, f"{shown(e)}: {n} cases done (last {last})", elapsed)
+
+        assert self.watchdog is not None
+        with Path(log_path).open("w") as log:
             log.write("$ " + e["command"] + "\n")
             log.flush()
-            # Its own process group (killpg reaches mpirun's ranks too); SIGTERM from the kernel if the
-            # driver dies (PR_SET_PDEATHSIG), and the watcher stops the group if the driver is killed.
-            self.current = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=self.repo, env=env,
-                                            start_new_session=True, preexec_fn=child_preexec(os.getpid()))
-            proc = self.current
-            self.watchdog.watch(proc.pid)
-            e["pid"] = proc.pid
+            self.current = run = Execution(cmd, env, self.repo, log, self.watchdog)
+            run.watch()
+            e["pid"] = run.pid
             self.save()
-            while True:
-                try:
-                    proc.wait(timeout=POLL_S)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-                elapsed = time.monotonic() - t0
-                if time.monotonic() - said >= PROGRESS_EVERY_S:
-                    n, last = self.cases_so_far(e)
-                    if n > seen:
-                        seen, said = n, time.monotonic()
-                        progress.say(index, e, f"{shown(e)}: {n} cases done (last {last})", elapsed)
-                if elapsed > e["timeout_s"]:
-                    timed_out = True
-                    stop_group(proc)
-                    break
-        stop_group_leftovers(proc.pid)  # whatever it left in its group (an mpirun daemon) goes with it
-        self.watchdog.unwatch(proc.pid)
+            run.wait(e["timeout_s"], on_poll)
+        e["exit_code"], e["duration_s"] = run.finish()
         self.current = None
         e.pop("pid", None)
-        e["duration_s"] = round(time.monotonic() - t0, 3)
-        e["exit_code"] = proc.returncode
-        self.classify(e, timed_out, log_path)
+        self.classify(e, run.timed_out, log_path)
         if self.mpi:
             # Where the ranks ran: the hosts and their ranks, as the merged document records them.
             hosts = ((self._summary_doc(e) or {}).get("mpi") or {}).get("hosts")
@@ -856,7 +550,7 @@ class Runner:
         """The merged document when it exists, else rank 0's file of a run still going (or crashed)."""
         for p in self.raw_paths(e)[:2]:
             try:
-                with open(p) as f:
+                with Path(p).open() as f:
                     doc = json.load(f)
                 if isinstance(doc, dict):
                     return doc
@@ -875,7 +569,7 @@ class Runner:
         """Why the JSON an executable that exited 0 must have written is not usable, or ''."""
         path = self.raw_paths(e)[0]
         rel = os.path.relpath(path, self.run_dir)
-        if not os.path.exists(path):
+        if not Path(path).exists():
             return f"it wrote no results ({rel} is missing)"
         try:
             doc = results.load_doc(path)
@@ -886,37 +580,9 @@ class Runner:
         return ""
 
     def classify(self, e, timed_out, log_path):
-        rc = e["exit_code"]
-        summary = (self._summary_doc(e) or {}).get("summary", {})
-        cases = {}
-        for k in ("ok", "skipped", "failed"):
-            try:
-                cases[k] = int(summary.get(k, 0)) if isinstance(summary, dict) else 0
-            except (TypeError, ValueError):
-                cases[k] = 0
-        e["cases"] = cases
-        if timed_out:
-            e.update(status="failed", failure="timeout", reason=f"timed out after {duration_text(e['timeout_s'])}")
-        elif rc == 0:
-            missing = self.missing_results(e)
-            if missing:
-                e.update(status="failed", failure="no-results", reason=f"exit 0 but {missing}")
-            else:
-                e.update(status="ok", reason="")
-        elif rc == EXIT_SKIP:
-            e.update(status="skipped", reason=reason_line(log_path) or "exit 77: no device")
-        elif self.mpi and rc == MPIRUN_LAUNCH_FAILED:
-            e.update(status="failed", failure="exit", reason=f"exit {rc}: mpirun: {mpirun_reason(log_path)}")
-        elif rc < 0 or rc > 128:
-            sig = -rc if rc < 0 else rc - 128
-            e.update(status="failed", failure="crash", reason=f"crashed ({signal_name(sig)})")
-        elif rc == EXIT_USAGE:
-            e.update(status="failed", failure="usage", reason="usage error: " + reason_line(log_path))
-        else:
-            detail = f"{cases['failed']} failed cases" if cases["failed"] else reason_line(log_path)
-            if self.mpi and not cases["failed"] and set(detail) <= set("-"):  # the end of an Open MPI banner
-                detail = "mpirun: " + mpirun_reason(log_path)
-            e.update(status="failed", failure="exit", reason=f"exit {rc}: {detail}")
+        """The entry's status and reason from its exit (runexec.classify) and its cases from its document."""
+        e["cases"] = cases = case_counts((self._summary_doc(e) or {}).get("summary", {}))
+        classify(e, e["exit_code"], timed_out, log_path, self.mpi, cases, lambda: self.missing_results(e))
         if e["status"] != "skipped":
             # Whether its cases are all taken: what --resume and the run's state go by (unfinished).
             e["complete"] = e["status"] == "ok" or (not timed_out and self.results_complete(e))
@@ -930,119 +596,14 @@ class Runner:
         except OSError as err:
             self.problems = [f"summary.csv not written: {os_error_text(err)}"]
 
-    def print_summary(self):
-        entries = self.manifest["entries"]
-        self.log(f"\nrun-all: summary of {self.run_id}")
-        width = max([22] + [len(shown(e)) for e in entries])
-        self.log(f"{'executable':<{width}} {'status':<8} {'time':>7}  {'cases ok/skip/fail':<18} reason")
-        for e in entries:
-            c = e.get("cases", {})
-            cs = f"{c.get('ok', 0)}/{c.get('skipped', 0)}/{c.get('failed', 0)}" if c else "-"
-            self.log(f"{shown(e):<{width}} {e['status']:<8} {duration_text(e.get('duration_s')):>7}  {cs:<18} "
-                     f"{e.get('reason', '')}")
-        for p in self.problems:
-            self.log(f"run-all: problem: {p}")
-        n = {s: sum(1 for e in entries if e["status"] == s) for s in FINISHED}
-        self.log(f"run-all: {n['ok']} ok, {n['skipped']} skipped, {n['failed']} failed -> {self.run_dir}")
-        left = self.manifest.get("incomplete") or []
-        if left:
-            self.log(f"run-all: the run is incomplete: {len(left)} executable(s) did not take all their cases ("
-                     + "; ".join(f"{x['name']}: {x['reason']}" for x in left) + "); once the cause is fixed, finish "
-                     f"with: scripts/run-all --resume {self.run_id} --out {self.out_root}")
-        mixed = [e for e in entries if e.get("mixed_build")]
-        if mixed:
-            self.log("run-all: warning: this run mixes builds: "
-                     + "; ".join(f"{e['name']} {e['mixed_build']}" for e in mixed))
-        return 1 if n["failed"] else 0
+    def print_summary(self) -> int:
+        """The run's summary table (progress.print_summary); 1 when an entry failed, else 0."""
+        return print_summary(self.manifest, self.problems, self.run_dir, self.out_root, self.log)
 
 
-def say(msg):
+def say(msg: str) -> None:
     """A line on stderr that never raises: after SIGHUP the terminal may be gone (EIO)."""
     try:
         print(msg, file=sys.stderr, flush=True)
     except (OSError, ValueError):
         pass
-
-
-def make_run_dir(out_root, config_name):
-    """Creates results/<run-id>/ (mkdir, never an existing one: two drivers started in the same
-    second get two directories); an --out that cannot be written is a usage error."""
-    base = time.strftime("%Y%m%d-%H%M%S") + "-" + os.path.splitext(os.path.basename(config_name))[0]
-    try:
-        os.makedirs(out_root, exist_ok=True)
-        n = 1
-        while True:
-            run_id = base if n == 1 else f"{base}-{n}"
-            try:
-                os.mkdir(os.path.join(out_root, run_id))
-                return run_id, os.path.join(out_root, run_id)
-            except FileExistsError:
-                n += 1
-    except OSError as e:
-        raise UsageError(f"--out {out_root}: cannot create a run directory there: {os_error_text(e)}") from None
-
-
-MANIFEST_ENTRY_KEYS = ("name", "benchmark", "backend", "executable", "args", "timeout_s", "status")
-# What an entry keeps of an attempt that --resume reruns (run.json entries[].attempts).
-ATTEMPT_KEYS = ("status", "failure", "reason", "exit_code", "duration_s", "cases", "started_utc", "binary",
-                "mixed_build")
-
-
-def load_resumable_manifest(run_dir, resume):
-    """run.json of a run to resume, checked: a corrupt or foreign file is a usage error naming it."""
-    path = os.path.join(run_dir, results.MANIFEST)
-    why = ""
-    try:
-        m = results.load_manifest(run_dir)
-    except (OSError, ValueError) as e:
-        m, why = None, os_error_text(e) if isinstance(e, OSError) else f"not JSON: {e}"
-    if m is not None and not why:
-        entries = m.get("entries") if isinstance(m, dict) else None
-        if not isinstance(m, dict) or not isinstance(m.get("run_id"), str):
-            why = "no run_id"
-        elif not isinstance(entries, list) or not all(
-                isinstance(e, dict) and all(k in e for k in MANIFEST_ENTRY_KEYS) for e in entries):
-            why = "its entries are not the driver's (name, executable, args, status, ...)"
-    if why:
-        raise UsageError(f"--resume {resume}: {path} is corrupt ({why}): this run cannot be resumed. Its raw/ "
-                         f"results are untouched (scripts/report {run_dir} still reports them); start a new run "
-                         "for the rest")
-    return m
-
-
-def stop_group(proc):
-    """Ends the executable and everything it started (mpirun ranks): TERM, then KILL."""
-    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, KILL_GRACE_S)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            proc.wait(timeout=wait)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    stop_group_leftovers(proc.pid)
-
-
-def stop_group_leftovers(pgid):
-    """Stops what is left in a process group whose leader has ended (or one that is not the
-    driver's child: a leftover of a killed driver): TERM, then KILL after the grace period. The kernel does not give a
-    process group's id to a new process while the group has members, so this never reaches another
-    program."""
-    if group_alive(pgid):
-        stop_groups([pgid], KILL_GRACE_S)
-
-
-_openmpi = None
-
-
-def mpirun_is_openmpi():
-    global _openmpi
-    if _openmpi is None:
-        try:
-            p = subprocess.run(["mpirun", "--version"], capture_output=True, text=True, timeout=30)
-            _openmpi = "Open MPI" in (p.stdout + p.stderr) or "OpenRTE" in (p.stdout + p.stderr)
-        except (OSError, subprocess.SubprocessError):
-            _openmpi = False
-    return _openmpi

@@ -166,6 +166,7 @@ class DiskFullTest(FaultCase):
         full = []
 
         def write(path, data):
+            path = str(path)  # the driver may name a file by a Path
             if not full and path.endswith("run.json"):
                 doc = json.loads(data)
                 if any(e["name"] == "ngram-cpu" and e["status"] == "running" and "pid" in e for e in doc["entries"]):

@@ -467,11 +467,22 @@ class SkipTest(unittest.TestCase):
                          ["--only", "*/*,join/*[dist=uniform]@1M,select", "--only=A/*", "--sizes", "1M"])
 
     def test_peer_id(self):
-        self.assertEqual(record.peer_id("join/export[dist=uniform,key=32,match=0.5,fanout=1]@1M", "sql", [("threads", 2)]),
-                         "join/sql[dist=uniform,key=32,match=0.5,fanout=1,threads=2]@1M")
-        self.assertEqual(record.peer_id("A/export[data=tpch,key=32,sf=0.1]", "sql", [("threads", 1)]),
-                         "A/sql[data=tpch,key=32,sf=0.1,threads=1]")
-        self.assertEqual(record.peer_id("x/export@32K", "sql", [("threads", 1)]), "x/sql[threads=1]@32K")
+        """A peer's id is the suite's case (test, typed params in their declared order, size) with its
+        variant and its own params after the suite's, made by hdb.contract, never by editing the id."""
+        from hdb import contract
+        for suite, want in (
+                ({"id": "join/export[dist=uniform,key=32,match=0.5,fanout=1]@1M", "test": "join", "variant": "export",
+                  "params": {"dist": "uniform", "fanout": 1, "key": 32, "match": 0.5}, "transfer": "none",
+                  "size_bytes": 1 << 20}, "join/sql[dist=uniform,key=32,match=0.5,fanout=1,threads=2]@1M"),
+                ({"id": "A/export[data=tpch,key=32,sf=0.1]", "test": "A", "variant": "export",
+                  "params": {"data": "tpch", "key": 32, "sf": 0.1}, "transfer": "none", "size_bytes": 0},
+                 "A/sql[data=tpch,key=32,sf=0.1,threads=2]"),
+                ({"id": "x/export@32K", "test": "x", "variant": "export", "params": {}, "transfer": "none",
+                  "size_bytes": 32 << 10}, "x/sql[threads=2]@32K")):
+            params = dict(contract.declared_params(suite), threads=2)
+            self.assertEqual(contract.case_id(suite["test"], "sql", params, "none", suite["size_bytes"]), want)
+        with self.assertRaises(ValueError):  # an id that is not its fields is refused, never pieced together
+            contract.declared_params(dict(suite, size_bytes=1 << 20))
 
     @unittest.skipUnless(os.access(SYSTEM_PYTHON, os.X_OK), "no /usr/bin/python3")
     def test_unavailable_without_duckdb(self):
@@ -505,12 +516,12 @@ class SkipTest(unittest.TestCase):
         # No interpreter with duckdb: the entry is skipped with the reason, never run silently.
         r = runmod.Runner.__new__(runmod.Runner)
         r.repo = REPO
-        saved = peers.venv_python
+        saved = peers.interpreter
         try:
-            peers.venv_python = lambda repo: ""
+            peers.interpreter = lambda: ""
             why = runmod.Runner.peer_unavailable(r, peer)
         finally:
-            peers.venv_python = saved
+            peers.interpreter = saved
         self.assertIn("scripts/setup", why)
 
 

@@ -8,8 +8,8 @@ The interface every peer module implements (kept small on purpose):
     BENCHMARKS = ("ra", "tpch")   # the suite's benchmarks the peer answers
 
     def available(python) -> (bool, str)
-        Whether the peer can run with this interpreter (the project virtual environment's python,
-        scripts/setup makes it) and on this machine. (False, reason) makes the driver record the
+        Whether the peer can run with this interpreter (the driver's own: the project virtual
+        environment's python, scripts/setup makes it) and on this machine. (False, reason) makes the driver record the
         entry as skipped with that reason; it never runs silently nothing.
 
     def command(job) -> list[str]
@@ -22,12 +22,18 @@ The interface every peer module implements (kept small on purpose):
         suite's reference is recorded as failed, never as a time.
 
 A command (not a function called in the driver) so that the driver's time limit, signals,
---resume and progress apply to a peer unchanged, and the peer runs under the virtual
-environment's interpreter while the driver keeps the one with matplotlib.
+--resume and progress apply to a peer unchanged, and a peer (DuckDB in its threads, a PostgreSQL
+cluster) runs isolated from the driver, in a process group of its own. Its interpreter is the
+driver's (sys.executable): scripts/hdb/python runs the driver in the project venv, which holds every
+peer's Python packages.
 """
+from __future__ import annotations
+
 import importlib
-import os
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
 
 # name -> (module scripts/hdb/peers/<module>.py, the benchmarks it answers). A configuration's
 # `peers` may name any of them; the driver runs a peer after the executables of each benchmark it
@@ -40,7 +46,7 @@ _MODULES = {n: m for n, (m, _) in _REGISTRY.items()}
 class PeerJob:
     peer: str          # "duckdb"
     benchmark: str     # "ra", "tpch", "ngram"
-    python: str        # interpreter to run the peer with (the project venv's)
+    python: str        # interpreter to run the peer with (the driver's: interpreter())
     repo: str          # repository root (absolute)
     build_dir: str     # the build folder; its bin/ holds the suite's executables and export tools
     json: str          # where the hetdb-bench/2 document goes
@@ -50,30 +56,30 @@ class PeerJob:
     timeout_s: float = 0  # the driver's time limit for this run (0: none); a peer may budget by it
 
 
-def names():
+def names() -> list[str]:
     """Peers whose module is present, in registry order."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    return [n for n, m in _MODULES.items() if os.path.isfile(os.path.join(here, m + ".py"))]
+    here = Path(__file__).absolute().parent
+    return [n for n, m in _MODULES.items() if (here / f"{m}.py").is_file()]
 
 
-def known():
+def known() -> list[str]:
     """Every peer name a configuration may list (present or not)."""
     return list(_MODULES)
 
 
-def benchmarks(name):
+def benchmarks(name: str) -> tuple[str, ...]:
     """The benchmarks a peer answers (the registry's, so known without importing the module)."""
     return _REGISTRY[name][1] if name in _REGISTRY else ()
 
 
-def module(name):
+def module(name: str) -> ModuleType | None:
     """The peer's module, or None when its file is not there."""
     if name not in names():
         return None
     return importlib.import_module(f"{__name__}.{_MODULES[name]}")
 
 
-def venv_python(repo):
-    """The project virtual environment's interpreter (scripts/setup makes .venv), else ''."""
-    p = os.path.join(repo, ".venv", "bin", "python")
-    return p if os.access(p, os.X_OK) else ""
+def interpreter() -> str:
+    """The interpreter a peer runs with: the driver's own (the project venv's python, which
+    scripts/hdb/python runs the driver with, or $HDB_PYTHON)."""
+    return sys.executable or ""
