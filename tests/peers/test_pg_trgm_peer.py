@@ -128,9 +128,17 @@ class WordSimilarity(unittest.TestCase):
         self.assertEqual(argv[-2:], ["--sizes", "1M"])
 
     def test_ids_as_the_case_model(self):
-        self.assertEqual(pg_trgm.case_id("search", "word_similarity", {"k": 0, "threshold": 0.6}, 1 << 20),
-                         "search/word_similarity[k=0,threshold=0.6]@1M")
-        self.assertEqual(pg_trgm.case_id("index", "build", {}, 32 * 1024), "index/build@32K")
+        """The peer hands over typed params and the size; the id is hdb.contract's (case.cpp's rules)."""
+        from hdb.peers import record
+        with tempfile.TemporaryDirectory() as d:
+            doc = record.Document("ngram", "pg_trgm", {}, os.path.join(d, "x.json"))
+            params = {"k": 0, "threshold": 0.6}
+            r = doc.ok(pg_trgm._case("search", "word_similarity", params, 1 << 20, 3, 100), "search",
+                       "word_similarity", params, [0.1, 0.2], True, True, "checked")
+            self.assertEqual(r["id"], "search/word_similarity[k=0,threshold=0.6]@1M")
+            self.assertEqual((r["params"], r["size_label"]), (params, "2^20"))
+            r = doc.skipped(pg_trgm._case("index", "build", {}, 32 * 1024, 0, 0), "index", "build", {}, "budget")
+            self.assertEqual(r["id"], "index/build@32K")
 
 
 class Verification(unittest.TestCase):

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 
+from .. import contract
 from . import record
 
 NAME = "duckdb"
@@ -157,19 +158,19 @@ def main(argv=None):
     if a.benchmark not in BENCHMARKS:
         print(f"duckdb_peer: error: no SQL for benchmark '{a.benchmark}' (duckdb answers {', '.join(BENCHMARKS)})",
               file=sys.stderr)
-        return record.EXIT_SKIP
+        return contract.EXIT_SKIP
     try:
         import duckdb
         import numpy
     except ImportError as e:
         print(f"duckdb_peer: error: {e} in {sys.executable}; scripts/setup installs duckdb in .venv", file=sys.stderr)
-        return record.EXIT_SKIP
+        return contract.EXIT_SKIP
     harness = record.Harness.from_args(a)
     exporter = os.path.join(a.build_dir, EXPORT_TOOL)
     if not os.access(exporter, os.X_OK):
         print(f"duckdb_peer: error: {exporter} is not built (cmake --build {a.build_dir} --target hdb-export)",
               file=sys.stderr)
-        return record.EXIT_SKIP
+        return contract.EXIT_SKIP
     return record.run_guarded("duckdb_peer", lambda state: _run(state, a, rest, harness, exporter, duckdb, numpy))
 
 
@@ -186,6 +187,7 @@ def _run(state, a, rest, harness, exporter, duckdb, numpy):
         print("$ " + " ".join(cmd), flush=True)
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True)
+        assert proc.stdin is not None and proc.stdout is not None
         counts = thread_counts(harness.threads)
         con, doc, done, said = duckdb.connect(), None, 0, []
         for line in proc.stdout:
@@ -217,10 +219,10 @@ def _run(state, a, rest, harness, exporter, duckdb, numpy):
             msg = f"hdb-export exited {rc}" + (f": {why[-1].split('error:', 1)[1].strip()}" if why else "")
             if doc is None:
                 print(f"duckdb_peer: error: {msg}", file=sys.stderr)
-                return rc if rc in (record.EXIT_USAGE, record.EXIT_SKIP) else record.EXIT_FAILED
+                return rc if rc in (contract.EXIT_USAGE, contract.EXIT_SKIP) else contract.EXIT_FAILED
             raise RuntimeError(msg)
         if doc is None:  # --list, --help: hdb-export printed its answer, no case ran
-            return record.EXIT_OK
+            return contract.EXIT_OK
         doc.finish()
         s = doc.doc["summary"]
         print(f"summary: {s['ok']} ok, {s['skipped']} skipped, {s['failed']} failed")
@@ -242,20 +244,18 @@ def _context(exported, harness, counts, duckdb, numpy):
 
 
 def run_exported_case(con, doc, case, work, counts, harness, numpy):
+    """One exported case, with each thread count: the suite's test, its typed params in their declared
+    order (contract.declared_params: checked against the suite's id) and `threads` after them, its
+    size; the document makes the id from these (contract.case_id)."""
     test = case["test"]
-    entries = []
-    for n in counts:
-        params = dict(case["params"])
-        params["threads"] = n
-        c = dict(case)
-        c["id"] = record.peer_id(case["id"], VARIANT, [("threads", n)])
-        entries.append((n, c, params))
+    suite_params = contract.declared_params(case)
+    entries = [(n, dict(suite_params, threads=n)) for n in counts]
     if case["status"] != "ok":
-        for _, c, params in entries:
+        for _, params in entries:
             if case["status"] == "skipped":
-                doc.skipped(c, test, VARIANT, params, case.get("reason", ""))
+                doc.skipped(case, test, VARIANT, params, case.get("reason", ""))
             else:
-                doc.failed(c, test, VARIANT, params, "the suite's set-up failed: " + case.get("reason", ""))
+                doc.failed(case, test, VARIANT, params, "the suite's set-up failed: " + case.get("reason", ""))
         return
     case_dir = os.path.join(work, case["dir"])
     with open(os.path.join(case_dir, "manifest.json")) as f:
@@ -264,20 +264,20 @@ def run_exported_case(con, doc, case, work, counts, harness, numpy):
     try:
         tables, sql, order, want = prepare(manifest, case_dir, numpy)
     except q.NoSql as e:  # no SQL for this operation
-        for _, c, params in entries:
-            doc.skipped(c, test, VARIANT, params, str(e))
+        for _, params in entries:
+            doc.skipped(case, test, VARIANT, params, str(e))
         return
-    for n, c, params in entries:
+    for n, params in entries:
         try:
             times, got = run_case(con, tables, sql, n, harness)
         except Exception as e:  # noqa: BLE001 - DuckDB's error is the case's failure
             record.stopped()
-            doc.failed(c, test, VARIANT, params, f"duckdb: {e}".splitlines()[0])
+            doc.failed(case, test, VARIANT, params, f"duckdb: {e}".splitlines()[0])
             continue
         equal, detail = q.compare(got, want, order)
-        doc.ok(c, test, VARIANT, params, times, True, equal, detail, extra={"sql": sql})
-        print(f"{c['id']}: {'ok' if equal else 'FAILED ' + detail}, median "
-              f"{record.summarize(times)['median'] * 1e3:.3f} ms over {len(times)} passes", flush=True)
+        r = doc.ok(case, test, VARIANT, params, times, True, equal, detail, extra={"sql": sql})
+        print(f"{r['id']}: {'ok' if equal else 'FAILED ' + detail}, median "
+              f"{contract.summarize(times)['median'] * 1e3:.3f} ms over {len(times)} passes", flush=True)
 
 
 if __name__ == "__main__":

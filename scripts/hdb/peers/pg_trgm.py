@@ -21,13 +21,13 @@ import random
 import shutil
 import signal
 import socket
-import statistics
 import struct
 import subprocess
 import sys
 import time
+from typing import Any
 
-from .. import watchdog
+from .. import contract, watchdog
 from . import record
 
 BENCHMARKS = ("ngram",)
@@ -49,7 +49,6 @@ BUDGET_SHARE = 0.75  # of the driver's time limit (PeerJob.timeout_s): 450 s of 
 SAMPLE_QUERIES = 2          # queries per level whose rows are recomputed in Python
 SAMPLE_ROWS = 30            # accepted rows and rejected rows (each) per sampled query
 SAMPLE_MAX_DOC = 1500       # longest document recomputed (pure Python, O(n^2) at worst)
-EXIT_SKIP = 77
 TMP_PREFIX = "hdb-pg-trgm-"
 
 
@@ -107,52 +106,6 @@ def command(job):
     budget = ["--pg-budget", f"{BUDGET_SHARE * timeout:g}"] if timeout else []
     return [job.python or sys.executable, "-m", "hdb.peers.pg_trgm", job.benchmark, "--json", job.json,
             "--csv", job.csv, "--build-dir", job.build_dir] + budget + list(job.args)
-
-
-# ----------------------------------------------------------------------------------------------
-# Sizes and ids, as the C++ case model makes them (src/common/harness/sizes.cpp, case.cpp)
-
-KIB, MIB, GIB = 1024, 1024 ** 2, 1024 ** 3
-SIZE_CLASS_MAX = {1: MIB, 2: 16 * MIB, 3: 256 * MIB, 4: GIB}
-
-
-def parse_size(text):
-    t = text.strip()
-    if t.startswith("2^"):
-        return 1 << int(t[2:])
-    i = 0
-    while i < len(t) and t[i].isdigit():
-        i += 1
-    if i == 0:
-        raise ValueError(f"'{text}' is not a size")
-    mult = {"": 1, "B": 1, "K": KIB, "k": KIB, "KB": KIB, "KiB": KIB, "M": MIB, "m": MIB, "MB": MIB, "MiB": MIB,
-            "G": GIB, "g": GIB, "GB": GIB, "GiB": GIB}.get(t[i:])
-    if mult is None:
-        raise ValueError(f"'{text}' is not a size")
-    return int(t[:i]) * mult
-
-
-def pow2_range(lo, hi):
-    p, out = 1, []
-    while p < lo:
-        p <<= 1
-    while p <= hi:
-        out.append(p)
-        p <<= 1
-    return out
-
-
-def format_size(b):
-    for unit, m in (("G", GIB), ("M", MIB), ("K", KIB)):
-        if b >= m and b % m == 0:
-            return f"{b // m}{unit}"
-    return str(b)
-
-
-def case_id(test, variant, params, size):
-    """The id the C++ case model gives this case (cases.md): test/variant[k=v,...]@SIZE."""
-    inner = ",".join(f"{k}={record.param_text(v)}" for k, v in params.items())
-    return f"{test}/{variant}" + (f"[{inner}]" if inner else "") + (f"@{format_size(size)}" if size else "")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -446,7 +399,9 @@ def _ints(arr):
 
 
 def read_export(path):
-    docs, queries, header = [], {}, None
+    docs: list[str] = []
+    queries: dict[int, list[dict[str, Any]]] = {}
+    header = None
     with open(path, encoding="utf-8") as f:
         for ln in f:
             o = json.loads(ln)
@@ -574,7 +529,7 @@ class SkipSize(Exception):
 
 def _case(test, variant, params, size, elements, input_bytes, extra=None):
     # bytes.input: the corpus text a sequential scan reads; min_moved 0: no % of peak is claimed.
-    return {"id": case_id(test, variant, params, size), "size_bytes": size, "elements": elements,
+    return {"size_bytes": size, "elements": elements,
             "bytes": {"input": max(input_bytes, 1), "min_moved": 0}, "extra": extra or {}}
 
 
@@ -584,7 +539,7 @@ def export(a, cluster, size, levels):
            ",".join(map(str, levels)), "--out", out] + a.export_args
     print("$ " + " ".join(cmd), flush=True)
     p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode == record.EXIT_SKIP:
+    if p.returncode == contract.EXIT_SKIP:
         raise SkipSize(p.stderr.strip().rsplit("skipped: ", 1)[-1])
     if p.returncode != 0:
         raise RuntimeError(f"{EXPORT_TOOL} exited {p.returncode}: {p.stderr.strip()[-500:]}")
@@ -629,13 +584,13 @@ def run_size(a, cluster, doc, size, state):
     text_bytes = sum(len(d) for d in docs)
     corpus = {"corpus": header["corpus"], "articles": header["articles"], "text_bytes": header["text_bytes"],
               "normalized_bytes": text_bytes}
-    print(f"pg_trgm: {format_size(size)}: loaded {len(docs)} articles and "
+    print(f"pg_trgm: {contract.format_size(size)}: loaded {len(docs)} articles and "
           f"{sum(len(v) for v in queries.values())} queries in {time.monotonic() - t0:.1f} s", flush=True)
 
     # index/build: CREATE INDEX ... USING gin (body gin_trgm_ops), timed server-side; every pass
     # starts from no index (no warm-up: the first build is the one a user waits for).
     case = _case("index", "build", {}, size, len(docs), text_bytes)
-    passes = []
+    passes: list[int] = []
 
     def build():
         passes.append(len(passes) + 1)
@@ -654,12 +609,13 @@ def run_size(a, cluster, doc, size, state):
                f"search case against a sequential scan" if rows == len(docs) else
                f"the table holds {rows} rows, the export {len(docs)} articles", phase="build", extra=extra)
     print(_line(r), flush=True)
-    index_build_s = statistics.median(times)
+    index_build_s = contract.summarize(times)["median"]
 
     for level in levels:
         qs = queries.get(level, [])
         ns = {qi["query"]: qi["hits"] for qi in qs}
-        hits, measured = {}, []
+        hits: dict[float, dict[int, list[int]]] = {}
+        measured: list[Any] = []
         for t in thresholds:
             params = {"k": level, "threshold": t}
             case = _case("search", "word_similarity", params, size, len(qs), text_bytes, dict(corpus))
@@ -725,10 +681,10 @@ def search_case(a, cluster, level, t, ns, hits):
     timed = per_query[a.harness.warmup:]
     got = hits[t] = {j: h for j, (_, h) in last["res"].items()}
     scan = {j: h for j, (_, h) in run_pass(cluster, level, t, "scan")[0].items()}
-    qmed = [statistics.median(p[j] for p in timed) for j in sorted(ns)]
+    qmed = [contract.summarize(p[j] for p in timed)["median"] for j in sorted(ns)]
     first = min(ns) if ns else None
     extra = dict(overlap(got, ns), error_level=level, threshold=t, operator="%>", queries=len(ns),
-                 query_mean_s=sum(qmed) / max(len(qmed), 1), query_median_s=statistics.median(qmed) if qmed else 0.0,
+                 query_mean_s=sum(qmed) / max(len(qmed), 1), query_median_s=contract.summarize(qmed)["median"],
                  plan=plans["index"].get(first, []), check_plan=plans["scan"].get(first, []),
                  planner_plan=plans["planner"].get(first, []),
                  queries_planner_uses_index=sum(_uses_index(p) for p in plans["planner"].values()),
@@ -782,13 +738,14 @@ def parse_args(argv):
     a, unknown = ap.parse_known_args(argv)
     a.ignored = unknown
     if a.sizes:
-        a.size_list = [parse_size(x) for x in a.sizes.split(",")]
+        a.size_list = [contract.parse_size(x, "--sizes") for x in a.sizes.split(",")]
     elif a.min_size and a.max_size:
-        a.size_list = pow2_range(parse_size(a.min_size), parse_size(a.max_size))
+        a.size_list = contract.pow2_range(contract.parse_size(a.min_size, "--min-size"),
+                                          contract.parse_size(a.max_size, "--max-size"))
     elif a.size_class:
-        a.size_list = pow2_range(32 * KIB, SIZE_CLASS_MAX[a.size_class])
+        a.size_list = contract.pow2_range(*contract.SIZE_CLASSES[a.size_class])
     else:
-        a.size_list = [MIB]
+        a.size_list = [contract.MiB]
     a.thresholds = [float(x) for x in a.thresholds.split(",")]
     a.levels = sorted({int(x) for x in a.pg_errors.split(",")})
     if not a.size_list or any(not 0 < t <= 1 for t in a.thresholds) or a.passes < 1 or a.pg_query_count < 1:
@@ -809,18 +766,18 @@ def main(argv=None):
         a = parse_args(sys.argv[1:] if argv is None else argv)
     except (ValueError, KeyError) as e:
         print(f"pg_trgm: error: {e}", file=sys.stderr)
-        return record.EXIT_USAGE
+        return contract.EXIT_USAGE
     if a.benchmark not in BENCHMARKS:
         print(f"pg_trgm: error: pg_trgm answers {', '.join(BENCHMARKS)}, not '{a.benchmark}'", file=sys.stderr)
-        return record.EXIT_SKIP
+        return contract.EXIT_SKIP
     ok, why = available()
     if not ok:
         print(f"pg_trgm: error: {why}", file=sys.stderr)
-        return record.EXIT_SKIP
+        return contract.EXIT_SKIP
     if not os.access(a.export_tool, os.X_OK):
         print(f"pg_trgm: error: {a.export_tool} is not built (cmake --build {a.build_dir} --target {EXPORT_TOOL})",
               file=sys.stderr)
-        return record.EXIT_SKIP
+        return contract.EXIT_SKIP
     if a.ignored:
         print(f"pg_trgm: options that do not apply to PostgreSQL, ignored: {' '.join(a.ignored)}", flush=True)
     bindir = find_bindir()
@@ -843,7 +800,7 @@ def record_rest_of_size(doc, a, size, status, reason):
     have = {r["id"] for r in doc.doc["results"]}
     for test, variant, params in size_cases(a):
         case = _case(test, variant, params, size, 0, 0)
-        if case["id"] in have:
+        if doc.case_id(case, test, variant, params) in have:
             continue
         if status == "skipped":
             doc.skipped(case, test, variant, params, reason)
@@ -868,25 +825,26 @@ def run(a, state, bindir, version, repo):
         cluster = Cluster(bindir, a.tmp_root, threads)
         print(f"pg_trgm: cluster at {cluster.dir} ({version})", flush=True)
         cluster.start()
-        size_state = {}
+        size_state: dict[str, Any] = {}
         started, last = time.monotonic(), None
         for size in sorted(a.size_list):
             try:
                 left = a.pg_budget - (time.monotonic() - started)
                 if last and last[1] * size / last[0] > left:
-                    raise SkipSize(f"pg_trgm at {format_size(size)} would take about {last[1] * size / last[0]:.0f} s "
-                                   f"(scaled from {last[1]:.0f} s at {format_size(last[0])}), more than the "
+                    raise SkipSize(f"pg_trgm at {contract.format_size(size)} would take about "
+                                   f"{last[1] * size / last[0]:.0f} s "
+                                   f"(scaled from {last[1]:.0f} s at {contract.format_size(last[0])}), more than the "
                                    f"{max(left, 0):.0f} s left of its budget (--pg-budget {a.pg_budget:g})")
                 t0 = time.monotonic()
                 run_size(a, cluster, doc, size, size_state)
                 last = (size, time.monotonic() - t0)
             except SkipSize as e:
                 record_rest_of_size(doc, a, size, "skipped", str(e))
-                print(f"pg_trgm: {format_size(size)}: skipped: {e}", flush=True)
+                print(f"pg_trgm: {contract.format_size(size)}: skipped: {e}", flush=True)
             except RuntimeError as e:
                 record.stopped()
                 record_rest_of_size(doc, a, size, "failed", str(e))
-                print(f"pg_trgm: {format_size(size)}: failed: {e}", flush=True)
+                print(f"pg_trgm: {contract.format_size(size)}: failed: {e}", flush=True)
         doc.finish()
         s = doc.doc["summary"]
         print(f"summary: {s['ok']} ok, {s['skipped']} skipped, {s['failed']} failed", flush=True)

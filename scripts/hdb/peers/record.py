@@ -1,20 +1,22 @@
-"""The shared peer framework: what every peer needs to measure and record like the harness does
-(src/common/harness: session.cpp, stats.cpp, result.cpp), so its numbers sit beside the
-executables' in the same hetdb-bench/2 schema and go through the same checks.
+"""The shared peer framework: what every peer needs to run and record its cases like the harness does,
+so its numbers sit beside the executables' in the same hetdb-bench/2 schema and go through the same
+checks. A peer hands over typed parameters and trials; everything the C++ harness derives from them
+(the id, the statistics, the throughput, the parameter text, the CSV) is made by hdb.contract, the
+only Python code that makes them (tests/driver/test_contract.py checks it against the executables).
 
 - `Harness`: the executables' stopping-rule options read from the same flags (--warmup, --passes,
   --max-passes, --max-time, --target-noise, --threads, --seed); `measure(fn)` runs the warm-up
-  passes, then timed passes until the rule says stop (StoppingRule::done), and returns the seconds.
-- `summarize`, `throughput`: the harness's statistics and derived figures, by the same definitions.
-- `peer_id`: the id of a peer's case from the suite's own id of the same case: its variant replaced,
-  the peer's params appended (so test, params in declared order and size are the suite's).
+  passes, then timed passes until contract.StoppingRule says stop, and returns the seconds.
 - `run_guarded`: a peer's main under SIGTERM/SIGHUP/SIGINT and errors, as the executables end: the
   document marked 'interrupted by signal N' (exit 128+N) or 'stopped by an error: ...' (exit 1).
 - `Document`: a hetdb-bench/2 document and its CSV (x-csv-columns), rewritten atomically after every
   result (complete: false, "running", until `finish`), like the harness; `ok`, `skipped`, `failed`
-  make the result entries. A result is ok only when its answer was checked and equal: `ok` refuses
-  anything else, so an unverified peer time cannot be recorded.
+  make the result entries from (test, variant, typed params, size) and the pass times. A result is
+  ok only when its answer was checked and equal: `ok` refuses anything else, so an unverified peer
+  time cannot be recorded.
 """
+from __future__ import annotations
+
 import argparse
 import json
 import os
@@ -22,29 +24,30 @@ import platform
 import shutil
 import signal
 import socket
-import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
 
+from .. import contract
 from ..results import csv_columns
-from ..runner import git_commit
+from ..runstate import git_commit
 from ..util import write_atomically
-
-SCHEMA = "hetdb-bench/2"
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIP = 0, 1, 2, 77
 
 
 # --- options and the stopping rule ----------------------------------------------------------------
 class Harness:
     """The shared options a peer honours (the same flags and defaults as src/common/harness/options.hpp)."""
 
-    def __init__(self, warmup=1, passes=3, max_passes=50, max_time=2.0, target_noise=0.02, threads=0, seed=42):
+    def __init__(self, warmup: int = 1, passes: int = 3, max_passes: int = 50, max_time: float = 2.0,
+                 target_noise: float = 0.02, threads: int = 0, seed: int = 42) -> None:
         self.warmup, self.passes, self.max_passes = warmup, passes, max(max_passes, passes)
         self.max_time, self.target_noise, self.threads, self.seed = max_time, target_noise, threads, seed
 
     @staticmethod
-    def add_arguments(ap):
+    def add_arguments(ap: argparse.ArgumentParser) -> None:
         ap.add_argument("--warmup", type=int, default=1)
         ap.add_argument("--passes", type=int, default=3)
         ap.add_argument("--max-passes", type=int, default=50)
@@ -54,87 +57,26 @@ class Harness:
         ap.add_argument("--seed", default="42")
 
     @classmethod
-    def from_args(cls, a):
+    def from_args(cls, a: argparse.Namespace) -> Harness:
         return cls(a.warmup, a.passes, a.max_passes, a.max_time, a.target_noise, a.threads, int(a.seed))
 
-    def stop(self, times, spent):
-        n = len(times)
-        if n >= self.max_passes:
-            return True
-        if n < self.passes:
-            return False
-        if spent >= self.max_time:
-            return True
-        return summarize(times)["cv"] <= self.target_noise
+    def rule(self) -> contract.StoppingRule:
+        return contract.StoppingRule(self.passes, self.max_passes, self.max_time, self.target_noise)
 
-    def measure(self, fn):
+    def measure(self, fn: Callable[[], float]) -> list[float]:
         """Warm-up passes, then timed passes of fn() (which returns its own seconds) until the rule
         stops; returns the timed seconds."""
-        for _ in range(self.warmup):
-            fn()
-        times, spent = [], 0.0
-        while True:
-            t = fn()
-            times.append(t)
-            spent += t
-            if self.stop(times, spent):
-                return times
+        return self.rule().measure(fn, self.warmup)
 
-    def stopping_rule(self):
+    def stopping_rule(self) -> dict[str, Any]:
         return {"warmup": self.warmup, "min_passes": self.passes, "max_passes": self.max_passes,
                 "max_time_s": self.max_time, "target_cv": self.target_noise}
-
-
-def summarize(xs):
-    """{n, min, median, mean, max, stddev, cv}: sample standard deviation, cv = stddev / mean."""
-    n = len(xs)
-    if n == 0:
-        return {"n": 0, "min": 0, "median": 0, "mean": 0, "max": 0, "stddev": 0, "cv": 0}
-    mean = sum(xs) / n
-    sd = statistics.stdev(xs) if n > 1 else 0.0
-    return {"n": n, "min": min(xs), "median": statistics.median(xs), "mean": mean, "max": max(xs),
-            "stddev": sd, "cv": sd / mean if mean > 0 else 0.0}
-
-
-def throughput(bytes_, elements, kernel_median, total_median, ceiling_gbps):
-    """result.cpp throughput(): a figure whose divisor is 0 is 0. No bus: no transfer figures."""
-    def div(a, b):
-        return a / b if b > 0 else 0.0
-    moved = div(bytes_["min_moved"], kernel_median) / 1e9
-    return {"kernel_gbps": div(bytes_["input"], kernel_median) / 1e9,
-            "total_gbps": div(bytes_["input"], total_median) / 1e9,
-            "transfer_gbps": 0.0, "elements_per_s": div(elements, kernel_median), "moved_gbps": moved,
-            "pct_of_peak": div(100 * moved, ceiling_gbps) if ceiling_gbps else 0.0, "parity": 0.0}
-
-
-def peer_id(suite_id, variant, extra):
-    """'join/export[dist=uniform,match=0.5]@1M', 'sql', [('threads', 2)] ->
-    'join/sql[dist=uniform,match=0.5,threads=2]@1M'. The suite's id is made by its case model
-    (cases.md: test/variant[k=v,...]@SIZE, no transfer without a bus); only the variant is replaced
-    and the peer's own params go last, in the order given."""
-    test, rest = suite_id.split("/", 1)
-    at = rest.find("@")
-    size = rest[at:] if at >= 0 else ""
-    head = rest[:at] if at >= 0 else rest
-    inner = head[head.index("[") + 1:head.rindex("]")] if "[" in head else ""
-    params = [inner] if inner else []
-    params += [f"{k}={param_text(v)}" for k, v in extra]
-    return f"{test}/{variant}" + (f"[{','.join(params)}]" if params else "") + size
-
-
-def param_text(v):
-    """How a value prints inside an id (case.cpp param_text: shortest form that reads back)."""
-    if isinstance(v, bool):
-        return "1" if v else "0"
-    if isinstance(v, float):
-        return str(int(v)) if v.is_integer() else repr(v)
-    return str(v)
 
 
 # --- context ----------------------------------------------------------------------------------------
 def _cpu_model():
     try:
-        with open("/proc/cpuinfo") as f:
+        with Path("/proc/cpuinfo").open() as f:
             for line in f:
                 if line.startswith("model name"):
                     return line.split(":", 1)[1].strip()
@@ -152,7 +94,7 @@ def _memory_bytes():
 
 def _os_name():
     try:
-        with open("/etc/os-release") as f:
+        with Path("/etc/os-release").open() as f:
             for line in f:
                 if line.startswith("PRETTY_NAME="):
                     return line.split("=", 1)[1].strip().strip('"')
@@ -184,77 +126,75 @@ def context(repo, harness, engine, threads_used, device_extra=None, extra=None):
 
 
 # --- the document -----------------------------------------------------------------------------------
-def size_label(n):
-    n = int(n)
-    return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else str(n)
-
-
-def _csv_field(v):
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "1" if v else "0"
-    s = param_text(v) if isinstance(v, float) else str(v)
-    if any(c in s for c in ',"\n\r'):
-        return '"' + s.replace('"', '""') + '"'
-    return s
+Case = Mapping[str, Any]  # size_bytes, elements, bytes {input, min_moved}, extra: what the peer measured on
 
 
 class Document:
     """One peer run's hetdb-bench/2 document (and CSV beside it), rewritten after every result."""
 
-    def __init__(self, benchmark, backend, ctx, json_path, csv_path=None, ceiling_gbps=0.0):
-        self.doc = {"schema": SCHEMA, "benchmark": benchmark, "backend": backend, "context": ctx,
-                    "ceiling": {"memory_copy_gbps": ceiling_gbps,
-                                "definition": "not measured by the peer (0: no % of peak)" if not ceiling_gbps
-                                else "measured copy bandwidth, bytes read + bytes written"},
-                    "results": [], "summary": {"ok": 0, "skipped": 0, "failed": 0}, "complete": False,
-                    "incomplete_reason": "running"}
+    def __init__(self, benchmark: str, backend: str, ctx: dict[str, Any], json_path: str, csv_path: str | None = None,
+                 ceiling_gbps: float = 0.0) -> None:
+        self.doc: dict[str, Any] = {
+            "schema": contract.SCHEMA, "benchmark": benchmark, "backend": backend, "context": ctx,
+            "ceiling": {"memory_copy_gbps": ceiling_gbps,
+                        "definition": "not measured by the peer (0: no % of peak)" if not ceiling_gbps
+                        else "measured copy bandwidth, bytes read + bytes written"},
+            "results": [], "summary": {"ok": 0, "skipped": 0, "failed": 0}, "complete": False,
+            "incomplete_reason": "running"}
         self.json_path, self.csv_path = json_path, csv_path
         self.flush()
 
     @staticmethod
-    def _base(case, test, variant, params, status, reason, detail, checked=False, verified=False):
-        return {"id": case["id"], "test": test, "variant": variant, "params": params,
-                "size_bytes": int(case.get("size_bytes", 0)), "size_label": size_label(case.get("size_bytes", 0)),
+    def _base(case: Case, test: str, variant: str, params: contract.Params, status: str, reason: str, detail: str,
+              checked: bool = False, verified: bool = False) -> dict[str, Any]:
+        """The entry of a case: its id made by contract.case_id from the typed fields (params in their
+        declared order: a dict's, or (name, value) pairs); a peer has no bus (transfer none)."""
+        size = int(case.get("size_bytes", 0))
+        pairs = list(params.items()) if isinstance(params, Mapping) else list(params)
+        b = case.get("bytes")
+        return {"id": contract.case_id(test, variant, pairs, "none", size), "test": test, "variant": variant,
+                "params": dict(pairs), "size_bytes": size, "size_label": contract.size_label(size),
                 "transfer": "none", "status": status, "reason": reason,
                 "verification": {"checked": checked, "verified": verified, "detail": detail},
                 "elements": int(case.get("elements", 0)),
-                "bytes": {"input": int(case["bytes"]["input"]), "min_moved": int(case["bytes"]["min_moved"]),
-                          "transfer": 0} if "bytes" in case else {"input": 0, "min_moved": 0, "transfer": 0},
+                "bytes": {"input": int(b["input"]), "min_moved": int(b["min_moved"]), "transfer": 0} if b
+                else {"input": 0, "min_moved": 0, "transfer": 0},
                 "phases": [], "trials": [], "extra": dict(case.get("extra", {}))}
 
-    def ok(self, case, test, variant, params, times, checked, verified, detail, phase="query", extra=None):
-        """A measured, verified result. `case` carries id, size_bytes, elements, bytes, extra.
-        Anything not checked and equal is recorded as failed instead, never as a time."""
+    def case_id(self, case: Case, test: str, variant: str, params: contract.Params) -> str:
+        """The id the entry of this case gets (whether it is recorded yet or not)."""
+        return str(self._base(case, test, variant, params, "", "", "")["id"])
+
+    def ok(self, case: Case, test: str, variant: str, params: contract.Params, times: Sequence[float], checked: bool,
+           verified: bool, detail: str, phase: str = "query", extra: Mapping[str, Any] | None = None
+           ) -> dict[str, Any]:
+        """A measured, verified result: one host-time trial per timed pass (times), its statistics and
+        throughput as the harness makes them (contract.result_figures). Anything not checked and
+        equal is recorded as failed instead, never as a time."""
         if not (checked and verified):
             return self.failed(case, test, variant, params, "verification failed: " + detail, detail, checked)
         r = self._base(case, test, variant, params, "ok", "", detail, True, True)
         r["phases"] = [{"name": phase, "kind": "host"}]
-        r["trials"] = [{"h2d_s": 0.0, "kernel_s": t, "d2h_s": 0.0, "total_s": t, "phases_s": {phase: t}}
-                       for t in times]
-        s = summarize(times)
-        zero = summarize([0.0] * len(times))
-        r["stats"] = {"kernel_s": s, "total_s": s, "h2d_s": zero, "d2h_s": zero, "phases_s": {phase: s}}
-        r["throughput"] = throughput(r["bytes"], r["elements"], s["median"], s["median"],
-                                     self.doc["ceiling"]["memory_copy_gbps"])
+        r["trials"] = [contract.host_trial(t, phase) for t in times]
+        r.update(contract.result_figures(r, self.doc["ceiling"]["memory_copy_gbps"]))
         r["extra"].update(extra or {})
         return self._add(r)
 
-    def skipped(self, case, test, variant, params, reason):
+    def skipped(self, case: Case, test: str, variant: str, params: contract.Params, reason: str) -> dict[str, Any]:
         return self._add(self._base(case, test, variant, params, "skipped", reason or "skipped", "not run"))
 
-    def failed(self, case, test, variant, params, reason, detail="", checked=False):
+    def failed(self, case: Case, test: str, variant: str, params: contract.Params, reason: str, detail: str = "",
+               checked: bool = False) -> dict[str, Any]:
         return self._add(self._base(case, test, variant, params, "failed", reason or "failed", detail or reason,
                                     checked, False))
 
-    def _add(self, r):
+    def _add(self, r: dict[str, Any]) -> dict[str, Any]:
         self.doc["results"].append(r)
         self.doc["summary"][r["status"]] += 1
         self.flush()
         return r
 
-    def finish(self, reason=None):
+    def finish(self, reason: str | None = None) -> None:
         """complete: true (or false with the reason: 'interrupted by signal N', 'stopped by an error: ...')."""
         if reason:
             self.doc["complete"] = False
@@ -264,35 +204,13 @@ class Document:
             self.doc.pop("incomplete_reason", None)
         self.flush()
 
-    def exit_code(self):
-        return EXIT_FAILED if self.doc["summary"]["failed"] else EXIT_OK
+    def exit_code(self) -> int:
+        return contract.EXIT_FAILED if self.doc["summary"]["failed"] else contract.EXIT_OK
 
-    def csv_text(self):
-        cols = csv_columns()
-        device = self.doc["context"]["device"]["name"]
-        lines = [",".join(cols)]
-        for r in self.doc["results"]:
-            st = r.get("stats", {})
-            tp = r.get("throughput", {})
-            row = {"id": r["id"], "benchmark": self.doc["benchmark"], "backend": self.doc["backend"], "rank": 0,
-                   "device": device, "test": r["test"], "variant": r["variant"],
-                   "params": ";".join(f"{k}={param_text(v)}" for k, v in sorted(r["params"].items())),
-                   "size_bytes": r["size_bytes"], "transfer": r["transfer"], "status": r["status"],
-                   "checked": r["verification"]["checked"], "verified": r["verification"]["verified"],
-                   "passes": len(r["trials"]),
-                   "kernel_median_s": st.get("kernel_s", {}).get("median"), "kernel_cv": st.get("kernel_s", {}).get("cv"),
-                   "total_median_s": st.get("total_s", {}).get("median"), "total_cv": st.get("total_s", {}).get("cv"),
-                   "h2d_median_s": st.get("h2d_s", {}).get("median"), "d2h_median_s": st.get("d2h_s", {}).get("median"),
-                   "elements": r["elements"], "input_bytes": r["bytes"]["input"],
-                   "min_moved_bytes": r["bytes"]["min_moved"], "transfer_bytes": r["bytes"]["transfer"],
-                   "reason": r["reason"]}
-            for k in ("kernel_gbps", "total_gbps", "transfer_gbps", "elements_per_s", "moved_gbps", "pct_of_peak",
-                      "parity"):
-                row[k] = tp.get(k)
-            lines.append(",".join(_csv_field(row.get(c)) for c in cols))
-        return "\n".join(lines) + "\n"
+    def csv_text(self) -> str:
+        return contract.csv_text(self.doc, csv_columns())
 
-    def flush(self):
+    def flush(self) -> None:
         write_atomically(self.json_path, json.dumps(self.doc, indent=1) + "\n")
         if self.csv_path:
             write_atomically(self.csv_path, self.csv_text())
@@ -311,18 +229,18 @@ def argument_parser(prog, description):
 
 
 # --- temporary folders ------------------------------------------------------------------------------
-def work_dir(prefix, root=None):
+def work_dir(prefix: str, root: str | None = None) -> str:
     """A fresh temporary folder named <prefix><pid>-..., so that remove_stale_dirs can tell whose it is."""
     return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=root)
 
 
-def remove_stale_dirs(prefix, root=None, before_remove=None):
+def remove_stale_dirs(prefix: str, root: str | None = None, before_remove: Callable[[str], Any] | None = None) -> None:
     """Removes the folders <prefix><pid>-... under root (the temporary folder) whose process is gone: a
     kill -9 (the driver's SIGKILL after its grace period) skips every clean-up of a peer. before_remove
     (path) runs first (pg_trgm stops a server still running there). A live process's folder stays."""
-    root = root or tempfile.gettempdir()
+    top = Path(root or tempfile.gettempdir())
     try:
-        names = os.listdir(root)
+        names = [p.name for p in top.iterdir()]
     except OSError:
         return
     for n in names:
@@ -332,9 +250,9 @@ def remove_stale_dirs(prefix, root=None, before_remove=None):
             pid = int(n[len(prefix):].split("-", 1)[0])
         except ValueError:
             continue
-        if pid == os.getpid() or os.path.exists(f"/proc/{pid}"):
+        if pid == os.getpid() or Path(f"/proc/{pid}").exists():
             continue
-        path = os.path.join(root, n)
+        path = str(top / n)
         if before_remove:
             before_remove(path)
         shutil.rmtree(path, ignore_errors=True)
@@ -342,7 +260,7 @@ def remove_stale_dirs(prefix, root=None, before_remove=None):
 
 # --- stopping ---------------------------------------------------------------------------------------
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-_stopping = []  # the signal that is stopping the peer
+_stopping: list[int] = []  # the signal that is stopping the peer
 
 
 class Stop(BaseException):
@@ -379,7 +297,7 @@ def run_guarded(prog, body):
             if state.doc:
                 state.doc.finish(f"stopped by an error: {e}")
             print(f"{prog}: error: {e}", file=sys.stderr)
-            return EXIT_FAILED
+            return contract.EXIT_FAILED
         signum = _stopping[0]
     except Stop as s:
         signum = s.signum
