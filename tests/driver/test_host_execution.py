@@ -5,11 +5,11 @@ scaling, gpu-summary); shown in a report section of its own, where a failed case
 Every document here is synthetic (make_fixture): no cuda-host executable is needed."""
 import csv
 import json
-import os
 import shutil
 import subprocess
 import sys
 import unittest
+from pathlib import Path
 
 from helpers import REPO, SCRIPTS, TempDirCase, script
 
@@ -55,9 +55,9 @@ def add_host_docs(run, docs=None):
     (ra-cuda-host failed: exit 1 with a failed case, as the harness ends it)."""
     docs = docs or {"bus-cuda-host": host_bus(), "ra-cuda-host": host_ra()}
     for name, d in docs.items():
-        make_fixture.write_raw(os.path.join(run, "raw"), name, d)
-    path = os.path.join(run, "run.json")
-    with open(path) as f:
+        make_fixture.write_raw(str(Path(run, "raw")), name, d)
+    path = Path(run, "run.json")
+    with path.open() as f:
         m = json.load(f)
     for name, d in docs.items():
         failed = d["summary"]["failed"]
@@ -66,7 +66,7 @@ def add_host_docs(run, docs=None):
                              "status": "failed" if failed else "ok", "exit_code": 1 if failed else 0,
                              "duration_s": 1.0, "reason": f"exit 1: {failed} failed cases" if failed else "",
                              "cases": d["summary"]})
-    with open(path, "w") as f:
+    with path.open("w") as f:
         json.dump(m, f)
     return run
 
@@ -160,14 +160,14 @@ class HostConfig(unittest.TestCase):
             self.assertIn(text, str(ctx.exception))
 
     def test_raw_file_names_with_a_dash_in_the_backend(self):
-        raw = os.path.join(self.tmp_dir(), "raw")
-        os.makedirs(raw)
+        raw = Path(self.tmp_dir(), "raw")
+        raw.mkdir(parents=True)
         names = ["ra-cuda-host.json", "ra-cuda-host-large.json", "merge-cuda-host.json.rank1", "ra-cpu.json"]
         for n in names:
-            open(os.path.join(raw, n), "w").close()
-        found = sorted(os.path.basename(p) for p in results.raw_files(os.path.dirname(raw)))
+            (raw / n).touch()
+        found = sorted(Path(p).name for p in results.raw_files(str(raw.parent)))
         self.assertEqual(found, sorted(names))
-        self.assertEqual(os.path.basename(results.csv_path_for(os.path.join(raw, "ra-cuda-host-large.json"))),
+        self.assertEqual(Path(results.csv_path_for(str(raw / "ra-cuda-host-large.json"))).name,
                          "ra-cuda-host-large.csv")
 
     def tmp_dir(self):
@@ -198,27 +198,27 @@ class HostRunAll(TempDirCase):
 
     def run_all(self, modes, *args, config_text=CONFIG):
         build = self.make_fakes(modes)
-        cfg = os.path.join(self.tmp, "host.toml")
-        with open(cfg, "w") as f:
+        cfg = str(Path(self.tmp, "host.toml"))
+        with Path(cfg).open("w") as f:
             f.write(config_text)
-        self.log = os.path.join(self.tmp, "calls.jsonl")
-        self.out = os.path.join(self.tmp, "results")
+        self.log = str(Path(self.tmp, "calls.jsonl"))
+        self.out = str(Path(self.tmp, "results"))
         return script("run-all", "--config", cfg, "--build-dir", build, "--out", self.out, "--no-setup",
                       "--no-build", *args, env={"FAKE_LOG": self.log, "HDB_NO_MATPLOTLIB": "1"})
 
     def calls(self):
-        with open(self.log) as f:
+        with Path(self.log).open() as f:
             return {c["name"]: c for c in map(json.loads, f)}
 
     def run_dir(self):
-        [run] = os.listdir(self.out)
-        return os.path.join(self.out, run)
+        [run] = Path(self.out).iterdir()
+        return str(run)
 
     def test_a_failed_host_case_fails_the_run_and_is_reported(self):
         p = self.run_all({"bus-cpu": "ok", "ra-cpu": "ok", "bus-cuda-host": "ok", "ra-cuda-host": "fail"})
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         run = self.run_dir()
-        with open(os.path.join(run, "run.json")) as f:
+        with Path(run, "run.json").open() as f:
             entries = {e["name"]: e for e in json.load(f)["entries"]}
         self.assertEqual(entries["ra-cuda-host"]["status"], "failed")
         self.assertEqual(entries["ra-cuda-host"]["backend"], HOST)
@@ -229,14 +229,14 @@ class HostRunAll(TempDirCase):
         self.assertTrue(args[args.index("--json") + 1].endswith("raw/ra-cuda-host.json"))
         cpu = self.calls()["hdb-ra-cpu"]["args"]
         self.assertEqual(cpu[cpu.index("--sizes") + 1], "32K,1M")
-        with open(os.path.join(run, "report.md")) as f:
+        with Path(run, "report.md").open() as f:
             md = f.read()
         sec = sections(md)
         self.assertIn(report.HOST_SECTION, sec)
         self.assertIn("copy/parallel@32K", sec[report.HOST_SECTION])
         self.assertIn("verification failed", sec[report.HOST_SECTION])
         self.assertIn("host execution (cuda-host): 1 failed", sec["Skipped and failed cases"])
-        with open(os.path.join(run, "summary.csv")) as f:  # the raw CSV, end to end, keeps them
+        with Path(run, "summary.csv").open() as f:  # the raw CSV, end to end, keeps them
             self.assertIn(HOST, {r["backend"] for r in csv.DictReader(f)})
 
     def test_backends_cuda_host_selects_only_it(self):
@@ -244,7 +244,7 @@ class HostRunAll(TempDirCase):
         p = self.run_all(modes, "--backends", HOST)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertEqual(sorted(self.calls()), ["hdb-bus-cuda-host", "hdb-ra-cuda-host"])
-        with open(os.path.join(self.run_dir(), "report.md")) as f:
+        with Path(self.run_dir(), "report.md").open() as f:
             sec = sections(f.read())
         self.assertIn(report.HOST_SECTION, sec)
         self.assertFalse([t for t in sec if t.startswith("Headline") or t.startswith("Benchmark")], list(sec))
@@ -327,7 +327,7 @@ class HostReport(TempDirCase):
         add_host_docs(self.run, {"ra-cuda-host": host_ra(key_widths=True)})
         cpu_keys = document("ra", "cpu", [record("select", "parallel", s, s / M * 1e-3, params=dict(SEL, key=k))
                                           for s in SIZES for k in (32, 64)], 20.0)
-        make_fixture.write_raw(os.path.join(self.run, "raw"), "ra-cpu", cpu_keys)
+        make_fixture.write_raw(str(Path(self.run, "raw")), "ra-cpu", cpu_keys)
         rows = results.all_rows(results.load_docs(self.run))
         self.assertTrue(key_width.pairs([r for r in rows if r["backend"] == "cpu"]))
         self.assertFalse([p for p in key_width.pairs(rows) if p[0]["backend"] == HOST])
@@ -346,7 +346,7 @@ class HostReport(TempDirCase):
     def test_the_report_has_a_section_of_its_own(self):
         p = script("report", self.run, env={"HDB_NO_MATPLOTLIB": "1"})
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        with open(os.path.join(self.run, "report.md")) as f:
+        with Path(self.run, "report.md").open() as f:
             md = f.read()
         sec = sections(md)
         host = sec[report.HOST_SECTION]
@@ -355,7 +355,8 @@ class HostReport(TempDirCase):
                       "verification failed: row 7 differs (host fixture) |", host)
         self.assertIn("| ra-cuda-host | join/cub[dist=uniform,match=1,fanout=1,transfer=pinned]@32K | skipped | - |",
                       host)
-        self.assertIn("| ra-cuda-host | 5 | 3 | 0 | 1 | 1 |", host)  # cases, ok and verified, unchecked, failed, skipped
+        # cases, ok and verified, unchecked, failed, skipped
+        self.assertIn("| ra-cuda-host | 5 | 3 | 0 | 1 | 1 |", host)
         self.assertNotIn("GB/s", host)  # no throughput: an emulation's times are no processor's
         self.assertNotIn(" ms", host)
         for title, text in sec.items():
@@ -370,14 +371,14 @@ class HostReport(TempDirCase):
         self.assertIn("| hdb-ra-cuda-host | failed |", md)
         self.assertIn("host execution (cuda-host): 1 failed, 1 skipped cases", sec["Skipped and failed cases"])
         self.assertFalse([ln for ln in sec["Skipped and failed cases"].splitlines() if ln.startswith("- ra-cuda-host")])
-        with open(os.path.join(self.run, "report.html")) as f:
+        with Path(self.run, "report.html").open() as f:
             self.assertIn(report.HOST_SECTION, f.read())
 
 
 class HostCompare(TempDirCase):
     def test_compare_leaves_host_execution_out(self):
         a = add_host_docs(self.copy_fixture())
-        b = os.path.join(self.tmp, "run-b")
+        b = str(Path(self.tmp, "run-b"))
         shutil.copytree(a, b)
         slow = host_ra()
         for r in slow["results"]:  # 1000x slower in B: were it compared, it would be flagged
@@ -385,17 +386,17 @@ class HostCompare(TempDirCase):
                 for t in r["trials"]:
                     t["kernel_s"] *= 1000
                 r["stats"]["kernel_s"] = make_fixture.stats([t["kernel_s"] for t in r["trials"]])
-        make_fixture.write_raw(os.path.join(b, "raw"), "ra-cuda-host", slow)
-        out = os.path.join(self.tmp, "cmp")
+        make_fixture.write_raw(str(Path(b, "raw")), "ra-cuda-host", slow)
+        out = str(Path(self.tmp, "cmp"))
         p = script("compare", a, b, "--out", out, env={"HDB_NO_MATPLOTLIB": "1"})
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("host execution (cuda-host) not compared: 14 results in A, 14 in B", p.stdout)
-        with open(os.path.join(out, "compare.csv")) as f:
+        with Path(out, "compare.csv").open() as f:
             rows = list(csv.DictReader(f))
         self.assertTrue(rows)
         self.assertFalse([r for r in rows if r["backend"] == HOST])
         self.assertTrue(all(r["verdict"] == "" for r in rows))
-        with open(os.path.join(out, "compare.md")) as f:
+        with Path(out, "compare.md").open() as f:
             md = f.read()
         sec = sections(md)
         self.assertIn("- A: ra-cuda-host: 5 results", sec["Not compared: host execution"])
@@ -409,10 +410,10 @@ class HostCompare(TempDirCase):
 
 class HostTargetsAndScaling(TempDirCase):
     def write(self, folder, name, doc):
-        raw = os.path.join(self.tmp, folder, "raw")
-        os.makedirs(raw, exist_ok=True)
-        make_fixture.write_raw(raw, name, doc)
-        return os.path.dirname(raw)
+        raw = Path(self.tmp, folder, "raw")
+        raw.mkdir(parents=True, exist_ok=True)
+        make_fixture.write_raw(str(raw), name, doc)
+        return str(raw.parent)
 
     def test_targets_judge_nothing_from_host_execution(self):
         big = 256 * M
@@ -422,7 +423,7 @@ class HostTargetsAndScaling(TempDirCase):
         bus["context"]["device"]["pcie"] = {"theoretical_gbps_per_direction": 63.0}
         self.write("run", "ra-cuda-host", d)
         self.write("run", "bus-cuda-host", bus)
-        rows, docs = targets.load_rows(os.path.join(self.tmp, "run"))
+        rows, docs = targets.load_rows(str(Path(self.tmp, "run")))
         self.assertEqual((rows, docs), ([], []))
         # Even rows handed in directly judge nothing.
         every = results.rows_of(d) + results.rows_of(bus)
@@ -445,7 +446,7 @@ class HostTargetsAndScaling(TempDirCase):
         folder = self.write("gpu", "ra-cuda-host", host_ra())
         self.write("gpu", "ra-cuda", document("ra", "cuda", [record("select", "tuned", 32 * M, 1e-3, params=SEL)],
                                               3000.0))
-        p = subprocess.run(["sh", os.path.join(SCRIPTS, "hdb", "python"), os.path.join(SCRIPTS, "gpu-summary"),
+        p = subprocess.run(["sh", str(Path(SCRIPTS, "hdb", "python")), str(Path(SCRIPTS, "gpu-summary")),
                             folder], capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)  # the host doc's failed case is not counted
         self.assertIn("1 result files of host execution", p.stdout)
@@ -470,13 +471,13 @@ class HostSchema(TempDirCase):
         self.assertTrue(check_results.check_doc(bad)[0][0].startswith("does not match"))
         # A run directory with cuda-host files passes --all (a failed case is a problem, as for any backend).
         run = self.copy_fixture()
-        make_fixture.write_raw(os.path.join(run, "raw"), "ra-cuda-host", d)
-        p = subprocess.run([sys.executable, os.path.join(REPO, "tests", "check_results.py"), "--all", run],
+        make_fixture.write_raw(str(Path(run, "raw")), "ra-cuda-host", d)
+        p = subprocess.run([sys.executable, str(Path(REPO, "tests", "check_results.py")), "--all", run],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("raw/ra-cuda-host.json: 1 verified results, schema ok", p.stdout)
-        make_fixture.write_raw(os.path.join(run, "raw"), "ra-cuda-host", host_ra())
-        p = subprocess.run([sys.executable, os.path.join(REPO, "tests", "check_results.py"), "--all", run],
+        make_fixture.write_raw(str(Path(run, "raw")), "ra-cuda-host", host_ra())
+        p = subprocess.run([sys.executable, str(Path(REPO, "tests", "check_results.py")), "--all", run],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("failed: verification failed: row 7 differs", p.stdout)

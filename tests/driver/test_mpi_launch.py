@@ -6,6 +6,7 @@ document's mpi block); tests/multinode runs the real thing on two simulated node
 import json
 import os
 import stat
+from pathlib import Path
 
 from helpers import TempDirCase, script
 
@@ -44,8 +45,7 @@ sys.exit(rc)
 
 
 def _read(path):
-    with open(path) as f:
-        return f.read()
+    return Path(path).read_text()
 
 
 def _read_json(path):
@@ -56,31 +56,31 @@ class MpiLaunchTest(TempDirCase):
     def setUp(self):
         super().setUp()
         self.build = self.make_fakes({"dist-cpu": "ok"})
-        fake_dir = os.path.join(self.tmp, "fakebin")
-        os.makedirs(fake_dir)
-        mpirun = os.path.join(fake_dir, "mpirun")
-        with open(mpirun, "w") as f:
+        fake_dir = Path(self.tmp, "fakebin")
+        fake_dir.mkdir(parents=True)
+        mpirun = fake_dir / "mpirun"
+        with mpirun.open("w") as f:
             f.write(FAKE_MPIRUN)
-        os.chmod(mpirun, os.stat(mpirun).st_mode | stat.S_IXUSR)
-        self.log = os.path.join(self.tmp, "mpirun.log")
-        self.env = {"PATH": fake_dir + os.pathsep + os.environ["PATH"], "FAKE_MPIRUN_LOG": self.log,
-                    "FAKE_LOG": os.path.join(self.tmp, "fake.log")}
-        self.hosts = os.path.join(self.tmp, "hosts")
-        with open(self.hosts, "w") as f:
+        mpirun.chmod(mpirun.stat().st_mode | stat.S_IXUSR)
+        self.log = str(Path(self.tmp, "mpirun.log"))
+        self.env = {"PATH": str(fake_dir) + os.pathsep + os.environ["PATH"], "FAKE_MPIRUN_LOG": self.log,
+                    "FAKE_LOG": str(Path(self.tmp, "fake.log"))}
+        self.hosts = str(Path(self.tmp, "hosts"))
+        with Path(self.hosts).open("w") as f:
             f.write("# two nodes\n10.77.0.1 slots=2\n10.77.0.2 slots=2  # node b\n")
-        self.out = os.path.join(self.tmp, "results")
+        self.out = str(Path(self.tmp, "results"))
 
     def run_all(self, *args):
         return script("run-all", "--no-setup", "--no-build", "--build-dir", self.build, "--out", self.out,
                       "--benchmarks", "dist", "--backends", "cpu", *args, env=self.env)
 
     def launches(self):
-        with open(self.log) as f:
+        with Path(self.log).open() as f:
             return [json.loads(line) for line in f]
 
     def manifests(self):
-        runs = sorted(d for d in os.listdir(self.out) if not d.endswith("-scaling"))
-        return [_read_json(os.path.join(self.out, d, "run.json")) for d in runs]
+        runs = sorted(d.name for d in Path(self.out).iterdir() if not d.name.endswith("-scaling"))
+        return [_read_json(Path(self.out, d, "run.json")) for d in runs]
 
     def test_hostfile_and_launcher_options_reach_mpirun(self):
         r = self.run_all("--mpi", "4", "--hostfile", self.hosts, "--mpi-args", "--map-by node --mca btl self,tcp")
@@ -117,11 +117,11 @@ class MpiLaunchTest(TempDirCase):
         launches = self.launches()
         self.assertEqual([a[a.index("-np") + 1] for a in launches], ["1", "2", "4"])
         self.assertTrue(all(a[a.index("--hostfile") + 1] == self.hosts and "--map-by" in a for a in launches))
-        self.assertTrue(any(d.endswith("-scaling") for d in os.listdir(self.out)))
+        self.assertTrue(any(d.name.endswith("-scaling") for d in Path(self.out).iterdir()))
 
     def test_config_mpi_table(self):
-        cfg = os.path.join(self.tmp, "two-nodes.toml")
-        with open(cfg, "w") as f:
+        cfg = str(Path(self.tmp, "two-nodes.toml"))
+        with Path(cfg).open("w") as f:
             f.write('benchmarks = ["dist"]\nbackends = ["cpu"]\n[harness]\nsizes = "32K"\n'
                     '[mpi]\nranks = 2\nhostfile = "hosts"\nargs = ["--map-by", "node"]\n')
         r = script("run-all", "--no-setup", "--no-build", "--build-dir", self.build, "--out", self.out,
@@ -137,12 +137,13 @@ class MpiLaunchTest(TempDirCase):
         self.assertEqual(args[:7], ["-np", "4", "--oversubscribe", "--hostfile", self.hosts, "--map-by", "slot"])
 
     def test_bad_input_exits_2(self):
-        empty = os.path.join(self.tmp, "empty")
-        with open(empty, "w") as f:
+        empty = str(Path(self.tmp, "empty"))
+        with Path(empty).open("w") as f:
             f.write("# nothing\n\n")
-        missing = os.path.join(self.tmp, "nope")
+        missing = str(Path(self.tmp, "nope"))
         for args, message in [
-            (["--mpi", "2", "--hostfile", missing], f"--hostfile {missing}: cannot read it (No such file or directory)"),
+            (["--mpi", "2", "--hostfile", missing],
+             f"--hostfile {missing}: cannot read it (No such file or directory)"),
             (["--mpi", "2", "--hostfile", empty], f"--hostfile {empty}: names no host"),
             (["--hostfile", self.hosts], "--hostfile needs --mpi N"),
             (["--mpi-args", "--map-by node"], "--mpi-args needs --mpi N"),
@@ -152,8 +153,8 @@ class MpiLaunchTest(TempDirCase):
             self.assertEqual(r.returncode, 2, (args, r.stderr))
             self.assertIn(message, r.stderr)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
-            self.assertFalse(os.path.exists(self.out) and os.listdir(self.out), "a run directory was made")
-        self.assertFalse(os.path.exists(self.log), "mpirun was started")
+            self.assertFalse(Path(self.out).exists() and any(Path(self.out).iterdir()), "a run directory was made")
+        self.assertFalse(Path(self.log).exists(), "mpirun was started")
 
     def test_bad_mpi_table_exits_2(self):
         for table, message in [("ranks = 0", "'ranks' must be a positive number"),
@@ -161,8 +162,8 @@ class MpiLaunchTest(TempDirCase):
                                ("args = 3", "must be a string of launcher options"),
                                ("ranks = 2\nhostfile = 'nope'", "[mpi] hostfile"),
                                ("args = '--map-by node'", "--mpi-args needs --mpi N")]:
-            cfg = os.path.join(self.tmp, "bad.toml")
-            with open(cfg, "w") as f:
+            cfg = str(Path(self.tmp, "bad.toml"))
+            with Path(cfg).open("w") as f:
                 f.write(f"[mpi]\n{table}\n")
             r = script("run-all", "--no-setup", "--no-build", "--build-dir", self.build, "--out", self.out,
                        "--config", cfg, env=self.env)
@@ -185,25 +186,25 @@ class ScalingExchangeTest(TempDirCase):
                  "off_node_bytes": sum(sent) // 2, "nodes": 2 if ranks > 1 else 1}
         rec = make_fixture.record("dist_join", "serial", 1 << 20, kernel_s, params={"ranks": ranks, "scaling": "weak"},
                                   extra=extra, phases=(("partition", "host", 0.25), ("exchange", "network", 0.5)))
-        raw = os.path.join(self.tmp, f"r{ranks}", "raw")
-        os.makedirs(raw)
-        with open(os.path.join(raw, "dist-cpu.json"), "w") as f:
+        raw = Path(self.tmp, f"r{ranks}", "raw")
+        raw.mkdir(parents=True)
+        with (raw / "dist-cpu.json").open("w") as f:
             json.dump(make_fixture.document("dist", "cpu", [rec], 20.0), f)
-        with open(os.path.join(self.tmp, f"r{ranks}", "run.json"), "w") as f:
+        with Path(self.tmp, f"r{ranks}", "run.json").open("w") as f:
             json.dump({"entries": [{"mpi_hosts": [{"host": "a", "ranks": list(range(0, ranks, 2))},
                                                   {"host": "b", "ranks": list(range(1, ranks, 2))}]}]}, f)
-        return ranks, os.path.join(self.tmp, f"r{ranks}")
+        return ranks, str(Path(self.tmp, f"r{ranks}"))
 
     def test_exchange_columns(self):
         runs = [self._run(1, 1.0, [0]), self._run(2, 1.0, [4096, 4096]), self._run(4, 1.2, [6144, 4096, 2048, 1024])]
-        out = os.path.join(self.tmp, "scaling")
+        out = str(Path(self.tmp, "scaling"))
         scaling.write(runs, out)
-        md = _read(os.path.join(out, "scaling.md"))
+        md = _read(Path(out, "scaling.md"))
         self.assertIn("exchange 4: share · sent per rank", md)
         self.assertIn("50% · 6.0 KiB (50% off-node)", md)
         self.assertIn("Hosts (4 ranks): a: 0,2; b: 1,3", md)
-        head, row = _read(os.path.join(out, "scaling.csv")).splitlines()
-        cells = dict(zip(head.split(","), row.split(",")))
+        head, row = _read(Path(out, "scaling.csv")).splitlines()
+        cells = dict(zip(head.split(","), row.split(","), strict=True))
         self.assertEqual(cells["sent_bytes_max_rank_np4"], "6144")
         self.assertEqual(cells["off_node_bytes_np4"], "6656")
         self.assertAlmostEqual(float(cells["exchange_share_np2"]), 0.5, places=3)

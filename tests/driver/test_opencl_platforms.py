@@ -8,6 +8,7 @@ import os
 import shutil
 import types
 import unittest
+from pathlib import Path
 
 from helpers import FIXTURE, REPO, TempDirCase, script
 
@@ -83,9 +84,9 @@ class PlatformConfigTest(unittest.TestCase):
 
 class PlatformEnvironmentTest(TempDirCase):
     def fake_runner(self, with_vendors):
-        repo = os.path.join(self.tmp, "repo")
-        os.makedirs(os.path.join(repo, ".venv", "etc", "OpenCL", "hdb-vendors" if with_vendors else "other"))
-        return types.SimpleNamespace(repo=repo, build_dir=os.path.join(self.tmp, "build"), mpi=0)
+        repo = str(Path(self.tmp, "repo"))
+        Path(repo, ".venv", "etc", "OpenCL", "hdb-vendors" if with_vendors else "other").mkdir(parents=True)
+        return types.SimpleNamespace(repo=repo, build_dir=str(Path(self.tmp, "build")), mpi=0)
 
     def env(self, fake, args, peer=False):
         old = os.environ.pop("OCL_ICD_VENDORS", None)
@@ -98,7 +99,7 @@ class PlatformEnvironmentTest(TempDirCase):
 
     def test_a_named_platform_sees_the_projects_icd_folder(self):
         fake = self.fake_runner(True)
-        vendors = os.path.join(fake.repo, ".venv", "etc", "OpenCL", "hdb-vendors")
+        vendors = str(Path(fake.repo, ".venv", "etc", "OpenCL", "hdb-vendors"))
         self.assertEqual(self.env(fake, ["--platform", "intel"]).get("OCL_ICD_VENDORS"), vendors)
         self.assertEqual(self.env(fake, ["--sizes", "32K", "--platform=intel"]).get("OCL_ICD_VENDORS"), vendors)
         # an index refers to the system's list: left as it is; so are other entries and peers
@@ -113,8 +114,8 @@ class PlatformEnvironmentTest(TempDirCase):
 def two_implementations(run_dir):
     """The fixture run with its ra-opencl document twice: on PoCL and on Intel's runtime (slower)."""
     shutil.copytree(FIXTURE, run_dir)
-    raw = os.path.join(run_dir, "raw")
-    with open(os.path.join(raw, "ra-opencl.json")) as f:
+    raw = Path(run_dir, "raw")
+    with (raw / "ra-opencl.json").open() as f:
         doc = json.load(f)
     for impl, name, slower in (("pocl", "Portable Computing Language", 1.0), ("intel", "Intel(R) OpenCL", 1.5)):
         d = copy.deepcopy(doc)
@@ -128,13 +129,13 @@ def two_implementations(run_dir):
                     for s in ("median", "mean", "min", "max"):
                         if s in r["stats"][k]:
                             r["stats"][k][s] *= slower
-        with open(os.path.join(raw, f"ra-opencl-{impl}.json"), "w") as f:
+        with (raw / f"ra-opencl-{impl}.json").open("w") as f:
             json.dump(d, f)
-        shutil.copy(os.path.join(raw, "ra-opencl.csv"), os.path.join(raw, f"ra-opencl-{impl}.csv"))
-    os.remove(os.path.join(raw, "ra-opencl.json"))
-    os.remove(os.path.join(raw, "ra-opencl.csv"))
-    manifest = os.path.join(run_dir, "run.json")
-    with open(manifest) as f:
+        shutil.copy(raw / "ra-opencl.csv", raw / f"ra-opencl-{impl}.csv")
+    (raw / "ra-opencl.json").unlink()
+    (raw / "ra-opencl.csv").unlink()
+    manifest = Path(run_dir, "run.json")
+    with manifest.open() as f:
         m = json.load(f)
     entries = []
     for e in m["entries"]:
@@ -144,14 +145,14 @@ def two_implementations(run_dir):
         for impl in ("pocl", "intel"):
             entries.append(dict(e, name=f"ra-opencl-{impl}", args=e["args"] + ["--platform", impl]))
     m["entries"] = entries
-    with open(manifest, "w") as f:
+    with manifest.open("w") as f:
         json.dump(m, f)
     return run_dir
 
 
 class TwoImplementationsTest(TempDirCase):
     def test_two_implementations_are_two_processors(self):
-        docs = results.load_docs(two_implementations(os.path.join(self.tmp, "run")))
+        docs = results.load_docs(two_implementations(str(Path(self.tmp, "run"))))
         backends = {d["backend"] for d in docs}
         self.assertTrue({"opencl-pocl", "opencl-intel"} <= backends)
         self.assertNotIn("opencl", backends)
@@ -173,33 +174,33 @@ class TwoImplementationsTest(TempDirCase):
         self.assertIsNone(headline.accelerator({"cpu", "duckdb"}))
 
     def test_the_report_names_both(self):
-        run = two_implementations(os.path.join(self.tmp, "run"))
+        run = two_implementations(str(Path(self.tmp, "run")))
         p = script("report", run)
         self.assertEqual(p.returncode, 0, p.stderr)
-        with open(os.path.join(run, "report.html")) as f:
+        with Path(run, "report.html").open() as f:
             page = f.read()
         self.assertIn("opencl-pocl", page)
         self.assertIn("opencl-intel", page)
-        with open(os.path.join(run, "summary.csv")) as f:
+        with Path(run, "summary.csv").open() as f:
             text = f.read()
         self.assertIn("opencl-intel", text)
 
     def test_compare_pairs_two_implementations_and_says_so(self):
         runs = []
         for impl, name in (("pocl", "Portable Computing Language"), ("intel", "Intel(R) OpenCL")):
-            run = os.path.join(self.tmp, impl)
+            run = str(Path(self.tmp, impl))
             shutil.copytree(FIXTURE, run)
-            path = os.path.join(run, "raw", "ra-opencl.json")
-            with open(path) as f:
+            path = Path(run, "raw", "ra-opencl.json")
+            with path.open() as f:
                 d = json.load(f)
             d["context"]["device"].update(platform=name, implementation=impl, driver_version=f"{impl} 1.0")
-            with open(path, "w") as f:
+            with path.open("w") as f:
                 json.dump(d, f)
             runs.append(run)
-        out = os.path.join(self.tmp, "cmp")
+        out = str(Path(self.tmp, "cmp"))
         p = script("compare", *runs, "--out", out)
         self.assertEqual(p.returncode, 0, p.stderr)
-        with open(os.path.join(out, "compare.md")) as f:
+        with Path(out, "compare.md").open() as f:
             text = f.read()
         self.assertIn("ran on pocl and those of B on intel", text)
         self.assertIn("(intel, driver intel 1.0)", text)
