@@ -14,7 +14,6 @@ runpeers (a peer as an entry), progress (the progress line). Their public names 
 here too, as before the split."""
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import config as cfgmod
-from . import results
+from . import results, runstate
 from .progress import FINISHED, PROGRESS_EVERY_S, Progress, print_summary
 from .runexec import (
     KILL_GRACE_S,
@@ -76,6 +75,8 @@ from .runstate import log_path as entry_log_path
 from .runstate import raw_paths as entry_raw_paths
 from .util import UsageError, duration_text, os_error_text, write_json
 from .watchdog import Watchdog
+
+Entry = dict[str, Any]  # one entry of run.json
 
 
 def _absolute(p: str) -> str:
@@ -141,24 +142,13 @@ class Runner:
                 raise UsageError("--mpi needs mpirun on PATH (Debian: openmpi-bin)")
             # mpi: a rank count, or config.mpi_launch's {ranks, hostfile, hosts, args} (runs across nodes).
             self.mpi_launch = dict(mpi) if isinstance(mpi, dict) else ({"ranks": mpi} if mpi else {})
-            mpi = self.mpi = self.mpi_launch.get("ranks", 0)
+            self.mpi = self.mpi_launch.get("ranks", 0)
             self.run_id, self.run_dir = make_run_dir(self.out_root, config_name)
             self.created = True
             assert cfg is not None, "a new run needs its configuration"
             self.lock = RunLock(self.run_dir, command_line).acquire()
-            self.manifest = {
-                "run_id": self.run_id,
-                "config_name": config_name,
-                "config": cfg,
-                "mpi": mpi,
-                "mpi_launch": self.mpi_launch or None,
-                "build_dir": self.build_dir,
-                "git_commit": git_commit(self.repo),
-                "command_line": command_line,
-                "started_utc": utc_now(),
-                "state": "running",
-                "entries": plan(cfg),
-            }
+            self.manifest = runstate.new_manifest(self.run_id, config_name, cfg, self.mpi, self.mpi_launch,
+                                                  self.build_dir, self.repo, command_line, plan(cfg))
             try:
                 for d in (results.RAW_DIR, "logs"):
                     Path(self.run_dir, d).mkdir(parents=True, exist_ok=True)
@@ -239,15 +229,9 @@ class Runner:
             self.current.stop()
             self.current = None
 
-    def _park_running(self, reason):
+    def _park_running(self, reason: str) -> list[str]:
         """Executables stopped half-way go back to pending: --resume reruns them."""
-        parked = []
-        for e in self.manifest["entries"]:
-            if e.get("status") == "running":
-                e.update(status="pending", reason=reason)
-                e.pop("pid", None)
-                parked.append(e["name"])
-        return parked
+        return runstate.park_running(self.manifest, reason)
 
     def interrupted(self, signum):
         name = signal_name(signum)
@@ -285,11 +269,8 @@ class Runner:
         """A new run that never started an executable leaves no directory behind."""
         if not self.created or any(e.get("status") != "pending" for e in self.manifest["entries"]):
             return
-        keep = {results.MANIFEST, results.RAW_DIR, "logs", "run.lock"}
         try:
-            names = {p.name for p in Path(self.run_dir).iterdir()}
-            if names <= keep and not any(any(Path(self.run_dir, d).iterdir()) for d in (results.RAW_DIR, "logs")
-                                         if d in names):
+            if runstate.abandoned(self.run_dir):
                 self.close()
                 shutil.rmtree(self.run_dir, ignore_errors=True)
         except OSError:
@@ -309,25 +290,13 @@ class Runner:
                             "(it holds no hdb-* executable: build first, drop --no-build, or give --build-dir)"))
 
     # --- what is unfinished, and the build it runs with ------------------------------------------
-    def unfinished(self, e):
-        """An entry whose cases are not all taken: never started or stopped half-way (pending,
-        running), or failed before its last case (crash, time limit, an error such as a full disk, a
-        usage error): its JSON is missing, unreadable or marked complete: false. --resume reruns
-        these; a failed entry that ran every case (a failed verification) is finished."""
-        if e["status"] in ("pending", "running"):
-            return True
-        if e["status"] != "failed":
-            return False
-        if isinstance(e.get("complete"), bool):
-            return not e["complete"]
-        return not self.results_complete(e)  # a run.json of an earlier driver: the file decides
+    def unfinished(self, e: Entry) -> bool:
+        """An entry whose cases are not all taken (runstate.unfinished): --resume reruns it."""
+        return runstate.unfinished(e, self.results_complete)
 
-    def results_complete(self, e):
+    def results_complete(self, e: Entry) -> bool:
         """Its document (the merged one under MPI) is there, readable and not marked complete: false."""
-        try:
-            return not results.incomplete(results.load_doc(self.raw_paths(e)[0]))
-        except UsageError:
-            return False
+        return runstate.results_complete(self.raw_paths(e)[0])
 
     def binary(self, e):
         """What an entry runs: its executable's path and sha256, and the build folder (runstate.binary)."""
@@ -371,34 +340,13 @@ class Runner:
         """Before rerunning: stop an executable a killed driver left running, keep the partial files
         of every executable that did not finish (interrupted, or failed before its last case: a crash,
         a full disk), and mark them pending. Says what it reruns, and why a failed one is not rerun."""
-        m = self.manifest
-        left = [e for e in m["entries"] if self.unfinished(e)]
-        if m.get("state", "running") == "running" and any(e["status"] == "running" for e in left):
-            record = {"signal": "unknown (the driver ended without marking the run: killed with -9 or crashed)",
-                      "at_utc": None, "running": [e["name"] for e in left if e["status"] == "running"]}
-            m.setdefault("interruptions", []).append(record)
-        rerun = {e["name"] for e in left}
-        for e in m["entries"]:
-            if e["status"] == "failed" and e["name"] not in rerun:
-                c = e.get("cases") or {}
-                self.log(f"run-all: {e['name']}: failed, but it ran all its cases ({c.get('failed', 0)} failed): "
-                         f"kept, not rerun ({e.get('reason', '')})")
-        for e in left:
-            if e["status"] == "failed":
-                self.log(f"run-all: {e['name']}: rerun: it failed before its last case ({e.get('reason', '')})")
-            self._stop_leftover(e)
-            self._keep_partial(e)
-            if e.get("started_utc"):  # the attempt's outcome stays in run.json
-                e.setdefault("attempts", []).append({k: e[k] for k in ATTEMPT_KEYS if k in e})
-            e["status"] = "pending"
-            e.pop("pid", None)
-        if not left:
-            self.log(f"run-all: nothing to resume in {self.run_id}: every executable finished")
-        m.pop("interrupted", None)
-        m.pop("error", None)
-        m["state"] = "running"
-        m.setdefault("resumed", []).append(utc_now())
+        runstate.begin_resume(self.manifest, [e for e in self.manifest["entries"] if self.unfinished(e)], self.log,
+                              self._before_rerun)
         self.save()
+
+    def _before_rerun(self, e: Entry) -> None:
+        self._stop_leftover(e)
+        self._keep_partial(e)
 
     def _stop_leftover(self, e):
         """An executable of this run still alive (its driver was killed and nothing stopped it) is
@@ -481,18 +429,9 @@ class Runner:
             report.generate(self.run_dir, stream=self.stream)
         return self.print_summary()
 
-    def mark_end(self):
-        """finished only when every entry is: an entry that failed before its last case leaves the run
-        incomplete (state "incomplete", entries named in `incomplete`), which --resume finishes."""
-        m = self.manifest
-        left = [e for e in m["entries"] if self.unfinished(e)]
-        if left:
-            m.update(state="incomplete", ended_utc=utc_now(),
-                     incomplete=[{"name": e["name"], "reason": e.get("reason", "")} for e in left])
-            m.pop("finished_utc", None)
-        else:
-            m.update(state="finished", finished_utc=utc_now())
-            m.pop("incomplete", None)
+    def mark_end(self) -> None:
+        """finished only when every entry is, else incomplete (runstate.mark_end)."""
+        runstate.mark_end(self.manifest, [e for e in self.manifest["entries"] if self.unfinished(e)])
 
     def run_one(self, index, e, progress):
         log_path = entry_log_path(self.run_dir, e)
@@ -546,38 +485,15 @@ class Runner:
                      + f", cases {c.get('ok', 0)} ok / {c.get('skipped', 0)} skipped / {c.get('failed', 0)} failed"
                      + f" in {duration_text(e['duration_s'])}")
 
-    def _summary_doc(self, e):
-        """The merged document when it exists, else rank 0's file of a run still going (or crashed)."""
-        for p in self.raw_paths(e)[:2]:
-            try:
-                with Path(p).open() as f:
-                    doc = json.load(f)
-                if isinstance(doc, dict):
-                    return doc
-            except (OSError, ValueError):
-                continue
-        return None
+    def _summary_doc(self, e: Entry) -> dict[str, Any] | None:
+        return runstate.summary_doc(self.raw_paths(e))
 
-    def cases_so_far(self, e):
-        doc = self._summary_doc(e) or {}
-        res = doc.get("results", [])
-        if not isinstance(res, list):
-            return 0, ""
-        return len(res), (res[-1].get("id", "?") if res and isinstance(res[-1], dict) else "")
+    def cases_so_far(self, e: Entry) -> tuple[int, str]:
+        return runstate.cases_so_far(self.raw_paths(e))
 
-    def missing_results(self, e):
+    def missing_results(self, e: Entry) -> str:
         """Why the JSON an executable that exited 0 must have written is not usable, or ''."""
-        path = self.raw_paths(e)[0]
-        rel = os.path.relpath(path, self.run_dir)
-        if not Path(path).exists():
-            return f"it wrote no results ({rel} is missing)"
-        try:
-            doc = results.load_doc(path)
-        except UsageError as err:
-            return f"its results are not usable: {str(err).replace(path, rel)}"
-        if results.incomplete(doc):
-            return f"its results are marked incomplete ({rel}: {results.incomplete_text(doc)})"
-        return ""
+        return runstate.missing_results(self.raw_paths(e)[0], self.run_dir)
 
     def classify(self, e, timed_out, log_path):
         """The entry's status and reason from its exit (runexec.classify) and its cases from its document."""

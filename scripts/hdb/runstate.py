@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import filecmp
 import hashlib
+import json
 import os
 import shlex
 import subprocess
@@ -252,3 +253,148 @@ def _call(cmd: list[str], what: str, repo: str, log: Callable[[str], None]) -> N
         raise RuntimeError(f"{what} failed: {e}") from None
     if rc != 0:
         raise RuntimeError(f"{what} failed (exit {rc}); see the output above")
+
+
+# --- an entry's output documents --------------------------------------------------------------------
+def summary_doc(paths: list[str]) -> dict[str, Any] | None:
+    """The merged document when it exists, else rank 0's file of a run still going (or crashed)
+    (paths: raw_paths of the entry)."""
+    for p in paths[:2]:
+        try:
+            with Path(p).open() as f:
+                doc = json.load(f)
+            if isinstance(doc, dict):
+                return doc
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def cases_so_far(paths: list[str]) -> tuple[int, str]:
+    """How many cases an entry has recorded so far, and the id of the last."""
+    doc = summary_doc(paths) or {}
+    res = doc.get("results", [])
+    if not isinstance(res, list):
+        return 0, ""
+    return len(res), (res[-1].get("id", "?") if res and isinstance(res[-1], dict) else "")
+
+
+def results_complete(path: str) -> bool:
+    """Its document (the merged one under MPI) is there, readable and not marked complete: false."""
+    try:
+        return not results.incomplete(results.load_doc(path))
+    except UsageError:
+        return False
+
+
+def missing_results(path: str, run_dir: str) -> str:
+    """Why the JSON an executable that exited 0 must have written is not usable, or ''."""
+    rel = os.path.relpath(path, run_dir)
+    if not Path(path).exists():
+        return f"it wrote no results ({rel} is missing)"
+    try:
+        doc = results.load_doc(path)
+    except UsageError as err:
+        return f"its results are not usable: {str(err).replace(path, rel)}"
+    if results.incomplete(doc):
+        return f"its results are marked incomplete ({rel}: {results.incomplete_text(doc)})"
+    return ""
+
+
+# --- the run's state --------------------------------------------------------------------------------
+def new_manifest(run_id: str, config_name: str, cfg: dict[str, Any], mpi: int, mpi_launch: dict[str, Any],
+                 build_dir: str, repo: str, command_line: str, entries: list[Entry]) -> Manifest:
+    """run.json of a new run, before anything ran."""
+    return {
+        "run_id": run_id,
+        "config_name": config_name,
+        "config": cfg,
+        "mpi": mpi,
+        "mpi_launch": mpi_launch or None,
+        "build_dir": build_dir,
+        "git_commit": git_commit(repo),
+        "command_line": command_line,
+        "started_utc": utc_now(),
+        "state": "running",
+        "entries": entries,
+    }
+
+
+def unfinished(e: Entry, complete: Callable[[Entry], bool]) -> bool:
+    """An entry whose cases are not all taken: never started or stopped half-way (pending,
+    running), or failed before its last case (crash, time limit, an error such as a full disk, a
+    usage error): its JSON is missing, unreadable or marked complete: false (complete(e) reads its
+    file for a run.json of an earlier driver). --resume reruns these; a failed entry that ran every
+    case (a failed verification) is finished."""
+    if e["status"] in ("pending", "running"):
+        return True
+    if e["status"] != "failed":
+        return False
+    if isinstance(e.get("complete"), bool):
+        return not e["complete"]
+    return not complete(e)  # a run.json of an earlier driver: the file decides
+
+
+def park_running(manifest: Manifest, reason: str) -> list[str]:
+    """Executables stopped half-way go back to pending: --resume reruns them. Returns their names."""
+    parked = []
+    for e in manifest["entries"]:
+        if e.get("status") == "running":
+            e.update(status="pending", reason=reason)
+            e.pop("pid", None)
+            parked.append(e["name"])
+    return parked
+
+
+def mark_end(manifest: Manifest, left: list[Entry]) -> None:
+    """finished only when every entry is: an entry that failed before its last case (left) leaves the
+    run incomplete (state "incomplete", entries named in `incomplete`), which --resume finishes."""
+    if left:
+        manifest.update(state="incomplete", ended_utc=utc_now(),
+                        incomplete=[{"name": e["name"], "reason": e.get("reason", "")} for e in left])
+        manifest.pop("finished_utc", None)
+    else:
+        manifest.update(state="finished", finished_utc=utc_now())
+        manifest.pop("incomplete", None)
+
+
+def begin_resume(manifest: Manifest, left: list[Entry], log: Callable[[str], None],
+                 before_rerun: Callable[[Entry], None]) -> None:
+    """A resume's changes to run.json before it reruns `left` (the unfinished entries): an interruption
+    the killed driver could not record, each rerun attempt kept in `attempts`, the entries pending
+    again; says what it reruns, and why a failed entry is not rerun. before_rerun(e) stops what is
+    left of the entry and keeps its partial files."""
+    m = manifest
+    if m.get("state", "running") == "running" and any(e["status"] == "running" for e in left):
+        record = {"signal": "unknown (the driver ended without marking the run: killed with -9 or crashed)",
+                  "at_utc": None, "running": [e["name"] for e in left if e["status"] == "running"]}
+        m.setdefault("interruptions", []).append(record)
+    rerun = {e["name"] for e in left}
+    for e in m["entries"]:
+        if e["status"] == "failed" and e["name"] not in rerun:
+            c = e.get("cases") or {}
+            log(f"run-all: {e['name']}: failed, but it ran all its cases ({c.get('failed', 0)} failed): "
+                f"kept, not rerun ({e.get('reason', '')})")
+    for e in left:
+        if e["status"] == "failed":
+            log(f"run-all: {e['name']}: rerun: it failed before its last case ({e.get('reason', '')})")
+        before_rerun(e)
+        if e.get("started_utc"):  # the attempt's outcome stays in run.json
+            e.setdefault("attempts", []).append({k: e[k] for k in ATTEMPT_KEYS if k in e})
+        e["status"] = "pending"
+        e.pop("pid", None)
+    if not left:
+        log(f"run-all: nothing to resume in {m['run_id']}: every executable finished")
+    m.pop("interrupted", None)
+    m.pop("error", None)
+    m["state"] = "running"
+    m.setdefault("resumed", []).append(utc_now())
+
+
+def abandoned(run_dir: str) -> bool:
+    """Whether a new run's directory holds nothing but what the driver made before any executable ran
+    (run.json, an empty raw/ and logs/, its lock): then it is removed."""
+    keep = {results.MANIFEST, results.RAW_DIR, "logs", "run.lock"}
+    names = {p.name for p in Path(run_dir).iterdir()}
+    return names <= keep and not any(any(Path(run_dir, d).iterdir()) for d in (results.RAW_DIR, "logs")
+                                     if d in names)
