@@ -6,13 +6,21 @@ included, beats the CPU. Only verified results count; every figure names the cas
 An operation is a benchmark's test with one set of parameters (the peers' `threads` aside); per test
 the headline takes the parameter set that the most processors ran (TPC-H: one per data source), at
 the largest size at which the CPU and the accelerator both ran, so beyond the caches when the run
-went there (a peer that did not run that size has no speed-up in that row). A processor is a backend's device: the cpu backend, each device
-backend (opencl, cuda) and each peer. Without a GPU the OpenCL device stands in and the text says so.
+went there (a peer that did not run that size has no speed-up in that row). A processor is a
+backend's device: the cpu backend, each device backend (opencl, cuda) and each peer. Without a GPU
+the OpenCL device stands in and the text says so.
 Host execution (cuda-host: the CUDA sources run on the CPU) is no processor: its results never enter
 the headline, as an accelerator, a peer or a row of the table (results.processor_rows). Nor does a
 result with a figure above the physical ceiling of its run (plausibility.py): it cannot be true.
+
+The report shows the headline as an overview (one row per operation, a column per processor, each
+cell the speed-up with transfers first) and, folded below it, the details (one row per operation and
+processor with the case ids and times).
 """
 from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from . import plausibility, results
 from .config import BENCHMARK_ORDER
@@ -22,18 +30,22 @@ CPU = "cpu"
 DEVICE_BACKENDS = ("cuda", "opencl")  # the accelerator: cuda when it ran, else opencl (never cuda-host)
 SUITE_BACKENDS = (CPU,) + DEVICE_BACKENDS
 
+Row = dict[str, Any]  # one result as results.all_rows makes it
 
-def is_device_backend(backend):
+
+def is_device_backend(backend: str) -> bool:
     """cuda, opencl, or opencl-<implementation> (a run with two OpenCL implementations:
     results.separate_implementations)."""
     return backend in DEVICE_BACKENDS or backend.startswith("opencl-")
+
+
 DB_PEER = "duckdb"  # the end-to-end database peer the speed-ups are quoted against
 PEER_ONLY_PARAMS = ("threads",)  # a peer's own axis, not part of the operation
 SEPARATE_BY = ("data",)  # parameters that make separate headline operations (TPC-H random vs real tables)
 SKIPPED_BENCHMARKS = ("bus",)  # the ceilings, not operations
 
 
-def _usable(rows):
+def _usable(rows: Iterable[Row]) -> list[Row]:
     """Verified, timed results of real processors (host execution left out), not the ceilings, and
     none with a figure above the physical ceiling of its run (plausibility.py)."""
     return [r for r in plausibility.plausible(results.processor_rows(rows)) if r["status"] == "ok" and r["rank"] == 0
@@ -41,18 +53,32 @@ def _usable(rows):
             and r["kernel_median_s"] and r["total_median_s"] and r["benchmark"] not in SKIPPED_BENCHMARKS]
 
 
-def op_params(row):
+def op_params(row: Row) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((k, v) for k, v in row["params"].items() if k not in PEER_ONLY_PARAMS))
 
 
 class Processor:
     """One backend's device as the headline names it."""
 
-    def __init__(self, backend, device, kind):
+    def __init__(self, backend: str, device: str, kind: str) -> None:
         self.backend, self.device, self.kind = backend, device, kind
 
     @property
-    def label(self):
+    def short(self) -> str:
+        """The name of its column in the overview: 'CPU', the backend ('cuda', 'opencl'), the peer."""
+        return "CPU" if self.backend == CPU else self.backend
+
+    @property
+    def detail(self) -> str:
+        """What its short name leaves out: the CPU and its threads, the device and its type, 'peer'."""
+        if self.backend == CPU:
+            return self.device
+        if is_device_backend(self.backend):
+            return self.device + (f" ({self.kind} device)" if self.kind else "")
+        return "peer" + (f", {self.device}" if self.device != self.backend else "")
+
+    @property
+    def label(self) -> str:
         if self.backend == CPU:
             return f"CPU ({self.device})"
         if is_device_backend(self.backend):
@@ -60,14 +86,14 @@ class Processor:
         return f"{self.backend} (peer)"
 
     @property
-    def is_device(self):
+    def is_device(self) -> bool:
         return is_device_backend(self.backend)
 
 
-def processors(docs):
+def processors(docs: Iterable[Mapping[str, Any]]) -> "OrderedDict[str, Processor]":
     """backend -> Processor, from each document's context (device name and type); host execution
     is no processor."""
-    out = OrderedDict()
+    out: OrderedDict[str, Processor] = OrderedDict()
     for d in results.processor_docs(docs):
         b = d["backend"]
         if b in out:
@@ -82,9 +108,10 @@ def processors(docs):
     return out
 
 
-def accelerator(backends):
+def accelerator(backends: Iterable[str]) -> str | None:
     """The device backend the headline calls the accelerator: cuda when it ran, else opencl (of
     several OpenCL implementations, the first by name)."""
+    backends = list(backends)
     for b in DEVICE_BACKENDS:
         if b in backends:
             return b
@@ -92,14 +119,16 @@ def accelerator(backends):
     return several[0] if several else None
 
 
-def stand_in_note(procs, ran):
+def stand_in_note(procs: Mapping[str, Processor], ran: Iterable[str]) -> str:
     """A sentence when no GPU ran: which device stands in for the accelerator."""
+    ran = list(ran)
     if "cuda" in ran:
         return ""
     acc = accelerator(ran)
     ocl = procs.get(acc) if acc else None
     if ocl:
-        who = "the OpenCL backend" + ("" if acc == "opencl" else f" ({acc}, the first of {len([x for x in ran if is_device_backend(x)])} implementations)")
+        n = len([x for x in ran if is_device_backend(x)])
+        who = "the OpenCL backend" + ("" if acc == "opencl" else f" ({acc}, the first of {n} implementations)")
         kind = f"a {ocl.kind} device" if ocl.kind else "its device"
         if ocl.kind and ocl.kind != "gpu":
             return (f"No GPU ran here: {who} on {ocl.device} ({kind}) stands in for the accelerator, "
@@ -109,23 +138,23 @@ def stand_in_note(procs, ran):
     return "No device backend ran here: there is no accelerator to compare with."
 
 
-def _groups(rows):
+def _groups(rows: Iterable[Row]) -> "OrderedDict[tuple[Any, ...], OrderedDict[Any, list[Row]]]":
     """(benchmark, test, separating params) -> {op params -> rows}, in the order first seen."""
-    out = OrderedDict()
+    out: OrderedDict[tuple[Any, ...], OrderedDict[Any, list[Row]]] = OrderedDict()
     for r in rows:
         sep = tuple((k, r["params"].get(k)) for k in SEPARATE_BY if k in r["params"])
         out.setdefault((r["benchmark"], r["test"], sep), OrderedDict()).setdefault(op_params(r), []).append(r)
     return out
 
 
-def _backends_by_size(rs):
-    by_size = {}
+def _backends_by_size(rs: Iterable[Row]) -> dict[int, set[str]]:
+    by_size: dict[int, set[str]] = {}
     for r in rs:
         by_size.setdefault(r["size_bytes"], set()).add(r["backend"])
     return by_size
 
 
-def compared_size(rs):
+def compared_size(rs: Sequence[Row]) -> int:
     """The size an operation is compared at: the largest at which the CPU and the accelerator both
     ran (beyond the caches when the run went there), else the largest with the most backends."""
     acc = accelerator({r["backend"] for r in rs})
@@ -133,28 +162,29 @@ def compared_size(rs):
     return max(both) if both else _common_size(rs)
 
 
-def _common_size(rs):
+def _common_size(rs: Sequence[Row]) -> int:
     """The largest size at which the most backends have a result."""
     by_size = _backends_by_size(rs)
     most = max(len(v) for v in by_size.values())
     return max(s for s, v in by_size.items() if len(v) == most)
 
 
-def _pick(variants):
+def _pick(variants: Mapping[Any, list[Row]]) -> tuple[Any, list[Row]]:
     """The parameter set of one test the headline shows: most backends, then largest common size,
     then the benchmark's own order."""
-    def score(item):
+    def score(item: tuple[int, tuple[Any, list[Row]]]) -> tuple[int, int, int]:
         i, (_, rs) = item
         return (len({r["backend"] for r in rs}), _common_size(rs), -i)
     _, (params, rs) = max(enumerate(variants.items()), key=score)
     return params, rs
 
 
-def _best(rs, key):
-    return min(rs, key=lambda r: r[key]) if rs else None
+def _best(rs: Sequence[Row], key: str) -> Row:
+    """The fastest of some results (at least one) by `key`."""
+    return min(rs, key=lambda r: r[key])
 
 
-def break_even(cpu_rows, acc_rows):
+def break_even(cpu_rows: Sequence[Row], acc_rows: Sequence[Row]) -> tuple[int | None, str]:
     """The smallest measured size from which the accelerator's best time with transfers stays below
     the best CPU time at every larger measured size: (size or None, text)."""
     sizes = sorted({r["size_bytes"] for r in cpu_rows} & {r["size_bytes"] for r in acc_rows} - {0})
@@ -178,45 +208,52 @@ def break_even(cpu_rows, acc_rows):
 class Line:
     """One operation: what ran on each processor at the compared size."""
 
-    def __init__(self, bench, test, params, size, per_backend, all_rows):
+    def __init__(self, bench: str, test: str, params: tuple[tuple[str, Any], ...], size: int,
+                 per_backend: "OrderedDict[str, list[Row]]", all_rows: "OrderedDict[str, list[Row]]") -> None:
         self.bench, self.test, self.params, self.size = bench, test, params, size
         self.per_backend = per_backend  # backend -> rows at `size`
         self.all_rows = all_rows        # backend -> rows at every size
         cpu = per_backend.get(CPU, [])
-        self.cpu_best = _best(cpu, "total_median_s")
+        self.cpu_best = _best(cpu, "total_median_s") if cpu else None
         db = per_backend.get(DB_PEER, [])
-        self.db_best = _best(db, "total_median_s")
+        self.db_best = _best(db, "total_median_s") if db else None
         self.acc = accelerator(per_backend)
 
     @property
-    def name(self):
+    def params_text(self) -> str:
+        """'[dist=uniform,selectivity=0.5]', or '' for a test without parameters."""
         p = ",".join(f"{k}={results.value_text(v)}" for k, v in self.params)
-        return f"{self.bench} {self.test}" + (f" [{p}]" if p else "")
+        return f"[{p}]" if p else ""
 
-    def speedup(self, r, key):
+    @property
+    def name(self) -> str:
+        return f"{self.bench} {self.test}" + (f" {self.params_text}" if self.params else "")
+
+    def speedup(self, r: Row, key: str) -> float | None:
         return self.cpu_best[key] / r[key] if self.cpu_best else None
 
-    def acc_speedup(self, key):
+    def acc_speedup(self, key: str) -> float | None:
         """The accelerator's best case by `key` (kernel_median_s, total_median_s) over the best CPU."""
         return self.speedup(_best(self.per_backend[self.acc], key), key) if self.acc else None
 
-    def over_db(self, r):
+    def over_db(self, r: Row) -> float | None:
         return self.db_best["total_median_s"] / r["total_median_s"] if self.db_best else None
 
-    def break_even(self):
+    def break_even(self) -> tuple[int | None, str]:
         if not self.acc or CPU not in self.all_rows:
             return None, "-"
         return break_even(self.all_rows[CPU], self.all_rows[self.acc])
 
 
-def lines(rows):
+def lines(rows: Iterable[Row]) -> list[Line]:
     """One Line per headline operation, in benchmark order."""
     out = []
     for (bench, test, _), variants in _groups(_usable(rows)).items():
         _, rs = _pick(variants)
         params = tuple((k, v) for k, v in rs[0]["params"].items() if k not in PEER_ONLY_PARAMS)
         size = compared_size(rs)
-        per, every = OrderedDict(), OrderedDict()
+        per: OrderedDict[str, list[Row]] = OrderedDict()
+        every: OrderedDict[str, list[Row]] = OrderedDict()
         for r in rs:
             every.setdefault(r["backend"], []).append(r)
             if r["size_bytes"] == size:
@@ -227,32 +264,107 @@ def lines(rows):
     return sorted(out, key=lambda ln: rank.get(ln.bench, len(rank)))  # stable: tests keep their order
 
 
-def _x(v):
+def _x(v: float | None) -> str:
     return "-" if v is None else f"{v:.3g}x"
 
 
-def table(ls, procs):
-    """Header and rows: one row per operation and processor."""
-    header = ["operation", "size", "processor", "best kernel-only (case id)", "kernel ms", "best with PCIe (case id)",
-              "with-PCIe ms", "vs best CPU kernel", "vs best CPU with PCIe", f"vs {DB_PEER}", "break-even size"]
+@dataclass(frozen=True)
+class Cell:
+    """A table cell that carries more than its text: a note after it (smaller in the HTML report),
+    a title (the HTML report shows it on hover; details the Markdown report has elsewhere) and
+    whether the text is the figure to read first (bold in the HTML report)."""
+    text: str
+    note: str = ""
+    title: str = ""
+    strong: bool = False
+
+    def __str__(self) -> str:
+        return self.text + (f" {self.note}" if self.note else "")
+
+
+def _ms_text(s: float) -> str:
+    return f"{s * 1e3:.4g}"
+
+
+def columns(ls: Iterable[Line]) -> list[str]:
+    """The processors of the overview, one column each: the CPU, the device backends, the peers."""
+    seen: list[str] = []
+    for ln in ls:
+        seen += [b for b in ln.per_backend if b not in seen]
+    return [b for b in SUITE_BACKENDS if b in seen] + [b for b in seen if b not in SUITE_BACKENDS and
+                                                       is_device_backend(b)] \
+        + [b for b in seen if b not in SUITE_BACKENDS and not is_device_backend(b)]
+
+
+def _processor(procs: Mapping[str, Processor], b: str) -> Processor:
+    return procs.get(b) or Processor(b, b, "")
+
+
+def _cases(ln: Line, b: str) -> tuple[Row, Row]:
+    """The best case of a processor kernel-only and with its transfers."""
+    return _best(ln.per_backend[b], "kernel_median_s"), _best(ln.per_backend[b], "total_median_s")
+
+
+def _cell(ln: Line, b: str, p: Processor) -> Cell:
+    """One processor on one operation: the speed-up with transfers over the best CPU first, then
+    kernel-only where that differs (a peer has no transfers); the CPU (the baseline), or a processor
+    of an operation the CPU did not run, by its time. The case ids and times on hover."""
+    if b not in ln.per_backend:
+        return Cell("-", title=f"{p.label}: no verified result of {ln.name} at this size")
+    k, t = _cases(ln, b)
+    title = [p.label, f"best kernel-only: {k['id']}, {_ms_text(k['kernel_median_s'])} ms",
+             f"best with PCIe: {'the same case' if t is k else t['id']}, {_ms_text(t['total_median_s'])} ms"]
+    if b != DB_PEER and ln.db_best:
+        title.append(f"vs {DB_PEER}: {_x(ln.over_db(t))}")
+    if b == CPU:
+        return Cell(f"{_ms_text(t['total_median_s'])} ms", title="\n".join(title), strong=True)
+    with_pcie = ln.speedup(t, "total_median_s")
+    if with_pcie is None:
+        return Cell(f"{_ms_text(t['total_median_s'])} ms", f"(kernel {_ms_text(k['kernel_median_s'])} ms)",
+                    "\n".join(title), True)
+    kernel = _x(ln.speedup(k, "kernel_median_s"))
+    return Cell(_x(with_pcie), f"(kernel {kernel})" if kernel != _x(with_pcie) else "", "\n".join(title), True)
+
+
+def overview(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[Cell], list[list[Cell]]]:
+    """Header and rows of the headline's overview: one row per operation, its size, a column per
+    processor (named short, its full name on hover and in processor_note), the break-even size."""
+    bs = columns(ls)
+    header = [Cell("operation"), Cell("size", title="the input size compared (TPC-H on real tables: its tables)")] \
+        + [Cell(_processor(procs, b).short, "(baseline)" if b == CPU else "", _processor(procs, b).label) for b in bs] \
+        + [Cell("break-even size", title="the accelerator, transfers included, against the best CPU implementation")]
     out = []
     for ln in ls:
-        for b, rs in ln.per_backend.items():
-            k = _best(rs, "kernel_median_s")
-            t = _best(rs, "total_median_s")
-            p = procs.get(b) or Processor(b, b, "")
-            base = b == CPU
-            out.append([ln.name, size_text(ln.size) if ln.size else "its tables", p.label, k["id"],
-                        f"{k['kernel_median_s'] * 1e3:.4g}", "same" if t is k else t["id"],
-                        f"{t['total_median_s'] * 1e3:.4g}",
-                        "baseline" if base else _x(ln.speedup(k, "kernel_median_s")),
-                        "baseline" if base else _x(ln.speedup(t, "total_median_s")),
-                        _x(ln.over_db(t)) if b != DB_PEER else "-",
-                        ln.break_even()[1] if b == ln.acc else "-"])
+        be = ln.break_even()[1]
+        out.append([Cell(f"{ln.bench} {ln.test}", ln.params_text, ln.name),
+                    Cell(size_text(ln.size) if ln.size else "its tables")]
+                   + [_cell(ln, b, _processor(procs, b)) for b in bs]
+                   + [Cell(be, title=f"{ln.acc}: {be}" if ln.acc else "no accelerator ran this operation")])
     return header, out
 
 
-def summary(ls, procs, docs):
+def processor_note(ls: Sequence[Line], procs: Mapping[str, Processor]) -> str:
+    """What the overview's columns name: 'Processors: CPU: fixture CPU, 2 threads; cuda: ...'."""
+    return "Processors: " + "; ".join(f"{p.short}: {p.detail}" for p in (_processor(procs, b) for b in columns(ls))) \
+        + "."
+
+
+def table(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the headline's details: one row per operation and processor, the case ids
+    and times the overview's speed-ups come from."""
+    header = ["operation", "processor", "best kernel-only (case id)", "kernel ms", "best with PCIe (case id)",
+              "with-PCIe ms", f"vs {DB_PEER}"]
+    out = []
+    for ln in ls:
+        for b in ln.per_backend:
+            k, t = _cases(ln, b)
+            out.append([ln.name, _processor(procs, b).short, k["id"], _ms_text(k["kernel_median_s"]),
+                        "same" if t is k else t["id"], _ms_text(t["total_median_s"]),
+                        _x(ln.over_db(t)) if b != DB_PEER else "-"])
+    return header, out
+
+
+def summary(ls: Sequence[Line], procs: Mapping[str, Processor], docs: Iterable[Mapping[str, Any]]) -> list[str]:
     """The sentences above the table: the answer in numbers, what stands in, what was compared."""
     ran = {b for ln in ls for b in ln.per_backend}
     out = []
@@ -262,35 +374,41 @@ def summary(ls, procs, docs):
     with_acc = [ln for ln in ls if ln.acc and ln.cpu_best]
     if with_acc:
         acc = with_acc[0].acc
-        k = sum(1 for ln in with_acc if ln.acc_speedup("kernel_median_s") > 1)
-        t = sum(1 for ln in with_acc if ln.acc_speedup("total_median_s") > 1)
+        k = sum(1 for ln in with_acc if (ln.acc_speedup("kernel_median_s") or 0) > 1)
+        t = sum(1 for ln in with_acc if (ln.acc_speedup("total_median_s") or 0) > 1)
         out.append(f"The accelerator ({acc}) beats the best CPU implementation on {k} of {len(with_acc)} operations "
                    f"kernel-only and on {t} of {len(with_acc)} with its PCIe transfers counted.")
     with_db = [ln for ln in ls if ln.db_best and ln.cpu_best]
     if with_db:
-        faster = sum(1 for ln in with_db if ln.cpu_best["total_median_s"] < ln.db_best["total_median_s"])
+        faster = sum(1 for ln in with_db if ln.cpu_best and ln.db_best
+                     and ln.cpu_best["total_median_s"] < ln.db_best["total_median_s"])
         out.append(f"The suite's best CPU implementation is faster than {DB_PEER} on {faster} of {len(with_db)} "
                    f"operations {DB_PEER} ran (same data, same size, answers verified alike).")
     elif ls:
-        out.append(f"No {DB_PEER} results in this run: the 'vs {DB_PEER}' column is empty.")
+        out.append(f"No {DB_PEER} results in this run: no {DB_PEER} column, and no speed-up over it.")
     llc = max((d.get("context", {}).get("llc_bytes") or 0 for d in docs), default=0)
     if llc and ls:
         beyond = sum(1 for ln in ls if ln.size > llc)
         out.append(f"Compared at the largest size the CPU and the accelerator both ran: {beyond} of {len(ls)} "
-                   f"operations at a size beyond the {size_text(llc)} last-level cache (memory-bound), the others within it.")
+                   f"operations at a size beyond the {size_text(llc)} last-level cache (memory-bound), the others "
+                   "within it.")
     return out
 
 
 TEXT_PEER = "pg_trgm"  # the n-gram peer: other semantics (word_similarity), so a table of its own
 
 
-def text_peer_table(rows):
+def _fmt(v: Any, f: str = "{:.3g}") -> str:
+    return "-" if not isinstance(v, (int, float)) else f.format(v)
+
+
+def text_peer_table(rows: Iterable[Row]) -> tuple[list[str], list[list[str]]]:
     """pg_trgm beside nsearch (docs/peers.md): per verified pg_trgm search case, at the same size and
     error level k, the per-query median of pg_trgm and of the suite's fastest CPU search variant
     (extra.query_median_s), hits per query of both and the overlap of the hit sets. A pass of
     pg_trgm is fewer queries than one of nsearch, so only per-query times are compared."""
     ok = [r for r in _usable(rows) if r["benchmark"] == "ngram" and r["test"] == "search"]
-    suite = {}
+    suite: dict[tuple[Any, int], tuple[float, Row]] = {}
     for r in ok:
         q = r["extra"].get("query_median_s")
         if r["backend"] == CPU and isinstance(q, (int, float)) and q > 0:
@@ -306,11 +424,10 @@ def text_peer_table(rows):
         e = r["extra"]
         q = e.get("query_median_s")
         best = suite.get((r["params"].get("k"), r["size_bytes"]))
-        fmt = lambda v, f="{:.3g}": "-" if not isinstance(v, (int, float)) else f.format(v)
-        out.append([r["id"], fmt(q * 1e3 if q else None),
+        out.append([r["id"], _fmt(q * 1e3 if q else None),
                     f"{best[0] * 1e3:.3g} ({best[1]['id']})" if best else "-",
-                    _x(q / best[0]) if best and q else "-", fmt(e.get("mean_hits_per_query")),
-                    fmt(e.get("nsearch_mean_hits_per_query")), fmt(e.get("jaccard_mean"), "{:.2f}"),
-                    fmt(e.get("share_of_nsearch_hits_found") * 100 if isinstance(
+                    _x(q / best[0]) if best and q else "-", _fmt(e.get("mean_hits_per_query")),
+                    _fmt(e.get("nsearch_mean_hits_per_query")), _fmt(e.get("jaccard_mean"), "{:.2f}"),
+                    _fmt(e.get("share_of_nsearch_hits_found") * 100 if isinstance(
                         e.get("share_of_nsearch_hits_found"), (int, float)) else None, "{:.0f}%")])
     return header, out

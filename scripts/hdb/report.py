@@ -1,55 +1,81 @@
 """scripts/report: summary.csv, report.md, a self-contained report.html (figures inlined as base64
 PNG) and plots/*.png|svg for one run directory, all from the raw JSON (never from console output).
-The report is built once as a list of blocks and rendered to Markdown and HTML."""
+The report is built once as a list of blocks and rendered to Markdown and, through the Jinja2
+template templates/report.html (autoescaped), to HTML."""
 import base64
-import html
-import os
 import sys
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
 
 from . import headline, key_width, plausibility, plots, results
+from .headline import Cell
 from .util import duration_text, size_text, write_atomically
 
 PLOTS_DIR = "plots"
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+HTML_TEMPLATE = "report.html"
+
+Row = dict[str, Any]
+PathLike = str | Path
 
 
-def _f(v, fmt="{:.3g}"):
+def _f(v: Any, fmt: str = "{:.3g}") -> str:
     return "-" if v is None or v == "" else fmt.format(v)
 
 
-def _ms(s):
+def _ms(s: float | None) -> str:
     return "-" if s is None else f"{s * 1e3:.4g}"
 
 
+def _md_table(header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
+    def cell(c: Any) -> str:
+        return str(c).replace("|", "\\|")
+    lines = ["| " + " | ".join(cell(c) for c in header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows])
+
+
+def _cells(cells: Iterable[Any]) -> list[Cell]:
+    return [c if isinstance(c, Cell) else Cell(str(c)) for c in cells]
+
+
 class Doc:
-    """Blocks: ('h', level, text) ('p', text) ('warn', text) ('table', header, rows) ('fig', Figure)
-    ('list', items)."""
+    """Blocks: ('h', level, text) ('p', text) ('warn', text) ('table', header, rows, css class)
+    ('details', summary, header, rows) ('fig', Figure) ('list', items). A table's cells are text or
+    headline.Cell (a note after the text, a title shown on hover in HTML)."""
 
-    def __init__(self):
-        self.blocks = []
+    def __init__(self) -> None:
+        self.blocks: list[tuple[Any, ...]] = []
+        self.problems: list[str] = []
 
-    def h(self, level, text):
+    def h(self, level: int, text: str) -> None:
         self.blocks.append(("h", level, text))
 
-    def p(self, text):
+    def p(self, text: str) -> None:
         self.blocks.append(("p", text))
 
-    def warn(self, text):
+    def warn(self, text: str) -> None:
         """A paragraph a reader must not miss (a run that mixes builds): marked in both renderings."""
         self.blocks.append(("warn", text))
 
-    def table(self, header, rows):
+    def table(self, header: Sequence[Any], rows: Sequence[Sequence[Any]], cls: str = "") -> None:
         if rows:
-            self.blocks.append(("table", header, rows))
+            self.blocks.append(("table", header, rows, cls))
 
-    def fig(self, f):
+    def details(self, summary: str, header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> None:
+        """A table a reader opens when wanted: folded under `summary` in HTML, after it in Markdown."""
+        if rows:
+            self.blocks.append(("details", summary, header, rows))
+
+    def fig(self, f: plots.Figure) -> None:
         self.blocks.append(("fig", f))
 
-    def items(self, items):
+    def items(self, items: Sequence[Any]) -> None:
         if items:
             self.blocks.append(("list", items))
 
-    def markdown(self):
+    def markdown(self) -> str:
         out = []
         for b in self.blocks:
             if b[0] == "h":
@@ -61,46 +87,53 @@ class Doc:
             elif b[0] == "list":
                 out.append("\n".join(f"- {i}" for i in b[1]))
             elif b[0] == "table":
-                cell = lambda c: str(c).replace("|", "\\|")
-                lines = ["| " + " | ".join(cell(c) for c in b[1]) + " |", "|" + "---|" * len(b[1])]
-                lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in b[2]]
-                out.append("\n".join(lines))
+                out.append(_md_table(b[1], b[2]))
+            elif b[0] == "details":
+                out.append(f"{b[1]}:\n\n" + _md_table(b[2], b[3]))
             elif b[0] == "fig":
                 f = b[1]
                 out.append(f"![{f.title}]({PLOTS_DIR}/{f.stem}.png)\n\n*{f.caption}* "
                            f"([SVG]({PLOTS_DIR}/{f.stem}.svg))")
         return "\n\n".join(out) + "\n"
 
-    def html(self, plots_dir, title):
-        e = html.escape
-        out = ["<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">", f"<title>{e(title)}</title>",
-               "<style>body{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1em;color:#222}"
-               "table{border-collapse:collapse;font-size:12px;margin:0.5em 0}"
-               "th,td{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#eee}"
-               "td:first-child,th:first-child{text-align:left}img{max-width:100%}"
-               "figure{margin:1em 0}figcaption{font-size:12px;color:#555}"
-               ".warning{background:#fff3cd;border:2px solid #d39e00;padding:0.5em 1em}</style></head><body>"]
+    def html(self, plots_dir: PathLike, title: str) -> str:
+        """The page, self-contained: the template's style inline, every figure a data: URI. Needs
+        jinja2 (ImportError without it)."""
+        import jinja2
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                                 undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+        blocks: list[dict[str, Any]] = []
         for b in self.blocks:
             if b[0] == "h":
-                out.append(f"<h{b[1]}>{e(b[2])}</h{b[1]}>")
-            elif b[0] == "p":
-                out.append(f"<p>{e(b[1])}</p>")
-            elif b[0] == "warn":
-                out.append(f"<p class=\"warning\"><strong>Warning:</strong> {e(b[1])}</p>")
+                blocks.append({"kind": "h", "level": b[1], "text": b[2]})
+            elif b[0] in ("p", "warn"):
+                blocks.append({"kind": b[0], "text": b[1]})
             elif b[0] == "list":
-                out.append("<ul>" + "".join(f"<li>{e(str(i))}</li>" for i in b[1]) + "</ul>")
+                blocks.append({"kind": "list", "items": [str(i) for i in b[1]]})
             elif b[0] == "table":
-                out.append("<table><thead><tr>" + "".join(f"<th>{e(str(c))}</th>" for c in b[1]) + "</tr></thead>"
-                           "<tbody>" + "".join("<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in r) + "</tr>"
-                                               for r in b[2]) + "</tbody></table>")
+                blocks.append({"kind": "table", "header": _cells(b[1]), "rows": [_cells(r) for r in b[2]],
+                               "cls": b[3]})
+            elif b[0] == "details":
+                blocks.append({"kind": "details", "summary": b[1], "header": _cells(b[2]),
+                               "rows": [_cells(r) for r in b[3]]})
             elif b[0] == "fig":
                 f = b[1]
-                with open(os.path.join(plots_dir, f.stem + ".png"), "rb") as fh:
-                    data = base64.b64encode(fh.read()).decode("ascii")
-                out.append(f"<figure><img alt=\"{e(f.title)}\" src=\"data:image/png;base64,{data}\">"
-                           f"<figcaption>{e(f.caption)}</figcaption></figure>")
-        out.append("</body></html>")
-        return "\n".join(out) + "\n"
+                data = base64.b64encode((Path(plots_dir) / f"{f.stem}.png").read_bytes()).decode("ascii")
+                blocks.append({"kind": "fig", "title": f.title, "caption": f.caption,
+                               "src": f"data:image/png;base64,{data}"})
+        return env.get_template(HTML_TEMPLATE).render(title=title, blocks=blocks)
+
+
+def _run_name(run_dir: PathLike) -> str:
+    return Path(run_dir).resolve().name
+
+
+def _relative(path: PathLike, run_dir: PathLike) -> str:
+    """`path` relative to the run folder ('raw/ra-cpu.json'), or as it is when outside it."""
+    try:
+        return Path(path).resolve().relative_to(Path(run_dir).resolve()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _machine(doc, docs):
@@ -138,7 +171,7 @@ def _machine(doc, docs):
     doc.table(["backend", "device", "details"], list(devs.values()))
 
 
-def busy_runs(docs):
+def busy_runs(docs: Iterable[Mapping[str, Any]]) -> list[str]:
     """'ra-cpu: before 1.0 cores (cc1plus 0.98)' for every document whose context.load says another
     process held a quarter of a core or more when it started or ended (harness/load.hpp)."""
     out = []
@@ -148,11 +181,12 @@ def busy_runs(docs):
         for when in ("before", "after"):
             m = load.get(when) or {}
             if m.get("busy"):
-                procs = ", ".join(f"{p.get('name', '?')} {p.get('cores', 0):.2f}" for p in m.get("other_busy_processes", []))
+                procs = ", ".join(f"{p.get('name', '?')} {p.get('cores', 0):.2f}"
+                                  for p in m.get("other_busy_processes", []))
                 parts.append(f"{when}: {m.get('other_cores', 0):.2f} cores in other processes ({procs or '?'})")
         if parts:
             rank = f" rank {d['_rank']}" if d.get("_rank") else ""
-            out.append(f"{os.path.basename(d.get('_path', d['benchmark'] + '-' + d['backend']))}{rank}: "
+            out.append(f"{Path(d.get('_path', d['benchmark'] + '-' + d['backend'])).name}{rank}: "
                        + "; ".join(parts))
     return out
 
@@ -185,7 +219,7 @@ def _ceilings(doc, docs, rows):
           "ceiling once that size exceeds the caches, and the best over all sizes: host<->device copies "
           "(h2d, d2h) by their transfer time (throughput.transfer_gbps), the others by kernel time; then the "
           "copy ceiling (bytes read + written) every executable measured at start-up, which its '% of peak' uses.")
-    series = OrderedDict()
+    series: OrderedDict[Any, Any] = OrderedDict()
     for r in bus:
         series.setdefault(results.series_key(r), []).append(r)
     lines = []
@@ -208,7 +242,7 @@ def _ceilings(doc, docs, rows):
 def _bench_table(doc, brs):
     """One line per series at its largest size (what the paper's tables quote), named by its id."""
     ok = [r for r in brs if r["status"] == "ok" and r["rank"] == 0]
-    series = OrderedDict()
+    series: OrderedDict[Any, Any] = OrderedDict()
     for r in sorted(ok, key=lambda r: (r["test"], r["backend"], r["variant"], r["params_text"], r["transfer"])):
         key = results.series_key(r)
         if key not in series or r["size_bytes"] > series[key]["size_bytes"]:
@@ -251,33 +285,37 @@ def _above_ceiling(doc, rows):
     doc.table(*plausibility.table(found))
 
 
-def _headline(doc, rows, docs, plots_dir):
-    """The answer on top: best implementation per processor and operation, speed-ups, break-even."""
+def _headline(doc: Doc, rows: list[Row], docs: list[dict[str, Any]], plots_dir: Path) -> None:
+    """The answer on top: its figure first, then per operation a row and per processor a column
+    (speed-ups over the best CPU implementation, break-even), the case ids folded below."""
     ls = headline.lines(rows)
     if not ls:
         return
     procs = headline.processors(docs)
     doc.h(2, "Headline: does the accelerator pay off?")
+    acc = next((ln.acc for ln in ls if ln.acc), None)
+    f = plots.headline(ls, plots_dir, results.machine_line(docs),
+                       procs[acc].label if acc is not None and acc in procs else "none ran")
+    if f is not None:
+        doc.fig(f)
     for sentence in headline.summary(ls, procs, docs):
         doc.p(sentence)
-    doc.table(*headline.table(ls, procs))
-    doc.p("Per operation (a test with the parameters most processors ran, at the largest size the CPU and the "
-          "accelerator both ran) and "
-          "processor: the fastest verified case kernel-only and with its PCIe transfers, named by case id; the "
-          "speed-ups divide the best CPU implementation's time (or DuckDB's) by it; the break-even size is the "
-          "smallest measured size from which the accelerator, transfers included, stays faster than the best CPU "
-          "implementation.")
+    doc.table(*headline.overview(ls, procs), cls="headline")
+    doc.p(headline.processor_note(ls, procs))
+    doc.p("One row per operation (a test with the parameters most processors ran, at the largest size the CPU and "
+          "the accelerator both ran), a column per processor. A cell is that processor's fastest verified case "
+          "as a speed-up over the best CPU implementation's time, with its PCIe transfers counted, then "
+          "kernel-only in parentheses; the CPU's cell is its best time with transfers (the baseline); where the "
+          "CPU did not run an operation, a cell gives times. The break-even size is the smallest measured size "
+          "from which the accelerator, transfers included, stays faster than the best CPU implementation. "
+          "The case ids and times behind each cell (shown on hover in report.html) follow.")
+    doc.details("Case ids and times per operation and processor", *headline.table(ls, procs))
     header, text = headline.text_peer_table(rows)
     if text:
         doc.p("n-gram search against PostgreSQL pg_trgm (word_similarity %> at a threshold, GIN trigram index) on "
               "the same corpus and queries: other semantics than nsearch's k missing n-grams, so besides the "
               "time per query the table shows how far the hit sets agree (docs/peers.md).")
         doc.table(header, text)
-    acc = next((ln.acc for ln in ls if ln.acc), None)
-    f = plots.headline(ls, plots_dir, results.machine_line(docs),
-                       procs[acc].label if acc in procs else "none ran")
-    if f is not None:
-        doc.fig(f)
 
 
 def _key_widths(doc, rows, plots_dir, docs, include_unverified):
@@ -313,15 +351,24 @@ def _host_execution(doc, host_rows):
           "backend's, and a failed case fails the run; but its times are a CPU's emulation of a GPU, meaningless "
           "as performance, so they are in no headline, benchmark table, figure or speed-up of this report and "
           "scripts/compare leaves them out (summary.csv and raw/ keep them, backend cuda-host).")
-    per = OrderedDict()
+    per: OrderedDict[str, list[Row]] = OrderedDict()
     for r in host_rows:
-        name = os.path.basename(r["path"]).split(".json")[0] if r["path"] else f"{r['benchmark']}-{r['backend']}"
+        name = Path(r["path"]).name.split(".json")[0] if r["path"] else f"{r['benchmark']}-{r['backend']}"
         per.setdefault(name + (f" rank {r['rank']}" if r["rank"] else ""), []).append(r)
-    n = lambda rs, pred: sum(1 for r in rs if pred(r))
-    ok_verified = lambda r: r["status"] == "ok" and r["checked"] and r["verified"]
-    ok_unchecked = lambda r: r["status"] == "ok" and not r["checked"]
-    failed = lambda r: r["status"] == "failed"
-    skipped = lambda r: r["status"] == "skipped"
+    def n(rs: list[Row], pred: Callable[[Row], bool]) -> int:
+        return sum(1 for r in rs if pred(r))
+
+    def ok_verified(r: Row) -> bool:
+        return r["status"] == "ok" and bool(r["checked"]) and bool(r["verified"])
+
+    def ok_unchecked(r: Row) -> bool:
+        return r["status"] == "ok" and not r["checked"]
+
+    def failed(r: Row) -> bool:
+        return r["status"] == "failed"
+
+    def skipped(r: Row) -> bool:
+        return r["status"] == "skipped"
     doc.p(f"{len(host_rows)} cases: {n(host_rows, ok_verified)} ok and verified, {n(host_rows, failed)} failed, "
           f"{n(host_rows, skipped)} skipped" + (f", {n(host_rows, ok_unchecked)} ok but not verified (--no-verify)"
                                                if n(host_rows, ok_unchecked) else "") + ".")
@@ -359,7 +406,7 @@ def _run_state(doc, manifest, run_dir):
     """A paragraph when the run did not finish: interrupted (by which signal), failed, or still
     marked running (its driver still runs, or was killed with -9)."""
     state = manifest.get("state")
-    rid = manifest.get("run_id", os.path.basename(os.path.abspath(run_dir)))
+    rid = manifest.get("run_id", _run_name(run_dir))
     resume = f"finish it with scripts/run-all --resume {rid}"
     if state == "interrupted":
         i = manifest.get("interrupted") or {}
@@ -379,14 +426,14 @@ def _run_state(doc, manifest, run_dir):
               f"{resume} (a driver that still runs holds run.lock and makes --resume refuse).")
 
 
-def mixed_builds(manifest):
+def mixed_builds(manifest: Mapping[str, Any] | None) -> list[tuple[str, str, str, str]]:
     """[(entry name, build folder, sha256, what differs)] of the entries that ran binaries other than
     the run's build (run.json entries[].mixed_build: a --resume --allow-mixed-builds, or a rebuild
     while the run went on)."""
     out = []
     for e in (manifest or {}).get("entries", []):
         if isinstance(e, dict) and e.get("mixed_build"):
-            b = e.get("binary") if isinstance(e.get("binary"), dict) else {}
+            b: dict[str, Any] = e["binary"] if isinstance(e.get("binary"), dict) else {}
             out.append((e.get("name", "?"), b.get("build_dir", "?"), b.get("sha256") or "-", e["mixed_build"]))
     return out
 
@@ -417,20 +464,23 @@ def _builds(doc, manifest):
 
 def _missing_results(manifest, run_dir, docs, broken):
     """Executables the manifest says ended ok whose JSON is not there: named, never counted ok."""
-    have = {os.path.abspath(d["_path"]) for d in docs}
+    have = {Path(d["_path"]).resolve() for d in docs}
     out = []
     for e in manifest.get("entries", []) if manifest else []:
         if not isinstance(e, dict) or e.get("status") != "ok" or not e.get("name"):
             continue
-        path = os.path.join(run_dir, results.RAW_DIR, e["name"] + ".json")
-        rel = os.path.relpath(path, run_dir)
-        ranks = [p for p in have if os.path.basename(p).startswith(e["name"] + ".json.rank")]
-        if os.path.abspath(path) not in have and not ranks and not any(b.startswith(rel + ":") for b in broken):
+        path = Path(run_dir, results.RAW_DIR, e["name"] + ".json")
+        rel = _relative(path, run_dir)
+        ranks = [p for p in have if p.name.startswith(e["name"] + ".json.rank")]
+        if path.resolve() not in have and not ranks and not any(b.startswith(rel + ":") for b in broken):
             out.append(f"{rel} is missing: {e.get('executable', e['name'])} ended ok but its results are not there")
     return out
 
 
-def build(run_dir, include_unverified=False, problems=(), loaded=None):
+def build(run_dir: PathLike, include_unverified: bool = False, problems: Iterable[str] = (),
+          loaded: tuple[list[dict[str, Any]], list[str], list[str]] | None = None
+          ) -> tuple[Doc, list[Row], list[plots.Figure], str]:
+    """The report's blocks of one run: (document, every result row, figures drawn, title)."""
     manifest, manifest_problem = results.read_manifest(run_dir)
     docs, broken, foreign = loaded if loaded is not None else results.load_docs_tolerant(run_dir)
     every_row = results.all_rows(docs)
@@ -438,14 +488,14 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
     rows = results.processor_rows(every_row)
     host_rows = [r for r in every_row if results.host_execution(r)]
     proc_docs = results.processor_docs(docs)
-    problems = ([manifest_problem] if manifest_problem else []) + broken + foreign \
+    found = ([manifest_problem] if manifest_problem else []) + broken + foreign \
         + _missing_results(manifest, run_dir, docs, broken) + list(problems) \
-        + [f"{os.path.relpath(d['_path'], run_dir)} is marked incomplete ({results.incomplete_text(d)}): its "
+        + [f"{_relative(d['_path'], run_dir)} is marked incomplete ({results.incomplete_text(d)}): its "
            "executable did not finish; the results it holds are reported" for d in docs if results.incomplete(d)] \
         + [f"id recorded more than once (the last one is reported): {d}" for d in results.duplicates(docs)]
-    title = f"hetdb-bench report: {os.path.basename(os.path.abspath(run_dir))}"
+    title = f"hetdb-bench report: {_run_name(run_dir)}"
     doc = Doc()
-    doc.problems = problems
+    doc.problems = found
     doc.h(1, title)
     if manifest:
         doc.p(f"Configuration '{manifest.get('config_name', '?')}', started {manifest.get('started_utc', '?')}, "
@@ -469,12 +519,12 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
               + ("drawn in the figures (--include-unverified)." if include_unverified else
                  "left out of the figures (scripts/report --include-unverified draws them)."))
     _above_ceiling(doc, rows)
-    plots_dir = os.path.join(run_dir, PLOTS_DIR)
+    plots_dir = Path(run_dir, PLOTS_DIR)
     _headline(doc, rows, proc_docs, plots_dir)
     busy = busy_runs(proc_docs)  # about times: host execution's are never quoted
     if busy:
-        doc.p(f"{len(busy)} of {len(proc_docs)} result files were taken on a busy machine (another process held a quarter "
-              "of a core or more when the executable started or ended): their times may be slower than this "
+        doc.p(f"{len(busy)} of {len(proc_docs)} result files were taken on a busy machine (another process held a "
+              "quarter of a core or more when the executable started or ended): their times may be slower than this "
               "machine can do; rerun them on an idle machine before quoting them.")
         doc.items(busy)
     _machine(doc, docs)
@@ -486,7 +536,7 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
         doc.p(f"No figures: matplotlib is not available to this Python ({plots.MATPLOTLIB_ERROR}). Install "
               "python3-matplotlib (Debian) or set HDB_PYTHON to an interpreter that has it, then run "
               "scripts/report on this folder.")
-    benches = OrderedDict()
+    benches: OrderedDict[str, list[Row]] = OrderedDict()
     for r in rows:
         benches.setdefault(r["benchmark"], []).append(r)
     for bench, brs in benches.items():
@@ -507,9 +557,9 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
                   + ([f"host execution (cuda-host): {sum(r['status'] == 'failed' for r in host_bad)} failed, "
                       f"{sum(r['status'] == 'skipped' for r in host_bad)} skipped cases, listed with their reasons "
                       f"in '{HOST_SECTION}'"] if host_bad else []))
-    if problems:
+    if found:
         doc.h(2, "Problems")
-        doc.items(problems)
+        doc.items(found)
     kept = results.interrupted_copies(run_dir)
     if kept:
         doc.h(2, "Kept from interrupted attempts")
@@ -519,11 +569,12 @@ def build(run_dir, include_unverified=False, problems=(), loaded=None):
     return doc, every_row, figs, title
 
 
-def generate(run_dir, stream=sys.stdout, include_unverified=False):
+def generate(run_dir: PathLike, stream: IO[str] = sys.stdout,
+             include_unverified: bool = False) -> list[plots.Figure]:
     return generate_checked(run_dir, stream, include_unverified)[0]
 
 
-def main(run_dir, stream=sys.stdout, include_unverified=False):
+def main(run_dir: PathLike, stream: IO[str] = sys.stdout, include_unverified: bool = False) -> int:
     """scripts/report: 0 when every raw file was read, 1 when one was broken or missing (the report
     covers the others and names it), 2 when one is of another kind (another schema version)."""
     figs, broken, foreign = generate_checked(run_dir, stream, include_unverified)
@@ -532,7 +583,8 @@ def main(run_dir, stream=sys.stdout, include_unverified=False):
     return 2 if foreign else 1 if broken else 0
 
 
-def generate_checked(run_dir, stream=sys.stdout, include_unverified=False):
+def generate_checked(run_dir: PathLike, stream: IO[str] = sys.stdout,
+                     include_unverified: bool = False) -> tuple[list[plots.Figure], list[str], list[str]]:
     """-> (figures, broken, foreign): the report of every usable result, and the files left out. A
     folder that is not a run is refused before anything is written there."""
     results.check_run_dir(run_dir)
@@ -543,10 +595,17 @@ def generate_checked(run_dir, stream=sys.stdout, include_unverified=False):
     broken = broken + ([manifest_problem] if manifest_problem else []) \
         + _missing_results(manifest, run_dir, loaded[0], broken)
     doc, rows, figs, title = build(run_dir, include_unverified, problems, loaded)
-    write_atomically(os.path.join(run_dir, "report.md"), doc.markdown())
-    write_atomically(os.path.join(run_dir, "report.html"), doc.html(os.path.join(run_dir, PLOTS_DIR), title))
-    print(f"report: {len(rows)} results, {len(figs)} figures -> {os.path.join(run_dir, 'report.html')}",
-          file=stream)
+    write_atomically(Path(run_dir, "report.md"), doc.markdown())
+    try:
+        page = doc.html(Path(run_dir, PLOTS_DIR), title)
+    except ImportError as e:  # jinja2 missing: the Markdown report stands, and says so
+        print(f"report: no report.html: jinja2 is not available ({e}); run scripts/setup, which installs it",
+              file=stream)
+        page = None
+    if page is not None:
+        write_atomically(Path(run_dir, "report.html"), page)
+    written = Path(run_dir, "report.html" if page is not None else "report.md")
+    print(f"report: {len(rows)} results, {len(figs)} figures -> {written}", file=stream)
     for p in doc.problems:
         print(f"report: problem: {p}", file=stream)
     if not plots.available():

@@ -1,6 +1,8 @@
 """The report's headline (scripts/hdb/headline.py): best implementation per processor, speed-ups over
 the best CPU implementation and DuckDB, the break-even size, the stand-in note without a GPU; only
-verified results count; the fixture's report opens with the headline table and figure."""
+verified results count; the overview has one row per operation and a column per processor (its full
+name and the case ids on hover), the details one row per operation and processor with the case ids;
+the fixture's report opens with the headline figure, then the overview."""
 import os
 import unittest
 
@@ -15,6 +17,19 @@ K, M = 1 << 10, 1 << 20
 
 def rows_of(*docs):
     return results.all_rows(list(docs))
+
+
+def overview(ls, docs):
+    """The overview as {operation: {column: Cell}}, and its header's cells by column."""
+    header, rows = headline.overview(ls, headline.processors(docs))
+    names = [c.text for c in header]
+    return {r[0].title: dict(zip(names, r, strict=True)) for r in rows}, dict(zip(names, header, strict=True))
+
+
+def details(ls, docs):
+    """The details as [{column: text}], one per operation and processor."""
+    header, rows = headline.table(ls, headline.processors(docs))
+    return [dict(zip(header, r, strict=True)) for r in rows]
 
 
 def ra_select(variant, size, kernel, h2d=0.0, **kw):
@@ -38,17 +53,38 @@ class BreakEven(unittest.TestCase):
         self.assertEqual(list(ln.per_backend), ["cpu", "cuda"])
         self.assertEqual(ln.acc, "cuda")
         self.assertEqual(ln.cpu_best["id"], "select/parallel[dist=uniform,selectivity=0.5]@32M")
-        header, table = headline.table([ln], headline.processors(docs))
-        cuda = table[1]
-        self.assertEqual(cuda[header.index("best kernel-only (case id)")],
-                         "select/tuned[dist=uniform,selectivity=0.5,transfer=pinned]@32M")
-        # kernel only: 32 ms / 6.4 ms = 5x; with transfers 32 ms / 8.4 ms (+1 us of host time each)
-        self.assertEqual(cuda[header.index("vs best CPU kernel")], "5x")
-        self.assertEqual(cuda[header.index("vs best CPU with PCIe")], f"{32.001 / 8.401:.3g}x")
+        rows, head = overview([ln], docs)
+        # One row per operation, a column per processor: named short, its full name on hover.
+        self.assertEqual(list(head), ["operation", "size", "CPU", "cuda", "break-even size"])
+        self.assertEqual(head["CPU"].title, "CPU (fixture CPU, ? threads)")
+        self.assertEqual(head["CPU"].note, "(baseline)")
+        self.assertEqual(head["cuda"].title, "cuda: fixture GPU")
+        row = rows["ra select [dist=uniform,selectivity=0.5]"]
+        self.assertEqual(str(row["operation"]), "ra select [dist=uniform,selectivity=0.5]")
+        self.assertEqual(row["size"].text, "32M")
+        # The speed-up with transfers first, 32 ms / 8.4 ms (+1 us of host time each); kernel only
+        # 32 ms / 6.4 ms = 5x after it; the case ids and times on hover.
+        cuda = row["cuda"]
+        self.assertEqual(cuda.text, f"{32.001 / 8.401:.3g}x")
+        self.assertTrue(cuda.strong)
+        self.assertEqual(cuda.note, "(kernel 5x)")
+        self.assertIn("best kernel-only: select/tuned[dist=uniform,selectivity=0.5,transfer=pinned]@32M, 6.4 ms",
+                      cuda.title)
+        self.assertIn("best with PCIe: the same case, 8.401 ms", cuda.title)
+        self.assertEqual(row["CPU"].text, "32 ms")  # the baseline: its time
+        self.assertIn("best kernel-only: select/parallel[dist=uniform,selectivity=0.5]@32M", row["CPU"].title)
         # 2 ms of transfers: slower at 1M (1 ms on the CPU), faster from 8M on.
-        self.assertEqual(cuda[header.index("break-even size")], "8M (slower at 1M)")
-        self.assertEqual(table[0][header.index("vs best CPU kernel")], "baseline")
-        self.assertEqual(table[0][header.index("break-even size")], "-")
+        self.assertEqual(row["break-even size"].text, "8M (slower at 1M)")
+        # The details: one row per operation and processor, the case ids and times.
+        cpu, gpu = details([ln], docs)
+        self.assertEqual(gpu["processor"], "cuda")
+        self.assertEqual(gpu["best kernel-only (case id)"],
+                         "select/tuned[dist=uniform,selectivity=0.5,transfer=pinned]@32M")
+        self.assertEqual(gpu["kernel ms"], "6.4")
+        self.assertEqual(gpu["best with PCIe (case id)"], "same")
+        self.assertEqual(gpu["with-PCIe ms"], "8.401")
+        self.assertEqual(cpu["best kernel-only (case id)"], "select/parallel[dist=uniform,selectivity=0.5]@32M")
+        self.assertEqual(cpu["operation"], "ra select [dist=uniform,selectivity=0.5]")
 
     def test_never_and_every_size(self):
         slow = document("ra", "cuda", [ra_select("tuned", s, s / M * 2e-3, h2d=1e-3) for s in (1 * M, 32 * M)],
@@ -76,9 +112,16 @@ class BreakEven(unittest.TestCase):
         docs = [self.cpu, self.gpu, duck]
         [ln] = headline.lines(rows_of(*docs))
         self.assertEqual(list(ln.per_backend), ["cpu", "cuda", "duckdb"])
-        header, table = headline.table([ln], headline.processors(docs))
-        self.assertEqual(table[0][header.index("vs duckdb")], f"{64.001 / 32.001:.3g}x")
-        self.assertEqual(table[2][header.index("processor")], "duckdb (peer)")
+        self.assertEqual(details([ln], docs)[0]["vs duckdb"], f"{64.001 / 32.001:.3g}x")
+        self.assertEqual(details([ln], docs)[2]["processor"], "duckdb")
+        rows, head = overview([ln], docs)
+        self.assertEqual(list(head), ["operation", "size", "CPU", "cuda", "duckdb", "break-even size"])
+        self.assertEqual(head["duckdb"].title, "duckdb (peer)")
+        row = rows[ln.name]
+        self.assertEqual(row["duckdb"].text, f"{32.001 / 64.001:.3g}x")  # the best CPU is twice as fast
+        self.assertIn(f"vs duckdb: {64.001 / 32.001:.3g}x", row["CPU"].title)
+        self.assertIn("select/sql[dist=uniform,selectivity=0.5,threads=2]@32M", row["duckdb"].title)
+        self.assertIn("duckdb: peer", headline.processor_note([ln], headline.processors(docs)))
         text = " ".join(headline.summary([ln], headline.processors(docs), docs))
         self.assertIn("faster than duckdb on 1 of 1", text)
         self.assertIn("beats the best CPU implementation on 1 of 1 operations kernel-only", text)
@@ -93,10 +136,13 @@ class BreakEven(unittest.TestCase):
         docs = [cpu, gpu, duck]
         [ln] = headline.lines(rows_of(*docs))
         self.assertEqual(ln.size, big)  # not 32M, where the most processors (DuckDB too) ran
-        header, table = headline.table([ln], headline.processors(docs))
-        self.assertEqual([r[header.index("processor")] for r in table], ["CPU (fixture CPU, ? threads)",
-                                                                          "cuda: fixture GPU"])
-        self.assertEqual(table[1][header.index("vs duckdb")], "-")
+        rows, head = overview([ln], docs)
+        self.assertEqual([head[b].title for b in ("CPU", "cuda")],
+                         ["CPU (fixture CPU, ? threads)", "cuda: fixture GPU"])
+        self.assertNotIn("duckdb", head)
+        self.assertEqual(rows[ln.name]["size"].text, "256M")
+        self.assertEqual([r["processor"] for r in details([ln], docs)], ["CPU", "cuda"])
+        self.assertEqual(details([ln], docs)[1]["vs duckdb"], "-")
 
     def test_opencl_on_a_cpu_stands_in_and_says_so(self):
         ocl = document("ra", "opencl", [ra_select("paper", 32 * M, 0.1, h2d=1e-3)], 40.0)
@@ -184,12 +230,34 @@ class ReportHeadline(TempDirCase):
             md = f.read()
         head = md.index("## Headline: does the accelerator pay off?")
         self.assertLess(head, md.index("## Executables") if "## Executables" in md else md.index("| host |"))
-        self.assertIn("| operation | size | processor | best kernel-only (case id) |", md)
+        # The overview (one row per operation, a column per processor), then the details with the case ids.
+        overview = md.index("| operation | size | CPU (baseline) | cuda | break-even size |")
+        self.assertLess(head, overview)
+        self.assertIn("| ra select [dist=uniform,selectivity=0.5] | 32M | 18.64 ms | 8.82x (kernel 153x) | "
+                      "every size from 32K |", md)
+        self.assertIn("Processors: CPU: fixture CPU, ? threads; cuda: fixture GPU.", md)
+        details = md.index("| operation | processor | best kernel-only (case id) | kernel ms |")
+        self.assertLess(overview, details)
+        self.assertIn("| ra select [dist=uniform,selectivity=0.5] | cuda | "
+                      "select/thrust[dist=uniform,selectivity=0.5,transfer=pinned]@32M | 0.1218 | same | 2.113 | - |",
+                      md)
         with open(os.path.join(run, "report.html")) as f:
-            self.assertIn("Headline: does the accelerator pay off?", f.read())
+            page = f.read()
+        top = page.index("<h2>Headline: does the accelerator pay off?</h2>")
+        # The overview is the section's first table; the processor's full name and the case ids on hover.
+        self.assertEqual(page.index("<table", top), page.index('<table class="headline">', top))
+        self.assertIn('<th title="CPU (fixture CPU, ? threads)">CPU <span class="note">(baseline)</span></th>', page)
+        self.assertIn('<th title="cuda: fixture GPU">cuda</th>', page)
+        self.assertIn("best kernel-only: select/thrust[dist=uniform,selectivity=0.5,transfer=pinned]@32M, 0.1218 ms",
+                      page)
+        self.assertLess(top, page.index("<details>\n<summary>Case ids and times per operation and processor"))
         if not has_matplotlib():
             self.skipTest("matplotlib is not available: the figure is not checked")
         self.assertIn("plots/headline.png", md)
+        self.assertLess(head, md.index("plots/headline.png"))  # the figure first
+        self.assertLess(md.index("plots/headline.png"), overview)
+        self.assertLess(top, page.index('<img alt="headline: speed-up over the best CPU implementation"'))
+        self.assertLess(page.index('<img alt="headline:'), page.index('<table class="headline">'))
         self.assertTrue(os.path.getsize(os.path.join(run, "plots", "headline.png")) > 1000)
 
 

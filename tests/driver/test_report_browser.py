@@ -1,0 +1,239 @@
+"""report.html as a reader sees it, in a real browser (issue 28): the committed fixture, with a DuckDB
+peer and a verified OpenCL case added so that the headline has four processors, reported and loaded
+in headless Chromium at a laptop's width (1366 px). The page logs nothing to the console; a screenshot
+at 1366 px is not blank; the DOM Chromium built has the headline's figure and then its overview (one
+row per operation, a column per processor) as the section's first table; at 1366 px the overview fits
+the window and no cell of it wraps over lines.
+
+Skipped when no Chromium is found (Debian's package chromium; $HDB_CHROMIUM names another binary).
+$HDB_BROWSER_SHOTS=<folder> keeps the screenshots (report-1366.png, the first screen, and
+report-1366-full.png, a window tall enough for the whole headline and more) for a person to look at."""
+import html.parser
+import json
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import unittest
+import zlib
+from pathlib import Path
+
+from helpers import TempDirCase, script
+
+from make_fixture import document, record, write_raw
+
+M = 1 << 20
+WIDTH = 1366
+SEL = {"dist": "uniform", "selectivity": 0.5}
+
+
+def chromium():
+    for name in (os.environ.get("HDB_CHROMIUM"), "chromium", "chromium-browser", "google-chrome",
+                 "google-chrome-stable"):
+        path = name and shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+CHROMIUM = chromium()
+
+
+def png_pixels(path):
+    """(width, height, distinct byte values of the image data): enough to tell a blank page (one
+    colour, a few values) from a drawn one, without an image library."""
+    data = Path(path).read_bytes()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError(f"{path}: not a PNG")
+    pos, idat, width, height = 8, b"", 0, 0
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            width, height = struct.unpack(">II", body[:8])
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    return width, height, len(set(zlib.decompress(idat)))
+
+
+# A page of the test's own (never the report) that loads the report in a frame 1366 px wide and
+# writes into its own DOM where the headline's overview ends and which of its cells wrap: Chromium's
+# --dump-dom then prints it. The report itself carries no script.
+MEASURE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0}
+iframe{width:%(width)dpx;height:900px;border:0}</style></head><body>
+<iframe id="page" src="%(url)s"></iframe><pre id="out">not measured</pre>
+<script>
+document.getElementById("page").addEventListener("load", () => {
+  const win = document.getElementById("page").contentWindow, d = win.document;
+  const t = d.querySelector("table.headline");
+  const out = {viewport: win.innerWidth, page_width: d.documentElement.scrollWidth, cells: 0, wrapped: []};
+  if (t) {
+    out.table_right = t.getBoundingClientRect().right;
+    for (const c of t.querySelectorAll("th, td")) {
+      out.cells++;
+      const range = d.createRange();
+      range.selectNodeContents(c);
+      const rects = Array.from(range.getClientRects()).filter(x => x.width > 0);
+      const first = Math.min(...rects.map(x => x.bottom));
+      if (rects.some(x => x.top >= first - 1)) out.wrapped.push(c.textContent);
+    }
+  }
+  document.getElementById("out").textContent = JSON.stringify(out);
+});
+</script></body></html>
+"""
+
+
+class Dom(html.parser.HTMLParser):
+    """From the DOM Chromium dumps: the order of the headline section's elements (figure images,
+    tables by class) up to the next h2, and the headline overview's header cells."""
+
+    def __init__(self):
+        super().__init__()
+        self.in_headline, self.seen_h2, self.text = False, False, ""
+        self.order, self.headers, self.in_overview_head, self.th = [], [], False, None
+        self.measured, self.in_pre = "", False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "h2":
+            self.seen_h2, self.text = True, ""
+        elif self.in_headline and tag == "img":
+            self.order.append(("img", a.get("alt", "")))
+        elif self.in_headline and tag == "table":
+            self.order.append(("table", a.get("class") or ""))
+            self.in_overview_head = a.get("class") == "headline" and not self.headers
+        elif self.in_overview_head and tag == "th":
+            self.th = [a.get("title") or "", ""]
+        elif tag == "pre" and a.get("id") == "out":
+            self.in_pre = True
+
+    def handle_endtag(self, tag):
+        if tag == "h2" and self.seen_h2:
+            self.in_headline = self.text.startswith("Headline")
+            self.seen_h2 = False
+        elif tag == "th" and self.th is not None:
+            self.headers.append((self.th[1].strip(), self.th[0]))
+            self.th = None
+        elif tag == "thead":
+            self.in_overview_head = False
+        elif tag == "pre":
+            self.in_pre = False
+
+    def handle_data(self, data):
+        if self.seen_h2:
+            self.text += data
+        if self.th is not None:
+            self.th[1] += data
+        if self.in_pre:
+            self.measured += data
+
+
+@unittest.skipUnless(CHROMIUM, "no Chromium found (install Debian's package chromium, or set HDB_CHROMIUM to "
+                               "a Chromium or Chrome binary): the report is not checked in a browser")
+class ReportInBrowser(TempDirCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = Path(tempfile.mkdtemp(prefix="hdb-browser-test-"))
+        cls.run_dir = cls.dir / "run-small"
+        shutil.copytree(Path(__file__).resolve().parent / "fixtures" / "run-small", cls.run_dir)
+        raw = cls.run_dir / "raw"
+        # DuckDB on the fixture's ra select (32M), at two thread counts.
+        duck = document("ra", "cpu", [record("select", "sql", 32 * M, 40e-3, params=dict(SEL, threads=t))
+                                      for t in (1, 2)], 20.0)
+        duck["backend"] = "duckdb"
+        duck["context"]["device"] = {"kind": "cpu", "name": "DuckDB 1.1 on fixture CPU"}
+        write_raw(raw, "ra-duckdb", duck)
+        # A verified OpenCL case beside the fixture's unverified ones: a fourth processor.
+        ocl = json.loads((raw / "ra-opencl.json").read_text())
+        ocl["context"]["device"]["type"] = "gpu"
+        ocl["results"].append(record("select", "paper", 32 * M, 0.5e-3, h2d_s=2e-3, params=SEL,
+                                     transfer="pinned"))
+        write_raw(raw, "ra-opencl", ocl)
+        p = script("report", str(cls.run_dir), timeout=600)  # one report; a busy machine takes minutes
+        if p.returncode != 0:
+            raise AssertionError(p.stdout + p.stderr)
+        cls.page = (cls.run_dir / "report.html").as_uri()
+        cls.profile = cls.dir / "profile"
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, True)
+
+    def chromium(self, *args, height=900):
+        """Headless Chromium at 1366 px: (stdout, stderr). --enable-logging=stderr puts every console
+        message on stderr as '...:INFO:CONSOLE:<line>] "<message>", source: <url>'."""
+        p = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                            "--no-first-run", "--disable-dev-shm-usage", f"--user-data-dir={self.profile}",
+                            f"--window-size={WIDTH},{height}", "--enable-logging=stderr", "--v=0", *args],
+                           capture_output=True, text=True, timeout=180)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        return p.stdout, p.stderr
+
+    @staticmethod
+    def console(stderr):
+        return [ln for ln in stderr.splitlines() if ":CONSOLE" in ln or "Uncaught" in ln]
+
+    def shots(self):
+        keep = os.environ.get("HDB_BROWSER_SHOTS")
+        if keep:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            return Path(keep)
+        return Path(self.tmp)
+
+    def test_console_messages_are_seen(self):
+        """The check below sees console errors at all: a page with one logs it."""
+        bad = Path(self.tmp, "bad.html")
+        bad.write_text("<!DOCTYPE html><title>bad</title><script>undefinedFunction();</script>")
+        _, err = self.chromium("--dump-dom", bad.as_uri())
+        self.assertTrue([ln for ln in self.console(err) if "undefinedFunction" in ln], err[-2000:])
+
+    def test_the_report_loads_without_console_messages_and_draws_a_page(self):
+        shot = self.shots() / "report-1366.png"
+        _, err = self.chromium(f"--screenshot={shot}", self.page)
+        self.assertEqual(self.console(err), [])
+        width, height, values = png_pixels(shot)
+        self.assertEqual((width, height), (WIDTH, 900))
+        self.assertGreater(values, 32, "the screenshot is blank")
+        full = self.shots() / "report-1366-full.png"
+        _, err = self.chromium(f"--screenshot={full}", self.page, height=4000)
+        self.assertEqual(self.console(err), [])
+        self.assertGreater(png_pixels(full)[2], 32, "the screenshot is blank")
+
+    def test_the_headline_figure_then_the_overview_one_column_per_processor(self):
+        out, err = self.chromium("--dump-dom", self.page)
+        self.assertEqual(self.console(err), [])
+        dom = Dom()
+        dom.feed(out)
+        tables = [cls for kind, cls in dom.order if kind == "table"]
+        self.assertTrue(tables, dom.order)
+        self.assertEqual(tables[0], "headline", dom.order)  # the section's first table is the overview
+        if any(kind == "img" for kind, _ in dom.order):      # the figure (matplotlib drew it) before it
+            self.assertEqual(dom.order[0], ("img", "headline: speed-up over the best CPU implementation"))
+        # A column per processor, named short; its full name on hover.
+        self.assertEqual(dom.headers, [
+            ("operation", ""), ("size", "the input size compared (TPC-H on real tables: its tables)"),
+            ("CPU (baseline)", "CPU (fixture CPU, ? threads)"), ("cuda", "cuda: fixture GPU"),
+            ("opencl", "opencl: fixture OpenCL device [gpu device]"), ("duckdb", "duckdb (peer)"),
+            ("break-even size", "the accelerator, transfers included, against the best CPU implementation")])
+        self.assertIn("details", tables)  # the case ids, folded below
+
+    def test_at_1366_px_the_overview_fits_and_no_cell_wraps(self):
+        measure = Path(self.tmp, "measure.html")
+        measure.write_text(MEASURE % {"width": WIDTH, "url": self.page})
+        out, err = self.chromium("--allow-file-access-from-files", "--dump-dom", measure.as_uri(), height=1000)
+        self.assertEqual(self.console(err), [])
+        dom = Dom()
+        dom.feed(out)
+        m = json.loads(dom.measured)
+        self.assertEqual(m["viewport"], WIDTH, m)
+        self.assertGreater(m["cells"], 20, m)
+        self.assertEqual(m["wrapped"], [], m)
+        self.assertLessEqual(m["table_right"], WIDTH, m)
+        self.assertLessEqual(m["page_width"], WIDTH, m)  # no horizontal scrolling
+
+
+if __name__ == "__main__":
+    unittest.main()
