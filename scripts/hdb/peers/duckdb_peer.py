@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from .. import contract
 from . import record
@@ -24,7 +25,7 @@ from . import record
 NAME = "duckdb"
 BENCHMARKS = ("ra", "tpch")
 VARIANT = "sql"
-EXPORT_TOOL = os.path.join("tools", "hdb-export")
+EXPORT_TOOL = str(Path("tools", "hdb-export"))
 TMP_PREFIX = "hdb-duckdb-"  # the export's folder under $TMPDIR: hdb-duckdb-<pid>-...
 
 
@@ -91,7 +92,7 @@ def export_args(rest):
 
 def load_relation(case_dir, spec, numpy):
     """An exported (columns, rows) array as a list of contiguous 1-D column arrays (views)."""
-    a = numpy.load(os.path.join(case_dir, spec["file"]))
+    a = numpy.load(Path(case_dir, spec["file"]))
     return [a[i] for i in range(a.shape[0])]
 
 
@@ -101,9 +102,9 @@ def prepare(manifest, case_dir, numpy):
     if manifest["benchmark"] == "ra":
         values = manifest["inputs"][0]["values"]
         tables = {}
-        for name, spec in zip("ab", manifest["inputs"]):
+        for name, spec in zip("ab", manifest["inputs"], strict=False):  # one input or two
             cols = load_relation(case_dir, spec, numpy)
-            tables[name] = dict(zip(q.ra_columns(spec["values"]), cols))
+            tables[name] = dict(zip(q.ra_columns(spec["values"]), cols, strict=False))
         pos = q.position_column(manifest["op"])
         if pos:  # row positions of `a` (a stable sort's tie order), made here, not timed
             rows = len(tables["a"]["k"])
@@ -112,7 +113,7 @@ def prepare(manifest, case_dir, numpy):
         if "aggregate" in manifest:
             want = numpy.array(manifest["aggregate"], dtype=numpy.uint64).reshape(-1, 1)
         else:
-            want = numpy.load(os.path.join(case_dir, manifest["answer"]["file"]))
+            want = numpy.load(Path(case_dir, manifest["answer"]["file"]))
         return tables, sql, order, want
     tables, widths = {}, []
     for i, spec in enumerate(manifest["inputs"]):
@@ -120,7 +121,7 @@ def prepare(manifest, case_dir, numpy):
         tables[f"t{i}"] = {f"c{j}": c for j, c in enumerate(cols)}
         widths.append(len(cols))
     sql, order = q.plan_sql(manifest["steps"], widths)
-    want = numpy.load(os.path.join(case_dir, manifest["answer"]["file"]))
+    want = numpy.load(Path(case_dir, manifest["answer"]["file"]))
     return tables, sql, order, want
 
 
@@ -166,7 +167,7 @@ def main(argv=None):
         print(f"duckdb_peer: error: {e} in {sys.executable}; scripts/setup installs duckdb in .venv", file=sys.stderr)
         return contract.EXIT_SKIP
     harness = record.Harness.from_args(a)
-    exporter = os.path.join(a.build_dir, EXPORT_TOOL)
+    exporter = str(Path(a.build_dir, EXPORT_TOOL))
     if not os.access(exporter, os.X_OK):
         print(f"duckdb_peer: error: {exporter} is not built (cmake --build {a.build_dir} --target hdb-export)",
               file=sys.stderr)
@@ -195,7 +196,7 @@ def _run(state, a, rest, harness, exporter, duckdb, numpy):
                 said.append(line.rstrip("\n"))
                 print(line, end="", flush=True)
                 continue
-            with open(os.path.join(work, "cases.json")) as f:
+            with Path(work, "cases.json").open() as f:
                 exported = json.load(f)
             if doc is None:
                 doc = state.doc = record.Document(a.benchmark, NAME, _context(exported, harness, counts, duckdb, numpy),
@@ -208,7 +209,7 @@ def _run(state, a, rest, harness, exporter, duckdb, numpy):
                                        f"the driver's limit) was spent after {spent:.0f} s")
                 run_exported_case(con, doc, case, work, counts, harness, numpy)
                 if case.get("dir"):
-                    shutil.rmtree(os.path.join(work, case["dir"]), ignore_errors=True)
+                    shutil.rmtree(Path(work, case["dir"]), ignore_errors=True)
             done = len(exported["cases"])
             if line.startswith("@ready"):
                 proc.stdin.write("next\n")
@@ -235,7 +236,7 @@ def _run(state, a, rest, harness, exporter, duckdb, numpy):
 
 
 def _context(exported, harness, counts, duckdb, numpy):
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    repo = str(Path(__file__).absolute().parents[3])
     return record.context(repo, harness, f"duckdb {duckdb.__version__}", counts[0],
                           extra={"sizes": exported["context"].get("sizes", []), "peer": {
                               "name": NAME, "duckdb": duckdb.__version__, "numpy": numpy.__version__,
@@ -257,8 +258,8 @@ def run_exported_case(con, doc, case, work, counts, harness, numpy):
             else:
                 doc.failed(case, test, VARIANT, params, "the suite's set-up failed: " + case.get("reason", ""))
         return
-    case_dir = os.path.join(work, case["dir"])
-    with open(os.path.join(case_dir, "manifest.json")) as f:
+    case_dir = str(Path(work, case["dir"]))
+    with Path(case_dir, "manifest.json").open() as f:
         manifest = json.load(f)
     from . import duckdb_sql as q
     try:

@@ -150,7 +150,7 @@ def _rows_sorted(cols, exact=False):
 
 
 def _first_difference(got_cols, want_cols):
-    for j, (g, w) in enumerate(zip(got_cols, want_cols)):
+    for j, (g, w) in enumerate(zip(got_cols, want_cols, strict=False)):
         diff = np.nonzero(g != w)[0]
         if len(diff):
             i = int(diff[0])

@@ -25,6 +25,7 @@ import struct
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from .. import contract, watchdog
@@ -42,8 +43,9 @@ DEFAULT_ERRORS = "0,6"
 # alone, so the first N of 100 are the same N queries). pg_trgm takes milliseconds to seconds a query.
 DEFAULT_QUERY_COUNT = 10
 # Seconds the peer may spend over all sizes when run alone (the driver stops a peer at the
-# benchmark's timeout_s and passes BUDGET_SHARE of it): a size whose estimate (the last size's time, scaled by size) does
-# not fit what is left is skipped with that reason instead of being cut off by the time limit.
+# benchmark's timeout_s and passes BUDGET_SHARE of it): a size whose estimate (the last size's time,
+# scaled by size) does not fit what is left is skipped with that reason instead of being cut off by the
+# time limit.
 DEFAULT_BUDGET_S = 450.0
 BUDGET_SHARE = 0.75  # of the driver's time limit (PeerJob.timeout_s): 450 s of default.toml's 600
 SAMPLE_QUERIES = 2          # queries per level whose rows are recomputed in Python
@@ -57,27 +59,27 @@ TMP_PREFIX = "hdb-pg-trgm-"
 
 def find_bindir():
     """The newest /usr/lib/postgresql/<ver>/bin holding initdb, postgres and psql, else ''."""
-    root = "/usr/lib/postgresql"
+    root = Path("/usr/lib/postgresql")
     try:
-        vers = sorted((v for v in os.listdir(root) if v.isdigit()), key=int, reverse=True)
+        vers = sorted((v.name for v in root.iterdir() if v.name.isdigit()), key=int, reverse=True)
     except OSError:
         return ""
     for v in vers:
-        b = os.path.join(root, v, "bin")
-        if all(os.access(os.path.join(b, x), os.X_OK) for x in ("initdb", "postgres", "psql")):
-            return b
+        b = root / v / "bin"
+        if all(os.access(b / x, os.X_OK) for x in ("initdb", "postgres", "psql")):
+            return str(b)
     return ""
 
 
 def _extension_present(bindir):
     try:
-        share = subprocess.run([os.path.join(bindir, "pg_config"), "--sharedir"], capture_output=True, text=True,
+        share = subprocess.run([str(Path(bindir, "pg_config")), "--sharedir"], capture_output=True, text=True,
                                timeout=30).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         share = ""
-    ver = os.path.basename(os.path.dirname(bindir))
+    ver = Path(bindir).parent.name
     for d in (share, f"/usr/share/postgresql/{ver}"):
-        if d and os.path.isfile(os.path.join(d, "extension", "pg_trgm.control")):
+        if d and Path(d, "extension", "pg_trgm.control").is_file():
             return True
     return False
 
@@ -216,10 +218,10 @@ class Cluster:
             self.as_user = (pw.pw_uid, pw.pw_gid)
         self.dir = record.work_dir(TMP_PREFIX, tmp_root)
         try:  # a signal before the caller holds this object must not leave the folder behind
-            os.chmod(self.dir, 0o700)
+            Path(self.dir).chmod(0o700)
             if self.as_user:
                 os.chown(self.dir, *self.as_user)
-            self.data = os.path.join(self.dir, "data")
+            self.data = str(Path(self.dir, "data"))
             self.port = _free_port()
         except BaseException:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -235,7 +237,7 @@ class Cluster:
     def start(self):
         # initdb runs its own postgres processes (bootstrap, single-user): in a process group of its
         # own, so that a signal while it runs ends all of them before the folder is removed.
-        init = subprocess.Popen([os.path.join(self.bindir, "initdb"), "-D", self.data, "-U", self.user, "-A",
+        init = subprocess.Popen([str(Path(self.bindir, "initdb")), "-D", self.data, "-U", self.user, "-A",
                                  "trust", "-E", "UTF8", "--locale=C", "--no-sync"], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=self.dir, start_new_session=True,
                                 **self._run_as())
@@ -254,15 +256,15 @@ class Cluster:
                     "it can traverse)") if self.as_user and "Permission denied" in r.stderr else ""
             raise RuntimeError(f"initdb failed{hint}: {r.stderr.strip()[-500:]}")
         settings = dict(server_settings(self.threads), unix_socket_directories=f"'{self.dir}'", port=str(self.port))
-        with open(os.path.join(self.data, "postgresql.auto.conf"), "a") as f:
+        with Path(self.data, "postgresql.auto.conf").open("a") as f:
             for k, v in settings.items():
                 f.write(f"{k} = {v}\n")
-        self.logfile = open(os.path.join(self.dir, "server.log"), "w")
+        self.logfile = Path(self.dir, "server.log").open("w")
         if self.as_user:
             os.chown(self.logfile.name, *self.as_user)
         # A direct child in this process group, asking the kernel for SIGTERM when the peer dies
         # (PR_SET_PDEATHSIG, set after the change of user): a kill -9 of the peer alone ends it too.
-        self.proc = subprocess.Popen([os.path.join(self.bindir, "postgres"), "-D", self.data],
+        self.proc = subprocess.Popen([str(Path(self.bindir, "postgres")), "-D", self.data],
                                      stdout=self.logfile, stderr=subprocess.STDOUT, cwd=self.dir,
                                      preexec_fn=watchdog.child_preexec(os.getpid()), **self._run_as())
         deadline = time.monotonic() + 60
@@ -277,13 +279,13 @@ class Cluster:
 
     def _log_tail(self):
         try:
-            with open(os.path.join(self.dir, "server.log")) as f:
+            with Path(self.dir, "server.log").open() as f:
                 return f.read()[-500:].strip()
         except OSError:
             return "(no server log)"
 
     def psql_argv(self):
-        return [os.path.join(self.bindir, "psql"), "-X", "-q", "-h", self.dir, "-p", str(self.port), "-U", self.user,
+        return [str(Path(self.bindir, "psql")), "-X", "-q", "-h", self.dir, "-p", str(self.port), "-U", self.user,
                 "-d", "postgres", "-v", "ON_ERROR_STOP=1"]
 
     def sql(self, script, rows=False):
@@ -311,7 +313,7 @@ class Cluster:
             self.logfile.close()
         for _ in range(50):  # a server process that ends late may still write a file into it
             shutil.rmtree(self.dir, ignore_errors=True)
-            if not os.path.exists(self.dir):
+            if not Path(self.dir).exists():
                 break
             time.sleep(0.1)
         self.proc = None
@@ -328,11 +330,10 @@ def remove_stale(tmp_root):
     still running in one (its postgres with that data folder, by its command line) is stopped first."""
     def stop_server(path):
         try:
-            with open(os.path.join(path, "data", "postmaster.pid")) as f:
+            with Path(path, "data", "postmaster.pid").open() as f:
                 spid = int(f.readline())
-            with open(f"/proc/{spid}/cmdline", "rb") as f:
-                cmdline = f.read().split(b"\0")
-            if os.path.basename(cmdline[0]) == b"postgres" and os.path.join(path, "data").encode() in cmdline:
+            cmdline = Path(f"/proc/{spid}/cmdline").read_bytes().split(b"\0")
+            if cmdline[0].rsplit(b"/", 1)[-1] == b"postgres" and os.fsencode(Path(path, "data")) in cmdline:
                 os.kill(spid, signal.SIGQUIT)
                 time.sleep(1)
         except (OSError, ValueError):
@@ -402,7 +403,7 @@ def read_export(path):
     docs: list[str] = []
     queries: dict[int, list[dict[str, Any]]] = {}
     header = None
-    with open(path, encoding="utf-8") as f:
+    with Path(path).open(encoding="utf-8") as f:
         for ln in f:
             o = json.loads(ln)
             if header is None:
@@ -435,15 +436,17 @@ def plans_of(cluster, level, threshold, mode):
     out = {}
     for ln in rows:
         j, text = ln.split("\t", 1)
-        nodes = []
-
-        def walk(p):
-            nodes.append(p["Node Type"] + (f" on {p['Index Name']}" if "Index Name" in p else ""))
-            for c in p.get("Plans", []):
-                walk(c)
-        walk(json.loads(text)[0]["Plan"])
-        out[int(j)] = nodes
+        out[int(j)] = _plan_nodes(json.loads(text)[0]["Plan"])
     return out
+
+
+def _plan_nodes(plan, nodes=None):
+    """A plan's nodes depth first, outermost first: 'Bitmap Index Scan on docs_body_trgm', 'Gather', ..."""
+    nodes = [] if nodes is None else nodes
+    nodes.append(plan["Node Type"] + (f" on {plan['Index Name']}" if "Index Name" in plan else ""))
+    for c in plan.get("Plans", []):
+        _plan_nodes(c, nodes)
+    return nodes
 
 
 def _uses_index(nodes):
@@ -468,7 +471,8 @@ def run_pass(cluster, level, threshold, mode="planner"):
 
 def sample_check(cluster, docs, qs, level, thresholds, hits_at, seed):
     """Recomputes word_similarity for a sample of rows (SAMPLE_ROWS accepted at the lowest threshold
-    and SAMPLE_ROWS rejected ones, of at most SAMPLE_MAX_DOC characters, of SAMPLE_QUERIES queries) and checks it against PostgreSQL's word_similarity()
+    and SAMPLE_ROWS rejected ones, of at most SAMPLE_MAX_DOC characters, of SAMPLE_QUERIES queries) and checks it
+    against PostgreSQL's word_similarity()
     and each threshold's answer. Returns (ok, detail, rows checked)."""
     rng = random.Random(seed)
     checked = 0
@@ -534,7 +538,7 @@ def _case(test, variant, params, size, elements, input_bytes, extra=None):
 
 
 def export(a, cluster, size, levels):
-    out = os.path.join(cluster.dir, "export.jsonl")
+    out = str(Path(cluster.dir, "export.jsonl"))
     cmd = [a.export_tool, "--size", str(size), "--seed", str(a.harness.seed), "--errors",
            ",".join(map(str, levels)), "--out", out] + a.export_args
     print("$ " + " ".join(cmd), flush=True)
@@ -546,17 +550,17 @@ def export(a, cluster, size, levels):
     try:
         return read_export(out)
     finally:
-        os.unlink(out)
+        Path(out).unlink()
 
 
 def load(cluster, docs, queries):
     """The corpus and the queries into tables by server-side COPY (text format, escaped), then
     VACUUM ANALYZE; the timing function hdb_pass. Untimed."""
-    dpath, qpath = os.path.join(cluster.dir, "docs.tsv"), os.path.join(cluster.dir, "queries.tsv")
-    with open(dpath, "w", encoding="utf-8") as f:
+    dpath, qpath = str(Path(cluster.dir, "docs.tsv")), str(Path(cluster.dir, "queries.tsv"))
+    with Path(dpath).open("w", encoding="utf-8") as f:
         for i, d in enumerate(docs):
             f.write(f"{i}\t{_escape_copy(d.strip())}\n")
-    with open(qpath, "w", encoding="utf-8") as f:
+    with Path(qpath).open("w", encoding="utf-8") as f:
         for k, qs in queries.items():
             for qi in qs:
                 f.write(f"{k}\t{qi['query']}\t{_escape_copy(qi['normalized'].strip())}\n")
@@ -564,10 +568,11 @@ def load(cluster, docs, queries):
         if cluster.as_user:
             os.chown(p, *cluster.as_user)
     try:
-        cluster.sql("DROP FUNCTION IF EXISTS hdb_pass(integer);\nDROP FUNCTION IF EXISTS hdb_plans(integer);\n" + SETUP_SQL.format(docs=dpath, queries=qpath))
+        cluster.sql("DROP FUNCTION IF EXISTS hdb_pass(integer);\nDROP FUNCTION IF EXISTS hdb_plans(integer);\n"
+                    + SETUP_SQL.format(docs=dpath, queries=qpath))
     finally:
-        os.unlink(dpath)
-        os.unlink(qpath)
+        Path(dpath).unlink()
+        Path(qpath).unlink()
 
 
 def run_size(a, cluster, doc, size, state):
@@ -626,8 +631,9 @@ def run_size(a, cluster, doc, size, state):
                 measured.append((case, params, None, False, str(e), {}))
         # Verification (b), once per level: a sample of rows recomputed at the thresholds whose
         # answers passed (a).
-        measured = verify_sample(measured, len(qs), lambda ts: sample_check(cluster, docs, qs, level, ts, hits,
-                                                                           a.harness.seed + level))
+        def check(ts, qs=qs, level=level, hits=hits):  # called in this iteration; bound for clarity
+            return sample_check(cluster, docs, qs, level, ts, hits, a.harness.seed + level)
+        measured = verify_sample(measured, len(qs), check)
         for case, params, ts, ok, detail, extra in measured:
             extra["index_build_s"] = index_build_s
             if ts is None:
@@ -751,7 +757,7 @@ def parse_args(argv):
     if not a.size_list or any(not 0 < t <= 1 for t in a.thresholds) or a.passes < 1 or a.pg_query_count < 1:
         raise ValueError("sizes, thresholds in (0, 1], --passes >= 1 and --pg-query-count >= 1 are needed")
     a.harness = record.Harness.from_args(a)
-    a.export_tool = os.path.join(os.path.abspath(a.build_dir), "tools", EXPORT_TOOL)
+    a.export_tool = str(Path(a.build_dir).absolute() / "tools" / EXPORT_TOOL)
     count = min(a.pg_query_count, int(a.query_count)) if a.query_count else a.pg_query_count
     a.export_args = ["--query-count", str(count)]
     for opt in ("corpus", "gcide_dir", "queries", "query_min", "query_max", "words_per_segment", "vocabulary", "zipf"):
@@ -781,9 +787,9 @@ def main(argv=None):
     if a.ignored:
         print(f"pg_trgm: options that do not apply to PostgreSQL, ignored: {' '.join(a.ignored)}", flush=True)
     bindir = find_bindir()
-    version = subprocess.run([os.path.join(bindir, "postgres"), "--version"], capture_output=True,
+    version = subprocess.run([str(Path(bindir, "postgres")), "--version"], capture_output=True,
                              text=True).stdout.strip()
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    repo = str(Path(__file__).absolute().parents[3])
     return record.run_guarded("pg_trgm", lambda state: run(a, state, bindir, version, repo))
 
 
