@@ -330,9 +330,11 @@ def overview(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[C
     """Header and rows of the headline's overview: one row per operation, its size, a column per
     processor (named short, its full name on hover and in processor_note), the break-even size."""
     bs = columns(ls)
+    accs = sorted({ln.acc for ln in ls if ln.acc})
     header = [Cell("operation"), Cell("size", title="the input size compared (TPC-H on real tables: its tables)")] \
         + [Cell(_processor(procs, b).short, "(baseline)" if b == CPU else "", _processor(procs, b).label) for b in bs] \
-        + [Cell("break-even size", title="the accelerator, transfers included, against the best CPU implementation")]
+        + [Cell("break-even size", f"({accs[0]})" if len(accs) == 1 else "(accelerator)",
+                "the accelerator, transfers included, against the best CPU implementation")]
     out = []
     for ln in ls:
         be = ln.break_even()[1]

@@ -3,6 +3,7 @@ PNG) and plots/*.png|svg for one run directory, all from the raw JSON (never fro
 The report is built once as a list of blocks and rendered to Markdown and, through the Jinja2
 template templates/report.html (autoescaped), to HTML."""
 import base64
+import re
 import sys
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -38,6 +39,23 @@ def _md_table(header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> str:
 
 def _cells(cells: Iterable[Any]) -> list[Cell]:
     return [c if isinstance(c, Cell) else Cell(str(c)) for c in cells]
+
+
+# A figure as the tables write one: 18.64, 1.1e+03, 8.82x, 0.4 ms, 1s, 73.7%, 8.0 GiB, 32M, 12/0/0.
+NUMBER = re.compile(r"[-+]?\d[\d.,/]*(e[-+]?\d+)?\s*(x|ms|s|%|GiB|GB/s|[KMG])?")
+
+
+def _numeric_columns(rows: Sequence[Sequence[Cell]]) -> list[bool]:
+    """Per column: whether every cell of it is a figure or '-' (right-aligned in HTML; text columns,
+    ids and reasons, are left-aligned)."""
+    width = max((len(r) for r in rows), default=0)
+    cols = [[r[i].text for r in rows if i < len(r) and r[i].text not in ("-", "")] for i in range(width)]
+    return [bool(c) and all(NUMBER.fullmatch(t) for t in c) for c in cols]
+
+
+def _table_block(kind: str, header: Sequence[Any], rows: Sequence[Sequence[Any]], **more: Any) -> dict[str, Any]:
+    cells = [_cells(r) for r in rows]
+    return {"kind": kind, "header": _cells(header), "rows": cells, "num": _numeric_columns(cells), **more}
 
 
 class Doc:
@@ -111,11 +129,9 @@ class Doc:
             elif b[0] == "list":
                 blocks.append({"kind": "list", "items": [str(i) for i in b[1]]})
             elif b[0] == "table":
-                blocks.append({"kind": "table", "header": _cells(b[1]), "rows": [_cells(r) for r in b[2]],
-                               "cls": b[3]})
+                blocks.append(_table_block("table", b[1], b[2], cls=b[3]))
             elif b[0] == "details":
-                blocks.append({"kind": "details", "summary": b[1], "header": _cells(b[2]),
-                               "rows": [_cells(r) for r in b[3]]})
+                blocks.append(_table_block("details", b[2], b[3], summary=b[1]))
             elif b[0] == "fig":
                 f = b[1]
                 data = base64.b64encode((Path(plots_dir) / f"{f.stem}.png").read_bytes()).decode("ascii")

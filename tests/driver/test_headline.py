@@ -3,8 +3,9 @@ the best CPU implementation and DuckDB, the break-even size, the stand-in note w
 verified results count; the overview has one row per operation and a column per processor (its full
 name and the case ids on hover), the details one row per operation and processor with the case ids;
 the fixture's report opens with the headline figure, then the overview."""
-import os
+import json
 import unittest
+from pathlib import Path
 
 from helpers import TempDirCase, has_matplotlib, script
 
@@ -59,6 +60,7 @@ class BreakEven(unittest.TestCase):
         self.assertEqual(head["CPU"].title, "CPU (fixture CPU, ? threads)")
         self.assertEqual(head["CPU"].note, "(baseline)")
         self.assertEqual(head["cuda"].title, "cuda: fixture GPU")
+        self.assertEqual(head["break-even size"].note, "(cuda)")  # the accelerator's
         row = rows["ra select [dist=uniform,selectivity=0.5]"]
         self.assertEqual(str(row["operation"]), "ra select [dist=uniform,selectivity=0.5]")
         self.assertEqual(row["size"].text, "32M")
@@ -107,7 +109,7 @@ class BreakEven(unittest.TestCase):
                                       ({"dist": "uniform", "selectivity": 0.5, "threads": 2},
                                        {"dist": "uniform", "selectivity": 0.5, "threads": 1})], 40.0)
         duck["backend"] = "duckdb"
-        for r, t in zip(duck["results"], (2, 1)):
+        for r, t in zip(duck["results"], (2, 1), strict=True):
             r["id"] = f"select/sql[dist=uniform,selectivity=0.5,threads={t}]@32M"
         docs = [self.cpu, self.gpu, duck]
         [ln] = headline.lines(rows_of(*docs))
@@ -187,7 +189,7 @@ class TextPeer(unittest.TestCase):
         pg["backend"] = "pg_trgm"
         header, table = headline.text_peer_table(rows_of(cpu, pg))
         self.assertEqual(len(table), 1, table)  # the unverified case is not shown
-        row = dict(zip(header, table[0]))
+        row = dict(zip(header, table[0], strict=True))
         self.assertEqual(row["pg_trgm ms/query"], "20")
         self.assertEqual(row["nsearch ms/query (case id)"], "0.01 (search/binned[k=0]@2M)")
         self.assertEqual(row["nsearch faster by"], "2e+03x")
@@ -197,25 +199,20 @@ class TextPeer(unittest.TestCase):
 
 class BusyMachine(TempDirCase):
     def test_results_taken_on_a_busy_machine_are_flagged(self):
-        import json
-
         from hdb import report
         run = self.copy_fixture()
-        path = os.path.join(run, "raw", "ra-cpu.json")
-        with open(path) as f:
-            d = json.load(f)
+        path = Path(run, "raw", "ra-cpu.json")
+        d = json.loads(path.read_text())
         idle = {"loadavg": [0.1, 0.2, 0.3], "running": 1, "window_s": 0.15, "other_busy_processes": [],
                 "other_cores": 0.0, "busy": False}
         d["context"]["load"] = {"before": dict(idle, busy=True, other_cores=0.98, other_busy_processes=[
             {"pid": 7, "name": "cc1plus", "cores": 0.98}]), "after": idle}
-        with open(path, "w") as f:
-            json.dump(d, f)
+        path.write_text(json.dumps(d))
         docs = results.load_docs(run)
         self.assertEqual(report.busy_runs(docs), ["ra-cpu.json: before: 0.98 cores in other processes (cc1plus 0.98)"])
         p = script("report", run)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        with open(os.path.join(run, "report.md")) as f:
-            md = f.read()
+        md = Path(run, "report.md").read_text()
         self.assertIn("1 of ", md)
         self.assertIn("taken on a busy machine", md)
         self.assertIn("- ra-cpu.json: before: 0.98 cores in other processes (cc1plus 0.98)", md)
@@ -226,12 +223,11 @@ class ReportHeadline(TempDirCase):
         run = self.copy_fixture()
         p = script("report", run)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        with open(os.path.join(run, "report.md")) as f:
-            md = f.read()
+        md = Path(run, "report.md").read_text()
         head = md.index("## Headline: does the accelerator pay off?")
         self.assertLess(head, md.index("## Executables") if "## Executables" in md else md.index("| host |"))
         # The overview (one row per operation, a column per processor), then the details with the case ids.
-        overview = md.index("| operation | size | CPU (baseline) | cuda | break-even size |")
+        overview = md.index("| operation | size | CPU (baseline) | cuda | break-even size (cuda) |")
         self.assertLess(head, overview)
         self.assertIn("| ra select [dist=uniform,selectivity=0.5] | 32M | 18.64 ms | 8.82x (kernel 153x) | "
                       "every size from 32K |", md)
@@ -241,13 +237,13 @@ class ReportHeadline(TempDirCase):
         self.assertIn("| ra select [dist=uniform,selectivity=0.5] | cuda | "
                       "select/thrust[dist=uniform,selectivity=0.5,transfer=pinned]@32M | 0.1218 | same | 2.113 | - |",
                       md)
-        with open(os.path.join(run, "report.html")) as f:
-            page = f.read()
+        page = Path(run, "report.html").read_text()
         top = page.index("<h2>Headline: does the accelerator pay off?</h2>")
         # The overview is the section's first table; the processor's full name and the case ids on hover.
         self.assertEqual(page.index("<table", top), page.index('<table class="headline">', top))
-        self.assertIn('<th title="CPU (fixture CPU, ? threads)">CPU <span class="note">(baseline)</span></th>', page)
-        self.assertIn('<th title="cuda: fixture GPU">cuda</th>', page)
+        self.assertIn('<th class="n" title="CPU (fixture CPU, ? threads)">CPU <span class="note">(baseline)</span>'
+                      '</th>', page)
+        self.assertIn('<th class="n" title="cuda: fixture GPU">cuda</th>', page)
         self.assertIn("best kernel-only: select/thrust[dist=uniform,selectivity=0.5,transfer=pinned]@32M, 0.1218 ms",
                       page)
         self.assertLess(top, page.index("<details>\n<summary>Case ids and times per operation and processor"))
@@ -258,7 +254,7 @@ class ReportHeadline(TempDirCase):
         self.assertLess(md.index("plots/headline.png"), overview)
         self.assertLess(top, page.index('<img alt="headline: speed-up over the best CPU implementation"'))
         self.assertLess(page.index('<img alt="headline:'), page.index('<table class="headline">'))
-        self.assertTrue(os.path.getsize(os.path.join(run, "plots", "headline.png")) > 1000)
+        self.assertTrue(Path(run, "plots", "headline.png").stat().st_size > 1000)
 
 
 if __name__ == "__main__":

@@ -217,7 +217,7 @@ class ReportInBrowser(TempDirCase):
             ("operation", ""), ("size", "the input size compared (TPC-H on real tables: its tables)"),
             ("CPU (baseline)", "CPU (fixture CPU, ? threads)"), ("cuda", "cuda: fixture GPU"),
             ("opencl", "opencl: fixture OpenCL device [gpu device]"), ("duckdb", "duckdb (peer)"),
-            ("break-even size", "the accelerator, transfers included, against the best CPU implementation")])
+            ("break-even size (cuda)", "the accelerator, transfers included, against the best CPU implementation")])
         self.assertIn("details", tables)  # the case ids, folded below
 
     def test_at_1366_px_the_overview_fits_and_no_cell_wraps(self):
