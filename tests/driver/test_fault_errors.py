@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import unittest
+from pathlib import Path
 from unittest import mock
 
 from helpers import FaultCase, bounded, pid_gone, read_json, wait_for
@@ -27,7 +28,7 @@ class UsageErrorTest(FaultCase):
         self.assertOneLineError(p, text)
 
     def no_run_left(self):
-        self.assertFalse(os.path.isdir(self.out) and os.listdir(self.out), "a run directory was left behind")
+        self.assertFalse(Path(self.out).is_dir() and any(Path(self.out).iterdir()), "a run directory was left behind")
 
     def test_timeout_must_be_positive_and_finite(self):
         for value in ("nan", "inf", "-inf", "-1", "0", "abc", "NaN"):
@@ -38,21 +39,21 @@ class UsageErrorTest(FaultCase):
                                  ("timeout_s", "inf", "'timeout_s' must be a positive, finite number"),
                                  ("timeout_s", "-3", "'timeout_s' must be a positive, finite number")):
             with self.subTest(config=f"{key} = {value}"):
-                with open(self.cfg, "w") as f:
+                with Path(self.cfg).open("w") as f:
                     f.write(self.CONFIG.replace("timeout_s = 100", f"{key} = {value}"))
                 self.assertUsage(self.run_all(), text)
-        with open(self.cfg, "w") as f:
+        with Path(self.cfg).open("w") as f:
             f.write(self.CONFIG + "max_time = nan\n")
         self.assertUsage(self.run_all(), "'max_time' must be a non-negative, finite number")
         self.no_run_left()
 
     def test_a_configuration_that_is_not_utf8(self):
-        with open(self.cfg, "wb") as f:
+        with Path(self.cfg).open("wb") as f:
             f.write(self.CONFIG.encode().replace(b"fault test", b"fault \xe9t\xe9 test"))
         p = self.run_all()
         self.assertUsage(p, f"{self.cfg}: not UTF-8 text (byte 0xe9 on line 2)")
-        os.remove(self.cfg)
-        os.mkdir(self.cfg)  # a directory where the file should be
+        Path(self.cfg).unlink()
+        Path(self.cfg).mkdir()  # a directory where the file should be
         self.assertUsage(self.run_all(), "no such configuration")
         self.no_run_left()
 
@@ -75,7 +76,7 @@ class UsageErrorTest(FaultCase):
         for args, text in cases:
             with self.subTest(args=args):
                 self.assertUsage(self.run_all(*args), text)
-        with open(self.cfg, "w") as f:
+        with Path(self.cfg).open("w") as f:
             f.write(self.CONFIG.replace('["bus", "ngram"]', '["bus", "ngarm"]'))
         self.assertUsage(self.run_all(), f"{self.cfg}: 'benchmarks': no benchmark named ngarm (valid:")
         self.no_run_left()
@@ -86,24 +87,24 @@ class UsageErrorTest(FaultCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         run = self.only_run()
         raw_before = {}
-        for name in os.listdir(os.path.join(run, "raw")):
-            with open(os.path.join(run, "raw", name), "rb") as f:
+        for name in [p.name for p in Path(run, "raw").iterdir()]:
+            with Path(run, "raw", name).open("rb") as f:
                 raw_before[name] = f.read()
-        with open(os.path.join(run, "run.json"), "rb") as f:
+        with Path(run, "run.json").open("rb") as f:
             good = f.read()
         for damage, data in (("NUL bytes", good[:40] + b"\0" * 40 + good[80:]), ("cut short", good[:len(good) // 2]),
                              ("not UTF-8", b"\xff" + good), ("a list", b"[1, 2]"),
                              ("foreign entries", json.dumps({"run_id": "x", "entries": [{"name": "a"}]}).encode())):
             with self.subTest(damage=damage):
-                with open(os.path.join(run, "run.json"), "wb") as f:
+                with Path(run, "run.json").open("wb") as f:
                     f.write(data)
-                p = self.resume(os.path.basename(run))
+                p = self.resume(Path(run).name)
                 self.assertUsage(p, "run.json is corrupt (")
                 self.assertIn("this run cannot be resumed", p.stderr)
                 for name, content in raw_before.items():  # no result taken is touched
-                    with open(os.path.join(run, "raw", name), "rb") as f:
+                    with Path(run, "raw", name).open("rb") as f:
                         self.assertEqual(f.read(), content, name)
-                with open(os.path.join(run, "run.lock")) as f:
+                with Path(run, "run.lock").open() as f:
                     self.assertEqual(f.read(), "")
         self.assertEqual(len(self.calls()), 2)  # the first run's two executables, nothing since
 
@@ -114,46 +115,46 @@ class ReadOnlyTest(FaultCase):
 
     def setUp(self):
         super().setUp()
-        os.chmod(self.tmp, 0o755)
+        Path(self.tmp).chmod(0o755)
         self.prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"] \
             if os.geteuid() == 0 else []
-        self.env["MPLCONFIGDIR"] = os.path.join(self.tmp, "mpl")
-        os.makedirs(self.env["MPLCONFIGDIR"], mode=0o777)
-        os.chmod(self.env["MPLCONFIGDIR"], 0o777)
-        with open(self.log, "w"):
+        self.env["MPLCONFIGDIR"] = str(Path(self.tmp, "mpl"))
+        Path(self.env["MPLCONFIGDIR"]).mkdir(mode=0o777, parents=True)
+        Path(self.env["MPLCONFIGDIR"]).chmod(0o777)
+        with Path(self.log).open("w"):
             pass
-        os.chmod(self.log, 0o666)
+        Path(self.log).chmod(0o666)
 
     def test_a_read_only_out(self):
-        ro = os.path.join(self.tmp, "read-only")
-        os.mkdir(ro, 0o555)
-        os.chmod(ro, 0o555)
+        ro = str(Path(self.tmp, "read-only"))
+        Path(ro).mkdir(mode=0o555)
+        Path(ro).chmod(0o555)
         for out, text in ((ro, f"--out {ro}: cannot create a run directory there: "),
-                          (os.path.join(ro, "results"), "cannot create a run directory there: ")):
+                          (str(Path(ro, "results")), "cannot create a run directory there: ")):
             with self.subTest(out=out):
                 p = bounded("run-all", "--config", self.cfg, "--build-dir", self.build, "--out", out, "--no-setup",
                             "--no-build", env=self.env, prefix=self.prefix)
                 self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
                 self.assertOneLineError(p, text)
                 self.assertIn("Permission denied", p.stderr)
-        self.assertEqual(os.listdir(ro), [])
+        self.assertEqual([p.name for p in Path(ro).iterdir()], [])
         # An --out below a regular file: the same, for root too.
-        afile = os.path.join(self.tmp, "a-file")
-        open(afile, "w").close()
-        p = self.run_all("--out", os.path.join(afile, "results"))
+        afile = str(Path(self.tmp, "a-file"))
+        Path(afile).open("w").close()
+        p = self.run_all("--out", str(Path(afile, "results")))
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertOneLineError(p, "cannot create a run directory there: ")
 
     def test_a_report_into_a_read_only_run(self):
         run = self.copy_fixture()
-        for d, _, files in os.walk(run):
-            os.chmod(d, 0o555)
+        for d, _, _files in os.walk(run):
+            Path(d).chmod(0o555)
         p = bounded("report", run, env=self.env, prefix=self.prefix, limit=120)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-        self.assertOneLineError(p, f"report: error: {os.path.join(run, 'summary.csv')}: cannot write "
+        self.assertOneLineError(p, f"report: error: {Path(run, 'summary.csv')}: cannot write "
                                    "(Permission denied)")
         for d, _, _ in os.walk(run):
-            os.chmod(d, 0o755)
+            Path(d).chmod(0o755)
 
 
 class DiskFullTest(FaultCase):
@@ -171,8 +172,8 @@ class DiskFullTest(FaultCase):
                 doc = json.loads(data)
                 if any(e["name"] == "ngram-cpu" and e["status"] == "running" and "pid" in e for e in doc["entries"]):
                     # The disk fills up while the executable runs, after its first case.
-                    raw = os.path.join(os.path.dirname(path), "raw", "ngram-cpu.json")
-                    wait_for(lambda: self.call_of("hdb-ngram-cpu") and os.path.exists(raw), 20)
+                    raw = str(Path(path).parent / "raw" / "ngram-cpu.json")
+                    wait_for(lambda: self.call_of("hdb-ngram-cpu") and Path(raw).exists(), 20)
                     full.append(path)
             if full:
                 raise OSError(errno.ENOSPC, "cannot write (No space left on device)", path)
@@ -197,7 +198,7 @@ class DiskFullTest(FaultCase):
         run = self.only_run()
         self.assertIn(f"run-all: error: {run}/run.json: cannot write (No space left on device); the driver stopped",
                       err.getvalue())
-        self.assertIn(f"--resume {os.path.basename(run)}", err.getvalue())
+        self.assertIn(f"--resume {Path(run).name}", err.getvalue())
         self.assertEqual(len([ln for ln in err.getvalue().splitlines() if ln.strip()]), 1)
         # The executable that was running is stopped; run.json holds the last state it could write.
         child = self.call_of("hdb-ngram-cpu")["pid"]
@@ -205,17 +206,17 @@ class DiskFullTest(FaultCase):
         e = self.entries(run)
         self.assertEqual(e["bus-cpu"]["status"], "ok")
         self.assertEqual(e["ngram-cpu"]["status"], "running")
-        self.assertEqual(len(read_json(os.path.join(run, "raw", "bus-cpu.json"))["results"]), 2)
-        self.assertEqual(len(read_json(os.path.join(run, "raw", "ngram-cpu.json"))["results"]), 1)
+        self.assertEqual(len(read_json(str(Path(run, "raw", "bus-cpu.json")))["results"]), 2)
+        self.assertEqual(len(read_json(str(Path(run, "raw", "ngram-cpu.json")))["results"]), 1)
         # With room again, --resume finishes it and keeps the stopped executable's partial file.
         self.make_fakes({"ngram-cpu": "ok"})
-        p = self.resume(os.path.basename(run))
+        p = self.resume(Path(run).name)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertTrue(all(x["status"] == "ok" for x in self.entries(run).values()))
-        self.assertEqual(len(read_json(os.path.join(run, "raw", "ngram-cpu.json.interrupted-1"))["results"]), 1)
+        self.assertEqual(len(read_json(str(Path(run, "raw", "ngram-cpu.json.interrupted-1")))["results"]), 1)
 
     def test_write_atomically_keeps_the_old_file_on_a_failed_write(self):
-        path = os.path.join(self.tmp, "run.json")
+        path = str(Path(self.tmp, "run.json"))
         util.write_json(path, {"kept": True})
         with mock.patch("os.fsync", side_effect=OSError(errno.ENOSPC, "No space left on device")):
             with self.assertRaises(OSError) as cm:
@@ -223,8 +224,8 @@ class DiskFullTest(FaultCase):
         self.assertEqual(cm.exception.errno, errno.ENOSPC)
         self.assertEqual(cm.exception.filename, path)
         self.assertEqual(read_json(path), {"kept": True})
-        self.assertEqual(os.listdir(self.tmp).count("run.json"), 1)
-        self.assertFalse([f for f in os.listdir(self.tmp) if f.endswith(".tmp")])
+        self.assertEqual([p.name for p in Path(self.tmp).iterdir()].count("run.json"), 1)
+        self.assertFalse([f for f in [p.name for p in Path(self.tmp).iterdir()] if f.endswith(".tmp")])
 
 
 class ErrorLineTest(FaultCase):
@@ -240,14 +241,14 @@ class ErrorLineTest(FaultCase):
                                                  "(driver test)")
         self.assertEqual(e["ngram-cpu"]["reason"], "exit 1: hdb-ngram-cpu: error: cannot open "
                                                    "/nonexistent/queries.txt: No such file or directory (driver test)")
-        with open(os.path.join(run, "report.md")) as f:
+        with Path(run, "report.md").open() as f:
             md = f.read()
         self.assertIn("hdb-bus-cpu: error: --frobnicate: unknown option", md)
         self.assertNotIn("Run with --help", md)
-        self.assertEqual(len(read_json(os.path.join(run, "raw", "ngram-cpu.json"))["results"]), 1)
+        self.assertEqual(len(read_json(str(Path(run, "raw", "ngram-cpu.json")))["results"]), 1)
 
     def test_reason_line(self):
-        log = os.path.join(self.tmp, "x.log")
+        log = str(Path(self.tmp, "x.log"))
         for lines, want in (
                 (["$ hdb-ra-cpu --bogus", "hdb-ra-cpu: error: --bogus: unknown option",
                   "Run with --help for the options and their allowed values."],
@@ -258,6 +259,6 @@ class ErrorLineTest(FaultCase):
                 (["$ hdb-ra-cpu", "skipped: no device", ""], "skipped: no device"),
                 (["$ hdb-ra-cpu", "Run with --help for the options."], ""),
                 (["$ hdb-ra-cpu"], "")):
-            with open(log, "w") as f:
+            with Path(log).open("w") as f:
                 f.write("\n".join(lines) + "\n")
             self.assertEqual(runner.reason_line(log), want, lines)

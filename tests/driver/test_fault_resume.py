@@ -7,8 +7,8 @@ entry and flagged in the report. The neighbours: --resume of nothing, of a folde
 of a file, of an empty name. Temporary directories, fake executables, every command bounded."""
 import hashlib
 import json
-import os
 import shutil
+from pathlib import Path
 
 from helpers import FaultCase, read_json
 
@@ -32,16 +32,16 @@ class IncompleteTest(FaultCase):
         self.assertNotIn("finished_utc", m)
         self.assertEqual([x["name"] for x in m["incomplete"]], ["ngram-cpu"])
         self.assertIn("the run is incomplete", p.stdout)
-        self.assertIn(f"--resume {os.path.basename(run)}", p.stdout)
-        with open(os.path.join(run, "report.md")) as f:
+        self.assertIn(f"--resume {Path(run).name}", p.stdout)
+        with Path(run, "report.md").open() as f:
             self.assertIn("This run is incomplete: 1 executable(s) stopped before their last case (ngram-cpu:",
                           f.read())
-        first = self.ids(os.path.join(run, "raw", "ngram-cpu.json"))
+        first = self.ids(str(Path(run, "raw", "ngram-cpu.json")))
         self.assertEqual(len(first), 1)
         # Room again (the same binary): --resume reruns only the executable that did not finish.
         self.make_fakes({"ngram-cpu": "ok"})
-        os.remove(self.log)
-        p = self.resume(os.path.basename(run))
+        Path(self.log).unlink()
+        p = self.resume(Path(run).name)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("ngram-cpu: rerun: it failed before its last case", p.stdout)
         self.assertEqual([c["name"] for c in self.calls()], ["hdb-ngram-cpu"])
@@ -56,10 +56,10 @@ class IncompleteTest(FaultCase):
         # The failed attempt stays: its outcome in run.json, its files beside the rerun's.
         self.assertEqual(len(e["ngram-cpu"]["attempts"]), 1)
         self.assertIn("No space left on device", e["ngram-cpu"]["attempts"][0]["reason"])
-        self.assertEqual(self.ids(os.path.join(run, "raw", "ngram-cpu.json.interrupted-1")), first)
-        self.assertTrue(os.path.isfile(os.path.join(run, "logs", "ngram-cpu.log.interrupted-1")))
-        self.assertEqual(len(self.ids(os.path.join(run, "raw", "ngram-cpu.json"))), 2)
-        with open(os.path.join(run, "report.md")) as f:
+        self.assertEqual(self.ids(str(Path(run, "raw", "ngram-cpu.json.interrupted-1"))), first)
+        self.assertTrue(Path(run, "logs", "ngram-cpu.log.interrupted-1").is_file())
+        self.assertEqual(len(self.ids(str(Path(run, "raw", "ngram-cpu.json")))), 2)
+        with Path(run, "report.md").open() as f:
             self.assertNotIn("This run is incomplete", f.read())
 
     def test_a_resume_that_cannot_finish_says_why(self):
@@ -68,7 +68,7 @@ class IncompleteTest(FaultCase):
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         run = self.only_run()
         self.assertEqual(self.manifest(run)["state"], "incomplete")
-        p = self.resume(os.path.basename(run), "--no-report")  # it crashes again
+        p = self.resume(Path(run).name, "--no-report")  # it crashes again
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertNoTraceback(p)
         self.assertIn("ngram-cpu: rerun: it failed before its last case (crashed (SIGSEGV))", p.stdout)
@@ -87,11 +87,11 @@ class IncompleteTest(FaultCase):
         m = self.manifest(run)
         self.assertEqual(m["state"], "finished")  # every case was taken; one failed
         self.assertIs(self.entries(run)["ngram-cpu"]["complete"], True)
-        os.remove(self.log)
-        p = self.resume(os.path.basename(run), "--no-report")
+        Path(self.log).unlink()
+        p = self.resume(Path(run).name, "--no-report")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("ngram-cpu: failed, but it ran all its cases (1 failed): kept, not rerun", p.stdout)
-        self.assertIn(f"nothing to resume in {os.path.basename(run)}", p.stdout)
+        self.assertIn(f"nothing to resume in {Path(run).name}", p.stdout)
         self.assertEqual(self.calls(), [])
         self.assertEqual(self.manifest(run)["state"], "finished")
 
@@ -105,11 +105,11 @@ class IncompleteTest(FaultCase):
             e.pop("complete", None)
         m.pop("build", None)
         m["state"] = "finished"  # what the earlier driver wrote
-        with open(os.path.join(run, "run.json"), "w") as f:
+        with Path(run, "run.json").open("w") as f:
             json.dump(m, f)
         self.make_fakes({"ngram-cpu": "ok"})
-        os.remove(self.log)
-        p = self.resume(os.path.basename(run), "--no-report")
+        Path(self.log).unlink()
+        p = self.resume(Path(run).name, "--no-report")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertEqual([c["name"] for c in self.calls()], ["hdb-ngram-cpu"])
         self.assertEqual(self.manifest(run)["state"], "finished")
@@ -128,19 +128,19 @@ class MixedBuildTest(FaultCase):
             if e["name"] == "ngram-cpu":
                 e["status"] = "running"
         m["state"] = "running"
-        with open(os.path.join(run, "run.json"), "w") as f:
+        with Path(run, "run.json").open("w") as f:
             json.dump(m, f)
-        os.remove(self.log)
+        Path(self.log).unlink()
         return run
 
     def sha256(self, path):
-        with open(path, "rb") as f:
+        with Path(path).open("rb") as f:
             return hashlib.sha256(f.read()).hexdigest()
 
     def assertUntouched(self, run, before):
         self.assertEqual(self.manifest(run), before)
         self.assertEqual(self.calls(), [])
-        self.assertFalse([f for f in os.listdir(os.path.join(run, "raw")) if "interrupted" in f])
+        self.assertFalse([f for f in [p.name for p in Path(run, "raw").iterdir()] if "interrupted" in f])
 
     def test_every_entry_records_the_binary_it_ran(self):
         p = self.run_all("--no-report")
@@ -148,7 +148,7 @@ class MixedBuildTest(FaultCase):
         run = self.only_run()
         m = self.manifest(run)
         for name in ("bus-cpu", "ngram-cpu"):
-            exe = os.path.join(self.build, "bin", f"hdb-{name}")
+            exe = str(Path(self.build, "bin", f"hdb-{name}"))
             self.assertEqual(m["build"]["executables"][f"hdb-{name}"], self.sha256(exe))
             b = self.entries(run)[name]["binary"]
             self.assertEqual(b, {"path": exe, "build_dir": self.build, "sha256": self.sha256(exe)})
@@ -158,7 +158,7 @@ class MixedBuildTest(FaultCase):
 
     def test_resume_with_another_build_dir_is_refused(self):
         run = self.interrupted_run()
-        other = os.path.join(self.tmp, "build-2")
+        other = str(Path(self.tmp, "build-2"))
         shutil.copytree(self.build, other)
         before = self.manifest(run)
         p = bounded_resume(self, run, "--build-dir", other)
@@ -169,9 +169,9 @@ class MixedBuildTest(FaultCase):
 
     def test_a_rebuilt_executable_is_refused(self):
         run = self.interrupted_run()
-        exe = os.path.join(self.build, "bin", "hdb-ngram-cpu")
+        exe = str(Path(self.build, "bin", "hdb-ngram-cpu"))
         was = self.sha256(exe)
-        with open(exe, "a") as f:
+        with Path(exe).open("a") as f:
             f.write("# rebuilt\n")
         before = self.manifest(run)
         p = bounded_resume(self, run)  # no --build-dir: the run's own build
@@ -190,7 +190,7 @@ class MixedBuildTest(FaultCase):
     def test_allowed_mixed_builds_are_recorded_and_flagged(self):
         run = self.interrupted_run()
         other = self.make_fakes({"bus-cpu": "ok", "ngram-cpu": "ok"}, build="build-2")
-        with open(os.path.join(other, "bin", "hdb-ngram-cpu"), "a") as f:
+        with Path(other, "bin", "hdb-ngram-cpu").open("a") as f:
             f.write("# another build\n")
         self.env.pop("HDB_NO_MATPLOTLIB", None)
         p = bounded_resume(self, run, "--build-dir", other, "--allow-mixed-builds", limit=180)
@@ -205,17 +205,17 @@ class MixedBuildTest(FaultCase):
         self.assertNotIn("mixed_build", e["bus-cpu"])
         self.assertEqual(e["bus-cpu"]["binary"]["build_dir"], self.build)
         self.assertEqual(e["ngram-cpu"]["binary"]["build_dir"], other)
-        self.assertEqual(e["ngram-cpu"]["binary"]["sha256"], self.sha256(os.path.join(other, "bin", "hdb-ngram-cpu")))
+        self.assertEqual(e["ngram-cpu"]["binary"]["sha256"], self.sha256(str(Path(other, "bin", "hdb-ngram-cpu"))))
         self.assertIn(f"ran from build {other}, not the run's build {self.build}", e["ngram-cpu"]["mixed_build"])
         # The report shows a warning on top naming the entry, and the builds.
-        with open(os.path.join(run, "report.md")) as f:
+        with Path(run, "report.md").open() as f:
             md = f.read()
         warning = next(ln for ln in md.splitlines() if ln.startswith("> **Warning:**"))
         self.assertIn("this run mixes builds: ngram-cpu ran binaries other than the run's build", warning)
         self.assertLess(md.index("> **Warning:**"), md.index("## "))  # above every section
         self.assertIn("## Builds", md)
         self.assertIn(other, md[md.index("## Builds"):])
-        with open(os.path.join(run, "report.html")) as f:
+        with Path(run, "report.html").open() as f:
             html = f.read()
         self.assertIn('<p class="warning"><strong>Warning:</strong> this run mixes builds: ngram-cpu', html)
 
@@ -223,13 +223,13 @@ class MixedBuildTest(FaultCase):
         p = self.run_all("--allow-mixed-builds")
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertOneLineError(p, "--allow-mixed-builds applies to --resume only")
-        self.assertFalse(os.path.isdir(self.out) and os.listdir(self.out))
+        self.assertFalse(Path(self.out).is_dir() and [p.name for p in Path(self.out).iterdir()])
 
 
 def bounded_resume(case, run, *extra, limit=60):
     """--resume without the --build-dir FaultCase.resume adds (the run's own build, or the one in extra)."""
     from helpers import bounded
-    return bounded("run-all", "--resume", os.path.basename(run), "--out", case.out, "--no-setup", "--no-build",
+    return bounded("run-all", "--resume", Path(run).name, "--out", case.out, "--no-setup", "--no-build",
                    *extra, env=case.env, limit=limit)
 
 
@@ -237,16 +237,16 @@ class ResumeTargetTest(FaultCase):
     """--resume of what is not a run: one line, exit 2, nothing made or touched."""
 
     def test_resume_of_what_is_not_a_run(self):
-        os.makedirs(self.out)
-        os.mkdir(os.path.join(self.out, "not-a-run"))
-        afile = os.path.join(self.tmp, "a-file")
-        with open(afile, "w") as f:
+        Path(self.out).mkdir(parents=True)
+        Path(self.out, "not-a-run").mkdir()
+        afile = str(Path(self.tmp, "a-file"))
+        with Path(afile).open("w") as f:
             f.write("x\n")
         cases = (("", "--resume names no run (an empty RUN_ID: an unset variable?)"),
                  (" ", "--resume names no run"),
                  ("20990101-000000-quick", f"--resume 20990101-000000-quick: no run named 20990101-000000-quick "
                                            f"under {self.out}, and no such directory"),
-                 (os.path.join(self.tmp, "nowhere"), "no such directory"),
+                 (str(Path(self.tmp, "nowhere")), "no such directory"),
                  ("not-a-run", "is not a run (it has no run.json): nothing to resume"),
                  (afile, f"{afile} is a file, not a run directory"))
         for target, text in cases:
@@ -254,8 +254,8 @@ class ResumeTargetTest(FaultCase):
                 p = self.resume(target)
                 self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
                 self.assertOneLineError(p, text)
-        self.assertEqual(os.listdir(self.out), ["not-a-run"])  # no new run was started
-        self.assertEqual(os.listdir(os.path.join(self.out, "not-a-run")), [])
+        self.assertEqual([p.name for p in Path(self.out).iterdir()], ["not-a-run"])  # no new run was started
+        self.assertEqual([p.name for p in Path(self.out, "not-a-run").iterdir()], [])
         self.assertEqual(self.calls(), [])
 
     def test_resume_names_the_runs_there(self):
@@ -264,24 +264,24 @@ class ResumeTargetTest(FaultCase):
         run = self.only_run()
         p = self.resume("nope")
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
-        self.assertOneLineError(p, f"(runs there: {os.path.basename(run)})")
+        self.assertOneLineError(p, f"(runs there: {Path(run).name})")
 
     def test_resume_refuses_options_that_would_change_the_run(self):
         p = self.run_all("--no-report")
         run = self.only_run()
-        before = read_json(os.path.join(run, "run.json"))
+        before = read_json(str(Path(run, "run.json")))
         for extra, text in ((["--config", "quick"], f"--resume keeps the run's own configuration ({self.cfg}); "
                                                     "drop --config quick"),
                             (["--peers", "duckdb"], "--resume keeps the run's own configuration; drop --peers"),
                             (["--no-peers"], "--resume keeps the run's own configuration; drop --no-peers"),
                             (["--sizes", "1M"], "--resume keeps the run's own configuration; drop --sizes")):
             with self.subTest(option=extra[0]):
-                p = self.resume(os.path.basename(run), *extra)
+                p = self.resume(Path(run).name, *extra)
                 self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
                 self.assertOneLineError(p, text)
-        self.assertEqual(read_json(os.path.join(run, "run.json")), before)
-        with open(os.path.join(run, "run.lock")) as f:
+        self.assertEqual(read_json(str(Path(run, "run.json"))), before)
+        with Path(run, "run.lock").open() as f:
             self.assertEqual(f.read(), "")  # the lock taken to read run.json is let go
         # Its own configuration, named again, is no change.
-        p = self.resume(os.path.basename(run), "--config", self.cfg, "--no-report")
+        p = self.resume(Path(run).name, "--config", self.cfg, "--no-report")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from helpers import HERE, FaultCase, pid_gone, read_json, wait_for
 
@@ -25,20 +26,20 @@ class SignalTest(FaultCase):
         the hanging executable has written its first case."""
         p = self.start_run_all()
         self.addCleanup(lambda: p.poll() is None and p.kill())
-        run = wait_for(lambda: os.path.isdir(self.out) and os.listdir(self.out) and self.only_run(), 20)
+        run = wait_for(lambda: Path(self.out).is_dir() and any(Path(self.out).iterdir()) and self.only_run(), 20)
         self.assertTrue(run, "no run directory")
-        raw = os.path.join(run, "raw", "ngram-cpu.json")
-        call = wait_for(lambda: os.path.exists(raw) and self.call_of(mode_name), 30)
+        raw = str(Path(run, "raw", "ngram-cpu.json"))
+        call = wait_for(lambda: Path(raw).exists() and self.call_of(mode_name), 30)
         self.assertTrue(call, "the hanging executable did not start")
-        lock = read_json(os.path.join(run, "run.lock"))
+        lock = read_json(str(Path(run, "run.lock")))
         self.assertEqual(lock["host"], socket.gethostname())
         return p, run, lock["pid"], call["pid"]
 
     def finish_with_ok(self, run):
         """--resume with the hanging executable replaced by one that finishes."""
         self.make_fakes({"ngram-cpu": "ok"})
-        os.remove(self.log)
-        p = self.resume(os.path.basename(run))
+        Path(self.log).unlink()
+        p = self.resume(Path(run).name)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertEqual([c["name"] for c in self.calls() if "args" in c], ["hdb-ngram-cpu"])
         return p
@@ -46,20 +47,20 @@ class SignalTest(FaultCase):
     def test_sigterm_sighup_sigint_stop_the_executable_and_mark_the_run_interrupted(self):
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             with self.subTest(signal=sig.name):
-                if os.path.isdir(self.out):
-                    for d in os.listdir(self.out):
-                        os.rename(os.path.join(self.out, d), os.path.join(self.tmp, f"old-{sig.name}-{d}"))
+                if Path(self.out).is_dir():
+                    for d in [p.name for p in Path(self.out).iterdir()]:
+                        Path(self.out, d).rename(str(Path(self.tmp, f"old-{sig.name}-{d}")))
                 self.make_fakes(self.MODES)
-                if os.path.exists(self.log):
-                    os.remove(self.log)
+                if Path(self.log).exists():
+                    Path(self.log).unlink()
                 p, run, driver, child = self.started()
                 os.kill(driver, sig)
                 out, err = p.communicate(timeout=30)
                 self.assertEqual(p.returncode, 128 + sig, out + err)
                 self.assertIn(f"interrupted by {sig.name}", err)
-                self.assertIn(f"--resume {os.path.basename(run)}", err)
+                self.assertIn(f"--resume {Path(run).name}", err)
                 self.assertNotIn("Traceback", out + err)
-                self.assertTrue(wait_for(lambda: pid_gone(child), 10), "the executable outlived the driver")
+                self.assertTrue(wait_for(lambda child=child: pid_gone(child), 10), "the executable outlived the driver")
                 m = self.manifest(run)
                 self.assertEqual(m["state"], "interrupted")
                 self.assertEqual(m["interrupted"]["signal"], sig.name)
@@ -70,10 +71,10 @@ class SignalTest(FaultCase):
                 self.assertIn(f"interrupted by {sig.name}", e["ngram-cpu"]["reason"])
                 self.assertNotIn("pid", e["ngram-cpu"])
                 # Nothing taken is lost: bus-cpu's results and the first case of the stopped executable.
-                self.assertEqual(len(self.ids(os.path.join(run, "raw", "bus-cpu.json"))), 2)
-                first = self.ids(os.path.join(run, "raw", "ngram-cpu.json"))
+                self.assertEqual(len(self.ids(str(Path(run, "raw", "bus-cpu.json")))), 2)
+                first = self.ids(str(Path(run, "raw", "ngram-cpu.json")))
                 self.assertEqual(len(first), 1)
-                with open(os.path.join(run, "run.lock")) as f:
+                with Path(run, "run.lock").open() as f:
                     self.assertEqual(f.read(), "")  # released
                 # --resume continues where it stopped: only the stopped executable runs again.
                 self.finish_with_ok(run)
@@ -82,9 +83,9 @@ class SignalTest(FaultCase):
                 self.assertNotIn("interrupted", m)
                 self.assertEqual([i["signal"] for i in m["interruptions"]], [sig.name])
                 self.assertTrue(all(x["status"] == "ok" for x in m["entries"]))
-                self.assertEqual(self.ids(os.path.join(run, "raw", "ngram-cpu.json.interrupted-1")), first)
-                self.assertEqual(len(self.ids(os.path.join(run, "raw", "ngram-cpu.json"))), 2)
-                with open(os.path.join(run, "report.md")) as f:
+                self.assertEqual(self.ids(str(Path(run, "raw", "ngram-cpu.json.interrupted-1"))), first)
+                self.assertEqual(len(self.ids(str(Path(run, "raw", "ngram-cpu.json")))), 2)
+                with Path(run, "report.md").open() as f:
                     self.assertIn("ngram-cpu.json.interrupted-1", f.read())
 
     def test_kill_9_of_the_driver_takes_its_executables_along(self):
@@ -104,7 +105,7 @@ class SignalTest(FaultCase):
         m = self.manifest(run)
         self.assertEqual(m["state"], "running")  # nobody could mark it
         self.assertEqual(self.entries(run)["ngram-cpu"]["pid"], child)
-        first = self.ids(os.path.join(run, "raw", "ngram-cpu.json"))
+        first = self.ids(str(Path(run, "raw", "ngram-cpu.json")))
         # --resume takes the lock over (its holder is gone), reruns the one executable, keeps its partial file.
         res = self.finish_with_ok(run)
         self.assertIn(f"took over the stale lock of run-all pid {driver}", res.stdout)
@@ -112,13 +113,13 @@ class SignalTest(FaultCase):
         self.assertEqual(m["state"], "finished")
         self.assertIn("unknown", m["interruptions"][0]["signal"])
         self.assertEqual(m["interruptions"][0]["running"], ["ngram-cpu"])
-        self.assertEqual(self.ids(os.path.join(run, "raw", "ngram-cpu.json.interrupted-1")), first)
-        self.assertEqual(len(self.ids(os.path.join(run, "raw", "ngram-cpu.json"))), 2)
+        self.assertEqual(self.ids(str(Path(run, "raw", "ngram-cpu.json.interrupted-1"))), first)
+        self.assertEqual(len(self.ids(str(Path(run, "raw", "ngram-cpu.json")))), 2)
 
     def test_a_second_driver_on_the_same_run_is_refused(self):
         p, run, driver, child = self.started()
         before = self.manifest(run)
-        second = self.resume(os.path.basename(run))
+        second = self.resume(Path(run).name)
         self.assertEqual(second.returncode, 2, second.stdout + second.stderr)
         self.assertIn(f"is in use by run-all pid {driver}", second.stderr)
         self.assertNotIn("Traceback", second.stdout + second.stderr)
@@ -126,11 +127,11 @@ class SignalTest(FaultCase):
         self.assertFalse(pid_gone(child))
         self.assertEqual(self.manifest(run), before)
         self.assertEqual([c["name"] for c in self.calls() if "args" in c].count("hdb-ngram-cpu"), 1)
-        self.assertFalse([f for f in os.listdir(os.path.join(run, "raw")) if "interrupted" in f])
+        self.assertFalse([f for f in [p.name for p in Path(run, "raw").iterdir()] if "interrupted" in f])
         os.kill(driver, signal.SIGTERM)
         p.communicate(timeout=30)
         self.assertEqual(p.returncode, 128 + signal.SIGTERM)
-        self.assertTrue(wait_for(lambda: pid_gone(child), 10))
+        self.assertTrue(wait_for(lambda child=child: pid_gone(child), 10))
 
 
 class LockAndLeftoverTest(FaultCase):
@@ -146,24 +147,24 @@ class LockAndLeftoverTest(FaultCase):
                 e["status"] = "running"
                 e.update(extra)
         m["state"] = "running"
-        with open(os.path.join(run, "run.json"), "w") as f:
+        with Path(run, "run.json").open("w") as f:
             json.dump(m, f)
 
     def test_a_stale_lock_is_taken_over_with_a_note(self):
         run = self.finished_run()
         dead = subprocess.Popen(["true"])
         dead.wait()
-        with open(os.path.join(run, "run.lock"), "w") as f:
+        with Path(run, "run.lock").open("w") as f:
             json.dump({"pid": dead.pid, "host": socket.gethostname(), "since": "2026-01-01T00:00:00Z",
                        "command": "scripts/run-all"}, f)
         self.mark_running(run, "ngram-cpu")
-        os.remove(self.log)
+        Path(self.log).unlink()
         p = self.resume(run)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn(f"took over the stale lock of run-all pid {dead.pid}", p.stdout)
         self.assertIn("that process is gone", p.stdout)
         self.assertEqual([c["name"] for c in self.calls()], ["hdb-ngram-cpu"])
-        with open(os.path.join(run, "run.lock")) as f:
+        with Path(run, "run.lock").open() as f:
             self.assertEqual(f.read(), "")
 
     def test_resume_stops_an_executable_a_killed_driver_left_running(self):
@@ -171,21 +172,21 @@ class LockAndLeftoverTest(FaultCase):
         still alive (its command line names this run's JSON file), --resume stops it before the rerun,
         so two copies never write the same files."""
         run = self.finished_run()
-        raw = os.path.join(run, "raw", "ngram-cpu.json")
-        leftover = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_bench.py"), "hang", "--json", raw],
+        raw = str(Path(run, "raw", "ngram-cpu.json"))
+        leftover = subprocess.Popen([sys.executable, str(Path(HERE, "fake_bench.py")), "hang", "--json", raw],
                                     env=dict(os.environ, FAKE_LOG=self.log, FAKE_NAME="hdb-ngram-cpu"),
                                     start_new_session=True)
         self.addCleanup(lambda: leftover.poll() is None and leftover.kill())
         self.assertTrue(wait_for(lambda: self.call_of("hdb-ngram-cpu") and len(self.calls()) == 3, 10))
         self.mark_running(run, "ngram-cpu", pid=leftover.pid)
-        os.remove(self.log)
+        Path(self.log).unlink()
         p = self.resume(run)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn(f"still running (pid {leftover.pid}): stopping it", p.stdout)
         self.assertIsNotNone(leftover.poll(), "the leftover executable still runs")
         self.assertEqual([c["name"] for c in self.calls()], ["hdb-ngram-cpu"])
         self.assertEqual(len(self.ids(raw)), 2)
-        self.assertTrue(os.path.exists(raw + ".interrupted-1"))
+        self.assertTrue(Path(raw + ".interrupted-1").exists())
 
     def test_an_unrelated_process_with_the_recorded_pid_is_left_alone(self):
         run = self.finished_run()
@@ -201,19 +202,18 @@ class ChildGuardTest(FaultCase):
     def test_pdeathsig_ends_a_child_whose_parent_is_killed(self):
         if not watchdog.pdeathsig_available():
             self.skipTest("PR_SET_PDEATHSIG is Linux only")
-        pidfile = os.path.join(self.tmp, "child.pid")
+        pidfile = str(Path(self.tmp, "child.pid"))
         code = ("import os, subprocess, sys, time\n"
                 "sys.path.insert(0, sys.argv[1])\n"
                 "from hdb.watchdog import child_preexec\n"
                 "c = subprocess.Popen(['sleep', '60'], start_new_session=True, preexec_fn=child_preexec(os.getpid()))\n"
                 "open(sys.argv[2], 'w').write(str(c.pid))\n"
                 "time.sleep(60)\n")
-        parent = subprocess.Popen([sys.executable, "-c", code, os.path.join(os.path.dirname(os.path.dirname(HERE)),
-                                                                            "scripts"), pidfile])
+        parent = subprocess.Popen([sys.executable, "-c", code, str(Path(HERE).parent.parent / "scripts"), pidfile])
         self.addCleanup(lambda: parent.poll() is None and parent.kill())
         def child_pid():
             try:
-                with open(pidfile) as f:
+                with Path(pidfile).open() as f:
                     return int(f.read())
             except (OSError, ValueError):
                 return None

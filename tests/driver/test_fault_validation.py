@@ -8,6 +8,7 @@ end to end."""
 import contextlib
 import io
 import os
+from pathlib import Path
 
 from helpers import FaultCase, bounded
 
@@ -29,11 +30,11 @@ class OptionTest(FaultCase):
         lines = [ln for ln in err.splitlines() if ln.strip()]
         self.assertEqual(len(lines), 1, err)
         self.assertNotIn("Traceback", err)
-        self.assertFalse(os.path.isdir(self.out) and os.listdir(self.out), "a run directory was made")
+        self.assertFalse(Path(self.out).is_dir() and any(Path(self.out).iterdir()), "a run directory was made")
         self.assertEqual(self.calls(), [], "an executable ran")
 
     def config(self, text):
-        with open(self.cfg, "w") as f:
+        with Path(self.cfg).open("w") as f:
             f.write(text)
 
     def test_sizes_on_the_command_line(self):
@@ -157,13 +158,13 @@ class OptionTest(FaultCase):
                 self.assertRefused([], text)
 
     def test_an_out_that_is_a_file(self):
-        afile = os.path.join(self.tmp, "a-file")
-        with open(afile, "w") as f:
+        afile = str(Path(self.tmp, "a-file"))
+        with Path(afile).open("w") as f:
             f.write("keep\n")
         p = self.run_all("--out", afile)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertOneLineError(p, f"--out {afile}: is a file, not a folder for runs")
-        with open(afile) as f:
+        with Path(afile).open() as f:
             self.assertEqual(f.read(), "keep\n")
         self.assertEqual(self.calls(), [])
 
@@ -171,7 +172,7 @@ class OptionTest(FaultCase):
         p = self.run_all("--sizes", "1X")
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertOneLineError(p, "run-all: error: --sizes: '1X' is not a valid size")
-        self.assertFalse(os.path.exists(self.out))
+        self.assertFalse(Path(self.out).exists())
         self.assertEqual(self.calls(), [])
 
 
@@ -179,10 +180,10 @@ class NotARunTest(FaultCase):
     """scripts/report and scripts/compare on folders that are not runs: exit 2, nothing written."""
 
     def folder(self, name, files):
-        d = os.path.join(self.tmp, name)
-        os.makedirs(d)
+        d = str(Path(self.tmp, name))
+        Path(d).mkdir(parents=True)
         for f, text in files.items():
-            with open(os.path.join(d, f), "w") as fh:
+            with Path(d, f).open("w") as fh:
                 fh.write(text)
         return d
 
@@ -190,8 +191,8 @@ class NotARunTest(FaultCase):
         out = {}
         for root, _, files in os.walk(d):
             for f in files:
-                with open(os.path.join(root, f), "rb") as fh:
-                    out[os.path.relpath(os.path.join(root, f), d)] = fh.read()
+                with Path(root, f).open("rb") as fh:
+                    out[os.path.relpath(str(Path(root, f)), d)] = fh.read()
         return out
 
     def test_report_refuses_a_folder_that_is_not_a_run(self):
@@ -203,8 +204,8 @@ class NotARunTest(FaultCase):
         self.assertOneLineError(p, f"report: error: {mine}: not a run: it has no run.json of scripts/run-all and no "
                                    "raw/<benchmark>-<backend>.json (nothing was written there)")
         self.assertEqual(self.snapshot(mine), before)
-        for target, text in ((os.path.join(self.tmp, "nowhere"), "no such directory"),
-                             (os.path.join(mine, "report.md"), "not a directory")):
+        for target, text in ((str(Path(self.tmp, "nowhere")), "no such directory"),
+                             (str(Path(mine, "report.md")), "not a directory")):
             with self.subTest(target=target):
                 p = bounded("report", target, env=self.env)
                 self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
@@ -218,14 +219,14 @@ class NotARunTest(FaultCase):
         p = bounded("report", self.out, env=self.env)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertOneLineError(p, f"it holds runs, e.g. {run}")
-        self.assertEqual(sorted(os.listdir(self.out)), [os.path.basename(run)])
+        self.assertEqual(sorted([p.name for p in Path(self.out).iterdir()]), [Path(run).name])
 
     def test_a_run_without_run_json_is_still_a_run(self):
         run = self.copy_fixture()
-        os.remove(os.path.join(run, "run.json"))
+        Path(run, "run.json").unlink()
         p = bounded("report", run, env=self.env, limit=120)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertTrue(os.path.isfile(os.path.join(run, "report.md")))
+        self.assertTrue(Path(run, "report.md").is_file())
 
     def test_compare_refuses_what_is_not_a_run(self):
         run = self.copy_fixture()
@@ -237,15 +238,15 @@ class NotARunTest(FaultCase):
                 self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
                 self.assertOneLineError(p, f"compare: error: {mine}: not a run")
         self.assertEqual(self.snapshot(mine), before)
-        self.assertFalse([d for d in os.listdir(self.tmp) if d.startswith("compare-")])
-        afile = os.path.join(self.tmp, "a-file")
-        with open(afile, "w") as f:
+        self.assertFalse([d for d in [p.name for p in Path(self.tmp).iterdir()] if d.startswith("compare-")])
+        afile = str(Path(self.tmp, "a-file"))
+        with Path(afile).open("w") as f:
             f.write("keep\n")
         for out, text in ((afile, f"--out {afile}: is a file"), (run, f"--out {run}: is a run directory")):
             with self.subTest(out=out):
                 p = bounded("compare", run, run, "--out", out, env=self.env)
                 self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
                 self.assertOneLineError(p, text)
-        with open(afile) as f:
+        with Path(afile).open() as f:
             self.assertEqual(f.read(), "keep\n")
-        self.assertFalse(os.path.exists(os.path.join(run, "compare.md")))
+        self.assertFalse(Path(run, "compare.md").exists())

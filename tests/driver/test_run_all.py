@@ -2,8 +2,8 @@
 missing; results written before a crash or timeout survive and are reported; --resume finishes."""
 import csv
 import json
-import os
 import time
+from pathlib import Path
 
 from helpers import CSV_COLUMNS, TempDirCase, script
 
@@ -28,26 +28,26 @@ MODES = {"bus-cpu": "ok", "bus-cuda": "skip", "ra-cpu": "crash", "merge-cpu": "h
 
 class RunAllTest(TempDirCase):
     def run_all(self, *args):
-        cfg = os.path.join(self.tmp, "test.toml")
-        with open(cfg, "w") as f:
+        cfg = str(Path(self.tmp, "test.toml"))
+        with Path(cfg).open("w") as f:
             f.write(CONFIG)
-        self.log = os.path.join(self.tmp, "calls.jsonl")
+        self.log = str(Path(self.tmp, "calls.jsonl"))
         return script("run-all", "--config", cfg, "--build-dir", self.build, "--out", self.out, "--no-setup",
                       "--no-build", *args, env={"FAKE_LOG": self.log})
 
     def calls(self):
-        with open(self.log) as f:
+        with Path(self.log).open() as f:
             return [json.loads(line) for line in f]
 
     def setUp(self):
         super().setUp()
         self.build = self.make_fakes(MODES)
-        self.out = os.path.join(self.tmp, "results")
+        self.out = str(Path(self.tmp, "results"))
 
     def only_run(self):
-        runs = os.listdir(self.out)
+        runs = [p.name for p in Path(self.out).iterdir()]
         self.assertEqual(len(runs), 1, runs)
-        return os.path.join(self.out, runs[0])
+        return str(Path(self.out, runs[0]))
 
     def test_failures_are_recorded_and_results_survive(self):
         t0 = time.monotonic()
@@ -55,7 +55,7 @@ class RunAllTest(TempDirCase):
         self.assertLess(time.monotonic() - t0, 60, "the hanging executable was not stopped")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         run = self.only_run()
-        with open(os.path.join(run, "run.json")) as f:
+        with Path(run, "run.json").open() as f:
             entries = {e["name"]: e for e in json.load(f)["entries"]}
         self.assertEqual(entries["bus-cpu"]["status"], "ok")
         self.assertEqual(entries["bus-cuda"]["status"], "skipped")
@@ -69,31 +69,31 @@ class RunAllTest(TempDirCase):
         self.assertEqual(entries["tpch-cpu"]["status"], "skipped")
         self.assertIn("not built", entries["tpch-cpu"]["reason"])
         # summary.csv is the executables' own CSV files (--csv beside --json) under their one header.
-        with open(os.path.join(run, "summary.csv"), newline="") as f:
+        with Path(run, "summary.csv").open(newline="") as f:
             summary_header = next(csv.reader(f))
-        with open(os.path.join(run, "raw", "bus-cpu.csv"), newline="") as f:
+        with Path(run, "raw", "bus-cpu.csv").open(newline="") as f:
             exe_header = next(csv.reader(f))
         self.assertEqual(summary_header, exe_header + ["above_ceiling"])  # and the driver's own column
         self.assertEqual(exe_header, CSV_COLUMNS)
         # What the crashed and the stopped executables measured before dying is kept and reported.
-        with open(os.path.join(run, "summary.csv")) as f:
+        with Path(run, "summary.csv").open() as f:
             rows = list(csv.DictReader(f))
         have = {(r["benchmark"], r["backend"]) for r in rows}
         self.assertTrue({("bus", "cpu"), ("ra", "cpu"), ("merge", "cpu"), ("ngram", "cpu")} <= have, have)
         self.assertEqual(sum(1 for r in rows if r["benchmark"] == "ra"), 1)
-        with open(os.path.join(run, "report.md")) as f:
+        with Path(run, "report.md").open() as f:
             md = f.read()
         for text in ("crashed (SIGSEGV)", "timed out", "not built", "Benchmark ra", "Benchmark merge"):
             self.assertIn(text, md)
-        self.assertTrue(os.path.isfile(os.path.join(run, "report.html")))
+        self.assertTrue(Path(run, "report.html").is_file())
         self.assertIn("elapsed", p.stdout)
         # bus runs first on every backend; the configuration's options reach the executables.
         calls = self.calls()
         names = [c["name"] for c in calls]
         self.assertEqual(names[:2], ["hdb-bus-cpu", "hdb-bus-cuda"], names)
         args = calls[0]["args"]
-        self.assertEqual(args[args.index("--json") + 1], os.path.join(run, "raw", "bus-cpu.json"))
-        self.assertEqual(args[args.index("--csv") + 1], os.path.join(run, "raw", "bus-cpu.csv"))
+        self.assertEqual(args[args.index("--json") + 1], str(Path(run, "raw", "bus-cpu.json")))
+        self.assertEqual(args[args.index("--csv") + 1], str(Path(run, "raw", "bus-cpu.csv")))
         self.assertEqual(args[args.index("--sizes") + 1], "32K,1M")
         self.assertEqual(args[args.index("--passes") + 1], "2")  # command line beats the config
         ngram = next(c for c in calls if c["name"] == "hdb-ngram-cpu")["args"]
@@ -102,46 +102,46 @@ class RunAllTest(TempDirCase):
     def test_resume_finishes_only_what_was_interrupted(self):
         self.run_all("--benchmarks", "bus,ngram", "--backends", "cpu", "--no-report")
         run = self.only_run()
-        manifest = os.path.join(run, "run.json")
-        with open(manifest) as f:
+        manifest = str(Path(run, "run.json"))
+        with Path(manifest).open() as f:
             m = json.load(f)
         # As if the driver had been killed while hdb-ngram-cpu was running.
         for e in m["entries"]:
             if e["name"] == "ngram-cpu":
                 e["status"] = "running"
-        with open(manifest, "w") as f:
+        with Path(manifest).open("w") as f:
             json.dump(m, f)
-        os.remove(self.log)
-        p = self.run_all("--resume", os.path.basename(run), "--no-report")
+        Path(self.log).unlink()
+        p = self.run_all("--resume", Path(run).name, "--no-report")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertEqual([c["name"] for c in self.calls()], ["hdb-ngram-cpu"])
-        with open(manifest) as f:
+        with Path(manifest).open() as f:
             m = json.load(f)
         self.assertTrue(all(e["status"] == "ok" for e in m["entries"]))
-        self.assertTrue(os.path.isfile(os.path.join(run, "raw", "ngram-cpu.json.interrupted-1")))
-        self.assertTrue(os.path.isfile(os.path.join(run, "raw", "ngram-cpu.csv.interrupted-1")))
-        with open(os.path.join(run, "summary.csv")) as f:
+        self.assertTrue(Path(run, "raw", "ngram-cpu.json.interrupted-1").is_file())
+        self.assertTrue(Path(run, "raw", "ngram-cpu.csv.interrupted-1").is_file())
+        with Path(run, "summary.csv").open() as f:
             ids = [(r["benchmark"], r["id"]) for r in csv.DictReader(f)]
         self.assertEqual(len(ids), len(set(ids)))  # the interrupted copies are not read twice
         self.assertEqual(len(m["resumed"]), 1)
 
     def test_a_large_run_is_a_second_file_read_like_the_first(self):
-        cfg = os.path.join(self.tmp, "large.toml")
-        with open(cfg, "w") as f:
+        cfg = str(Path(self.tmp, "large.toml"))
+        with Path(cfg).open("w") as f:
             f.write('benchmarks = ["bus"]\nbackends = ["cpu"]\n[harness]\nsizes = "32K"\n'
                     '[bench.bus.large]\nsizes = "256M"\nonly = ["memcpy/*"]\n')
-        self.log = os.path.join(self.tmp, "calls.jsonl")
+        self.log = str(Path(self.tmp, "calls.jsonl"))
         p = script("run-all", "--config", cfg, "--build-dir", self.build, "--out", self.out, "--no-setup",
                    "--no-build", env={"FAKE_LOG": self.log})
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         run = self.only_run()
         args = {c["name"]: c for c in self.calls()}
-        self.assertEqual(sorted(os.listdir(os.path.join(run, "raw"))),
+        self.assertEqual(sorted([p.name for p in Path(run, "raw").iterdir()]),
                          ["bus-cpu-large.csv", "bus-cpu-large.json", "bus-cpu.csv", "bus-cpu.json"])
-        with open(os.path.join(run, "summary.csv")) as f:
+        with Path(run, "summary.csv").open() as f:
             sizes = {r["size_bytes"] for r in csv.DictReader(f)}
         self.assertEqual(sizes, {str(32 << 10), str(256 << 20)})
-        with open(os.path.join(run, "run.json")) as f:
+        with Path(run, "run.json").open() as f:
             big = {e["name"]: e for e in json.load(f)["entries"]}["bus-cpu-large"]
         self.assertEqual(big["status"], "ok")
         self.assertIn("--only", big["args"])
