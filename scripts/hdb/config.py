@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from .contract import format_size
 from .util import StrPath, UsageError, absolute_path
 
 Config = dict[str, Any]  # a validated configuration, as load() returns it
@@ -735,11 +736,7 @@ def _check_twice(where, args):
                          "option given twice: set it once, as a key or in 'args'")
 
 
-def _size_text(n):
-    for unit, suffix in ((GiB, "G"), (MiB, "M"), (KiB, "K")):
-        if n % unit == 0:
-            return f"{n // unit}{suffix}"
-    return str(n)
+_size_text = format_size  # sizes as the ids print them (contract.format_size)
 
 
 def _replace_options(args, extra):

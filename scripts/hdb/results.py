@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .config import HOST_EXECUTION_BACKENDS, HOST_EXECUTION_KINDS
+from .contract import SCHEMA  # the one spelling of the schema string
 from .util import Document, Row, StrPath, UsageError, absolute_path, write_atomically
 
-SCHEMA = "hetdb-bench/2"
 MANIFEST = "run.json"
 RAW_DIR = "raw"
 SUMMARY_CSV = "summary.csv"

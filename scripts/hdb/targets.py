@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import plausibility, results
+from .contract import format_size
 from .util import Document, Row, StrPath
 
 Target = dict[str, Any]  # one judged target: target, figure, goal, unit, met, detail
@@ -63,11 +64,7 @@ def _largest(rows, at_least=0):
     return [r for r in rows if r["size_bytes"] == top]
 
 
-def _size(n):
-    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
-        if n >= 1 << shift and n % (1 << shift) == 0:
-            return f"{n >> shift}{unit}"
-    return str(n)
+_size = format_size  # sizes as the ids print them (contract.format_size)
 
 
 def _result(name, figure, goal, unit, detail, higher_is_better=True):

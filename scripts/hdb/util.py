@@ -5,6 +5,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .contract import format_size
+
 # A path as the public functions take it: a str (what most callers have) or a Path.
 StrPath = str | os.PathLike[str]
 # One result as results.py flattens it (a row of summary.csv), and one results document (hetdb-bench/2 JSON).
@@ -65,16 +67,10 @@ def write_json(path: StrPath, doc: Any) -> None:
     write_atomically(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
 
 
-_UNITS = [(1 << 40, "T"), (1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")]
-
-
 def size_text(n: int | str) -> str:
-    """1048576 -> '1M', 32768 -> '32K', 1000 -> '1000' (the executables' --sizes notation)."""
-    n = int(n)
-    for unit, suffix in _UNITS:
-        if n >= unit and n % unit == 0:
-            return f"{n // unit}{suffix}"
-    return str(n)
+    """1048576 -> '1M', 32768 -> '32K', 1000 -> '1000' (the executables' --sizes notation, as the ids
+    print sizes: contract.format_size, the one spelling)."""
+    return format_size(int(n))
 
 
 def duration_text(s: float | None) -> str:
