@@ -298,21 +298,57 @@ Tuples tuples_of(const CpuRelation& r) { return {r.data(), r.rows(), r.width(), 
 
 }  // namespace
 
+namespace {
+
+enum class Impl { Serial, Parallel, Tbb, Pstl };
+
+std::vector<std::string> tests_of(const std::vector<Op>& ops) {
+  std::vector<std::string> t;
+  for (Op op : ops) t.push_back(test_name(op));
+  return t;
+}
+
+// serial and parallel implement every operator; the library variants theirs, where the build has oneTBB.
+const VariantTable<Impl>& table() {
+  static const VariantTable<Impl> t = [] {
+    std::vector<std::string> every = tests_of(all_ops());
+    const std::string no_tbb = library::available() ? "" : "this build has no oneTBB (the library variants need it)";
+    return VariantTable<Impl>("the cpu ra backend",
+                              {{Impl::Serial, {"serial", every, ""}},
+                               {Impl::Parallel, {"parallel", every, ""}},
+                               {Impl::Tbb, {"tbb", tests_of(library::ops(library::Library::Tbb)), no_tbb}},
+                               {Impl::Pstl, {"pstl", tests_of(library::ops(library::Library::Pstl)), no_tbb}}});
+  }();
+  return t;
+}
+
+}  // namespace
+
+const VariantList& CpuRa::variant_table() const { return table(); }
+
 int CpuRa::threads_for(const std::string& variant) const {
-  if (variant == "serial") return 1;
-  if (variant == "parallel") return platform_.threads();
-  throw std::invalid_argument("cpu backend has no variant '" + variant + "'");
+  switch (table().id(variant)) {
+    case Impl::Serial: return 1;
+    case Impl::Parallel: return platform_.threads();
+    case Impl::Tbb:
+    case Impl::Pstl: break;
+  }
+  throw std::logic_error("the library variant '" + variant + "' runs on oneTBB's threads, not the backend's");
 }
 
-bool CpuRa::is_library(Op op, const std::string& variant) const {
-  const auto lib = library::variants(op);
-  return std::find(lib.begin(), lib.end(), variant) != lib.end();
+bool CpuRa::is_library(const std::string& variant) const {
+  const Impl id = table().id(variant);
+  return id == Impl::Tbb || id == Impl::Pstl;
 }
 
-std::vector<std::string> CpuRa::variants(Op op) const {
-  std::vector<std::string> v = {"serial", "parallel"};
-  for (auto& l : library::variants(op)) v.push_back(l);
-  return v;
+library::Library CpuRa::library_of(const std::string& variant) const {
+  switch (table().id(variant)) {
+    case Impl::Tbb: return library::Library::Tbb;
+    case Impl::Pstl: return library::Library::Pstl;
+    case Impl::Serial:
+    case Impl::Parallel: break;
+  }
+  throw std::logic_error("'" + variant + "' is not a library variant");
 }
 
 Breakdown CpuRa::upload(const Relation& host, DeviceRel& out) {
@@ -364,13 +400,14 @@ Breakdown CpuRa::run_select(const DeviceRelation& in_, const Predicate& pred, co
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   const std::uint32_t* d = in.data();
-  if (is_library(Op::Select, variant)) {
+  if (is_library(variant)) {
     CpuRelation& o = ensure(out, in.rows(), in.values(), in.key_words());
     o.shape(library::select(d, in.rows(), in.width(), pred, o.data(), platform_.threads()), in.values(), in.key_words());
     return Breakdown::compute_only(t.seconds());
   }
 #ifdef HDB_SELECT_AVX512
   static const bool avx512 = __builtin_cpu_supports("avx512f");
+  ran_.impl = "avx512";
   if (avx512 && in.width() == 2 && in.key_words() == 1 && pred.lo <= pred.hi && pred.hi <= 0xffffffffu) {
     compact_rows<2>(
         in,
@@ -388,6 +425,7 @@ Breakdown CpuRa::run_select(const DeviceRelation& in_, const Predicate& pred, co
     return Breakdown::compute_only(t.seconds());
   }
 #endif
+  ran_.impl = "scalar";
   compact(in, [&](auto W) { return [d, pred](std::uint64_t i) { return pred(d + i * decltype(W)::value); }; },
           threads_for(variant), out);
   return Breakdown::compute_only(t.seconds());
@@ -397,7 +435,7 @@ Breakdown CpuRa::run_unique(const DeviceRelation& in_, const std::string& varian
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   const std::uint32_t* d = in.data();
-  if (is_library(Op::Unique, variant)) {
+  if (is_library(variant)) {
     CpuRelation& o = ensure(out, in.rows(), in.values(), in.key_words());
     o.shape(library::unique(d, in.rows(), in.width(), in.key_words(), o.data(), platform_.threads()), in.values(),
             in.key_words());
@@ -435,8 +473,8 @@ std::array<std::uint64_t, kMaxValues> reduce_range(const std::uint32_t* d, std::
 Timed<Aggregate> CpuRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
-  if (is_library(Op::Reduce, variant)) {
-    Aggregate g = library::reduce(variant, in.data(), in.rows(), in.width(), in.key_words(), op, platform_.threads());
+  if (is_library(variant)) {
+    Aggregate g = library::reduce(library_of(variant), in.data(), in.rows(), in.width(), in.key_words(), op, platform_.threads());
     return {g, Breakdown::compute_only(t.seconds())};
   }
   const int chunks = chunk_count(in.rows(), threads_for(variant));
@@ -591,7 +629,7 @@ Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, 
     return op == SetOp::Union ? na + nb : op == SetOp::Intersection ? std::min(na, nb) : na;
   };
   CpuRelation& out = ensure(out_handle, bound(a.rows, b.rows), a_.values(), a_.key_words());
-  if (is_library(set_op_of(op), variant)) {
+  if (is_library(variant)) {
     out.shape(library::set_op(op, a.data, a.rows, b.data, b.rows, a.width, out.data(), platform_.threads()), a_.values(),
               a_.key_words());
     return Breakdown::compute_only(t.seconds());
@@ -686,7 +724,7 @@ Breakdown CpuRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, A
   const std::uint32_t* x = a.data();
   const std::uint32_t* y = b.data();
   std::uint32_t* z = out.data();
-  if (is_library(arith_op_of(op), variant)) {
+  if (is_library(variant)) {
     library::arith(op, x, y, a.rows(), a.width(), a.key_words(), z, platform_.threads());
     return Breakdown::compute_only(t.seconds());
   }
@@ -719,13 +757,14 @@ void CpuRa::release_scratch() {
 void CpuRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
   const std::uint64_t in_bytes = s.rows_a * static_cast<std::uint64_t>(s.width_a) * 4;
   const std::uint64_t out_bytes = s.out_rows * static_cast<std::uint64_t>(s.out_width) * 4;
-  const bool library = is_library(s.op, s.variant);
-  const int threads = library || s.variant == "serial" ? 1 : platform_.threads();
+  const Impl impl = table().id(s.variant);
+  const bool library = impl == Impl::Tbb || impl == Impl::Pstl;
+  const int threads = impl == Impl::Parallel ? platform_.threads() : 1;
   switch (s.op) {
     case Op::Sort:
-      if (s.variant == "tbb") plan.add("tbb sort (key, row) pairs", s.rows_a * (s.key_words == 2 ? 16 : 8));
+      if (impl == Impl::Tbb) plan.add("tbb sort (key, row) pairs", s.rows_a * (s.key_words == 2 ? 16 : 8));
       // libstdc++'s parallel stable_sort merges through a buffer of n elements.
-      else if (s.variant == "pstl") plan.add("pstl stable_sort buffer", in_bytes);
+      else if (impl == Impl::Pstl) plan.add("pstl stable_sort buffer", in_bytes);
       else plan.add("radix sort buffer", in_bytes);
       break;
     case Op::Join:
@@ -757,8 +796,8 @@ Breakdown CpuRa::run_sort(const DeviceRelation& in_, const std::string& variant,
   HostTimer t;
   CpuRelation& out = ensure(out_handle, in.rows(), in.values(), in.key_words());
   const std::uint64_t words = in.rows() * static_cast<std::uint64_t>(in.width());
-  if (is_library(Op::Sort, variant)) {
-    library::sort(variant, in.data(), in.rows(), in.width(), in.key_words(), out.data(), sort_keys_,
+  if (is_library(variant)) {
+    library::sort(library_of(variant), in.data(), in.rows(), in.width(), in.key_words(), out.data(), sort_keys_,
                   platform_.threads());
     return Breakdown::compute_only(t.seconds());
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/ra.hpp"
+#include "ra_library.hpp"
 #include "runtime/cpu_platform.hpp"
 
 namespace hdb::ra::cpu {
@@ -17,7 +18,7 @@ class CpuRa : public RaBackend {
   // `parallel` runs on the platform's threads.
   explicit CpuRa(const hdb::cpu::CpuPlatform& platform) : platform_(platform) {}
 
-  std::vector<std::string> variants(Op op) const override;
+  const VariantList& variant_table() const override;
   Breakdown upload(const Relation& host, DeviceRel& out) override;
   Breakdown download(const DeviceRelation& dev, Relation& host) override;
   Breakdown run_project(const DeviceRelation& in, const ProjectLayout& layout, const std::string& variant,
@@ -39,8 +40,9 @@ class CpuRa : public RaBackend {
 
  private:
   int threads_for(const std::string& variant) const;
-  // Whether `variant` is one of the library variants of op (ra_library.hpp).
-  bool is_library(Op op, const std::string& variant) const;
+  // Whether `variant` is one of the library variants (ra_library.hpp), and which.
+  bool is_library(const std::string& variant) const;
+  library::Library library_of(const std::string& variant) const;
   const hdb::cpu::CpuPlatform& platform_;
   std::vector<std::uint32_t> sort_scratch_;  // grows in a case's first pass only
   std::vector<std::vector<std::uint32_t>> join_stage_;  // the join's piece buffers, likewise

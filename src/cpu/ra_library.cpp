@@ -21,18 +21,23 @@
 
 namespace hdb::ra::cpu::library {
 
+std::vector<Op> ops(Library lib) {
+  if (lib == Library::Tbb) return {Op::Sort, Op::Reduce};
+  return {Op::Sort, Op::Reduce, Op::Select, Op::Unique, Op::SetUnion, Op::SetIntersection, Op::SetDifference,
+          Op::Add, Op::Subtract, Op::Multiply};
+}
+
 #ifndef HDB_HAVE_TBB
 
 bool available() { return false; }
-std::vector<std::string> variants(Op) { return {}; }
 namespace {
 [[noreturn]] void absent() { throw std::invalid_argument("this build has no oneTBB: no library variants"); }
 }  // namespace
-void sort(const std::string&, const std::uint32_t*, std::uint64_t, int, int, std::uint32_t*,
+void sort(Library, const std::uint32_t*, std::uint64_t, int, int, std::uint32_t*,
           std::vector<std::uint64_t>&, int) {
   absent();
 }
-Aggregate reduce(const std::string&, const std::uint32_t*, std::uint64_t, int, int, ReduceOp, int) { absent(); }
+Aggregate reduce(Library, const std::uint32_t*, std::uint64_t, int, int, ReduceOp, int) { absent(); }
 std::uint64_t select(const std::uint32_t*, std::uint64_t, int, const Predicate&, std::uint32_t*, int) { absent(); }
 std::uint64_t unique(const std::uint32_t*, std::uint64_t, int, int, std::uint32_t*, int) { absent(); }
 std::uint64_t set_op(SetOp, const std::uint32_t*, std::uint64_t, const std::uint32_t*, std::uint64_t, int,
@@ -46,22 +51,6 @@ void arith(ArithOp, const std::uint32_t*, const std::uint32_t*, std::uint64_t, i
 #else
 
 bool available() { return true; }
-
-std::vector<std::string> variants(Op op) {
-  switch (op) {
-    case Op::Sort:
-    case Op::Reduce: return {"tbb", "pstl"};
-    case Op::Select:
-    case Op::Unique:
-    case Op::SetUnion:
-    case Op::SetIntersection:
-    case Op::SetDifference:
-    case Op::Add:
-    case Op::Subtract:
-    case Op::Multiply: return {"pstl"};
-    default: return {};
-  }
-}
 
 namespace {
 
@@ -109,10 +98,10 @@ Tuple<W>* tuples(std::uint32_t* p) {
 
 }  // namespace
 
-void sort(const std::string& variant, const std::uint32_t* in, std::uint64_t rows, int width, int key_words,
+void sort(Library lib, const std::uint32_t* in, std::uint64_t rows, int width, int key_words,
           std::uint32_t* out, std::vector<std::uint64_t>& scratch, int threads) {
   const auto w = static_cast<std::uint64_t>(width);
-  if (variant == "tbb") {
+  if (lib == Library::Tbb) {
     if (rows > 0xffffffffull) throw std::invalid_argument("tbb sort: more than 2^32 rows");
     // (key, row) packed so that one integer compare orders by key, then by row (stability).
     auto run = [&](auto* kr, auto pack) {
@@ -139,7 +128,6 @@ void sort(const std::string& variant, const std::uint32_t* in, std::uint64_t row
     }
     return;
   }
-  if (variant != "pstl") throw std::invalid_argument("no library sort '" + variant + "'");
   for_tuple_width(width, [&](auto W) {
     constexpr int k = decltype(W)::value;
     in_arena(threads, [&] {
@@ -152,7 +140,7 @@ void sort(const std::string& variant, const std::uint32_t* in, std::uint64_t row
   });
 }
 
-Aggregate reduce(const std::string& variant, const std::uint32_t* in, std::uint64_t rows, int width, int key_words,
+Aggregate reduce(Library lib, const std::uint32_t* in, std::uint64_t rows, int width, int key_words,
                  ReduceOp op, int threads) {
   using Acc = std::array<std::uint64_t, kMaxValues>;
   const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
@@ -174,7 +162,7 @@ Aggregate reduce(const std::string& variant, const std::uint32_t* in, std::uint6
       return a;
     };
     in_arena(threads, [&] {
-      if (variant == "tbb") {
+      if (lib == Library::Tbb) {
         acc = tbb::parallel_reduce(
             tbb::blocked_range<std::uint64_t>(0, rows), init,
             [&](const tbb::blocked_range<std::uint64_t>& r, Acc a) {
@@ -188,10 +176,8 @@ Aggregate reduce(const std::string& variant, const std::uint32_t* in, std::uint6
               return a;
             },
             combine);
-      } else if (variant == "pstl") {
-        acc = std::transform_reduce(std::execution::par, tuples<k>(in), tuples<k>(in) + rows, init, combine, lift);
       } else {
-        throw std::invalid_argument("no library reduce '" + variant + "'");
+        acc = std::transform_reduce(std::execution::par, tuples<k>(in), tuples<k>(in) + rows, init, combine, lift);
       }
     });
   });

@@ -1,5 +1,7 @@
 #include "tpch_backend.hpp"
 
+#include "harness/variants.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <thread>
@@ -362,9 +364,23 @@ class CpuRun : public tpch::TpchRun {
 
 }  // namespace
 
+namespace {
+
+enum class Columnar { Serial, Parallel };
+
+const VariantTable<Columnar>& table() {
+  static const VariantTable<Columnar> t("the cpu tpch backend",
+                                        {{Columnar::Serial, {"columnar-serial", {"A", "B", "C"}, ""}},
+                                         {Columnar::Parallel, {"columnar-parallel", {"A", "B", "C"}, ""}}});
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::string> CpuTpch::variants() const { return table().names("A"); }
+
 std::unique_ptr<tpch::TpchRun> CpuTpch::prepare(const Plan& plan, const std::string& variant, Transfer) {
-  if (variant != "columnar-serial" && variant != "columnar-parallel") throw SkipCase("unknown variant " + variant);
-  return std::make_unique<CpuRun>(plan, variant == "columnar-serial" ? 1 : platform_.threads());
+  return std::make_unique<CpuRun>(plan, table().id(variant) == Columnar::Serial ? 1 : platform_.threads());
 }
 
 void CpuTpch::plan_scratch(const Plan& plan, const std::string&, std::uint64_t join_rows, MemoryPlan& memory) const {

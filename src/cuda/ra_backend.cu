@@ -241,24 +241,31 @@ CudaRa::State& CudaRa::state() {
   return *s_;
 }
 
-std::vector<std::string> CudaRa::variants(Op op) const {
-  switch (op) {
-    case Op::Select:
-    case Op::Unique:
-    case Op::Join:
-    case Op::Reduce: return {"paper", "cub", "tuned"};
-    case Op::Project:
-    case Op::Add:
-    case Op::Subtract:
-    case Op::Multiply: return {"paper", "tuned"};
-    case Op::Sort: return {"cub"};
-    case Op::ReduceByKey:
-    case Op::SetUnion:
-    case Op::SetIntersection:
-    case Op::SetDifference: return {"paper", "cub"};
-    default: return {"paper"};
-  }
+namespace {
+
+enum class Impl { Paper, Cub, Tuned };
+
+// paper: every operator but sort; cub: the operators with a data-dependent output or a reduction,
+// and sort; tuned: select, unique, join, reduce and the streaming project and arithmetic.
+const VariantTable<Impl>& table() {
+  static const VariantTable<Impl> t = [] {
+    std::vector<std::string> paper;
+    for (Op op : all_ops())
+      if (op != Op::Sort) paper.push_back(test_name(op));
+    return VariantTable<Impl>(
+        "the cuda ra backend",
+        {{Impl::Paper, {"paper", paper, ""}},
+         {Impl::Cub,
+          {"cub", {"select", "unique", "join", "reduce", "reduce_by_key", "set_union", "set_intersection",
+                   "set_difference", "sort"}, ""}},
+         {Impl::Tuned, {"tuned", {"select", "unique", "join", "reduce", "project", "add", "subtract", "multiply"}, ""}}});
+  }();
+  return t;
 }
+
+}  // namespace
+
+const VariantList& CudaRa::variant_table() const { return table(); }
 
 Relation CudaRa::host_relation(std::uint64_t rows, int values, Transfer kind, int key_words) {
   if (kind != Transfer::Pinned) return Relation(rows, values, key_words);
@@ -280,8 +287,9 @@ Breakdown timed_copy(CudaRa::State& s, void* dst, const void* src, std::uint64_t
 }  // namespace
 
 void CudaRa::plan_scratch(const OpShape& shape, MemoryPlan& plan) const {
-  if (shape.variant == "paper") paper_plan(shape, plan);
-  else cub_plan(shape, plan);
+  const Impl impl = table().id(shape.variant);
+  if (impl == Impl::Paper) paper_plan(shape, plan);
+  else cub_plan(shape, impl == Impl::Tuned, plan);
 }
 
 Breakdown CudaRa::upload(const Relation& host, DeviceRel& out) {
@@ -309,44 +317,56 @@ Breakdown CudaRa::run_project(const DeviceRelation& in_, const ProjectLayout& la
   CudaRelation& out = ensure(out_handle, in.rows(), layout.values(), layout.key_words);
   PhaseTimer& t = s.begin_op();
   t.phase("compute");
-  if (variant == "tuned") launch_tuned_project(s, in, columns, out.data());
+  ran_.work_group = kBlock;
+  if (table().id(variant) == Impl::Tuned) ran_.impl = launch_tuned_project(s, in, columns, out.data());
   else launch_project(s, in, columns, out.data());
   return t.finish();
 }
 
 Breakdown CudaRa::run_select(const DeviceRelation& in_, const Predicate& pred, const std::string& variant, DeviceRel& out) {
   const CudaRelation& in = as_cuda(in_);
-  if (variant == "tuned") return tuned_compact(state(), kSelect, in, pred, out);
-  if (variant == "paper") return paper_compact(state(), kSelect, in, nullptr, pred, out);
-  return cub_compact(state(), kSelect, in, nullptr, pred, out);
+  switch (table().id(variant)) {
+    case Impl::Tuned: return tuned_compact(state(), kSelect, in, pred, out);
+    case Impl::Paper: return paper_compact(state(), kSelect, in, nullptr, pred, out);
+    case Impl::Cub: return cub_compact(state(), kSelect, in, nullptr, pred, out);
+  }
+  throw std::logic_error("select: a variant without a case");
 }
 
 Breakdown CudaRa::run_unique(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
   const CudaRelation& in = as_cuda(in_);
-  if (variant == "tuned") return tuned_compact(state(), kUnique, in, Predicate{}, out);
-  if (variant == "paper") return paper_compact(state(), kUnique, in, nullptr, Predicate{}, out);
-  return cub_compact(state(), kUnique, in, nullptr, Predicate{}, out);
+  switch (table().id(variant)) {
+    case Impl::Tuned: return tuned_compact(state(), kUnique, in, Predicate{}, out);
+    case Impl::Paper: return paper_compact(state(), kUnique, in, nullptr, Predicate{}, out);
+    case Impl::Cub: return cub_compact(state(), kUnique, in, nullptr, Predicate{}, out);
+  }
+  throw std::logic_error("unique: a variant without a case");
 }
 
 Timed<Aggregate> CudaRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const std::string& variant) {
   Timed<Aggregate> r;
   const CudaRelation& in = as_cuda(in_);
-  if (variant == "paper") r.time = paper_reduce(state(), in, op, r.value);
-  else if (variant == "cub") r.time = cub_reduce(state(), in, op, r.value);
-  else r.time = tuned_reduce(state(), in, op, r.value);
+  switch (table().id(variant)) {
+    case Impl::Paper: r.time = paper_reduce(state(), in, op, r.value); break;
+    case Impl::Cub: r.time = cub_reduce(state(), in, op, r.value); break;
+    case Impl::Tuned: r.time = tuned_reduce(state(), in, op, r.value); break;
+  }
   return r;
 }
 
 Breakdown CudaRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out) {
   const CudaRelation& in = as_cuda(in_);
-  return variant == "paper" ? paper_reduce_by_key(state(), in, op, out) : cub_reduce_by_key(state(), in, op, out);
+  // Registered for paper and cub only (begin_op checked it).
+  return table().id(variant) == Impl::Paper ? paper_reduce_by_key(state(), in, op, out)
+                                            : cub_reduce_by_key(state(), in, op, out);
 }
 
 Breakdown CudaRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out) {
   const CudaRelation& l = as_cuda(l_);
   const CudaRelation& r = as_cuda(r_);
-  if (variant == "paper") return paper_join(state(), l, r, out);
-  return cub_join(state(), l, r, variant == "tuned", out);
+  const Impl impl = table().id(variant);
+  if (impl == Impl::Paper) return paper_join(state(), l, r, out);
+  return cub_join(state(), l, r, impl == Impl::Tuned, out);
 }
 
 Breakdown CudaRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
@@ -354,7 +374,7 @@ Breakdown CudaRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_,
   const CudaRelation& a = as_cuda(a_);
   const CudaRelation& b = as_cuda(b_);
   const std::uint32_t mode = op == SetOp::Intersection ? kIntersection : kDifference;
-  if (variant == "paper")
+  if (table().id(variant) == Impl::Paper)
     return op == SetOp::Union ? paper_union(state(), a, b, out) : paper_compact(state(), mode, a, &b, Predicate{}, out);
   return op == SetOp::Union ? cub_union(state(), a, b, out) : cub_compact(state(), mode, a, &b, Predicate{}, out);
 }
@@ -380,7 +400,8 @@ Breakdown CudaRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, 
   CudaRelation& out = ensure(out_handle, a.rows(), a.values(), a.key_words());
   PhaseTimer& t = s.begin_op();
   t.phase("compute");
-  if (variant == "tuned") launch_tuned_arith(s, a, b, op, out.data());
+  ran_.work_group = kBlock;
+  if (table().id(variant) == Impl::Tuned) ran_.impl = launch_tuned_arith(s, a, b, op, out.data());
   else launch_arith(s, a, b, op, out.data());
   return t.finish();
 }

@@ -23,7 +23,7 @@ class CudaRa : public RaBackend {
   explicit CudaRa(hdb::cuda::CudaPlatform& platform);
   ~CudaRa() override;
 
-  std::vector<std::string> variants(Op op) const override;
+  const VariantList& variant_table() const override;
   // Every buffer an operator allocates besides inputs and output; CUB's temporary storage as CUB
   // reports it for the call the operator makes (without a device, an upper bound: ra_cub.cu).
   void plan_scratch(const OpShape& shape, MemoryPlan& plan) const override;

@@ -463,10 +463,9 @@ Breakdown tuned_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation
   return t.finish();
 }
 
-void cub_plan(const OpShape& shape, MemoryPlan& plan) {
+void cub_plan(const OpShape& shape, bool tuned, MemoryPlan& plan) {
   const std::uint64_t na = shape.rows_a, wa = static_cast<std::uint64_t>(shape.width_a);
   const int kw = shape.key_words;
-  const bool tuned = shape.variant == "tuned";
   const cudaStream_t st = nullptr;
   // Indices and count of a DeviceSelect over rows, and its temporary storage.
   auto plan_select_rows = [&](std::uint64_t rows) {

@@ -264,8 +264,12 @@ Breakdown tuned_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation
 
 // The tuned streaming kernels (ra_tuned.cu): grid-stride over a GPU-sized grid, 16-byte accesses
 // where the tuple layout allows, scalar tails; reduce ends in one atomic per block and attribute.
-void launch_tuned_project(CudaRa::State& s, const CudaRelation& in, const std::vector<int>& columns, std::uint32_t* out);
-void launch_tuned_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, ArithOp op, std::uint32_t* out);
+// The tuned project and arithmetic return the code path they took: "vec16" (16-byte accesses, where
+// every pointer is 16-byte aligned and the width has a vector kernel) or "scalar".
+const char* launch_tuned_project(CudaRa::State& s, const CudaRelation& in, const std::vector<int>& columns,
+                                 std::uint32_t* out);
+const char* launch_tuned_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, ArithOp op,
+                               std::uint32_t* out);
 Breakdown tuned_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggregate& result);
 
 // CudaRa::plan_scratch's parts: every buffer an operator of the variant allocates besides its
@@ -273,6 +277,7 @@ Breakdown tuned_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Ag
 // out_width in words, key_words of the inputs). CUB's temporary storage is CUB's own answer to the
 // size query of the very call the operator makes (d_temp_storage == nullptr: no kernel runs).
 void paper_plan(const OpShape& shape, MemoryPlan& plan);
-void cub_plan(const OpShape& shape, MemoryPlan& plan);  // the cub and tuned variants
+// The cub and tuned variants (tuned: the tuned join's plan, which has no count array).
+void cub_plan(const OpShape& shape, bool tuned, MemoryPlan& plan);
 
 }  // namespace hdb::ra::cuda

@@ -365,7 +365,7 @@ void paper_plan(const OpShape& shape, MemoryPlan& plan) {
           .add("scan block sums (64-bit)", scan_levels_bytes(blocks, sizeof(JoinCount)));
       break;
     }
-    case Op::Sort: cub_plan(shape, plan); break;  // sort is cub's only
+    case Op::Sort: cub_plan(shape, false, plan); break;  // sort is cub's only
     default: break;  // project, product, arithmetic: one kernel, no scratch
   }
 }

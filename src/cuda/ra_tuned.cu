@@ -269,9 +269,10 @@ void launch_reduce_for(CudaRa::State& s, int w, std::uint32_t op, const std::uin
 
 }  // namespace
 
-void launch_tuned_project(CudaRa::State& s, const CudaRelation& in, const std::vector<int>& columns, std::uint32_t* out) {
+const char* launch_tuned_project(CudaRa::State& s, const CudaRelation& in, const std::vector<int>& columns,
+                                 std::uint32_t* out) {
   const std::uint64_t n = in.rows();
-  if (!n) return;
+  if (!n) return "";
   std::uint32_t packed = 0;
   for (std::size_t c = 0; c < columns.size(); ++c) packed |= static_cast<std::uint32_t>(columns[c]) << (4 * c);
   const int nc = static_cast<int>(columns.size());
@@ -285,15 +286,17 @@ void launch_tuned_project(CudaRa::State& s, const CudaRelation& in, const std::v
       default: break;
     }
   }
-  if (done) return;
+  if (done) return "vec16";
   HDB_LAUNCH(project_scalar, stream_grid(s, project_scalar, n), kBlock, 0, s.stream.get())(
       in.data(), n, static_cast<std::uint32_t>(in.width()), static_cast<std::uint32_t>(nc), packed, out);
   HDB_CUDA_CHECK_LAUNCH("project_scalar");
+  return "scalar";
 }
 
-void launch_tuned_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, ArithOp op, std::uint32_t* out) {
+const char* launch_tuned_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, ArithOp op,
+                               std::uint32_t* out) {
   const std::uint64_t words = a.rows() * static_cast<std::uint64_t>(a.width());
-  if (!words) return;
+  if (!words) return "";
   const auto w = static_cast<std::uint32_t>(a.width()), kw = static_cast<std::uint32_t>(a.key_words());
   cudaStream_t st = s.stream.get();
   if (aligned16(a.data()) && aligned16(b.data()) && aligned16(out)) {
@@ -302,11 +305,12 @@ void launch_tuned_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelat
     HDB_LAUNCH(kernel, stream_grid(s, kernel, std::max<std::uint64_t>(words / 4, 4)), kBlock, 0, st)(a.data(), b.data(), words, w,
                                                                                              kw, out);
     HDB_CUDA_CHECK_LAUNCH("arith_vec");
-    return;
+    return "vec16";
   }
   const std::uint32_t opc = op == ArithOp::Add ? 0 : op == ArithOp::Subtract ? 1 : 2;
   HDB_LAUNCH(arith_scalar, stream_grid(s, arith_scalar, words), kBlock, 0, st)(a.data(), b.data(), words, w, kw, opc, out);
   HDB_CUDA_CHECK_LAUNCH("arith_scalar");
+  return "scalar";
 }
 
 Breakdown tuned_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggregate& result) {

@@ -1,5 +1,7 @@
 #include "tpch_backend.hpp"
 
+#include "harness/variants.hpp"
+
 #include <algorithm>
 #include "runtime/prim.cuh"
 
@@ -574,9 +576,23 @@ class CudaRun : public tpch::TpchRun {
 
 }  // namespace
 
+namespace {
+
+enum class Execution { Operator, Fused };
+
+const VariantTable<Execution>& table() {
+  static const VariantTable<Execution> t("the cuda tpch backend",
+                                         {{Execution::Operator, {"operator", {"A", "B", "C"}, ""}},
+                                          {Execution::Fused, {"fused", {"A", "B", "C"}, ""}}});
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::string> CudaTpch::variants() const { return table().names("A"); }
+
 std::unique_ptr<tpch::TpchRun> CudaTpch::prepare(const Plan& plan, const std::string& variant, Transfer transfer) {
-  if (variant != "operator" && variant != "fused") throw SkipCase("unknown variant " + variant);
-  return std::make_unique<CudaRun>(plan, variant == "fused", transfer);
+  return std::make_unique<CudaRun>(plan, table().id(variant) == Execution::Fused, transfer);
 }
 
 void CudaTpch::plan_scratch(const Plan& plan, const std::string& variant, std::uint64_t join_rows,
@@ -592,7 +608,7 @@ void CudaTpch::plan_scratch(const Plan& plan, const std::string& variant, std::u
     memory.add("CUB temporary storage", scan);
     return;
   }
-  if (variant == "fused") {
+  if (table().id(variant) == Execution::Fused) {
     // A hash table per join, of the build side's rows at load factor 1/2 (a power of two, 8 bytes
     // a slot), and the answer's count.
     u64 cap = 16;

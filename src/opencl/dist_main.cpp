@@ -6,6 +6,6 @@
 #include "runtime/cl_platform.hpp"
 
 int main(int argc, char** argv) {
-  return hdb::dist::dist_main_for<hdb::opencl::OpenClPlatform, hdb::ra::opencl::ClRa, hdb::opencl::OpenClMerge>(
+  return hdb::dist::dist_main_for<hdb::opencl::OpenClPlatform, hdb::ra::opencl::OpenClRa, hdb::opencl::OpenClMerge>(
       argc, argv);
 }

@@ -81,20 +81,38 @@ std::uint32_t u32(std::int64_t x) { return static_cast<std::uint32_t>(x); }
 
 }  // namespace
 
-std::vector<std::string> ClRa::variants(Op op) const {
-  if (op == Op::Select || op == Op::Unique) return {"paper", "tuned"};
-  if (op == Op::Sort) return {"radix", "tuned"};
-  if (op == Op::Join) return {"paper", "tuned"};
-  return {"paper"};
+namespace {
+
+enum class Impl { Paper, Tuned, Radix };
+
+// paper: the paper's kernels for every operator but sort; radix: sort.hpp's key sort and a gather;
+// tuned: the chunked, barrier-free select, unique and join, and the whole-tuple sort.
+const VariantTable<Impl>& table() {
+  static const VariantTable<Impl> t = [] {
+    std::vector<std::string> paper;
+    for (Op op : all_ops())
+      if (op != Op::Sort) paper.push_back(test_name(op));
+    return VariantTable<Impl>("the opencl ra backend",
+                              {{Impl::Paper, {"paper", paper, ""}},
+                               {Impl::Tuned, {"tuned", {"select", "unique", "join", "sort"}, ""}},
+                               {Impl::Radix, {"radix", {"sort"}, ""}}});
+  }();
+  return t;
 }
 
-std::size_t ClRa::work_group() {
+bool is_tuned(const std::string& variant) { return table().id(variant) == Impl::Tuned; }
+
+}  // namespace
+
+const VariantList& OpenClRa::variant_table() const { return table(); }
+
+std::size_t OpenClRa::work_group() {
   // The paper's constant 256, or the largest power of two the device allows below it.
   if (!wg_) wg_ = hdb::opencl::preferred_work_group(p_);
   return wg_;
 }
 
-cl::Kernel& ClRa::kernel(const std::string& name, int key_words) {
+cl::Kernel& OpenClRa::kernel(const std::string& name, int key_words) {
   auto it = kernels_.find({name, key_words});
   if (it != kernels_.end()) return it->second;
   cl::Program& program = p_.program("ra" + std::to_string(32 * key_words), hdb::opencl::kernels::ra,
@@ -105,7 +123,7 @@ cl::Kernel& ClRa::kernel(const std::string& name, int key_words) {
       .first->second;
 }
 
-void ClRa::launch(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items) {
+void OpenClRa::launch(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items) {
   if (items == 0) return;
   const std::uint64_t wg = work_group();
   const std::uint64_t global = (items + wg - 1) / wg * wg;
@@ -116,8 +134,10 @@ void ClRa::launch(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint6
   tr.add(phase, e);
 }
 
-Breakdown ClRa::finish(Trace& tr) {
+Breakdown OpenClRa::finish(Trace& tr) {
   checked("finishing an operator", [&] { return p_.queue().finish(); });
+  // The paper's kernels run at the work-group size they were built for (-DWG).
+  if (!ran_.work_group && !tr.empty()) ran_.work_group = static_cast<int>(work_group());
   Breakdown b;
   if (tr.empty()) return b;
   b.kernel = b.total = tr.span();
@@ -125,7 +145,7 @@ Breakdown ClRa::finish(Trace& tr) {
   return b;
 }
 
-std::uint64_t ClRa::scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, bool wide) {
+std::uint64_t OpenClRa::scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, bool wide) {
   if (n == 0) return 0;
   auto& s = wide ? scan64_ : scan_;
   if (!s) s = std::make_unique<hdb::opencl::DeviceScan>(p_, wide);
@@ -135,7 +155,7 @@ std::uint64_t ClRa::scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, std::
   return checked("reading the scan total", [&] { return s->total(); });
 }
 
-std::uint32_t ClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation& in_, const DeviceRelation* other,
+std::uint32_t OpenClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation& in_, const DeviceRelation* other,
                             const Predicate& pred, bool emit_index) {
   const ClRelation& in = as_cl(in_);
   const std::uint32_t n = rows32(in.rows());
@@ -157,7 +177,7 @@ std::uint32_t ClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation&
   return static_cast<std::uint32_t>(scan(tr, counts, offsets, static_cast<std::uint32_t>(groups)));
 }
 
-void ClRa::gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t w, const cl::Buffer& out,
+void OpenClRa::gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t w, const cl::Buffer& out,
                        std::uint32_t items) {
   const std::uint64_t wg = work_group();
   const std::uint64_t slot = wg * items;
@@ -168,13 +188,13 @@ void ClRa::gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t w, const 
   launch(tr, "gather", k, groups * wg);
 }
 
-Relation ClRa::host_relation(std::uint64_t rows, int values, Transfer kind, int key_words) {
+Relation OpenClRa::host_relation(std::uint64_t rows, int values, Transfer kind, int key_words) {
   if (kind != Transfer::Pinned) return Relation(rows, values, key_words);
   const std::uint64_t words = rows * static_cast<std::uint64_t>(key_words + values);
   return Relation(std::make_shared<PinnedMemory>(p_, words), rows, values, key_words);
 }
 
-Breakdown ClRa::upload(const Relation& host, DeviceRel& out) {
+Breakdown OpenClRa::upload(const Relation& host, DeviceRel& out) {
   ClRelation& d = ensure(p_, out, host.rows(), host.values(), host.key_words());
   Breakdown b;
   if (!host.words()) return b;
@@ -187,7 +207,7 @@ Breakdown ClRa::upload(const Relation& host, DeviceRel& out) {
   return b;
 }
 
-Breakdown ClRa::download(const DeviceRelation& dev, Relation& host) {
+Breakdown OpenClRa::download(const DeviceRelation& dev, Relation& host) {
   const ClRelation& d = as_cl(dev);
   if (host.values() != d.values() || host.key_words() != d.key_words() || host.capacity_rows() < d.rows())
     host = Relation(d.rows(), d.values(), d.key_words());
@@ -203,7 +223,7 @@ Breakdown ClRa::download(const DeviceRelation& dev, Relation& host) {
   return b;
 }
 
-Breakdown ClRa::run_project(const DeviceRelation& in_, const ProjectLayout& layout, const std::string& /*variant*/,
+Breakdown OpenClRa::run_project(const DeviceRelation& in_, const ProjectLayout& layout, const std::string& /*variant*/,
                         DeviceRel& out_handle) {
   const ClRelation& in = as_cl(in_);
   const std::uint32_t n = rows32(in.rows());
@@ -219,7 +239,7 @@ Breakdown ClRa::run_project(const DeviceRelation& in_, const ProjectLayout& layo
   return finish(tr);
 }
 
-std::uint32_t ClRa::compact_coarse(Trace& tr, bool unique_mode, const DeviceRelation& in_, const Predicate& pred) {
+std::uint32_t OpenClRa::compact_coarse(Trace& tr, bool unique_mode, const DeviceRelation& in_, const Predicate& pred) {
   const ClRelation& in = as_cl(in_);
   const std::uint32_t n = rows32(in.rows());
   if (n == 0) return 0;
@@ -235,10 +255,11 @@ std::uint32_t ClRa::compact_coarse(Trace& tr, bool unique_mode, const DeviceRela
   return static_cast<std::uint32_t>(scan(tr, counts, offsets, static_cast<std::uint32_t>(groups)));
 }
 
-Breakdown ClRa::compaction(const DeviceRelation& in, bool unique_mode, const Predicate& pred, const std::string& variant,
+Breakdown OpenClRa::compaction(const DeviceRelation& in, bool unique_mode, const Predicate& pred, const std::string& variant,
                            DeviceRel& out_handle) {
   Trace tr;
-  const bool tuned = variant == "tuned";
+  const bool tuned = is_tuned(variant);
+  if (tuned) ran_.items_per_thread = kCoarseItems;
   const std::uint32_t total =
       tuned ? compact_coarse(tr, unique_mode, in, pred) : compact(tr, unique_mode ? 1 : 0, in, nullptr, pred, false);
   ClRelation& out = ensure(p_, out_handle, total, in.values(), in.key_words());
@@ -246,17 +267,17 @@ Breakdown ClRa::compaction(const DeviceRelation& in, bool unique_mode, const Pre
   return finish(tr);
 }
 
-Breakdown ClRa::run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out_handle) {
+Breakdown OpenClRa::run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out_handle) {
   return compaction(in, false, pred, variant, out_handle);
 }
 
-Breakdown ClRa::run_unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out_handle) {
+Breakdown OpenClRa::run_unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out_handle) {
   Predicate all;
   all.key_words = in.key_words();
   return compaction(in, true, all, variant, out_handle);
 }
 
-Timed<Aggregate> ClRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const std::string& /*variant*/) {
+Timed<Aggregate> OpenClRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const std::string& /*variant*/) {
   const ClRelation& in = as_cl(in_);
   const std::uint32_t n = rows32(in.rows());
   const std::uint32_t values = u32(in.values());
@@ -286,7 +307,7 @@ Timed<Aggregate> ClRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const 
   return {agg, finish(tr)};
 }
 
-Breakdown ClRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& /*variant*/, DeviceRel& out_handle) {
+Breakdown OpenClRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& /*variant*/, DeviceRel& out_handle) {
   const ClRelation& in = as_cl(in_);
   Trace tr;
   // Heads of key runs, as row indices, by the unique pipeline; then one work-item per run.
@@ -303,12 +324,12 @@ Breakdown ClRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const 
   return finish(tr);
 }
 
-bool ClRa::cpu_device() {
+bool OpenClRa::cpu_device() {
   if (cpu_ < 0) cpu_ = (p_.device().getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_CPU) != 0 ? 1 : 0;
   return cpu_ == 1;
 }
 
-void ClRa::override_tuning(bool cpu, std::uint32_t floor, bool staged, unsigned sort_bits) {
+void OpenClRa::override_tuning(bool cpu, std::uint32_t floor, bool staged, unsigned sort_bits) {
   cpu_ = cpu ? 1 : 0;
   join_staged_ = staged;
   piece_floor_ = floor;
@@ -318,7 +339,7 @@ void ClRa::override_tuning(bool cpu, std::uint32_t floor, bool staged, unsigned 
   tuple_sort();
 }
 
-hdb::opencl::TupleSort& ClRa::tuple_sort() {
+hdb::opencl::TupleSort& OpenClRa::tuple_sort() {
   if (!tsort_) {
     tsort_ = std::make_unique<hdb::opencl::TupleSort>(p_);
     if (tuning_forced_) tsort_->override_tuning(cpu_ == 1, piece_floor_, sort_bits_);
@@ -326,7 +347,7 @@ hdb::opencl::TupleSort& ClRa::tuple_sort() {
   return *tsort_;
 }
 
-std::uint32_t ClRa::join_pieces(std::uint64_t merged) {
+std::uint32_t OpenClRa::join_pieces(std::uint64_t merged) {
   // CPU device: about 64 pieces per compute unit (PoCL's threads take them in turn, so a piece with
   // a large output leaves the rest to the other threads), none shorter than 8192 merged rows (two
   // binary searches a piece). GPU: enough work-items to fill the device, 64 merged rows or more each.
@@ -337,11 +358,12 @@ std::uint32_t ClRa::join_pieces(std::uint64_t merged) {
   return static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (merged + len - 1) / len));
 }
 
-void ClRa::launch_chunks(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items, bool group_each) {
+void OpenClRa::launch_chunks(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items, bool group_each) {
   if (items == 0) return;
   // Barrier-free kernels: one work-item a group on a CPU device (each group is one task of PoCL's
   // thread pool, and a group's copy one plain loop), 64 on a GPU. group_each: a work-group per item.
   const std::uint64_t wg = cpu_device() ? 1 : std::min<std::uint64_t>(64, work_group());
+  ran_.work_group = static_cast<int>(wg);
   const std::uint64_t global = group_each ? items * wg : (items + wg - 1) / wg * wg;
   cl::Event e;
   checked("running " + phase, [&] {
@@ -350,7 +372,7 @@ void ClRa::launch_chunks(Trace& tr, const std::string& phase, cl::Kernel& k, std
   tr.add(phase, e);
 }
 
-Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out_handle) {
+Breakdown OpenClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out_handle) {
   const ClRelation& l = as_cl(l_);
   const ClRelation& r = as_cl(r_);
   const std::uint32_t nl = rows32(l.rows()), nr = rows32(r.rows());
@@ -360,8 +382,9 @@ Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, con
     ensure(p_, out_handle, 0, out_values, kw);
     return finish(tr);
   }
-  if (variant == "tuned") {
+  if (is_tuned(variant)) {
     const std::uint32_t pieces = join_pieces(std::uint64_t{nl} + nr);
+    ran_.pieces = static_cast<int>(pieces);
     cl::Buffer& splits = scratch_.get("join.splits", (std::uint64_t{pieces} + 1) * 4);
     cl::Buffer& counts = scratch_.get("join.piece_counts", std::uint64_t{pieces} * 8);
     cl::Buffer& offsets = scratch_.get("join.piece_offsets", std::uint64_t{pieces} * 8);
@@ -419,7 +442,7 @@ Breakdown ClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, con
   return finish(tr);
 }
 
-Breakdown ClRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& /*variant*/,
+Breakdown OpenClRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& /*variant*/,
                        DeviceRel& out_handle) {
   const ClRelation& a = as_cl(a_);
   const ClRelation& b = as_cl(b_);
@@ -444,7 +467,7 @@ Breakdown ClRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, S
   return finish(tr);
 }
 
-Breakdown ClRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_, const std::string& /*variant*/,
+Breakdown OpenClRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_, const std::string& /*variant*/,
                         DeviceRel& out_handle) {
   const ClRelation& a = as_cl(a_);
   const ClRelation& b = as_cl(b_);
@@ -458,7 +481,7 @@ Breakdown ClRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_, 
   return finish(tr);
 }
 
-Breakdown ClRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& /*variant*/,
+Breakdown OpenClRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& /*variant*/,
                       DeviceRel& out_handle) {
   const ClRelation& a = as_cl(a_);
   const ClRelation& b = as_cl(b_);
@@ -472,7 +495,7 @@ Breakdown ClRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, Ar
   return finish(tr);
 }
 
-void ClRa::release_scratch() {
+void OpenClRa::release_scratch() {
   scratch_.clear();
   // The sorts and scans keep buffers of their own, sized by their last input.
   scan_.reset();
@@ -482,11 +505,11 @@ void ClRa::release_scratch() {
   tsort_.reset();
 }
 
-void ClRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
+void OpenClRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
   const std::uint64_t wg = hdb::opencl::preferred_work_group(p_);  // work_group()'s
   const auto wa = static_cast<std::uint64_t>(s.width_a);
   const std::uint64_t groups = (s.rows_a + wg - 1) / wg;
-  const bool tuned = s.variant == "tuned";
+  const bool tuned = is_tuned(s.variant);
   // Partition slots hold every tuple of a partition (the kept ones fill them), plus counts and
   // offsets per partition and the scan's block sums (a few per cent of them, rounded up).
   auto partitions = [&](std::uint64_t rows, std::uint64_t words, std::uint64_t slot) {
@@ -533,9 +556,7 @@ void ClRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
 
 // The keys (sort_keys: 32- or 64-bit), a stable LSD radix sort of them with their row
 // numbers (sort.hpp), then one gather of whole tuples in that order.
-Breakdown ClRa::run_sort(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
-  if (variant != "radix" && variant != "tuned")
-    throw std::invalid_argument("opencl backend does not offer sort variant '" + variant + "'");
+Breakdown OpenClRa::run_sort(const DeviceRelation& in_, const std::string& variant, DeviceRel& out) {
   const ClRelation& in = as_cl(in_);
   const std::uint32_t n = rows32(in.rows());
   const std::uint32_t w = static_cast<std::uint32_t>(in.width());
@@ -543,11 +564,14 @@ Breakdown ClRa::run_sort(const DeviceRelation& in_, const std::string& variant, 
   ClRelation& o = ensure(p_, out, n, in.values(), in.key_words());
   Trace tr;
   if (n == 0) return finish(tr);
-  if (variant == "tuned") {
+  if (is_tuned(variant)) {
     // Whole tuples, 8 bits a pass (sort.hpp's TupleSort): no key extraction, no gather.
     hdb::opencl::TupleSort& tsort = tuple_sort();
     std::vector<cl::Event> evs;
     checked("sorting tuples", [&] { tsort.sort(in.buf, o.buf, n, w, evs, static_cast<std::uint32_t>(in.key_words())); });
+    ran_.radix_bits = static_cast<int>(tsort.bits());
+    ran_.items_per_thread = static_cast<int>(tsort.chunk_for(n));
+    ran_.work_group = static_cast<int>(tsort.local_size());
     // Events per pass: count, the scan's launches, scatter.
     const std::size_t per_pass = evs.size() / tsort.passes();
     for (std::size_t i = 0; i < evs.size(); ++i) {
@@ -565,6 +589,7 @@ Breakdown ClRa::run_sort(const DeviceRelation& in_, const std::string& variant, 
   auto& sorter = kw == 2 ? sort64_ : sort_;
   if (!sorter)
     sorter = std::make_unique<hdb::opencl::RadixSort>(p_, kw == 2 ? hdb::opencl::SortKey::U64 : hdb::opencl::SortKey::U32);
+  ran_.radix_bits = 4;  // RadixSort's digit (sort.hpp)
   std::vector<cl::Event> evs;
   checked("sorting keys", [&] { sorter->sort(keys, nullptr, keys, rows, n, evs); });
   tr.take("sort", evs);

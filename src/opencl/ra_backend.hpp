@@ -15,11 +15,11 @@
 
 namespace hdb::ra::opencl {
 
-class ClRa : public RaBackend {
+class OpenClRa : public RaBackend {
  public:
-  explicit ClRa(hdb::opencl::OpenClPlatform& platform) : p_(platform), scratch_(platform) {}
+  explicit OpenClRa(hdb::opencl::OpenClPlatform& platform) : p_(platform), scratch_(platform) {}
 
-  std::vector<std::string> variants(Op op) const override;
+  const VariantList& variant_table() const override;
   Relation host_relation(std::uint64_t rows, int values, Transfer kind, int key_words = 1) override;
   Breakdown upload(const Relation& host, DeviceRel& out) override;
   Breakdown download(const DeviceRelation& dev, Relation& host) override;

@@ -5,6 +5,6 @@
 
 int main(int argc, char** argv) {
   hdb::opencl::OpenClPlatform platform;
-  hdb::ra::opencl::ClRa backend(platform);
+  hdb::ra::opencl::OpenClRa backend(platform);
   return hdb::ra::ra_main(argc, argv, platform, backend);
 }

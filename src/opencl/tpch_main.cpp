@@ -6,7 +6,7 @@
 
 int main(int argc, char** argv) {
   hdb::opencl::OpenClPlatform platform;
-  hdb::ra::opencl::ClRa ra(platform);
+  hdb::ra::opencl::OpenClRa ra(platform);
   hdb::tpch::RaComposed backend(ra);
   return hdb::tpch::tpch_main(argc, argv, platform, backend);
 }

@@ -130,7 +130,14 @@ const ra::Relation& host(const ra::DeviceRelation& d) {
 class ExportRa : public ra::RaBackend {
  public:
   explicit ExportRa(Exporter& x) : x_(x) {}
-  std::vector<std::string> variants(ra::Op) const override { return {"export"}; }
+  const VariantList& variant_table() const override {
+    static const VariantTable<int> t = [] {
+      std::vector<std::string> every;
+      for (ra::Op op : ra::all_ops()) every.push_back(ra::test_name(op));
+      return VariantTable<int>("hdb-export", {{0, {"export", every, ""}}});
+    }();
+    return t;
+  }
   Breakdown upload(const ra::Relation& h, ra::DeviceRel& out) override {
     // The peers read one 32-bit column per word; a 64-bit key would be two columns they take apart.
     if (h.key_words() != 1) throw SkipCase("the peers are given 32-bit keys only");

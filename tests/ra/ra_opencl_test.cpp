@@ -16,13 +16,13 @@ namespace {
 class RaOpenCl : public ::hdb::test::DeviceSuite<hdb::opencl::OpenClPlatform> {};
 
 TEST_F(RaOpenCl, PaperKernelsMatchReference) {
-  opencl::ClRa b(*platform_);
+  opencl::OpenClRa b(*platform_);
   test::check_backend(b, "paper");
   test::check_output_reuse(b, "paper");
 }
 
 TEST_F(RaOpenCl, TunedSelectAndUniqueMatchReference) {
-  opencl::ClRa b(*platform_);
+  opencl::OpenClRa b(*platform_);
   test::check_backend(b, "tuned");
   test::check_output_reuse(b, "tuned");
 }
@@ -31,7 +31,7 @@ TEST_F(RaOpenCl, SixtyFourBitKeysMatchReference) {
   // Every variant with keys above 2^32 sharing their high word, and at the 64-bit maximum.
   for (const char* v : {"paper", "tuned", "radix"}) {
     SCOPED_TRACE(v);
-    opencl::ClRa b(*platform_);
+    opencl::OpenClRa b(*platform_);
     test::check_backend(b, v, 2);
   }
 }
@@ -51,7 +51,7 @@ TEST_F(RaOpenCl, JoinCountsBeyondThirtyTwoBits) {
   for (bool staged : {true, false}) {
     for (const char* v : {"paper", "tuned"}) {
       SCOPED_TRACE(std::string(v) + (staged ? " staged" : " two merges"));
-      opencl::ClRa b(*platform_);
+      opencl::OpenClRa b(*platform_);
       if (!staged) b.override_tuning(true, 0, false);
       DeviceRel d, out;
       b.upload(l, d);
@@ -66,7 +66,7 @@ TEST_F(RaOpenCl, JoinCountsBeyondThirtyTwoBits) {
 }
 
 TEST_F(RaOpenCl, PinnedHostRelationsRoundTrip) {
-  opencl::ClRa b(*platform_);
+  opencl::OpenClRa b(*platform_);
   Relation h = b.host_relation(1000, 2, Transfer::Pinned);
   EXPECT_EQ(h.memory_kind(), Transfer::Pinned);
   for (std::uint64_t i = 0; i < h.words(); ++i) h.data()[i] = static_cast<std::uint32_t>(i * 2654435761u);
@@ -79,7 +79,7 @@ TEST_F(RaOpenCl, PinnedHostRelationsRoundTrip) {
 
 TEST_F(RaOpenCl, ScanCrossesSeveralLevels) {
   // 300k tuples: more than 256 * 256 work-groups' counts, so the scan recurses twice.
-  opencl::ClRa b(*platform_);
+  opencl::OpenClRa b(*platform_);
   RelationSpec s;
   s.rows = 300000;
   s.values = 1;

@@ -58,7 +58,7 @@ Relation numbered(Relation r) {
   return r;
 }
 
-Relation run_sort(opencl::ClRa& b, const Relation& in) {
+Relation run_sort(opencl::OpenClRa& b, const Relation& in) {
   DeviceRel d, o;
   b.upload(in, d);
   b.sort(*d, "tuned", o);
@@ -67,7 +67,7 @@ Relation run_sort(opencl::ClRa& b, const Relation& in) {
   return got;
 }
 
-Relation run_join(opencl::ClRa& b, const Relation& l, const Relation& r) {
+Relation run_join(opencl::OpenClRa& b, const Relation& l, const Relation& r) {
   DeviceRel dl, dr, o;
   b.upload(l, dl);
   b.upload(r, dr);
@@ -87,12 +87,38 @@ Relation ref_join(const Relation& l, const Relation& r) {
 TEST_F(RaOpenClTuned, ConformanceWithForcedParameters) {
   for (const Tuning& t : kTunings) {
     SCOPED_TRACE(t.name);
-    opencl::ClRa b(*platform_);
+    opencl::OpenClRa b(*platform_);
     b.override_tuning(t.cpu, t.floor, t.staged, t.sort_bits);
     test::check_backend(b, "tuned");
     test::check_output_reuse(b, "tuned");
     test::check_backend(b, "tuned", 2);
   }
+}
+
+// What the tuned kernels chose is what the result records (RaBackend::last_ran): the forced sort
+// digit, the join's pieces, the compaction's tuples per work-item; the paper's kernels their -DWG.
+TEST_F(RaOpenClTuned, WhatRanNamesTheChosenParameters) {
+  const Relation l = relation(5000, 1, keys(700, 0, 1 << 20), true, 21);
+  const Relation r = relation(4000, 1, keys(600, 0, 1 << 20), true, 22);
+  opencl::OpenClRa b(*platform_);
+  b.override_tuning(false, 3, true, 11);
+  DeviceRel dl, dr, o;
+  b.upload(l, dl);
+  b.upload(r, dr);
+  b.sort(*dl, "tuned", o);
+  EXPECT_EQ(b.last_ran().radix_bits, 11);
+  EXPECT_GE(b.last_ran().items_per_thread, 1);
+  EXPECT_GE(b.last_ran().work_group, 1);
+  b.join(*dl, *dr, "tuned", o);
+  EXPECT_GE(b.last_ran().pieces, 2) << "pieces of at least 3 of 9000 merged rows";
+  b.select(*dl, Predicate{0, 0, 1 << 19}, "tuned", o);
+  EXPECT_EQ(b.last_ran().items_per_thread, 8);
+  b.sort(*dl, "radix", o);
+  EXPECT_EQ(b.last_ran().radix_bits, 4);
+  b.select(*dl, Predicate{0, 0, 1 << 19}, "paper", o);
+  EXPECT_EQ(b.last_ran().work_group, static_cast<int>(b.work_group()));
+  EXPECT_EQ(b.last_ran().items_per_thread, 0);
+  EXPECT_THROW(b.sort(*dl, "paper", o), std::invalid_argument);  // paper registers no sort
 }
 
 TEST_F(RaOpenClTuned, SortEdgeCases) {
@@ -111,14 +137,14 @@ TEST_F(RaOpenClTuned, SortEdgeCases) {
     cases.push_back({"wide" + sz, numbered(relation(n, 7, keys(n / 2 + 1, 0, 1000), false, 13 + n))});
   }
   for (const Tuning& t : kTunings) {
-    opencl::ClRa b(*platform_);
+    opencl::OpenClRa b(*platform_);
     b.override_tuning(t.cpu, t.floor, t.staged, t.sort_bits);
     for (const Case& c : cases) {
       const std::string diff = first_difference(run_sort(b, c.rel), ref::sort(c.rel));
       EXPECT_TRUE(diff.empty()) << t.name << ", " << c.name << ": " << diff;
     }
   }
-  opencl::ClRa b(*platform_);  // the device's own parameters
+  opencl::OpenClRa b(*platform_);  // the device's own parameters
   for (const Case& c : cases) {
     const std::string diff = first_difference(run_sort(b, c.rel), ref::sort(c.rel));
     EXPECT_TRUE(diff.empty()) << "device default, " << c.name << ": " << diff;
@@ -150,7 +176,7 @@ TEST_F(RaOpenClTuned, JoinEdgeCases) {
   cases.push_back({"zipf many-to-many", zipf_a, zipf_b});
   cases.push_back({"zipf vs dense", zipf_a, dense});
   for (const Tuning& t : kTunings) {
-    opencl::ClRa b(*platform_);
+    opencl::OpenClRa b(*platform_);
     b.override_tuning(t.cpu, t.floor, t.staged, t.sort_bits);
     for (const Case& c : cases) {
       const std::string diff = first_difference(run_join(b, c.l, c.r), ref_join(c.l, c.r));

@@ -12,7 +12,7 @@ namespace hdb::tpch::test {
 TEST(TpchOpenCl, RaCompositionEqualsTheReference) {
   opencl::OpenClPlatform platform;
   if (std::string skip = hdb::test::init_device(platform); !skip.empty()) GTEST_SKIP() << skip;
-  ra::opencl::ClRa ra(platform);
+  ra::opencl::OpenClRa ra(platform);
   RaComposed backend(ra);
   ASSERT_FALSE(backend.variants().empty());
   expect_all_equal(backend, backend.variants(), Transfer::Pinned);

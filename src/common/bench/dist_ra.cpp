@@ -165,6 +165,9 @@ class DistRaRunner {
 
   Prepared prepare(const std::string& variant, Transfer t, bool join,
                    const std::vector<std::pair<GlobalSpec, std::uint64_t>>& inputs) {
+    // Every rank has the same table, so every rank skips alike, before any collective call.
+    const std::string& unavailable = b_.variant_table().info(variant).unavailable;
+    if (!unavailable.empty()) throw SkipCase(unavailable);
     auto c = std::make_shared<DistRaCase>();
     c->comm = &c_;
     c->backend = &b_;

@@ -167,6 +167,7 @@ class RaRunner {
     p.extra["input_rows"] = p.elements;
     p.extra["output_rows"] = c->is_reduce ? 1 : out_rows;
     p.extra["values"] = o_.values;
+    p.ran = [c] { return c->backend->last_ran(); };
     return p;
   }
 
@@ -200,6 +201,8 @@ class RaRunner {
 
   // Inputs, expected output and the operator call of one case, from its parameters.
   Prepared prepare(Op op, const std::string& variant, Transfer t, std::uint64_t size, const Params& p) {
+    const std::string& unavailable = b_.variant_table().info(variant).unavailable;
+    if (!unavailable.empty()) throw SkipCase(unavailable);
     const std::string dist = param(p, "dist").get<std::string>();
     const int kw = key_words_of_bits(param(p, "key").get<int>());
     const std::uint64_t n = rows_of(size, kw);

@@ -228,7 +228,7 @@ std::vector<std::string> RaComposed::variants() const {
 }
 
 std::unique_ptr<TpchRun> RaComposed::prepare(const Plan& plan, const std::string& variant, Transfer transfer) {
-  if (variant.rfind("ra-", 0) != 0) throw SkipCase("unknown variant " + variant);
+  if (variant.rfind("ra-", 0) != 0) throw std::invalid_argument("the composed tpch backend has no variant '" + variant + "'");
   return std::make_unique<RaRun>(b_, plan, variant.substr(3), transfer);
 }
 
@@ -278,7 +278,7 @@ TpchBackend& MultiBackend::owner(const std::string& variant) const {
     auto vs = b->variants();
     if (std::find(vs.begin(), vs.end(), variant) != vs.end()) return *b;
   }
-  throw SkipCase("unknown variant " + variant);
+  throw std::invalid_argument("no tpch backend has the variant '" + variant + "'");
 }
 
 std::unique_ptr<TpchRun> MultiBackend::prepare(const Plan& plan, const std::string& variant, Transfer transfer) {

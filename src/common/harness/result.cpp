@@ -99,6 +99,7 @@ nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
       {"bytes", {{"input", r.input_bytes}, {"min_moved", r.min_bytes_moved}, {"transfer", r.transfer_bytes}}},
       {"extra", r.extra},
   };
+  if (!r.ran.empty()) j["ran"] = r.ran;
   // Each named phase is declared once, with its kind; trials carry only its seconds.
   std::vector<const Phase*> declared;
   nlohmann::json trials = nlohmann::json::array();
@@ -153,7 +154,6 @@ nlohmann::json ResultDb::to_json() const {
                                    {"failed", count(Status::Failed)}}},
                       {"complete", complete_}};
   if (!complete_) j["incomplete_reason"] = incomplete_reason_;
-  if (!mpi_.is_null()) j["mpi"] = mpi_;
   return j;
 }
 

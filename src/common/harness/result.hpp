@@ -33,6 +33,7 @@ struct Record {
   std::uint64_t transfer_bytes = 0;   // bytes crossing the bus (h2d + d2h)
   std::vector<Breakdown> trials;
   nlohmann::json extra = nlohmann::json::object();  // benchmark-specific figures
+  nlohmann::json ran = nlohmann::json::object();    // what ran: code path, tuned parameters (Ran)
 
   // Derived on demand from trials.
   Stats stat(const char* which) const;  // "kernel", "total", "h2d", "d2h"
@@ -64,7 +65,6 @@ class ResultDb {
   void set_load_after(nlohmann::json load) { context_["load"]["after"] = std::move(load); }
   void set_ceiling(double gbps) { ceiling_gbps_ = gbps; }
   double ceiling() const { return ceiling_gbps_; }
-  void set_mpi(nlohmann::json mpi) { mpi_ = std::move(mpi); }
   // Whether the run completed: the document says `complete: true`, or `complete: false` with
   // `incomplete_reason` ("running" until the run ends, "interrupted by signal N", "stopped by an
   // error: ..."). A new database is incomplete, "running".
@@ -87,7 +87,6 @@ class ResultDb {
  private:
   std::string benchmark_, backend_;
   nlohmann::json context_ = nlohmann::json::object();
-  nlohmann::json mpi_;
   double ceiling_gbps_ = 0;
   std::vector<Record> records_;
   bool complete_ = false;

@@ -90,6 +90,7 @@ void Session::run(const CaseKey& key, const std::function<Prepared()>& setup) {
       measured.push_back(b.measured());
       r.trials.push_back(std::move(b));
     } while (!rule.done(measured, spent));
+    if (p.ran) r.ran = p.ran().to_json();
     if (opts_.verify) {
       stage = "verification";
       r.checked = true;

@@ -15,6 +15,7 @@
 #include "harness/platform.hpp"
 #include "harness/result.hpp"
 #include "harness/timing.hpp"
+#include "harness/variants.hpp"
 
 namespace hdb {
 
@@ -37,6 +38,8 @@ struct Prepared {
   std::uint64_t min_bytes_moved = 0;     // each input read once + each output written once
   std::uint64_t transfer_bytes = 0;      // bytes over the bus per pass (the mode is the case key's)
   nlohmann::json extra = nlohmann::json::object();  // case figures known at set-up (output size, ...)
+  // What ran (harness/variants.hpp's Ran), asked after the timed passes; may be empty.
+  std::function<Ran()> ran;
 };
 
 class Console;

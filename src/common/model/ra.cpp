@@ -96,12 +96,16 @@ Op set_op_of(SetOp op) {
 
 Op arith_op_of(ArithOp op) { return op == ArithOp::Add ? Op::Add : op == ArithOp::Subtract ? Op::Subtract : Op::Multiply; }
 
-void RaBackend::require_variant(Op op, const std::string& variant) const {
-  if (offers(*this, op, variant)) return;
-  std::string offered;
-  for (const std::string& v : variants(op)) offered += (offered.empty() ? "" : ", ") + v;
-  throw std::invalid_argument(std::string(test_name(op)) + " has no variant '" + variant + "' on this backend (offered: " +
-                              (offered.empty() ? "none" : offered) + ")");
+void RaBackend::begin_op(Op op, const std::string& variant) {
+  const VariantInfo& v = variant_table().info(variant);  // throws for a name never registered
+  if (!variant_table().implements(variant, test_name(op))) {
+    std::string offered;
+    for (const std::string& o : variants(op)) offered += (offered.empty() ? "" : ", ") + o;
+    throw std::invalid_argument(std::string(test_name(op)) + " has no variant '" + variant +
+                                "' on this backend (offered: " + (offered.empty() ? "none" : offered) + ")");
+  }
+  if (!v.unavailable.empty()) throw std::invalid_argument("variant '" + variant + "' cannot run: " + v.unavailable);
+  ran_ = {};
 }
 
 void check_project(int values, int key_words, const std::vector<int>& columns) {

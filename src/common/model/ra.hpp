@@ -23,6 +23,7 @@
 
 #include "harness/memory_plan.hpp"
 #include "harness/timing.hpp"
+#include "harness/variants.hpp"
 #include "workloads/relations.hpp"
 
 namespace hdb::ra {
@@ -156,13 +157,25 @@ struct OpShape {
 OpShape op_shape(Op op, std::string variant, const Relation& a, const Relation* b, std::uint64_t out_rows,
                  int out_width);
 
+// Test names used in results and --only filters, e.g. "select", "join", "set_union", "add".
+const char* test_name(Op op);
+
 class RaBackend {
  public:
   virtual ~RaBackend() = default;
 
-  // Variants this backend offers for an operator, e.g. {"serial", "parallel"} or
-  // {"paper", "thrust", "tuned"}. An operator with no variants is not offered.
-  virtual std::vector<std::string> variants(Op op) const = 0;
+  // The backend's variants, registered once (harness/variants.hpp): each names the operators (their
+  // test names) it implements, and why it cannot run where it cannot. Operators look the variant up
+  // there before a backend's run_<op> sees it, so a run_<op> switches on a registered name only.
+  virtual const VariantList& variant_table() const = 0;
+  // The variants that implement an operator, in registration order, e.g. {"serial", "parallel"} or
+  // {"paper", "cub", "tuned"}. An operator with no variants is not offered.
+  std::vector<std::string> variants(Op op) const { return variant_table().names(test_name(op)); }
+
+  // What ran in the last operator call, where a variant has several code paths or tuned parameters
+  // (harness/variants.hpp's Ran; the benchmark records it with each result): what the backend's
+  // run_<op> set in ran_, which every operator call clears first.
+  const Ran& last_ran() const { return ran_; }
 
   // Adds to `plan` every buffer the operator will allocate besides its inputs and its output:
   // scratch, staging, sort buffers, a library's temporary storage as the library reports it. The
@@ -173,7 +186,7 @@ class RaBackend {
   // before planning each case. Default: the backend keeps none.
   virtual void release_scratch() {}
 
-  // Host memory of the given kind for `rows` tuples of 1 + values words (pinned where the backend
+  // Host memory of the given kind for `rows` tuples of key_words + values words (pinned where the backend
   // can pin; the base implementation returns pageable memory).
   virtual Relation host_relation(std::uint64_t rows, int values, Transfer kind, int key_words = 1);
 
@@ -189,7 +202,7 @@ class RaBackend {
   // that the backend offers the variant and that the inputs fit the operator, then runs the
   // backend's run_<op>. reduce's aggregate crosses the bus; its tiny copy is part of the kernel time.
   Breakdown project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant, DeviceRel& out) {
-    require_variant(Op::Project, variant);
+    begin_op(Op::Project, variant);
     check_project(in.values(), in.key_words(), columns);
     return run_project(in, project_layout(in.key_words(), columns), variant, out);
   }
@@ -197,51 +210,51 @@ class RaBackend {
   // them the key. Builds what attributes cannot name: a 64-bit key from a 64-bit value's two words.
   Breakdown project_words(const DeviceRelation& in, const ProjectLayout& layout, const std::string& variant,
                           DeviceRel& out) {
-    require_variant(Op::Project, variant);
+    begin_op(Op::Project, variant);
     check_layout(in.width(), layout);
     return run_project(in, layout, variant, out);
   }
   Breakdown select(const DeviceRelation& in, Predicate pred, const std::string& variant, DeviceRel& out) {
-    require_variant(Op::Select, variant);
+    begin_op(Op::Select, variant);
     pred.key_words = in.key_words();
     check_predicate(in.values(), in.key_words(), pred);
     return run_select(in, pred, variant, out);
   }
   Breakdown unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) {
-    require_variant(Op::Unique, variant);
+    begin_op(Op::Unique, variant);
     return run_unique(in, variant, out);
   }
   Timed<Aggregate> reduce(const DeviceRelation& in, ReduceOp op, const std::string& variant) {
-    require_variant(Op::Reduce, variant);
+    begin_op(Op::Reduce, variant);
     return run_reduce(in, op, variant);
   }
   Breakdown reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant, DeviceRel& out) {
-    require_variant(Op::ReduceByKey, variant);
+    begin_op(Op::ReduceByKey, variant);
     return run_reduce_by_key(in, op, variant, out);
   }
   Breakdown join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant, DeviceRel& out) {
-    require_variant(Op::Join, variant);
+    begin_op(Op::Join, variant);
     if (left.key_words() != right.key_words()) throw std::invalid_argument("join needs keys of one width");
     check_concat(left.key_words(), left.values(), right.values(), "join");
     return run_join(left, right, variant, out);
   }
   Breakdown set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant, DeviceRel& out) {
-    require_variant(set_op_of(op), variant);
+    begin_op(set_op_of(op), variant);
     check_same_width(a.values(), a.key_words(), b.values(), b.key_words(), "set operation");
     return run_set_op(a, b, op, variant, out);
   }
   Breakdown product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) {
-    require_variant(Op::Product, variant);
+    begin_op(Op::Product, variant);
     check_concat(a.key_words(), a.values(), b.width(), "product");
     return run_product(a, b, variant, out);
   }
   Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant, DeviceRel& out) {
-    require_variant(arith_op_of(op), variant);
+    begin_op(arith_op_of(op), variant);
     check_same_shape(a.rows(), a.values(), a.key_words(), b.rows(), b.values(), b.key_words(), "arithmetic");
     return run_arith(a, b, op, variant, out);
   }
   Breakdown sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) {
-    require_variant(Op::Sort, variant);
+    begin_op(Op::Sort, variant);
     return run_sort(in, variant, out);
   }
 
@@ -258,15 +271,16 @@ class RaBackend {
   virtual Breakdown run_arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant, DeviceRel& out) = 0;
   virtual Breakdown run_sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) = 0;
  
+  Ran ran_;  // what the running operator call took: run_<op> fills it where there is a choice
+
  private:
-  void require_variant(Op op, const std::string& variant) const;
+  // Checks that the backend registered `variant` for op and that it can run here; clears ran_.
+  void begin_op(Op op, const std::string& variant);
 };
 
 // Whether variants(op) lists `variant`.
 bool offers(const RaBackend& backend, Op op, const std::string& variant);
 
-// Test names used in results and --only filters, e.g. "select", "join", "set_union", "add".
-const char* test_name(Op op);
 std::vector<Op> all_ops();
 
 }  // namespace hdb::ra

@@ -37,7 +37,6 @@ struct Plan {
   std::string kernel;  // "A", "B", "C"
   std::vector<std::shared_ptr<const Relation>> inputs;
   std::vector<Step> steps;
-  int result_id() const { return static_cast<int>(inputs.size() + steps.size()) - 1; }
   std::uint64_t input_bytes() const;
   std::uint64_t input_rows() const;
 };
