@@ -543,6 +543,8 @@ def build(run_dir: PathLike, include_unverified: bool = False, problems: Iterabl
               "quarter of a core or more when the executable started or ended): their times may be slower than this "
               "machine can do; rerun them on an idle machine before quoting them.")
         doc.items(busy)
+    if docs:
+        doc.h(2, "Machine")  # a heading of its own: its tables are not the headline's
     _machine(doc, docs)
     _executables(doc, manifest)
     _builds(doc, manifest)

@@ -5,20 +5,23 @@ results taken with --no-verify are marked and kept out of figures and comparison
 directories, the committed fixture and fake executables; every command bounded by `timeout`."""
 import csv
 import json
-import os
 import shutil
+from pathlib import Path
 
 from helpers import FaultCase, bounded, has_matplotlib, read_json
 
 
 def summary_rows(run):
-    with open(os.path.join(run, "summary.csv"), newline="") as f:
+    return csv_rows(Path(run, "summary.csv"))
+
+
+def csv_rows(path):
+    with Path(path).open(newline="") as f:
         return list(csv.DictReader(f))
 
 
 def text(path):
-    with open(path) as f:
-        return f.read()
+    return Path(path).read_text()
 
 
 class BrokenRawFileTest(FaultCase):
@@ -34,68 +37,62 @@ class BrokenRawFileTest(FaultCase):
     def test_one_broken_json_leaves_the_rest_of_the_report(self):
         for damage, fn in self.DAMAGE.items():
             with self.subTest(damage=damage):
-                run = os.path.join(self.tmp, "run-" + damage.replace(" ", "-"))
+                run = str(Path(self.tmp, "run-" + damage.replace(" ", "-")))
                 shutil.copytree(self.copy_fixture(), run)
-                shutil.rmtree(os.path.join(self.tmp, "run-small"))
-                path = os.path.join(run, "raw", "ra-cpu.json")
-                with open(path, "rb") as f:
-                    data = f.read()
-                with open(path, "wb") as f:
-                    f.write(fn(data))
+                shutil.rmtree(Path(self.tmp, "run-small"))
+                path = Path(run, "raw", "ra-cpu.json")
+                path.write_bytes(fn(path.read_bytes()))
                 p = bounded("report", run, env=self.env, limit=120)
                 self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
                 self.assertNoTraceback(p)
                 self.assertIn("raw/ra-cpu.json", p.stderr)
-                md = text(os.path.join(run, "report.md"))
+                md = text(Path(run, "report.md"))
                 problems = md.split("## Problems", 1)[1]
                 self.assertIn("raw/ra-cpu.json", problems)
                 self.assertIn("its results are not in this report", problems)
                 for bench in ("bus", "ra", "tpch", "merge", "ngram"):  # ra: its cuda and opencl results
                     self.assertIn(f"## Benchmark {bench}", md)
                 self.assertIn("| cuda | select", md)
-                self.assertTrue(os.path.isfile(os.path.join(run, "report.html")))
+                self.assertTrue(Path(run, "report.html").is_file())
                 # summary.csv is the CSV files: ra-cpu's CSV is intact and stays in it.
                 self.assertIn(("ra", "cpu"), {(r["benchmark"], r["backend"]) for r in summary_rows(run)})
 
     def test_a_json_the_manifest_says_ok_but_is_missing_is_named(self):
         run = self.copy_fixture()
-        os.remove(os.path.join(run, "raw", "merge-cuda.json"))
+        Path(run, "raw", "merge-cuda.json").unlink()
         p = bounded("report", run, env=self.env, limit=120)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("raw/merge-cuda.json is missing", p.stderr)
-        md = text(os.path.join(run, "report.md"))
+        md = text(Path(run, "report.md"))
         self.assertIn("raw/merge-cuda.json is missing: hdb-merge-cuda ended ok but its results are not there",
                       md.split("## Problems", 1)[1])
         self.assertIn("## Benchmark merge", md)  # merge-cpu still reported
 
     def test_a_corrupt_run_json_leaves_the_results_reported(self):
         run = self.copy_fixture()
-        with open(os.path.join(run, "run.json"), "wb") as f:
-            f.write(b'{"run_id": "x", "entries": [\0\0\0')
+        Path(run, "run.json").write_bytes(b'{"run_id": "x", "entries": [\0\0\0')
         p = bounded("report", run, env=self.env, limit=120)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertNoTraceback(p)
-        md = text(os.path.join(run, "report.md"))
+        md = text(Path(run, "report.md"))
         self.assertIn("run.json: cannot read", md.split("## Problems", 1)[1])
         self.assertIn("## Benchmark ngram", md)
 
     def test_compare_leaves_out_only_the_broken_file(self):
         a = self.copy_fixture()
-        b = os.path.join(self.tmp, "run-b")
+        b = str(Path(self.tmp, "run-b"))
         shutil.copytree(a, b)
-        with open(os.path.join(b, "raw", "bus-cpu.json"), "w") as f:
-            f.write('{"schema": "hetdb-bench/2", "results": [')
-        out = os.path.join(self.tmp, "cmp")
+        Path(b, "raw", "bus-cpu.json").write_text('{"schema": "hetdb-bench/2", "results": [')
+        out = str(Path(self.tmp, "cmp"))
         p = bounded("compare", a, b, "--out", out, env=self.env, limit=120)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertNoTraceback(p)
         self.assertIn("B: raw/bus-cpu.json: cannot read results JSON", p.stderr)
-        with open(os.path.join(out, "compare.csv")) as f:
-            rows = list(csv.DictReader(f))
+        rows = csv_rows(Path(out, "compare.csv"))
         have = {(r["benchmark"], r["backend"]) for r in rows}
         self.assertNotIn(("bus", "cpu"), have)
         self.assertIn(("bus", "cuda"), have)
-        self.assertIn("left out of the comparison", text(os.path.join(out, "compare.md")))
+        self.assertIn("left out of the comparison", text(Path(out, "compare.md")))
 
 
 class NoJsonTest(FaultCase):
@@ -116,10 +113,10 @@ class NoJsonTest(FaultCase):
         self.assertIn("exit 0 but its results are not usable: raw/merge-cpu.json: cannot read results JSON",
                       e["merge-cpu"]["reason"])
         self.assertIn("run-all: 1 ok, 0 skipped, 2 failed", p.stdout)
-        md = text(os.path.join(run, "report.md"))
+        md = text(Path(run, "report.md"))
         self.assertIn("raw/merge-cpu.json", md.split("## Problems", 1)[1])
         self.assertIn("## Benchmark bus", md)  # what bus-cpu measured is reported
-        self.assertEqual(len(read_json(os.path.join(run, "raw", "bus-cpu.json"))["results"]), 2)
+        self.assertEqual(len(read_json(Path(run, "raw", "bus-cpu.json"))["results"]), 2)
 
 
 class NoVerifyTest(FaultCase):
@@ -132,21 +129,19 @@ class NoVerifyTest(FaultCase):
         run = self.only_run()
         ngram = next(c for c in self.calls() if c["name"] == "hdb-ngram-cpu")
         self.assertIn("--no-verify", ngram["args"])
-        doc = read_json(os.path.join(run, "raw", "ngram-cpu.json"))
+        doc = read_json(Path(run, "raw", "ngram-cpu.json"))
         self.assertTrue(all(r["verification"]["checked"] is False for r in doc["results"]))
-        md = text(os.path.join(run, "report.md"))
+        md = text(Path(run, "report.md"))
         self.assertIn("2 results were measured without verification (--no-verify)", md)
         self.assertIn("not verified", md.split("## Benchmark ngram", 1)[1])
         if has_matplotlib():
-            self.assertTrue(os.path.isfile(os.path.join(run, "plots", "throughput-bus.svg")))
-            self.assertFalse(os.path.exists(os.path.join(run, "plots", "throughput-ngram.svg")))
+            self.assertTrue(Path(run, "plots", "throughput-bus.svg").is_file())
+            self.assertFalse(Path(run, "plots", "throughput-ngram.svg").exists())
         # compare: a run against itself matches bus only, unless --include-unverified.
-        out = os.path.join(self.tmp, "cmp")
+        out = str(Path(self.tmp, "cmp"))
         p = bounded("compare", run, run, "--out", out, env=self.env, limit=120)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        with open(os.path.join(out, "compare.csv")) as f:
-            self.assertEqual({r["benchmark"] for r in csv.DictReader(f)}, {"bus"})
+        self.assertEqual({r["benchmark"] for r in csv_rows(Path(out, "compare.csv"))}, {"bus"})
         p = bounded("compare", run, run, "--out", out, "--include-unverified", env=self.env, limit=120)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        with open(os.path.join(out, "compare.csv")) as f:
-            self.assertEqual({r["benchmark"] for r in csv.DictReader(f)}, {"bus", "ngram"})
+        self.assertEqual({r["benchmark"] for r in csv_rows(Path(out, "compare.csv"))}, {"bus", "ngram"})

@@ -234,6 +234,7 @@ class ReportHeadline(TempDirCase):
         self.assertIn("Processors: CPU: fixture CPU, ? threads; cuda: fixture GPU.", md)
         details = md.index("| operation | processor | best kernel-only (case id) | kernel ms |")
         self.assertLess(overview, details)
+        self.assertLess(details, md.index("## Machine\n"))  # the machine's tables under a heading of their own
         self.assertIn("| ra select [dist=uniform,selectivity=0.5] | cuda | "
                       "select/thrust[dist=uniform,selectivity=0.5,transfer=pinned]@32M | 0.1218 | same | 2.113 | - |",
                       md)

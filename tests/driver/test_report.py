@@ -7,8 +7,8 @@ import csv
 import html.parser
 import io
 import json
-import os
 import unittest
+from pathlib import Path
 
 from helpers import CSV_COLUMNS, FIXTURE, TempDirCase, has_matplotlib, script
 
@@ -47,7 +47,7 @@ class HtmlChecker(html.parser.HTMLParser):
 
 
 def check_html(test, path):
-    with open(path) as f:
+    with Path(path).open() as f:
         text = f.read()
     test.assertTrue(text.startswith("<!DOCTYPE html>"))
     c = HtmlChecker()
@@ -64,9 +64,9 @@ class ReportTest(TempDirCase):
         p = script("report", run)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         for name in ("summary.csv", "report.md", "report.html"):
-            self.assertTrue(os.path.isfile(os.path.join(run, name)), name)
-        c, text = check_html(self, os.path.join(run, "report.html"))
-        with open(os.path.join(run, "report.md")) as f:
+            self.assertTrue(Path(run, name).is_file(), name)
+        c, text = check_html(self, Path(run, "report.html"))
+        with Path(run, "report.md").open() as f:
             md = f.read()
         for text_needed in ("Ceilings", "Benchmark merge", "Skipped and failed cases", "does not fit",
                             "no OpenCL device"):
@@ -75,23 +75,23 @@ class ReportTest(TempDirCase):
             self.skipTest("matplotlib is not available: figures not checked")
         for stem in EVERY_FIGURE:
             for ext in ("png", "svg"):
-                path = os.path.join(run, "plots", f"{stem}.{ext}")
-                self.assertTrue(os.path.isfile(path) and os.path.getsize(path) > 1000, path)
+                path = Path(run, "plots", f"{stem}.{ext}")
+                self.assertTrue(path.is_file() and path.stat().st_size > 1000, path)
             self.assertIn(f"plots/{stem}.png", md)
         self.assertEqual(c.images, len(EVERY_FIGURE))
-        with open(os.path.join(run, "plots", "throughput-bus.svg")) as f:
+        with Path(run, "plots", "throughput-bus.svg").open() as f:
             svg = f.read()
         self.assertIn("fixture GPU", svg)  # every figure names host and devices
         self.assertIn("32M", svg)  # sizes as 32K..1G
 
     def test_benchmark_without_results_is_absent(self):
         run = self.copy_fixture()
-        for name in os.listdir(os.path.join(run, "raw")):
-            if not name.startswith("bus-"):
-                os.remove(os.path.join(run, "raw", name))
+        for path in Path(run, "raw").iterdir():
+            if not path.name.startswith("bus-"):
+                path.unlink()
         figs = report.generate(run, stream=io.StringIO())
         self.assertTrue(all(f.benchmark == "bus" for f in figs))
-        with open(os.path.join(run, "report.md")) as f:
+        with Path(run, "report.md").open() as f:
             self.assertNotIn("Benchmark merge", f.read())
 
     def test_without_matplotlib_the_report_says_so(self):
@@ -99,45 +99,46 @@ class ReportTest(TempDirCase):
         p = script("report", run, env={"HDB_NO_MATPLOTLIB": "1"})
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("matplotlib is not available", p.stdout)
-        c, _ = check_html(self, os.path.join(run, "report.html"))
+        c, _ = check_html(self, Path(run, "report.html"))
         self.assertEqual(c.images, 0)
-        with open(os.path.join(run, "report.md")) as f:
+        with Path(run, "report.md").open() as f:
             self.assertIn("python3-matplotlib", f.read())
 
     def test_summary_csv_is_the_raw_csv_files_end_to_end(self):
         run = self.copy_fixture()
         p = script("report", run)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        with open(os.path.join(run, "summary.csv"), newline="") as f:
+        with Path(run, "summary.csv").open(newline="") as f:
             summary = list(csv.reader(f))
         # The executables' columns, then the driver's own: above_ceiling (test_plausibility.py).
         self.assertEqual(summary[0], CSV_COLUMNS + ["above_ceiling"])
         expected = []
         for jp in results.raw_files(run):  # the order of the JSON documents
-            with open(results.csv_path_for(jp), newline="") as f:
+            with Path(results.csv_path_for(jp)).open(newline="") as f:
                 raw = list(csv.reader(f))
             self.assertEqual(raw[0], summary[0][:-1])  # one header, the executables' own
             expected += [r + [""] for r in raw[1:]]    # nothing of the fixture is above its ceiling
         self.assertEqual(summary[1:], expected)
-        ids = [dict(zip(CSV_COLUMNS, r))["id"] for r in summary[1:]]
+        # strict=False: summary.csv has the driver's own columns after the executables'
+        ids = [dict(zip(CSV_COLUMNS, r, strict=False))["id"] for r in summary[1:]]
         self.assertIn("h2d/copy[transfer=pinned]@32M", ids)
-        with open(os.path.join(run, "report.md")) as f:
+        with Path(run, "report.md").open() as f:
             self.assertNotIn("## Problems", f.read())
 
     def test_a_missing_csv_is_a_problem_not_invented_rows(self):
         run = self.copy_fixture()
-        os.remove(os.path.join(run, "raw", "ra-cuda.csv"))
-        with open(os.path.join(run, "raw", "tpch-cpu.csv"), "w") as f:
+        Path(run, "raw", "ra-cuda.csv").unlink()
+        with Path(run, "raw", "tpch-cpu.csv").open("w") as f:
             f.write("benchmark,backend,test\ntpch,cpu,A\n")  # some other writer's columns
         p = script("report", run)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        with open(os.path.join(run, "summary.csv"), newline="") as f:
+        with Path(run, "summary.csv").open(newline="") as f:
             rows = list(csv.DictReader(f))
         have = {(r["benchmark"], r["backend"]) for r in rows}
         self.assertNotIn(("ra", "cuda"), have)
         self.assertNotIn(("tpch", "cpu"), have)
         self.assertIn(("ra", "cpu"), have)
-        with open(os.path.join(run, "report.md")) as f:
+        with Path(run, "report.md").open() as f:
             md = f.read()
         problems = md[md.index("## Problems"):]
         self.assertIn("raw/ra-cuda.csv is missing", problems)
@@ -147,20 +148,20 @@ class ReportTest(TempDirCase):
 
     def test_per_rank_files_when_the_merged_ones_are_missing(self):
         run = self.copy_fixture()
-        raw = os.path.join(run, "raw")
+        raw = Path(run, "raw")
         for ext in ("json", "csv"):  # an MPI run that crashed before rank 0 merged: rank files only
-            os.rename(os.path.join(raw, f"bus-cpu.{ext}"), os.path.join(raw, f"bus-cpu.{ext}.rank0"))
-        with open(os.path.join(raw, "bus-cpu.json.rank0")) as f:
+            Path(raw, f"bus-cpu.{ext}").rename(Path(raw, f"bus-cpu.{ext}.rank0"))
+        with Path(raw, "bus-cpu.json.rank0").open() as f:
             doc = json.load(f)
         doc["context"]["mpi"] = {"active": True, "rank": 1, "size": 2}
-        with open(os.path.join(raw, "bus-cpu.json.rank1"), "w") as f:
+        with Path(raw, "bus-cpu.json.rank1").open("w") as f:
             json.dump(doc, f)
-        with open(os.path.join(raw, "bus-cpu.csv.rank0")) as f:
+        with Path(raw, "bus-cpu.csv.rank0").open() as f:
             text = f.read()
-        with open(os.path.join(raw, "bus-cpu.csv.rank1"), "w") as f:
+        with Path(raw, "bus-cpu.csv.rank1").open("w") as f:
             f.write(text.replace(",bus,cpu,0,", ",bus,cpu,1,"))
         report.generate(run, stream=io.StringIO())
-        with open(os.path.join(run, "summary.csv"), newline="") as f:
+        with Path(run, "summary.csv").open(newline="") as f:
             bus = [(r["rank"], r["id"]) for r in csv.DictReader(f)
                    if r["benchmark"] == "bus" and r["backend"] == "cpu"]
         n = len(doc["results"])
@@ -172,14 +173,14 @@ class ReportTest(TempDirCase):
 
     def test_an_id_recorded_twice_is_a_problem(self):
         run = self.copy_fixture()
-        path = os.path.join(run, "raw", "ra-cpu.json")
-        with open(path) as f:
+        path = Path(run, "raw", "ra-cpu.json")
+        with path.open() as f:
             doc = json.load(f)
         doc["results"].append(copy.deepcopy(doc["results"][0]))
-        with open(path, "w") as f:
+        with path.open("w") as f:
             json.dump(doc, f)
         report.generate(run, stream=io.StringIO())
-        with open(os.path.join(run, "report.md")) as f:
+        with Path(run, "report.md").open() as f:
             md = f.read()
         self.assertIn("id recorded more than once (the last one is reported): "
                       f"ra-cpu rank 0: {doc['results'][0]['id']}", md)
@@ -187,7 +188,7 @@ class ReportTest(TempDirCase):
     def test_tables_are_keyed_by_id_and_bus_copies_read_transfer_bandwidth(self):
         run = self.copy_fixture()
         report.generate(run, stream=io.StringIO())
-        with open(os.path.join(run, "report.md")) as f:
+        with Path(run, "report.md").open() as f:
             md = f.read()
         self.assertIn("select/thrust[dist=uniform,selectivity=0.5,transfer=pinned]@32M", md)
         self.assertIn("search/gpu[k=4,transfer=pinned]@1M", md)
@@ -208,7 +209,7 @@ class ReportTest(TempDirCase):
     def test_unverified_results_are_marked_and_left_out_of_figures(self):
         run = self.copy_fixture()
         report.generate(run, stream=io.StringIO())
-        with open(os.path.join(run, "report.md")) as f:
+        with Path(run, "report.md").open() as f:
             md = f.read()
         self.assertIn("3 results were measured without verification", md)
         self.assertIn("| opencl | select/paper[dist=uniform,selectivity=0.5,transfer=pinned]@32M |", md)
@@ -217,20 +218,20 @@ class ReportTest(TempDirCase):
         if not has_matplotlib():
             self.skipTest("matplotlib is not available: figures not checked")
         # Lines are named by backend and case id (without the size, the x axis).
-        with open(os.path.join(run, "plots", "throughput-ra.svg")) as f:
+        with Path(run, "plots", "throughput-ra.svg").open() as f:
             self.assertNotIn("opencl: select/paper", f.read())
         p = script("report", run, "--include-unverified")
         self.assertEqual(p.returncode, 0, p.stderr)
-        with open(os.path.join(run, "plots", "throughput-ra.svg")) as f:
+        with Path(run, "plots", "throughput-ra.svg").open() as f:
             self.assertIn("opencl: select/paper[dist=uniform,selectivity=0.5,transfer=pinned] not verified", f.read())
 
     def test_a_hetdb_bench_1_document_is_refused_naming_the_file(self):
         run = self.copy_fixture()
-        path = os.path.join(run, "raw", "bus-cpu.json")
-        with open(path) as f:
+        path = Path(run, "raw", "bus-cpu.json")
+        with path.open() as f:
             doc = json.load(f)
         doc["schema"] = "hetdb-bench/1"
-        with open(path, "w") as f:
+        with path.open("w") as f:
             json.dump(doc, f)
         p = script("report", run)
         self.assertEqual(p.returncode, 2)
@@ -238,12 +239,12 @@ class ReportTest(TempDirCase):
 
     def test_not_a_results_document_is_a_usage_error(self):
         run = self.copy_fixture()
-        with open(os.path.join(run, "raw", "ra-cpu.json"), "w") as f:
+        with Path(run, "raw", "ra-cpu.json").open("w") as f:
             f.write('{"schema": "something-else"}')
         p = script("report", run)
         self.assertEqual(p.returncode, 2)
         self.assertIn("ra-cpu.json", p.stderr)
-        self.assertEqual(script("report", os.path.join(self.tmp, "missing")).returncode, 2)
+        self.assertEqual(script("report", str(Path(self.tmp, "missing"))).returncode, 2)
 
 
 class FigureDataTest(unittest.TestCase):
@@ -275,7 +276,7 @@ class FigureDataTest(unittest.TestCase):
     def test_ngram_error_levels_are_the_param_k_one_line_per_series(self):
         speed, share = self.lines(plots.ngram_errors, "ngram")
         self.assertEqual(len(speed), 2, speed)  # cpu/binned and cuda/gpu, each across the error levels
-        for label, xs, ys in speed:
+        for label, xs, _ in speed:
             self.assertEqual(xs, [0, 1, 2, 3, 4], label)
             self.assertNotIn("k=", label)
         gpu = next(ys for label, _, ys in speed if label.startswith("cuda: gpu"))
@@ -287,7 +288,7 @@ class FigureDataTest(unittest.TestCase):
         panels = self.lines(plots.throughput, "bus")
         h2d = [ln for panel in panels for ln in panel if ln[0] == "cuda: h2d/copy[transfer=pinned]"]
         self.assertTrue(h2d)
-        for label, xs, ys in h2d:
+        for label, _, ys in h2d:
             self.assertTrue(all(y > 1 for y in ys), (label, ys))  # GB/s of the bus, not a 0 kernel figure
         self.assertFalse([ln for panel in panels for ln in panel if "with PCIe" in ln[0]
                           and ln[0].startswith("cuda: h2d/copy")])
@@ -295,7 +296,7 @@ class FigureDataTest(unittest.TestCase):
 
 class MpiDocumentTest(unittest.TestCase):
     def test_ep_document_gives_rows_per_rank(self):
-        with open(os.path.join(os.path.dirname(__file__), "fixtures", "run-small", "raw", "bus-cpu.json")) as f:
+        with (Path(__file__).parent / "fixtures" / "run-small" / "raw" / "bus-cpu.json").open() as f:
             doc = json.load(f)
         r0, r1 = copy.deepcopy(doc["results"]), copy.deepcopy(doc["results"])
         for r in r1:
