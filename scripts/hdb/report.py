@@ -12,14 +12,13 @@ from typing import IO, Any
 
 from . import headline, key_width, plausibility, plots, results
 from .headline import Cell
-from .util import duration_text, size_text, write_atomically
+from .util import StrPath, duration_text, size_text, write_atomically
 
 PLOTS_DIR = "plots"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 HTML_TEMPLATE = "report.html"
 
 Row = dict[str, Any]
-PathLike = str | Path
 
 
 def _f(v: Any, fmt: str = "{:.3g}") -> str:
@@ -114,7 +113,7 @@ class Doc:
                            f"([SVG]({PLOTS_DIR}/{f.stem}.svg))")
         return "\n\n".join(out) + "\n"
 
-    def html(self, plots_dir: PathLike, title: str) -> str:
+    def html(self, plots_dir: StrPath, title: str) -> str:
         """The page, self-contained: the template's style inline, every figure a data: URI. Needs
         jinja2 (ImportError without it)."""
         import jinja2
@@ -140,11 +139,11 @@ class Doc:
         return env.get_template(HTML_TEMPLATE).render(title=title, blocks=blocks)
 
 
-def _run_name(run_dir: PathLike) -> str:
+def _run_name(run_dir: StrPath) -> str:
     return Path(run_dir).resolve().name
 
 
-def _relative(path: PathLike, run_dir: PathLike) -> str:
+def _relative(path: StrPath, run_dir: StrPath) -> str:
     """`path` relative to the run folder ('raw/ra-cpu.json'), or as it is when outside it."""
     try:
         return Path(path).resolve().relative_to(Path(run_dir).resolve()).as_posix()
@@ -493,7 +492,7 @@ def _missing_results(manifest, run_dir, docs, broken):
     return out
 
 
-def build(run_dir: PathLike, include_unverified: bool = False, problems: Iterable[str] = (),
+def build(run_dir: StrPath, include_unverified: bool = False, problems: Iterable[str] = (),
           loaded: tuple[list[dict[str, Any]], list[str], list[str]] | None = None
           ) -> tuple[Doc, list[Row], list[plots.Figure], str]:
     """The report's blocks of one run: (document, every result row, figures drawn, title)."""
@@ -587,12 +586,12 @@ def build(run_dir: PathLike, include_unverified: bool = False, problems: Iterabl
     return doc, every_row, figs, title
 
 
-def generate(run_dir: PathLike, stream: IO[str] = sys.stdout,
+def generate(run_dir: StrPath, stream: IO[str] = sys.stdout,
              include_unverified: bool = False) -> list[plots.Figure]:
     return generate_checked(run_dir, stream, include_unverified)[0]
 
 
-def main(run_dir: PathLike, stream: IO[str] = sys.stdout, include_unverified: bool = False) -> int:
+def main(run_dir: StrPath, stream: IO[str] = sys.stdout, include_unverified: bool = False) -> int:
     """scripts/report: 0 when every raw file was read, 1 when one was broken or missing (the report
     covers the others and names it), 2 when one is of another kind (another schema version)."""
     figs, broken, foreign = generate_checked(run_dir, stream, include_unverified)
@@ -601,7 +600,7 @@ def main(run_dir: PathLike, stream: IO[str] = sys.stdout, include_unverified: bo
     return 2 if foreign else 1 if broken else 0
 
 
-def generate_checked(run_dir: PathLike, stream: IO[str] = sys.stdout,
+def generate_checked(run_dir: StrPath, stream: IO[str] = sys.stdout,
                      include_unverified: bool = False) -> tuple[list[plots.Figure], list[str], list[str]]:
     """-> (figures, broken, foreign): the report of every usable result, and the files left out. A
     folder that is not a run is refused before anything is written there."""
