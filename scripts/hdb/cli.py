@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import config as cfgmod
+from . import contract
 from .util import StrPath, UsageError, absolute_path, os_error_text
 
 REPO = str(absolute_path(__file__).parents[2])
@@ -214,16 +215,16 @@ COMMANDS = {"run-all": run_all, "report": report, "compare": compare}
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in COMMANDS:
         print(f"usage: python -m hdb.cli {{{','.join(COMMANDS)}}} ...", file=sys.stderr)
-        return 2
+        return contract.EXIT_USAGE
     from .runner import Interrupted, signal_name
     try:
         return COMMANDS[argv[0]](argv[1:])
     except UsageError as e:
         print(f"{argv[0]}: error: {e}", file=sys.stderr)
-        return 2
+        return contract.EXIT_USAGE
     except OSError as e:  # a file that cannot be read or written: one line, never a traceback
         print(f"{argv[0]}: error: {os_error_text(e)}", file=sys.stderr)
-        return 1
+        return contract.EXIT_FAILED
     except KeyboardInterrupt:
         print("\ninterrupted; results so far are kept (run-all: finish with --resume RUN_ID)", file=sys.stderr)
         return 128 + signal.SIGINT

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from . import contract
 from .util import StrPath
 
 
@@ -84,14 +85,14 @@ def combine(out_dir: StrPath, run_dirs: Sequence[StrPath]) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
         print(__doc__)
-        return 0
+        return contract.EXIT_OK
     if len(argv) < 2:
         print("usage: scripts/hdb/python -m hdb.combine OUT_DIR RUN_DIR...", file=sys.stderr)
-        return 2
+        return contract.EXIT_USAGE
     combined = combine(argv[0], argv[1:])
     print(f"combine: {len(combined['entries'])} entries of {len(argv) - 1} runs -> {argv[0]} "
           f"({combined['state']})")
-    return 0
+    return contract.EXIT_OK
 
 
 if __name__ == "__main__":

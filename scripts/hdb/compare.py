@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import plausibility, plots, results
+from . import contract, plausibility, plots, results
 from .report import Doc, _ms
 from .util import StrPath, UsageError, absolute_path, write_atomically
 
@@ -239,4 +239,4 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
         print(f"  {p['verdict']:<6} x{p['speedup']:.3f} (noise ±{p['noise'] * 100:.1f}%)  {_name(p['key'])}",
               file=stream)
     print(f"compare: -> {out_dir / 'compare.html'}", file=stream)
-    return 2 if foreign else 1 if broken else 0
+    return contract.EXIT_USAGE if foreign else contract.EXIT_FAILED if broken else contract.EXIT_OK

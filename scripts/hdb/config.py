@@ -10,8 +10,9 @@ import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
+from . import contract
 from .contract import format_size
 from .util import StrPath, UsageError, absolute_path
 
@@ -143,13 +144,8 @@ def _number(value: Any) -> bool:
 # [harness], every [bench.<name>] (and .large), every [backend.<name>], the command line, and the
 # harness options written into `args` and `peer_args`.
 
-KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
-SIZE_LIMIT = 1 << 40  # the harness refuses sizes above 1T
-_SIZE_UNITS = {"": 1, "B": 1, "K": KiB, "k": KiB, "KB": KiB, "KiB": KiB, "M": MiB, "m": MiB, "MB": MiB,
-               "MiB": MiB, "G": GiB, "g": GiB, "GB": GiB, "GiB": GiB}
-_SIZE = re.compile(r"^([0-9]+)(.*)$")
 # The size range of each --size-class (sizes.cpp size_class_range).
-SIZE_CLASSES = {1: (32 * KiB, 1 * MiB), 2: (32 * KiB, 16 * MiB), 3: (32 * KiB, 256 * MiB), 4: (32 * KiB, 1 * GiB)}
+SIZE_CLASSES = contract.SIZE_CLASSES
 DEFAULT_SIZE_CLASS = 1
 # Integer options and the range the harness accepts (options.cpp: CLI::Range / NonNegativeNumber);
 # None: no upper bound.
@@ -164,37 +160,23 @@ def _label(where: str, key: str | None) -> str:
 
 
 def parse_size(where: str, key: str | None, text: Any) -> int:
-    """One size as the harness reads it (4096, 32K, 1M, 1G, 2^20; units B, K/KB/KiB, M, G): bytes.
-    Anything else is a usage error naming where it was given and why."""
-    def bad(why: str) -> NoReturn:
-        raise UsageError(f"{_label(where, key)}: {text!r} is not a valid size ({why}; use e.g. 4096, 32K, 1M, 1G "
-                         "or 2^20)")
+    """One size as the harness reads it (contract.parse_size, sizes.cpp: 4096, 32K, 1M, 1G, 2^20; B,
+    K/k/KB/KiB, M/m/MB/MiB, G/g/GB/GiB; at most 1T): bytes. Surrounding blanks are the driver's to drop
+    (it passes the normalised text on). Anything else is a usage error naming where it was given and
+    why, in the executables' words; a negative or fractional number says so rather than "no number" or
+    "unknown suffix '.5M'"."""
     text = str(text).strip()
-    if not text:
-        bad("empty")
-    if "^" in text:
-        base, _, exp = text.partition("^")
-        if base != "2":
-            bad("only powers of 2 may use ^")
-        if not exp.isdigit() or len(exp) > 2:
-            bad("bad exponent")
-        if int(exp) > 40:
-            bad("exponent above 40")
-        return 1 << int(exp)
-    m = _SIZE.match(text)
-    if not m:
-        bad("negative" if text.startswith("-") else "no number")
-    unit = m.group(2)
-    if unit.startswith("."):
-        bad("not a whole number of bytes")
-    if unit not in _SIZE_UNITS:
-        bad(f"unknown unit {unit!r}")
-    value = int(m.group(1))
-    if value == 0:
-        bad("must be positive")
-    if value * _SIZE_UNITS[unit] > SIZE_LIMIT:
-        bad("above 1T")
-    return value * _SIZE_UNITS[unit]
+    what = _label(where, key)
+    try:
+        return contract.parse_size(text, what)
+    except ValueError as e:
+        msg = str(e)
+    hint = ("negative" if text.startswith("-") and "^" not in text else
+            "not a whole number of bytes" if re.match(r"^[0-9]+\.", text) else None)
+    head, tail = f"{what}: '{text}' is not a valid size (", "; use e.g."
+    if hint and msg.startswith(head) and tail in msg:
+        msg = head + hint + msg[msg.index(tail, len(head)):]
+    raise UsageError(msg) from None
 
 
 def parse_sizes(where: str, key: str | None, value: Any) -> tuple[str, list[int]]:

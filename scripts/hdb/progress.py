@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import results
+from . import contract, results
 from .runplan import shown
 from .util import duration_text
 
@@ -99,4 +99,4 @@ def print_summary(manifest: dict[str, Any], problems: list[str], run_dir: str, o
     mixed = [e for e in entries if e.get("mixed_build")]
     if mixed:
         log("run-all: warning: this run mixes builds: " + "; ".join(f"{e['name']} {e['mixed_build']}" for e in mixed))
-    return 1 if n["failed"] else 0
+    return contract.EXIT_FAILED if n["failed"] else contract.EXIT_OK

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from . import contract
 from .config import HOST_EXECUTION_BACKENDS, HOST_EXECUTION_KINDS
 from .contract import SCHEMA  # the one spelling of the schema string
 from .util import Document, Row, StrPath, UsageError, absolute_path, write_atomically
@@ -241,15 +242,17 @@ def interrupted_copies(run_dir: StrPath) -> list[str]:
 
 
 def params_text(params: dict[str, Any] | None) -> str:
-    """'dist=uniform;selectivity=0.5': parameters for display (tables, labels), never for matching."""
-    return ";".join(f"{k}={value_text(v)}" for k, v in params.items()) if params else ""
+    """'dist=uniform;selectivity=0.5': parameters for display (tables, labels), never for matching;
+    the CSV's params column as the executables write it (contract.params_text: by name, each value
+    as an id prints it)."""
+    return contract.params_text(params) if params else ""
 
 
 def value_text(v: Any) -> str:
-    """0.5 -> '0.5', 3 -> '3', 3.0 -> '3', 'u32' -> 'u32' (as the ids print numbers)."""
-    if isinstance(v, float) and v.is_integer():
-        return str(int(v))
-    return str(v)
+    """0.5 -> '0.5', 3 -> '3', 3.0 -> '3', True -> 'true', 'u32' -> 'u32': a parameter's value as
+    the ids print it (contract.param_text); anything that is no parameter value (None: a figure's
+    rows without that parameter) as str() writes it."""
+    return contract.param_text(v) if isinstance(v, (str, int, float)) else str(v)
 
 
 def params_key(params: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -429,12 +432,11 @@ def variant_label(row: Row, drop: Iterable[str | None] = (), with_test: bool = F
     (row['label_params'] when the figure fixed some, less `drop`, the figure's own axis), then the
     transfer mode. with_backend=False: without 'opencl: ' (a table with a backend column)."""
     params = row["label_params"] if "label_params" in row else row["params"]
-    shown = [f"{k}={value_text(v)}" for k, v in params.items() if k not in drop]
-    if row["transfer"] != "none":
-        shown.append(f"transfer={row['transfer']}")
-    s = (f"{row['backend']}: " if with_backend else "") + (f"{row['test']}/" if with_test else "") + row["variant"] \
-        + (f"[{','.join(shown)}]" if shown else "")
-    return s + ("" if row["checked"] else " not verified")
+    shown = {k: v for k, v in params.items() if k not in drop}
+    label = contract.case_id(row["test"], row["variant"], shown, row["transfer"])  # no size: test/variant[...]
+    if not with_test:
+        label = label[len(row["test"]) + 1:]
+    return (f"{row['backend']}: " if with_backend else "") + label + ("" if row["checked"] else " not verified")
 
 
 def transfer_only(row: Row) -> bool:

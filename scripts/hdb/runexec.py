@@ -239,7 +239,7 @@ def classify(e: Entry, rc: Any, timed_out: bool, log_path: str, mpi: int, cases:
         else:
             e.update(status="ok", reason="")
     elif rc == contract.EXIT_SKIP:
-        e.update(status="skipped", reason=reason_line(log_path) or "exit 77: no device")
+        e.update(status="skipped", reason=reason_line(log_path) or f"exit {contract.EXIT_SKIP}: no device")
     elif mpi and rc == MPIRUN_LAUNCH_FAILED:
         e.update(status="failed", failure="exit", reason=f"exit {rc}: mpirun: {mpirun_reason(log_path)}")
     elif rc < 0 or rc > 128:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import config as cfgmod
-from . import results, runstate
+from . import contract, results, runstate
 from .progress import FINISHED, PROGRESS_EVERY_S, Progress, print_summary
 from .runexec import (
     KILL_GRACE_S,
@@ -195,7 +195,7 @@ class Runner:
         except RuntimeError as e:  # setup or build failed
             self._abandon_if_empty()
             print(f"run-all: {e}", file=sys.stderr)
-            return 1
+            return contract.EXIT_FAILED
         except UsageError:
             self._abandon_if_empty()
             raise
@@ -263,7 +263,7 @@ class Runner:
             pass  # run.json keeps its previous content (it is only ever replaced whole)
         say(f"run-all: error: {msg}; the driver stopped. The results written before are kept in {self.run_dir}; "
             f"once there is room, finish with: scripts/run-all --resume {self.run_id} --out {self.out_root}")
-        return 1
+        return contract.EXIT_FAILED
 
     def _abandon_if_empty(self):
         """A new run that never started an executable leaves no directory behind."""

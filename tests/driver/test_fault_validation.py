@@ -40,7 +40,7 @@ class OptionTest(FaultCase):
     def test_sizes_on_the_command_line(self):
         for sizes, text in (("0", "--sizes: '0' is not a valid size (must be positive"),
                             ("-1M", "--sizes: '-1M' is not a valid size (negative"),
-                            ("1X", "--sizes: '1X' is not a valid size (unknown unit 'X'"),
+                            ("1X", "--sizes: '1X' is not a valid size (unknown suffix 'X'"),
                             ("1.5M", "not a whole number of bytes"),
                             ("3^4", "only powers of 2 may use ^"),
                             ("2^41", "exponent above 40"),
@@ -77,7 +77,7 @@ class OptionTest(FaultCase):
         for table, text in (
                 ('[harness]\nsizes = "0"', "[harness]: 'sizes': '0' is not a valid size (must be positive"),
                 ('[harness]\nsizes = ["32K", "32K"]', "[harness]: 'sizes': 32K is given twice"),
-                ('[harness]\nsizes = "32K;1M"', "'32K;1M' is not a valid size (unknown unit 'K;1M'"),
+                ('[harness]\nsizes = "32K;1M"', "'32K;1M' is not a valid size (unknown suffix 'K;1M'"),
                 ('[harness]\nmin_size = "1X"', "[harness]: 'min_size': '1X' is not a valid size"),
                 ('[harness]\nmax_size = 0', "[harness]: 'max_size': '0' is not a valid size"),
                 ('[harness]\nsizes = "32K"\nmin_size = "32K"', "[harness]: 'sizes' cannot be combined with "
