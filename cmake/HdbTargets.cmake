@@ -1,5 +1,23 @@
 # Helpers that every benchmark's cmake/bench/<name>.cmake uses.
 
+# The backends, from config/backends.json (the one list, which the driver reads too): their CMake keys
+# (HDB_BACKEND_KEYS, in order) and those with sources of their own (HDB_SOURCE_BACKEND_KEYS; the others
+# compile another backend's sources another way, e.g. CUDA_HOST).
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/config/backends.json")
+file(READ "${CMAKE_SOURCE_DIR}/config/backends.json" _hdb_backends)
+string(JSON _hdb_count LENGTH "${_hdb_backends}" backends)
+math(EXPR _hdb_last "${_hdb_count} - 1")
+set(HDB_BACKEND_KEYS "")
+set(HDB_SOURCE_BACKEND_KEYS "")
+foreach(i RANGE ${_hdb_last})
+  string(JSON _key GET "${_hdb_backends}" backends ${i} cmake)
+  string(JSON _from ERROR_VARIABLE _no_from GET "${_hdb_backends}" backends ${i} sources_of)
+  list(APPEND HDB_BACKEND_KEYS ${_key})
+  if(_no_from)
+    list(APPEND HDB_SOURCE_BACKEND_KEYS ${_key})
+  endif()
+endforeach()
+
 function(hdb_warnings tgt)
   set(cxx_flags -Wall -Wextra)
   if(HDB_WERROR)
@@ -58,7 +76,7 @@ endfunction()
 #   COMMON <sources>        backend-neutral logic, reference and workloads -> library hdb_bench_<name>
 #                           (the tests link it to drive the logic directly)
 #   LIBS <targets>          what hdb_bench_<name> links besides hdb_common
-#   and for each backend <B> of CPU, OPENCL, CUDA:
+#   and for each backend <B> with sources of its own (HDB_SOURCE_BACKEND_KEYS: CPU, OPENCL, CUDA):
 #   <B> <sources>           the main -> executable hdb-<name>-<b>
 #   <B>_LIB <sources>       the backend class -> library hdb_<name>_<b>, which the executable links
 #                           and the unit tests link directly
@@ -72,7 +90,7 @@ endfunction()
 # <B>_LIBS exists, so a benchmark composed from another benchmark's backends follows them.
 function(hdb_add_benchmark name)
   set(backend_keys "")
-  foreach(B CPU OPENCL CUDA)
+  foreach(B IN LISTS HDB_SOURCE_BACKEND_KEYS)
     list(APPEND backend_keys ${B} ${B}_LIB ${B}_LIBS)
   endforeach()
   cmake_parse_arguments(ARG "" "" "COMMON;LIBS;CL_KERNELS;${backend_keys}" ${ARGN})
@@ -87,7 +105,7 @@ function(hdb_add_benchmark name)
     hdb_cuda_host_sources(ARG_CUDA_HOST_LIB ${ARG_CUDA_LIB})
     list(TRANSFORM ARG_CUDA_LIBS REPLACE "_cuda$" "_cuda_host" OUTPUT_VARIABLE ARG_CUDA_HOST_LIBS)
   endif()
-  foreach(B CPU OPENCL CUDA CUDA_HOST)
+  foreach(B IN LISTS HDB_BACKEND_KEYS)
     string(TOLOWER ${B} b)
     if(NOT HDB_HAVE_${B} OR (NOT ARG_${B} AND NOT ARG_${B}_LIB))
       continue()

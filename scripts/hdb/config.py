@@ -4,6 +4,7 @@ A configuration names the benchmarks and backends to run, the harness options ev
 gets, per-benchmark overrides, and the time limit per executable. See docs/driver.md.
 """
 import copy
+import json
 import math
 import os
 import re
@@ -19,17 +20,21 @@ from .util import StrPath, UsageError, absolute_path
 Config = dict[str, Any]  # a validated configuration, as load() returns it
 
 BENCHMARK_ORDER = ["bus", "ra", "tpch", "merge", "ngram"]
-BACKENDS = ["cpu", "opencl", "cuda", "cuda-host"]
+# Every backend, declared once in config/backends.json, which CMake reads too (cmake/HdbTargets.cmake):
+# adding a backend is a row there (docs/cases.md, "Adding a backend").
+BACKENDS_FILE = Path(__file__).resolve().parents[2] / "config" / "backends.json"
+_BACKEND_ROWS: list[dict[str, Any]] = json.loads(BACKENDS_FILE.read_text(encoding="utf-8"))["backends"]
+BACKENDS = [str(b["name"]) for b in _BACKEND_ROWS]
 # What a configuration without a `backends` key runs: the real processors.
-DEFAULT_BACKENDS = ["cpu", "opencl", "cuda"]
+DEFAULT_BACKENDS = [str(b["name"]) for b in _BACKEND_ROWS if b.get("default")]
 # Host execution (docs/driver.md, "Host execution of the CUDA backend"): the CUDA backend's sources
 # compiled by the C++ compiler and run on the CPU, every GPU thread a fiber (hdb-<bench>-cuda-host,
 # built with -DHDB_CUDA_HOST=ON; its documents say backend and context.device.kind "cuda-host").
 # Its results are verified like any backend's, but its times are a CPU's emulation of a GPU, never a
 # processor's figure: every view about real processors (headline, speed-ups, figures, ceilings, key
 # widths, scaling, targets, compare) leaves them out, and the report gives them a section of their own.
-HOST_EXECUTION_BACKENDS = ("cuda-host",)
-HOST_EXECUTION_KINDS = ("cuda-host",)  # context.device.kind of such a document
+HOST_EXECUTION_BACKENDS = tuple(str(b["name"]) for b in _BACKEND_ROWS if b.get("host_execution"))
+HOST_EXECUTION_KINDS = HOST_EXECUTION_BACKENDS  # context.device.kind of such a document: its backend's name
 
 # Harness options a configuration may set, mapped to the executables' shared flags (issue 2).
 HARNESS_FLAGS = {

@@ -1,5 +1,7 @@
 """The shipped configurations load; overrides and per-benchmark tables combine as documented."""
+import json
 import unittest
+from pathlib import Path
 
 from helpers import REPO
 
@@ -99,3 +101,21 @@ class ConfigTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BackendListTest(unittest.TestCase):
+    """config/backends.json is the one list of backends: the driver's names and CMake's keys."""
+
+    def test_driver_names_come_from_the_file(self) -> None:
+        rows = json.loads((Path(REPO) / "config" / "backends.json").read_text(encoding="utf-8"))["backends"]
+        self.assertEqual(config.BACKENDS, [r["name"] for r in rows])
+        self.assertEqual(config.DEFAULT_BACKENDS, ["cpu", "opencl", "cuda"])
+        self.assertEqual(config.HOST_EXECUTION_BACKENDS, ("cuda-host",))
+        for r in rows:
+            # hdb-<bench>-<name> is CMake's executable for the key <NAME> (lower case, '_' -> '-').
+            self.assertEqual(r["cmake"].lower().replace("_", "-"), r["name"])
+
+    def test_cmake_spells_no_list_of_its_own(self) -> None:
+        targets = (Path(REPO) / "cmake" / "HdbTargets.cmake").read_text(encoding="utf-8")
+        self.assertIn("config/backends.json", targets)
+        self.assertNotIn("foreach(B CPU", targets)
