@@ -63,29 +63,34 @@ class TriadCase : public BusCase {
   std::vector<std::uint32_t> a_, b_, c_;
 };
 
+enum class CpuBusVariant { Serial, Parallel };
+
 class CpuBus : public BusBackend {
  public:
-  explicit CpuBus(const CpuPlatform& p) : platform_(p) {}
-  std::vector<BusTest> tests(const std::vector<Transfer>&) const override {
-    return {{"memcpy", "serial", Transfer::None, 1, 1},
-            {"memcpy", "parallel", Transfer::None, 1, 1},
-            {"triad", "serial", Transfer::None, 2, 1},
-            {"triad", "parallel", Transfer::None, 2, 1}};
+  explicit CpuBus(const CpuPlatform& p)
+      : platform_(p),
+        table_("CPU bus", {{CpuBusVariant::Serial, {"serial", {"memcpy", "triad"}, ""}},
+                           {CpuBusVariant::Parallel, {"parallel", {"memcpy", "triad"}, ""}}}) {}
+  const VariantList& variant_table() const override { return table_; }
+  void plan_memory(const BusTest& t, std::uint64_t bytes, MemoryPlan& plan) const override {
+    // Every array the case allocates (whole 4-byte words); verification allocates nothing.
+    const std::uint64_t array = bytes / 4 * 4;
+    if (t.kind == BusKind::Triad) plan.add("a", array).add("b", array).add("c", array);
+    else plan.add("source", array).add("destination", array);
   }
   std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed, int host_threads) override {
-    int threads = t.variant == "serial" ? 1 : platform_.threads();
-    // Every array the case allocates (whole 4-byte words); verification allocates nothing.
-    std::uint64_t array = bytes / 4 * 4;
-    MemoryPlan plan = MemoryPlan::for_platform(platform_);
-    if (t.test == "triad") plan.add("a", array).add("b", array).add("c", array);
-    else plan.add("source", array).add("destination", array);
-    plan.require(platform_);
-    if (t.test == "triad") return std::make_unique<TriadCase>(bytes, seed, threads, host_threads);
+    int threads = 1;
+    switch (table_.id(t.variant)) {
+      case CpuBusVariant::Serial: threads = 1; break;
+      case CpuBusVariant::Parallel: threads = platform_.threads(); break;
+    }
+    if (t.kind == BusKind::Triad) return std::make_unique<TriadCase>(bytes, seed, threads, host_threads);
     return std::make_unique<MemcpyCase>(bytes, seed, threads, host_threads);
   }
 
  private:
   const CpuPlatform& platform_;
+  VariantTable<CpuBusVariant> table_;
 };
 
 }  // namespace

@@ -7,14 +7,31 @@
 namespace hdb::cpu {
 namespace {
 
+bool is_serial(CpuMergeVariant v) {
+  switch (v) {
+    case CpuMergeVariant::Serial:
+    case CpuMergeVariant::SerialBinsearch: return true;
+    case CpuMergeVariant::Parallel:
+    case CpuMergeVariant::ParallelBinsearch: return false;
+  }
+  return false;
+}
+
+bool is_binsearch(CpuMergeVariant v) {
+  switch (v) {
+    case CpuMergeVariant::SerialBinsearch:
+    case CpuMergeVariant::ParallelBinsearch: return true;
+    case CpuMergeVariant::Serial:
+    case CpuMergeVariant::Parallel: return false;
+  }
+  return false;
+}
+
 template <class T>
 class CpuMergeCase : public MergeCase<T> {
  public:
-  CpuMergeCase(const MergeVariant& v, const MergeWork<T>& w, int threads)
-      : step_(v.step),
-        threads_(v.name.rfind("serial", 0) == 0 ? 1 : threads),
-        binsearch_(v.name.find("binsearch") != std::string::npos),
-        w_(w) {
+  CpuMergeCase(MergeStep step, CpuMergeVariant v, const MergeWork<T>& w, int threads)
+      : step_(step), threads_(is_serial(v) ? 1 : threads), binsearch_(is_binsearch(v)), w_(w) {
     // The whole merge's X_M (written by 1b, gathered by 2b) in huge pages, as prepare_work's.
     if (step_ == MergeStep::Whole) reserve_huge(out_.x_m, w.in->main_dict.size());
   }
@@ -76,24 +93,20 @@ class CpuMergeCase : public MergeCase<T> {
 
 }  // namespace
 
-std::vector<MergeVariant> CpuMerge::variants(const std::vector<Transfer>&) const {
-  std::vector<MergeVariant> v;
-  for (const char* name : {"serial", "parallel"}) v.push_back({MergeStep::DeltaDict, name, Transfer::None});
-  for (const char* name : {"serial", "parallel"}) v.push_back({MergeStep::DictMerge, name, Transfer::None});
-  for (const char* name : {"serial", "parallel", "serial_binsearch", "parallel_binsearch"})
-    v.push_back({MergeStep::Reencode, name, Transfer::None});
-  for (const char* name : {"serial", "parallel"}) v.push_back({MergeStep::Whole, name, Transfer::None});
-  return v;
-}
+CpuMerge::CpuMerge(const CpuPlatform& p)
+    : platform_(p),
+      table_("CPU merge", {{CpuMergeVariant::Serial, {"serial", {"delta_dict", "dict_merge", "reencode", "merge"}, ""}},
+                           {CpuMergeVariant::Parallel, {"parallel", {"delta_dict", "dict_merge", "reencode", "merge"}, ""}},
+                           {CpuMergeVariant::SerialBinsearch, {"serial_binsearch", {"reencode"}, ""}},
+                           {CpuMergeVariant::ParallelBinsearch, {"parallel_binsearch", {"reencode"}, ""}}}) {}
 
 template <class T>
-std::unique_ptr<MergeCase<T>> CpuMerge::make(const MergeVariant& v, const MergeWork<T>& w) {
+void CpuMerge::plan(const MergeVariant& v, const MergeWork<T>& w, MemoryPlan& plan) const {
   // What the case's outputs and scratch take of host memory (strings: views into the column's
   // characters, 16 bytes each), beside the column and its reference results.
   const std::uint64_t vb = sizeof(T), nd = w.in->delta_rows(), n1 = w.in->main_dict.size();
   const std::uint64_t rows = w.in->main_rows() + nd, codes = BitPacked::words_for(rows, w.width) * 8;
-  const bool parallel = v.name.rfind("serial", 0) != 0;
-  MemoryPlan plan = MemoryPlan::for_platform(platform_);
+  const bool parallel = !is_serial(table_.id(v.name));
   // The column and the reference results live beside the case.
   plan.add("column and reference results",
            w.in->main_codes.words.size() * 8 + (n1 + nd + w.delta_dict.size() + w.dict.size()) * vb +
@@ -113,10 +126,19 @@ std::unique_ptr<MergeCase<T>> CpuMerge::make(const MergeVariant& v, const MergeW
       plan.add("new main ids", BitPacked::words_for(rows, code_width(n1 + nd)) * 8).add("2b 16-bit X_M", n1 * 2);
       break;
   }
-  plan.require(platform_);
-  return std::make_unique<CpuMergeCase<T>>(v, w, platform_.threads());
 }
 
+template <class T>
+std::unique_ptr<MergeCase<T>> CpuMerge::make(const MergeVariant& v, const MergeWork<T>& w) {
+  return std::make_unique<CpuMergeCase<T>>(v.step, table_.id(v.name), w, platform_.threads());
+}
+
+#define HDB_CPU_MERGE_PLAN(T) template void CpuMerge::plan(const MergeVariant&, const MergeWork<T>&, MemoryPlan&) const;
+HDB_CPU_MERGE_PLAN(std::uint32_t)
+HDB_CPU_MERGE_PLAN(std::uint64_t)
+HDB_CPU_MERGE_PLAN(U128)
+HDB_CPU_MERGE_PLAN(std::string_view)
+#undef HDB_CPU_MERGE_PLAN
 template std::unique_ptr<MergeCase<std::uint32_t>> CpuMerge::make(const MergeVariant&, const MergeWork<std::uint32_t>&);
 template std::unique_ptr<MergeCase<std::uint64_t>> CpuMerge::make(const MergeVariant&, const MergeWork<std::uint64_t>&);
 template std::unique_ptr<MergeCase<U128>> CpuMerge::make(const MergeVariant&, const MergeWork<U128>&);

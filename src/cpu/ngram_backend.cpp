@@ -36,9 +36,10 @@ WorkerPool& CpuNgram::pool() {
   return *pool_;
 }
 
-std::vector<NgramVariant> CpuNgram::variants() const {
-  return {{"binned", false, false}, {"parallel", false, false}, {"parallel", true, false}};
-}
+CpuNgram::CpuNgram(const CpuPlatform& platform)
+    : platform_(platform),
+      table_("CPU ngram", {{CpuNgramVariant::Binned, {"binned", {"search"}, ""}},
+                           {CpuNgramVariant::Parallel, {"parallel", {"search", "batch"}, ""}}}) {}
 
 nlohmann::json CpuNgram::load_index(const NgramIndex& index) {
   index_ = &index;
@@ -48,19 +49,19 @@ nlohmann::json CpuNgram::load_index(const NgramIndex& index) {
 Breakdown CpuNgram::search(const NgramVariant& variant, const std::vector<QueryPlan>& plans, NgramSearchOut& out) {
   if (!index_) throw DeviceError("ngram: search before load_index");
   const NgramIndex& ix = *index_;
-  if (variant.name == "binned")
-    return time_each_query(plans.size(), out, [&](std::size_t q) { out.hits[q] = ngram::search_binned(ix, plans[q]); });
-  if (variant.name == "parallel" && !variant.batch)
-    return time_each_query(plans.size(), out,
-                           [&](std::size_t q) { out.hits[q] = search_parallel_bins(ix, plans[q], pool()); });
-  if (variant.name == "parallel" && variant.batch) {
-    out.hits.assign(plans.size(), {});
-    out.seconds.clear();
-    HostTimer t;
-    pool().run(plans.size(), [&](std::size_t q) { out.hits[q] = ngram::search_binned(ix, plans[q]); });
-    return Breakdown::compute_only(t.seconds());
+  switch (table_.id(variant.name)) {
+    case CpuNgramVariant::Binned: break;
+    case CpuNgramVariant::Parallel:
+      if (!variant.batch)
+        return time_each_query(plans.size(), out,
+                               [&](std::size_t q) { out.hits[q] = search_parallel_bins(ix, plans[q], pool()); });
+      out.hits.assign(plans.size(), {});
+      out.seconds.clear();
+      HostTimer t;
+      pool().run(plans.size(), [&](std::size_t q) { out.hits[q] = ngram::search_binned(ix, plans[q]); });
+      return Breakdown::compute_only(t.seconds());
   }
-  throw DeviceError("ngram: unknown cpu variant '" + variant.name + "'");
+  return time_each_query(plans.size(), out, [&](std::size_t q) { out.hits[q] = ngram::search_binned(ix, plans[q]); });
 }
 
 }  // namespace hdb::cpu

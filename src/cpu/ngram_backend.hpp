@@ -10,10 +10,13 @@
 
 namespace hdb::cpu {
 
+enum class CpuNgramVariant { Binned, Parallel };
+
 class CpuNgram : public NgramBackend {
  public:
-  explicit CpuNgram(const CpuPlatform& platform) : platform_(platform) {}
-  std::vector<NgramVariant> variants() const override;
+  explicit CpuNgram(const CpuPlatform& platform);
+  const VariantList& variant_table() const override { return table_; }
+  bool on_device() const override { return false; }
   nlohmann::json load_index(const ngram::NgramIndex& index) override;
   void release_index() override { index_ = nullptr; }
   // Nothing: the variants search the host index the common code built (and counts on this platform).
@@ -26,6 +29,7 @@ class CpuNgram : public NgramBackend {
   const ngram::NgramIndex* index_ = nullptr;
   const CpuPlatform& platform_;
   std::unique_ptr<WorkerPool> pool_;
+  VariantTable<CpuNgramVariant> table_;
 };
 
 // Bins of one query spread over the pool's threads; hits ascending.

@@ -370,8 +370,8 @@ enum class Columnar { Serial, Parallel };
 
 const VariantTable<Columnar>& table() {
   static const VariantTable<Columnar> t("the cpu tpch backend",
-                                        {{Columnar::Serial, {"columnar-serial", {"A", "B", "C"}, ""}},
-                                         {Columnar::Parallel, {"columnar-parallel", {"A", "B", "C"}, ""}}});
+                                        {{Columnar::Serial, {"columnar-serial", tpch::kKernels, ""}},
+                                         {Columnar::Parallel, {"columnar-parallel", tpch::kKernels, ""}}});
   return t;
 }
 

@@ -26,7 +26,7 @@ __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ d
 class TransferCase : public BusCase {
  public:
   TransferCase(const BusTest& t, std::uint64_t bytes, std::uint64_t seed, int host_threads)
-      : up_(t.test == "h2d"), n_(bytes / 4), seed_(seed), host_(n_, t.transfer), dev_(n_) {
+      : up_(t.kind == BusKind::H2d), n_(bytes / 4), seed_(seed), host_(n_, t.transfer), dev_(n_) {
     if (up_) {
       fill_pattern(host_.get(), n_, seed, host_threads);
     } else {
@@ -93,34 +93,41 @@ class DeviceCopyCase : public BusCase {
   DeviceBuffer<std::uint32_t> src_, dst_;
 };
 
+enum class CudaBusVariant { Copy, Memcpy, Kernel };
+
 class CudaBus : public BusBackend {
  public:
-  explicit CudaBus(CudaPlatform& p) : p_(p) {}
-  std::vector<BusTest> tests(const std::vector<Transfer>& transfers) const override {
-    std::vector<BusTest> out = transfer_tests(transfers);
-    out.push_back({"device_copy", "memcpy", Transfer::None, 1, 1});
-    out.push_back({"device_copy", "kernel", Transfer::None, 1, 1});
-    return out;
+  explicit CudaBus(CudaPlatform& p)
+      : p_(p),
+        table_("CUDA bus", {{CudaBusVariant::Copy, bus_copy_variant()},
+                            {CudaBusVariant::Memcpy, {"memcpy", {"device_copy"}, ""}},
+                            {CudaBusVariant::Kernel, {"kernel", {"device_copy"}, ""}}}) {}
+  const VariantList& variant_table() const override { return table_; }
+  void plan_memory(const BusTest& t, std::uint64_t bytes, MemoryPlan& plan) const override {
+    // Every cudaMalloc of the case (whole words); the pinned or pageable host buffer and the host
+    // vectors that fill and read back the device are host memory.
+    const std::uint64_t array = bytes / 4 * 4;
+    if (t.kind == BusKind::DeviceCopy) plan.add("source", array).add("destination", array);
+    else plan.add("device buffer", array);
   }
   std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed,
                                    int host_threads) override {
     // The cases move whole 4-byte pattern words (bytes / 4 of them): a size that is not a multiple
     // of 4 has its last bytes left out, and one below a word has nothing to move.
     if (bytes < 4) throw SkipCase("below one 4-byte word");
-    // Every cudaMalloc of the case (whole words); the pinned or pageable host buffer and the host
-    // vectors that fill and read back the device are host memory.
-    std::uint64_t array = bytes / 4 * 4;
-    MemoryPlan plan = MemoryPlan::for_platform(p_);
-    if (t.test == "device_copy") plan.add("source", array).add("destination", array);
-    else plan.add("device buffer", array);
-    plan.require(p_);
-    if (t.test == "device_copy")
-      return std::make_unique<DeviceCopyCase>(t.variant == "kernel", bytes, seed, p_.sm_count(), host_threads);
+    switch (table_.id(t.variant)) {
+      case CudaBusVariant::Memcpy:
+        return std::make_unique<DeviceCopyCase>(false, bytes, seed, p_.sm_count(), host_threads);
+      case CudaBusVariant::Kernel:
+        return std::make_unique<DeviceCopyCase>(true, bytes, seed, p_.sm_count(), host_threads);
+      case CudaBusVariant::Copy: break;
+    }
     return std::make_unique<TransferCase>(t, bytes, seed, host_threads);
   }
 
  private:
   CudaPlatform& p_;
+  VariantTable<CudaBusVariant> table_;
 };
 
 }  // namespace

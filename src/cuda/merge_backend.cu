@@ -53,11 +53,21 @@ Breakdown step_breakdown(const PhaseTimer& marks, const std::string& phase, doub
   return b;
 }
 
-DictMergeKind kind_of(const std::string& name) {
-  if (name == "slice") return DictMergeKind::Slice;
-  if (name == "csum") return DictMergeKind::Csum;
-  if (name == "mum") return DictMergeKind::Mum;
-  return DictMergeKind::MergePath;
+// The 1b algorithm of a dict_merge variant; the other variants have none.
+DictMergeKind kind_of(CudaMergeVariant v) {
+  switch (v) {
+    case CudaMergeVariant::Slice: return DictMergeKind::Slice;
+    case CudaMergeVariant::Csum: return DictMergeKind::Csum;
+    case CudaMergeVariant::Mum: return DictMergeKind::Mum;
+    case CudaMergeVariant::MergePath: return DictMergeKind::MergePath;
+    case CudaMergeVariant::Thrust:
+    case CudaMergeVariant::Radix:
+    case CudaMergeVariant::Lookup:
+    case CudaMergeVariant::Binsearch:
+    case CudaMergeVariant::InOrder:
+    case CudaMergeVariant::Overlap: break;
+  }
+  throw std::logic_error("the CUDA merge variant runs no dictionary merge of its own");
 }
 
 // Steps 1a, 1b and 2b on their own: upload the step's inputs, run it, download its outputs. On
@@ -67,8 +77,10 @@ class StepCase : public MergeCase<T> {
   static constexpr bool kStr = std::is_same_v<T, std::string_view>;
 
  public:
-  StepCase(const MergeVariant& v, const MergeWork<T>& w)
+  StepCase(const MergeVariant& v, CudaMergeVariant id, const MergeWork<T>& w)
       : v_(v),
+        binsearch_(id == CudaMergeVariant::Binsearch),
+        kind_(v.step == MergeStep::DictMerge ? kind_of(id) : DictMergeKind::MergePath),
         w_(w),
         nm_(w.in->main_rows()),
         nd_(w.in->delta_rows()),
@@ -94,7 +106,7 @@ class StepCase : public MergeCase<T> {
       default:
         old_ = std::make_unique<Mirror<std::uint64_t>>(w.in->main_codes.words.data(), w.in->main_codes.words.size(), t);
         out_ = std::make_unique<Mirror<std::uint64_t>>(nwords_, t);
-        if (!kStr && v.name == "binsearch") {
+        if (!kStr && binsearch_) {
           a_ = std::make_unique<Mirror<T>>(w.in->main_dict.data(), n1_, t);
           b_ = std::make_unique<Mirror<T>>(w.in->delta.data(), nd_, t);
           dict_ = std::make_unique<Mirror<T>>(w.dict.data(), w.dict.size(), t);
@@ -126,7 +138,7 @@ class StepCase : public MergeCase<T> {
         b_->up(s);
         marks_.mark(1, s);
         if constexpr (!kStr)
-          m_ = merge::dict_merge(kind_of(v_.name), scratch_, s, a_->dev.get(), n1_, b_->dev.get(), n2_, dict_->dev.get(),
+          m_ = merge::dict_merge(kind_, scratch_, s, a_->dev.get(), n1_, b_->dev.get(), n2_, dict_->dev.get(),
                                  xm_->dev.get(), xd_->dev.get());
         marks_.mark(2, s);
         dict_->down(s, m_);
@@ -136,7 +148,7 @@ class StepCase : public MergeCase<T> {
         break;
       default:
         old_->up(s);
-        if (v_.name == "binsearch") {
+        if (binsearch_) {
           a_->up(s);
           b_->up(s);
           dict_->up(s);
@@ -188,12 +200,14 @@ class StepCase : public MergeCase<T> {
       case MergeStep::DictMerge: return (n1_ + n2_ + w_.dict.size()) * v + (n1_ + n2_) * 4;
       default:
         return w_.in->main_codes.words.size() * 8 + nwords_ * 8 +
-               (v_.name == "binsearch" ? (n1_ + nd_ + w_.dict.size()) * v : (n1_ + n2_ + nd_) * 4);
+               (binsearch_ ? (n1_ + nd_ + w_.dict.size()) * v : (n1_ + n2_ + nd_) * 4);
     }
   }
 
  private:
   MergeVariant v_;
+  bool binsearch_;      // 2b by binary search of U'_M (else by X_M/X_D)
+  DictMergeKind kind_;  // 1b's algorithm
   const MergeWork<T>& w_;
   std::uint64_t nm_, nd_, n1_, n2_, rows_, nwords_, m_ = 0;
   Stream stream_;
@@ -212,8 +226,8 @@ template <class T>
 class WholeCase : public MergeCase<T> {
  public:
   static constexpr int kChunks = 8;
-  WholeCase(const MergeVariant& v, const MergeWork<T>& w)
-      : overlap_(v.name == "overlap"),
+  WholeCase(const MergeVariant& v, CudaMergeVariant id, const MergeWork<T>& w)
+      : overlap_(id == CudaMergeVariant::Overlap),
         w_(w),
         nm_(w.in->main_rows()),
         nd_(w.in->delta_rows()),
@@ -541,10 +555,10 @@ class StrWholeCase : public MergeCase<std::string_view> {
 // (plan_step_buffers) and the steps' scratch, library temporary storage as CUB reports it for the
 // calls the steps make (Thrust runs them on CUB).
 template <class T>
-void plan_case(MemoryPlan& m, const MergeVariant& v, const MergeWork<T>& w) {
+void plan_case(MemoryPlan& m, const MergeVariant& v, CudaMergeVariant id, const MergeWork<T>& w) {
   constexpr bool str = std::is_same_v<T, std::string_view>;
   const std::uint64_t nd = w.in->delta_rows(), n1 = w.in->main_dict.size(), n2 = w.delta_dict.size();
-  plan_step_buffers(m, v.step, v.name == "binsearch", w);
+  plan_step_buffers(m, v.step, id == CudaMergeVariant::Binsearch, w);
   auto step_1a = [&](std::uint64_t n) {
     if constexpr (str) m.add("1a round buffers and CUB temporary storage", merge::delta_dict_str_scratch(n));
     else m.add("CUB temporary storage", merge::library_temp_bytes<T>(n));
@@ -553,8 +567,8 @@ void plan_case(MemoryPlan& m, const MergeVariant& v, const MergeWork<T>& w) {
     if constexpr (str) {
       m.add("1b merge-path buffers and CUB temporary storage", merge::dict_merge_str_scratch(n));
     } else {
-      if (v.name == "slice") m.add("1b slice intermediate and counts", n * sizeof(T) + 65537 * 8);
-      if (v.name == "merge_path" || v.step == MergeStep::Whole) m.add("1b merged values, sources and ids", n * (sizeof(T) + 8));
+      if (id == CudaMergeVariant::Slice) m.add("1b slice intermediate and counts", n * sizeof(T) + 65537 * 8);
+      if (id == CudaMergeVariant::MergePath || v.step == MergeStep::Whole) m.add("1b merged values, sources and ids", n * (sizeof(T) + 8));
       m.add("CUB temporary storage", merge::library_temp_bytes<T>(n));
     }
   };
@@ -570,33 +584,42 @@ void plan_case(MemoryPlan& m, const MergeVariant& v, const MergeWork<T>& w) {
 }
 }  // namespace
 
-std::vector<MergeVariant> CudaMerge::variants(const std::vector<Transfer>& transfers) const {
-  std::vector<MergeVariant> v;
-  for (Transfer t : transfers) v.push_back({MergeStep::DeltaDict, "thrust", t});
-  for (Transfer t : transfers) v.push_back({MergeStep::DeltaDict, "radix", t});  // strings
-  for (const char* name : {"slice", "csum", "mum", "merge_path"})
-    for (Transfer t : transfers) v.push_back({MergeStep::DictMerge, name, t});
-  for (const char* name : {"lookup", "binsearch"})
-    for (Transfer t : transfers) v.push_back({MergeStep::Reencode, name, t});
-  for (Transfer t : transfers) v.push_back({MergeStep::Whole, "inorder", t});
-  // Asynchronous copies overlap only from pinned memory.
-  for (Transfer t : transfers)
-    if (t == Transfer::Pinned) v.push_back({MergeStep::Whole, "overlap", t});
-  return v;
-}
+CudaMerge::CudaMerge(CudaPlatform& p)
+    : p_(p),
+      table_("CUDA merge", {{CudaMergeVariant::Thrust, {"thrust", {"delta_dict"}, ""}},
+                            {CudaMergeVariant::Radix, {"radix", {"delta_dict"}, ""}},  // strings
+                            {CudaMergeVariant::Slice, {"slice", {"dict_merge"}, ""}},
+                            {CudaMergeVariant::Csum, {"csum", {"dict_merge"}, ""}},
+                            {CudaMergeVariant::Mum, {"mum", {"dict_merge"}, ""}},
+                            {CudaMergeVariant::MergePath, {"merge_path", {"dict_merge"}, ""}},
+                            {CudaMergeVariant::Lookup, {"lookup", {"reencode"}, ""}},
+                            {CudaMergeVariant::Binsearch, {"binsearch", {"reencode"}, ""}},
+                            {CudaMergeVariant::InOrder, {"inorder", {"merge"}, ""}},
+                            {CudaMergeVariant::Overlap, {"overlap", {"merge"}, ""}}}) {}
 
 bool CudaMerge::supports(const MergeVariant& v, ValueType t) const {
   // Strings: 1a by radix-sort rounds, 1b by merge path, 2b with X_M/X_D, the whole merge in order
-  // (as on OpenCL); 1a "radix" is the strings' only (Thrust sorts the integers).
-  if (v.step == MergeStep::DeltaDict) return (t == ValueType::Str) == (v.name == "radix");
-  if (t != ValueType::Str) return true;
-  switch (v.step) {
-    case MergeStep::DeltaDict: return true;
-    case MergeStep::DictMerge: return v.name == "merge_path";
-    case MergeStep::Reencode: return v.name == "lookup";
-    case MergeStep::Whole: return v.name == "inorder";
+  // (as on OpenCL); 1a "radix" is the strings' only (Thrust sorts the integers). Asynchronous
+  // copies overlap only from pinned memory.
+  const bool str = t == ValueType::Str;
+  switch (table_.id(v.name)) {
+    case CudaMergeVariant::Thrust: return !str;
+    case CudaMergeVariant::Radix: return str;
+    case CudaMergeVariant::Slice:
+    case CudaMergeVariant::Csum:
+    case CudaMergeVariant::Mum:
+    case CudaMergeVariant::Binsearch: return !str;
+    case CudaMergeVariant::MergePath:
+    case CudaMergeVariant::Lookup:
+    case CudaMergeVariant::InOrder: return true;
+    case CudaMergeVariant::Overlap: return !str && v.transfer == Transfer::Pinned;
   }
   return false;
+}
+
+template <class T>
+void CudaMerge::plan(const MergeVariant& v, const MergeWork<T>& w, MemoryPlan& plan) const {
+  plan_case(plan, v, table_.id(v.name), w);
 }
 
 template <class T>
@@ -610,19 +633,23 @@ std::unique_ptr<MergeCase<T>> CudaMerge::make(const MergeVariant& v, const Merge
   if constexpr (str)
     if (total_bytes(w.in->main_dict) + total_bytes(w.in->delta) >= kMaxStringBytes)
       throw SkipCase("strings of 4 GiB or more in U_M and the delta are beyond the 32-bit byte offsets");
-  MemoryPlan plan = MemoryPlan::for_platform(p_);
-  plan_case(plan, v, w);
-  plan.require(p_);
+  const CudaMergeVariant id = table_.id(v.name);
   if constexpr (str) {
     if (v.step == MergeStep::Whole) return std::make_unique<StrWholeCase>(v, w);
-    if (v.step == MergeStep::Reencode) return std::make_unique<StepCase<T>>(v, w);
+    if (v.step == MergeStep::Reencode) return std::make_unique<StepCase<T>>(v, id, w);
     return std::make_unique<StrStepCase>(v, w);
   } else {
-    if (v.step == MergeStep::Whole) return std::make_unique<WholeCase<T>>(v, w);
-    return std::make_unique<StepCase<T>>(v, w);
+    if (v.step == MergeStep::Whole) return std::make_unique<WholeCase<T>>(v, id, w);
+    return std::make_unique<StepCase<T>>(v, id, w);
   }
 }
 
+#define HDB_CUDA_MERGE_PLAN(T) template void CudaMerge::plan(const MergeVariant&, const MergeWork<T>&, MemoryPlan&) const;
+HDB_CUDA_MERGE_PLAN(std::uint32_t)
+HDB_CUDA_MERGE_PLAN(std::uint64_t)
+HDB_CUDA_MERGE_PLAN(U128)
+HDB_CUDA_MERGE_PLAN(std::string_view)
+#undef HDB_CUDA_MERGE_PLAN
 template std::unique_ptr<MergeCase<std::uint32_t>> CudaMerge::make(const MergeVariant&, const MergeWork<std::uint32_t>&);
 template std::unique_ptr<MergeCase<std::uint64_t>> CudaMerge::make(const MergeVariant&, const MergeWork<std::uint64_t>&);
 template std::unique_ptr<MergeCase<U128>> CudaMerge::make(const MergeVariant&, const MergeWork<U128>&);

@@ -9,16 +9,21 @@
 
 namespace hdb::cuda {
 
+enum class CudaMergeVariant { Thrust, Radix, Slice, Csum, Mum, MergePath, Lookup, Binsearch, InOrder, Overlap };
+
 class CudaMerge : public MergeBackendFor<CudaMerge> {
  public:
-  explicit CudaMerge(CudaPlatform& p) : p_(p) {}
-  std::vector<MergeVariant> variants(const std::vector<Transfer>& transfers) const override;
+  explicit CudaMerge(CudaPlatform& p);
+  const VariantList& variant_table() const override { return table_; }
   bool supports(const MergeVariant& v, ValueType t) const override;
+  template <class T>
+  void plan(const MergeVariant& v, const MergeWork<T>& w, MemoryPlan& plan) const;
   template <class T>
   std::unique_ptr<MergeCase<T>> make(const MergeVariant& v, const MergeWork<T>& w);
 
  private:
   CudaPlatform& p_;
+  VariantTable<CudaMergeVariant> table_;
 };
 
 }  // namespace hdb::cuda

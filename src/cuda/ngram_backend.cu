@@ -221,18 +221,18 @@ struct CudaNgram::State {
   std::size_t row() const { return std::size_t{bins} * kWordsPerBin; }
 };
 
-CudaNgram::CudaNgram(CudaPlatform& p) : p_(p) {}
+CudaNgram::CudaNgram(CudaPlatform& p)
+    : p_(p),
+      table_("CUDA ngram", {{CudaNgramVariant::Gpu, {"gpu", {"search"}, ""}},
+                            {CudaNgramVariant::GpuSegmented, {"gpu-segmented", {"search", "batch"}, ""}},
+                            {CudaNgramVariant::Hybrid, {"hybrid", {"search"}, ""}}}) {}
 CudaNgram::~CudaNgram() = default;
-
-std::vector<NgramVariant> CudaNgram::variants() const {
-  return {{"gpu", false, true}, {"gpu-segmented", false, true}, {"hybrid", false, true}, {"gpu-segmented", true, true}};
-}
 
 void CudaNgram::plan_memory(MemoryPlan& plan, const NgramIndex& ix, const NgramVariant& v,
                             const std::vector<QueryPlan>& plans) const {
   plan_index_copy(plan, ix);
   plan_work(plan, ix);
-  if (v.name != "gpu-segmented") return;
+  if (table_.id(v.name) != CudaNgramVariant::GpuSegmented) return;
   // search's buffers, kept across passes: the packed queries, and a batch's hit bitmaps per chunk.
   plan_packed_queries(plan, plans);
   if (v.batch) {
@@ -405,7 +405,8 @@ Breakdown CudaNgram::search(const NgramVariant& v, const std::vector<QueryPlan>&
   if (!s_) throw DeviceError("ngram: search before load_index");
   State& s = *s_;
   Breakdown dev;
-  if (v.name == "gpu-segmented" && v.batch) {
+  const CudaNgramVariant id = table_.id(v.name);
+  if (id == CudaNgramVariant::GpuSegmented && v.batch) {
     HostTimer total;
     upload_queries(s, plans, dev);
     out.hits.assign(plans.size(), {});
@@ -430,31 +431,34 @@ Breakdown CudaNgram::search(const NgramVariant& v, const std::vector<QueryPlan>&
     return dev;
   }
   Breakdown host;
-  if (v.name == "gpu") {
-    host = time_each_query(plans.size(), out, [&](std::size_t q) { out.hits[q] = run_figure1(s, plans[q], dev); });
-  } else if (v.name == "gpu-segmented") {
-    HostTimer up;
-    upload_queries(s, plans, dev);
-    double up_s = up.seconds();
-    host = time_each_query(plans.size(), out, [&](std::size_t q) {
-      if (plans[q].n == 0 || s.bins == 0) return;
-      cudaStream_t st = s.stream.get();
-      s.kernel_t.start(st);
-      launch_segmented(s, static_cast<std::uint32_t>(q), 1, s.words.get());
-      dev.kernel += s.kernel_t.stop(st);
-      out.hits[q] = fetch_hits(s, s.words.get(), dev);
-    });
-    host.total += up_s;
-  } else if (v.name == "hybrid") {
-    host = time_each_query(plans.size(), out, [&](std::size_t q) { out.hits[q] = run_hybrid(s, plans[q], dev); });
-  } else {
-    throw DeviceError("ngram: unknown cuda variant '" + v.name + "'");
+  switch (id) {
+    case CudaNgramVariant::Gpu:
+      host = time_each_query(plans.size(), out, [&](std::size_t q) { out.hits[q] = run_figure1(s, plans[q], dev); });
+      break;
+    case CudaNgramVariant::GpuSegmented: {
+      HostTimer up;
+      upload_queries(s, plans, dev);
+      double up_s = up.seconds();
+      host = time_each_query(plans.size(), out, [&](std::size_t q) {
+        if (plans[q].n == 0 || s.bins == 0) return;
+        cudaStream_t st = s.stream.get();
+        s.kernel_t.start(st);
+        launch_segmented(s, static_cast<std::uint32_t>(q), 1, s.words.get());
+        dev.kernel += s.kernel_t.stop(st);
+        out.hits[q] = fetch_hits(s, s.words.get(), dev);
+      });
+      host.total += up_s;
+      break;
+    }
+    case CudaNgramVariant::Hybrid:
+      host = time_each_query(plans.size(), out, [&](std::size_t q) { out.hits[q] = run_hybrid(s, plans[q], dev); });
+      break;
   }
   host.h2d = dev.h2d;
   host.d2h = dev.d2h;
   host.phases = dev.phases;
   // The device share of the time; the hybrid's CPU stages count as compute too.
-  host.kernel = v.name == "hybrid" ? host.total - dev.h2d - dev.d2h : dev.kernel;
+  host.kernel = id == CudaNgramVariant::Hybrid ? host.total - dev.h2d - dev.d2h : dev.kernel;
   return host;
 }
 

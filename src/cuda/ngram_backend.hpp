@@ -17,11 +17,14 @@
 
 namespace hdb::cuda {
 
+enum class CudaNgramVariant { Gpu, GpuSegmented, Hybrid };
+
 class CudaNgram : public NgramBackend {
  public:
   explicit CudaNgram(CudaPlatform& p);
   ~CudaNgram() override;
-  std::vector<NgramVariant> variants() const override;
+  const VariantList& variant_table() const override { return table_; }
+  bool on_device() const override { return true; }
   nlohmann::json load_index(const ngram::NgramIndex& index) override;
   void release_index() override;
   void plan_memory(MemoryPlan& plan, const ngram::NgramIndex& index, const NgramVariant& variant,
@@ -31,6 +34,7 @@ class CudaNgram : public NgramBackend {
 
  private:
   CudaPlatform& p_;
+  VariantTable<CudaNgramVariant> table_;
   std::unique_ptr<State> s_;
 };
 

@@ -582,8 +582,8 @@ enum class Execution { Operator, Fused };
 
 const VariantTable<Execution>& table() {
   static const VariantTable<Execution> t("the cuda tpch backend",
-                                         {{Execution::Operator, {"operator", {"A", "B", "C"}, ""}},
-                                          {Execution::Fused, {"fused", {"A", "B", "C"}, ""}}});
+                                         {{Execution::Operator, {"operator", tpch::kKernels, ""}},
+                                          {Execution::Fused, {"fused", tpch::kKernels, ""}}});
   return t;
 }
 

@@ -15,8 +15,8 @@ namespace {
 class TransferCase : public BusCase {
  public:
   TransferCase(OpenClPlatform& p, const BusTest& t, std::uint64_t bytes, std::uint64_t seed, int host_threads)
-      : p_(p), up_(t.test == "h2d"), bytes_(bytes), seed_(seed), host_(p, bytes, t.transfer) {
-    checked("preparing a " + t.test + " transfer", [&] {
+      : p_(p), up_(t.kind == BusKind::H2d), bytes_(bytes), seed_(seed), host_(p, bytes, t.transfer) {
+    checked(std::string("preparing a ") + to_string(t.kind) + " transfer", [&] {
       dev_ = device_buffer(p.context_ref(), bytes);
       auto* w = static_cast<std::uint32_t*>(host_.data());
       if (up_) {
@@ -92,35 +92,45 @@ class DeviceCopyCase : public BusCase {
   cl::Buffer src_, dst_;
 };
 
+enum class OpenClBusVariant { Copy, CopyBuffer };
+
 class OpenClBus : public BusBackend {
  public:
-  explicit OpenClBus(OpenClPlatform& p) : p_(p) {}
-  std::vector<BusTest> tests(const std::vector<Transfer>& transfers) const override {
-    std::vector<BusTest> out = transfer_tests(transfers);
-    out.push_back({"device_copy", "copy_buffer", Transfer::None, 1, 1});
-    return out;
-  }
-  std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed,
-                                   int host_threads) override {
+  explicit OpenClBus(OpenClPlatform& p)
+      : p_(p),
+        table_("OpenCL bus", {{OpenClBusVariant::Copy, bus_copy_variant()},
+                              {OpenClBusVariant::CopyBuffer, {"copy_buffer", {"device_copy"}, ""}}}) {}
+  const VariantList& variant_table() const override { return table_; }
+  void plan_memory(const BusTest& t, std::uint64_t bytes, MemoryPlan& plan) const override {
     // Every buffer the case allocates from the context (device_buffer: at least 1 byte). The pinned
     // staging memory is a CL_MEM_ALLOC_HOST_PTR buffer of the same context: counted, since
     // implementations may take it from the device's global memory (PoCL does). Pageable staging and
     // the host vectors that fill and read back the buffers are host memory, not the device's.
-    std::uint64_t buffer = std::max<std::uint64_t>(bytes, 1);
-    MemoryPlan plan = MemoryPlan::for_platform(p_);
-    if (t.test == "device_copy") plan.add("source buffer", buffer).add("destination buffer", buffer);
-    else plan.add("device buffer", buffer);
-    if (t.test != "device_copy" && t.transfer == Transfer::Pinned) plan.add("pinned staging buffer", buffer);
-    plan.require(p_);
+    const std::uint64_t buffer = std::max<std::uint64_t>(bytes, 1);
+    switch (table_.id(t.variant)) {
+      case OpenClBusVariant::CopyBuffer: plan.add("source buffer", buffer).add("destination buffer", buffer); break;
+      case OpenClBusVariant::Copy:
+        plan.add("device buffer", buffer);
+        if (t.transfer == Transfer::Pinned) plan.add("pinned staging buffer", buffer);
+        break;
+    }
+  }
+  std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed,
+                                   int host_threads) override {
+    const std::uint64_t buffer = std::max<std::uint64_t>(bytes, 1);
     if (buffer > p_.max_alloc_bytes())
       throw SkipCase("a buffer of " + std::to_string(buffer >> 20) + " MiB is larger than the device's largest allocation (" +
                      std::to_string(p_.max_alloc_bytes() >> 20) + " MiB)");
-    if (t.test == "device_copy") return std::make_unique<DeviceCopyCase>(p_, bytes, seed, host_threads);
+    switch (table_.id(t.variant)) {
+      case OpenClBusVariant::CopyBuffer: return std::make_unique<DeviceCopyCase>(p_, bytes, seed, host_threads);
+      case OpenClBusVariant::Copy: break;
+    }
     return std::make_unique<TransferCase>(p_, t, bytes, seed, host_threads);
   }
 
  private:
   OpenClPlatform& p_;
+  VariantTable<OpenClBusVariant> table_;
 };
 
 }  // namespace

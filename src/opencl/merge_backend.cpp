@@ -173,6 +173,14 @@ class SliceOp {
     p_.queue().enqueueReadBuffer(counts_, CL_TRUE, threads_ * 8, 8, &total);
     return static_cast<std::uint32_t>(total);
   }
+  // The scan's work-group (the merge and gap-closing kernels take the runtime's) and the U_M
+  // entries of a slice.
+  Ran ran(std::uint64_t n1) const {
+    Ran r;
+    r.work_group = static_cast<int>(scan_group_);
+    r.items_per_thread = static_cast<int>(std::max<std::uint64_t>(1, ceil_div(n1, threads_)));
+    return r;
+  }
 
  private:
   OpenClPlatform& p_;
@@ -218,6 +226,13 @@ class MergePathOp {
              xm, xd);
     launch_groups(p_, tr, "1b_write", write_, groups, wg_);
     return scan_.total();
+  }
+  // The merge kernels' work-group and entries per work-item (64 on a CPU device, 16 on a GPU).
+  Ran ran(std::uint64_t) const {
+    Ran r;
+    r.work_group = static_cast<int>(wg_);
+    r.items_per_thread = static_cast<int>(items_);
+    return r;
   }
 
  private:
@@ -349,6 +364,7 @@ class DictMergeCase : public MergeCase<T> {
     return o;
   }
   std::uint64_t transfer_bytes() const override { return (n1_ + n2_ + merged_) * sizeof(T) + (n1_ + n2_) * 4; }
+  Ran ran() const override { return op_.ran(n1_); }
 
  private:
   OpenClPlatform& p_;
@@ -734,6 +750,14 @@ class StrMergePathOp {
     return {m, total};
   }
 
+  // The merge kernels' work-group and entries per work-item (64 on a CPU device, 16 on a GPU).
+  Ran ran() const {
+    Ran r;
+    r.work_group = static_cast<int>(wg_);
+    r.items_per_thread = static_cast<int>(items_);
+    return r;
+  }
+
  private:
   OpenClPlatform& p_;
   DeviceScan scan_;
@@ -819,6 +843,7 @@ class StrDictMergeCase : public StrMergeCase {
   std::uint64_t transfer_bytes() const override {
     return (n1_ + n2_ + merged_ + 3) * 4 + d1_.byte_size() + d2_.byte_size() + merged_bytes_ + (n1_ + n2_) * 4;
   }
+  Ran ran() const override { return op_.ran(); }
 
  private:
   OpenClPlatform& p_;
@@ -920,7 +945,7 @@ class StrWholeCase : public StrMergeCase {
 // Every device buffer a case of variant v allocates, by name (MemoryPlan): the step's inputs and
 // outputs (plan_step_buffers) and the ops' scratch; returns the largest single buffer.
 template <class T>
-std::uint64_t plan_case(MemoryPlan& m, OpenClPlatform& p, const MergeVariant& v, const MergeWork<T>& w) {
+std::uint64_t plan_case(MemoryPlan& m, OpenClPlatform& p, const MergeVariant& v, bool slice, const MergeWork<T>& w) {
   constexpr bool str = std::is_same_v<T, std::string_view>;
   const std::uint64_t rows = w.in->main_rows() + w.in->delta_rows(), nd = w.in->delta_rows();
   const std::uint64_t n1 = w.in->main_dict.size(), n2 = w.delta_dict.size();
@@ -951,7 +976,7 @@ std::uint64_t plan_case(MemoryPlan& m, OpenClPlatform& p, const MergeVariant& v,
       delta_dict_op(nd);
       return std::max(nd * t, delta_b);
     case MergeStep::DictMerge:
-      if (v.name == "slice") {
+      if (slice) {
         const std::uint64_t threads = std::clamp<std::uint64_t>((n1 + 15) / 16, 1, 65536);
         m.add("1b slice scratch", (n1 + n2) * t + (threads + 1) * 8);  // intermediate dictionary, counts
       } else {
@@ -968,20 +993,24 @@ std::uint64_t plan_case(MemoryPlan& m, OpenClPlatform& p, const MergeVariant& v,
 
 }  // namespace
 
-std::vector<MergeVariant> OpenClMerge::variants(const std::vector<Transfer>& transfers) const {
-  std::vector<MergeVariant> v;
-  for (Transfer t : transfers) v.push_back({MergeStep::DeltaDict, "radix", t});
-  for (const char* name : {"slice", "merge_path"})
-    for (Transfer t : transfers) v.push_back({MergeStep::DictMerge, name, t});
-  for (Transfer t : transfers) v.push_back({MergeStep::Reencode, "lookup", t});
-  for (Transfer t : transfers) v.push_back({MergeStep::Whole, "inorder", t});
-  return v;
-}
+OpenClMerge::OpenClMerge(OpenClPlatform& p)
+    : p_(p),
+      table_("OpenCL merge", {{OpenClMergeVariant::Radix, {"radix", {"delta_dict"}, ""}},
+                              {OpenClMergeVariant::Slice, {"slice", {"dict_merge"}, ""}},
+                              {OpenClMergeVariant::MergePath, {"merge_path", {"dict_merge"}, ""}},
+                              {OpenClMergeVariant::Lookup, {"lookup", {"reencode"}, ""}},
+                              {OpenClMergeVariant::InOrder, {"inorder", {"merge"}, ""}}}) {}
 
 bool OpenClMerge::supports(const MergeVariant& v, ValueType t) const {
   // Strings: every step, 1b by merge path only (the slice merge's intermediate array would hold
   // copies of the strings).
-  return t != ValueType::Str || v.step != MergeStep::DictMerge || v.name == "merge_path";
+  const bool slice = table_.id(v.name) == OpenClMergeVariant::Slice;  // looked up first: a name is always checked
+  return t != ValueType::Str || !slice;
+}
+
+template <class T>
+void OpenClMerge::plan(const MergeVariant& v, const MergeWork<T>& w, MemoryPlan& plan) const {
+  plan_case(plan, p_, v, table_.id(v.name) == OpenClMergeVariant::Slice, w);
 }
 
 template <class T>
@@ -995,9 +1024,10 @@ std::unique_ptr<MergeCase<T>> OpenClMerge::make(const MergeVariant& v, const Mer
   if constexpr (std::is_same_v<T, std::string_view>)
     if (total_bytes(w.in->main_dict) + total_bytes(w.in->delta) >= kMaxStringBytes)
       throw SkipCase("strings of 4 GiB or more in U_M and the delta are beyond the 32-bit byte offsets");
+  // The plan (plan(), checked by the session) again, for its largest single buffer.
   MemoryPlan plan = MemoryPlan::for_platform(p_);
-  const std::uint64_t biggest = plan_case(plan, p_, v, w);
-  plan.require(p_);
+  const bool slice = table_.id(v.name) == OpenClMergeVariant::Slice;
+  const std::uint64_t biggest = plan_case(plan, p_, v, slice, w);
   if (biggest > p_.max_alloc_bytes()) throw SkipCase("a buffer exceeds the device's allocation limit");
   return checked("preparing a merge case", [&]() -> std::unique_ptr<MergeCase<T>> {
     if constexpr (std::is_same_v<T, std::string_view>) {
@@ -1012,7 +1042,7 @@ std::unique_ptr<MergeCase<T>> OpenClMerge::make(const MergeVariant& v, const Mer
       switch (v.step) {
         case MergeStep::DeltaDict: return std::make_unique<DeltaDictCase<T>>(p_, w, v.transfer);
         case MergeStep::DictMerge:
-          if (v.name == "slice")
+          if (slice)
             return std::make_unique<DictMergeCase<T, SliceOp<T>>>(p_, w, v.transfer, SliceOp<T>(p_, n1, w.delta_dict.size()));
           return std::make_unique<DictMergeCase<T, MergePathOp<T>>>(p_, w, v.transfer, MergePathOp<T>(p_, n1 + w.delta_dict.size()));
         case MergeStep::Reencode: return std::make_unique<ReencodeCase<T>>(p_, w, v.transfer);
@@ -1023,6 +1053,13 @@ std::unique_ptr<MergeCase<T>> OpenClMerge::make(const MergeVariant& v, const Mer
   });
 }
 
+#define HDB_OPENCL_MERGE_PLAN(T) \
+  template void OpenClMerge::plan(const MergeVariant&, const MergeWork<T>&, MemoryPlan&) const;
+HDB_OPENCL_MERGE_PLAN(std::uint32_t)
+HDB_OPENCL_MERGE_PLAN(std::uint64_t)
+HDB_OPENCL_MERGE_PLAN(U128)
+HDB_OPENCL_MERGE_PLAN(std::string_view)
+#undef HDB_OPENCL_MERGE_PLAN
 template std::unique_ptr<MergeCase<std::uint32_t>> OpenClMerge::make(const MergeVariant&, const MergeWork<std::uint32_t>&);
 template std::unique_ptr<MergeCase<std::uint64_t>> OpenClMerge::make(const MergeVariant&, const MergeWork<std::uint64_t>&);
 template std::unique_ptr<MergeCase<U128>> OpenClMerge::make(const MergeVariant&, const MergeWork<U128>&);

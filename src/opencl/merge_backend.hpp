@@ -10,16 +10,21 @@
 
 namespace hdb::opencl {
 
+enum class OpenClMergeVariant { Radix, Slice, MergePath, Lookup, InOrder };
+
 class OpenClMerge : public MergeBackendFor<OpenClMerge> {
  public:
-  explicit OpenClMerge(OpenClPlatform& p) : p_(p) {}
-  std::vector<MergeVariant> variants(const std::vector<Transfer>& transfers) const override;
+  explicit OpenClMerge(OpenClPlatform& p);
+  const VariantList& variant_table() const override { return table_; }
   bool supports(const MergeVariant& v, ValueType t) const override;
+  template <class T>
+  void plan(const MergeVariant& v, const MergeWork<T>& w, MemoryPlan& plan) const;
   template <class T>
   std::unique_ptr<MergeCase<T>> make(const MergeVariant& v, const MergeWork<T>& w);
 
  private:
   OpenClPlatform& p_;
+  VariantTable<OpenClMergeVariant> table_;
 };
 
 }  // namespace hdb::opencl

@@ -22,15 +22,16 @@ cl::Buffer upload(OpenClPlatform& p, const std::vector<std::uint32_t>& v) {
 }
 }  // namespace
 
-std::vector<NgramVariant> OpenClNgram::variants() const {
-  return {{"gpu", false, true}, {"gpu-segmented", false, true}, {"gpu-segmented", true, true}};
-}
+OpenClNgram::OpenClNgram(OpenClPlatform& p)
+    : p_(p),
+      table_("OpenCL ngram", {{OpenClNgramVariant::Gpu, {"gpu", {"search"}, ""}},
+                              {OpenClNgramVariant::GpuSegmented, {"gpu-segmented", {"search", "batch"}, ""}}}) {}
 
 void OpenClNgram::plan_memory(MemoryPlan& plan, const ngram::NgramIndex& ix, const NgramVariant& v,
                               const std::vector<ngram::QueryPlan>& plans) const {
   plan_index_copy(plan, ix);
   plan_dense_work(plan, ix);
-  if (v.name == "gpu") return;
+  if (table_.id(v.name) == OpenClNgramVariant::Gpu) return;
   // search_segmented's scratch: the packed queries and one hit-bitmap row per query in a batch.
   plan_packed_queries(plan, plans);
   plan.add("segmented hit bitmaps", 4ull * ix.bins() * (kBinSize / 32) * (v.batch ? plans.size() : 1));
@@ -114,7 +115,7 @@ std::vector<std::uint32_t> OpenClNgram::figure1(const ngram::QueryPlan& plan, Br
 
 Breakdown OpenClNgram::search(const NgramVariant& v, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out) {
   if (!host_) throw DeviceError("ngram: search before load_index");
-  if (v.name == "gpu") {
+  if (table_.id(v.name) == OpenClNgramVariant::Gpu) {
     return checked("n-gram search (gpu)", [&] {
       Breakdown dev;
       Breakdown host = time_each_query(plans.size(), out, [&](std::size_t q) { out.hits[q] = figure1(plans[q], dev); });

@@ -12,10 +12,13 @@
 
 namespace hdb::opencl {
 
+enum class OpenClNgramVariant { Gpu, GpuSegmented };
+
 class OpenClNgram : public NgramBackend {
  public:
-  explicit OpenClNgram(OpenClPlatform& p) : p_(p) {}
-  std::vector<NgramVariant> variants() const override;
+  explicit OpenClNgram(OpenClPlatform& p);
+  const VariantList& variant_table() const override { return table_; }
+  bool on_device() const override { return true; }
   nlohmann::json load_index(const ngram::NgramIndex& index) override;
   void release_index() override;
   void plan_memory(MemoryPlan& plan, const ngram::NgramIndex& index, const NgramVariant& variant,
@@ -24,6 +27,7 @@ class OpenClNgram : public NgramBackend {
 
  private:
   OpenClPlatform& p_;
+  VariantTable<OpenClNgramVariant> table_;
   Breakdown search_segmented(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out);
   std::vector<std::uint32_t> figure1(const ngram::QueryPlan& plan, Breakdown& b);
 

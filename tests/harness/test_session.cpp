@@ -24,7 +24,7 @@ BenchmarkDef scripted_benchmark(int* setups) {
       for (std::uint64_t size : s.sizes())
         for (Transfer t : s.transfers()) {
         std::string v = variant;
-        s.run({"op", v, {}, size, t}, [&, v]() {
+        s.run({"op", v, {}, size, t}, CaseSetup{nullptr, [&, v]() {
           ++*setups;
           if (v == "skips") throw SkipCase("too large for this test");
           Prepared p;
@@ -36,7 +36,7 @@ BenchmarkDef scripted_benchmark(int* setups) {
           p.elements = size / 4;
           p.min_bytes_moved = 2 * size;
           return p;
-        });
+        }});
       }
     }
   };
@@ -163,11 +163,11 @@ TEST(Session, DocumentsAreMarkedRunningUntilTheRunEnds) {
   def.name = "fake";
   def.description = "test benchmark";
   def.run = [&](Session& s) {
-    s.run({"op", "first", {}, 32768}, [] { return quick_case(); });
-    s.run({"op", "second", {}, 32768}, [&] {
+    s.run({"op", "first", {}, 32768}, CaseSetup{nullptr, [] { return quick_case(); }});
+    s.run({"op", "second", {}, 32768}, CaseSetup{nullptr, [&] {
       seen = read_json(path);  // the file as the first case left it
       return quick_case();
-    });
+    }});
   };
   ASSERT_EQ(run(def, {"--sizes", "32K", "--json", path, "--quiet"}), kExitOk);
   EXPECT_EQ(seen["complete"], false);
@@ -186,7 +186,7 @@ TEST(Session, AnErrorOutsideTheCasesStopsTheRunAndSaysSo) {
     def.name = "fake";
     def.description = "test benchmark";
     def.run = [usage](Session& s) {
-      s.run({"op", "first", {}, 32768}, [] { return quick_case(); });
+      s.run({"op", "first", {}, 32768}, CaseSetup{nullptr, [] { return quick_case(); }});
       if (usage) throw UsageError("--corpus: cannot open 'gone.txt'");
       throw std::runtime_error("the corpus vanished");
     };
@@ -242,7 +242,7 @@ TEST(Session, ALostDeviceFailsItsCaseAndStopsTheRun) {
   def.run = [&setups](Session& s) {
     for (const char* variant : {"first", "error", "lost", "after"}) {
       const std::string v = variant;
-      s.run({"op", v, {}, 32768}, [&setups, v] {
+      s.run({"op", v, {}, 32768}, CaseSetup{nullptr, [&setups, v] {
         ++setups;
         Prepared p = quick_case();
         if (v == "error") p.pass = []() -> Breakdown { throw DeviceError("cudaMemcpyAsync failed: cudaErrorInvalidValue"); };
@@ -251,7 +251,7 @@ TEST(Session, ALostDeviceFailsItsCaseAndStopsTheRun) {
             throw DeviceLost("cudaEventSynchronize failed: cudaErrorIllegalAddress; the device context is lost");
           };
         return p;
-      });
+      }});
     }
   };
   ::testing::internal::CaptureStderr();
@@ -293,7 +293,7 @@ TEST(Session, ARuntimeErrorIsNamedByThePlatformWithTheStageItCameFrom) {
   def.run = [](Session& s) {
     for (const char* where : {"setup", "pass", "verify"}) {
       std::string w = where;
-      s.run({"op", w, {}, s.sizes().front(), s.transfers().front()}, [w]() {
+      s.run({"op", w, {}, s.sizes().front(), s.transfers().front()}, CaseSetup{nullptr, [w]() {
         if (w == "setup") throw test::FakeRuntimeError("clCreateBuffer");
         Prepared p;
         p.pass = [w] {
@@ -306,7 +306,7 @@ TEST(Session, ARuntimeErrorIsNamedByThePlatformWithTheStageItCameFrom) {
         };
         p.elements = 1;
         return p;
-      });
+      }});
     }
   };
   std::string path = test::scratch("session-runtime.json");
@@ -318,4 +318,42 @@ TEST(Session, ARuntimeErrorIsNamedByThePlatformWithTheStageItCameFrom) {
   EXPECT_EQ(reason["setup"], "fake runtime call clCreateBuffer failed during the case's preparation");
   EXPECT_EQ(reason["pass"], "fake runtime call clEnqueueNDRangeKernel failed during a timed pass");
   EXPECT_EQ(reason["verify"], "fake runtime call clEnqueueReadBuffer failed during verification");
+}
+
+// Every case is set up plan -> fit -> prepare: a case whose plan exceeds the platform's memory
+// (capped by --memory-limit) is skipped with the plan's list before prepare runs; the plan is kept in
+// the result either way.
+TEST(Session, ACaseIsPreparedOnlyWhenItsMemoryPlanFits) {
+  int prepared = 0;
+  BenchmarkDef def;
+  def.name = "fake";
+  def.description = "test benchmark";
+  def.run = [&prepared](Session& s) {
+    for (std::uint64_t bytes : {std::uint64_t{1} << 20, std::uint64_t{8} << 20}) {
+      CaseSetup setup;
+      setup.plan = [bytes](MemoryPlan& plan) { plan.add("input", bytes).add("output", bytes / 2); };
+      setup.prepare = [&prepared] {
+        ++prepared;
+        return quick_case();
+      };
+      s.run({"op", "v", {}, bytes}, setup);
+    }
+  };
+  std::string path = test::scratch("session-plan.json");
+  ASSERT_EQ(run(def, {"--sizes", "32K", "--memory-limit", "4M", "--json", path, "--quiet"}), kExitOk);
+  EXPECT_EQ(prepared, 1);
+  nlohmann::json j = read_json(path);
+  ASSERT_EQ(j["results"].size(), 2u);
+  const nlohmann::json& fits = j["results"][0];
+  EXPECT_EQ(fits["status"], "ok");
+  EXPECT_EQ(fits["memory_plan"]["where"], "device memory");
+  EXPECT_EQ(fits["memory_plan"]["bytes"], (1u << 20) + (1u << 19));
+  ASSERT_EQ(fits["memory_plan"]["items"].size(), 2u);
+  EXPECT_EQ(fits["memory_plan"]["items"][0]["what"], "input");
+  EXPECT_EQ(fits["memory_plan"]["items"][1]["bytes"], 1u << 19);
+  const nlohmann::json& over = j["results"][1];
+  EXPECT_EQ(over["status"], "skipped");
+  EXPECT_EQ(over["memory_plan"]["bytes"], (8u << 20) + (4u << 20));
+  const std::string reason = over["reason"];
+  EXPECT_EQ(reason.rfind("needs 12 MiB of device memory (input 8 MiB, output 4 MiB)", 0), 0u) << reason;
 }

@@ -41,7 +41,7 @@ TEST_F(HDB_SUITE, CountsTheIndexWorkArraysAndSearchScratch) {
   nlohmann::json figures = backend.load_index(ix);
   EXPECT_EQ(figures["device_index_bytes"].get<std::uint64_t>(), ix.bytes());
   EXPECT_EQ(figures["device_work_bytes"].get<std::uint64_t>(), work);
-  for (const NgramVariant& v : backend.variants()) {
+  for (const NgramVariant& v : ngram_variants(backend)) {
     MemoryPlan plan;
     backend.plan_memory(plan, ix, v, plans);
     std::uint64_t scratch = 0;

@@ -28,7 +28,7 @@ TYPED_TEST(CudaMergeBackend, LargeDictionaries) {
   ASSERT_EQ(in.main_dict.size(), distinct);
   MergeWork<TypeParam> w = prepare_work(in);
   ASSERT_GT(w.dict.size(), std::uint64_t{1} << 20);
-  for (const MergeVariant& v : backend.variants({Transfer::Pinned})) {
+  for (const MergeVariant& v : merge_variants(backend, {Transfer::Pinned})) {
     if (!backend.supports(v, ValueTypeOf<TypeParam>::value)) continue;
     SCOPED_TRACE(std::string(to_string(v.step)) + "/" + v.name);
     auto c = backend.prepare(v, w);

@@ -20,7 +20,7 @@ int check_column(MergeBackend& backend, const std::vector<Transfer>& transfers, 
                  const MergeInput<T>& in, std::set<MergeStep>* steps = nullptr) {
   MergeWork<T> w = prepare_work(in);
   int ran = 0;
-  for (const MergeVariant& v : backend.variants(transfers)) {
+  for (const MergeVariant& v : merge_variants(backend, transfers)) {
     if (!backend.supports(v, ValueTypeOf<T>::value)) continue;
     SCOPED_TRACE(name + " " + to_string(v.step) + "/" + v.name + " " + to_string(v.transfer));
     auto c = backend.prepare(v, w);
@@ -57,14 +57,14 @@ inline void check_string_columns(MergeBackend& backend, const std::vector<Transf
   }
 }
 
-// The device memory plan of every variant on one column: under a 1 KiB --memory-limit, prepare()
-// is skipped with MemoryPlan's reason naming the step's inputs and outputs and `scratch` (the
+// The device memory plan of every variant on one column: under a 1 KiB --memory-limit, its fit check
+// (the session's, before prepare()) skips the case with MemoryPlan's reason naming the step's inputs and outputs and `scratch` (the
 // backend's word for its sort/scan scratch or library temporary storage) for 1a and 1b; without the
 // limit the same case runs and verifies.
 template <class T>
 void check_memory_plan(MergeBackend& backend, Platform& platform, const MergeInput<T>& in, const std::string& scratch) {
   MergeWork<T> w = prepare_work(in);
-  for (const MergeVariant& v : backend.variants({Transfer::Pageable})) {
+  for (const MergeVariant& v : merge_variants(backend, {Transfer::Pageable})) {
     if (!backend.supports(v, ValueTypeOf<T>::value)) continue;
     SCOPED_TRACE(std::string(to_string(v.step)) + "/" + v.name);
     std::vector<std::string> names;
@@ -74,10 +74,12 @@ void check_memory_plan(MergeBackend& backend, Platform& platform, const MergeInp
       case MergeStep::Reencode: names = {"old main ids ", "new main ids "}; break;
       case MergeStep::Whole: names = {"old main ids ", "U_M ", "delta ", "U'_M ", "new main ids ", scratch}; break;
     }
+    MemoryPlan plan = MemoryPlan::for_platform(platform);
+    backend.plan_memory(v, w, plan);
     platform.set_memory_limit(1024);
     std::string reason;
     try {
-      backend.prepare(v, w);
+      plan.require(platform);
     } catch (const SkipCase& e) {
       reason = e.what();
     }

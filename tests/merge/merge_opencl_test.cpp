@@ -126,10 +126,29 @@ TEST_F(OpenClDevice, DeviceScanIsExclusiveWithTotal) {
 TEST_F(OpenClDevice, OffersEveryStep) {
   opencl::OpenClMerge backend(*platform_);
   std::vector<std::string> names;
-  for (const MergeVariant& v : backend.variants({Transfer::Pageable}))
+  for (const MergeVariant& v : merge_variants(backend, {Transfer::Pageable}))
     names.push_back(std::string(to_string(v.step)) + "/" + v.name);
   for (const char* want : {"delta_dict/radix", "dict_merge/slice", "dict_merge/merge_path", "reencode/lookup", "merge/inorder"})
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+}
+
+// What ran: the dictionary merges name their work-group and entries per work-item; a name the
+// backend never registered is refused, never run as another variant.
+TEST_F(OpenClDevice, DictMergeRecordsItsParametersAndUnknownVariantsAreRefused) {
+  opencl::OpenClMerge backend(*platform_);
+  MergeInput<std::uint32_t> in = generate_column<std::uint32_t>(ColumnSpec{5000, 700, 900, 0.3}, 5, 2);
+  MergeWork<std::uint32_t> w = prepare_work(in);
+  ASSERT_EQ(in.main_dict.size(), 900u);
+  const bool cpu = (platform_->device().getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_CPU) != 0;
+  Ran path = backend.prepare(MergeVariant{MergeStep::DictMerge, "merge_path", Transfer::Pageable}, w)->ran();
+  EXPECT_GE(path.work_group, 1);
+  EXPECT_EQ(path.items_per_thread, cpu ? 64 : 16);
+  // 900 entries of U_M in ceil(900 / 16) = 57 slices of 16.
+  Ran slice = backend.prepare(MergeVariant{MergeStep::DictMerge, "slice", Transfer::Pageable}, w)->ran();
+  EXPECT_EQ(slice.items_per_thread, 16);
+  EXPECT_THROW(backend.prepare(MergeVariant{MergeStep::DictMerge, "csum", Transfer::Pageable}, w), std::invalid_argument);
+  EXPECT_THROW(backend.supports(MergeVariant{MergeStep::DictMerge, "slices", Transfer::Pageable}, ValueType::U32),
+               std::invalid_argument);
 }
 
 template <class T>
@@ -165,7 +184,7 @@ TYPED_TEST(OpenClMergeBackend, GeneratedColumnsVerify) {
   for (const ColumnSpec& spec : {ColumnSpec{200003, 70001, 100000, 0.5}, ColumnSpec{100000, 33333, 1000, 0.01}}) {
     MergeInput<TypeParam> in = generate_column<TypeParam>(spec, 11, 2);
     MergeWork<TypeParam> w = prepare_work(in);
-    for (const MergeVariant& v : backend.variants({Transfer::Pageable})) {
+    for (const MergeVariant& v : merge_variants(backend, {Transfer::Pageable})) {
       if (!backend.supports(v, ValueTypeOf<TypeParam>::value)) continue;
       SCOPED_TRACE(std::to_string(spec.main_rows) + " " + to_string(v.step) + "/" + v.name);
       auto c = backend.prepare(v, w);

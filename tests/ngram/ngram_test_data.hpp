@@ -77,7 +77,7 @@ inline void expect_exact(NgramBackend& backend, std::initializer_list<int> width
           SCOPED_TRACE(where + " query '" + c.queries[q] + "'");
           also(ix, plans[q], ref[q]);
         }
-        for (const NgramVariant& v : backend.variants()) {
+        for (const NgramVariant& v : ngram_variants(backend)) {
           NgramSearchOut out;
           backend.search(v, plans, out);
           EXPECT_EQ(out.hits, ref) << where << " " << v.name << (v.batch ? " (batch)" : "");

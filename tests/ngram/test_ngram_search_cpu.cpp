@@ -204,7 +204,8 @@ class FreeMemoryDevice : public Platform {
 class HeldIndexBackend : public NgramBackend {
  public:
   static constexpr std::uint64_t kIndexCopy = 600ull << 20;
-  std::vector<NgramVariant> variants() const override { return {{"first", false, true}, {"second", false, true}}; }
+  const VariantList& variant_table() const override { return table_; }
+  bool on_device() const override { return true; }
   nlohmann::json load_index(const NgramIndex& index) override {
     if (held + kIndexCopy > FreeMemoryDevice::kCapacity) ++loads_over_capacity;  // the old copy was not released
     index_ = &index;
@@ -228,6 +229,7 @@ class HeldIndexBackend : public NgramBackend {
 
  private:
   const NgramIndex* index_ = nullptr;
+  VariantTable<int> table_{"the fake ngram backend", {{0, {"first", {"search"}, ""}}, {1, {"second", {"search"}, ""}}}};
 };
 
 TEST(NgramMemoryFit, ChecksSeeTheDeviceWithoutTheIndexItHolds) {

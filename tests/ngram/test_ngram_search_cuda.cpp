@@ -26,7 +26,7 @@ void expect_queries(cuda::CudaNgram& backend, const NgramIndex& ix, const std::v
     plans.push_back(plan_query(ix, q, k));
     ref.push_back(reference_search(ix, plans.back()));
   }
-  for (const NgramVariant& v : backend.variants()) {
+  for (const NgramVariant& v : ngram_variants(backend)) {
     NgramSearchOut out;
     backend.search(v, plans, out);
     EXPECT_EQ(out.hits, ref) << where << " " << v.name << (v.batch ? " (batch)" : "");
@@ -83,7 +83,7 @@ TEST_F(NgramCuda, ReleasedIndexIsFreedAndCanBeLoadedAgain) {
   backend.release_index();
   EXPECT_GE(platform_->memory_bytes(), free_loaded);
   NgramSearchOut out;
-  EXPECT_THROW(backend.search(backend.variants().front(), {plan_query(ix, queries.front(), 2)}, out), DeviceError);
+  EXPECT_THROW(backend.search(ngram_variants(backend).front(), {plan_query(ix, queries.front(), 2)}, out), DeviceError);
   backend.release_index();  // twice is harmless
   backend.load_index(ix);
   expect_queries(backend, ix, queries, 2, "loaded again");

@@ -22,31 +22,54 @@ Verification check_pattern(const std::uint32_t* w, std::uint64_t n, std::uint64_
   return Verification::pass("all " + std::to_string(n) + " words equal the source");
 }
 
-std::vector<BusTest> transfer_tests(const std::vector<Transfer>& transfers) {
+const char* to_string(BusKind k) {
+  switch (k) {
+    case BusKind::H2d: return "h2d";
+    case BusKind::D2h: return "d2h";
+    case BusKind::DeviceCopy: return "device_copy";
+    case BusKind::Memcpy: return "memcpy";
+    case BusKind::Triad: return "triad";
+  }
+  return "?";
+}
+
+VariantInfo bus_copy_variant() { return {"copy", {"h2d", "d2h"}, ""}; }
+
+std::vector<BusTest> bus_tests(const BusBackend& backend, const std::vector<Transfer>& transfers) {
   std::vector<BusTest> out;
-  for (const char* dir : {"h2d", "d2h"})
-    for (Transfer t : transfers) out.push_back({dir, "copy", t, 1, 1});
+  for (BusKind k : {BusKind::H2d, BusKind::D2h, BusKind::DeviceCopy, BusKind::Memcpy, BusKind::Triad})
+    for (const std::string& name : backend.variant_table().names(to_string(k))) {
+      BusTest t{k, name, Transfer::None};
+      if (!t.over_bus()) {
+        out.push_back(t);
+        continue;
+      }
+      for (Transfer mode : transfers) out.push_back({k, name, mode});
+    }
   return out;
 }
 
 namespace {
 void run_bus(Session& s, BusBackend& backend) {
-  for (const BusTest& t : backend.tests(s.transfers())) {
+  for (const BusTest& t : bus_tests(backend, s.transfers())) {
     for (std::uint64_t bytes : s.sizes()) {
-      CaseKey key{t.test, t.variant, {}, bytes, t.transfer};
-      s.run(key, [&]() {
+      CaseSetup setup;
+      setup.plan = [&](MemoryPlan& plan) {
+        backend.variant_table().require_available(t.variant);
+        backend.plan_memory(t, bytes, plan);
+      };
+      setup.prepare = [&]() {
         std::shared_ptr<BusCase> c = backend.prepare(t, bytes, s.seed("bus", bytes), effective_threads(s.options()));
-        Prepared p;
-        p.pass = [c] { return c->pass(); };
+        Prepared p = prepared_from(c);
         p.verify = [c] { return c->verify(); };
         p.elements = bytes / 4;
         p.input_bytes = bytes;
-        bool over_bus = t.test == "h2d" || t.test == "d2h";
-        p.transfer_bytes = over_bus ? bytes : 0;
+        p.transfer_bytes = t.over_bus() ? bytes : 0;
         // Memory-to-memory tests count bytes read + written; bus tests are the bus ceiling itself.
-        p.min_bytes_moved = over_bus ? 0 : bytes * static_cast<std::uint64_t>(t.streams_read + t.streams_written);
+        p.min_bytes_moved = t.over_bus() ? 0 : bytes * static_cast<std::uint64_t>(t.streams_read() + t.streams_written());
         return p;
-      });
+      };
+      s.run(CaseKey{to_string(t.kind), t.variant, {}, bytes, t.transfer}, setup);
     }
   }
 }

@@ -7,42 +7,51 @@
 #include <vector>
 
 #include "harness/main.hpp"
+#include "harness/memory_plan.hpp"
 #include "harness/session.hpp"
 
 namespace hdb {
 
-// One prepared bus measurement; buffers live as long as the object.
-class BusCase {
- public:
-  virtual ~BusCase() = default;
-  virtual Breakdown pass() = 0;
-  // Copies the destination back (untimed) and compares it with what the source held.
-  virtual Verification verify() = 0;
-};
+// The tests, in the order a run takes them. h2d and d2h cross the bus (one case per --transfer
+// mode); the others copy within one memory.
+enum class BusKind { H2d, D2h, DeviceCopy, Memcpy, Triad };
+const char* to_string(BusKind k);  // the test name: "h2d", "d2h", "device_copy", "memcpy", "triad"
 
 struct BusTest {
-  std::string test;     // "h2d", "d2h", "device_copy", "memcpy", "triad"
-  std::string variant;  // "copy" (h2d/d2h), "serial", "parallel", "memcpy", "kernel", ...
+  BusKind kind = BusKind::Memcpy;
+  std::string variant;                 // a name of the backend's table
   Transfer transfer = Transfer::None;  // h2d/d2h: host memory of the copy
-  int streams_read = 1;   // arrays read per element (for bytes moved)
-  int streams_written = 1;
+  bool over_bus() const { return kind == BusKind::H2d || kind == BusKind::D2h; }
+  int streams_read() const { return kind == BusKind::Triad ? 2 : 1; }  // arrays read per element
+  int streams_written() const { return 1; }
+};
+
+// One prepared bus measurement (harness CaseRun); its buffers live as long as the object.
+class BusCase : public CaseRun {
+ public:
+  // Copies the destination back (untimed) and compares it with what the source held.
+  virtual Verification verify() = 0;
 };
 
 class BusBackend {
  public:
   virtual ~BusBackend() = default;
-  // The tests this backend measures, given the --transfer modes.
-  virtual std::vector<BusTest> tests(const std::vector<Transfer>& transfers) const = 0;
+  // The backend's variants, each with the tests it measures.
+  virtual const VariantList& variant_table() const = 0;
+  // Adds, by name, every buffer prepare() allocates in the platform's memory for `bytes` per array.
+  virtual void plan_memory(const BusTest& t, std::uint64_t bytes, MemoryPlan& plan) const = 0;
   // Allocates and fills buffers of `bytes` per array with the pattern of `seed`, generated on
-  // `host_threads` threads (effective_threads: the run's share of the cores).
-  // Throws SkipCase when the size does not fit.
+  // `host_threads` threads (effective_threads: the run's share of the cores). Throws SkipCase for a
+  // size the device cannot take (an allocation limit, less than one word).
   virtual std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed,
                                            int host_threads) = 0;
 };
 
-// The host<->device copies every backend with a bus measures: h2d and d2h, variant "copy", one
-// case per transfer mode. Backends add their own device tests after these.
-std::vector<BusTest> transfer_tests(const std::vector<Transfer>& transfers);
+// The cases of a backend, from its table: per test (BusKind order), the variants that measure it,
+// per --transfer mode for the tests over the bus.
+std::vector<BusTest> bus_tests(const BusBackend& backend, const std::vector<Transfer>& transfers);
+// The h2d/d2h variant every backend with a bus registers.
+VariantInfo bus_copy_variant();
 
 // The bytes of the pattern words: never all zero, different for every seed (on `threads` threads).
 void fill_pattern(std::uint32_t* words, std::uint64_t count, std::uint64_t seed, int threads);

@@ -64,14 +64,17 @@ void run_typed(Session& s, const Comm& comm, MergeBackend& backend, const DistOp
   const int table_columns = o.weak ? nc * comm.size() : nc;
   const std::uint64_t main_rows = size / 8;
   const auto delta_rows = static_cast<std::uint64_t>(std::llround(static_cast<double>(main_rows) * delta_pct / 100.0));
-  for (const MergeVariant& v : backend.variants(s.transfers())) {
+  for (const MergeVariant& v : merge_variants(backend, s.transfers())) {
     if (v.step != MergeStep::Whole || !backend.supports(v, type)) continue;
     Params p{{"type", to_string(type)}, {"unique", unique_pct}, {"delta", delta_pct}, {"columns", table_columns}};
     add_rank_params(p, comm, o.weak);
-    s.run({"table_merge", v.name, p, size, v.transfer}, [&, v] {
-      auto tc = std::make_shared<TableCase<T>>();
-      std::uint64_t in_bytes = 0, moved = 0, xfer = 0;
+    auto tc = std::make_shared<TableCase<T>>();
+    CaseSetup setup;
+    // The rank's columns are made in the plan: every one is resident at once, so the case plans the
+    // sum of their plans; the fit is agreed on by every rank (collectively) before the session's.
+    setup.plan = [&, v, tc](MemoryPlan& device) {
       collectively(comm, [&] {
+        backend.variant_table().require_available(v.name);
         const std::uint64_t mine = static_cast<std::uint64_t>((table_columns - comm.rank() + comm.size() - 1) / comm.size());
         MemoryPlan plan("host memory of one rank");
         plan_columns(plan, type, main_rows, delta_rows, unique_pct / 100.0, mine);
@@ -85,6 +88,16 @@ void run_typed(Session& s, const Comm& comm, MergeBackend& backend, const DistOp
               generate_column<T>(column_spec(main_rows, delta_rows, unique_pct / 100.0),
                                  s.seed(salt + "/" + std::to_string(c), size), effective_threads(s.options())));
           col.work = std::make_shared<MergeWork<T>>(prepare_work(*col.input));
+          backend.plan_memory(v, *col.work, device);
+          tc->columns.push_back(std::move(col));
+        }
+        device.require(s.platform());
+      });
+    };
+    setup.prepare = [&, v, tc] {
+      std::uint64_t in_bytes = 0, moved = 0, xfer = 0;
+      collectively(comm, [&] {
+        for (Column<T>& col : tc->columns) {
           col.merge = backend.prepare(v, *col.work);
           const MergeInput<T>& in = *col.input;
           const std::uint64_t tuples = in.main_rows() + in.delta_rows();
@@ -92,7 +105,6 @@ void run_typed(Session& s, const Comm& comm, MergeBackend& backend, const DistOp
           in_bytes += column_in;
           moved += column_in + total_bytes(col.work->dict) + BitPacked::words_for(tuples, col.work->width) * 8;
           xfer += col.merge->transfer_bytes();
-          tc->columns.push_back(std::move(col));
         }
       });
       Prepared pr;
@@ -133,7 +145,8 @@ void run_typed(Session& s, const Comm& comm, MergeBackend& backend, const DistOp
         return r;
       };
       return pr;
-    });
+    };
+    s.run({"table_merge", v.name, p, size, v.transfer}, setup);
   }
 }
 

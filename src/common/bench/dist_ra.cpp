@@ -140,12 +140,16 @@ class DistRaRunner {
   void unique_case(const std::string& variant, Transfer t, std::uint64_t size, const std::string& dist, double dup) {
     Params p = params(dist);
     p.emplace_back("duplicates", dup);
-    s_.run({"dist_unique", variant, p, size, t}, [&] {
-      const std::uint64_t n = global_rows(size);
-      const auto distinct = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(n) * (1 - dup)));
-      GlobalSpec g{n, o_.values, keys(dist, distinct)};
-      return prepare(variant, t, false, {{g, s_.seed("dist.unique", n)}});
-    });
+    Staged st;
+    s_.run({"dist_unique", variant, p, size, t},
+           CaseSetup{[&](MemoryPlan& plan) {
+                       const std::uint64_t n = global_rows(size);
+                       const auto distinct =
+                           std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(n) * (1 - dup)));
+                       GlobalSpec g{n, o_.values, keys(dist, distinct)};
+                       st = plan_case(variant, t, false, {{g, s_.seed("dist.unique", n)}}, plan);
+                     },
+                     [&] { return prepare(st, t); }});
   }
 
   void join_case(const std::string& variant, Transfer t, std::uint64_t size, const std::string& dist, double match,
@@ -153,21 +157,33 @@ class DistRaRunner {
     Params p = params(dist);
     p.emplace_back("match", match);
     p.emplace_back("fanout", fan);
-    s_.run({"dist_join", variant, p, size, t}, [&] {
-      const std::uint64_t n = global_rows(size);
-      KeySpec k = keys(dist, std::max<std::uint64_t>(1, n / static_cast<std::uint64_t>(fan)));
-      k.max = 0x7fffffffu;  // room for 2k + 1
-      GlobalSpec l{n, o_.values, k, true, 1.0};
-      GlobalSpec r{n, o_.values, k, true, match};
-      return prepare(variant, t, true, {{l, s_.seed("dist.join.l", n)}, {r, s_.seed("dist.join.r", n)}});
-    });
+    Staged st;
+    s_.run({"dist_join", variant, p, size, t},
+           CaseSetup{[&](MemoryPlan& plan) {
+                       const std::uint64_t n = global_rows(size);
+                       KeySpec k = keys(dist, std::max<std::uint64_t>(1, n / static_cast<std::uint64_t>(fan)));
+                       k.max = 0x7fffffffu;  // room for 2k + 1
+                       GlobalSpec l{n, o_.values, k, true, 1.0};
+                       GlobalSpec r{n, o_.values, k, true, match};
+                       st = plan_case(variant, t, true, {{l, s_.seed("dist.join.l", n)}, {r, s_.seed("dist.join.r", n)}},
+                                      plan);
+                     },
+                     [&] { return prepare(st, t); }});
   }
 
-  Prepared prepare(const std::string& variant, Transfer t, bool join,
-                   const std::vector<std::pair<GlobalSpec, std::uint64_t>>& inputs) {
+  // A case after its plan: the data generated, exchanged and sorted on every rank, not yet on the device.
+  struct Staged {
+    std::shared_ptr<DistRaCase> c;
+    std::uint64_t local_in_bytes = 0, out_rows = 0;
+    int out_values = 0;
+  };
+
+  // Generates, exchanges and sorts the inputs, and adds this rank's device buffers to `plan`; the
+  // ranks agree on the fit (collectively) before the session checks it.
+  Staged plan_case(const std::string& variant, Transfer t, bool join,
+                   const std::vector<std::pair<GlobalSpec, std::uint64_t>>& inputs, MemoryPlan& plan) {
     // Every rank has the same table, so every rank skips alike, before any collective call.
-    const std::string& unavailable = b_.variant_table().info(variant).unavailable;
-    if (!unavailable.empty()) throw SkipCase(unavailable);
+    b_.variant_table().require_available(variant);
     auto c = std::make_shared<DistRaCase>();
     c->comm = &c_;
     c->backend = &b_;
@@ -216,7 +232,6 @@ class DistRaRunner {
       // This rank's device: its parts, the output and the operator's scratch as the backend declares
       // it; on the cpu backend the host buffers of the exchange share that memory and count too.
       b_.release_scratch();  // what earlier cases grew
-      MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
       plan.add("received parts", local_in_bytes).add("output", out_bytes);
       b_.plan_scratch(ra::op_shape(join ? ra::Op::Join : ra::Op::Unique, variant, c->sides[0].sorted,
                                    join ? &c->sides[1].sorted : nullptr, out_rows, static_cast<int>(out_w)),
@@ -231,6 +246,17 @@ class DistRaRunner {
       const std::uint64_t per_rank_size = std::max<std::uint64_t>(1, local_in_bytes / c->sides.size());
       if (static_cast<double>(out_bytes) > o_.max_output_ratio * static_cast<double>(per_rank_size))
         throw SkipCase("output of " + std::to_string(out_bytes >> 20) + " MiB on one rank exceeds --max-output-ratio x input");
+    });
+    return {c, local_in_bytes, out_rows, out_values};
+  }
+
+  // Uploads the staged case's sorted parts and makes its figures across ranks.
+  Prepared prepare(const Staged& st, Transfer t) {
+    const std::shared_ptr<DistRaCase>& c = st.c;
+    const std::uint64_t local_in_bytes = st.local_in_bytes, out_rows = st.out_rows;
+    const int out_values = st.out_values, w = 1 + o_.values;
+    const std::uint64_t out_w = static_cast<std::uint64_t>(1 + out_values);
+    collectively(c_, [&] {
       for (Side& s : c->sides) b_.upload(s.sorted, s.dev);
       c->host_out = b_.host_relation(out_rows, out_values, t);
     });

@@ -163,6 +163,14 @@ void plan_step_buffers(MemoryPlan& plan, MergeStep step, bool binsearch, const M
   }
 }
 
+std::vector<MergeVariant> merge_variants(const MergeBackend& backend, const std::vector<Transfer>& transfers) {
+  std::vector<MergeVariant> out;
+  for (MergeStep step : {MergeStep::DeltaDict, MergeStep::DictMerge, MergeStep::Reencode, MergeStep::Whole})
+    for (const std::string& name : backend.variant_table().names(to_string(step)))
+      for (Transfer t : transfers) out.push_back({step, name, t});
+  return out;
+}
+
 std::uint64_t host_memory_bytes(const Platform& p) {
   if (p.name() == "cpu") return p.memory_bytes();
   std::uint64_t ram = std::numeric_limits<std::uint64_t>::max();
@@ -263,10 +271,15 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
     }
     return work;
   };
-  for (const MergeVariant& v : backend.variants(s.transfers())) {
+  for (const MergeVariant& v : merge_variants(backend, s.transfers())) {
     if (!backend.supports(v, type)) continue;
     CaseKey key{to_string(v.step), v.name, params, size, v.transfer};
-    s.run(key, [&, v]() {
+    CaseSetup setup;
+    setup.plan = [&, v](MemoryPlan& plan) {
+      backend.variant_table().require_available(v.name);
+      backend.plan_memory(v, *get_work(), plan);
+    };
+    setup.prepare = [&, v]() {
       std::shared_ptr<MergeWork<T>> w = get_work();
       std::shared_ptr<MergeInput<T>> keep_input = input;
       std::shared_ptr<MergeCase<T>> c = backend.prepare(v, *w);
@@ -275,7 +288,7 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
       std::uint64_t um = total_bytes(in.main_dict), ud = total_bytes(w->delta_dict), un = total_bytes(w->dict);
       std::uint64_t old_codes = in.main_codes.words.size() * 8, new_codes = BitPacked::words_for(tuples, w->width) * 8;
       std::uint64_t maps = (w->x_m.size() + w->x_d.size()) * 4;
-      Prepared p;
+      Prepared p = prepared_from(c);
       switch (v.step) {
         case MergeStep::DeltaDict:
           p.elements = nd;
@@ -298,7 +311,6 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
           p.min_bytes_moved = *p.input_bytes + un + new_codes;
           break;
       }
-      p.transfer_bytes = c->transfer_bytes();
       p.extra = {{"main_rows", nm},          {"delta_rows", nd},          {"u_m", in.main_dict.size()},
                  {"u_d", w->delta_dict.size()}, {"u_merged", w->dict.size()}, {"width_old", in.main_codes.width},
                  {"width_new", w->width},    {"value_bytes", type == ValueType::Str ? 0 : sizeof(T)}};
@@ -310,8 +322,8 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
       int warmup = s.options().warmup;
       int columns = prm.columns;
       int threads = c->threads();
-      p.pass = [c, trials] {
-        Breakdown b = c->pass();
+      p.pass = [pass = p.pass, trials] {
+        Breakdown b = pass();
         trials->push_back(b);
         return b;
       };
@@ -324,7 +336,8 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
         return r;
       };
       return p;
-    });
+    };
+    s.run(key, setup);
   }
 }
 

@@ -19,6 +19,7 @@ namespace hdb {
 enum class MergeStep { DeltaDict, DictMerge, Reencode, Whole };
 const char* to_string(MergeStep s);  // the test name
 
+// One case's variant: the step (test), the name the backend registered, the transfer mode.
 struct MergeVariant {
   MergeStep step = MergeStep::Whole;
   std::string name;                   // "serial", "parallel", "slice", "csum", ...
@@ -55,15 +56,12 @@ struct MergeOutput {
   BitPacked codes;
 };
 
+// A prepared merge case (harness CaseRun: pass, transfer bytes, what ran) and its output.
 template <class T>
-class MergeCase {
+class MergeCase : public CaseRun {
  public:
-  virtual ~MergeCase() = default;
-  virtual Breakdown pass() = 0;
   // Copies the last pass's output to the host (untimed).
   virtual MergeOutput<T> output() = 0;
-  // Bytes crossing the bus in one pass (device backends).
-  virtual std::uint64_t transfer_bytes() const { return 0; }
   // Host threads the case runs on (CPU backends: 1 for serial variants); 0 for device cases, which
   // then carry no per-core figure.
   virtual int threads() const { return 0; }
@@ -72,11 +70,20 @@ class MergeCase {
 class MergeBackend {
  public:
   virtual ~MergeBackend() = default;
-  virtual std::vector<MergeVariant> variants(const std::vector<Transfer>& transfers) const = 0;
-  // False for value types a variant does not offer (e.g. strings on devices).
+  // The backend's variants, each with the steps (tests: delta_dict, dict_merge, reencode, merge) it
+  // implements; merge_variants() makes the cases from it.
+  virtual const VariantList& variant_table() const = 0;
+  // False for a value type or transfer mode a variant does not offer (strings on devices, the
+  // overlapped merge from pageable memory): such a case is not offered at all.
   virtual bool supports(const MergeVariant& v, ValueType t) const = 0;
-  // Allocates and uploads what the variant keeps resident; throws SkipCase when it does not fit.
-  // `work` outlives the case.
+  // Adds, by name, every buffer prepare(v, w) allocates in the platform's memory (harness CaseSetup's
+  // plan; the session checks the fit before prepare). `work` outlives the case.
+  virtual void plan_memory(const MergeVariant& v, const MergeWork<std::uint32_t>& w, MemoryPlan& plan) const = 0;
+  virtual void plan_memory(const MergeVariant& v, const MergeWork<std::uint64_t>& w, MemoryPlan& plan) const = 0;
+  virtual void plan_memory(const MergeVariant& v, const MergeWork<U128>& w, MemoryPlan& plan) const = 0;
+  virtual void plan_memory(const MergeVariant& v, const MergeWork<std::string_view>& w, MemoryPlan& plan) const = 0;
+  // Allocates and uploads what the variant keeps resident; throws SkipCase for a case beyond the
+  // variant's limits (32-bit ids, an allocation limit).
   virtual std::unique_ptr<MergeCase<std::uint32_t>> prepare(const MergeVariant& v, const MergeWork<std::uint32_t>& w) = 0;
   virtual std::unique_ptr<MergeCase<std::uint64_t>> prepare(const MergeVariant& v, const MergeWork<std::uint64_t>& w) = 0;
   virtual std::unique_ptr<MergeCase<U128>> prepare(const MergeVariant& v, const MergeWork<U128>& w) = 0;
@@ -84,26 +91,26 @@ class MergeBackend {
                                                                const MergeWork<std::string_view>& w) = 0;
 };
 
-// Routes the four prepare overloads to Impl::make<T>(variant, work).
+// The cases of a backend, from its table: per step, the variants that implement it (registration
+// order), per transfer mode.
+std::vector<MergeVariant> merge_variants(const MergeBackend& backend, const std::vector<Transfer>& transfers);
+
+// Routes the typed overloads to Impl::plan<T>(variant, work, plan) and Impl::make<T>(variant, work).
 template <class Impl>
 class MergeBackendFor : public MergeBackend {
  public:
-  std::unique_ptr<MergeCase<std::uint32_t>> prepare(const MergeVariant& v, const MergeWork<std::uint32_t>& w) override {
-    return self().template make<std::uint32_t>(v, w);
+#define HDB_MERGE_ROUTE(T)                                                                          \
+  void plan_memory(const MergeVariant& v, const MergeWork<T>& w, MemoryPlan& plan) const override { \
+    static_cast<const Impl&>(*this).template plan<T>(v, w, plan);                                  \
+  }                                                                                                 \
+  std::unique_ptr<MergeCase<T>> prepare(const MergeVariant& v, const MergeWork<T>& w) override {    \
+    return static_cast<Impl&>(*this).template make<T>(v, w);                                       \
   }
-  std::unique_ptr<MergeCase<std::uint64_t>> prepare(const MergeVariant& v, const MergeWork<std::uint64_t>& w) override {
-    return self().template make<std::uint64_t>(v, w);
-  }
-  std::unique_ptr<MergeCase<U128>> prepare(const MergeVariant& v, const MergeWork<U128>& w) override {
-    return self().template make<U128>(v, w);
-  }
-  std::unique_ptr<MergeCase<std::string_view>> prepare(const MergeVariant& v,
-                                                       const MergeWork<std::string_view>& w) override {
-    return self().template make<std::string_view>(v, w);
-  }
-
- private:
-  Impl& self() { return static_cast<Impl&>(*this); }
+  HDB_MERGE_ROUTE(std::uint32_t)
+  HDB_MERGE_ROUTE(std::uint64_t)
+  HDB_MERGE_ROUTE(U128)
+  HDB_MERGE_ROUTE(std::string_view)
+#undef HDB_MERGE_ROUTE
 };
 
 // Verifies a step's output against the reference: "" when right, else the first difference.

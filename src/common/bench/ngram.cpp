@@ -63,6 +63,14 @@ void plan_packed_queries(MemoryPlan& plan, const std::vector<QueryPlan>& plans) 
       .add("query thresholds", 4 * std::max<std::size_t>(plans.size(), 1));
 }
 
+std::vector<NgramVariant> ngram_variants(const NgramBackend& backend) {
+  std::vector<NgramVariant> out;
+  for (bool batch : {false, true})
+    for (const std::string& name : backend.variant_table().names(batch ? "batch" : "search"))
+      out.push_back({name, batch, backend.on_device()});
+  return out;
+}
+
 std::vector<int> parse_error_levels(const std::string& text) {
   std::vector<int> out;
   auto num = [&](const std::string& s) {
@@ -152,14 +160,16 @@ class NgramRun {
       out_ << "# size_bytes\terror_level\tquery_index\tquery (escaped: \\\\ backslash, \\t tab, \\n newline, \\r carriage "
               "return)\thits (article ids)\n";
     }
-    std::vector<NgramVariant> vars{{"baseline", false, false}};
-    for (const auto& v : b_.variants()) vars.push_back(v);
+    // The host baseline every speed-up is relative to, then the backend's table.
+    std::vector<NgramVariant> vars{{NgramVariant::kBaseline, false, false}};
+    for (const NgramVariant& v : ngram_variants(b_)) vars.push_back(v);
     for (std::uint64_t size : s_.sizes()) {
       // The last size's index leaves the device before this size's memory-fit checks (on CUDA they
       // compare with free device memory), and the backend lets go of the host index it points to.
       b_.release_index();
       state_.reset();
-      s_.run(CaseKey{"index", "build", {}, size}, [&] { return index_case(size); });
+      s_.run(CaseKey{"index", "build", {}, size},
+             CaseSetup{[&](MemoryPlan& plan) { plan_index_case(size, plan); }, [&] { return index_case(size); }});
       for (bool batch : {false, true})
         for (int k : o_.levels)
           for (const auto& v : vars)
@@ -167,7 +177,9 @@ class NgramRun {
               for (Transfer t : v.device ? s_.transfers() : std::vector<Transfer>{Transfer::None}) {
                 CaseKey key{batch ? "batch" : "search", v.name, {{"k", k}}, size, t};
                 if (t == Transfer::Pageable) s_.skip(key, NgramVariant::kPinnedOnly);
-                else s_.run(key, [&] { return search_case(size, k, v); });
+                else
+                  s_.run(key, CaseSetup{[&](MemoryPlan& plan) { plan_search_case(size, k, v, plan); },
+                                        [&] { return search_case(size, k, v); }});
               }
     }
   }
@@ -291,20 +303,22 @@ class NgramRun {
     if (full_) plan.add("source corpus", full_->text.size() + 8 * full_->offsets.size());
   }
 
+  void plan_index_case(std::uint64_t size, MemoryPlan& plan) {
+    SizeState& st = state(size);
+    if (!memory_is_host()) return;  // the build runs on the host: nothing on the device
+    // A pass builds a new index while the last one is kept (and the verification a one-thread
+    // index beside it): two at a time besides the size's own.
+    plan_corpus(plan, st);
+    plan.add("index", st.index.bytes())
+        .add("rebuilt indexes (two at a time)", 2 * st.index.bytes())
+        .add("index build scratch",
+             index_build_scratch(st.index.postings(), st.index.articles, effective_threads(s_.options())));
+  }
+
   Prepared index_case(std::uint64_t size) {
     SizeState& st = state(size);
     auto built = std::make_shared<NgramIndex>();
     int threads = effective_threads(s_.options());
-    if (memory_is_host()) {
-      // A pass builds a new index while the last one is kept (and the verification a one-thread
-      // index beside it): two at a time besides the size's own.
-      MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
-      plan_corpus(plan, st);
-      plan.add("index", st.index.bytes())
-          .add("rebuilt indexes (two at a time)", 2 * st.index.bytes())
-          .add("index build scratch", index_build_scratch(st.index.postings(), st.index.articles, threads));
-      plan.require(s_.platform());
-    }
     Prepared p;
     p.pass = [&st, built, threads, this] {
       HostTimer t;
@@ -328,28 +342,33 @@ class NgramRun {
     return p;
   }
 
-  Prepared search_case(std::uint64_t size, int k, const NgramVariant& v) {
+  // Before the device copy of the index (load_index) and the search's buffers. Hit lists are not
+  // counted: their size is the search's result.
+  void plan_search_case(std::uint64_t size, int k, const NgramVariant& v, MemoryPlan& plan) {
     SizeState& st = state(size);
     const auto& ps = plans(st, k);
-    // Before the device copy of the index (load_index) and the search's buffers. Hit lists are not
-    // counted: their size is the search's result.
-    MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
+    if (!v.baseline()) b_.variant_table().require_available(v.name);
     if (memory_is_host()) {
       plan_corpus(plan, st);
       std::uint64_t lists = 0;
       for (const QueryPlan& q : ps) lists += q.lists.size();
       plan.add("index", st.index.bytes()).add("query plans", 4 * lists);
     }
-    if (v.name != "baseline") b_.plan_memory(plan, st.index, v, ps);
-    if (v.name != "baseline" && st.loaded && plan.total() > s_.platform().memory_bytes()) {
+    if (v.baseline()) return;
+    b_.plan_memory(plan, st.index, v, ps);
+    if (st.loaded && plan.total() > s_.platform().memory_bytes()) {
       // The plan counts the index and the buffers the backend keeps with it, which it holds now: on
-      // a platform that reports free memory (CUDA) they would count twice. The check is against the
-      // device without them; the index is loaded again below when the case fits.
+      // a platform that reports free memory (CUDA) they would count twice. The session's check is
+      // against the device without them; the index is loaded again (search_case) when the case fits.
       b_.release_index();
       st.loaded = false;
     }
-    plan.require(s_.platform());
-    if (v.name != "baseline" && !st.loaded) {
+  }
+
+  Prepared search_case(std::uint64_t size, int k, const NgramVariant& v) {
+    SizeState& st = state(size);
+    const auto& ps = plans(st, k);
+    if (!v.baseline() && !st.loaded) {
       st.device = b_.load_index(st.index);
       st.loaded = true;
     }
@@ -384,7 +403,7 @@ class NgramRun {
   }
 
   Breakdown run_variant(SizeState& st, const NgramVariant& v, const std::vector<QueryPlan>& ps, NgramSearchOut& out) {
-    if (v.name == "baseline")
+    if (v.baseline())
       return time_each_query(ps.size(), out, [&](std::size_t q) { out.hits[q] = ngram::search_baseline(st.index, ps[q]); });
     return b_.search(v, ps, out);
   }
@@ -394,7 +413,7 @@ class NgramRun {
     if (it != st.baseline_seconds.end()) return it->second;
     // The baseline case was filtered out: time it once here so speed-ups can still be reported.
     NgramSearchOut o;
-    run_variant(st, NgramVariant{"baseline", false, false}, plans(st, k), o);
+    run_variant(st, NgramVariant{NgramVariant::kBaseline, false, false}, plans(st, k), o);
     return st.baseline_seconds[k] = o.seconds;
   }
 
@@ -426,7 +445,7 @@ class NgramRun {
       for (const auto& pass : passes) xs.push_back(pass[q]);
       t[q] = median_of(xs);
     }
-    if (name == "baseline") st.baseline_seconds[k] = t;
+    if (name == NgramVariant::kBaseline) st.baseline_seconds[k] = t;
     double total = std::accumulate(t.begin(), t.end(), 0.0);
     v.extra["query_mean_s"] = total / static_cast<double>(t.size());
     v.extra["query_median_s"] = median_of(t);

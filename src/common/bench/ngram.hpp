@@ -16,6 +16,8 @@
 
 namespace hdb {
 
+// One case's variant: a name of the backend's table (or the common code's "baseline"), and whether
+// it is the "batch" test of that name (else "search").
 struct NgramVariant {
   std::string name;
   bool batch = false;   // one call runs all queries together (no per-query times)
@@ -23,6 +25,9 @@ struct NgramVariant {
   // Host memory the device variants copy queries and bitmaps through: they keep pinned staging
   // buffers, so a --transfer pageable case of a device variant is skipped with this reason.
   static constexpr const char* kPinnedOnly = "the n-gram device variants stage their copies in pinned memory only";
+  // The host baseline of the paper that every speed-up is relative to: the common code's own variant.
+  static constexpr const char* kBaseline = "baseline";
+  bool baseline() const { return name == kBaseline; }
 };
 
 struct NgramSearchOut {
@@ -33,7 +38,11 @@ struct NgramSearchOut {
 class NgramBackend {
  public:
   virtual ~NgramBackend() = default;
-  virtual std::vector<NgramVariant> variants() const = 0;
+  // The backend's variants, each with the tests it implements: "search" (one query at a time, per
+  // query times) and "batch" (all queries in one call).
+  virtual const VariantList& variant_table() const = 0;
+  // Whether the variants run on an accelerator (the index is copied there by load_index).
+  virtual bool on_device() const = 0;
   // Once per corpus size, before its cases, untimed: copies the index to the device. Returns
   // figures for the results (device bytes, upload seconds). Throws SkipCase when it does not fit.
   virtual nlohmann::json load_index(const ngram::NgramIndex& index) = 0;
@@ -53,6 +62,9 @@ class NgramBackend {
   virtual Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans,
                            NgramSearchOut& out) = 0;
 };
+
+// A backend's cases' variants, from its table: its "search" variants, then its "batch" ones.
+std::vector<NgramVariant> ngram_variants(const NgramBackend& backend);
 
 // Per-query timing helper for host and device variants: runs fn(q) for each plan, timing each.
 template <class F>

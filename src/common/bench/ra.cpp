@@ -47,6 +47,15 @@ struct CaseData {
   Op kind = Op::Project;
   std::string variant;
   std::function<Breakdown(CaseData&)> op;  // the operator on dev_in -> dev_out (or got_agg)
+  std::uint64_t out_rows = 0;              // the expected output's rows and values
+  int out_values = 0;
+
+  // The device inputs and the host output, once the case's memory plan fits.
+  void allocate() {
+    dev_in.resize(host_in.size());
+    for (std::size_t i = 0; i < host_in.size(); ++i) backend->upload(host_in[i], dev_in[i]);
+    if (!is_reduce) host_out = backend->host_relation(out_rows, out_values, transfer, key_words);
+  }
 
   Breakdown pass() {
     HostTimer wall;
@@ -103,8 +112,18 @@ class RaRunner {
       for (const std::string& variant : b_.variants(op))
         for (Transfer t : s_.transfers())
           for (std::uint64_t size : s_.sizes())
-            for (const Params& p : states)
-              s_.run({test_name(op), variant, p, size, t}, [&] { return prepare(op, variant, t, size, p); });
+            for (const Params& p : states) {
+              // The plan makes the inputs and the expected output, and stages the case; prepare
+              // uploads the inputs once the plan fits.
+              Prepared staged;
+              CaseSetup setup{[&](MemoryPlan& plan) { staged = prepare(op, variant, t, size, p, plan); },
+                              [&] {
+                                staged_->allocate();
+                                staged_.reset();
+                                return staged;
+                              }};
+              s_.run({test_name(op), variant, p, size, t}, setup);
+            }
     }
   }
 
@@ -131,8 +150,7 @@ class RaRunner {
   // Every allocation of the case: on the device, its inputs, the output and the backend's scratch
   // (plan_scratch); on the cpu backend the device is host memory, so the host copies (inputs, the
   // expected output, the output read back) count too.
-  void check_memory(const CaseData& c, std::uint64_t in_bytes, std::uint64_t out_rows, int out_width) {
-    MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
+  void plan_memory(MemoryPlan& plan, const CaseData& c, std::uint64_t in_bytes, std::uint64_t out_rows, int out_width) {
     const std::uint64_t out_bytes = c.is_reduce ? 0 : out_rows * static_cast<std::uint64_t>(out_width) * 4;
     plan.add("inputs", in_bytes).add("output", out_bytes);
     b_.plan_scratch(op_shape(c.kind, c.variant, c.host_in.at(0), c.host_in.size() > 1 ? &c.host_in[1] : nullptr,
@@ -140,23 +158,23 @@ class RaRunner {
                     plan);
     if (!s_.platform().has_transfers())
       plan.add("host inputs", in_bytes).add("expected output", out_bytes).add("output read back", out_bytes);
-    plan.require(s_.platform());
   }
 
-  // Sets up a case from host inputs and the expected output; `fn` runs the operator.
-  Prepared finish(std::shared_ptr<CaseData> c, Transfer t, std::uint64_t out_rows, int out_values,
+  // Stages a case from host inputs and the expected output (staged_: allocated when its plan fits);
+  // `fn` runs the operator.
+  Prepared finish(MemoryPlan& plan, std::shared_ptr<CaseData> c, Transfer t, std::uint64_t out_rows, int out_values,
                   std::function<Breakdown(CaseData&)> fn) {
     std::uint64_t in_bytes = 0;
     for (const Relation& r : c->host_in) in_bytes += r.bytes();
     std::uint64_t out_bytes = out_rows * static_cast<std::uint64_t>(c->key_words + out_values) * 4;
     if (c->is_reduce) out_bytes = static_cast<std::uint64_t>(c->expected_agg.values) * 8;
-    check_memory(*c, in_bytes, out_rows, c->key_words + out_values);
+    plan_memory(plan, *c, in_bytes, out_rows, c->key_words + out_values);
     c->backend = &b_;
     c->transfer = t;
     c->op = std::move(fn);
-    c->dev_in.resize(c->host_in.size());
-    for (std::size_t i = 0; i < c->host_in.size(); ++i) b_.upload(c->host_in[i], c->dev_in[i]);
-    if (!c->is_reduce) c->host_out = b_.host_relation(out_rows, out_values, t, c->key_words);
+    c->out_rows = out_rows;
+    c->out_values = out_values;
+    staged_ = c;
     Prepared p;
     p.pass = [c] { return c->pass(); };
     p.verify = [c] { return c->verify(); };
@@ -200,9 +218,8 @@ class RaRunner {
   }
 
   // Inputs, expected output and the operator call of one case, from its parameters.
-  Prepared prepare(Op op, const std::string& variant, Transfer t, std::uint64_t size, const Params& p) {
-    const std::string& unavailable = b_.variant_table().info(variant).unavailable;
-    if (!unavailable.empty()) throw SkipCase(unavailable);
+  Prepared prepare(Op op, const std::string& variant, Transfer t, std::uint64_t size, const Params& p, MemoryPlan& plan) {
+    b_.variant_table().require_available(variant);
     const std::string dist = param(p, "dist").get<std::string>();
     const int kw = key_words_of_bits(param(p, "key").get<int>());
     const std::uint64_t n = rows_of(size, kw);
@@ -219,7 +236,7 @@ class RaRunner {
       case Op::Project:
         c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
         c->expected = ref::project(c->host_in[0], {0});
-        return finish(c, t, c->expected.rows(), 0, [variant](CaseData& d) {
+        return finish(plan, c, t, c->expected.rows(), 0, [variant](CaseData& d) {
           return d.backend->project(*d.dev_in[0], {0}, variant, d.dev_out);
         });
       case Op::Select: {
@@ -231,7 +248,7 @@ class RaRunner {
         Predicate pred{0, 0, kw == 2 ? (std::uint64_t{bound} << 20) | 0xfffffu : bound};
         if (sel <= 0) pred.lo = 1, pred.hi = 0;
         c->expected = ref::select(c->host_in[0], pred);
-        Prepared pr = finish(c, t, c->expected.rows(), o_.values, [variant, pred](CaseData& d) {
+        Prepared pr = finish(plan, c, t, c->expected.rows(), o_.values, [variant, pred](CaseData& d) {
           return d.backend->select(*d.dev_in[0], pred, variant, d.dev_out);
         });
         pr.extra["selected_fraction"] = n ? static_cast<double>(c->expected.rows()) / static_cast<double>(n) : 0.0;
@@ -244,13 +261,13 @@ class RaRunner {
         c->host_in.push_back(input(spec(n, keys(dist, distinct), true), "ra.sorted", size, t));
         if (op == Op::Unique) {
           c->expected = ref::unique(c->host_in[0]);
-          return finish(c, t, c->expected.rows(), o_.values, [variant](CaseData& d) {
+          return finish(plan, c, t, c->expected.rows(), o_.values, [variant](CaseData& d) {
             return d.backend->unique(*d.dev_in[0], variant, d.dev_out);
           });
         }
         const ReduceOp ro = parse_reduce(param(p, "op").get<std::string>());
         c->expected = ref::reduce_by_key(c->host_in[0], ro);
-        return finish(c, t, c->expected.rows(), o_.values, [variant, ro](CaseData& d) {
+        return finish(plan, c, t, c->expected.rows(), o_.values, [variant, ro](CaseData& d) {
           return d.backend->reduce_by_key(*d.dev_in[0], ro, variant, d.dev_out);
         });
       }
@@ -259,7 +276,7 @@ class RaRunner {
         c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
         c->is_reduce = true;
         c->expected_agg = ref::reduce(c->host_in[0], ro);
-        return finish(c, t, 1, o_.values, [variant, ro](CaseData& d) {
+        return finish(plan, c, t, 1, o_.values, [variant, ro](CaseData& d) {
           Timed<Aggregate> r = d.backend->reduce(*d.dev_in[0], ro, variant);
           d.got_agg = r.value;
           return r.time;
@@ -274,7 +291,7 @@ class RaRunner {
         c->expected = ref::join(c->host_in[0], c->host_in[1]);
         sort_tuples(c->expected);
         c->multiset = true;
-        return finish(c, t, c->expected.rows(), 2 * o_.values, [variant](CaseData& d) {
+        return finish(plan, c, t, c->expected.rows(), 2 * o_.values, [variant](CaseData& d) {
           return d.backend->join(*d.dev_in[0], *d.dev_in[1], variant, d.dev_out);
         });
       }
@@ -287,7 +304,7 @@ class RaRunner {
         c->host_in.push_back(input(s, "ra.set.a", size, t));
         c->host_in.push_back(input(s, "ra.set.b", size, t));
         c->expected = ref::set_op(c->host_in[0], c->host_in[1], so);
-        return finish(c, t, c->expected.rows(), o_.values, [variant, so](CaseData& d) {
+        return finish(plan, c, t, c->expected.rows(), o_.values, [variant, so](CaseData& d) {
           return d.backend->set_op(*d.dev_in[0], *d.dev_in[1], so, variant, d.dev_out);
         });
       }
@@ -302,7 +319,7 @@ class RaRunner {
         check_output(c->host_in[0].bytes() + c->host_in[1].bytes(),
                      out_rows * static_cast<std::uint64_t>(2 * (kw + o_.values)) * 4, size);
         c->expected = ref::product(c->host_in[0], c->host_in[1]);
-        return finish(c, t, out_rows, 2 * o_.values + kw, [variant](CaseData& d) {
+        return finish(plan, c, t, out_rows, 2 * o_.values + kw, [variant](CaseData& d) {
           return d.backend->product(*d.dev_in[0], *d.dev_in[1], variant, d.dev_out);
         });
       }
@@ -310,7 +327,7 @@ class RaRunner {
         // Unsorted keys of the distribution: Zipf repeats keys often, so stability matters.
         c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
         c->expected = ref::sort(c->host_in[0]);  // stable: the one correct output
-        return finish(c, t, n, o_.values, [variant](CaseData& d) {
+        return finish(plan, c, t, n, o_.values, [variant](CaseData& d) {
           return d.backend->sort(*d.dev_in[0], variant, d.dev_out);
         });
       case Op::Add:
@@ -320,7 +337,7 @@ class RaRunner {
         c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
         c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.b", size, t));
         c->expected = ref::arith(c->host_in[0], c->host_in[1], ao);
-        return finish(c, t, n, o_.values, [variant, ao](CaseData& d) {
+        return finish(plan, c, t, n, o_.values, [variant, ao](CaseData& d) {
           return d.backend->arith(*d.dev_in[0], *d.dev_in[1], ao, variant, d.dev_out);
         });
       }
@@ -353,6 +370,7 @@ class RaRunner {
   Session& s_;
   RaBackend& b_;
   const RaOptions& o_;
+  std::shared_ptr<CaseData> staged_;  // the case whose plan is being checked
 };
 
 }  // namespace

@@ -69,7 +69,7 @@ std::string output_path(const std::string& path, const std::string& kernel) {
 namespace {
 
 struct TpchOptions {
-  std::vector<std::string> kernels = {"A", "B", "C"};
+  std::vector<std::string> kernels = kKernels;
   std::vector<std::string> data = {"random", "tpch"};
   double sf = 1;
   std::string tbl_dir;
@@ -171,7 +171,8 @@ class TpchRunner {
     for (const std::string& variant : b_.variants()) {
       for (Transfer t : s_.transfers()) {
         CaseKey key{kernel, variant, params, bytes, t};
-        s_.run(key, [&, variant, t, real, bits]() {
+        CaseSetup setup;
+        setup.plan = [&, variant, real, bits](MemoryPlan& device) {
           if (real) {
             const std::string why = key_width_skip(bits);
             if (!why.empty()) throw SkipCase(why);
@@ -192,7 +193,6 @@ class TpchRunner {
           // answer, and what the variant allocates beside them (plan_scratch).
           {
             const std::uint64_t in = data->plan.input_bytes();
-            MemoryPlan device = MemoryPlan::for_platform(s_.platform());
             device.add("inputs", in)
                 .add("intermediate relations (operator at a time, up to 3 x the inputs)", 3 * in)
                 .add("answer", data->want ? data->want->bytes() : in);
@@ -203,14 +203,14 @@ class TpchRunner {
             b_.plan_scratch(data->plan, variant, join_rows, device);
             // On the cpu backend the device is host memory, where the reference answer lies too.
             if (!s_.platform().has_transfers() && data->want) device.add("reference answer", data->want->bytes());
-            device.require(s_.platform());
           }
+        };
+        setup.prepare = [&, variant, t]() {
           std::shared_ptr<TpchRun> run = b_.prepare(data->plan, variant, t);
           auto want = data->want;
           std::uint64_t want_sum = data->want_checksum;
           int th = threads();
-          Prepared prep;
-          prep.pass = [run] { return run->pass(); };
+          Prepared prep = prepared_from(run);
           prep.verify = [run, want, want_sum, th] { return compare_result(run->result(), *want, want_sum, th); };
           prep.elements = data->plan.input_rows();
           prep.input_bytes = data->plan.input_bytes();
@@ -219,7 +219,8 @@ class TpchRunner {
           prep.transfer_bytes = t == Transfer::None ? 0 : *prep.input_bytes + out_bytes;
           prep.extra = {{"kernel", kernel}, {"steps", data->plan.steps.size()}};
           return prep;
-        });
+        };
+        s_.run(key, setup);
       }
     }
   }

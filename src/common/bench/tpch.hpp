@@ -14,13 +14,14 @@
 
 namespace hdb::tpch {
 
-// One prepared plan on one backend; the inputs live (on the device) as long as the object.
-class TpchRun {
+// The kernels (the tests), in the order a run takes them; a backend's variants implement all three.
+inline const std::vector<std::string> kKernels{"A", "B", "C"};
+
+// One prepared plan on one backend (harness CaseRun); the inputs live (on the device) as long as
+// the object. A pass is one execution: inputs to the device (h2d), every step (one phase per step,
+// named after the step), the answer back (d2h).
+class TpchRun : public CaseRun {
  public:
-  virtual ~TpchRun() = default;
-  // One timed execution: inputs to the device (h2d), every step (one phase per step, named after
-  // the step), the answer back (d2h).
-  virtual Breakdown pass() = 0;
   // The answer of the last pass on the host (untimed).
   virtual Relation result() = 0;
 };

@@ -45,6 +45,12 @@ void MemoryPlan::require(std::uint64_t available) const {
 
 void MemoryPlan::require(const Platform& p) const { require(p.memory_bytes()); }
 
+nlohmann::json MemoryPlan::to_json() const {
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& [what, bytes] : items_) items.push_back({{"what", what}, {"bytes", bytes}});
+  return {{"where", where_}, {"bytes", total_}, {"items", items}};
+}
+
 MemoryPlan MemoryPlan::for_platform(const Platform& p) {
   return MemoryPlan(p.name() == "cpu" ? "host memory" : "device memory");
 }

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace hdb {
 
 class Platform;
@@ -20,6 +22,7 @@ class MemoryPlan {
   static MemoryPlan for_platform(const Platform& p);
   MemoryPlan& add(std::string what, std::uint64_t bytes);
   std::uint64_t total() const { return total_; }
+  const std::string& where() const { return where_; }
   const std::vector<std::pair<std::string, std::uint64_t>>& items() const { return items_; }
   // "needs 96 MiB of device memory (input 32 MiB, output 32 MiB, sort temporary storage 32 MiB),
   // more than the 64 MiB it has" — the items largest first.
@@ -28,6 +31,8 @@ class MemoryPlan {
   void require(std::uint64_t available) const;
   // require(p.memory_bytes()): the device's memory capped by --memory-limit.
   void require(const Platform& p) const;
+  // The result's `memory_plan`: {"where", "bytes", "items": [{"what", "bytes"}, ...]} in the order added.
+  nlohmann::json to_json() const;
 
  private:
   std::string where_;

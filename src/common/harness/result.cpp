@@ -100,6 +100,7 @@ nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
       {"extra", r.extra},
   };
   if (!r.ran.empty()) j["ran"] = r.ran;
+  if (!r.memory_plan.is_null()) j["memory_plan"] = r.memory_plan;
   // Each named phase is declared once, with its kind; trials carry only its seconds.
   std::vector<const Phase*> declared;
   nlohmann::json trials = nlohmann::json::array();

@@ -34,6 +34,7 @@ struct Record {
   std::vector<Breakdown> trials;
   nlohmann::json extra = nlohmann::json::object();  // benchmark-specific figures
   nlohmann::json ran = nlohmann::json::object();    // what ran: code path, tuned parameters (Ran)
+  nlohmann::json memory_plan;                       // what the case planned to hold (MemoryPlan::to_json)
 
   // Derived on demand from trials.
   Stats stat(const char* which) const;  // "kernel", "total", "h2d", "d2h"

@@ -57,7 +57,15 @@ void Session::skip(const CaseKey& key, const std::string& reason) {
   record(std::move(r));
 }
 
-void Session::run(const CaseKey& key, const std::function<Prepared()>& setup) {
+Prepared prepared_from(const std::shared_ptr<CaseRun>& run) {
+  Prepared p;
+  p.pass = [run] { return run->pass(); };
+  p.ran = [run] { return run->ran(); };
+  p.transfer_bytes = run->transfer_bytes();
+  return p;
+}
+
+void Session::run(const CaseKey& key, const CaseSetup& setup) {
   if (!take(key)) return;
   if (opts_.list) {
     if (print_list_) std::printf("%s\n", key.id().c_str());
@@ -66,9 +74,14 @@ void Session::run(const CaseKey& key, const std::function<Prepared()>& setup) {
   Record r;
   r.key = key;
   // Where in the case an error came from, for errors that do not say it themselves.
-  std::string stage = "the case's preparation";
+  std::string stage = "the case's memory plan";
   try {
-    Prepared p = setup();
+    MemoryPlan plan = MemoryPlan::for_platform(*platform_);
+    if (setup.plan) setup.plan(plan);
+    r.memory_plan = plan.to_json();
+    plan.require(*platform_);
+    stage = "the case's preparation";
+    Prepared p = setup.prepare();
     r.elements = p.elements;
     r.input_bytes = p.input_bytes.value_or(key.size_bytes);
     if (p.input_bytes && *p.input_bytes == 0 && p.elements == 0)

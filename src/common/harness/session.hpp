@@ -1,9 +1,11 @@
 #pragma once
-// What a benchmark's logic (src/common/bench) talks to: it names each case and hands over a set-up
-// function; the session filters, lists, times (warm-up + stopping rule), verifies, records and
-// writes results after every case, so a failure later in the run never loses earlier results.
+// What a benchmark's logic (src/common/bench) talks to: it names each case and hands over how to set
+// it up (CaseSetup); the session filters, lists, checks the case's memory plan, prepares, times
+// (warm-up + stopping rule), verifies, records and writes results after every case, so a failure
+// later in the run never loses earlier results.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/case.hpp"
+#include "harness/memory_plan.hpp"
 #include "harness/options.hpp"
 #include "harness/platform.hpp"
 #include "harness/result.hpp"
@@ -42,6 +45,32 @@ struct Prepared {
   std::function<Ran()> ran;
 };
 
+// The one prepared-case type a backend's prepare returns (merge, tpch, bus: ra and ngram compose
+// theirs from operator calls): it owns what it allocated, runs one timed pass, and says what ran.
+// A benchmark adds how to read its output back (MergeCase::output, TpchRun::result, ...).
+class CaseRun {
+ public:
+  virtual ~CaseRun() = default;
+  virtual Breakdown pass() = 0;
+  // Bytes crossing the bus in one pass (device backends).
+  virtual std::uint64_t transfer_bytes() const { return 0; }
+  virtual Ran ran() const { return {}; }
+};
+// A Prepared whose pass, transfer bytes and `ran` are the run's; the benchmark adds the rest.
+Prepared prepared_from(const std::shared_ptr<CaseRun>& run);
+
+// How a case is set up, in the order the session takes it for every benchmark:
+//   plan:    add, by name, every buffer the case will allocate in the platform's memory (it may
+//            make the case's host data first, and throw SkipCase);
+//   fit:     the session checks the plan against Platform::memory_bytes() (capped by
+//            --memory-limit) and skips the case with the list when it does not fit;
+//   prepare: allocate and upload, only when the plan fits; then the passes and verification.
+// The plan is recorded in the result (`memory_plan`).
+struct CaseSetup {
+  std::function<void(MemoryPlan&)> plan;
+  std::function<Prepared()> prepare;
+};
+
 class Console;
 
 // Session::seed's derivation, for tools that must make the same data outside a session
@@ -68,10 +97,11 @@ class Session {
   // the size: every backend and variant of a case sees the same data.
   std::uint64_t seed(const std::string& salt, std::uint64_t size = 0) const;
 
-  // Runs one case. `setup` is called only when the case is selected and not listing; it may throw
-  // SkipCase (recorded as skipped) or anything else (recorded as failed). DeviceLost (the device's
-  // context is gone) is recorded as failed too, then rethrown naming the case: the run stops.
-  void run(const CaseKey& key, const std::function<Prepared()>& setup);
+  // Runs one case: plan, fit, prepare, passes, verification (CaseSetup). Its steps are called only
+  // when the case is selected and not listing; they may throw SkipCase (recorded as skipped) or
+  // anything else (recorded as failed). DeviceLost (the device's context is gone) is recorded as
+  // failed too, then rethrown naming the case: the run stops.
+  void run(const CaseKey& key, const CaseSetup& setup);
   void skip(const CaseKey& key, const std::string& reason);
   bool listing() const { return opts_.list; }
   // A list run that prints nothing: counts what --only selects before any device is set up.

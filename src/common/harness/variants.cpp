@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "harness/errors.hpp"
+
 namespace hdb {
 
 bool VariantList::implements(std::string_view name, std::string_view test) const {
@@ -15,6 +17,11 @@ std::vector<std::string> VariantList::names(std::string_view test) const {
   for (const VariantInfo& v : infos_)
     if (std::find(v.tests.begin(), v.tests.end(), test) != v.tests.end()) out.push_back(v.name);
   return out;
+}
+
+void VariantList::require_available(std::string_view name) const {
+  const VariantInfo& v = info(name);
+  if (!v.unavailable.empty()) throw SkipCase(v.unavailable);
 }
 
 std::size_t VariantList::index(std::string_view name) const {

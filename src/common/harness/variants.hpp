@@ -30,6 +30,9 @@ class VariantList {
   bool implements(std::string_view name, std::string_view test) const;
   // The variants that implement `test`, in registration order.
   std::vector<std::string> names(std::string_view test) const;
+  // Throws SkipCase with the variant's `unavailable` reason when it cannot run here (and
+  // std::invalid_argument when no variant has that name): the first step of every case's set-up.
+  void require_available(std::string_view name) const;
 
  protected:
   std::size_t index(std::string_view name) const;
