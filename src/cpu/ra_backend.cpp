@@ -302,22 +302,16 @@ namespace {
 
 enum class Impl { Serial, Parallel, Tbb, Pstl };
 
-std::vector<std::string> tests_of(const std::vector<Op>& ops) {
-  std::vector<std::string> t;
-  for (Op op : ops) t.push_back(test_name(op));
-  return t;
-}
-
 // serial and parallel implement every operator; the library variants theirs, where the build has oneTBB.
 const VariantTable<Impl>& table() {
   static const VariantTable<Impl> t = [] {
-    std::vector<std::string> every = tests_of(all_ops());
+    std::vector<std::string> every = test_names(all_ops());
     const std::string no_tbb = library::available() ? "" : "this build has no oneTBB (the library variants need it)";
     return VariantTable<Impl>("the cpu ra backend",
                               {{Impl::Serial, {"serial", every, ""}},
                                {Impl::Parallel, {"parallel", every, ""}},
-                               {Impl::Tbb, {"tbb", tests_of(library::ops(library::Library::Tbb)), no_tbb}},
-                               {Impl::Pstl, {"pstl", tests_of(library::ops(library::Library::Pstl)), no_tbb}}});
+                               {Impl::Tbb, {"tbb", test_names(library::ops(library::Library::Tbb)), no_tbb}},
+                               {Impl::Pstl, {"pstl", test_names(library::ops(library::Library::Pstl)), no_tbb}}});
   }();
   return t;
 }

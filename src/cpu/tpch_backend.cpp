@@ -377,7 +377,7 @@ const VariantTable<Columnar>& table() {
 
 }  // namespace
 
-std::vector<std::string> CpuTpch::variants() const { return table().names("A"); }
+const VariantList& CpuTpch::variant_table() const { return table(); }
 
 std::unique_ptr<tpch::TpchRun> CpuTpch::prepare(const Plan& plan, const std::string& variant, Transfer) {
   return std::make_unique<CpuRun>(plan, table().id(variant) == Columnar::Serial ? 1 : platform_.threads());

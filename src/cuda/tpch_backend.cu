@@ -589,7 +589,7 @@ const VariantTable<Execution>& table() {
 
 }  // namespace
 
-std::vector<std::string> CudaTpch::variants() const { return table().names("A"); }
+const VariantList& CudaTpch::variant_table() const { return table(); }
 
 std::unique_ptr<tpch::TpchRun> CudaTpch::prepare(const Plan& plan, const std::string& variant, Transfer transfer) {
   return std::make_unique<CudaRun>(plan, table().id(variant) == Execution::Fused, transfer);

@@ -88,15 +88,10 @@ enum class Impl { Paper, Tuned, Radix };
 // paper: the paper's kernels for every operator but sort; radix: sort.hpp's key sort and a gather;
 // tuned: the chunked, barrier-free select, unique and join, and the whole-tuple sort.
 const VariantTable<Impl>& table() {
-  static const VariantTable<Impl> t = [] {
-    std::vector<std::string> paper;
-    for (Op op : all_ops())
-      if (op != Op::Sort) paper.push_back(test_name(op));
-    return VariantTable<Impl>("the opencl ra backend",
-                              {{Impl::Paper, {"paper", paper, ""}},
-                               {Impl::Tuned, {"tuned", {"select", "unique", "join", "sort"}, ""}},
-                               {Impl::Radix, {"radix", {"sort"}, ""}}});
-  }();
+  static const VariantTable<Impl> t("the opencl ra backend",
+                                    {{Impl::Paper, {"paper", test_names(paper_ops()), ""}},
+                                     {Impl::Tuned, {"tuned", {"select", "unique", "join", "sort"}, ""}},
+                                     {Impl::Radix, {"radix", {"sort"}, ""}}});
   return t;
 }
 

@@ -261,7 +261,7 @@ class ExportTpchRun : public tpch::TpchRun {
 class ExportTpch : public tpch::TpchBackend {
  public:
   explicit ExportTpch(Exporter& x) : x_(x) {}
-  std::vector<std::string> variants() const override { return {"export"}; }
+  const VariantList& variant_table() const override { return table_; }
   std::unique_ptr<tpch::TpchRun> prepare(const tpch::Plan& plan, const std::string&, Transfer) override {
     // The peers read one 32-bit column per plan column: a 64-bit column would lose its high word.
     // (Before next(): a skipped case has no folder.)
@@ -292,6 +292,7 @@ class ExportTpch : public tpch::TpchBackend {
 
  private:
   Exporter& x_;
+  VariantTable<int> table_{"the export tpch backend", {{0, {"export", tpch::kKernels, ""}}}};
 };
 
 // --- the platform and main ------------------------------------------------------------------------

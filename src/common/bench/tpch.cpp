@@ -173,6 +173,7 @@ class TpchRunner {
         CaseKey key{kernel, variant, params, bytes, t};
         CaseSetup setup;
         setup.plan = [&, variant, real, bits](MemoryPlan& device) {
+          b_.variant_table().require_available(variant);
           if (real) {
             const std::string why = key_width_skip(bits);
             if (!why.empty()) throw SkipCase(why);

@@ -29,7 +29,10 @@ class TpchRun : public CaseRun {
 class TpchBackend {
  public:
   virtual ~TpchBackend() = default;
-  virtual std::vector<std::string> variants() const = 0;
+  // The backend's variants; each implements every kernel (kKernels).
+  virtual const VariantList& variant_table() const = 0;
+  // Their names, in registration order.
+  std::vector<std::string> variants() const { return variant_table().names(kKernels.front()); }
   // Throws SkipCase when the plan does not fit or the variant cannot run a plan of this shape.
   virtual std::unique_ptr<TpchRun> prepare(const Plan& plan, const std::string& variant, Transfer transfer) = 0;
   // Adds to `memory` the buffers `variant` allocates for `plan` beyond its inputs, intermediate

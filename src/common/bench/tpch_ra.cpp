@@ -220,21 +220,33 @@ class RaRun : public TpchRun {
 
 }  // namespace
 
-std::vector<std::string> RaComposed::variants() const {
-  std::vector<std::string> out;
-  for (const std::string& v : b_.variants(ra::Op::Select))
-    if (ra::offers(b_, ra::Op::Join, v) && ra::offers(b_, ra::Op::Project, v)) out.push_back("ra-" + v);
+namespace {
+std::vector<Variant<std::string>> composed_variants(const ra::RaBackend& b) {
+  std::vector<Variant<std::string>> out;
+  for (const std::string& v : b.variants(ra::Op::Select))
+    if (ra::offers(b, ra::Op::Join, v) && ra::offers(b, ra::Op::Project, v))
+      out.push_back({v, {"ra-" + v, kKernels, b.variant_table().info(v).unavailable}});
   return out;
 }
 
+std::vector<Variant<std::size_t>> owned_variants(const std::vector<TpchBackend*>& backends) {
+  std::vector<Variant<std::size_t>> out;
+  for (std::size_t i = 0; i < backends.size(); ++i)
+    for (const VariantInfo& v : backends[i]->variant_table().all()) out.push_back({i, v});
+  return out;
+}
+}  // namespace
+
+RaComposed::RaComposed(ra::RaBackend& backend)
+    : b_(backend), table_("the composed tpch backend", composed_variants(backend)) {}
+
 std::unique_ptr<TpchRun> RaComposed::prepare(const Plan& plan, const std::string& variant, Transfer transfer) {
-  if (variant.rfind("ra-", 0) != 0) throw std::invalid_argument("the composed tpch backend has no variant '" + variant + "'");
-  return std::make_unique<RaRun>(b_, plan, variant.substr(3), transfer);
+  return std::make_unique<RaRun>(b_, plan, table_.id(variant), transfer);
 }
 
 void RaComposed::plan_scratch(const Plan& plan, const std::string& variant, std::uint64_t join_rows,
                               MemoryPlan& memory) const {
-  if (variant.rfind("ra-", 0) != 0) return;
+  const std::string ra_variant = table_.id(variant);
   // The widest tuple any relation of the plan has, in RA words (a 64-bit column two).
   int width = 1, key_words = 1;
   for (const auto& schema : plan_schemas(plan)) {
@@ -249,7 +261,7 @@ void RaComposed::plan_scratch(const Plan& plan, const std::string& variant, std:
   // project's copy and a sort's output per side), and the backend's scratch for a sort and a join.
   memory.add("re-keyed and sorted join sides (at most)", joins * 4 * rows * static_cast<std::uint64_t>(width) * 4);
   ra::OpShape s;
-  s.variant = variant.substr(3);
+  s.variant = ra_variant;
   s.key_words = key_words;
   s.rows_a = s.rows_b = rows;
   s.width_a = s.width_b = width;
@@ -259,27 +271,15 @@ void RaComposed::plan_scratch(const Plan& plan, const std::string& variant, std:
   const std::vector<std::string> sorts = b_.variants(ra::Op::Sort);
   if (!ra::offers(b_, ra::Op::Sort, s.variant) && !sorts.empty()) s.variant = sorts.front();
   b_.plan_scratch(s, memory);
-  s.variant = variant.substr(3);
+  s.variant = ra_variant;
   s.op = ra::Op::Join;
   s.out_rows = join_rows;
   s.out_width = std::min(width, ra::kMaxWords);
   b_.plan_scratch(s, memory);
 }
 
-std::vector<std::string> MultiBackend::variants() const {
-  std::vector<std::string> out;
-  for (TpchBackend* b : backends_)
-    for (const std::string& v : b->variants()) out.push_back(v);
-  return out;
-}
-
-TpchBackend& MultiBackend::owner(const std::string& variant) const {
-  for (TpchBackend* b : backends_) {
-    auto vs = b->variants();
-    if (std::find(vs.begin(), vs.end(), variant) != vs.end()) return *b;
-  }
-  throw std::invalid_argument("no tpch backend has the variant '" + variant + "'");
-}
+MultiBackend::MultiBackend(std::vector<TpchBackend*> backends)
+    : backends_(std::move(backends)), table_("the tpch backends of this executable", owned_variants(backends_)) {}
 
 std::unique_ptr<TpchRun> MultiBackend::prepare(const Plan& plan, const std::string& variant, Transfer transfer) {
   return owner(variant).prepare(plan, variant, transfer);

@@ -19,9 +19,10 @@ namespace hdb::tpch {
 
 class RaComposed : public TpchBackend {
  public:
-  // Offers "ra-<v>" for every variant v that the backend has for select, join and project.
-  explicit RaComposed(ra::RaBackend& backend) : b_(backend) {}
-  std::vector<std::string> variants() const override;
+  // Offers "ra-<v>" for every variant v that the backend has for select, join and project (and
+  // skips its cases with v's reason where v cannot run).
+  explicit RaComposed(ra::RaBackend& backend);
+  const VariantList& variant_table() const override { return table_; }
   std::unique_ptr<TpchRun> prepare(const Plan& plan, const std::string& variant, Transfer transfer) override;
   // The RA backend's own scratch for the composition's largest sort and join.
   void plan_scratch(const Plan& plan, const std::string& variant, std::uint64_t join_rows,
@@ -29,22 +30,24 @@ class RaComposed : public TpchBackend {
 
  private:
   ra::RaBackend& b_;
+  VariantTable<std::string> table_;  // "ra-<v>" -> v
 };
 
 // Dispatches each variant to the backend that offers it (several implementations in one
 // executable, e.g. the RA composition and a columnar engine).
 class MultiBackend : public TpchBackend {
  public:
-  explicit MultiBackend(std::vector<TpchBackend*> backends) : backends_(std::move(backends)) {}
-  std::vector<std::string> variants() const override;
+  explicit MultiBackend(std::vector<TpchBackend*> backends);
+  const VariantList& variant_table() const override { return table_; }
   std::unique_ptr<TpchRun> prepare(const Plan& plan, const std::string& variant, Transfer transfer) override;
   void plan_scratch(const Plan& plan, const std::string& variant, std::uint64_t join_rows,
                     MemoryPlan& memory) const override;
 
  private:
-  // The backend that offers `variant`; SkipCase when none does.
-  TpchBackend& owner(const std::string& variant) const;
+  // The backend that registered `variant`; std::invalid_argument when none did.
+  TpchBackend& owner(const std::string& variant) const { return *backends_[table_.id(variant)]; }
   std::vector<TpchBackend*> backends_;
+  VariantTable<std::size_t> table_;  // every backend's variants -> its index in backends_
 };
 
 }  // namespace hdb::tpch

@@ -282,5 +282,9 @@ class RaBackend {
 bool offers(const RaBackend& backend, Op op, const std::string& variant);
 
 std::vector<Op> all_ops();
+// Every operator but sort: what the paper's kernels implement (the device backends' `paper` variant).
+std::vector<Op> paper_ops();
+// The tests of `ops` (test_name each), for a variant table's rows.
+std::vector<std::string> test_names(const std::vector<Op>& ops);
 
 }  // namespace hdb::ra
