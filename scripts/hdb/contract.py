@@ -12,6 +12,9 @@ every figure an executable records is rebuilt here from the recorded typed field
 - statistics: `summarize` (harness/stats.cpp), `StoppingRule` (stats.cpp StoppingRule::done, with
   session.cpp's loop in `StoppingRule.measure`), `trial_measured` (timing.hpp Breakdown::measured),
   `result_stats` (result.cpp record_json's `stats`), `throughput` (result.cpp throughput()).
+- the cold / warm / hot protocol (docs/methodology.md): `Passes` (what `StoppingRule.measure` took:
+  the cold pass, the warm-up passes, the timed passes) and its `protocol` (results[].protocol),
+  `last_level_cache_bytes` and `flush_description` (harness/caches.cpp, --flush-caches).
 - the document: `SCHEMA` (result.hpp kSchema), the exit codes (errors.hpp ExitCode), `csv_text`
   (result.cpp csv_text, the CSV every executable and peer writes).
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 SCHEMA = "hetdb-bench/2"  # harness/result.hpp kSchema
@@ -239,25 +243,108 @@ class StoppingRule:
                 break
         return len(measured)
 
-    def measure(self, one_pass: Callable[[], float], warmup: int = 0) -> list[float]:
-        """session.cpp Session::run's loop for a pass that returns its own seconds (its kernel and
-        total time alike, as a peer's query): warm-up passes, then timed passes until done()."""
-        for _ in range(warmup):
+    def measure(self, one_pass: Callable[[], float], warmup: int = 0, cold_pass: Callable[[], float] | None = None,
+                before_pass: Callable[[], Any] | None = None) -> Passes:
+        """session.cpp Session::take_passes for a pass that returns its own seconds (its kernel and
+        total time alike, as a peer's query). With warmup >= 1 the first pass is the cold one, timed
+        and kept apart, then warmup - 1 untimed warm-up passes; with warmup 0 there is none (the
+        first timed pass is the cold one). Then timed passes until done(). The cold pass is never a
+        trial and its seconds do not count towards max_time. before_pass (the --flush-caches
+        eviction) runs, untimed, before the cold pass and before every timed pass, never before a
+        warm-up pass. A peer whose cold pass runs apart (cold_pass: on fresh state, a new
+        connection, that the timed passes never use) warms nothing the timed passes use with it:
+        `warmup` warm-up passes follow it, not warmup - 1 (Passes.warmup_passes says how many)."""
+        cold = None
+        if warmup >= 1:
+            if before_pass:
+                before_pass()
+            cold = (cold_pass or one_pass)()
+        warmups = warmup if cold_pass else max(warmup - 1, 0)
+        for _ in range(warmups):
             one_pass()
         times: list[float] = []
         spent = 0.0
         while True:
+            if before_pass:
+                before_pass()
             t = one_pass()
             spent += t
             times.append(t)
             if self.done(times, spent):
-                return times
+                return Passes(times, cold, warmups)
 
 
 def host_trial(seconds: float, phase: str | None = None) -> dict[str, Any]:
     """A trial of host time only (a peer's pass): no transfers, kernel = total = the pass's seconds."""
     return {"h2d_s": 0.0, "kernel_s": seconds, "d2h_s": 0.0, "total_s": seconds,
             "phases_s": {phase: seconds} if phase else {}}
+
+
+# --- the cold / warm / hot protocol (harness/session.cpp, harness/caches.cpp) -----------------------
+# session.cpp take_passes: the cold note of a case taken with --warmup 0 (no cold pass).
+NO_COLD_NOTE = "none taken (--warmup 0): the first timed pass is the case's first"
+FLUSH_UNKNOWN_LLC = 1 << 30  # caches.cpp kUnknownLlcFlush: the flush buffer without a readable cache size
+
+
+def last_level_cache_bytes(root: str = "/sys/devices/system/cpu") -> int:
+    """caches.cpp last_level_cache_bytes: the largest of cpu0's cache/index0..7/size ('32768K'
+    style: K, M, G), 0 when none is readable. root replaces /sys/devices/system/cpu for tests."""
+    best = 0
+    for i in range(8):
+        try:
+            text = Path(root, "cpu0", "cache", f"index{i}", "size").read_text().split()
+        except OSError:
+            continue
+        if not text:
+            continue
+        s = text[0]
+        digits = s[:len(s) - len(s.lstrip("0123456789"))]  # strtoull: the leading digits
+        v = int(digits) if digits else 0
+        best = max(best, v << {"K": 10, "M": 20, "G": 30}.get(s[-1], 0))
+    return best
+
+
+def flush_buffer_bytes(llc_bytes: int) -> int:
+    """caches.cpp HostCacheFlusher: twice the last-level cache (a shared LLC with an adaptive
+    replacement policy keeps part of a buffer of only its size), FLUSH_UNKNOWN_LLC without one."""
+    return 2 * llc_bytes if llc_bytes else FLUSH_UNKNOWN_LLC
+
+
+def flush_description(llc_bytes: int) -> str:
+    """caches.cpp HostCacheFlusher::describe, results[].protocol.flush:
+    'host LLC 32M: wrote and read a 64M buffer'."""
+    what = f"host LLC {format_size(llc_bytes)}" if llc_bytes else "host LLC of unknown size (sysfs has none)"
+    return f"{what}: wrote and read a {format_size(flush_buffer_bytes(llc_bytes))} buffer"
+
+
+@dataclass
+class Passes:
+    """The passes of one case as StoppingRule.measure took them: the timed passes' seconds (the
+    trials), the cold pass's (None with --warmup 0), the untimed warm-up passes between them, and
+    what a peer knows of them: why its cold pass is cold (cold_note) and what --flush-caches evicted
+    before every timed pass (flush; None: nothing, the passes are hot)."""
+    times: list[float]
+    cold: float | None = None
+    warmup_passes: int = 0
+    cold_note: str = ""
+    flush: str | None = None
+
+    @property
+    def timed_as(self) -> str:
+        return "warm" if self.flush else "hot"
+
+    def protocol(self, phase: str | None = None) -> dict[str, Any]:
+        """results[].protocol (docs/results-schema.json $defs/protocol): the cold pass as a host
+        trial (host_trial), its note (cold_note; without one, NO_COLD_NOTE when there is no cold
+        pass), the warm-up count, hot or warm, and the flush when warm."""
+        p: dict[str, Any] = {
+            "cold": host_trial(self.cold, phase) if self.cold is not None else None,
+            "cold_note": self.cold_note or ("the first pass after the case was set up" if self.cold is not None
+                                            else NO_COLD_NOTE),
+            "warmup_passes": self.warmup_passes, "timed_as": self.timed_as}
+        if self.flush:
+            p["flush"] = self.flush
+        return p
 
 
 def result_stats(trials: Sequence[Mapping[str, Any]], phases: Sequence[str] = ()) -> dict[str, Any]:

@@ -7,12 +7,18 @@ parameter text, sizes, statistics, the stopping rule and the derived figures.
   transfer and size, the same size_label, the same statistics and throughput from the recorded
   trials (exactly: the same doubles), the same trial count by the stopping rule, and the same CSV;
   `--list` with the same options prints exactly those ids.
-- Pure unit checks of the edges the C++ decides (case.cpp param_text, sizes.cpp, stats.cpp)."""
+- The cold / warm / hot protocol (issue 29): where an executable records `protocol`, it is the one
+  the module makes for the same options (no cold pass under --warmup 0, its note
+  contract.NO_COLD_NOTE; with --warmup 2 --flush-caches a cold trial, one warm-up pass, timed_as
+  warm and the flush text contract.flush_description makes from the same sysfs cache size).
+- Pure unit checks of the edges the C++ decides (case.cpp param_text, sizes.cpp, stats.cpp,
+  caches.cpp, session.cpp's order of the passes)."""
 import csv
 import io
 import json
 import os
 import subprocess
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -90,6 +96,8 @@ class AgreesWithTheExecutables(TempDirCase):
                 self.assertEqual(figures["stats"], r["stats"])            # exactly: the same doubles
                 self.assertEqual(figures["throughput"], r["throughput"])
                 self.assertEqual(rule.passes_taken(r["trials"]), len(r["trials"]))
+                if "protocol" in r:  # executables built before issue 29 record none
+                    self.assertEqual(r["protocol"], dict(r["protocol"], **contract.Passes([]).protocol()))
         self.assertEqual(made, listed, "--list prints the ids the module makes, in the same order")
         # The CSV the executable wrote is the module's CSV of its document.
         self.assertEqual(list(csv.reader(io.StringIO(contract.csv_text(doc, CSV_COLUMNS)))),
@@ -118,6 +126,29 @@ class AgreesWithTheExecutables(TempDirCase):
     def test_bus_with_a_bus(self):
         doc = self.check(*RUNS[5])
         self.assertTrue({r["transfer"] for r in doc["results"]} >= {"pageable", "pinned"})
+
+    def test_cold_pass_and_flush(self):
+        """--warmup 2 --flush-caches: the cold pass kept as a trial, one untimed warm-up, the timed
+        passes warm after the flush the module describes alike (harness/caches.cpp)."""
+        path = Path(BUILD, "bin", "hdb-ra-cpu")
+        if not os.access(path, os.X_OK):
+            self.skipTest(f"hdb-ra-cpu is not built in {BUILD}")
+        out = Path(self.tmp, "cold.json")
+        p = subprocess.run([path, "--sizes", "32K", "--only", "select/serial", "--warmup", "2", "--passes", "2",
+                            "--max-passes", "2", "--flush-caches", "--quiet", "--json", out],
+                           capture_output=True, text=True, timeout=240)
+        if p.returncode == contract.EXIT_USAGE and "flush-caches" in p.stderr:
+            self.skipTest(f"{path} predates --flush-caches (issue 29)")
+        self.assertEqual(p.returncode, contract.EXIT_OK, p.stderr)
+        results = [r for r in json.loads(out.read_text())["results"] if r["status"] == "ok"]
+        self.assertTrue(results)
+        for r in results:
+            with self.subTest(id=r["id"]):
+                pr = r["protocol"]
+                self.assertEqual(set(pr["cold"]), {"h2d_s", "kernel_s", "d2h_s", "total_s", "phases_s"})
+                self.assertEqual((pr["warmup_passes"], pr["timed_as"]), (1, "warm"))
+                self.assertEqual(pr["flush"], contract.flush_description(contract.last_level_cache_bytes()))
+                self.assertTrue(pr["cold_note"])
 
 
 class Edges(unittest.TestCase):
@@ -188,10 +219,53 @@ class Edges(unittest.TestCase):
         self.assertTrue(rule.done([1.0, 2.0, 1.0, 2.0, 1.0], 0.0))  # max passes
         self.assertEqual(contract.StoppingRule(7, 3).max_passes, 7)
         times = iter([0.1, 0.2, 0.1, 0.2, 0.1, 0.2])
-        self.assertEqual(contract.StoppingRule(2, 4, 100.0, 0.0).measure(lambda: next(times), warmup=1),
-                         [0.2, 0.1, 0.2, 0.1])
+        p = contract.StoppingRule(2, 4, 100.0, 0.0).measure(lambda: next(times), warmup=1)
+        self.assertEqual((p.cold, p.warmup_passes, p.times), (0.1, 0, [0.2, 0.1, 0.2, 0.1]))
         trials = [{"kernel_s": 0.0, "h2d_s": 0.3, "d2h_s": 0.1, "total_s": 0.4}]
         self.assertEqual(contract.trial_measured(trials[0]), 0.4)
+
+    def test_passes_are_session_cpps(self):
+        """session.cpp take_passes: with --warmup N >= 1 the cold pass (flushed first under
+        --flush-caches), N - 1 untimed warm-ups, then each timed pass after a flush; the cold pass is
+        no trial and does not count towards max_time. A peer's cold pass apart (on a fresh
+        connection) warms nothing of the timed passes' state: N warm-ups follow it. With --warmup 0
+        no cold pass."""
+        log: list[str] = []
+
+        def one():
+            log.append("pass")
+            return 1.0
+        rule = contract.StoppingRule(2, 2, 1.5, 0.0)  # max_time 1.5 s: a counted cold pass would stop at 1
+        p = rule.measure(one, 3, before_pass=lambda: log.append("flush"))
+        self.assertEqual(log, ["flush", "pass", "pass", "pass", "flush", "pass", "flush", "pass"])
+        self.assertEqual((p.cold, p.warmup_passes, p.times, p.timed_as), (1.0, 2, [1.0, 1.0], "hot"))
+        log.clear()
+        p = rule.measure(one, 3, cold_pass=lambda: log.append("cold") or 5.0,
+                         before_pass=lambda: log.append("flush"))
+        self.assertEqual(log, ["flush", "cold", "pass", "pass", "pass", "flush", "pass", "flush", "pass"])
+        self.assertEqual((p.cold, p.warmup_passes, p.times), (5.0, 3, [1.0, 1.0]))
+        log.clear()
+        p = rule.measure(one, 0, cold_pass=lambda: log.append("cold") or 5.0)
+        self.assertEqual((log, p.cold, p.warmup_passes), (["pass", "pass"], None, 0))
+        self.assertEqual(p.protocol(), {"cold": None, "cold_note": contract.NO_COLD_NOTE, "warmup_passes": 0,
+                                        "timed_as": "hot"})
+        warm = contract.Passes([1.0], 0.5, 1, "on a fresh connection", "host LLC 32M: wrote and read a 64M buffer")
+        self.assertEqual(warm.protocol("query"), {
+            "cold": {"h2d_s": 0.0, "kernel_s": 0.5, "d2h_s": 0.0, "total_s": 0.5, "phases_s": {"query": 0.5}},
+            "cold_note": "on a fresh connection", "warmup_passes": 1, "timed_as": "warm",
+            "flush": "host LLC 32M: wrote and read a 64M buffer"})
+
+    def test_caches_are_caches_cpps(self):
+        with tempfile.TemporaryDirectory() as root:
+            self.assertEqual(contract.last_level_cache_bytes(root), 0)
+            for i, size in enumerate(("32K", "32K", "512K", "32768K\n")):
+                d = Path(root, "cpu0", "cache", f"index{i}")
+                d.mkdir(parents=True)
+                Path(d, "size").write_text(size)
+            self.assertEqual(contract.last_level_cache_bytes(root), 32 << 20)
+        self.assertEqual(contract.flush_description(32 << 20), "host LLC 32M: wrote and read a 64M buffer")
+        self.assertEqual(contract.flush_description(0),
+                         "host LLC of unknown size (sysfs has none): wrote and read a 1G buffer")
 
     def test_throughput_is_result_cpps(self):
         trials = [{"h2d_s": 0.5, "kernel_s": 1.0, "d2h_s": 0.5, "total_s": 2.0, "phases_s": {}}]

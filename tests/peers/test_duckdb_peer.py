@@ -4,7 +4,12 @@
   and the same seeds give the same output sizes and selected fractions as hdb-ra-cpu records;
 - DuckDB's answer to the SQL of every mapped operation equals the suite's reference, on the suite's
   data and on its edge cases (empty input, one tuple, all keys equal, nothing / everything selected,
-  1 and 3 values, Zipf keys, fan-out) and on hand-made tuples at the 32-bit limits;
+  1 and 3 values, Zipf keys, fan-out) and on hand-made tuples at the 32-bit limits, in both variants:
+  `sql_table` (materialised in a DuckDB temporary table, read back for the check) and `sql`
+  (fetchnumpy());
+- the cold / warm / hot protocol (issue 29): the cold pass on a fresh connection, never on the peer's
+  own; --warmup 0 takes none; --flush-caches records the timed passes as warm; every ok result
+  records `protocol` and `energy` (source none);
 - a wrong answer is caught and recorded as failed, with no time;
 - without the duckdb package the peer is skipped with the reason (driver and peer);
 - the peer's document and CSV pass tests/check_results.py.
@@ -51,8 +56,9 @@ def export(out, bench, *args):
         return json.load(f)
 
 
-def sql_answers(test, exported, out, threads=(2, 1)):
-    """Every exported case through DuckDB: asserts each answer equals the reference; returns the count."""
+def sql_answers(test, exported, out, threads=(2, 1), variants=duckdb_peer.VARIANTS):
+    """Every exported case through DuckDB, in each variant: asserts each answer equals the reference;
+    returns the count."""
     from hdb.peers import duckdb_sql as q
     con = duckdb.connect()
     one = record.Harness(warmup=0, passes=1, max_passes=1)
@@ -65,10 +71,11 @@ def sql_answers(test, exported, out, threads=(2, 1)):
             m = json.load(f)
         tables, sql, order, want = duckdb_peer.prepare(m, d, np)
         for t in threads:
-            _, got = duckdb_peer.run_case(con, tables, sql, t, one)
-            equal, detail = q.compare(got, want, order)
-            test.assertTrue(equal, f"{case['id']} threads={t}: {detail}\n{sql}")
-            n += 1
+            for v in variants:
+                _, got, _ = duckdb_peer.run_case(con, tables, sql, t, one, v)
+                equal, detail = q.compare(got, want, order)
+                test.assertTrue(equal, f"{case['id']} threads={t} {v}: {detail}\n{sql}")
+                n += 1
     return n
 
 
@@ -246,10 +253,12 @@ class SqlTest(unittest.TestCase):
         con = duckdb.connect()
         one = record.Harness(warmup=0, passes=1, max_passes=1)
         for t in (2, 1):
-            _, got = duckdb_peer.run_case(con, {"a": {"k": k, "v1": v, "i": np.arange(n, dtype=np.uint32)}}, sql, t, one)
-            equal, detail = q.compare(got, want, order)
-            self.assertTrue(equal, detail)
-            self.assertIn("in order", detail)
+            for variant in duckdb_peer.VARIANTS:
+                _, got, _ = duckdb_peer.run_case(con, {"a": {"k": k, "v1": v, "i": np.arange(n, dtype=np.uint32)}},
+                                                 sql, t, one, variant)
+                equal, detail = q.compare(got, want, order)
+                self.assertTrue(equal, f"{variant}: {detail}")
+                self.assertIn("in order", detail)
         # Ties out of input order are a wrong answer, even with the keys ascending.
         swapped = want.copy()
         tie = int(np.nonzero(np.diff(want[0]) == 0)[0][0])
@@ -280,17 +289,20 @@ class SqlTest(unittest.TestCase):
             self.assertEqual(q.ra_sql(op, args, 1)[1], "multiset", op)
         want = np.array([[1, 2, 3], [10, 20, 30]], np.uint32)
         self.assertFalse(q.compare([np.array([3, 1, 2]), np.array([30, 10, 20])], want, "exact")[0])
-        con = duckdb.connect()
-        con.execute("SET preserve_insertion_order = false")
         a = {"k": np.arange(1000, 0, -1, dtype=np.uint32), "v1": np.arange(1000, dtype=np.uint32)}
         sql, order = q.ra_sql("select", exact["select"] | {"hi": 900}, 1)
-        _, got = duckdb_peer.run_case(con, {"a": a}, sql, 2, record.Harness(warmup=0, passes=1, max_passes=1))
-        self.assertEqual(con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0], True)
         keep = a["k"] <= 900
-        self.assertEqual(q.compare(got, np.vstack([a["k"][keep], a["v1"][keep]]), order), (True, "all 900 rows "
-                                                                                            "equal the reference in order"))
+        for variant in duckdb_peer.VARIANTS:
+            con = duckdb.connect()
+            con.execute("SET preserve_insertion_order = false")
+            _, got, _ = duckdb_peer.run_case(con, {"a": a}, sql, 2, record.Harness(warmup=0, passes=1, max_passes=1),
+                                             variant)
+            self.assertEqual(con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0], True)
+            self.assertEqual(q.compare(got, np.vstack([a["k"][keep], a["v1"][keep]]), order),
+                             (True, "all 900 rows equal the reference in order"), variant)
 
     def test_wrong_answer_is_caught_and_never_a_time(self):
+        from hdb import contract
         from hdb.peers import duckdb_sql as q
         want = np.array([[1, 2, 3], [10, 20, 30]], np.uint32)
         self.assertTrue(q.compare([np.array([3, 1, 2]), np.array([30, 10, 20])], want, "multiset")[0])
@@ -318,7 +330,8 @@ class SqlTest(unittest.TestCase):
                                   os.path.join(d, "x.json"), os.path.join(d, "x.csv"))
             case = {"id": "select/sql[threads=1]@1K", "size_bytes": 1024, "elements": 128,
                     "bytes": {"input": 1024, "min_moved": 2048}, "extra": {}}
-            r = doc.ok(case, "select", "sql", {"threads": 1}, [0.1, 0.2], True, False, "row 0 differs")
+            r = doc.ok(case, "select", "sql", {"threads": 1}, contract.Passes([0.1, 0.2]), True, False,
+                       "row 0 differs")
             self.assertEqual((r["status"], r["trials"]), ("failed", []))
             self.assertNotIn("stats", r)
             self.assertIn("verification failed", r["reason"])
@@ -346,7 +359,7 @@ class SqlTest(unittest.TestCase):
             with open(os.path.join(out, case["dir"], "manifest.json"), "w") as f:
                 json.dump(m, f)
             duckdb_peer.run_exported_case(duckdb.connect(), doc, case, out, [1], record.Harness(), np)
-            self.assertEqual(doc.doc["summary"], {"ok": 0, "skipped": 1, "failed": 0})
+            self.assertEqual(doc.doc["summary"], {"ok": 0, "skipped": 2, "failed": 0})  # both variants
             self.assertIn("no SQL", doc.doc["results"][0]["reason"])
 
     def test_peer_run_writes_a_valid_document(self):
@@ -361,15 +374,97 @@ class SqlTest(unittest.TestCase):
             with open(js) as f:
                 doc = json.load(f)
             self.assertEqual((doc["backend"], doc["complete"], doc["summary"]),
-                             ("duckdb", True, {"ok": 6, "skipped": 0, "failed": 0}))
+                             ("duckdb", True, {"ok": 12, "skipped": 0, "failed": 0}))
             ids = [r["id"] for r in doc["results"]]
-            self.assertIn("select/sql[dist=uniform,key=32,selectivity=0.5,threads=2]@4K", ids)
+            # Each case with each thread count in both variants, sql_table first; sql keeps its id.
+            self.assertEqual(ids[:4], ["select/sql_table[dist=uniform,key=32,selectivity=0.5,threads=2]@4K",
+                                       "select/sql[dist=uniform,key=32,selectivity=0.5,threads=2]@4K",
+                                       "select/sql_table[dist=uniform,key=32,selectivity=0.5,threads=1]@4K",
+                                       "select/sql[dist=uniform,key=32,selectivity=0.5,threads=1]@4K"])
             self.assertIn("reduce/sql[dist=uniform,key=32,op=sum,threads=1]@4K", ids)
             self.assertEqual(doc["results"][0]["phases"], [{"name": "query", "kind": "host"}])
             self.assertTrue(doc["context"]["peer"]["duckdb"])
-            c = subprocess.run([sys.executable, os.path.join(REPO, "tests", "check_results.py"), js, "6", "--csv", csv],
+            self.assertEqual(set(doc["context"]["peer"]["timed"]), {"sql_table", "sql"})
+            for r in doc["results"]:
+                self.assertEqual(r["extra"]["timed"], duckdb_peer.TIMED[r["variant"]])
+                # The default --warmup 1: the cold pass on a fresh connection, then one warm-up pass on
+                # the peer's connection (the cold pass warmed nothing of it), hot.
+                pr = r["protocol"]
+                self.assertEqual((pr["warmup_passes"], pr["timed_as"], pr["cold_note"]),
+                                 (1, "hot", duckdb_peer.COLD_NOTE))
+                self.assertGreater(pr["cold"]["total_s"], 0)
+                self.assertGreater(r["extra"]["cold_connect_s"], 0)
+                self.assertEqual(r["energy"]["source"], "none")
+            c = subprocess.run([sys.executable, os.path.join(REPO, "tests", "check_results.py"), js, "12", "--csv", csv],
                                capture_output=True, text=True, timeout=120)
             self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+
+    def test_protocol_options(self):
+        """--warmup 3 --flush-caches: a cold pass, 3 warm-up passes, timed passes warm after the flush
+        harness/caches.cpp describes; --warmup 0: no cold pass (contract.NO_COLD_NOTE). Both valid."""
+        from pathlib import Path
+
+        from hdb import contract
+        with tempfile.TemporaryDirectory() as d:
+            for args, want in ((["--warmup", "3", "--flush-caches"], (3, "warm")), (["--warmup", "0"], (0, "hot"))):
+                js = str(Path(d, "x.json"))
+                p = run_peer(js, "--sizes", "4K", "--passes", "2", "--max-passes", "2", "--only", "select", *args)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                doc = json.loads(Path(js).read_text())
+                self.assertEqual(doc["summary"]["ok"], 4)
+                self.assertEqual(doc["context"]["stopping_rule"]["flush_caches"], "--flush-caches" in args)
+                for r in doc["results"]:
+                    pr = r["protocol"]
+                    self.assertEqual((pr["warmup_passes"], pr["timed_as"]), want, r["id"])
+                    if "--flush-caches" in args:
+                        self.assertEqual(pr["flush"], contract.flush_description(contract.last_level_cache_bytes()))
+                        self.assertEqual(pr["cold"]["phases_s"], {"query": pr["cold"]["total_s"]})
+                    else:
+                        self.assertNotIn("flush", pr)
+                        self.assertEqual((pr["cold"], pr["cold_note"]), (None, contract.NO_COLD_NOTE))
+                        self.assertNotIn("cold_connect_s", r["extra"])
+                c = subprocess.run([sys.executable, str(Path(REPO, "tests", "check_results.py")), js, "4"],
+                                   capture_output=True, text=True, timeout=120)
+                self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+
+    def test_cold_pass_runs_on_a_fresh_connection(self):
+        """The cold pass never runs on the peer's connection: with --warmup 2 and 2 timed passes, the
+        peer's connection runs the query 4 times (2 warm-ups: the cold pass warmed nothing of it, 2
+        timed), the fresh one once; the temporary table of sql_table is gone afterwards, and the
+        inputs are unregistered."""
+        from hdb.peers import duckdb_sql as q
+
+        class Counting:
+            def __init__(self, con):
+                self.con, self.queries = con, []
+
+            def execute(self, sql):
+                self.queries.append(sql)
+                return self.con.execute(sql)
+
+            def register(self, name, cols):
+                return self.con.register(name, cols)
+
+            def unregister(self, name):
+                return self.con.unregister(name)
+
+        # (not named `a`: DuckDB's replacement scan would find a local variable of that name)
+        rel = {"k": np.arange(100, dtype=np.uint32), "v1": np.arange(100, dtype=np.uint32)}
+        sql, _ = q.ra_sql("select", {"attribute": 0, "lo": 0, "hi": 49}, 1)
+        h = record.Harness(warmup=2, passes=2, max_passes=2)
+        for variant in duckdb_peer.VARIANTS:
+            con = Counting(duckdb.connect())
+            passes, got, extra = duckdb_peer.run_case(con, {"a": rel}, sql, 1, h, variant)
+            self.assertEqual((len(passes.times), passes.warmup_passes), (2, 2))
+            self.assertIsNotNone(passes.cold)
+            self.assertEqual(passes.cold_note, duckdb_peer.COLD_NOTE)
+            self.assertIn("cold_connect_s", extra)
+            self.assertEqual(sum(sql in x for x in con.queries), 4, con.queries)
+            self.assertEqual(len(got[0]), 50)
+            tables = con.con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()
+            self.assertEqual(tables, [], variant)
+            with self.assertRaises(duckdb.Error):
+                con.con.execute("SELECT * FROM a")
 
 
     def test_sigterm_mid_run_keeps_results_and_fails_nothing(self):
@@ -423,7 +518,8 @@ class SkipTest(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             with open(js) as f:
                 doc = json.load(f)
-            self.assertEqual(doc["summary"], {"ok": 0, "skipped": 4, "failed": 0})
+            # 2 cases x 2 thread counts x 2 variants
+            self.assertEqual(doc["summary"], {"ok": 0, "skipped": 8, "failed": 0})
             self.assertIn("time budget of 1e-06 s (80% of the driver's limit)", doc["results"][0]["reason"])
 
     def test_a_killed_peers_folder_is_removed_by_the_next_run(self):

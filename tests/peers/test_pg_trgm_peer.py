@@ -129,12 +129,13 @@ class WordSimilarity(unittest.TestCase):
 
     def test_ids_as_the_case_model(self):
         """The peer hands over typed params and the size; the id is hdb.contract's (case.cpp's rules)."""
+        from hdb import contract
         from hdb.peers import record
         with tempfile.TemporaryDirectory() as d:
             doc = record.Document("ngram", "pg_trgm", {}, os.path.join(d, "x.json"))
             params = {"k": 0, "threshold": 0.6}
             r = doc.ok(pg_trgm._case("search", "word_similarity", params, 1 << 20, 3, 100), "search",
-                       "word_similarity", params, [0.1, 0.2], True, True, "checked")
+                       "word_similarity", params, contract.Passes([0.1, 0.2]), True, True, "checked")
             self.assertEqual(r["id"], "search/word_similarity[k=0,threshold=0.6]@1M")
             self.assertEqual((r["params"], r["size_label"]), (params, "2^20"))
             r = doc.skipped(pg_trgm._case("index", "build", {}, 32 * 1024, 0, 0), "index", "build", {}, "budget")
@@ -194,6 +195,7 @@ class Verification(unittest.TestCase):
         self.assertEqual(pg_trgm.SERVER_SETTINGS.get("max_parallel_workers_per_gather"), None)
 
     def test_a_size_that_fails_records_each_of_its_cases_once(self):
+        from hdb import contract
         from hdb.peers import record
         a = pg_trgm.parse_args(["ngram", "--json", "x.json", "--build-dir", BUILD, "--sizes", "1K",
                                 "--pg-errors", "0,6", "--thresholds", "0.5,0.8"])
@@ -201,7 +203,7 @@ class Verification(unittest.TestCase):
             doc = record.Document("ngram", "pg_trgm", record.context(REPO, a.harness, "pg", 1),
                                   os.path.join(d, "x.json"))
             build = pg_trgm._case("index", "build", {}, 1024, 1, 1)
-            doc.ok(build, "index", "build", {}, [0.1], True, True, "built")
+            doc.ok(build, "index", "build", {}, contract.Passes([0.1]), True, True, "built")
             pg_trgm.record_rest_of_size(doc, a, 1024, "failed", "psql: the server went away")
             ids = [r["id"] for r in doc.doc["results"]]
             self.assertEqual(len(ids), 5)
@@ -234,7 +236,13 @@ class Peer(unittest.TestCase):
         self.assertEqual(os.listdir(os.path.join(self.tmp, "root")), [], f"the cluster's folder is left\n{out}")
 
     def test_run_verifies_and_cleans_up(self):
-        p = subprocess.run(peer_argv(self.tmp, *SMALL), capture_output=True, text=True, timeout=180, env=peer_env())
+        """A run's answers are verified, its protocol recorded (issue 29) and nothing is left. With
+        --warmup 2 --flush-caches a search case's first pass is its cold one (kept apart), then one
+        warm-up pass, the timed passes warm; the index build has no cold pass (every pass builds
+        anew: its first build is a trial) and says why."""
+        from hdb import contract
+        p = subprocess.run(peer_argv(self.tmp, *SMALL, "--warmup", "2", "--flush-caches"), capture_output=True,
+                           text=True, timeout=180, env=peer_env())
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assert_nothing_left()
         with open(os.path.join(self.tmp, "pg.json")) as f:
@@ -269,6 +277,17 @@ class Peer(unittest.TestCase):
                         "share_of_nsearch_hits_found", "share_of_hits_in_nsearch", "query_median_s"):
                 self.assertIn(key, e)
             self.assertLessEqual(e["both_hits_total"], min(e["hits_total"], e["nsearch_hits_total"]))
+        flush = contract.flush_description(contract.last_level_cache_bytes())
+        for r in doc["results"]:
+            pr = r["protocol"]
+            self.assertEqual((pr["timed_as"], pr["flush"]), ("warm", flush))
+            self.assertEqual(r["energy"]["source"], "none")
+            if r["test"] == "index":
+                self.assertEqual((pr["cold"], pr["warmup_passes"], pr["cold_note"]), (None, 0, pg_trgm.BUILD_COLD_NOTE))
+            else:
+                self.assertEqual((pr["warmup_passes"], pr["cold_note"]), (1, pg_trgm.SEARCH_COLD_NOTE))
+                self.assertGreater(pr["cold"]["total_s"], 0)
+                self.assertEqual(pr["cold"]["phases_s"], {"query": pr["cold"]["total_s"]})
         # A lower threshold returns at least the rows of a higher one.
         self.assertGreaterEqual(doc["results"][1]["extra"]["hits_total"], doc["results"][2]["extra"]["hits_total"])
         c = subprocess.run([sys.executable, os.path.join(REPO, "tests", "check_results.py"),

@@ -5,15 +5,22 @@ checks. A peer hands over typed parameters and trials; everything the C++ harnes
 only Python code that makes them (tests/driver/test_contract.py checks it against the executables).
 
 - `Harness`: the executables' stopping-rule options read from the same flags (--warmup, --passes,
-  --max-passes, --max-time, --target-noise, --threads, --seed); `measure(fn)` runs the warm-up
-  passes, then timed passes until contract.StoppingRule says stop, and returns the seconds.
+  --max-passes, --max-time, --target-noise, --threads, --seed, --flush-caches); `measure(fn, cold,
+  cold_note)` takes the passes the executables' way (contract.StoppingRule.measure): with --warmup N
+  >= 1 the cold pass first, timed and kept apart, then N - 1 untimed warm-up passes (N when the
+  cold pass ran apart, cold(): a peer's pass on fresh state, e.g. a new connection, which warms
+  nothing the timed passes use), then timed passes until the rule says stop; with --flush-caches
+  the host's last-level cache is evicted (CacheFlusher, harness/caches.cpp's) before the cold pass
+  and every timed pass. It returns a contract.Passes: the timed seconds, the cold pass and the
+  protocol that `Document.ok` records.
 - `run_guarded`: a peer's main under SIGTERM/SIGHUP/SIGINT and errors, as the executables end: the
   document marked 'interrupted by signal N' (exit 128+N) or 'stopped by an error: ...' (exit 1).
 - `Document`: a hetdb-bench/2 document and its CSV (x-csv-columns), rewritten atomically after every
   result (complete: false, "running", until `finish`), like the harness; `ok`, `skipped`, `failed`
-  make the result entries from (test, variant, typed params, size) and the pass times. A result is
-  ok only when its answer was checked and equal: `ok` refuses anything else, so an unverified peer
-  time cannot be recorded.
+  make the result entries from (test, variant, typed params, size) and the passes (contract.Passes:
+  the trials and `protocol`). A result is ok only when its answer was checked and equal: `ok`
+  refuses anything else, so an unverified peer time cannot be recorded. A peer reads no energy
+  counter: its ok results record `energy` as NO_ENERGY (source none, with the reason).
 """
 from __future__ import annotations
 
@@ -27,7 +34,7 @@ import socket
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +45,40 @@ from ..util import write_atomically
 
 
 # --- options and the stopping rule ----------------------------------------------------------------
+class CacheFlusher:
+    """harness/caches.cpp HostCacheFlusher: evicts the host's last-level cache by writing, then
+    reading, a buffer of twice its size (contract.flush_buffer_bytes), allocated on the first flush
+    and kept (its page faults paid once). NumPy does the passes (plain stores and loads; a memset or
+    memcpy of glibc may use non-temporal stores, which evict nothing)."""
+
+    def __init__(self, llc_bytes: int) -> None:
+        self.llc_bytes, self.bytes = llc_bytes, contract.flush_buffer_bytes(llc_bytes)
+        self._buffer: Any = None
+        self._round = 0
+        self.sink = 0
+
+    def flush(self) -> None:
+        import numpy  # the project venv has it (every peer's interpreter); imported only to flush
+        if self._buffer is None:
+            self._buffer = numpy.zeros(self.bytes // 8, dtype=numpy.uint64)
+        # A new value each round, so no write is of an unchanged value; the read's sum is kept.
+        self._round += 1
+        self._buffer += numpy.uint64(self._round)
+        self.sink = int(self._buffer.sum())
+
+    def describe(self) -> str:
+        return contract.flush_description(self.llc_bytes)
+
+
 class Harness:
     """The shared options a peer honours (the same flags and defaults as src/common/harness/options.hpp)."""
 
     def __init__(self, warmup: int = 1, passes: int = 3, max_passes: int = 50, max_time: float = 2.0,
-                 target_noise: float = 0.02, threads: int = 0, seed: int = 42) -> None:
+                 target_noise: float = 0.02, threads: int = 0, seed: int = 42, flush_caches: bool = False) -> None:
         self.warmup, self.passes, self.max_passes = warmup, passes, max(max_passes, passes)
         self.max_time, self.target_noise, self.threads, self.seed = max_time, target_noise, threads, seed
+        self.flush_caches = flush_caches
+        self.flusher = CacheFlusher(contract.last_level_cache_bytes()) if flush_caches else None
 
     @staticmethod
     def add_arguments(ap: argparse.ArgumentParser) -> None:
@@ -55,22 +89,39 @@ class Harness:
         ap.add_argument("--target-noise", type=float, default=0.02)
         ap.add_argument("--threads", type=int, default=0)
         ap.add_argument("--seed", default="42")
+        ap.add_argument("--flush-caches", action="store_true",
+                        help="evict the host's last-level cache before the cold pass and every timed pass (warm)")
 
     @classmethod
     def from_args(cls, a: argparse.Namespace) -> Harness:
-        return cls(a.warmup, a.passes, a.max_passes, a.max_time, a.target_noise, a.threads, int(a.seed))
+        return cls(a.warmup, a.passes, a.max_passes, a.max_time, a.target_noise, a.threads, int(a.seed),
+                   bool(getattr(a, "flush_caches", False)))
+
+    def with_warmup(self, warmup: int) -> Harness:
+        """The same options (and the same flusher) with another warm-up count."""
+        h = Harness(warmup, self.passes, self.max_passes, self.max_time, self.target_noise, self.threads, self.seed)
+        h.flush_caches, h.flusher = self.flush_caches, self.flusher
+        return h
 
     def rule(self) -> contract.StoppingRule:
         return contract.StoppingRule(self.passes, self.max_passes, self.max_time, self.target_noise)
 
-    def measure(self, fn: Callable[[], float]) -> list[float]:
-        """Warm-up passes, then timed passes of fn() (which returns its own seconds) until the rule
-        stops; returns the timed seconds."""
-        return self.rule().measure(fn, self.warmup)
+    def measure(self, fn: Callable[[], float], cold: Callable[[], float] | None = None,
+                cold_note: str = "") -> contract.Passes:
+        """The cold pass (with --warmup >= 1: fn(), or cold() when it runs apart, on fresh state the
+        timed passes never use), the warm-up passes (--warmup - 1; --warmup after a cold() pass),
+        then timed passes of fn() (which returns its own seconds) until the rule stops; with
+        --flush-caches the host's LLC is evicted before the cold pass and every timed pass.
+        cold_note: what the cold pass paid that the others did not (results[].protocol.cold_note;
+        with --warmup 0 there is no cold pass and the note is contract.NO_COLD_NOTE)."""
+        p = self.rule().measure(fn, self.warmup, cold, self.flusher.flush if self.flusher else None)
+        p.cold_note = cold_note if p.cold is not None else ""  # none taken: contract.NO_COLD_NOTE
+        p.flush = self.flusher.describe() if self.flusher else None
+        return p
 
     def stopping_rule(self) -> dict[str, Any]:
         return {"warmup": self.warmup, "min_passes": self.passes, "max_passes": self.max_passes,
-                "max_time_s": self.max_time, "target_cv": self.target_noise}
+                "max_time_s": self.max_time, "target_cv": self.target_noise, "flush_caches": self.flush_caches}
 
 
 # --- context ----------------------------------------------------------------------------------------
@@ -126,6 +177,10 @@ def context(repo, harness, engine, threads_used, device_extra=None, extra=None):
 
 
 # --- the document -----------------------------------------------------------------------------------
+# results[].energy of a peer's result: no counter is read around a peer's passes (the C++ harness
+# reads RAPL and NVML, harness/energy.hpp; a peer's query runs in an engine's threads or a server).
+NO_ENERGY = {"source": "none", "reason": "not measured: a peer reads no energy counter (RAPL and NVML are read "
+                                         "by the C++ harness only)"}
 Case = Mapping[str, Any]  # size_bytes, elements, bytes {input, min_moved}, extra: what the peer measured on
 
 
@@ -165,19 +220,25 @@ class Document:
         """The id the entry of this case gets (whether it is recorded yet or not)."""
         return str(self._base(case, test, variant, params, "", "", "")["id"])
 
-    def ok(self, case: Case, test: str, variant: str, params: contract.Params, times: Sequence[float], checked: bool,
-           verified: bool, detail: str, phase: str = "query", extra: Mapping[str, Any] | None = None
+    def ok(self, case: Case, test: str, variant: str, params: contract.Params, passes: contract.Passes,
+           checked: bool, verified: bool, detail: str, phase: str = "query", extra: Mapping[str, Any] | None = None
            ) -> dict[str, Any]:
-        """A measured, verified result: one host-time trial per timed pass (times), its statistics and
-        throughput as the harness makes them (contract.result_figures). Anything not checked and
-        equal is recorded as failed instead, never as a time."""
+        """A measured, verified result: one host-time trial per timed pass (passes.times), its
+        statistics and throughput as the harness makes them (contract.result_figures), the protocol
+        of its passes (passes.protocol: the cold pass, the warm-up count, hot or warm) and NO_ENERGY.
+        Anything not checked and equal is recorded as failed instead, never as a time."""
         if not (checked and verified):
             return self.failed(case, test, variant, params, "verification failed: " + detail, detail, checked)
+        if not isinstance(passes, contract.Passes):
+            raise TypeError("Document.ok records the passes Harness.measure returned (contract.Passes), "
+                            "so that the result carries its protocol")
         r = self._base(case, test, variant, params, "ok", "", detail, True, True)
         r["phases"] = [{"name": phase, "kind": "host"}]
-        r["trials"] = [contract.host_trial(t, phase) for t in times]
+        r["trials"] = [contract.host_trial(t, phase) for t in passes.times]
         r.update(contract.result_figures(r, self.doc["ceiling"]["memory_copy_gbps"]))
         r["extra"].update(extra or {})
+        r["protocol"] = passes.protocol(phase)
+        r["energy"] = dict(NO_ENERGY)
         return self._add(r)
 
     def skipped(self, case: Case, test: str, variant: str, params: contract.Params, reason: str) -> dict[str, Any]:
