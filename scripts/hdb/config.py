@@ -77,6 +77,13 @@ _BACKEND_NAME = re.compile(r"^[a-z][a-z0-9_]*(?:-[a-z0-9_]+)*$")  # cuda-host
 # peers = ["duckdb", "pg_trgm"]: systems the driver runs beside the executables, on the same data
 # (docs/peers.md); none when the key is absent.
 TOP_KEYS = TOP_KEYS | {"peers"}
+# [beyond_caches]: the largest size of each benchmark's sizes beyond the caches ([bench.<name>.large]
+# sizes, or a sweep's max_size) follows the machine at hand: at least `factor` x the larger of the host's
+# last-level cache and the device's L2, the next power of two, where the memory allows and up to
+# `max_size` (the time budget); scale_timeouts (default true): their time limits grow with them.
+# Done by the driver before the run (caches.py), recorded in run.json's `beyond_caches` (docs/driver.md).
+TOP_KEYS = TOP_KEYS | {"beyond_caches"}
+BEYOND_CACHES_KEYS = {"factor", "max_size", "scale_timeouts"}
 
 
 def config_dir(repo: StrPath) -> str:
@@ -426,6 +433,31 @@ def validate(doc: dict[str, Any], where: str = "config") -> Config:
         out["bench"][name] = b
     if "mpi" in doc:
         out["mpi"] = _mpi_table(f"{where} [mpi]", doc["mpi"], str(absolute_path(where).parent))
+    if "beyond_caches" in doc:
+        out["beyond_caches"] = _beyond_caches(f"{where} [beyond_caches]", doc["beyond_caches"])
+    return out
+
+
+def _beyond_caches(where, table):
+    """[beyond_caches]: factor (1..64, required), max_size (a size, required: the time budget),
+    scale_timeouts (true or false, default true)."""
+    if not isinstance(table, dict):
+        raise UsageError(f"{where}: must be a table with factor, max_size, scale_timeouts")
+    for k in table:
+        if k not in BEYOND_CACHES_KEYS:
+            raise UsageError(f"{where}: unknown key '{k}' (allowed: {', '.join(sorted(BEYOND_CACHES_KEYS))})")
+    for k in ("factor", "max_size"):
+        if k not in table:
+            raise UsageError(f"{where}: '{k}' is required (e.g. factor = 2, max_size = \"1G\")")
+    factor = table["factor"]
+    if not _number(factor) or not 1 <= factor <= 64:
+        raise UsageError(f"{where}: 'factor' must be a number from 1 to 64 (the largest size at least that many "
+                         f"times the largest cache), not {factor!r}")
+    out = {"factor": factor, "max_size": _harness_value(where, "max_size", table["max_size"])}
+    if "scale_timeouts" in table:
+        if not isinstance(table["scale_timeouts"], bool):
+            raise UsageError(f"{where}: 'scale_timeouts' must be true or false")
+        out["scale_timeouts"] = table["scale_timeouts"]
     return out
 
 
@@ -564,6 +596,7 @@ def apply_overrides(cfg: Config, benchmarks: Sequence[str] | None = None, backen
         for t in tables:
             for k in SIZE_KEYS + ("large",):  # --sizes names every size that runs
                 t.pop(k, None)
+        cfg.pop("beyond_caches", None)  # ... and no size follows the caches
         cfg["harness"]["sizes"] = parse_sizes("--sizes", None, sizes)[0]
     if passes is not None:
         if passes < 1:
@@ -581,6 +614,8 @@ def apply_overrides(cfg: Config, benchmarks: Sequence[str] | None = None, backen
         cfg["harness"]["device"] = device
     if timeout is not None:
         cfg["timeout_s"] = _timeout("--timeout", timeout)
+        if "beyond_caches" in cfg:  # the limit given is the limit: it does not grow with the sizes
+            cfg["beyond_caches"]["scale_timeouts"] = False
         for t in list(cfg["bench"].values()) + list(cfg.get("backend", {}).values()):
             t.pop("timeout_s", None)
     return cfg

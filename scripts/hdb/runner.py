@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from . import caches, contract, results, runstate
 from . import config as cfgmod
-from . import contract, results, runstate
 from .progress import FINISHED, PROGRESS_EVERY_S, Progress, print_summary
 from .runexec import (
     KILL_GRACE_S,
@@ -182,6 +182,7 @@ class Runner:
             if self.resuming:
                 self.check_builds()
             else:
+                self.fit_to_caches()
                 self.record_build()
             self.check_runnable()
             if self.resuming:
@@ -305,6 +306,23 @@ class Runner:
     def run_build(self):
         """The build the run began with (runstate.run_build)."""
         return run_build(self.manifest)
+
+    def fit_to_caches(self, machine: caches.Machine | None = None) -> None:
+        """A new run of a configuration with [beyond_caches]: its largest sizes follow the caches of this
+        machine (caches.fit, after the build: the device's L2 comes from a probe of hdb-bus-<backend>).
+        The entries are planned again with them; run.json keeps what was chosen and why
+        (`beyond_caches`), and --resume keeps the entries as they are."""
+        cfg = self.manifest["config"]
+        if not cfg.get("beyond_caches"):
+            return
+        if machine is None:
+            machine = caches.survey(cfg, self.bin_dir, self.environment(), ranks=self.mpi,
+                                    hosts=len(self.mpi_launch.get("hosts") or []))
+        fitted, record = caches.fit(cfg, machine)
+        self.manifest.update(config=fitted, beyond_caches=record, entries=plan(fitted))
+        self.save()
+        for line in caches.summary_lines(record):
+            self.log(f"run-all: {line}")
 
     def record_build(self):
         """A new run records its build once it is built: the folder and the sha256 of every executable
