@@ -194,9 +194,32 @@ def report(argv: list[str]) -> int:
     return rep.main(a.run_dir, stream=sys.stdout, include_unverified=a.include_unverified)
 
 
+def _alpha(text: str) -> float:
+    """--alpha: a number above 0 and below 1."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not 0 < v < 1:  # nan too
+        raise argparse.ArgumentTypeError(f"must be a number above 0 and below 1, not {text!r}")
+    return v
+
+
+def _min_effect(text: str) -> float:
+    """--min-effect: a finite number, 0 or more."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number, 0 or more, not {text!r}")
+    return v
+
+
 def compare(argv: list[str]) -> int:
     p = Parser(prog="compare", description="Compare two runs: side-by-side table and ratio plots, matched by "
-               "benchmark, backend and result id; differences beyond the runs' noise are flagged.")
+               "benchmark, backend and result id; a difference is marked only where a Mann-Whitney U test over the "
+               "trials rejects 'same' and the effect reaches the minimum (docs/statistics.md).")
     p.add_argument("run_a", help="baseline run directory")
     p.add_argument("run_b", help="run compared with the baseline")
     p.add_argument("--out", help="output folder (default: <parent of run_b>/compare-<a>-vs-<b>)")
@@ -204,9 +227,17 @@ def compare(argv: list[str]) -> int:
                    help="median time compared: kernel only or with transfers (default: kernel)")
     p.add_argument("--include-unverified", action="store_true",
                    help="also compare results measured without verification (--no-verify)")
+    p.add_argument("--alpha", type=_alpha, default=0.05,
+                   help="significance level of the rank test, after the correction (default: 0.05)")
+    p.add_argument("--min-effect", type=_min_effect, default=0.05,
+                   help="smallest difference marked: the slower median at least 1 + this times the faster "
+                   "(default: 0.05)")
+    p.add_argument("--correction", choices=["bh", "none"], default="bh",
+                   help="adjustment of p for the number of tests: bh (Benjamini-Hochberg, the default) or none")
     a = p.parse_args(argv)
     from . import compare as cmp
-    return cmp.main(a.run_a, a.run_b, a.out, a.metric, stream=sys.stdout, include_unverified=a.include_unverified)
+    return cmp.main(a.run_a, a.run_b, a.out, a.metric, stream=sys.stdout, include_unverified=a.include_unverified,
+                    alpha=a.alpha, min_effect=a.min_effect, correction=a.correction)
 
 
 COMMANDS = {"run-all": run_all, "report": report, "compare": compare}

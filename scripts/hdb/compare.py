@@ -1,5 +1,8 @@
 """scripts/compare RUN_A RUN_B: results matched by benchmark, backend and result id (rank 0's), side by
-side, with the speed-up of B over A and a flag where the difference exceeds the runs' noise. Results
+side, with the speed-up of B over A and a decision per pair: a difference is marked only where a
+Mann-Whitney U test over the two results' trials rejects "same" (two-sided, p adjusted for the number
+of tests by Benjamini-Hochberg unless asked otherwise) and the medians differ by at least a stated
+minimum effect; a pair with too few trials for the test ever to reject says so (docs/statistics.md). Results
 measured without verification (--no-verify) take part only with --include-unverified. Results of
 host execution (cuda-host: the CUDA sources run on the CPU) are never compared: their times are an
 emulation's; they are counted under "Not compared" instead. A pair where either result has a figure
@@ -14,6 +17,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+import numpy as np
+from scipy import stats
+
 from . import contract, plausibility, plots, results
 from .report import Doc, _ms
 from .util import StrPath, UsageError, absolute_path, write_atomically
@@ -22,15 +28,86 @@ Row = dict[str, Any]     # one result as results.py flattens it
 Key = tuple[Any, ...]    # results.match_key: (benchmark, backend, rank, id)
 Pair = dict[str, Any]    # a matched result, as match() returns it
 
-NOISE_SIGMAS = 2.0   # a difference counts when it exceeds this many combined standard deviations
-NOISE_FLOOR = 0.01   # ...and at least 1%: medians of very steady runs still wander that much
+ALPHA = 0.05        # a pair differs only where the rank test's (adjusted) p is below this...
+MIN_EFFECT = 0.05   # ...and the slower median is at least this share above the faster one (effect_size())
+CORRECTIONS = {"bh": "Benjamini-Hochberg", "none": "no correction"}  # --correction: p over the tests
+PERMUTATIONS = 9999  # the permutation test's resamples where ties in small samples rule out the exact U test
+SEED = 29           # ...and its seed: a comparison prints the same p every time
 ABOVE = "above ceiling"  # the verdict of a pair with a figure above the physical ceiling of its run
+SAME = "same"
 
 
-def noise_bound(cv_a: float | None, cv_b: float | None) -> float:
-    """Relative difference the two runs' noise explains: 2 sigma of the ratio of two medians whose
-    relative spreads are the cases' CVs (they add in quadrature), never below the floor."""
-    return max(NOISE_SIGMAS * math.sqrt((cv_a or 0) ** 2 + (cv_b or 0) ** 2), NOISE_FLOOR)
+def below_min_text(min_effect: float) -> str:
+    """The decision of a pair the test tells apart by less than the minimum effect."""
+    return f"same (below the {min_effect * 100:g}% minimum effect)"
+
+
+def trial_times(row: Row, metric: str) -> list[float]:
+    """The seconds of each timed pass behind measured(): kernel_s or total_s, and h2d_s + d2h_s for a
+    result that is all bus transfer under 'kernel'."""
+    trials = row.get("trials") or []
+    if metric == "kernel" and results.transfer_only(row):
+        return [float(t.get("h2d_s", 0.0)) + float(t.get("d2h_s", 0.0)) for t in trials]
+    return [float(t.get(f"{metric}_s", 0.0)) for t in trials]
+
+
+def min_p(n_a: int, n_b: int) -> float:
+    """The smallest two-sided p a Mann-Whitney U test can reach with n_a and n_b trials: every trial of
+    one run below every trial of the other, 2 / C(n_a + n_b, n_a) (3 and 3 trials: 0.1); 1 without trials."""
+    return min(1.0, 2 / math.comb(n_a + n_b, n_a)) if n_a and n_b else 1.0
+
+
+def rank_test(xa: Sequence[float], xb: Sequence[float]) -> float:
+    """Two-sided p of scipy's Mann-Whitney U test of the trials of A against those of B: the exact
+    distribution for small samples without ties, a permutation test (exact where the permutations are
+    few, else PERMUTATIONS of them, seeded) for small samples with ties, the normal approximation with
+    its tie correction otherwise. Samples that are all one value (nothing to rank) give 1."""
+    ties = len(set(xa) | set(xb)) < len(xa) + len(xb)
+    method: Any = "auto"
+    if ties and min(len(xa), len(xb)) <= 8:
+        method = stats.PermutationMethod(n_resamples=PERMUTATIONS, rng=np.random.default_rng(SEED))
+    p = float(stats.mannwhitneyu(xa, xb, alternative="two-sided", method=method).pvalue)
+    return 1.0 if math.isnan(p) else min(p, 1.0)
+
+
+def effect_size(effect: float) -> float:
+    """How much slower the slower median of a pair is than the faster, as a share: 0.25 for time B /
+    time A = 1.25 and for 0.8 alike, so that swapping A and B changes no decision."""
+    return max(effect, 1 / effect) - 1
+
+
+def too_few_text(n_a: int, n_b: int) -> str:
+    return f"too few trials to decide (n={n_a},{n_b}; min p={min_p(n_a, n_b):.2g})"
+
+
+def decide(pairs: Sequence[Pair], alpha: float = ALPHA, min_effect: float = MIN_EFFECT,
+           correction: str = "bh") -> int:
+    """Sets each pair's p_adjusted, decision and verdict; returns the number of tests. The tests are
+    the pairs the rank test could decide: not above the ceiling, with trials enough that p < alpha is
+    possible at all. Their p are adjusted together (correction 'bh': Benjamini-Hochberg, scipy's
+    false_discovery_control; 'none': as they are). A pair is 'faster' or 'slower' when its adjusted
+    p < alpha and effect_size(effect) >= min_effect; 'same' otherwise."""
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction: {correction!r} is not one of {', '.join(CORRECTIONS)}")
+    tested = [p for p in pairs if not p["above_ceiling"] and min_p(p["n_a"], p["n_b"]) < alpha]
+    ps = [p["p_value"] for p in tested]
+    adjusted = [float(q) for q in stats.false_discovery_control(ps, method="bh")] if correction == "bh" and ps \
+        else ps
+    for p in pairs:
+        p["p_adjusted"] = None
+        if p["above_ceiling"]:
+            p["verdict"], p["decision"] = ABOVE, f"{ABOVE} in {p['above_ceiling']}"
+        else:
+            p["verdict"], p["decision"] = "", too_few_text(p["n_a"], p["n_b"])
+    for p, q in zip(tested, adjusted, strict=True):
+        p["p_adjusted"] = q
+        if q >= alpha:
+            p["decision"] = SAME
+        elif effect_size(p["effect"]) < min_effect:
+            p["decision"] = below_min_text(min_effect)
+        else:
+            p["verdict"] = p["decision"] = "faster" if p["effect"] < 1 else "slower"
+    return len(tested)
 
 
 def _index(rows: Iterable[Row], include_unverified: bool) -> OrderedDict[Key, Row]:
@@ -57,11 +134,14 @@ def measured(row: Row, metric: str) -> tuple[Any, Any]:
 
 
 def match(rows_a: Iterable[Row], rows_b: Iterable[Row], metric: str = "kernel",
-          include_unverified: bool = False) -> tuple[list[Pair], list[Key], list[Key]]:
+          include_unverified: bool = False, alpha: float = ALPHA, min_effect: float = MIN_EFFECT,
+          correction: str = "bh") -> tuple[list[Pair], list[Key], list[Key]]:
     """-> (pairs, only_a, only_b). A pair holds both rows, the speed-up of B over A (time A / time B),
-    the noise bound and the verdict: 'faster', 'slower', '' (within noise) or 'above ceiling' (a result
-    of the pair has a figure above the physical ceiling of its run: 'above_ceiling' says in which run,
-    A, B or 'A and B'). only_a / only_b are
+    the effect (time B / time A, of the medians), the trial counts n_a and n_b, the rank test's p and
+    p_adjusted (decide()), the decision ('faster', 'slower', 'same', 'same (below the 5% minimum effect)',
+    'too few trials to decide (...)', 'above ceiling in ...') and the verdict: 'faster', 'slower', ''
+    (not shown to differ) or 'above ceiling' (a result of the pair has a figure above the physical
+    ceiling of its run: 'above_ceiling' says in which run, A, B or 'A and B'). only_a / only_b are
     the match keys (benchmark, backend, rank, id) of ok results found in one run only."""
     a, b = _index(rows_a, include_unverified), _index(rows_b, include_unverified)
     pairs = []
@@ -72,15 +152,13 @@ def match(rows_a: Iterable[Row], rows_b: Iterable[Row], metric: str = "kernel",
         (ta, cva), (tb, cvb) = measured(ra, metric), measured(rb, metric)
         if not ta or not tb:
             continue
-        speedup = ta / tb
-        bound = noise_bound(cva, cvb)
-        verdict = "" if abs(math.log(speedup)) <= math.log1p(bound) else ("faster" if speedup > 1 else "slower")
+        xa, xb = trial_times(ra, metric), trial_times(rb, metric)
         # A time behind a figure above the run's ceiling cannot be true: it judges nothing.
         above = " and ".join(run for run, r in (("A", ra), ("B", rb)) if plausibility.above_ceiling(r))
-        if above:
-            verdict = ABOVE
-        pairs.append({"key": key, "a": dict(ra, _t=ta, _cv=cva), "b": dict(rb, _t=tb, _cv=cvb), "speedup": speedup,
-                      "noise": bound, "verdict": verdict, "above_ceiling": above})
+        pairs.append({"key": key, "a": dict(ra, _t=ta, _cv=cva), "b": dict(rb, _t=tb, _cv=cvb), "speedup": ta / tb,
+                      "effect": tb / ta, "n_a": len(xa), "n_b": len(xb),
+                      "p_value": rank_test(xa, xb) if xa and xb else None, "above_ceiling": above})
+    decide(pairs, alpha, min_effect, correction)
     ok_a = {k for k, r in a.items() if r["status"] == "ok"}
     ok_b = {k for k, r in b.items() if r["status"] == "ok"}
     return pairs, sorted(ok_a - ok_b), sorted(ok_b - ok_a)
@@ -121,10 +199,10 @@ def _ratio_figures(pairs: list[Pair], out_dir: str, machine: str, names: Sequenc
         ax.grid(True, which="both", alpha=0.3)
         plots._legend(ax, len(series))
         figure = plots.Figure(f"ratio-{bench}", f"{bench}: B vs A", "Speed-up of run B over run A per matched "
-                              "result (above 1: B faster); filled dots mark differences larger than the runs' noise.",
-                              bench)
-        figs.append(plots._finish(fig, out_dir, figure, f"{bench}: {names[1]} (B) vs {names[0]} (A); dots: beyond "
-                                  "noise", machine))
+                              "result (above 1: B faster); filled dots mark the differences the rank test over the "
+                              "trials decides and that exceed the minimum effect.", bench)
+        figs.append(plots._finish(fig, out_dir, figure, f"{bench}: {names[1]} (B) vs {names[0]} (A); dots: decided "
+                                  "differences", machine))
     return figs
 
 
@@ -132,17 +210,42 @@ def _csv(pairs: Iterable[Pair]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["id", "benchmark", "backend", "test", "variant", "params", "transfer", "size_bytes", "a_median_s",
-                "a_cv", "b_median_s", "b_cv", "speedup_b_over_a", "noise_bound", "verdict"])
+                "a_cv", "a_trials", "b_median_s", "b_cv", "b_trials", "speedup_b_over_a", "effect", "p_value",
+                "p_adjusted", "decision", "verdict"])
     for p in pairs:
         r = p["b"]
         w.writerow([r["id"], r["benchmark"], r["backend"], r["test"], r["variant"], r["params_text"], r["transfer"],
-                    r["size_bytes"], p["a"]["_t"], p["a"]["_cv"], p["b"]["_t"], p["b"]["_cv"], p["speedup"],
-                    p["noise"], p["verdict"] + (f" in {p['above_ceiling']}" if p["above_ceiling"] else "")])
+                    r["size_bytes"], p["a"]["_t"], p["a"]["_cv"], p["n_a"], p["b"]["_t"], p["b"]["_cv"], p["n_b"],
+                    p["speedup"], p["effect"], "" if p["p_value"] is None else p["p_value"],
+                    "" if p["p_adjusted"] is None else p["p_adjusted"], p["decision"],
+                    p["verdict"] + (f" in {p['above_ceiling']}" if p["above_ceiling"] else "")])
     return buf.getvalue()
 
 
+def _p(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2g}"
+
+
+def _effect(p: Pair) -> str:
+    """The change of the median time from A to B: '+12.3%' (B slower), '-4.0%' (B faster)."""
+    return f"{(p['effect'] - 1) * 100:+.1f}%"
+
+
+def rule_text(alpha: float, min_effect: float, correction: str, tests: int) -> str:
+    """The decision rule in one sentence, with the number of tests."""
+    adjust = (f"p adjusted by {CORRECTIONS[correction]} over the {tests} tests" if correction != "none"
+              else f"p not adjusted for the {tests} tests")
+    return (f"A pair is marked faster or slower only when a two-sided Mann-Whitney U test over the two results' "
+            f"trials rejects 'same' at alpha {alpha:g} ({adjust}) and the median times differ by at least the "
+            f"minimum effect, {min_effect:.1%} (the slower median at least {1 + min_effect:g} times the faster); the "
+            "table gives p and the effect of every pair. A pair whose trial counts cannot reach p < alpha even when "
+            "every trial of one run beats every trial of the other is 'too few trials to decide', not 'same' "
+            "(docs/statistics.md).")
+
+
 def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str = "kernel",
-         stream: TextIO = sys.stdout, include_unverified: bool = False) -> int:
+         stream: TextIO = sys.stdout, include_unverified: bool = False, alpha: float = ALPHA,
+         min_effect: float = MIN_EFFECT, correction: str = "bh") -> int:
     for d in (run_a, run_b):
         results.check_run_dir(d)
     if out is not None:  # compare writes a folder of its own: never over a file, never into a run
@@ -168,7 +271,8 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
     out_dir = Path(out) if out else absolute_path(run_b).parent / f"compare-{names[0]}-vs-{names[1]}"
     out_dir.mkdir(parents=True, exist_ok=True)
     rows_a, rows_b = results.all_rows(docs_a), results.all_rows(docs_b)
-    pairs, only_a, only_b = match(rows_a, rows_b, metric, include_unverified)
+    pairs, only_a, only_b = match(rows_a, rows_b, metric, include_unverified, alpha, min_effect, correction)
+    tests = sum(p["p_adjusted"] is not None for p in pairs)
     unchecked = sum(1 for r in rows_a + rows_b if r["rank"] == 0 and r["status"] == "ok" and not r["checked"])
 
     doc = Doc()
@@ -184,12 +288,18 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
     n_f = sum(p["verdict"] == "faster" for p in pairs)
     n_s = sum(p["verdict"] == "slower" for p in pairs)
     above = [p for p in pairs if p["above_ceiling"]]
+    n_few = sum(p["decision"].startswith("too few") for p in pairs)
     bus_note = " (a bus copy without kernel time: its transfer time)" if metric == "kernel" else ""
     doc.p(f"{len(pairs)} results matched on benchmark, backend and result id (test, variant, parameters, transfer "
-          f"mode and size); compared by median {metric} time{bus_note}. B is faster in {n_f} and slower in {n_s} "
-          f"beyond noise (|ln(speed-up)| > ln(1 + max({NOISE_SIGMAS:g} x sqrt(cv_A^2 + cv_B^2), "
-          f"{NOISE_FLOOR:.0%}))); {len(pairs) - n_f - n_s - len(above)} within noise"
+          f"mode and size); compared by their {metric} time{bus_note}, pass by pass. B is faster in {n_f} and slower "
+          f"in {n_s}; {tests - n_f - n_s} are the same as far as their trials show"
+          + (f"; {n_few} have too few trials to decide" if n_few else "")
           + (f"; {len(above)} not judged: above the physical ceiling of their run." if above else "."))
+    doc.p(rule_text(alpha, min_effect, correction, tests))
+    if n_few:
+        doc.p(f"{n_few} pairs have too few trials for the test ever to reach p < {alpha:g}: two-sided, 3 and 3 trials "
+              "reach 0.1 at best, 4 and 4 0.029, 5 and 5 0.0079. Runs meant for comparison want more passes "
+              "(--passes 5 or more; the stopping rule takes at least that many: docs/statistics.md).")
     if unchecked:
         doc.p(f"{unchecked} results of the two runs were measured without verification (--no-verify): "
               + ("compared, as --include-unverified asks." if include_unverified else
@@ -202,11 +312,11 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
                   [[_name(p["key"]), p["above_ceiling"], "; ".join(
                       f"{run}: {plausibility.figures_text(p[run.lower()])}" for run in ("A", "B")
                       if plausibility.above_ceiling(p[run.lower()]))] for p in above])
-    doc.table(["result", "A ms", "A cv %", "B ms", "B cv %", "speed-up B/A", "noise ±%", "verdict"],
+    doc.table(["result", "A ms", "A cv %", "B ms", "B cv %", "trials A,B", "speed-up B/A", "time B vs A", "p",
+               "adjusted p", "decision"],
               [[_name(p["key"]), _ms(p["a"]["_t"]), f"{(p['a']['_cv'] or 0) * 100:.1f}", _ms(p["b"]["_t"]),
-                f"{(p['b']['_cv'] or 0) * 100:.1f}", f"{p['speedup']:.3f}", f"{p['noise'] * 100:.1f}",
-                p["verdict"] + (f" in {p['above_ceiling']}" if p["above_ceiling"] else "") if p["verdict"] else "-"]
-               for p in pairs])
+                f"{(p['b']['_cv'] or 0) * 100:.1f}", f"{p['n_a']},{p['n_b']}", f"{p['speedup']:.3f}", _effect(p),
+                _p(p["p_value"]), _p(p["p_adjusted"]), p["decision"]] for p in pairs])
     figs = _ratio_figures(pairs, str(out_dir / "plots"), f"A: {results.machine_line(docs_a)}  ||  "
                           f"B: {results.machine_line(docs_b)}", names)
     for f in figs:
@@ -229,14 +339,16 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
     write_atomically(out_dir / "compare.csv", _csv(pairs))
 
     n_host = (sum(host[0].values()), sum(host[1].values()))
-    print(f"compare: {len(pairs)} matched, {n_f} faster in B, {n_s} slower in B beyond noise, "
+    print(f"compare: {len(pairs)} matched, {tests} tested (Mann-Whitney U over the trials, two-sided; alpha "
+          f"{alpha:g}, {CORRECTIONS[correction]}; minimum effect {min_effect:.1%}): {n_f} faster in B, {n_s} "
+          f"slower in B, {tests - n_f - n_s} same, {n_few} too few trials to decide; "
           f"{len(only_a)} only in A, {len(only_b)} only in B"
           + (f"; {len(above)} above the physical ceiling of their run (not judged)" if above else "")
           + (f"; host execution (cuda-host) not compared: {n_host[0]} results in A, {n_host[1]} in B"
              if any(n_host) else ""), file=stream)
     for p in sorted((p for p in pairs if p["verdict"] in ("faster", "slower")),
                     key=lambda p: -abs(math.log(p["speedup"])))[:25]:
-        print(f"  {p['verdict']:<6} x{p['speedup']:.3f} (noise ±{p['noise'] * 100:.1f}%)  {_name(p['key'])}",
-              file=stream)
+        print(f"  {p['verdict']:<6} x{p['speedup']:.3f} (time {_effect(p)}, p={_p(p['p_value'])}, adjusted "
+              f"p={_p(p['p_adjusted'])}, trials {p['n_a']},{p['n_b']})  {_name(p['key'])}", file=stream)
     print(f"compare: -> {out_dir / 'compare.html'}", file=stream)
     return contract.EXIT_USAGE if foreign else contract.EXIT_FAILED if broken else contract.EXIT_OK

@@ -13,14 +13,22 @@ Host execution (cuda-host: the CUDA sources run on the CPU) is no processor: its
 the headline, as an accelerator, a peer or a row of the table (results.processor_rows). Nor does a
 result with a figure above the physical ceiling of its run (plausibility.py): it cannot be true.
 
+Every speed-up carries a 95% confidence interval from the trials of both sides: a percentile bootstrap
+of the ratio of the two medians, seeded so that a report prints the same interval every time; where
+either side has fewer than 3 trials the interval is said to be not available (docs/statistics.md).
+
 The report shows the headline as an overview (one row per operation, a column per processor, each
-cell the speed-up with transfers first) and, folded below it, the details (one row per operation and
-processor with the case ids and times).
+cell the speed-up with transfers first, its interval in brackets) and, folded below it, the details
+(one row per operation and processor with the case ids, times and speed-ups with their intervals).
 """
+import functools
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
+from scipy import stats
 
 from . import plausibility, results
 from .config import BENCHMARK_ORDER
@@ -43,6 +51,78 @@ DB_PEER = "duckdb"  # the end-to-end database peer the speed-ups are quoted agai
 PEER_ONLY_PARAMS = ("threads",)  # a peer's own axis, not part of the operation
 SEPARATE_BY = ("data",)  # parameters that make separate headline operations (TPC-H random vs real tables)
 SKIPPED_BENCHMARKS = ("bus",)  # the ceilings, not operations
+
+
+CONFIDENCE = 0.95   # of every speed-up's interval
+MIN_TRIALS = 3      # trials each side needs for an interval
+RESAMPLES = 9999    # bootstrap resamples per interval
+SEED = 29           # the bootstrap's seed: the same trials give the same interval in every report
+
+Interval = tuple[float, float]
+
+
+def _median_ratio(num: Any, den: Any, axis: int = -1) -> Any:
+    return np.median(num, axis=axis) / np.median(den, axis=axis)
+
+
+@functools.lru_cache(maxsize=4096)
+def ratio_ci(num: tuple[float, ...], den: tuple[float, ...]) -> Interval | None:
+    """The CONFIDENCE interval of median(num) / median(den) (a speed-up: the baseline's times over the
+    other's) from scipy's bootstrap: each side resampled on its own, RESAMPLES times, percentile
+    interval, seeded (SEED). None when a side has fewer than MIN_TRIALS trials or a bound is not finite."""
+    if min(len(num), len(den)) < MIN_TRIALS:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        res = stats.bootstrap((np.asarray(num), np.asarray(den)), _median_ratio, vectorized=True, paired=False,
+                              n_resamples=RESAMPLES, confidence_level=CONFIDENCE, method="percentile",
+                              rng=np.random.default_rng(SEED))
+    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return (lo, hi) if np.isfinite(lo) and np.isfinite(hi) else None
+
+
+def trial_times(row: Row, key: str) -> tuple[float, ...]:
+    """The seconds of each timed pass behind a median: key kernel_median_s -> the trials' kernel_s,
+    total_median_s -> total_s."""
+    field = key.removesuffix("_median_s") + "_s"
+    return tuple(float(t.get(field, 0.0)) for t in row.get("trials") or ())
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """A speed-up (the baseline's median time over the other's) with its interval, and the trial
+    counts behind it (baseline, other)."""
+    value: float
+    ci: Interval | None
+    n: tuple[int, int]
+
+    @classmethod
+    def of(cls, base: Row, other: Row, key: str) -> "Speedup":
+        num, den = trial_times(base, key), trial_times(other, key)
+        return cls(base[key] / other[key], ratio_ci(num, den), (len(num), len(den)))
+
+    @property
+    def above_one(self) -> bool:
+        """The whole interval above 1: faster beyond what the trials' spread explains."""
+        return self.ci is not None and self.ci[0] > 1
+
+    def interval_text(self) -> str:
+        """'95% CI 11.8-12.9', or why there is none: '95% CI not available: 2 and 5 trials'."""
+        if self.ci is None:
+            if min(self.n) < MIN_TRIALS:
+                return f"{CONFIDENCE:.0%} CI not available: {self.n[0]} and {self.n[1]} trials"
+            return f"{CONFIDENCE:.0%} CI not available"
+        return f"{CONFIDENCE:.0%} CI {self.ci[0]:.3g}-{self.ci[1]:.3g}"
+
+    def text(self) -> str:
+        """'12.3x (95% CI 11.8-12.9)'."""
+        return f"{_x(self.value)} ({self.interval_text()})"
+
+    def brackets(self) -> str:
+        """The interval as the overview shows it: '[11.8-12.9]', '[CI n/a: 2 trials]'."""
+        if self.ci is None:
+            few = min(self.n)
+            return f"[CI n/a: {few} trial{'' if few == 1 else 's'}]" if few < MIN_TRIALS else "[CI n/a]"
+        return f"[{self.ci[0]:.3g}-{self.ci[1]:.3g}]"
 
 
 def _usable(rows: Iterable[Row]) -> list[Row]:
@@ -232,12 +312,24 @@ class Line:
     def speedup(self, r: Row, key: str) -> float | None:
         return self.cpu_best[key] / r[key] if self.cpu_best else None
 
+    def speedup_ci(self, r: Row, key: str) -> Speedup | None:
+        """speedup() with its interval from the trials of the best CPU case and of r."""
+        return Speedup.of(self.cpu_best, r, key) if self.cpu_best else None
+
+    def acc_speedup_ci(self, key: str) -> Speedup | None:
+        """acc_speedup() with its interval."""
+        return self.speedup_ci(_best(self.per_backend[self.acc], key), key) if self.acc else None
+
     def acc_speedup(self, key: str) -> float | None:
         """The accelerator's best case by `key` (kernel_median_s, total_median_s) over the best CPU."""
         return self.speedup(_best(self.per_backend[self.acc], key), key) if self.acc else None
 
     def over_db(self, r: Row) -> float | None:
         return self.db_best["total_median_s"] / r["total_median_s"] if self.db_best else None
+
+    def over_db_ci(self, r: Row) -> Speedup | None:
+        """over_db() with its interval from the trials of the peer's best case and of r."""
+        return Speedup.of(self.db_best, r, "total_median_s") if self.db_best else None
 
     def break_even(self) -> tuple[int | None, str]:
         if not self.acc or CPU not in self.all_rows:
@@ -314,16 +406,21 @@ def _cell(ln: Line, b: str, p: Processor) -> Cell:
     k, t = _cases(ln, b)
     title = [p.label, f"best kernel-only: {k['id']}, {_ms_text(k['kernel_median_s'])} ms",
              f"best with PCIe: {'the same case' if t is k else t['id']}, {_ms_text(t['total_median_s'])} ms"]
-    if b != DB_PEER and ln.db_best:
-        title.append(f"vs {DB_PEER}: {_x(ln.over_db(t))}")
+    with_pcie, kernel = ln.speedup_ci(t, "total_median_s"), ln.speedup_ci(k, "kernel_median_s")
+    if b != CPU and with_pcie and kernel:
+        title += [f"speed-up with PCIe: {with_pcie.text()}", f"speed-up kernel-only: {kernel.text()}"]
+    db = ln.over_db_ci(t) if b != DB_PEER else None
+    if db:
+        title.append(f"vs {DB_PEER}: {db.text()}")
     if b == CPU:
         return Cell(f"{_ms_text(t['total_median_s'])} ms", title="\n".join(title), strong=True)
-    with_pcie = ln.speedup(t, "total_median_s")
-    if with_pcie is None:
+    if with_pcie is None or kernel is None:
         return Cell(f"{_ms_text(t['total_median_s'])} ms", f"(kernel {_ms_text(k['kernel_median_s'])} ms)",
                     "\n".join(title), True)
-    kernel = _x(ln.speedup(k, "kernel_median_s"))
-    return Cell(_x(with_pcie), f"(kernel {kernel})" if kernel != _x(with_pcie) else "", "\n".join(title), True)
+    note = with_pcie.brackets()
+    if _x(kernel.value) != _x(with_pcie.value) or kernel.brackets() != note:
+        note += f" (kernel {_x(kernel.value)} {kernel.brackets()})"
+    return Cell(_x(with_pcie.value), note, "\n".join(title), True)
 
 
 def overview(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[Cell], list[list[Cell]]]:
@@ -353,16 +450,19 @@ def processor_note(ls: Sequence[Line], procs: Mapping[str, Processor]) -> str:
 
 def table(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the headline's details: one row per operation and processor, the case ids
-    and times the overview's speed-ups come from."""
+    and times the overview's speed-ups come from, and every speed-up with its interval."""
     header = ["operation", "processor", "best kernel-only (case id)", "kernel ms", "best with PCIe (case id)",
-              "with-PCIe ms", f"vs {DB_PEER}"]
+              "with-PCIe ms", "speed-up with PCIe", "speed-up kernel-only", f"vs {DB_PEER}"]
     out = []
     for ln in ls:
         for b in ln.per_backend:
             k, t = _cases(ln, b)
+            with_pcie, kernel = ln.speedup_ci(t, "total_median_s"), ln.speedup_ci(k, "kernel_median_s")
+            db = ln.over_db_ci(t) if b != DB_PEER else None
             out.append([ln.name, _processor(procs, b).short, k["id"], _ms_text(k["kernel_median_s"]),
                         "same" if t is k else t["id"], _ms_text(t["total_median_s"]),
-                        _x(ln.over_db(t)) if b != DB_PEER else "-"])
+                        with_pcie.text() if with_pcie and b != CPU else "-",
+                        kernel.text() if kernel and b != CPU else "-", db.text() if db else "-"])
     return header, out
 
 
@@ -378,16 +478,25 @@ def summary(ls: Sequence[Line], procs: Mapping[str, Processor], docs: Iterable[M
         acc = with_acc[0].acc
         k = sum(1 for ln in with_acc if (ln.acc_speedup("kernel_median_s") or 0) > 1)
         t = sum(1 for ln in with_acc if (ln.acc_speedup("total_median_s") or 0) > 1)
+        k_sure = sum(1 for ln in with_acc if (s := ln.acc_speedup_ci("kernel_median_s")) and s.above_one)
+        t_sure = sum(1 for ln in with_acc if (s := ln.acc_speedup_ci("total_median_s")) and s.above_one)
         out.append(f"The accelerator ({acc}) beats the best CPU implementation on {k} of {len(with_acc)} operations "
-                   f"kernel-only and on {t} of {len(with_acc)} with its PCIe transfers counted.")
+                   f"kernel-only and on {t} of {len(with_acc)} with its PCIe transfers counted; with the whole "
+                   f"{CONFIDENCE:.0%} confidence interval of the speed-up above 1, on {k_sure} and {t_sure}.")
     with_db = [ln for ln in ls if ln.db_best and ln.cpu_best]
     if with_db:
         faster = sum(1 for ln in with_db if ln.cpu_best and ln.db_best
                      and ln.cpu_best["total_median_s"] < ln.db_best["total_median_s"])
+        sure = sum(1 for ln in with_db if ln.cpu_best and (s := ln.over_db_ci(ln.cpu_best)) and s.above_one)
         out.append(f"The suite's best CPU implementation is faster than {DB_PEER} on {faster} of {len(with_db)} "
-                   f"operations {DB_PEER} ran (same data, same size, answers verified alike).")
+                   f"operations {DB_PEER} ran (same data, same size, answers verified alike); with the whole "
+                   f"{CONFIDENCE:.0%} confidence interval above 1, on {sure}.")
     elif ls:
         out.append(f"No {DB_PEER} results in this run: no {DB_PEER} column, and no speed-up over it.")
+    if with_acc or with_db:
+        out.append(f"In brackets after each speed-up: its {CONFIDENCE:.0%} confidence interval from the trials of "
+                   f"both sides (a bootstrap of the ratio of the medians; not available where a side has fewer than "
+                   f"{MIN_TRIALS} trials: docs/statistics.md).")
     llc = max((d.get("context", {}).get("llc_bytes") or 0 for d in docs), default=0)
     if llc and ls:
         beyond = sum(1 for ln in ls if ln.size > llc)

@@ -343,6 +343,7 @@ def _row(doc, ctx, rank, device, r):
         "verified": bool(v.get("verified")),
         "reason": r.get("reason", ""),
         "passes": len(r.get("trials", [])),
+        "trials": r.get("trials", []),  # every timed pass: the rank test of compare, the headline's intervals
         "kernel_median_s": _stat(r, "kernel_s"),
         "kernel_cv": _stat(r, "kernel_s", "cv"),
         "total_median_s": _stat(r, "total_s"),

@@ -2,16 +2,20 @@
 the best CPU implementation and DuckDB, the break-even size, the stand-in note without a GPU; only
 verified results count; the overview has one row per operation and a column per processor (its full
 name and the case ids on hover), the details one row per operation and processor with the case ids;
-the fixture's report opens with the headline figure, then the overview."""
+the fixture's report opens with the headline figure, then the overview. Every speed-up carries a 95%
+confidence interval from the trials of both sides (a seeded bootstrap of the ratio of the medians)."""
 import json
+import math
 import unittest
 from pathlib import Path
+
+import numpy as np
 
 from helpers import TempDirCase, has_matplotlib, script
 
 from hdb import headline, results
 
-from make_fixture import document, record
+from make_fixture import document, record, stats
 
 K, M = 1 << 10, 1 << 20
 
@@ -36,6 +40,23 @@ def details(ls, docs):
 def ra_select(variant, size, kernel, h2d=0.0, **kw):
     return record("select", variant, size, kernel, h2d, params={"dist": "uniform", "selectivity": 0.5},
                   transfer="pinned" if h2d else "none", **kw)
+
+
+# make_fixture.record's three passes take 1, 1.02 and 0.99 times the median: with 3 trials a side the
+# bootstrap's 95% interval of a ratio of medians is the range of the ratios of the extreme passes.
+LOW, HIGH = 0.99 / 1.02, 1.02 / 0.99
+
+
+def brackets(v):
+    return f"[{v * LOW:.3g}-{v * HIGH:.3g}]"
+
+
+def with_ci(v):
+    return f"{v:.3g}x (95% CI {v * LOW:.3g}-{v * HIGH:.3g})"
+
+
+def lognormal(median, spread, n, rng):
+    return tuple(rng.lognormal(math.log(median), spread, n))
 
 
 class BreakEven(unittest.TestCase):
@@ -69,7 +90,10 @@ class BreakEven(unittest.TestCase):
         cuda = row["cuda"]
         self.assertEqual(cuda.text, f"{32.001 / 8.401:.3g}x")
         self.assertTrue(cuda.strong)
-        self.assertEqual(cuda.note, "(kernel 5x)")
+        # Each speed-up with its 95% interval in brackets (the summary says what they are).
+        self.assertEqual(cuda.note, f"{brackets(32.001 / 8.401)} (kernel 5x {brackets(5)})")
+        self.assertIn(f"speed-up with PCIe: {with_ci(32.001 / 8.401)}", cuda.title)
+        self.assertIn(f"speed-up kernel-only: {with_ci(5)}", cuda.title)
         self.assertIn("best kernel-only: select/tuned[dist=uniform,selectivity=0.5,transfer=pinned]@32M, 6.4 ms",
                       cuda.title)
         self.assertIn("best with PCIe: the same case, 8.401 ms", cuda.title)
@@ -85,6 +109,9 @@ class BreakEven(unittest.TestCase):
         self.assertEqual(gpu["kernel ms"], "6.4")
         self.assertEqual(gpu["best with PCIe (case id)"], "same")
         self.assertEqual(gpu["with-PCIe ms"], "8.401")
+        self.assertEqual(gpu["speed-up with PCIe"], with_ci(32.001 / 8.401))
+        self.assertEqual(gpu["speed-up kernel-only"], with_ci(5))
+        self.assertEqual((cpu["speed-up with PCIe"], cpu["speed-up kernel-only"]), ("-", "-"))  # the baseline
         self.assertEqual(cpu["best kernel-only (case id)"], "select/parallel[dist=uniform,selectivity=0.5]@32M")
         self.assertEqual(cpu["operation"], "ra select [dist=uniform,selectivity=0.5]")
 
@@ -114,19 +141,23 @@ class BreakEven(unittest.TestCase):
         docs = [self.cpu, self.gpu, duck]
         [ln] = headline.lines(rows_of(*docs))
         self.assertEqual(list(ln.per_backend), ["cpu", "cuda", "duckdb"])
-        self.assertEqual(details([ln], docs)[0]["vs duckdb"], f"{64.001 / 32.001:.3g}x")
+        self.assertEqual(details([ln], docs)[0]["vs duckdb"], with_ci(64.001 / 32.001))
         self.assertEqual(details([ln], docs)[2]["processor"], "duckdb")
         rows, head = overview([ln], docs)
         self.assertEqual(list(head), ["operation", "size", "CPU", "cuda", "duckdb", "break-even size"])
         self.assertEqual(head["duckdb"].title, "duckdb (peer)")
         row = rows[ln.name]
         self.assertEqual(row["duckdb"].text, f"{32.001 / 64.001:.3g}x")  # the best CPU is twice as fast
-        self.assertIn(f"vs duckdb: {64.001 / 32.001:.3g}x", row["CPU"].title)
+        self.assertIn(f"vs duckdb: {with_ci(64.001 / 32.001)}", row["CPU"].title)
         self.assertIn("select/sql[dist=uniform,selectivity=0.5,threads=2]@32M", row["duckdb"].title)
         self.assertIn("duckdb: peer", headline.processor_note([ln], headline.processors(docs)))
         text = " ".join(headline.summary([ln], headline.processors(docs), docs))
-        self.assertIn("faster than duckdb on 1 of 1", text)
-        self.assertIn("beats the best CPU implementation on 1 of 1 operations kernel-only", text)
+        self.assertIn("faster than duckdb on 1 of 1 operations duckdb ran (same data, same size, answers verified "
+                      "alike); with the whole 95% confidence interval above 1, on 1.", text)
+        self.assertIn("beats the best CPU implementation on 1 of 1 operations kernel-only and on 1 of 1 with its PCIe "
+                      "transfers counted; with the whole 95% confidence interval of the speed-up above 1, on 1 and 1.",
+                      text)
+        self.assertIn("In brackets after each speed-up: its 95% confidence interval", text)
 
     def test_compared_beyond_the_caches_even_where_a_peer_did_not_run(self):
         big = 256 * M
@@ -170,6 +201,73 @@ class BreakEven(unittest.TestCase):
         docs = [self.cpu, self.gpu]
         text = " ".join(headline.summary(headline.lines(rows_of(*docs)), headline.processors(docs), docs))
         self.assertIn("1 of 1 operations at a size beyond the 16M last-level cache", text)
+
+
+class Intervals(unittest.TestCase):
+    """headline.ratio_ci and Speedup: the interval of a ratio of medians from the trials of both sides."""
+
+    def test_the_interval_holds_the_speedup_and_is_reproducible(self):
+        rng = np.random.default_rng(1)
+        cpu, acc = lognormal(10e-3, 0.05, 20, rng), lognormal(2e-3, 0.05, 15, rng)
+        point = float(np.median(cpu) / np.median(acc))
+        lo, hi = headline.ratio_ci(cpu, acc)
+        self.assertLess(lo, point)
+        self.assertLess(point, hi)
+        self.assertLess(hi / lo, 1.2)  # 5% noise, 20 and 15 trials: a few per cent either way
+        headline.ratio_ci.cache_clear()  # computed anew, not remembered: the seed makes it the same
+        self.assertEqual(headline.ratio_ci(cpu, acc), (lo, hi))
+        # Noisier trials, a wider interval.
+        noisy = lognormal(10e-3, 0.3, 20, rng)
+        nlo, nhi = headline.ratio_ci(noisy, acc)
+        self.assertGreater(nhi / nlo, hi / lo)
+
+    def test_three_trials_give_the_range_of_the_extreme_ratios(self):
+        lo, hi = headline.ratio_ci((1.0, 1.02, 0.99), (0.2, 0.21, 0.19))
+        self.assertAlmostEqual(lo, 0.99 / 0.21)
+        self.assertAlmostEqual(hi, 1.02 / 0.19)
+
+    def test_the_interval_covers_the_true_ratio(self):
+        # 100 pairs of samples, 10 trials each, true ratio of medians 5: the 95% interval should hold it
+        # nearly always (the percentile bootstrap is approximate: at least 90 of 100 here).
+        rng = np.random.default_rng(7)
+        held = 0
+        for _ in range(100):
+            lo, hi = headline.ratio_ci(lognormal(10.0, 0.05, 10, rng), lognormal(2.0, 0.05, 10, rng))
+            held += lo <= 5.0 <= hi
+        self.assertGreaterEqual(held, 90)
+
+    def test_fewer_than_three_trials_have_no_interval(self):
+        self.assertIsNone(headline.ratio_ci((1.0, 1.1), (0.5, 0.5, 0.5)))
+        cpu = ra_select("parallel", 32 * M, 32e-3)
+        gpu = ra_select("tuned", 32 * M, 8e-3)
+        gpu["trials"] = gpu["trials"][:2]
+        [c, g] = rows_of(document("ra", "cpu", [cpu], 40.0), document("ra", "cuda", [gpu], 3000.0))
+        s = headline.Speedup.of(c, g, "kernel_median_s")
+        self.assertIsNone(s.ci)
+        self.assertEqual(s.n, (3, 2))
+        self.assertEqual(s.text(), "4x (95% CI not available: 3 and 2 trials)")
+        self.assertEqual(s.brackets(), "[CI n/a: 2 trials]")
+        self.assertFalse(s.above_one)
+        [ln] = headline.lines([c, g])
+        rows, _ = overview([ln], [])
+        self.assertEqual(str(rows[ln.name]["cuda"]), "4x [CI n/a: 2 trials]")
+
+    def test_a_speedup_whose_interval_reaches_below_one_is_not_counted_as_sure(self):
+        # The accelerator is 1% faster by the medians, but its passes spread 10%: not shown faster.
+        rng = np.random.default_rng(3)
+        cpu, gpu = ra_select("parallel", 32 * M, 10e-3), ra_select("tuned", 32 * M, 9.9e-3)
+        for r, times in ((cpu, lognormal(10e-3, 0.1, 9, rng)), (gpu, lognormal(9.9e-3, 0.1, 9, rng))):
+            r["trials"] = [{"h2d_s": 0.0, "kernel_s": t, "d2h_s": 0.0, "total_s": t, "phases_s": {}} for t in times]
+            r["stats"]["kernel_s"] = r["stats"]["total_s"] = stats(times)
+        docs = [document("ra", "cpu", [cpu], 40.0), document("ra", "cuda", [gpu], 3000.0)]
+        [ln] = headline.lines(rows_of(*docs))
+        s = ln.acc_speedup_ci("total_median_s")
+        self.assertLess(s.ci[0], 1)
+        self.assertGreater(s.ci[1], 1)
+        text = " ".join(headline.summary([ln], headline.processors(docs), docs))
+        beats = 1 if ln.acc_speedup("total_median_s") > 1 else 0
+        self.assertIn(f"on {beats} of 1 operations kernel-only and on {beats} of 1 with its PCIe transfers counted; "
+                      "with the whole 95% confidence interval of the speed-up above 1, on 0 and 0.", text)
 
 
 class TextPeer(unittest.TestCase):
@@ -229,15 +327,15 @@ class ReportHeadline(TempDirCase):
         # The overview (one row per operation, a column per processor), then the details with the case ids.
         overview = md.index("| operation | size | CPU (baseline) | cuda | break-even size (cuda) |")
         self.assertLess(head, overview)
-        self.assertIn("| ra select [dist=uniform,selectivity=0.5] | 32M | 18.64 ms | 8.82x (kernel 153x) | "
-                      "every size from 32K |", md)
+        self.assertIn("| ra select [dist=uniform,selectivity=0.5] | 32M | 18.64 ms | 8.82x [8.56-9.09] "
+                      "(kernel 153x [149-158]) | every size from 32K |", md)
         self.assertIn("Processors: CPU: fixture CPU, ? threads; cuda: fixture GPU.", md)
         details = md.index("| operation | processor | best kernel-only (case id) | kernel ms |")
         self.assertLess(overview, details)
         self.assertLess(details, md.index("## Machine\n"))  # the machine's tables under a heading of their own
         self.assertIn("| ra select [dist=uniform,selectivity=0.5] | cuda | "
-                      "select/thrust[dist=uniform,selectivity=0.5,transfer=pinned]@32M | 0.1218 | same | 2.113 | - |",
-                      md)
+                      "select/thrust[dist=uniform,selectivity=0.5,transfer=pinned]@32M | 0.1218 | same | 2.113 | "
+                      "8.82x (95% CI 8.56-9.09) | 153x (95% CI 149-158) | - |", md)
         page = Path(run, "report.html").read_text()
         top = page.index("<h2>Headline: does the accelerator pay off?</h2>")
         # The overview is the section's first table; the processor's full name and the case ids on hover.
