@@ -17,6 +17,15 @@ Every speed-up carries a 95% confidence interval from the trials of both sides: 
 of the ratio of the two medians, seeded so that a report prints the same interval every time; where
 either side has fewer than 3 trials the interval is said to be not available (docs/statistics.md).
 
+DuckDB (docs/peers.md) runs every case in two variants: `sql_table`, its answer materialised inside
+DuckDB (a temporary table), the same work as the suite's CPU kernels, whose answer stays in their
+own memory; and `sql`, the answer transferred to NumPy (fetchnumpy()). The headline compares
+`sql_table` and gives `sql` beside it (a run from before `sql_table` was recorded: `sql`, and says
+so). It names per operation the contract of the suite's side: unique, reduce_by_key, join and the
+set operations of ra take input already sorted by key (the RA paper's contract) and their time
+excludes that sort, while DuckDB is handed the rows without that contract, so those comparisons are
+not equal work yet (issue 29, item 1 adds cases from unsorted input); the other operations are.
+
 The report shows the headline as an overview (one row per operation, a column per processor, each
 cell the speed-up with transfers first, its interval in brackets) and, folded below it, the details
 (one row per operation and processor with the case ids, times and speed-ups with their intervals).
@@ -30,7 +39,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from . import plausibility, results
+from . import caches, plausibility, results
 from .config import BENCHMARK_ORDER
 from .util import size_text
 
@@ -48,6 +57,16 @@ def is_device_backend(backend: str) -> bool:
 
 
 DB_PEER = "duckdb"  # the end-to-end database peer the speed-ups are quoted against
+DB_TABLE = "sql_table"  # its answer materialised in DuckDB: the equal-work variant, compared
+DB_NUMPY = "sql"        # its answer transferred to NumPy (fetchnumpy): beside it
+DB_VARIANT_TEXT = {DB_TABLE: "DuckDB's answer materialised in DuckDB", DB_NUMPY: "DuckDB's answer transferred to NumPy"}
+# The suite's tests that take their input already sorted by key (the RA paper's contract; the sort is
+# not timed), where DuckDB is handed the rows without that contract: not equal work yet.
+SORTED_INPUT_TESTS = {"ra": ("unique", "reduce_by_key", "join", "set_union", "set_intersection", "set_difference")}
+SORTED_CONTRACT = "sorted input (suite) vs unsorted (DuckDB)"
+SORTED_ONLY_CONTRACT = "sorted input (its sort not timed)"  # no DuckDB result to compare with
+EQUAL_CONTRACT = "equal work"
+SORTED_MARK = "\u2020"  # a dagger after DuckDB's cell in the overview: the suite's side takes sorted input
 PEER_ONLY_PARAMS = ("threads",)  # a peer's own axis, not part of the operation
 SEPARATE_BY = ("data",)  # parameters that make separate headline operations (TPC-H random vs real tables)
 SKIPPED_BENCHMARKS = ("bus",)  # the ceilings, not operations
@@ -296,8 +315,37 @@ class Line:
         cpu = per_backend.get(CPU, [])
         self.cpu_best = _best(cpu, "total_median_s") if cpu else None
         db = per_backend.get(DB_PEER, [])
-        self.db_best = _best(db, "total_median_s") if db else None
+        table = [r for r in db if r["variant"] == DB_TABLE]
+        numpy = [r for r in db if r["variant"] == DB_NUMPY]
+        # The peer's variant compared: sql_table, else (a run from before it) sql, which the text says;
+        # a variant of neither name (none is recorded today) as it is.
+        self.db_rows = table or numpy or db
+        self.db_variant: str | None = self.db_rows[0]["variant"] if self.db_rows else None
+        self.db_best = _best(self.db_rows, "total_median_s") if self.db_rows else None
+        self.db_numpy_best = _best(numpy, "total_median_s") if numpy else None
         self.acc = accelerator(per_backend)
+
+    @property
+    def db_fallback(self) -> bool:
+        """DuckDB ran this operation as `sql` only (no `sql_table` result: an older run)."""
+        return self.db_variant == DB_NUMPY
+
+    @property
+    def sorted_input(self) -> bool:
+        """The suite's side takes its input sorted by key, that sort not timed (SORTED_INPUT_TESTS)."""
+        return self.test in SORTED_INPUT_TESTS.get(self.bench, ())
+
+    @property
+    def contract(self) -> str:
+        """The input contract of the comparison: SORTED_CONTRACT or EQUAL_CONTRACT where DuckDB ran,
+        SORTED_ONLY_CONTRACT or '' where it did not."""
+        if self.sorted_input:
+            return SORTED_CONTRACT if self.db_best else SORTED_ONLY_CONTRACT
+        return EQUAL_CONTRACT if self.db_best else ""
+
+    def rows_of(self, b: str) -> list[Row]:
+        """A processor's rows at the compared size; DuckDB's of its compared variant only."""
+        return self.db_rows if b == DB_PEER else self.per_backend[b]
 
     @property
     def params_text(self) -> str:
@@ -325,11 +373,20 @@ class Line:
         return self.speedup(_best(self.per_backend[self.acc], key), key) if self.acc else None
 
     def over_db(self, r: Row) -> float | None:
+        """The peer's best time (its compared variant: `sql_table`, else `sql`) over r's."""
         return self.db_best["total_median_s"] / r["total_median_s"] if self.db_best else None
 
     def over_db_ci(self, r: Row) -> Speedup | None:
         """over_db() with its interval from the trials of the peer's best case and of r."""
         return Speedup.of(self.db_best, r, "total_median_s") if self.db_best else None
+
+    def over_db_numpy(self, r: Row) -> float | None:
+        """The peer's best time with its answer transferred to NumPy (`sql`) over r's."""
+        return self.db_numpy_best["total_median_s"] / r["total_median_s"] if self.db_numpy_best else None
+
+    def over_db_numpy_ci(self, r: Row) -> Speedup | None:
+        """over_db_numpy() with its interval."""
+        return Speedup.of(self.db_numpy_best, r, "total_median_s") if self.db_numpy_best else None
 
     def break_even(self) -> tuple[int | None, str]:
         if not self.acc or CPU not in self.all_rows:
@@ -392,9 +449,30 @@ def _processor(procs: Mapping[str, Processor], b: str) -> Processor:
     return procs.get(b) or Processor(b, b, "")
 
 
-def _cases(ln: Line, b: str) -> tuple[Row, Row]:
-    """The best case of a processor kernel-only and with its transfers."""
-    return _best(ln.per_backend[b], "kernel_median_s"), _best(ln.per_backend[b], "total_median_s")
+def _cases(ln: Line, b: str, rows: Sequence[Row] | None = None) -> tuple[Row, Row]:
+    """The best case of a processor (of `rows` where given) kernel-only and with its transfers; DuckDB's
+    of its compared variant."""
+    rs = ln.rows_of(b) if rows is None else rows
+    return _best(rs, "kernel_median_s"), _best(rs, "total_median_s")
+
+
+def _variant_text(v: str) -> str:
+    """'sql_table: DuckDB's answer materialised in DuckDB'."""
+    return f"{v}: {DB_VARIANT_TEXT[v]}" if v in DB_VARIANT_TEXT else v
+
+
+def _db_title(ln: Line, r: Row) -> list[str]:
+    """The lines a cell's title has on DuckDB beside processor r: the variant compared, with NumPy
+    beside it, the input contract."""
+    out = []
+    db, numpy = ln.over_db_ci(r), ln.over_db_numpy_ci(r)
+    if db and ln.db_variant:
+        out.append(f"vs {DB_PEER} ({_variant_text(ln.db_variant)}): {db.text()}")
+    if numpy and not ln.db_fallback:
+        out.append(f"vs {DB_PEER} +NumPy ({DB_NUMPY}): {numpy.text()}")
+    if ln.db_best:
+        out.append(f"input: {ln.contract}")
+    return out
 
 
 def _cell(ln: Line, b: str, p: Processor) -> Cell:
@@ -409,9 +487,15 @@ def _cell(ln: Line, b: str, p: Processor) -> Cell:
     with_pcie, kernel = ln.speedup_ci(t, "total_median_s"), ln.speedup_ci(k, "kernel_median_s")
     if b != CPU and with_pcie and kernel:
         title += [f"speed-up with PCIe: {with_pcie.text()}", f"speed-up kernel-only: {kernel.text()}"]
-    db = ln.over_db_ci(t) if b != DB_PEER else None
-    if db:
-        title.append(f"vs {DB_PEER}: {db.text()}")
+    if b != DB_PEER:
+        title += _db_title(ln, t)
+    else:
+        title.insert(1, f"variant {_variant_text(ln.db_variant or '?')}")
+        if ln.db_numpy_best and not ln.db_fallback:
+            n = ln.db_numpy_best
+            title.append(f"+NumPy ({DB_NUMPY}): {n['id']}, {_ms_text(n['total_median_s'])} ms"
+                         + (f", speed-up {s.text()}" if (s := ln.speedup_ci(n, "total_median_s")) else ""))
+        title.append(f"input: {ln.contract}")
     if b == CPU:
         return Cell(f"{_ms_text(t['total_median_s'])} ms", title="\n".join(title), strong=True)
     if with_pcie is None or kernel is None:
@@ -420,7 +504,32 @@ def _cell(ln: Line, b: str, p: Processor) -> Cell:
     note = with_pcie.brackets()
     if _x(kernel.value) != _x(with_pcie.value) or kernel.brackets() != note:
         note += f" (kernel {_x(kernel.value)} {kernel.brackets()})"
+    if b == DB_PEER:
+        # sql's figure beside sql_table's is in the title and the details: in the note it took the overview
+        # past the page's width (1366 px, four processors); a figure of sql alone says so
+        if ln.db_fallback:
+            note += " (+NumPy)"
+        if ln.sorted_input:
+            note += f" {SORTED_MARK}"  # db_column_note says what it means; the title and the details in words
     return Cell(_x(with_pcie.value), note, "\n".join(title), True)
+
+
+def _header(ls: Sequence[Line], b: str, p: Processor) -> Cell:
+    """A processor's column head: its short name, its full name on hover; the CPU is the baseline,
+    DuckDB's column names the variant it compares."""
+    if b == CPU:
+        return Cell(p.short, "(baseline)", p.label)
+    if b != DB_PEER:
+        return Cell(p.short, title=p.label)
+    variants = {ln.db_variant for ln in ls if ln.db_variant}
+    title = [p.label]
+    if DB_TABLE in variants:
+        title += [f"{DB_TABLE}: {DB_VARIANT_TEXT[DB_TABLE]}",
+                  f"+NumPy (each cell's title): {DB_NUMPY}, {DB_VARIANT_TEXT[DB_NUMPY]}"]
+    if DB_NUMPY in variants:
+        title.append(f"(+NumPy) after a figure: {DB_NUMPY} only, {DB_VARIANT_TEXT[DB_NUMPY]}")
+    return Cell(p.short, f"({'/'.join(v for v in (DB_TABLE, DB_NUMPY) if v in variants)})" if variants else "",
+                "\n".join(title))
 
 
 def overview(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[Cell], list[list[Cell]]]:
@@ -429,7 +538,7 @@ def overview(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[C
     bs = columns(ls)
     accs = sorted({ln.acc for ln in ls if ln.acc})
     header = [Cell("operation"), Cell("size", title="the input size compared (TPC-H on real tables: its tables)")] \
-        + [Cell(_processor(procs, b).short, "(baseline)" if b == CPU else "", _processor(procs, b).label) for b in bs] \
+        + [_header(ls, b, _processor(procs, b)) for b in bs] \
         + [Cell("break-even size", f"({accs[0]})" if len(accs) == 1 else "(accelerator)",
                 "the accelerator, transfers included, against the best CPU implementation")]
     out = []
@@ -442,6 +551,25 @@ def overview(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[C
     return header, out
 
 
+def db_column_note(ls: Sequence[Line]) -> str:
+    """What the overview's DuckDB column compares, where it has one; '' without."""
+    variants = {ln.db_variant for ln in ls if ln.db_variant}
+    if not variants:
+        return ""
+    parts = []
+    if DB_TABLE in variants:
+        parts.append(f"{DB_VARIANT_TEXT[DB_TABLE]} (`{DB_TABLE}`) as a speed-up over the best CPU implementation; "
+                     f"{DB_VARIANT_TEXT[DB_NUMPY]} (`{DB_NUMPY}`) is in its title and in the details (+NumPy)")
+    if DB_NUMPY in variants:
+        parts.append(f"'+NumPy' marks an operation with no `{DB_TABLE}` result: its `{DB_NUMPY}` figure, the transfer "
+                     "to NumPy included")
+    if any(ln.sorted_input and ln.db_variant for ln in ls):
+        parts.append(f"{SORTED_MARK} marks an operation the suite runs on input already sorted by key, that sort not "
+                     f"timed, where DuckDB is handed the rows without that order: {SORTED_CONTRACT}, not equal work "
+                     "yet")
+    return f"In the {DB_PEER} column: " + "; ".join(parts) + "."
+
+
 def processor_note(ls: Sequence[Line], procs: Mapping[str, Processor]) -> str:
     """What the overview's columns name: 'Processors: CPU: fixture CPU, 2 threads; cuda: ...'."""
     return "Processors: " + "; ".join(f"{p.short}: {p.detail}" for p in (_processor(procs, b) for b in columns(ls))) \
@@ -452,22 +580,109 @@ def table(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[str]
     """Header and rows of the headline's details: one row per operation and processor, the case ids
     and times the overview's speed-ups come from, and every speed-up with its interval."""
     header = ["operation", "processor", "best kernel-only (case id)", "kernel ms", "best with PCIe (case id)",
-              "with-PCIe ms", "speed-up with PCIe", "speed-up kernel-only", f"vs {DB_PEER}"]
+              "with-PCIe ms", "speed-up with PCIe", "speed-up kernel-only", f"vs {DB_PEER}", f"{DB_PEER} variant",
+              f"vs {DB_PEER} (+NumPy)", "input contract"]
     out = []
     for ln in ls:
+        variant = f"{ln.db_variant} (no {DB_TABLE} result)" if ln.db_fallback else ln.db_variant or "-"
         for b in ln.per_backend:
-            k, t = _cases(ln, b)
-            with_pcie, kernel = ln.speedup_ci(t, "total_median_s"), ln.speedup_ci(k, "kernel_median_s")
-            db = ln.over_db_ci(t) if b != DB_PEER else None
-            out.append([ln.name, _processor(procs, b).short, k["id"], _ms_text(k["kernel_median_s"]),
-                        "same" if t is k else t["id"], _ms_text(t["total_median_s"]),
-                        with_pcie.text() if with_pcie and b != CPU else "-",
-                        kernel.text() if kernel and b != CPU else "-", db.text() if db else "-"])
+            # DuckDB: a row for its compared variant, and one for sql (+NumPy) beside it
+            shown = [(_processor(procs, b).short, ln.rows_of(b), variant)]
+            if b == DB_PEER and ln.db_numpy_best and not ln.db_fallback:
+                shown.append((f"{_processor(procs, b).short} +NumPy",
+                              [r for r in ln.per_backend[b] if r["variant"] == DB_NUMPY], DB_NUMPY))
+            for name, rs, compared in shown:
+                k, t = _cases(ln, b, rs)
+                with_pcie, kernel = ln.speedup_ci(t, "total_median_s"), ln.speedup_ci(k, "kernel_median_s")
+                db = ln.over_db_ci(t) if b != DB_PEER else None
+                numpy = ln.over_db_numpy_ci(t) if b != DB_PEER and not ln.db_fallback else None
+                out.append([ln.name, name, k["id"], _ms_text(k["kernel_median_s"]),
+                            "same" if t is k else t["id"], _ms_text(t["total_median_s"]),
+                            with_pcie.text() if with_pcie and b != CPU else "-",
+                            kernel.text() if kernel and b != CPU else "-", db.text() if db else "-", compared,
+                            numpy.text() if numpy else "-", ln.contract or "-"])
     return header, out
 
 
-def summary(ls: Sequence[Line], procs: Mapping[str, Processor], docs: Iterable[Mapping[str, Any]]) -> list[str]:
-    """The sentences above the table: the answer in numbers, what stands in, what was compared."""
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _faster(ls: Sequence[Line], best: str) -> tuple[int, int]:
+    """(operations on which the best CPU implementation is faster than DuckDB's best of the variant
+    `best` names (db_best, db_numpy_best), those with the whole interval of the speed-up above 1)."""
+    faster = sure = 0
+    for ln in ls:
+        db = getattr(ln, best)
+        if ln.cpu_best and db:
+            faster += ln.cpu_best["total_median_s"] < db["total_median_s"]
+            sure += Speedup.of(db, ln.cpu_best, "total_median_s").above_one
+    return faster, sure
+
+
+def _equal_work_clause(ls: Sequence[Line], best: str) -> str:
+    """'; on the 7 operations of equal work, faster on 6 of 7 (5 with the whole interval above 1)', or ''
+    where every operation is equal work (or none is)."""
+    equal = [ln for ln in ls if not ln.sorted_input]
+    if len(equal) == len(ls) or not equal:
+        return ""
+    f, s = _faster(equal, best)
+    return (f"; on the {len(equal)} operation{'' if len(equal) == 1 else 's'} of equal work, faster on {f} of "
+            f"{len(equal)} ({s} with the whole interval above 1)")
+
+
+def db_sentences(ls: Sequence[Line]) -> list[str]:
+    """The sentences on DuckDB: the best CPU implementation against its answer materialised in DuckDB
+    (`sql_table`, the equal-work variant), then against its answer transferred to NumPy (`sql`); a run
+    without `sql_table` (older) compares `sql` and says so; which operations are not equal work yet."""
+    with_db = [ln for ln in ls if ln.db_best and ln.cpu_best]
+    if not with_db:
+        return [f"No {DB_PEER} results in this run: no {DB_PEER} column, and no speed-up over it."] if ls else []
+    out = []
+    table = [ln for ln in with_db if ln.db_variant == DB_TABLE]
+    numpy = [ln for ln in ls if ln.db_numpy_best and ln.cpu_best]
+    alike = "same data, same size, answers verified alike"
+    if table:
+        f, s = _faster(table, "db_best")
+        out.append(f"The suite's best CPU implementation is faster than {DB_PEER} on {f} of {len(table)} operations "
+                   f"{DB_PEER} ran ({DB_VARIANT_TEXT[DB_TABLE]}, `{DB_TABLE}`; {alike}); with the whole "
+                   f"{CONFIDENCE:.0%} confidence interval above 1, on {s}{_equal_work_clause(table, 'db_best')}.")
+        if numpy:
+            f, s = _faster(numpy, "db_numpy_best")
+            out.append(f"With {DB_VARIANT_TEXT[DB_NUMPY]} (`{DB_NUMPY}`: the query and fetchnumpy()), faster on {f} of "
+                       f"{len(numpy)}; with the whole interval above 1, on {s}"
+                       f"{_equal_work_clause(numpy, 'db_numpy_best')}.")
+        only = [ln for ln in with_db if ln.db_fallback]
+        if only:
+            out.append(f"{DB_PEER} ran {_and([ln.name for ln in only])} without `{DB_TABLE}`: "
+                       f"{'that operation is' if len(only) == 1 else 'those operations are'} counted with NumPy only.")
+    elif numpy:
+        f, s = _faster(numpy, "db_numpy_best")
+        out.append(f"The suite's best CPU implementation is faster than {DB_PEER} on {f} of {len(numpy)} operations "
+                   f"{DB_PEER} ran, with {DB_VARIANT_TEXT[DB_NUMPY]} (`{DB_NUMPY}`: the query and fetchnumpy(); "
+                   f"{alike}); with the whole {CONFIDENCE:.0%} confidence interval above 1, on {s}"
+                   f"{_equal_work_clause(numpy, 'db_numpy_best')}.")
+        out.append(f"This run has no `{DB_TABLE}` results ({DB_VARIANT_TEXT[DB_TABLE]}, the equal-work variant, which "
+                   f"the peer records since issue 29): on {DB_PEER}'s side the comparison includes the transfer to "
+                   "NumPy.")
+    unequal = [ln for ln in with_db if ln.sorted_input]
+    if unequal:
+        tests = list(dict.fromkeys(ln.test for ln in unequal))
+        out.append(f"Not equal work yet on {len(unequal)} of the {len(with_db)} ({_and(tests)}): the suite's side "
+                   "takes its input already sorted by key (the RA paper's contract) and its time excludes that sort, "
+                   f"while {DB_PEER} is handed the rows without that contract and hashes or sorts them within its "
+                   f"time ('{SORTED_CONTRACT}' in the details, {SORTED_MARK} in the overview); cases from unsorted "
+                   "input are to come "
+                   "(issue 29, item 1).")
+    return out
+
+
+def summary(ls: Sequence[Line], procs: Mapping[str, Processor], docs: Iterable[Mapping[str, Any]],
+            beyond_caches: Mapping[str, Any] | None = None) -> list[str]:
+    """The sentences above the table: the answer in numbers, what stands in, what was compared.
+    beyond_caches: run.json's record of the sizes beyond the caches (caches.read_record), where the
+    run has one: the cache it names is the one the sizes are counted against (else the largest
+    context.llc_bytes), and its note follows."""
     ran = {b for ln in ls for b in ln.per_backend}
     out = []
     note = stand_in_note(procs, ran)
@@ -483,26 +698,27 @@ def summary(ls: Sequence[Line], procs: Mapping[str, Processor], docs: Iterable[M
         out.append(f"The accelerator ({acc}) beats the best CPU implementation on {k} of {len(with_acc)} operations "
                    f"kernel-only and on {t} of {len(with_acc)} with its PCIe transfers counted; with the whole "
                    f"{CONFIDENCE:.0%} confidence interval of the speed-up above 1, on {k_sure} and {t_sure}.")
+    out += db_sentences(ls)
     with_db = [ln for ln in ls if ln.db_best and ln.cpu_best]
-    if with_db:
-        faster = sum(1 for ln in with_db if ln.cpu_best and ln.db_best
-                     and ln.cpu_best["total_median_s"] < ln.db_best["total_median_s"])
-        sure = sum(1 for ln in with_db if ln.cpu_best and (s := ln.over_db_ci(ln.cpu_best)) and s.above_one)
-        out.append(f"The suite's best CPU implementation is faster than {DB_PEER} on {faster} of {len(with_db)} "
-                   f"operations {DB_PEER} ran (same data, same size, answers verified alike); with the whole "
-                   f"{CONFIDENCE:.0%} confidence interval above 1, on {sure}.")
-    elif ls:
-        out.append(f"No {DB_PEER} results in this run: no {DB_PEER} column, and no speed-up over it.")
     if with_acc or with_db:
         out.append(f"In brackets after each speed-up: its {CONFIDENCE:.0%} confidence interval from the trials of "
                    f"both sides (a bootstrap of the ratio of the medians; not available where a side has fewer than "
                    f"{MIN_TRIALS} trials: docs/statistics.md).")
-    llc = max((d.get("context", {}).get("llc_bytes") or 0 for d in docs), default=0)
-    if llc and ls:
-        beyond = sum(1 for ln in ls if ln.size > llc)
+    benches = {ln.bench for ln in ls}
+    try:
+        cache, label = caches.largest_cache(beyond_caches or {}, benches)
+        cache_note = caches.headline_note(beyond_caches, benches)
+    except (KeyError, TypeError, ValueError, AttributeError):  # a run.json edited by hand: as without it
+        cache, label, cache_note = 0, "", ""
+    if not cache:
+        llc = max((d.get("context", {}).get("llc_bytes") or 0 for d in docs), default=0)
+        cache, label = llc, f"{size_text(llc)} last-level cache"
+    if cache and ls:
+        beyond = sum(1 for ln in ls if ln.size > cache)
         out.append(f"Compared at the largest size the CPU and the accelerator both ran: {beyond} of {len(ls)} "
-                   f"operations at a size beyond the {size_text(llc)} last-level cache (memory-bound), the others "
-                   "within it.")
+                   f"operations at a size beyond the {label} (memory-bound), the others within it.")
+    if cache_note and ls:
+        out.append(cache_note)
     return out
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from . import headline, key_width, plausibility, plots, results
+from . import caches, headline, key_width, plausibility, plots, results
 from .headline import Cell
 from .util import StrPath, duration_text, size_text, write_atomically
 
@@ -300,9 +300,11 @@ def _above_ceiling(doc, rows):
     doc.table(*plausibility.table(found))
 
 
-def _headline(doc: Doc, rows: list[Row], docs: list[dict[str, Any]], plots_dir: Path) -> None:
+def _headline(doc: Doc, rows: list[Row], docs: list[dict[str, Any]], plots_dir: Path,
+              beyond_caches: Mapping[str, Any] | None = None) -> None:
     """The answer on top: its figure first, then per operation a row and per processor a column
-    (speed-ups over the best CPU implementation, break-even), the case ids folded below."""
+    (speed-ups over the best CPU implementation, break-even), the case ids folded below.
+    beyond_caches: run.json's record of the sizes beyond the caches (caches.read_record)."""
     ls = headline.lines(rows)
     if not ls:
         return
@@ -313,17 +315,19 @@ def _headline(doc: Doc, rows: list[Row], docs: list[dict[str, Any]], plots_dir: 
                        procs[acc].label if acc is not None and acc in procs else "none ran")
     if f is not None:
         doc.fig(f)
-    for sentence in headline.summary(ls, procs, docs):
+    for sentence in headline.summary(ls, procs, docs, beyond_caches):
         doc.p(sentence)
     doc.table(*headline.overview(ls, procs), cls="headline")
     doc.p(headline.processor_note(ls, procs))
+    note = headline.db_column_note(ls)
     doc.p("One row per operation (a test with the parameters most processors ran, at the largest size the CPU and "
           "the accelerator both ran), a column per processor. A cell is that processor's fastest verified case "
           "as a speed-up over the best CPU implementation's time, with its PCIe transfers counted, then "
           "kernel-only in parentheses; the CPU's cell is its best time with transfers (the baseline); where the "
           "CPU did not run an operation, a cell gives times. The break-even size is the smallest measured size "
           "from which the accelerator, transfers included, stays faster than the best CPU implementation. "
-          "The case ids and times behind each cell (shown on hover in report.html) follow.")
+          "The case ids and times behind each cell (shown on hover in report.html) follow."
+          + (f" {note}" if note else ""))
     doc.details("Case ids and times per operation and processor", *headline.table(ls, procs))
     header, text = headline.text_peer_table(rows)
     if text:
@@ -535,7 +539,7 @@ def build(run_dir: StrPath, include_unverified: bool = False, problems: Iterable
                  "left out of the figures (scripts/report --include-unverified draws them)."))
     _above_ceiling(doc, rows)
     plots_dir = Path(run_dir, PLOTS_DIR)
-    _headline(doc, rows, proc_docs, plots_dir)
+    _headline(doc, rows, proc_docs, plots_dir, caches.read_record(run_dir))
     busy = busy_runs(proc_docs)  # about times: host execution's are never quoted
     if busy:
         doc.p(f"{len(busy)} of {len(proc_docs)} result files were taken on a busy machine (another process held a "

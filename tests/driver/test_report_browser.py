@@ -1,5 +1,7 @@
 """report.html as a reader sees it, in a real browser (issue 28): the committed fixture, with a DuckDB
-peer and a verified OpenCL case added so that the headline has four processors, reported and loaded
+peer (both variants: its answer materialised in DuckDB, sql_table, and transferred to NumPy, sql; on
+select and on join, whose suite side takes sorted input) and a verified OpenCL case added so that the
+headline has four processors and DuckDB's cells their longest notes, reported and loaded
 in headless Chromium at a laptop's width (1366 px). The page logs nothing to the console; a screenshot
 at 1366 px is not blank; the DOM Chromium built has the headline's figure and then its overview (one
 row per operation, a column per processor) as the section's first table; at 1366 px the overview fits
@@ -26,6 +28,7 @@ from make_fixture import document, record, write_raw
 M = 1 << 20
 WIDTH = 1366
 SEL = {"dist": "uniform", "selectivity": 0.5}
+JOIN = {"dist": "uniform", "fanout": 1, "match": 1}  # the fixture's, compared at 1M
 
 
 def chromium():
@@ -140,9 +143,11 @@ class ReportInBrowser(TempDirCase):
         cls.run_dir = cls.dir / "run-small"
         shutil.copytree(Path(__file__).resolve().parent / "fixtures" / "run-small", cls.run_dir)
         raw = cls.run_dir / "raw"
-        # DuckDB on the fixture's ra select (32M), at two thread counts.
-        duck = document("ra", "cpu", [record("select", "sql", 32 * M, 40e-3, params=dict(SEL, threads=t))
-                                      for t in (1, 2)], 20.0)
+        # DuckDB on the fixture's ra select (32M) and join (1M), at two thread counts, in both variants.
+        duck = document("ra", "cpu", [record(test, variant, size, seconds * f, params=dict(params, threads=t))
+                                      for test, params, size, seconds in (("select", SEL, 32 * M, 40e-3),
+                                                                          ("join", JOIN, M, 0.3))
+                                      for variant, f in (("sql_table", 1.0), ("sql", 1.4)) for t in (1, 2)], 20.0)
         duck["backend"] = "duckdb"
         duck["context"]["device"] = {"kind": "cpu", "name": "DuckDB 1.1 on fixture CPU"}
         write_raw(raw, "ra-duckdb", duck)
@@ -216,7 +221,9 @@ class ReportInBrowser(TempDirCase):
         self.assertEqual(dom.headers, [
             ("operation", ""), ("size", "the input size compared (TPC-H on real tables: its tables)"),
             ("CPU (baseline)", "CPU (fixture CPU, ? threads)"), ("cuda", "cuda: fixture GPU"),
-            ("opencl", "opencl: fixture OpenCL device [gpu device]"), ("duckdb", "duckdb (peer)"),
+            ("opencl", "opencl: fixture OpenCL device [gpu device]"),
+            ("duckdb (sql_table)", "duckdb (peer)\nsql_table: DuckDB's answer materialised in DuckDB\n"
+                                   "+NumPy (each cell's title): sql, DuckDB's answer transferred to NumPy"),
             ("break-even size (cuda)", "the accelerator, transfers included, against the best CPU implementation")])
         self.assertIn("details", tables)  # the case ids, folded below
 
