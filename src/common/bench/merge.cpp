@@ -318,22 +318,15 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
       // move 4-byte offsets as well, counted in transfer_bytes).
       if (type == ValueType::Str)
         p.extra["string_bytes"] = {{"u_m", um}, {"delta", total_bytes(in.delta)}, {"u_d", ud}, {"u_merged", un}};
-      auto trials = std::make_shared<std::vector<Breakdown>>();
-      int warmup = s.options().warmup;
       int columns = prm.columns;
       int threads = c->threads();
-      p.pass = [pass = p.pass, trials] {
-        Breakdown b = pass();
-        trials->push_back(b);
-        return b;
-      };
-      p.verify = [c, w, keep_input, trials, warmup, tuples, nd, columns, threads, step = v.step] {
+      p.verify = [c, w, keep_input, step = v.step] {
         std::string err = verify_merge_output(step, *w, c->output());
-        Verification r = err.empty() ? Verification::pass("decoded row by row and compared with the reference")
-                                     : Verification::fail(err);
-        std::vector<Breakdown> timed(trials->begin() + std::min<std::ptrdiff_t>(warmup, trials->size()), trials->end());
-        r.extra = paper_figures(timed, tuples, nd, step == MergeStep::Whole, columns, threads);
-        return r;
+        return err.empty() ? Verification::pass("decoded row by row and compared with the reference")
+                           : Verification::fail(err);
+      };
+      p.figures = [tuples, nd, columns, threads, step = v.step](const std::vector<Breakdown>& trials) {
+        return paper_figures(trials, tuples, nd, step == MergeStep::Whole, columns, threads);
       };
       return p;
     };

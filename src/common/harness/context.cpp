@@ -1,11 +1,15 @@
 #include "harness/context.hpp"
+#include "harness/caches.hpp"
+#include "harness/energy.hpp"
 #include "harness/load.hpp"
 
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <ctime>
 #include <fstream>
 #include <string>
@@ -52,21 +56,6 @@ std::uint64_t meminfo_kb(const std::string& key) {
   }
   return 0;
 }
-// Largest CPU cache in bytes (sysfs "32768K" style), 0 when unknown.
-std::uint64_t last_level_cache_bytes() {
-  std::uint64_t best = 0;
-  for (int i = 0; i < 8; ++i) {
-    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
-    std::string s;
-    if (!(f >> s) || s.empty()) continue;
-    std::uint64_t v = std::strtoull(s.c_str(), nullptr, 10);
-    char unit = s.back();
-    if (unit == 'K') v <<= 10;
-    else if (unit == 'M') v <<= 20;
-    if (v > best) best = v;
-  }
-  return best;
-}
 std::string now_iso() {
   std::time_t t = std::time(nullptr);
   char buf[64];
@@ -80,6 +69,36 @@ std::string read_first_line(const char* path) {
   return s;
 }
 }  // namespace
+
+nlohmann::json machine_state(const std::string& sys_root) {
+  const std::string cpu = sys_root + "/devices/system/cpu";
+  nlohmann::json m = nlohmann::json::object();
+  auto put_word = [&](const char* key, const std::string& path) {
+    std::string v = read_first_line(path.c_str());
+    if (!v.empty()) m[key] = v;
+  };
+  auto put_khz = [&](const char* key, const std::string& path) {
+    std::string v = read_first_line(path.c_str());
+    if (!v.empty()) m[key] = std::strtod(v.c_str(), nullptr) / 1e3;
+  };
+  put_word("governor", cpu + "/cpu0/cpufreq/scaling_governor");
+  put_word("frequency_driver", cpu + "/cpu0/cpufreq/scaling_driver");
+  put_khz("frequency_mhz", cpu + "/cpu0/cpufreq/scaling_cur_freq");
+  put_khz("frequency_max_mhz", cpu + "/cpu0/cpufreq/cpuinfo_max_freq");
+  put_word("boost", cpu + "/cpufreq/boost");
+  if (!m.contains("governor"))
+    m["cpufreq"] = "not exposed (" + cpu + "/cpu0/cpufreq is absent: a VM or a kernel without cpufreq)";
+  std::string smt = read_first_line((cpu + "/smt/active").c_str());
+  if (!smt.empty()) m["smt_active"] = smt == "1";
+  int nodes = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(sys_root + "/devices/system/node", ec)) {
+    std::string n = e.path().filename().string();
+    nodes += n.rfind("node", 0) == 0 && n.size() > 4 && std::isdigit(static_cast<unsigned char>(n[4]));
+  }
+  if (nodes > 0) m["numa_nodes"] = nodes;
+  return m;
+}
 
 std::uint64_t read_tsc() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -127,6 +146,7 @@ nlohmann::json host_context(const Options& opts) {
       {"memory_bytes", meminfo_kb("MemTotal") * 1024},
       {"llc_bytes", last_level_cache_bytes()},
       {"load", {{"before", machine_load()}}},
+      {"machine", machine_state()},
       {"os", os},
       {"kernel", std::string(u.sysname) + " " + u.release + " " + u.machine},
       {"compiler", std::string("g++/") + __VERSION__},
@@ -139,7 +159,8 @@ nlohmann::json host_context(const Options& opts) {
       {"seed", opts.seed},
       {"sizes", opts.sizes},
       {"stopping_rule", {{"warmup", opts.warmup}, {"min_passes", opts.passes}, {"max_passes", opts.max_passes},
-                         {"max_time_s", opts.max_time}, {"target_cv", opts.target_noise}}},
+                         {"max_time_s", opts.max_time}, {"target_cv", opts.target_noise},
+                         {"flush_caches", opts.flush_caches}, {"discard_on_throttle", opts.discard_on_throttle}}},
   };
 }
 

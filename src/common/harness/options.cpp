@@ -25,13 +25,20 @@ void add_common_options(CLI::App& app, Options& o) {
   app.add_option("--max-size", o.max_size_text, "Largest size of the power-of-two sweep (default: the size class's)");
   app.add_option("--size-class", o.size_class, "Size class 1..4: 32K..1M, 32K..16M, 32K..256M, 32K..1G")
       ->check(CLI::Range(kMinSizeClass, kMaxSizeClass));
-  app.add_option("--warmup", o.warmup, "Untimed warm-up passes per case")->check(CLI::Range(0, 1000));
+  app.add_option("--warmup", o.warmup,
+                 "Passes per case before the timed ones: the first is timed and kept as the cold pass, the others untimed")->check(CLI::Range(0, 1000));
   app.add_option("--passes", o.passes, "Minimum timed passes per case")->check(CLI::Range(1, 100000));
   app.add_option("--max-passes", o.max_passes, "Maximum timed passes per case")->check(CLI::Range(1, 100000));
   app.add_option("--max-time", o.max_time, "Stop taking passes after this many seconds per case")
       ->check(CLI::Range(0.0, 86400.0));
   app.add_option("--target-noise", o.target_noise, "Stop when the coefficient of variation of kernel time is below this")
       ->check(CLI::Range(0.0, 10.0));
+  app.add_flag("--flush-caches", o.flush_caches,
+               "Evict the host's last-level cache (and a device's L2) before the cold pass and every timed "
+               "pass: the timed passes are then warm, not hot (docs/methodology.md)");
+  app.add_flag("--discard-on-throttle", o.discard_on_throttle,
+               "Drop a timed pass after which the device reported its clocks held down by a power cap or heat "
+               "(NVML on CUDA; other platforms cannot tell)");
   app.add_option("--device", o.device, "Device index (CUDA, OpenCL)")->check(CLI::NonNegativeNumber);
   app.add_option("--platform", o.platform,
                  "OpenCL platform: its index, or a word of its name or vendor (pocl, intel, nvidia); default 0")

@@ -28,6 +28,12 @@ struct Options {
   int max_passes = 50;
   double max_time = 2.0;
   double target_noise = 0.02;
+  // --flush-caches: evict the host's LLC (and a device's L2) before every timed pass, and before the
+  // cold pass: the timed passes are then "warm", not "hot" (docs/methodology.md).
+  bool flush_caches = false;
+  // --discard-on-throttle: a timed pass after which the device reported its clocks held down (power
+  // cap, thermal: Platform::throttling) is not kept; the case records how many were dropped.
+  bool discard_on_throttle = false;
 
   int device = 0;
   // --platform: an OpenCL platform's index in the loader's list, or a word of its name or vendor

@@ -3,10 +3,14 @@
 // the results, memory limits, and the memory-copy ceiling that "% of peak" is measured against.
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "harness/caches.hpp"
+#include "harness/energy.hpp"
 #include "harness/options.hpp"
 
 namespace hdb {
@@ -39,12 +43,35 @@ class Platform {
   // "" where `e` is no such exception (its what() is the reason).
   virtual std::string describe_runtime_error(const std::exception& /*e*/) const { return ""; }
 
+  // The cold/warm/hot protocol (docs/methodology.md). Evicts every cache a pass's data may sit in
+  // before a timed pass (--flush-caches): the host's last-level cache, and a device's own (its L2);
+  // returns what it evicted and how.
+  virtual std::string flush_caches() { return flush_host_cache(); }
+  // What a case's first pass pays on this platform that later passes do not.
+  virtual std::string cold_pass_note() const;
+  // Seconds spent compiling kernels at run time since the last call (OpenCL's program builds);
+  // 0 where kernels are compiled ahead of time.
+  virtual double take_compile_seconds() { return 0; }
+  // The energy counter of the processor that runs the kernels: RAPL for the host CPU; a GPU
+  // platform opens its own.
+  virtual EnergyProbe open_energy_meter() { return open_rapl(); }
+  // The reasons the device's clocks are held down right now (power cap, thermal): read after every
+  // timed pass; a pass that saw one is flagged, and dropped under --discard-on-throttle. Empty where
+  // the platform cannot tell.
+  virtual std::vector<std::string> throttling() { return {}; }
+  // The device's state after a case's timed passes (clocks, power, temperature), recorded per case;
+  // null where the platform cannot tell.
+  virtual nlohmann::json device_state() { return nullptr; }
+
  protected:
+  std::string flush_host_cache();
+
   // What the device reports (free device memory on CUDA, global memory on OpenCL, RAM on the CPU).
   virtual std::uint64_t device_memory_bytes() const = 0;
 
  private:
   std::uint64_t memory_limit_ = 0;
+  std::unique_ptr<HostCacheFlusher> host_flusher_;
 };
 
 }  // namespace hdb

@@ -83,6 +83,29 @@ int ResultDb::count(Status s) const {
   return n;
 }
 
+namespace {
+nlohmann::json trial_json(const Breakdown& t, const nlohmann::json& phases) {
+  return {{"h2d_s", t.h2d}, {"kernel_s", t.kernel}, {"d2h_s", t.d2h}, {"total_s", t.total}, {"phases_s", phases}};
+}
+nlohmann::json protocol_json(const Record& r) {
+  nlohmann::json cold = nullptr;
+  if (r.cold) {
+    nlohmann::json ph = nlohmann::json::object();
+    for (const Phase& p : r.cold->phases) ph[p.name] = p.seconds;
+    cold = trial_json(*r.cold, ph);
+  }
+  nlohmann::json j = {{"cold", cold},
+                      {"cold_note", r.cold_note},
+                      {"warmup_passes", r.warmup_passes},
+                      {"timed_as", r.flush.empty() ? "hot" : "warm"}};
+  if (!r.flush.empty()) j["flush"] = r.flush;
+  if (r.compile_s > 0) j["compile_s"] = r.compile_s;
+  if (r.throttled_passes > 0)
+    j["throttled"] = {{"passes", r.throttled_passes}, {"reasons", r.throttle_reasons}, {"dropped", r.throttled_dropped}};
+  return j;
+}
+}  // namespace
+
 nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
   nlohmann::json j = {
       {"id", r.key.id()},
@@ -101,6 +124,9 @@ nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
   };
   if (!r.ran.empty()) j["ran"] = r.ran;
   if (!r.memory_plan.is_null()) j["memory_plan"] = r.memory_plan;
+  if (r.passes_taken) j["protocol"] = protocol_json(r);
+  if (!r.energy.is_null()) j["energy"] = r.energy;
+  if (!r.device_state.is_null()) j["device_state"] = r.device_state;
   // Each named phase is declared once, with its kind; trials carry only its seconds.
   std::vector<const Phase*> declared;
   nlohmann::json trials = nlohmann::json::array();
@@ -112,7 +138,7 @@ nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
       for (const Phase* d : declared) seen |= d->name == p.name;
       if (!seen) declared.push_back(&p);
     }
-    trials.push_back({{"h2d_s", t.h2d}, {"kernel_s", t.kernel}, {"d2h_s", t.d2h}, {"total_s", t.total}, {"phases_s", ph}});
+    trials.push_back(trial_json(t, ph));
   }
   nlohmann::json phases = nlohmann::json::array();
   for (const Phase* d : declared) phases.push_back({{"name", d->name}, {"kind", to_string(d->kind)}});

@@ -3,6 +3,7 @@
 // ("hetdb-bench/2": docs/results-schema.md, its contract docs/results-schema.json) and CSV.
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,19 @@ struct Record {
   nlohmann::json extra = nlohmann::json::object();  // benchmark-specific figures
   nlohmann::json ran = nlohmann::json::object();    // what ran: code path, tuned parameters (Ran)
   nlohmann::json memory_plan;                       // what the case planned to hold (MemoryPlan::to_json)
+  // How the passes were taken (docs/methodology.md, "Cold, warm and hot"); `cold` is the first pass,
+  // never one of the trials. Unset `protocol_note`: the case did not get as far as its passes.
+  std::optional<Breakdown> cold;
+  std::string cold_note;
+  int warmup_passes = 0;
+  std::string flush;       // what --flush-caches evicted before each timed pass; empty: hot passes
+  double compile_s = 0;    // run-time kernel compilation this case paid (OpenCL program builds)
+  bool passes_taken = false;
+  int throttled_passes = 0;                  // timed passes after which the device said it throttled
+  std::vector<std::string> throttle_reasons;  // every reason seen
+  bool throttled_dropped = false;            // --discard-on-throttle: those passes are not in trials
+  nlohmann::json energy;        // over the timed passes (EnergySpan::to_json)
+  nlohmann::json device_state;  // after the timed passes (Platform::device_state)
 
   // Derived on demand from trials.
   Stats stat(const char* which) const;  // "kernel", "total", "h2d", "d2h"

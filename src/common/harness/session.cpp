@@ -1,5 +1,6 @@
 #include "harness/session.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <new>
 
@@ -76,6 +77,7 @@ void Session::run(const CaseKey& key, const CaseSetup& setup) {
   // Where in the case an error came from, for errors that do not say it themselves.
   std::string stage = "the case's memory plan";
   try {
+    platform_->take_compile_seconds();  // what earlier cases and the set-up of the run compiled
     MemoryPlan plan = MemoryPlan::for_platform(*platform_);
     if (setup.plan) setup.plan(plan);
     r.memory_plan = plan.to_json();
@@ -91,18 +93,7 @@ void Session::run(const CaseKey& key, const CaseSetup& setup) {
     r.min_bytes_moved = p.min_bytes_moved;
     r.transfer_bytes = p.transfer_bytes;
     r.extra = p.extra;
-    stage = "the warm-up pass";
-    for (int i = 0; i < opts_.warmup; ++i) p.pass();
-    stage = "a timed pass";
-    StoppingRule rule{opts_.passes, opts_.max_passes, opts_.max_time, opts_.target_noise};
-    std::vector<double> measured;
-    double spent = 0;
-    do {
-      Breakdown b = p.pass();
-      spent += b.total > 0 ? b.total : b.kernel;
-      measured.push_back(b.measured());
-      r.trials.push_back(std::move(b));
-    } while (!rule.done(measured, spent));
+    take_passes(p, r, stage);
     if (p.ran) r.ran = p.ran().to_json();
     if (opts_.verify) {
       stage = "verification";
@@ -117,6 +108,7 @@ void Session::run(const CaseKey& key, const CaseSetup& setup) {
         r.trials.clear();
       } else {
         r.verified = true;
+        if (p.figures) r.extra.update(p.figures(r.trials));
       }
     } else {
       r.verify_detail = "not verified (--no-verify)";
@@ -147,6 +139,80 @@ void Session::run(const CaseKey& key, const CaseSetup& setup) {
     r.trials.clear();
   }
   record(std::move(r));
+}
+
+// Reads the platform's throttle reasons after a pass into the record; true when there were any.
+bool Session::note_throttling(Record& r) {
+  std::vector<std::string> now = platform_->throttling();
+  if (now.empty()) return false;
+  ++r.throttled_passes;
+  for (auto& t : now)
+    if (std::find(r.throttle_reasons.begin(), r.throttle_reasons.end(), t) == r.throttle_reasons.end())
+      r.throttle_reasons.push_back(t);
+  r.throttled_dropped = opts_.discard_on_throttle;
+  return true;
+}
+
+// The cold/warm/hot protocol (docs/methodology.md): the cold pass, kept; the untimed warm-up passes;
+// the timed passes until the stopping rule says stop, each after a cache flush under --flush-caches.
+// The energy counter is read around the timed passes only (not around the flushes).
+void Session::take_passes(const Prepared& p, Record& r, std::string& stage) {
+  if (!energy_opened_) {
+    energy_ = platform_->open_energy_meter();
+    energy_opened_ = true;
+  }
+  auto flush = [&] {
+    if (opts_.flush_caches) r.flush = platform_->flush_caches();
+  };
+  r.passes_taken = true;
+  r.cold_note = platform_->cold_pass_note();
+  if (opts_.warmup > 0) {
+    stage = "the cold pass";
+    flush();
+    r.cold = p.pass();
+    stage = "a warm-up pass";
+    r.warmup_passes = opts_.warmup - 1;
+    for (int i = 1; i < opts_.warmup; ++i) p.pass();
+  } else {
+    r.cold_note = "none taken (--warmup 0): the first timed pass is the case's first";
+  }
+  r.compile_s = platform_->take_compile_seconds();
+  stage = "a timed pass";
+  StoppingRule rule{opts_.passes, opts_.max_passes, opts_.max_time, opts_.target_noise};
+  EnergySpan span(energy_.meter.get());
+  std::vector<double> measured;
+  double spent = 0;
+  for (;;) {
+    if (opts_.flush_caches) {
+      span.pause();
+      flush();
+      span.resume();
+    } else {
+      span.start();
+    }
+    Breakdown b = p.pass();
+    spent += b.total > 0 ? b.total : b.kernel;
+    if (note_throttling(r) && opts_.discard_on_throttle) {
+      // The pass still counts against the time budget: a device that throttles throughout ends the case.
+      if (r.throttled_passes >= opts_.max_passes || spent > opts_.max_time) break;
+      continue;
+    }
+    measured.push_back(b.measured());
+    r.trials.push_back(std::move(b));
+    if (rule.done(measured, spent)) break;
+  }
+  if (r.trials.empty()) {
+    std::string reasons;
+    for (const auto& t : r.throttle_reasons) reasons += (reasons.empty() ? "" : ", ") + t;
+    span.stop();
+    throw SkipCase("every timed pass was taken while the device throttled (" + reasons +
+                   ") and --discard-on-throttle dropped them all");
+  }
+  span.stop();
+  // Passes dropped for throttling drew energy inside the span too.
+  int passes = static_cast<int>(r.trials.size()) + (r.throttled_dropped ? r.throttled_passes : 0);
+  r.energy = span.to_json(passes, energy_.reason);
+  r.device_state = platform_->device_state();
 }
 
 void Session::record(Record r) {

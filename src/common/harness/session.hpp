@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/case.hpp"
+#include "harness/energy.hpp"
 #include "harness/memory_plan.hpp"
 #include "harness/options.hpp"
 #include "harness/platform.hpp"
@@ -43,6 +44,9 @@ struct Prepared {
   nlohmann::json extra = nlohmann::json::object();  // case figures known at set-up (output size, ...)
   // What ran (harness/variants.hpp's Ran), asked after the timed passes; may be empty.
   std::function<Ran()> ran;
+  // Figures derived from the kept trials (the cold pass, warm-ups and passes dropped for throttling
+  // are not among them), added to `extra` after a passed verification; may be empty.
+  std::function<nlohmann::json(const std::vector<Breakdown>& trials)> figures;
 };
 
 // The one prepared-case type a backend's prepare returns (merge, tpch, bus: ra and ngram compose
@@ -111,6 +115,8 @@ class Session {
   void record(Record r);
   void flush();
   bool take(const CaseKey& key);  // --only on the whole key; counts and remembers what was offered
+  void take_passes(const Prepared& p, Record& r, std::string& stage);
+  bool note_throttling(Record& r);
 
 
   const Options& opts_;
@@ -121,6 +127,8 @@ class Session {
   bool print_list_ = true;
   int selected_count_ = 0;
   std::vector<std::string> offered_;
+  EnergyProbe energy_;  // opened at the first case that takes passes
+  bool energy_opened_ = false;
 };
 
 }  // namespace hdb

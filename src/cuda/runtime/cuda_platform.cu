@@ -11,6 +11,10 @@
 
 #include "harness/errors.hpp"
 #include "runtime/cuda_check.hpp"
+#ifndef HDB_CUDA_HOST
+#include "harness/sizes.hpp"
+#include "runtime/nvml.hpp"
+#endif
 
 namespace hdb::cuda {
 
@@ -132,7 +136,50 @@ void CudaPlatform::init(const Options& opts) {
   HDB_CUDA_CHECK(cudaSetDevice(device_));
   HDB_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device_));
   HDB_CUDA_CHECK(cudaFree(nullptr));  // create the context outside any timed region
+#ifndef HDB_CUDA_HOST
+  char bus_id[32] = {};
+  if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device_) == cudaSuccess)
+    nvml_ = Nvml::open(bus_id, nvml_why_);
+  else
+    nvml_why_ = "cudaDeviceGetPCIBusId failed: NVML cannot be matched to the device";
+#endif
 }
+
+#ifndef HDB_CUDA_HOST
+CudaPlatform::~CudaPlatform() {
+  if (flush_buffer_) cudaFree(flush_buffer_);
+}
+
+std::string CudaPlatform::flush_caches() {
+  std::string host = flush_host_cache();
+  int l2 = 0;
+  HDB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_));
+  if (l2 <= 0) return host + "; the device reports no L2";
+  if (!flush_buffer_) {
+    flush_bytes_ = 2 * static_cast<std::size_t>(l2);
+    HDB_CUDA_CHECK(cudaMalloc(&flush_buffer_, flush_bytes_));
+  }
+  static int round = 0;
+  round = (round + 1) & 0xff;
+  HDB_CUDA_CHECK(cudaMemsetAsync(flush_buffer_, round, flush_bytes_, nullptr));
+  HDB_CUDA_CHECK(cudaDeviceSynchronize());
+  return host + "; device L2 " + format_size(static_cast<std::uint64_t>(l2)) + ": set a " +
+         format_size(flush_bytes_) + " buffer (cudaMemsetAsync)";
+}
+
+std::string CudaPlatform::cold_pass_note() const {
+  return Platform::cold_pass_note() +
+         "; on CUDA also the loading of each kernel's module at its first launch (lazy loading, the default "
+         "since CUDA 12.2) and the first allocations of stream-ordered pools; the CUDA context was created before "
+         "(cudaFree(0) at start-up)";
+}
+
+EnergyProbe CudaPlatform::open_energy_meter() { return open_nvml_energy(nvml_, nvml_why_); }
+
+nlohmann::json CudaPlatform::device_state() { return nvml_ ? nvml_->state() : nlohmann::json(nullptr); }
+
+std::vector<std::string> CudaPlatform::throttling() { return nvml_ ? nvml_->throttling() : std::vector<std::string>{}; }
+#endif
 
 nlohmann::json CudaPlatform::context() const {
   cudaDeviceProp p{};
@@ -145,7 +192,8 @@ nlohmann::json CudaPlatform::context() const {
   PcieLink link = query_pcie_link(device_);
   char bus_id[32] = {};
   cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device_);
-  return {{"name", p.name},
+  return nlohmann::json{
+          {"name", p.name},
           {"kind", name()},
           {"index", device_},
           {"compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
@@ -162,7 +210,11 @@ nlohmann::json CudaPlatform::context() const {
           {"pci_bus_id", bus_id},
           {"pcie", {{"gen", link.gen}, {"width", link.width}, {"max_gen", link.max_gen},
                     {"max_width", link.max_width}, {"theoretical_gbps_per_direction", link.theoretical_gbps},
-                    {"source", link.source}}}};
+                    {"source", link.source}}},
+#ifndef HDB_CUDA_HOST
+          {"nvml", nvml_ ? nvml_->state() : nlohmann::json{{"reason", nvml_why_}}},
+#endif
+  };
 }
 
 std::uint64_t CudaPlatform::device_memory_bytes() const {

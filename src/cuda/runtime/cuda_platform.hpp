@@ -5,10 +5,15 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "harness/platform.hpp"
 
 namespace hdb::cuda {
+
+class Nvml;
 
 struct PcieLink {
   int gen = 0, width = 0;          // current link (may be down-clocked at idle)
@@ -32,6 +37,15 @@ class CudaPlatform : public Platform {
   double measure_copy_ceiling() override;
   int device() const { return device_; }
   int sm_count() const { return sm_count_; }
+#ifndef HDB_CUDA_HOST
+  // The host's LLC and the device's L2 (a memset of twice its size, as nvbench's cold mode does).
+  std::string flush_caches() override;
+  std::string cold_pass_note() const override;
+  EnergyProbe open_energy_meter() override;
+  std::vector<std::string> throttling() override;
+  nlohmann::json device_state() override;
+  ~CudaPlatform() override;
+#endif
 
  protected:
   std::uint64_t device_memory_bytes() const override;
@@ -39,6 +53,12 @@ class CudaPlatform : public Platform {
  private:
   int device_ = 0;
   int sm_count_ = 0;
+#ifndef HDB_CUDA_HOST
+  std::shared_ptr<Nvml> nvml_;  // null where NVML does not load; nvml_why_ says why
+  std::string nvml_why_;
+  void* flush_buffer_ = nullptr;
+  std::size_t flush_bytes_ = 0;
+#endif
 };
 
 PcieLink query_pcie_link(int device);

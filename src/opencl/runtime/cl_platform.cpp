@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "harness/errors.hpp"
+#include "harness/sizes.hpp"
+#include "harness/timing.hpp"
 
 namespace hdb::opencl {
 
@@ -322,7 +324,7 @@ void OpenClPlatform::init(const Options& opts) {
 
 nlohmann::json OpenClPlatform::context() const {
   auto type = device_.getInfo<CL_DEVICE_TYPE>();
-  return {{"name", device_.getInfo<CL_DEVICE_NAME>()},
+  nlohmann::json j = {{"name", device_.getInfo<CL_DEVICE_NAME>()},
           {"kind", "opencl"},
           {"platform", platform_.getInfo<CL_PLATFORM_NAME>()},
           {"implementation", implementation_name(platform_)},
@@ -337,7 +339,11 @@ nlohmann::json OpenClPlatform::context() const {
           {"max_alloc_bytes", device_.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>()},
           {"local_memory_bytes", device_.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>()},
           {"max_work_group_size", device_.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>()},
-          {"host_unified_memory", (type & CL_DEVICE_TYPE_CPU) != 0}};
+          {"host_unified_memory", (type & CL_DEVICE_TYPE_CPU) != 0},
+          {"global_mem_cache_bytes", device_.getInfo<CL_DEVICE_GLOBAL_MEM_CACHE_SIZE>()}};
+  // A GPU's global-memory cache is its L2: the size the driver's sweep must go beyond (as CUDA's).
+  if (type & CL_DEVICE_TYPE_GPU) j["l2_cache_bytes"] = device_.getInfo<CL_DEVICE_GLOBAL_MEM_CACHE_SIZE>();
+  return j;
 }
 
 std::string OpenClPlatform::describe_runtime_error(const std::exception& e) const {
@@ -374,8 +380,10 @@ cl::Program& OpenClPlatform::program(const std::string& name, const char* source
   if (it != programs_.end()) return it->second;
   cl::Program prog(context_, std::string(source));
   std::string opts = "-cl-std=CL1.2 " + options;
+  HostTimer build_time;
   try {
     prog.build({device_}, opts.c_str());
+    compile_seconds_ += build_time.seconds();
   } catch (const cl::Error& e) {
     std::string log;
     try {
@@ -385,6 +393,44 @@ cl::Program& OpenClPlatform::program(const std::string& name, const char* source
     throw DeviceError("building OpenCL program '" + name + "' failed with " + error_name(e.err()) + ":\n" + log);
   }
   return programs_.emplace(key, std::move(prog)).first->second;
+}
+
+double OpenClPlatform::take_compile_seconds() {
+  double s = compile_seconds_;
+  compile_seconds_ = 0;
+  return s;
+}
+
+std::string OpenClPlatform::flush_caches() {
+  std::string host = flush_host_cache();
+  if (!(device_.getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_GPU)) return host + " (the device is the CPU)";
+  std::uint64_t cache = device_.getInfo<CL_DEVICE_GLOBAL_MEM_CACHE_SIZE>();
+  if (cache == 0) return host + "; the device reports no global-memory cache";
+  if (flush_bytes_ == 0) {
+    flush_bytes_ = std::min<std::uint64_t>(2 * cache, max_alloc_bytes());
+    flush_buffer_ = checked("allocating the cache-flush buffer", [&] { return device_buffer(context_, flush_bytes_); });
+  }
+  static cl_uint round = 0;
+  ++round;
+  queue_.enqueueFillBuffer(flush_buffer_, round, 0, flush_bytes_);
+  queue_.finish();
+  return host + "; device global-memory cache " + format_size(cache) + ": filled a " + format_size(flush_bytes_) +
+         " buffer";
+}
+
+EnergyProbe OpenClPlatform::open_energy_meter() {
+  if (device_.getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_CPU) return open_rapl();
+  EnergyProbe p;
+  p.reason = "OpenCL offers no energy counter for a GPU device (the CUDA backend reads NVML's)";
+  return p;
+}
+
+std::string OpenClPlatform::cold_pass_note() const {
+  std::string note = Platform::cold_pass_note() +
+                     "; on OpenCL also the first launch of each kernel (PoCL compiles a kernel's work-group "
+                     "function for each local size at its first launch)";
+  return note + "; the program builds (clBuildProgram) the case paid, in its set-up or in this pass, are "
+                "protocol.compile_s";
 }
 
 cl::Buffer device_buffer(cl::Context& ctx, std::uint64_t bytes, cl_mem_flags flags) {

@@ -23,6 +23,12 @@ class OpenClPlatform : public Platform {
   bool has_transfers() const override { return true; }
   double measure_copy_ceiling() override;
   std::string describe_runtime_error(const std::exception& e) const override;
+  // The host's LLC, and on a GPU device its global-memory cache too (a fill of twice its size).
+  std::string flush_caches() override;
+  std::string cold_pass_note() const override;
+  double take_compile_seconds() override;
+  // RAPL when the device is the CPU; a GPU has no portable counter through OpenCL.
+  EnergyProbe open_energy_meter() override;
 
   cl::Context& context_ref() { return context_; }
   cl::Device& device() { return device_; }
@@ -43,6 +49,9 @@ class OpenClPlatform : public Platform {
   cl::Context context_;
   cl::CommandQueue queue_;
   std::map<std::string, cl::Program> programs_;
+  double compile_seconds_ = 0;  // program builds since take_compile_seconds
+  cl::Buffer flush_buffer_;     // flush_caches's, on a GPU device; allocated on the first flush
+  std::uint64_t flush_bytes_ = 0;
 };
 
 // PoCL's kernel cache: POCL_CACHE_DIR when set, else a directory of this user's
