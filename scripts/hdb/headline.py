@@ -36,9 +36,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-from scipy import stats
-
 from . import caches, plausibility, results
 from .config import BENCHMARK_ORDER
 from .util import size_text
@@ -78,9 +75,12 @@ RESAMPLES = 9999    # bootstrap resamples per interval
 SEED = 29           # the bootstrap's seed: the same trials give the same interval in every report
 
 Interval = tuple[float, float]
+CI_UNAVAILABLE = ""  # why no interval can be computed at all (set by ratio_ci), else ""
 
 
 def _median_ratio(num: Any, den: Any, axis: int = -1) -> Any:
+    import numpy as np
+
     return np.median(num, axis=axis) / np.median(den, axis=axis)
 
 
@@ -91,6 +91,17 @@ def ratio_ci(num: tuple[float, ...], den: tuple[float, ...]) -> Interval | None:
     interval, seeded (SEED). None when a side has fewer than MIN_TRIALS trials or a bound is not finite."""
     if min(len(num), len(den)) < MIN_TRIALS:
         return None
+    # Imported here, not with the module: a report is also made under an interpreter without them
+    # (HDB_PYTHON set to a bare system Python, as tests/multinode does); it then says why there is no
+    # interval, as it says why there are no figures without matplotlib.
+    try:
+        import numpy as np
+        from scipy import stats
+    except ImportError as e:
+        global CI_UNAVAILABLE
+        CI_UNAVAILABLE = f"{e} in this Python"
+        return None
+
     with np.errstate(divide="ignore", invalid="ignore"):
         res = stats.bootstrap((np.asarray(num), np.asarray(den)), _median_ratio, vectorized=True, paired=False,
                               n_resamples=RESAMPLES, confidence_level=CONFIDENCE, method="percentile",
@@ -129,6 +140,8 @@ class Speedup:
         if self.ci is None:
             if min(self.n) < MIN_TRIALS:
                 return f"{CONFIDENCE:.0%} CI not available: {self.n[0]} and {self.n[1]} trials"
+            if CI_UNAVAILABLE:
+                return f"{CONFIDENCE:.0%} CI not available: {CI_UNAVAILABLE}"
             return f"{CONFIDENCE:.0%} CI not available"
         return f"{CONFIDENCE:.0%} CI {self.ci[0]:.3g}-{self.ci[1]:.3g}"
 

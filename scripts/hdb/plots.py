@@ -534,10 +534,13 @@ def headline(lines: Sequence[Any], out_dir: StrPath, machine: str, acc_label: st
     if not available() or not ops:
         return None
     acc = next((ln.acc for ln in ops if ln.acc), "accelerator")
+    # The variant the headline compares (sql_table: the answer materialised in DuckDB; sql where a run
+    # has only that).
+    db_variants = sorted({ln.db_best["variant"] for ln in ops if ln.db_best})
     bars = [(f"{acc} kernel only", "#1f77b4", lambda ln: ln.acc_speedup("kernel_median_s")),
             (f"{acc} with PCIe", "#ff7f0e", lambda ln: ln.acc_speedup("total_median_s")),
-            (f"{DB_PEER} (best of its thread counts)", "#2ca02c", lambda ln: ln.db_best and ln.speedup(
-                ln.db_best, "total_median_s"))]
+            (f"{DB_PEER} {'/'.join(db_variants)} (best of its thread counts)", "#2ca02c",
+             lambda ln: ln.db_best and ln.speedup(ln.db_best, "total_median_s"))]
     fig, ax = plt.subplots(figsize=(10, 1.2 + 0.42 * len(ops)))
     h = 0.8 / len(bars)
     for j, (label, color, value) in enumerate(bars):

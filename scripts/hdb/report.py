@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from . import caches, headline, key_width, plausibility, plots, results
+from . import caches, headline, key_width, passes, plausibility, plots, results
 from .headline import Cell
 from .util import StrPath, duration_text, size_text, write_atomically
 
@@ -186,6 +186,21 @@ def _machine(doc, docs):
     doc.table(["backend", "device", "details"], list(devs.values()))
 
 
+def _passes(doc, rows, docs):
+    header, table = passes.machine_table(docs)
+    if table:
+        doc.table(header, table)
+    header, table = passes.backend_table(rows)
+    if not table:
+        return
+    doc.p("How the passes were taken (docs/methodology.md, 'Cold, warm and hot'): hot timed passes find what the "
+          "previous pass left in the caches, warm ones follow a flush of the LLC (and a device's L2, --flush-caches). "
+          "The cold pass is each case's first, kept apart from the trials: its time against the timed median says "
+          "what a first query costs. Energy is read around the timed passes (RAPL for a CPU, NVML for a CUDA GPU), "
+          "or the reason there is no reading.")
+    doc.table(header, table)
+
+
 def busy_runs(docs: Iterable[Mapping[str, Any]]) -> list[str]:
     """'ra-cpu: before 1.0 cores (cc1plus 0.98)' for every document whose context.load says another
     process held a quarter of a core or more when it started or ended (harness/load.hpp)."""
@@ -317,6 +332,9 @@ def _headline(doc: Doc, rows: list[Row], docs: list[dict[str, Any]], plots_dir: 
         doc.fig(f)
     for sentence in headline.summary(ls, procs, docs, beyond_caches):
         doc.p(sentence)
+    energy = passes.energy_sentence(rows)
+    if energy:
+        doc.p(energy)
     doc.table(*headline.overview(ls, procs), cls="headline")
     doc.p(headline.processor_note(ls, procs))
     note = headline.db_column_note(ls)
@@ -549,6 +567,7 @@ def build(run_dir: StrPath, include_unverified: bool = False, problems: Iterable
     if docs:
         doc.h(2, "Machine")  # a heading of its own: its tables are not the headline's
     _machine(doc, docs)
+    _passes(doc, rows, proc_docs)
     _executables(doc, manifest)
     _builds(doc, manifest)
     _ceilings(doc, proc_docs, rows)

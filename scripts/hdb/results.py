@@ -344,6 +344,8 @@ def _row(doc, ctx, rank, device, r):
         "reason": r.get("reason", ""),
         "passes": len(r.get("trials", [])),
         "trials": r.get("trials", []),  # every timed pass: the rank test of compare, the headline's intervals
+        "protocol": r.get("protocol"),  # the cold pass, hot or warm timed passes (docs/methodology.md)
+        "energy": r.get("energy"),
         "kernel_median_s": _stat(r, "kernel_s"),
         "kernel_cv": _stat(r, "kernel_s", "cv"),
         "total_median_s": _stat(r, "total_s"),
