@@ -123,6 +123,18 @@ TEST(Protocol, DiscardOnThrottleDropsThrottledPassesAndTakesOthers) {
   EXPECT_EQ(c.passes, 1 + 2 + 3);
 }
 
+TEST(Protocol, CollectiveCasesRefuseDiscardOnThrottle) {
+  ProtocolPlatform platform;
+  Counts c;
+  BenchmarkDef def = one_case(&c);
+  def.collective = true;
+  std::vector<std::string> args = {"hdb-fake-fake", "--sizes", "1K", "--quiet", "--discard-on-throttle"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  EXPECT_EQ(run_main(static_cast<int>(argv.size()), argv.data(), def, platform), kExitUsage);
+  EXPECT_EQ(c.passes, 0);
+}
+
 TEST(Protocol, ACaseWhosePassesAllThrottleIsSkippedWithTheReasons) {
   ProtocolPlatform platform;
   platform.throttled_passes = 1000;

@@ -218,6 +218,11 @@ Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform&
   int code = kExitOk;
   std::string error;
   try {
+    // Collective cases keep their ranks in step by giving every rank the same pass times; a pass
+    // dropped for throttling is one rank's decision, and the ranks would then wait on each other.
+    if (def.collective && opts.discard_on_throttle)
+      throw UsageError("--discard-on-throttle: not for " + def.name +
+                       "'s collective cases (a pass one rank dropped would leave the ranks taking different passes)");
     platform.init(opts);
     platform.set_memory_limit(opts.memory_limit);
   } catch (const NoDevice& e) {
