@@ -1,6 +1,5 @@
 #include "harness/context.hpp"
 #include "harness/caches.hpp"
-#include "harness/energy.hpp"
 #include "harness/load.hpp"
 
 #include <sys/utsname.h>

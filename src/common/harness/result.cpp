@@ -84,17 +84,13 @@ int ResultDb::count(Status s) const {
 }
 
 namespace {
-nlohmann::json trial_json(const Breakdown& t, const nlohmann::json& phases) {
-  return {{"h2d_s", t.h2d}, {"kernel_s", t.kernel}, {"d2h_s", t.d2h}, {"total_s", t.total}, {"phases_s", phases}};
+nlohmann::json trial_json(const Breakdown& t) {
+  nlohmann::json ph = nlohmann::json::object();
+  for (const Phase& p : t.phases) ph[p.name] = p.seconds;
+  return {{"h2d_s", t.h2d}, {"kernel_s", t.kernel}, {"d2h_s", t.d2h}, {"total_s", t.total}, {"phases_s", ph}};
 }
 nlohmann::json protocol_json(const Record& r) {
-  nlohmann::json cold = nullptr;
-  if (r.cold) {
-    nlohmann::json ph = nlohmann::json::object();
-    for (const Phase& p : r.cold->phases) ph[p.name] = p.seconds;
-    cold = trial_json(*r.cold, ph);
-  }
-  nlohmann::json j = {{"cold", cold},
+  nlohmann::json j = {{"cold", r.cold ? trial_json(*r.cold) : nlohmann::json(nullptr)},
                       {"cold_note", r.cold_note},
                       {"warmup_passes", r.warmup_passes},
                       {"timed_as", r.flush.empty() ? "hot" : "warm"}};
@@ -131,14 +127,12 @@ nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
   std::vector<const Phase*> declared;
   nlohmann::json trials = nlohmann::json::array();
   for (const auto& t : r.trials) {
-    nlohmann::json ph = nlohmann::json::object();
     for (const Phase& p : t.phases) {
-      ph[p.name] = p.seconds;
       bool seen = false;
       for (const Phase* d : declared) seen |= d->name == p.name;
       if (!seen) declared.push_back(&p);
     }
-    trials.push_back(trial_json(t, ph));
+    trials.push_back(trial_json(t));
   }
   nlohmann::json phases = nlohmann::json::array();
   for (const Phase* d : declared) phases.push_back({{"name", d->name}, {"kind", to_string(d->kind)}});
