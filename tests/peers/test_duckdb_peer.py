@@ -264,28 +264,31 @@ class SqlTest(unittest.TestCase):
         tie = int(np.nonzero(np.diff(want[0]) == 0)[0][0])
         swapped[:, [tie, tie + 1]] = swapped[:, [tie + 1, tie]]
         self.assertFalse(q.compare([swapped[0], swapped[1]], want, order)[0])
-        # prepare() registers the positions for sort only, outside the timed query.
+        # prepare() registers the positions for sort and unique only, outside the timed query.
         with tempfile.TemporaryDirectory() as out:
-            exported = export(out, "ra", "--sizes", "1K", "--only", "sort,select")
+            exported = export(out, "ra", "--sizes", "1K", "--only", "sort,select,unique")
+            self.assertEqual({c["test"] for c in exported["cases"]}, {"sort", "select", "unique"})
             for case in exported["cases"]:
                 d = os.path.join(out, case["dir"])
                 with open(os.path.join(d, "manifest.json")) as f:
                     m = json.load(f)
                 tables, _, _, _ = duckdb_peer.prepare(m, d, np)
                 cols = sorted(tables["a"])
-                self.assertEqual(cols, ["i", "k", "v1"] if case["test"] == "sort" else ["k", "v1"])
+                self.assertEqual(cols, ["i", "k", "v1"] if case["test"] in ("sort", "unique") else ["k", "v1"])
 
     def test_input_order_is_checked_where_the_suite_fixes_it(self):
-        """project, select and the arithmetic keep input order in the suite, unique gives key order:
+        """project, select and the arithmetic keep input order in the suite, sort gives key order:
         their answers are compared in order (a permuted answer was accepted as a multiset), with
-        DuckDB's preserve_insertion_order set by run_case. Join, GROUP BY, set operations and the
-        product stay multisets."""
+        DuckDB's preserve_insertion_order set by run_case. Join, GROUP BY (unique, reduce_by_key), set
+        operations and the product stay multisets: from unsorted input (input=unsorted) the suite's
+        order is unspecified too."""
         from hdb.peers import duckdb_sql as q
-        exact = {"project": {"columns": [0]}, "select": {"attribute": 0, "lo": 0, "hi": 5}, "unique": {},
+        exact = {"project": {"columns": [0]}, "select": {"attribute": 0, "lo": 0, "hi": 5},
                  "add": {}, "subtract": {}, "multiply": {}, "sort": {}}
         for op, args in exact.items():
             self.assertEqual(q.ra_sql(op, args, 1)[1], "exact", op)
-        for op, args in {"join": {}, "reduce_by_key": {"op": "sum"}, "set_union": {}, "product": {}}.items():
+        for op, args in {"join": {}, "unique": {}, "reduce_by_key": {"op": "sum"}, "set_union": {},
+                         "product": {}}.items():
             self.assertEqual(q.ra_sql(op, args, 1)[1], "multiset", op)
         want = np.array([[1, 2, 3], [10, 20, 30]], np.uint32)
         self.assertFalse(q.compare([np.array([3, 1, 2]), np.array([30, 10, 20])], want, "exact")[0])
@@ -504,6 +507,78 @@ class SqlTest(unittest.TestCase):
             self.assertEqual(os.listdir(tmp), [])
 
 
+@unittest.skipUnless(HAVE_DUCKDB, "needs duckdb")
+class UniqueSqlTest(unittest.TestCase):
+    """unique (issue 29, item 1): per key the first tuple in input order, what the suite's stable sort
+    then unique keeps, on unsorted input (input=unsorted) as on sorted (input=sorted: there, per key,
+    the least tuple, as the SQL's DISTINCT ON ... ORDER BY k, v1 gave before). One SQL for both,
+    arg_min over the position column, a hash aggregation; compared as a multiset."""
+
+    def run_unique(self, k, vals):
+        from hdb.peers import duckdb_sql as q
+        sql, order = q.ra_sql("unique", {}, len(vals))
+        self.assertEqual(order, "multiset")
+        self.assertEqual(q.position_column("unique"), "i")
+        self.assertNotIn("ORDER BY", sql)
+        table = {"k": k, **{f"v{j + 1}": v for j, v in enumerate(vals)}, "i": np.arange(len(k), dtype=np.uint32)}
+        con = duckdb.connect()
+        one = record.Harness(warmup=0, passes=1, max_passes=1)
+        out = {}
+        for t in (2, 1):
+            for variant in duckdb_peer.VARIANTS:
+                _, got, _ = duckdb_peer.run_case(con, {"a": table}, sql, t, one, variant)
+                out[(t, variant)] = got
+        return sql, order, out
+
+    @staticmethod
+    def first_per_key(k, vals):
+        """The reference by hand: per key, the values of its first tuple in input order."""
+        first = {}
+        for j in range(len(k)):
+            first.setdefault(int(k[j]), tuple(int(v[j]) for v in vals))
+        keys = sorted(first)
+        return np.array([keys] + [[first[x][c] for x in keys] for c in range(len(vals))], dtype=np.uint64)
+
+    def test_first_tuple_per_key_on_unsorted_input(self):
+        from hdb.peers import duckdb_sql as q
+        rng = np.random.default_rng(29)
+        n = 1 << 14
+        k = rng.integers(0, 300, n).astype(np.uint32)  # about 55 tuples per key, in random order
+        vals = [rng.integers(0, 2 ** 32, n, dtype=np.uint64).astype(np.uint32) for _ in range(2)]
+        want = self.first_per_key(k, vals)
+        least = np.vstack([k] + vals)[:, np.lexsort((vals[1], vals[0], k))]  # the least tuple per key differs
+        keep = np.concatenate([[True], np.diff(least[0]) != 0])
+        self.assertFalse(np.array_equal(least[:, keep].astype(np.uint64), want))
+        sql, order, out = self.run_unique(k, vals)
+        self.assertEqual(sql, "SELECT k, arg_min(v1, i) AS v1, arg_min(v2, i) AS v2 FROM a GROUP BY k")
+        for how, got in out.items():
+            equal, detail = q.compare(got, want, order)
+            self.assertTrue(equal, f"{how}: {detail}")
+            self.assertIn("as a multiset", detail)
+        # Any other tuple of a key (here the last one) is a wrong answer.
+        last = {}
+        for j in range(n):
+            last[int(k[j])] = (int(vals[0][j]), int(vals[1][j]))
+        keys = sorted(last)
+        wrong = np.array([keys, [last[x][0] for x in keys], [last[x][1] for x in keys]], dtype=np.uint64)
+        self.assertFalse(q.compare(out[(1, duckdb_peer.NUMPY)], wrong, order)[0])
+
+    def test_least_tuple_per_key_on_sorted_input(self):
+        """input=sorted (by key, then values): the first tuple of each key is its least, today's answer."""
+        from hdb.peers import duckdb_sql as q
+        k = np.array([1, 1, 1, 4, 7, 7, 9, 9, 9, 9], np.uint32)
+        v = np.array([0, 3, 3, 8, 2, 5, 1, 1, 6, 0xFFFFFFFF], np.uint32)
+        want = np.array([[1, 4, 7, 9], [0, 8, 2, 1]], np.uint64)
+        np.testing.assert_array_equal(self.first_per_key(k, [v]), want)
+        _, order, out = self.run_unique(k, [v])
+        for how, got in out.items():
+            self.assertEqual(q.compare(got, want, order), (True, "all 4 rows equal the reference as a multiset"), how)
+        empty = np.array([], np.uint32)
+        _, order, out = self.run_unique(empty, [empty])
+        for how, got in out.items():
+            self.assertTrue(q.compare(got, np.zeros((2, 0), np.uint64), order)[0], how)
+
+
 class SkipTest(unittest.TestCase):
     def test_budget_skips_what_it_cannot_start_saying_so(self):
         job = peers.PeerJob(peer="duckdb", benchmark="ra", python="py", repo=REPO, build_dir=BUILD, json="x.json",
@@ -573,6 +648,12 @@ class SkipTest(unittest.TestCase):
                 ({"id": "A/export[data=tpch,key=32,sf=0.1]", "test": "A", "variant": "export",
                   "params": {"data": "tpch", "key": 32, "sf": 0.1}, "transfer": "none", "size_bytes": 0},
                  "A/sql[data=tpch,key=32,sf=0.1,threads=2]"),
+                # issue 29, item 1: the suite's params, `input` (declared last) included, mirrored as they are
+                ({"id": "unique/export[dist=uniform,key=32,duplicates=0.5,input=unsorted]@256M", "test": "unique",
+                  "variant": "export", "params": {"input": "unsorted", "duplicates": 0.5, "key": 32,
+                                                  "dist": "uniform"},
+                  "transfer": "none", "size_bytes": 256 << 20},
+                 "unique/sql[dist=uniform,key=32,duplicates=0.5,input=unsorted,threads=2]@256M"),
                 ({"id": "x/export@32K", "test": "x", "variant": "export", "params": {}, "transfer": "none",
                   "size_bytes": 32 << 10}, "x/sql[threads=2]@32K")):
             params = dict(contract.declared_params(suite), threads=2)

@@ -125,7 +125,7 @@ def prepare(manifest, case_dir, numpy):
             cols = load_relation(case_dir, spec, numpy)
             tables[name] = dict(zip(q.ra_columns(spec["values"]), cols, strict=False))
         pos = q.position_column(manifest["op"])
-        if pos:  # row positions of `a` (a stable sort's tie order), made here, not timed
+        if pos:  # row positions of `a` (a stable sort's tie order, unique's first tuple per key), not timed
             rows = len(tables["a"]["k"])
             tables["a"][pos] = numpy.arange(rows, dtype=numpy.uint32 if rows < 2 ** 32 else numpy.uint64)
         sql, order = q.ra_sql(manifest["op"], manifest["args"], values)

@@ -2,7 +2,8 @@
 operation"), and the comparison of its answer with the suite's reference answer.
 
 Relations reach DuckDB as NumPy columns, never as text: an RA relation of 1 + V words per tuple is
-registered as `a` (and `b`) with columns k, v1..vV (UINTEGER, the suite's 32-bit words); a TPC-H plan
+registered as `a` (and `b`) with columns k, v1..vV (UINTEGER, the suite's 32-bit words; for sort
+and unique also i, the row's position in `a`: position_column); a TPC-H plan
 input i as `t<i>` with columns c0..cN. Pure functions: no DuckDB import here, so the mapping can be
 read and tested without it."""
 import numpy as np
@@ -23,20 +24,29 @@ def ra_columns(values):
     return ["k"] + value_cols(values)
 
 
+POSITIONED = ("sort", "unique")  # the operations whose SQL reads the position column of `a`
+
+
 def position_column(op):
-    """The column of row positions (0, 1, ...) an operation's SQL needs on its input `a`, or None. The
-    suite's sort is stable (std::stable_sort: equal keys keep their input order) and SQL's ORDER BY is
-    not (DuckDB's is not, measured), so the sort orders by (key, position): the same operation."""
-    return "i" if op == "sort" else None
+    """The column of row positions (0, 1, ...) an operation's SQL needs on its input `a`, or None.
+    sort: the suite's is stable (std::stable_sort: equal keys keep their input order) and SQL's ORDER
+    BY is not (DuckDB's is not, measured), so the sort orders by (key, position): the same operation.
+    unique: the suite keeps per key the first tuple in input order (what a stable sort then unique
+    gives, on input sorted or not), which SQL finds only by position: arg_min(value, position)."""
+    return "i" if op in POSITIONED else None
 
 
 def ra_sql(op, args, values):
     """The SQL of one RA primitive on `a` (and `b`) whose tuples carry `values` value attributes.
     Returns (sql, order): order is 'exact' (the suite's operator fixes the order: input order for
     project, select and the arithmetic, which DuckDB keeps under preserve_insertion_order, set by
-    run_case; key order by ORDER BY for unique and sort), 'multiset' (the suite's order is not the
-    SQL's to give: join, whose order within a key is unspecified, GROUP BY, the set operations, the
-    product; both sides are sorted before comparing) or 'none' (one aggregate row)."""
+    run_case; key order by ORDER BY for sort), 'multiset' (the suite's order is not the SQL's to give:
+    join, whose order within a key is unspecified, GROUP BY (unique, reduce_by_key), the set
+    operations, the product; from unsorted input (a case's input=unsorted) the suite leaves the output
+    order of these unspecified too; both sides are sorted before comparing) or 'none' (one aggregate
+    row). A case's `input` (sorted or unsorted) changes only the rows handed over, never the SQL:
+    unique reads the input's order through the position column (position_column), the others'
+    answers do not depend on it."""
     vs = value_cols(values)
     cols = ", ".join(ra_columns(values))
     if op == "project":
@@ -46,9 +56,12 @@ def ra_sql(op, args, values):
         col = ra_columns(values)[args["attribute"]]
         return f"SELECT {cols} FROM a WHERE {col} BETWEEN {args['lo']} AND {args['hi']}", "exact"
     if op == "unique":
-        # The first tuple of each run of equal keys in an input sorted by (key, values): per key, the
-        # least tuple.
-        return f"SELECT DISTINCT ON (k) {cols} FROM a ORDER BY {cols}", "exact"
+        # Per key, the first tuple in input order (position i): what the suite's stable sort then
+        # unique keeps, and on input sorted by (key, values) the least tuple of each key. A hash
+        # aggregation, as DuckDB runs a GROUP BY; the positions are distinct, so arg_min has no tie.
+        pos = position_column(op)
+        parts = [f"arg_min({v}, {pos}) AS {v}" for v in vs]
+        return "SELECT " + ", ".join(["k"] + parts) + " FROM a GROUP BY k", "multiset"
     if op == "reduce":
         fold = args["op"]
         if fold == "sum":  # exact 64-bit sums; 0 for an empty relation
