@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <stdexcept>
@@ -21,8 +22,16 @@ struct RaOptions : WorkloadOptions {
   std::vector<int> key_bits{32};
   std::vector<double> selectivity{0.5};
   std::vector<std::string> reduce_ops{"sum"};
+  std::vector<std::string> inputs{"sorted", "unsorted"};
   int product_rows = 8;
 };
+
+// The tests whose inputs the RA paper takes sorted (by key; the set operations by whole tuple): their
+// cases come from sorted input (the sort not timed) and from unsorted input (the sort timed with them).
+bool takes_sorted_input(Op op) {
+  return op == Op::Unique || op == Op::ReduceByKey || op == Op::Join || op == Op::SetUnion ||
+         op == Op::SetIntersection || op == Op::SetDifference;
+}
 
 ReduceOp parse_reduce(const std::string& s) {
   if (s == "sum") return ReduceOp::Sum;
@@ -38,6 +47,10 @@ struct CaseData {
   std::vector<Relation> host_in;   // inputs in host memory of the transfer kind
   std::vector<DeviceRel> dev_in;   // device copies (re-uploaded in every pass when there is a bus)
   DeviceRel dev_out;
+  // Unsorted input for a variant that needs it sorted: the sorted copies the pass makes of dev_in, and
+  // the sort's intermediates (two handles per input, written in turn).
+  std::vector<std::array<DeviceRel, 2>> sort_buf;
+  std::vector<const DeviceRelation*> sorted_in;
   Relation host_out;               // capacity = the expected rows
   Relation expected;
   bool multiset = false;           // join: order within a key is unspecified
@@ -50,9 +63,14 @@ struct CaseData {
   std::uint64_t out_rows = 0;              // the expected output's rows and values
   int out_values = 0;
 
+  // Operand i of the operator: the sorted copy where the pass sorts the input first.
+  const DeviceRelation& in(std::size_t i) const { return sorted_in[i] ? *sorted_in[i] : *dev_in[i]; }
+
   // The device inputs and the host output, once the case's memory plan fits.
   void allocate() {
     dev_in.resize(host_in.size());
+    sort_buf.resize(host_in.size());
+    sorted_in.assign(host_in.size(), nullptr);
     for (std::size_t i = 0; i < host_in.size(); ++i) backend->upload(host_in[i], dev_in[i]);
     if (!is_reduce) host_out = backend->host_relation(out_rows, out_values, transfer, key_words);
   }
@@ -100,6 +118,71 @@ struct CaseData {
     return v;
   }
 };
+
+// How a pass sorts unsorted input for a variant that takes it sorted: the backend's stable key sort;
+// by whole tuple (the set operations) as stable key sorts of the tuple's words in groups of at most
+// two, least significant group first, each group brought to the key by project and put back after.
+struct InputSort {
+  std::string sort_variant, project_variant;
+  bool whole_tuple = false;
+  std::string text() const {
+    return whole_tuple ? sort_variant + " sort by whole tuple (stable key sorts of word groups, " + project_variant +
+                             " project)"
+                       : sort_variant + " sort by key";
+  }
+};
+
+// The word groups (first word, words) of a whole-tuple sort of `width`-word tuples, least significant first.
+std::vector<std::pair<int, int>> sort_groups(int width) {
+  std::vector<std::pair<int, int>> g;
+  for (int end = width; end > 0; end -= 2) g.emplace_back(std::max(0, end - 2), end - std::max(0, end - 2));
+  return g;
+}
+
+// Sorts operand i of `d` into d.sort_buf[i] and points d.sorted_in[i] at the result.
+Breakdown sort_operand(CaseData& d, std::size_t i, const InputSort& s) {
+  d.sorted_in[i] = nullptr;
+  const DeviceRelation* cur = d.dev_in[i].get();
+  const int kw = cur->key_words(), w = cur->width();
+  Breakdown total;
+  int next = 0;  // the handle the next step writes: never the one it reads
+  auto step = [&](auto&& call) {
+    DeviceRel& out = d.sort_buf[i][static_cast<std::size_t>(next)];
+    next ^= 1;
+    const Breakdown b = call(*cur, out);
+    total.kernel += b.kernel;
+    total.h2d += b.h2d;
+    total.d2h += b.d2h;
+    cur = out.get();
+  };
+  auto sort = [&](const DeviceRelation& in, DeviceRel& out) { return d.backend->sort(in, s.sort_variant, out); };
+  if (!s.whole_tuple) {
+    step(sort);
+  } else {
+    for (const auto& [first, len] : sort_groups(w)) {
+      if (first == 0 && len == kw) {
+        step(sort);
+        continue;
+      }
+      ProjectLayout to, back;
+      to.key_words = len;
+      back.key_words = kw;
+      for (int k = first; k < first + len; ++k) to.words.push_back(k);
+      for (int k = 0; k < w; ++k)
+        if (k < first || k >= first + len) to.words.push_back(k);
+      // A tuple that is all key would have no value: every backend takes keys with values, so the
+      // last word is carried twice.
+      if (static_cast<int>(to.words.size()) == len) to.words.push_back(w - 1);
+      back.words.assign(static_cast<std::size_t>(w), 0);
+      for (int p = 0; p < w; ++p) back.words[static_cast<std::size_t>(to.words[static_cast<std::size_t>(p)])] = p;
+      step([&](const DeviceRelation& in, DeviceRel& out) { return d.backend->project_words(in, to, s.project_variant, out); });
+      step(sort);
+      step([&](const DeviceRelation& in, DeviceRel& out) { return d.backend->project_words(in, back, s.project_variant, out); });
+    }
+  }
+  d.sorted_in[i] = cur;
+  return total;
+}
 
 class RaRunner {
  public:
@@ -189,6 +272,60 @@ class RaRunner {
     return p;
   }
 
+  // A case from unsorted input whose variant takes its input sorted (`needed`): its pass sorts every
+  // input (by key; by whole tuple for the set operations) before the operator, and the sort's time
+  // is the phase input_sort of the operator's kernel time. Plans the sorted copies and the sort's
+  // own scratch; names the sort in the result (extra.input_sort).
+  Prepared sorted_first(CaseData& c, bool needed, bool whole_tuple, const std::string& variant, MemoryPlan& plan,
+                        Prepared p) {
+    if (!needed) return p;
+    InputSort s;
+    s.whole_tuple = whole_tuple;
+    s.sort_variant = pick(Op::Sort, variant);
+    if (whole_tuple) s.project_variant = pick(Op::Project, variant);
+    std::uint64_t largest = 0;
+    for (const Relation& r : c.host_in) {
+      largest = std::max(largest, r.bytes());
+      // Its two intermediates; a whole-tuple sort's projection may carry one word more.
+      const int w = r.width() + (whole_tuple && r.width() == 2 ? 1 : 0);
+      plan.add("sorted input and the sort's intermediate", 2 * r.rows() * static_cast<std::uint64_t>(w) * 4);
+    }
+    const Relation& big = c.host_in[0].bytes() >= largest ? c.host_in[0] : c.host_in[1];
+    b_.plan_scratch(op_shape(Op::Sort, s.sort_variant, big, nullptr, big.rows(), big.width()), plan);
+    auto op = std::move(c.op);
+    const Op kind = c.kind;
+    c.op = [op, s, kind](CaseData& d) {
+      Breakdown sorted;
+      for (std::size_t i = 0; i < d.dev_in.size(); ++i) {
+        const Breakdown b = sort_operand(d, i, s);
+        sorted.kernel += b.kernel;
+        sorted.h2d += b.h2d;
+        sorted.d2h += b.d2h;
+      }
+      Breakdown k = op(d);
+      Breakdown out;
+      out.kernel = sorted.kernel + k.kernel;
+      out.h2d = sorted.h2d + k.h2d;
+      out.d2h = sorted.d2h + k.d2h;
+      out.add_phase("input_sort", sorted.kernel);
+      if (k.phases.empty()) out.add_phase(test_name(kind), k.kernel);
+      for (const Phase& ph : k.phases) out.add_phase(ph.name, ph.seconds, ph.kind);
+      return out;
+    };
+    p.extra["input_sort"] = s.text();
+    return p;
+  }
+
+  // The variant that runs `op` for a case of `variant`: itself where it implements op, else the
+  // backend's first variant of op that can run here.
+  std::string pick(Op op, const std::string& variant) const {
+    if (offers(b_, op, variant)) return variant;
+    for (const std::string& v : b_.variants(op))
+      if (b_.variant_table().info(v).unavailable.empty()) return v;
+    throw SkipCase(std::string("unsorted input: the backend has no ") + test_name(op) +
+                   " variant to sort it with before the operator");
+  }
+
   // Tuples of kw + values words that make up `size` bytes per input.
   std::uint64_t rows_of(std::uint64_t size, int kw) const {
     return size / (4u * static_cast<std::uint64_t>(kw + o_.values));
@@ -214,6 +351,7 @@ class RaRunner {
       case Op::Product: a.push_back({"right_rows", {o_.product_rows}}); break;
       default: break;
     }
+    if (takes_sorted_input(op)) a.push_back({"input", axis_values(o_.inputs)});
     return a;
   }
 
@@ -228,6 +366,19 @@ class RaRunner {
     c->key_words = kw;
     c->kind = op;
     c->variant = variant;
+    // Unsorted input: generated in random order, the expected output made from sorted copies, the
+    // output compared as a multiset (its order is the algorithm's); a variant that takes its input
+    // sorted sorts it inside the timed pass.
+    const bool unsorted = takes_sorted_input(op) && param(p, "input").get<std::string>() == "unsorted";
+    const bool any_order = b_.variant_table().info(variant).any_order;
+    c->multiset = unsorted || any_order;
+    auto by_key = [&](const Relation& r) { return unsorted ? ref::sort(r) : r; };
+    auto by_tuple = [&](const Relation& r) {
+      if (!unsorted) return r;
+      Relation s = r.clone();
+      sort_tuples(s, threads());
+      return s;
+    };
     // A generated relation of this case's key width.
     auto spec = [&](std::uint64_t rows, KeySpec k, bool sorted, std::uint32_t mask = 0xffffffffu) {
       return RelationSpec{rows, o_.values, k, sorted, mask, kw};
@@ -258,18 +409,20 @@ class RaRunner {
       case Op::ReduceByKey: {
         const double dup = param(p, "duplicates").get<double>();
         const auto distinct = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(n) * (1 - dup)));
-        c->host_in.push_back(input(spec(n, keys(dist, distinct), true), "ra.sorted", size, t));
+        c->host_in.push_back(input(spec(n, keys(dist, distinct), !unsorted), "ra.sorted", size, t));
         if (op == Op::Unique) {
-          c->expected = ref::unique(c->host_in[0]);
-          return finish(plan, c, t, c->expected.rows(), o_.values, [variant](CaseData& d) {
-            return d.backend->unique(*d.dev_in[0], variant, d.dev_out);
-          });
+          c->expected = ref::unique(by_key(c->host_in[0]));
+          return sorted_first(*c, unsorted && !any_order, false, variant, plan,
+                              finish(plan, c, t, c->expected.rows(), o_.values, [variant](CaseData& d) {
+                                return d.backend->unique(d.in(0), variant, d.dev_out);
+                              }));
         }
         const ReduceOp ro = parse_reduce(param(p, "op").get<std::string>());
-        c->expected = ref::reduce_by_key(c->host_in[0], ro);
-        return finish(plan, c, t, c->expected.rows(), o_.values, [variant, ro](CaseData& d) {
-          return d.backend->reduce_by_key(*d.dev_in[0], ro, variant, d.dev_out);
-        });
+        c->expected = ref::reduce_by_key(by_key(c->host_in[0]), ro);
+        return sorted_first(*c, unsorted && !any_order, false, variant, plan,
+                            finish(plan, c, t, c->expected.rows(), o_.values, [variant, ro](CaseData& d) {
+                              return d.backend->reduce_by_key(d.in(0), ro, variant, d.dev_out);
+                            }));
       }
       case Op::Reduce: {
         const ReduceOp ro = parse_reduce(param(p, "op").get<std::string>());
@@ -283,30 +436,33 @@ class RaRunner {
         });
       }
       case Op::Join: {
-        join_inputs(*c, dist, param(p, "match").get<double>(), param(p, "fanout").get<int>(), size, t);
+        join_inputs(*c, dist, param(p, "match").get<double>(), param(p, "fanout").get<int>(), size, t, !unsorted);
+        const Relation l = by_key(c->host_in[0]), r = by_key(c->host_in[1]);
         // Count first: a skewed (Zipf) join can be far too large to build even once.
-        const std::uint64_t rows = ref::join_rows(c->host_in[0], c->host_in[1]);
+        const std::uint64_t rows = ref::join_rows(l, r);
         check_output(c->host_in[0].bytes() + c->host_in[1].bytes(),
                      rows * static_cast<std::uint64_t>(kw + 2 * o_.values) * 4, size);
-        c->expected = ref::join(c->host_in[0], c->host_in[1]);
+        c->expected = ref::join(l, r);
         sort_tuples(c->expected);
         c->multiset = true;
-        return finish(plan, c, t, c->expected.rows(), 2 * o_.values, [variant](CaseData& d) {
-          return d.backend->join(*d.dev_in[0], *d.dev_in[1], variant, d.dev_out);
-        });
+        return sorted_first(*c, unsorted && !any_order, false, variant, plan,
+                            finish(plan, c, t, c->expected.rows(), 2 * o_.values, [variant](CaseData& d) {
+                              return d.backend->join(d.in(0), d.in(1), variant, d.dev_out);
+                            }));
       }
       case Op::SetUnion:
       case Op::SetIntersection:
       case Op::SetDifference: {
         const SetOp so = op == Op::SetUnion ? SetOp::Union : op == Op::SetIntersection ? SetOp::Intersection : SetOp::Difference;
         // n distinct keys and 2-valued attributes: about half the tuples of a also occur in b.
-        const RelationSpec s = spec(n, keys(dist, n), true, 2u);
+        const RelationSpec s = spec(n, keys(dist, n), !unsorted, 2u);
         c->host_in.push_back(input(s, "ra.set.a", size, t));
         c->host_in.push_back(input(s, "ra.set.b", size, t));
-        c->expected = ref::set_op(c->host_in[0], c->host_in[1], so);
-        return finish(plan, c, t, c->expected.rows(), o_.values, [variant, so](CaseData& d) {
-          return d.backend->set_op(*d.dev_in[0], *d.dev_in[1], so, variant, d.dev_out);
-        });
+        c->expected = ref::set_op(by_tuple(c->host_in[0]), by_tuple(c->host_in[1]), so);
+        return sorted_first(*c, unsorted && !any_order, true, variant, plan,
+                            finish(plan, c, t, c->expected.rows(), o_.values, [variant, so](CaseData& d) {
+                              return d.backend->set_op(d.in(0), d.in(1), so, variant, d.dev_out);
+                            }));
       }
       case Op::Product: {
         const auto right = static_cast<std::uint64_t>(param(p, "right_rows").get<int>());
@@ -348,7 +504,9 @@ class RaRunner {
   // Left: n tuples over n / fanout distinct even keys (each key about `fanout` times). Right: the
   // same, then each tuple's key is made odd (matching nothing) with probability 1 - match. The
   // output is about match * n * fanout tuples; its exact size comes from the reference's count.
-  void join_inputs(CaseData& c, const std::string& dist, double match, int fan, std::uint64_t size, Transfer t) {
+  // Both are sorted by whole tuple unless `sorted` is false (the cases from unsorted input).
+  void join_inputs(CaseData& c, const std::string& dist, double match, int fan, std::uint64_t size, Transfer t,
+                   bool sorted) {
     const int kw = c.key_words;
     const std::uint64_t n = rows_of(size, kw);
     KeySpec k = keys(dist, std::max<std::uint64_t>(1, n / static_cast<std::uint64_t>(fan)));
@@ -361,8 +519,10 @@ class RaRunner {
       set_key(l.tuple(i), kw, l.key(i) * 2);
       set_key(r.tuple(i), kw, r.key(i) * 2 + (uniform01(rand_at(mseed, i)) < match ? 0u : 1u));
     }
-    sort_tuples(l, threads());
-    sort_tuples(r, threads());
+    if (sorted) {
+      sort_tuples(l, threads());
+      sort_tuples(r, threads());
+    }
     c.host_in.push_back(l);
     c.host_in.push_back(r);
   }
@@ -390,6 +550,10 @@ int ra_main(int argc, char** argv, Platform& platform, RaBackend& backend) {
     app.add_option("--selectivity", o->selectivity, "select: fractions of tuples selected, in [0, 1]")->delimiter(',');
     app.add_option("--reduce-op", o->reduce_ops, "reduce/reduce_by_key: sum, min, max")->delimiter(',');
     app.add_option("--product-rows", o->product_rows, "product: tuples of the right input (1..4096)");
+    app.add_option("--input", o->inputs,
+                   "unique/reduce_by_key/join/set operations: sorted (the paper's contract: sorted input, the sort "
+                   "not timed) and/or unsorted (random order; a variant that needs it sorted sorts it in its time)")
+        ->delimiter(',');
   };
   def.validate = [o] {
     validate_workload_options(*o);
@@ -399,6 +563,9 @@ int ra_main(int argc, char** argv, Platform& platform, RaBackend& backend) {
       if (!(s >= 0 && s <= 1)) throw UsageError("--selectivity must lie in [0, 1], got " + number_text(s));
     for (const std::string& r : o->reduce_ops) parse_reduce(r);
     if (o->product_rows < 1 || o->product_rows > 4096) throw UsageError("--product-rows must be 1..4096");
+    if (o->inputs.empty()) throw UsageError("--input: name sorted and/or unsorted");
+    for (const std::string& in : o->inputs)
+      if (in != "sorted" && in != "unsorted") throw UsageError("--input: '" + in + "' is not sorted or unsorted");
   };
   def.run = [o, &backend](Session& s) { RaRunner(s, backend, *o).run(); };
   return run_main(argc, argv, def, platform);

@@ -17,6 +17,9 @@ struct VariantInfo {
   std::string name;
   std::vector<std::string> tests;  // the tests it implements ("select", "join", ...)
   std::string unavailable;         // why its cases are skipped here; "" when it runs
+  // Takes its inputs in any order and gives its output in no fixed order (hash-based operators): its
+  // output is verified as a multiset, and a benchmark hands it unsorted input without sorting it first.
+  bool any_order = false;
 };
 
 // What the benchmarks read of a backend's table: names, tests and reasons, without the backend's Ids.
