@@ -4,7 +4,8 @@ and over the database peer (DuckDB), and the input size from which the accelerat
 included, beats the CPU. Only verified results count; every figure names the case id it comes from.
 
 An operation is a benchmark's test with one set of parameters (the peers' `threads` aside); per test
-the headline takes the parameter set that the most processors ran (TPC-H: one per data source), at
+the headline takes the parameter set that the most processors ran (TPC-H: one per data source; ra's
+tests with an `input` parameter: one from sorted input and one from unsorted input), at
 the largest size at which the CPU and the accelerator both ran, so beyond the caches when the run
 went there (a peer that did not run that size has no speed-up in that row). A processor is a
 backend's device: the cpu backend, each device backend (opencl, cuda) and each peer. Without a GPU
@@ -21,10 +22,14 @@ DuckDB (docs/peers.md) runs every case in two variants: `sql_table`, its answer 
 DuckDB (a temporary table), the same work as the suite's CPU kernels, whose answer stays in their
 own memory; and `sql`, the answer transferred to NumPy (fetchnumpy()). The headline compares
 `sql_table` and gives `sql` beside it (a run from before `sql_table` was recorded: `sql`, and says
-so). It names per operation the contract of the suite's side: unique, reduce_by_key, join and the
-set operations of ra take input already sorted by key (the RA paper's contract) and their time
-excludes that sort, while DuckDB is handed the rows without that contract, so those comparisons are
-not equal work yet (issue 29, item 1 adds cases from unsorted input); the other operations are.
+so). It names per operation the input contract of the comparison. unique, reduce_by_key, join and
+the set operations of ra run on sorted input (their param input=sorted: the RA paper's contract, by
+key, the set operations by whole tuple; that sort not timed), where DuckDB is handed the same rows
+without knowing their order: not equal work, marked and never counted as equal work; and on
+unsorted input (input=unsorted: the same relations in random order; the suite's time includes
+sorting them, or its `hash` variant runs on them directly), where DuckDB is handed the same
+unsorted rows: equal work (issue 29, item 1). A run from before that param has only sorted input
+and is named as such. The other operations are equal work.
 
 The report shows the headline as an overview (one row per operation, a column per processor, each
 cell the speed-up with transfers first, its interval in brackets) and, folded below it, the details
@@ -57,15 +62,25 @@ DB_PEER = "duckdb"  # the end-to-end database peer the speed-ups are quoted agai
 DB_TABLE = "sql_table"  # its answer materialised in DuckDB: the equal-work variant, compared
 DB_NUMPY = "sql"        # its answer transferred to NumPy (fetchnumpy): beside it
 DB_VARIANT_TEXT = {DB_TABLE: "DuckDB's answer materialised in DuckDB", DB_NUMPY: "DuckDB's answer transferred to NumPy"}
-# The suite's tests that take their input already sorted by key (the RA paper's contract; the sort is
-# not timed), where DuckDB is handed the rows without that contract: not equal work yet.
+# The suite's tests that run on input sorted by key (the RA paper's contract; the set operations by
+# whole tuple) with that sort not timed, and on unsorted input (issue 29, item 1), as the case's param
+# INPUT_PARAM says: 'sorted' (DuckDB is handed the same rows without knowing their order: not equal
+# work) or 'unsorted' (the suite's time includes its sort, or a hash variant runs on the rows; DuckDB
+# hashes or sorts within its own: equal work). A result without the param (a run from before it) is
+# from sorted input, where DuckDB was handed the rows without that contract.
 SORTED_INPUT_TESTS = {"ra": ("unique", "reduce_by_key", "join", "set_union", "set_intersection", "set_difference")}
-SORTED_CONTRACT = "sorted input (suite) vs unsorted (DuckDB)"
+INPUT_PARAM = "input"
+SORTED_CONTRACT = "sorted input (suite) vs unsorted (DuckDB)"  # a run from before INPUT_PARAM
+SORTED_CASE_CONTRACT = "sorted input, its sort not timed (DuckDB: the same rows, not known sorted)"  # input=sorted
 SORTED_ONLY_CONTRACT = "sorted input (its sort not timed)"  # no DuckDB result to compare with
+UNSORTED_CONTRACT = "equal work: unsorted input, its sort or hash timed (both sides)"  # input=unsorted
+UNSORTED_ONLY_CONTRACT = "unsorted input (its sort or hash timed)"  # no DuckDB result to compare with
 EQUAL_CONTRACT = "equal work"
 SORTED_MARK = "\u2020"  # a dagger after DuckDB's cell in the overview: the suite's side takes sorted input
 PEER_ONLY_PARAMS = ("threads",)  # a peer's own axis, not part of the operation
-SEPARATE_BY = ("data",)  # parameters that make separate headline operations (TPC-H random vs real tables)
+# Parameters that make separate headline operations: TPC-H random vs real tables; ra from sorted vs
+# unsorted input (only the unsorted one is equal work with DuckDB, so neither may stand for the other).
+SEPARATE_BY = ("data", INPUT_PARAM)
 SKIPPED_BENCHMARKS = ("bus",)  # the ceilings, not operations
 
 
@@ -344,16 +359,35 @@ class Line:
         return self.db_variant == DB_NUMPY
 
     @property
+    def input_order(self) -> str:
+        """For a test of SORTED_INPUT_TESTS, the order of its input: its param INPUT_PARAM ('sorted' or
+        'unsorted'), 'sorted' in a run from before that param; '' for any other test."""
+        if self.test not in SORTED_INPUT_TESTS.get(self.bench, ()):
+            return ""
+        return str(dict(self.params).get(INPUT_PARAM, "sorted"))
+
+    @property
     def sorted_input(self) -> bool:
-        """The suite's side takes its input sorted by key, that sort not timed (SORTED_INPUT_TESTS)."""
-        return self.test in SORTED_INPUT_TESTS.get(self.bench, ())
+        """The suite's side takes its input sorted by key, that sort not timed (SORTED_INPUT_TESTS from
+        sorted input): never equal work."""
+        return self.input_order == "sorted"
+
+    @property
+    def before_input_param(self) -> bool:
+        """A test of SORTED_INPUT_TESTS from a run without INPUT_PARAM (before issue 29, item 1)."""
+        return bool(self.input_order) and INPUT_PARAM not in dict(self.params)
 
     @property
     def contract(self) -> str:
-        """The input contract of the comparison: SORTED_CONTRACT or EQUAL_CONTRACT where DuckDB ran,
-        SORTED_ONLY_CONTRACT or '' where it did not."""
+        """The input contract of the comparison where DuckDB ran: SORTED_CONTRACT (a run from before
+        INPUT_PARAM), SORTED_CASE_CONTRACT (input=sorted), UNSORTED_CONTRACT (input=unsorted) or
+        EQUAL_CONTRACT; where it did not: SORTED_ONLY_CONTRACT, UNSORTED_ONLY_CONTRACT or ''."""
         if self.sorted_input:
-            return SORTED_CONTRACT if self.db_best else SORTED_ONLY_CONTRACT
+            if not self.db_best:
+                return SORTED_ONLY_CONTRACT
+            return SORTED_CONTRACT if self.before_input_param else SORTED_CASE_CONTRACT
+        if self.input_order == "unsorted":
+            return UNSORTED_CONTRACT if self.db_best else UNSORTED_ONLY_CONTRACT
         return EQUAL_CONTRACT if self.db_best else ""
 
     def rows_of(self, b: str) -> list[Row]:
@@ -576,10 +610,13 @@ def db_column_note(ls: Sequence[Line]) -> str:
     if DB_NUMPY in variants:
         parts.append(f"'+NumPy' marks an operation with no `{DB_TABLE}` result: its `{DB_NUMPY}` figure, the transfer "
                      "to NumPy included")
-    if any(ln.sorted_input and ln.db_variant for ln in ls):
+    if any(ln.sorted_input and ln.before_input_param and ln.db_variant for ln in ls):
         parts.append(f"{SORTED_MARK} marks an operation the suite runs on input already sorted by key, that sort not "
-                     f"timed, where DuckDB is handed the rows without that order: {SORTED_CONTRACT}, not equal work "
-                     "yet")
+                     f"timed, where DuckDB is handed the rows without that order: {SORTED_CONTRACT}, not equal work")
+    if any(ln.sorted_input and not ln.before_input_param and ln.db_variant for ln in ls):
+        parts.append(f"{SORTED_MARK} marks an operation from sorted input ({INPUT_PARAM}=sorted), that sort not timed "
+                     f"on the suite's side, where DuckDB is handed the same rows without knowing their order: "
+                     f"{SORTED_CASE_CONTRACT}, not equal work (from unsorted input, {INPUT_PARAM}=unsorted, it is)")
     return f"In the {DB_PEER} column: " + "; ".join(parts) + "."
 
 
@@ -647,7 +684,8 @@ def _equal_work_clause(ls: Sequence[Line], best: str) -> str:
 def db_sentences(ls: Sequence[Line]) -> list[str]:
     """The sentences on DuckDB: the best CPU implementation against its answer materialised in DuckDB
     (`sql_table`, the equal-work variant), then against its answer transferred to NumPy (`sql`); a run
-    without `sql_table` (older) compares `sql` and says so; which operations are not equal work yet."""
+    without `sql_table` (older) compares `sql` and says so; what the input contracts mean for the counts
+    (_input_sentences)."""
     with_db = [ln for ln in ls if ln.db_best and ln.cpu_best]
     if not with_db:
         return [f"No {DB_PEER} results in this run: no {DB_PEER} column, and no speed-up over it."] if ls else []
@@ -678,15 +716,38 @@ def db_sentences(ls: Sequence[Line]) -> list[str]:
         out.append(f"This run has no `{DB_TABLE}` results ({DB_VARIANT_TEXT[DB_TABLE]}, the equal-work variant, which "
                    f"the peer records since issue 29): on {DB_PEER}'s side the comparison includes the transfer to "
                    "NumPy.")
-    unequal = [ln for ln in with_db if ln.sorted_input]
-    if unequal:
-        tests = list(dict.fromkeys(ln.test for ln in unequal))
-        out.append(f"Not equal work yet on {len(unequal)} of the {len(with_db)} ({_and(tests)}): the suite's side "
+    out += _input_sentences(with_db)
+    return out
+
+
+def _input_sentences(with_db: Sequence[Line]) -> list[str]:
+    """What the input contracts of the operations DuckDB ran mean for the counts: the operations from
+    sorted input are not equal work (a run from before INPUT_PARAM: all of SORTED_INPUT_TESTS), those
+    from unsorted input are."""
+    def tests(ls: Sequence[Line]) -> str:
+        return _and(list(dict.fromkeys(ln.test for ln in ls)))
+
+    out = []
+    before = [ln for ln in with_db if ln.sorted_input and ln.before_input_param]
+    if before:
+        out.append(f"Not equal work on {len(before)} of the {len(with_db)} ({tests(before)}): the suite's side "
                    "takes its input already sorted by key (the RA paper's contract) and its time excludes that sort, "
                    f"while {DB_PEER} is handed the rows without that contract and hashes or sorts them within its "
-                   f"time ('{SORTED_CONTRACT}' in the details, {SORTED_MARK} in the overview); cases from unsorted "
-                   "input are to come "
-                   "(issue 29, item 1).")
+                   f"time ('{SORTED_CONTRACT}' in the details, {SORTED_MARK} in the overview); this run is from "
+                   "before the suite's cases from unsorted input (issue 29, item 1), which are equal work.")
+    new = [ln for ln in with_db if ln.sorted_input and not ln.before_input_param]
+    if new:
+        out.append(f"From sorted input ({INPUT_PARAM}=sorted), {len(new)} of the {len(with_db)} ({tests(new)}) are "
+                   "not equal work and not counted as such: the suite's side takes its input already sorted (the RA "
+                   "paper's contract: by key, the set operations by whole tuple) and its time excludes that sort, "
+                   f"while {DB_PEER} is handed the same rows without knowing their order and hashes or sorts them "
+                   f"within its time ('{SORTED_CASE_CONTRACT}' in the details, {SORTED_MARK} in the overview).")
+    unsorted = [ln for ln in with_db if ln.input_order == "unsorted"]
+    if unsorted:
+        out.append(f"From unsorted input ({INPUT_PARAM}=unsorted), {len(unsorted)} of the {len(with_db)} "
+                   f"({tests(unsorted)}) are equal work: both sides are handed the same rows in random order, the "
+                   "suite's time includes sorting them (phase input_sort) or its hash variant runs on them, and "
+                   f"{DB_PEER} hashes or sorts them within its time ('{UNSORTED_CONTRACT}' in the details).")
     return out
 
 
