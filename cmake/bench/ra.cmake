@@ -5,7 +5,7 @@ hdb_add_benchmark(ra
               src/common/reference/ra.cpp src/common/workloads/relations.cpp
               src/common/algorithms/tuple_sort.cpp
   CPU         src/cpu/ra_main.cpp
-  CPU_LIB     src/cpu/ra_backend.cpp src/cpu/ra_library.cpp
+  CPU_LIB     src/cpu/ra_backend.cpp src/cpu/ra_library.cpp src/cpu/ra_hash.cpp
   OPENCL      src/opencl/ra_main.cpp
   OPENCL_LIB  src/opencl/ra_backend.cpp
   OPENCL_LIBS hdb_opencl_sort

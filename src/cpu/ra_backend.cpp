@@ -295,14 +295,16 @@ inline void store_fence() {
 }
 
 Tuples tuples_of(const CpuRelation& r) { return {r.data(), r.rows(), r.width(), r.key_words()}; }
+hash::Rows hash_rows(const CpuRelation& r) { return {r.data(), r.rows(), r.width(), r.key_words()}; }
 
 }  // namespace
 
 namespace {
 
-enum class Impl { Serial, Parallel, Tbb, Pstl };
+enum class Impl { Serial, Parallel, Tbb, Pstl, Hash };
 
-// serial and parallel implement every operator; the library variants theirs, where the build has oneTBB.
+// serial and parallel implement every operator; the library variants theirs, where the build has oneTBB;
+// hash the operators a database engine runs by hashing unsorted input (ra_hash.hpp), on all cores.
 const VariantTable<Impl>& table() {
   static const VariantTable<Impl> t = [] {
     std::vector<std::string> every = test_names(all_ops());
@@ -311,7 +313,12 @@ const VariantTable<Impl>& table() {
                               {{Impl::Serial, {"serial", every, ""}},
                                {Impl::Parallel, {"parallel", every, ""}},
                                {Impl::Tbb, {"tbb", test_names(library::ops(library::Library::Tbb)), no_tbb}},
-                               {Impl::Pstl, {"pstl", test_names(library::ops(library::Library::Pstl)), no_tbb}}});
+                               {Impl::Pstl, {"pstl", test_names(library::ops(library::Library::Pstl)), no_tbb}},
+                               {Impl::Hash,
+                                {"hash",
+                                 test_names({Op::Unique, Op::ReduceByKey, Op::Join, Op::SetUnion, Op::SetIntersection,
+                                             Op::SetDifference}),
+                                 "", true}}});
   }();
   return t;
 }
@@ -323,7 +330,8 @@ const VariantList& CpuRa::variant_table() const { return table(); }
 int CpuRa::threads_for(const std::string& variant) const {
   switch (table().id(variant)) {
     case Impl::Serial: return 1;
-    case Impl::Parallel: return platform_.threads();
+    case Impl::Parallel:
+    case Impl::Hash: return platform_.threads();
     case Impl::Tbb:
     case Impl::Pstl: break;
   }
@@ -340,7 +348,8 @@ library::Library CpuRa::library_of(const std::string& variant) const {
     case Impl::Tbb: return library::Library::Tbb;
     case Impl::Pstl: return library::Library::Pstl;
     case Impl::Serial:
-    case Impl::Parallel: break;
+    case Impl::Parallel:
+    case Impl::Hash: break;
   }
   throw std::logic_error("'" + variant + "' is not a library variant");
 }
@@ -434,6 +443,13 @@ Breakdown CpuRa::run_unique(const DeviceRelation& in_, const std::string& varian
     o.shape(library::unique(d, in.rows(), in.width(), in.key_words(), o.data(), platform_.threads()), in.values(),
             in.key_words());
     return Breakdown::compute_only(t.seconds());
+  }
+  if (table().id(variant) == Impl::Hash) {
+    CpuRelation& o = ensure(out, in.rows(), in.values(), in.key_words());
+    Breakdown b;
+    o.shape(hash::unique(hash_rows(in), o.data(), platform_.threads(), hash_, b), in.values(), in.key_words());
+    b.kernel = b.total = t.seconds();
+    return b;
   }
   for_key_words(in.key_words(), [&](auto KW) {
     compact(in,
@@ -573,6 +589,14 @@ void reduce_by_key_w(const CpuRelation& in, int threads, DeviceRel& out_handle) 
 Breakdown CpuRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out_handle) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
+  if (table().id(variant) == Impl::Hash) {
+    CpuRelation& o = ensure(out_handle, in.rows(), in.values(), in.key_words());
+    Breakdown b;
+    o.shape(hash::reduce_by_key(hash_rows(in), op, o.data(), platform_.threads(), hash_, b), in.values(),
+            in.key_words());
+    b.kernel = b.total = t.seconds();
+    return b;
+  }
   const int threads = threads_for(variant);
   for_key_words(in.key_words(), [&](auto KW) {
     for_width(in.width(), [&](auto W) {
@@ -589,6 +613,16 @@ Breakdown CpuRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const
 
 Breakdown CpuRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out) {
   HostTimer t;
+  const int out_values = l_.values() + r_.values(), kw = l_.key_words();
+  if (table().id(variant) == Impl::Hash) {
+    Breakdown b;
+    const std::uint64_t rows =
+        hash::join(hash_rows(as_cpu(l_)), hash_rows(as_cpu(r_)),
+                   [&](std::uint64_t n) { return ensure(out, n, out_values, kw).data(); }, platform_.threads(), hash_, b);
+    static_cast<CpuRelation&>(*out).shape(rows, out_values, kw);
+    b.kernel = b.total = t.seconds();
+    return b;
+  }
   const Tuples l = tuples_of(as_cpu(l_)), r = tuples_of(as_cpu(r_));
   const int threads = threads_for(variant);
   // Merge-path pieces of equal merged length (left + right rows), however the keys are spread,
@@ -597,7 +631,6 @@ Breakdown CpuRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, co
   std::vector<Split> s(static_cast<std::size_t>(pieces) + 1);
   for (int p = 0; p <= pieces; ++p)
     s[static_cast<std::size_t>(p)] = join_split(l, r, chunk_begin(l.rows + r.rows, pieces, p));
-  const int out_values = l_.values() + r_.values(), kw = l_.key_words();
   for_key_words(kw, [&](auto KW) {
     for_common_width(l.width, [&](auto LW) {
       for_common_width(r.width, [&](auto RW) {
@@ -627,6 +660,13 @@ Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, 
     out.shape(library::set_op(op, a.data, a.rows, b.data, b.rows, a.width, out.data(), platform_.threads()), a_.values(),
               a_.key_words());
     return Breakdown::compute_only(t.seconds());
+  }
+  if (table().id(variant) == Impl::Hash) {
+    Breakdown bd;
+    out.shape(hash::set_op(hash_rows(as_cpu(a_)), hash_rows(as_cpu(b_)), op, out.data(), platform_.threads(), hash_, bd),
+              a_.values(), a_.key_words());
+    bd.kernel = bd.total = t.seconds();
+    return bd;
   }
   const int threads = threads_for(variant);
   // Small merge-path pieces handed out in order, each merged once into cache (as four parts side by
@@ -746,6 +786,7 @@ void CpuRa::release_scratch() {
   std::vector<std::uint32_t>().swap(sort_scratch_);
   StageBuffers().swap(join_stage_);
   std::vector<std::uint64_t>().swap(sort_keys_);
+  hash_.release();
 }
 
 void CpuRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
@@ -754,6 +795,10 @@ void CpuRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
   const Impl impl = table().id(s.variant);
   const bool library = impl == Impl::Tbb || impl == Impl::Pstl;
   const int threads = impl == Impl::Parallel ? platform_.threads() : 1;
+  if (impl == Impl::Hash) {
+    hash::plan(s, platform_.threads(), plan);
+    return;
+  }
   switch (s.op) {
     case Op::Sort:
       if (impl == Impl::Tbb) plan.add("tbb sort (key, row) pairs", s.rows_a * (s.key_words == 2 ? 16 : 8));

@@ -3,11 +3,13 @@
 // `parallel` (all cores, pieces handed out by a pool of blocking workers, runtime/chunks.hpp;
 // compactions and merges read their input once and place each piece's output by ra_staged.hpp;
 // joins and set operations split by merge path over both inputs, ra_merge.hpp; sort,
-// algorithms/tuple_sort.hpp).
+// algorithms/tuple_sort.hpp) and `hash` (all cores: unique, reduce_by_key, join and the set
+// operations on input in any order, ra_hash.hpp).
 #include <cstdint>
 #include <vector>
 
 #include "bench/ra.hpp"
+#include "ra_hash.hpp"
 #include "ra_library.hpp"
 #include "runtime/cpu_platform.hpp"
 
@@ -47,6 +49,7 @@ class CpuRa : public RaBackend {
   std::vector<std::uint32_t> sort_scratch_;  // grows in a case's first pass only
   std::vector<std::vector<std::uint32_t>> join_stage_;  // the join's piece buffers, likewise
   std::vector<std::uint64_t> sort_keys_;                 // the tbb sort's (key, row) words, likewise
+  hash::Scratch hash_;                                   // the hash variant's partitions and tables, likewise
 };
 
 }  // namespace hdb::ra::cpu

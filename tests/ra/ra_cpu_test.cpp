@@ -7,6 +7,7 @@
 #include "ra_library.hpp"
 #include "ra_conformance.hpp"
 #include "reference/ra.hpp"
+#include "workloads/random.hpp"
 
 namespace hdb::ra {
 namespace {
@@ -22,7 +23,9 @@ TEST(RaCpu, SerialMatchesReference) {
 TEST(RaCpu, VariantsAreLookedUpAndWhatRanIsRecorded) {
   hdb::cpu::CpuPlatform one(1);
   cpu::CpuRa b(one);
-  EXPECT_EQ(b.variants(Op::Join), (std::vector<std::string>{"serial", "parallel"}));
+  EXPECT_EQ(b.variants(Op::Join), (std::vector<std::string>{"serial", "parallel", "hash"}));
+  EXPECT_TRUE(b.variant_table().info("hash").any_order);
+  EXPECT_FALSE(b.variant_table().info("parallel").any_order);
   EXPECT_EQ(b.variants(Op::Sort), (std::vector<std::string>{"serial", "parallel", "tbb", "pstl"}));
   Relation r(1000, 1);
   for (std::uint64_t i = 0; i < r.rows(); ++i) r.tuple(i)[0] = static_cast<std::uint32_t>(i), r.tuple(i)[1] = 7;
@@ -266,6 +269,38 @@ TEST(RaCpu, ParallelSplitsInsideRunsMatchReference) {
                      "join swapped " + what);
       }
     }
+  }
+}
+
+// The hash variant on the edge cases (32- and 64-bit keys, sorted and unsorted input), then on inputs
+// large enough for many partitions, shuffled: one heavy key, few distinct tuples, all equal.
+TEST(RaCpu, HashMatchesReference) {
+  hdb::cpu::CpuPlatform four(4);
+  cpu::CpuRa b(four);
+  test::check_backend(b, "hash");
+  test::check_backend(b, "hash", 2);
+  test::check_output_reuse(b, "hash");
+  const std::uint64_t n = 300000;
+  Relation same(n, 1);
+  for (std::uint64_t i = 0; i < n; ++i) same.tuple(i)[0] = 0xffffffffu, same.tuple(i)[1] = static_cast<std::uint32_t>(i % 5);
+  for (Relation a : {skewed(n, 1, n, 0.8, 777, 3, 11), skewed(n, 2, 3, 0, 0, 1, 15), same}) {
+    // Fisher-Yates with a fixed stream: the rows in an order no sort left.
+    for (std::uint64_t i = n - 1; i > 0; --i)
+      std::swap_ranges(a.tuple(i), a.tuple(i) + a.width(), a.tuple(rand_at(77, i) % (i + 1)));
+    const Relation by_key = ref::sort(a);
+    Relation by_tuple = a.clone();
+    sort_tuples(by_tuple);
+    DeviceRel da;
+    b.upload(a, da);
+    expect_equal(run(b, [&](DeviceRel& o) { b.unique(*da, "hash", o); }), ref::unique(by_key), true, "unique");
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Min, ReduceOp::Max})
+      expect_equal(run(b, [&](DeviceRel& o) { b.reduce_by_key(*da, op, "hash", o); }), ref::reduce_by_key(by_key, op),
+                   true, std::string("reduce_by_key ") + to_string(op));
+    for (SetOp op : {SetOp::Union, SetOp::Intersection, SetOp::Difference})
+      expect_equal(run(b, [&](DeviceRel& o) { b.set_op(*da, *da, op, "hash", o); }), ref::set_op(by_tuple, by_tuple, op),
+                   true, to_string(op));
+    if (ref::join_rows(by_key, by_key) < 20 * n)
+      expect_equal(run(b, [&](DeviceRel& o) { b.join(*da, *da, "hash", o); }), ref::join(by_key, by_key), true, "join");
   }
 }
 
