@@ -101,7 +101,8 @@ class ExportTest(unittest.TestCase):
                 cpu = {r["id"].replace("/serial", "/export", 1): r for r in json.load(f)["results"]}
         ids = [c["id"] for c in exported["cases"]]
         self.assertEqual(sorted(ids), sorted(cpu))
-        self.assertIn("join/export[dist=uniform,key=32,match=0.5,fanout=4]@64K", ids)
+        self.assertIn("join/export[dist=uniform,key=32,match=0.5,fanout=4,input=sorted]@64K", ids)
+        self.assertIn("join/export[dist=uniform,key=32,match=0.5,fanout=4,input=unsorted]@64K", ids)
         for c in exported["cases"]:
             r = cpu[c["id"]]
             self.assertEqual(c["status"], "ok")
@@ -131,7 +132,8 @@ class ExportTest(unittest.TestCase):
 
     def test_stream_hands_over_a_case_at_a_time(self):
         with tempfile.TemporaryDirectory() as out:
-            p = subprocess.Popen([EXPORT, "ra", "--out", out, "--stream", "--sizes", "1K", "--only", "select,join,sort"],
+            p = subprocess.Popen([EXPORT, "ra", "--out", out, "--stream", "--sizes", "1K", "--only", "select,join,sort",
+                                  "--input", "unsorted"],
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             try:
                 said, seen = [], 0
@@ -371,7 +373,8 @@ class SqlTest(unittest.TestCase):
             env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"))
             p = subprocess.run([sys.executable, "-m", "hdb.peers.duckdb_peer", "ra", "--json", js, "--csv", csv,
                                 "--build-dir", BUILD, "--sizes", "4K", "--passes", "2", "--max-passes", "3",
-                                "--max-time", "0.05", "--transfer", "pinned", "--only", "select,join,reduce"],
+                                "--max-time", "0.05", "--transfer", "pinned", "--only", "select,join,reduce",
+                                "--input", "unsorted"],
                                capture_output=True, text=True, env=env, timeout=120)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
             with open(js) as f:
@@ -589,7 +592,7 @@ class SkipTest(unittest.TestCase):
             self.skipTest("needs duckdb and hdb-export")
         with tempfile.TemporaryDirectory() as d:
             js = os.path.join(d, "ra-duckdb.json")
-            p = run_peer(js, "--budget-s", "0.000001", "--sizes", "1K", "--only", "select,join")
+            p = run_peer(js, "--budget-s", "0.000001", "--sizes", "1K", "--only", "select,join", "--input", "unsorted")
             self.assertEqual(p.returncode, 0, p.stderr)
             with open(js) as f:
                 doc = json.load(f)

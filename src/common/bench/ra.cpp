@@ -252,6 +252,7 @@ class RaRunner {
     std::uint64_t out_bytes = out_rows * static_cast<std::uint64_t>(c->key_words + out_values) * 4;
     if (c->is_reduce) out_bytes = static_cast<std::uint64_t>(c->expected_agg.values) * 8;
     plan_memory(plan, *c, in_bytes, out_rows, c->key_words + out_values);
+    if (c->multiset) sort_tuples(c->expected, threads());  // verify() sorts the output alike
     c->backend = &b_;
     c->transfer = t;
     c->op = std::move(fn);
@@ -443,7 +444,6 @@ class RaRunner {
         check_output(c->host_in[0].bytes() + c->host_in[1].bytes(),
                      rows * static_cast<std::uint64_t>(kw + 2 * o_.values) * 4, size);
         c->expected = ref::join(l, r);
-        sort_tuples(c->expected);
         c->multiset = true;
         return sorted_first(*c, unsorted && !any_order, false, variant, plan,
                             finish(plan, c, t, c->expected.rows(), 2 * o_.values, [variant](CaseData& d) {
