@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "runtime/chunks.hpp"
+#include "workloads/random.hpp"
 
 namespace hdb::ra::cpu::hash {
 namespace {
@@ -28,16 +29,9 @@ int partition_bits(std::uint64_t rows) {
   return bits;
 }
 
-// MurmurHash3's 64-bit finaliser: every input bit moves every output bit, so the partition (high
-// bits) and the table slot (low bits) are independent.
-inline std::uint64_t mix(std::uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdULL;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 33;
-  return h;
-}
+// SplitMix64's finaliser: every input bit moves every output bit, so the partition (high bits) and
+// the table slot (low bits) are independent.
+constexpr std::uint64_t mix(std::uint64_t h) { return splitmix64(h); }
 inline std::uint64_t key_of(const std::uint32_t* t, int kw) {
   return kw == 2 ? (std::uint64_t{t[0]} << 32) | t[1] : t[0];
 }
