@@ -180,7 +180,8 @@ class FitTest(TempDirCase):
             for backend in ("cpu", "opencl", "cuda"):
                 big = entries[f"{bench}-{backend}-large"]
                 self.assertEqual(arg(big, "--sizes"), "1G", big["name"])
-                self.assertEqual(big["timeout_s"], 4 * 600)  # 4x the size, 4x the time limit
+                # 4x the size, 4x the time limit ([bench.ra.large] has its own: from unsorted input it sorts)
+                self.assertEqual(big["timeout_s"], 4 * (1500 if bench == "ra" else 600))
             self.assertEqual(record["benchmarks"][bench]["largest"], G)
             self.assertGreaterEqual(record["benchmarks"][bench]["largest"], 960 * M)
         self.assertEqual(arg(entries["ra-duckdb-large"], "--sizes"), "1G")  # the peer follows
