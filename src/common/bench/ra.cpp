@@ -139,6 +139,13 @@ std::vector<std::pair<int, int>> sort_groups(int width) {
   return g;
 }
 
+// Adds b's kernel and transfer times to `into` (its phases are the caller's to name).
+void add_times(Breakdown& into, const Breakdown& b) {
+  into.kernel += b.kernel;
+  into.h2d += b.h2d;
+  into.d2h += b.d2h;
+}
+
 // Sorts operand i of `d` into d.sort_buf[i] and points d.sorted_in[i] at the result.
 Breakdown sort_operand(CaseData& d, std::size_t i, const InputSort& s) {
   d.sorted_in[i] = nullptr;
@@ -149,10 +156,7 @@ Breakdown sort_operand(CaseData& d, std::size_t i, const InputSort& s) {
   auto step = [&](auto&& call) {
     DeviceRel& out = d.sort_buf[i][static_cast<std::size_t>(next)];
     next ^= 1;
-    const Breakdown b = call(*cur, out);
-    total.kernel += b.kernel;
-    total.h2d += b.h2d;
-    total.d2h += b.d2h;
+    add_times(total, call(*cur, out));
     cur = out.get();
   };
   auto sort = [&](const DeviceRelation& in, DeviceRel& out) { return d.backend->sort(in, s.sort_variant, out); };
@@ -297,17 +301,10 @@ class RaRunner {
     const Op kind = c.kind;
     c.op = [op, s, kind](CaseData& d) {
       Breakdown sorted;
-      for (std::size_t i = 0; i < d.dev_in.size(); ++i) {
-        const Breakdown b = sort_operand(d, i, s);
-        sorted.kernel += b.kernel;
-        sorted.h2d += b.h2d;
-        sorted.d2h += b.d2h;
-      }
-      Breakdown k = op(d);
-      Breakdown out;
-      out.kernel = sorted.kernel + k.kernel;
-      out.h2d = sorted.h2d + k.h2d;
-      out.d2h = sorted.d2h + k.d2h;
+      for (std::size_t i = 0; i < d.dev_in.size(); ++i) add_times(sorted, sort_operand(d, i, s));
+      const Breakdown k = op(d);
+      Breakdown out = sorted;
+      add_times(out, k);
       out.add_phase("input_sort", sorted.kernel);
       if (k.phases.empty()) out.add_phase(test_name(kind), k.kernel);
       for (const Phase& ph : k.phases) out.add_phase(ph.name, ph.seconds, ph.kind);
