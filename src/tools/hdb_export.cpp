@@ -194,13 +194,8 @@ class ExportRa : public ra::RaBackend {
   }
   Breakdown run_set_op(const ra::DeviceRelation& a, const ra::DeviceRelation& b, ra::SetOp op, const std::string&,
                        ra::DeviceRel& out) override {
-    auto by_tuple = [](const ra::Relation& r) {
-      ra::Relation s = r.clone();
-      ra::sort_tuples(s);
-      return s;
-    };
     return answer(ra::test_name(ra::set_op_of(op)), {&a, &b}, json::object(),
-                  ra::ref::set_op(by_tuple(host(a)), by_tuple(host(b)), op), out, "multiset");
+                  ra::ref::set_op(ra::tuple_sorted(host(a)), ra::tuple_sorted(host(b)), op), out, "multiset");
   }
   Breakdown run_product(const ra::DeviceRelation& a, const ra::DeviceRelation& b, const std::string&, ra::DeviceRel& out) override {
     return answer("product", {&a, &b}, json::object(), ra::ref::product(host(a), host(b)), out);

@@ -49,16 +49,8 @@ Relation shuffled(const Relation& in) {
 }
 
 void expect_same(const Relation& got, const Relation& want, const std::string& what, bool multiset = false) {
-  Relation g = got;
-  if (multiset) {
-    g = got.clone();
-    sort_tuples(g);
-  }
-  Relation w = want;
-  if (multiset) {
-    w = want.clone();
-    sort_tuples(w);
-  }
+  const Relation g = multiset ? tuple_sorted(got) : got;
+  const Relation w = multiset ? tuple_sorted(want) : want;
   std::string diff = first_difference(g, w);
   EXPECT_TRUE(diff.empty()) << what << ": " << diff;
 }
@@ -92,8 +84,7 @@ void check_unsorted(RaBackend& b, const std::string& variant, const Relation& in
   for (std::uint64_t i = 0; i < in.rows(); ++i) std::copy_n(in.tuple(in.rows() - 1 - i), in.width(), reversed.tuple(i));
   for (const Relation& mixed : {shuffled(in), reversed}) {
     const Relation by_key = ref::sort(mixed);
-    Relation by_tuple = mixed.clone();
-    sort_tuples(by_tuple);
+    const Relation by_tuple = tuple_sorted(mixed);
     DeviceRel dm = up(b, mixed), out;
     if (offers(b, Op::Unique, variant)) {
       b.unique(*dm, variant, out);

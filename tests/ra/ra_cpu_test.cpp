@@ -288,8 +288,7 @@ TEST(RaCpu, HashMatchesReference) {
     for (std::uint64_t i = n - 1; i > 0; --i)
       std::swap_ranges(a.tuple(i), a.tuple(i) + a.width(), a.tuple(rand_at(77, i) % (i + 1)));
     const Relation by_key = ref::sort(a);
-    Relation by_tuple = a.clone();
-    sort_tuples(by_tuple);
+    const Relation by_tuple = tuple_sorted(a);
     DeviceRel da;
     b.upload(a, da);
     expect_equal(run(b, [&](DeviceRel& o) { b.unique(*da, "hash", o); }), ref::unique(by_key), true, "unique");

@@ -59,8 +59,7 @@ void expect_rel(RaBackend& b, const DeviceRel& d, Relation want, const std::stri
   b.download(*d, got);
   if (multiset) {  // `want` may share its tuples with the caller's relation: sort a copy
     sort_tuples(got);
-    want = want.clone();
-    sort_tuples(want);
+    want = tuple_sorted(want);
   }
   std::string diff = first_difference(got, want);
   EXPECT_TRUE(diff.empty()) << what << ": " << diff;

@@ -79,9 +79,7 @@ Relation run_join(opencl::OpenClRa& b, const Relation& l, const Relation& r) {
 }
 
 Relation ref_join(const Relation& l, const Relation& r) {
-  Relation want = ref::join(l, r).clone();
-  sort_tuples(want);
-  return want;
+  return tuple_sorted(ref::join(l, r));
 }
 
 TEST_F(RaOpenClTuned, ConformanceWithForcedParameters) {

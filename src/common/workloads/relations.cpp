@@ -78,33 +78,54 @@ std::string first_difference(const Relation& got, const Relation& want) {
 }
 
 namespace {
-// Sorting fixed-width rows of runtime width: sort an index, then permute.
+// Fixed-width rows of runtime width, sorted as W-word structs. With threads: chunks sorted at once,
+// then neighbouring runs merged pairwise, a round at a time (the last merge is one thread's); the
+// result is the same for any thread count (equal rows are identical words).
 template <int W>
-void sort_fixed(std::uint32_t* d, std::uint64_t n) {
+void sort_fixed(std::uint32_t* d, std::uint64_t n, int threads) {
   struct Row {
     std::uint32_t w[W];
     bool operator<(const Row& o) const { return std::lexicographical_compare(w, w + W, o.w, o.w + W); }
   };
   static_assert(sizeof(Row) == 4 * W);
   Row* rows = reinterpret_cast<Row*>(d);
-  std::sort(rows, rows + n);
+  const int parts = n >= 65536 ? std::max(1, std::min(threads, 64)) : 1;
+  std::vector<std::uint64_t> at(static_cast<std::size_t>(parts) + 1);
+  for (int c = 0; c <= parts; ++c)
+    at[static_cast<std::size_t>(c)] = n * static_cast<std::uint64_t>(c) / static_cast<std::uint64_t>(parts);
+  run_tasks(parts, [&](int c) { std::sort(rows + at[static_cast<std::size_t>(c)], rows + at[static_cast<std::size_t>(c) + 1]); });
+  for (int run = 1; run < parts; run *= 2) {
+    std::vector<int> firsts;
+    for (int c = 0; c + run < parts; c += 2 * run) firsts.push_back(c);
+    run_tasks(static_cast<int>(firsts.size()), [&](int m) {
+      const int c = firsts[static_cast<std::size_t>(m)];
+      std::inplace_merge(rows + at[static_cast<std::size_t>(c)], rows + at[static_cast<std::size_t>(c + run)],
+                         rows + at[static_cast<std::size_t>(std::min(c + 2 * run, parts))]);
+    });
+  }
 }
 }  // namespace
 
-void sort_tuples(Relation& r, int /*threads*/) {
+void sort_tuples(Relation& r, int threads) {
   std::uint32_t* d = r.data();
   std::uint64_t n = r.rows();
   if (n < 2) return;
   switch (r.width()) {
-    case 1: std::sort(d, d + n); break;
-    case 2: sort_fixed<2>(d, n); break;
-    case 3: sort_fixed<3>(d, n); break;
-    case 4: sort_fixed<4>(d, n); break;
-    case 5: sort_fixed<5>(d, n); break;
-    case 6: sort_fixed<6>(d, n); break;
-    case 7: sort_fixed<7>(d, n); break;
-    default: sort_fixed<8>(d, n); break;
+    case 1: sort_fixed<1>(d, n, threads); break;
+    case 2: sort_fixed<2>(d, n, threads); break;
+    case 3: sort_fixed<3>(d, n, threads); break;
+    case 4: sort_fixed<4>(d, n, threads); break;
+    case 5: sort_fixed<5>(d, n, threads); break;
+    case 6: sort_fixed<6>(d, n, threads); break;
+    case 7: sort_fixed<7>(d, n, threads); break;
+    default: sort_fixed<8>(d, n, threads); break;
   }
+}
+
+Relation tuple_sorted(const Relation& r, int threads) {
+  Relation s = r.clone();
+  sort_tuples(s, threads);
+  return s;
 }
 
 void fill_relation(Relation& out, const RelationSpec& spec, std::uint64_t seed, int threads) {

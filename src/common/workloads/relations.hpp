@@ -96,8 +96,10 @@ void check_shape(int values, int key_words);
 // True when every tuple equals, in order.
 bool same_tuples(const Relation& a, const Relation& b);
 // Sorts the tuples lexicographically (key, then values): the canonical order for comparing
-// relations as multisets.
+// relations as multisets. Threads sort parts at once and merge them; the order is the same for any count.
 void sort_tuples(Relation& r, int threads = 1);
+// A copy of r in that order.
+Relation tuple_sorted(const Relation& r, int threads = 1);
 // Lexicographic tuple order; returns <0, 0, >0.
 int compare_tuples(const std::uint32_t* a, const std::uint32_t* b, int width);
 // A short text naming the first difference between two relations compared in order ("" if equal).
