@@ -6,8 +6,10 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 
+#include "algorithms/tuple_sort.hpp"
 #include "bench/ra_options.hpp"
 #include "harness/errors.hpp"
 #include "harness/sizes.hpp"
@@ -54,6 +56,7 @@ struct CaseData {
   Relation host_out;               // capacity = the expected rows
   Relation expected;
   bool multiset = false;           // join: order within a key is unspecified
+  int threads = 1;                 // for sorting the output read back as a multiset
   Aggregate expected_agg, got_agg;
   bool is_reduce = false;
   int key_words = 1;               // of the inputs (and of every output: project keeps the key first)
@@ -108,8 +111,7 @@ struct CaseData {
     Relation got = host_out;
     std::string what = "all " + std::to_string(expected.rows()) + " tuples equal the reference";
     if (multiset) {
-      got = host_out.clone();
-      sort_tuples(got);
+      got = tuple_sorted(host_out, threads);
       what += " as a multiset";
     }
     std::string diff = first_difference(got, expected);
@@ -188,18 +190,31 @@ Breakdown sort_operand(CaseData& d, std::size_t i, const InputSort& s) {
   return total;
 }
 
+// What the variants of one case share: its inputs and its expected output, made once. At 32M and
+// more, the reference answers from unsorted input (which sort it) and the sorts for the multiset
+// comparison took longer than the timed passes when every variant made its own.
+struct SharedCase {
+  std::string id;                           // operator, transfer, size and parameters
+  std::vector<Relation> in;                 // never written after they are made
+  std::optional<std::uint64_t> join_rows;   // the join's output, counted before it is built
+  std::optional<Relation> expected;         // as the reference gives it
+  std::optional<Relation> expected_sorted;  // by whole tuple, for the variants compared as multisets
+  bool every_variant_multiset = false;      // unsorted input: the reference's order is never needed
+};
+
 class RaRunner {
  public:
   RaRunner(Session& s, RaBackend& b, const RaOptions& o) : s_(s), b_(b), o_(o) {}
 
-  // Cases: operator x declared variant x transfer x size x the product of the operator's axes.
+  // Cases: operator x transfer x size x the product of the operator's axes x declared variant. The
+  // variants are innermost, so that they share one case's inputs and expected output (shared_).
   void run() {
     for (Op op : all_ops()) {
       const std::vector<Params> states = axis_product(axes(op));
-      for (const std::string& variant : b_.variants(op))
-        for (Transfer t : s_.transfers())
-          for (std::uint64_t size : s_.sizes())
-            for (const Params& p : states) {
+      for (Transfer t : s_.transfers())
+        for (std::uint64_t size : s_.sizes())
+          for (const Params& p : states)
+            for (const std::string& variant : b_.variants(op)) {
               // The plan makes the inputs and the expected output, and stages the case; prepare
               // uploads the inputs once the plan fits.
               Prepared staged;
@@ -212,6 +227,7 @@ class RaRunner {
               s_.run({test_name(op), variant, p, size, t}, setup);
             }
     }
+    shared_ = SharedCase{};
   }
 
  private:
@@ -256,8 +272,15 @@ class RaRunner {
     std::uint64_t out_bytes = out_rows * static_cast<std::uint64_t>(c->key_words + out_values) * 4;
     if (c->is_reduce) out_bytes = static_cast<std::uint64_t>(c->expected_agg.values) * 8;
     plan_memory(plan, *c, in_bytes, out_rows, c->key_words + out_values);
-    if (c->multiset) sort_tuples(c->expected, threads());  // verify() sorts the output alike
+    if (c->multiset) {  // verify() sorts the output alike
+      if (!shared_.expected_sorted) shared_.expected_sorted = tuple_sorted(c->expected, threads());
+      c->expected = *shared_.expected_sorted;
+      if (shared_.every_variant_multiset) shared_.expected.reset();
+    }
+    if (shared_.expected_sorted && shared_.expected && !s_.platform().has_transfers())
+      plan.add("expected output, sorted for the multiset comparison", shared_.expected_sorted->bytes());
     c->backend = &b_;
+    c->threads = threads();
     c->transfer = t;
     c->op = std::move(fn);
     c->out_rows = out_rows;
@@ -324,6 +347,17 @@ class RaRunner {
                    " variant to sort it with before the operator");
   }
 
+  // r by key, equal keys in input order: ref::sort's answer, from the suite's parallel radix sort (the
+  // serial reference sort of a 256M input took longer than the case's timed passes). The sort cases
+  // verify that radix sort against ref::sort.
+  Relation key_sorted(const Relation& r) const {
+    if (r.rows() < 2) return r.clone();
+    Relation out(r.rows(), r.values(), r.key_words());
+    std::vector<std::uint32_t> scratch(r.words());
+    stable_sort_by_key(r.data(), r.rows(), r.width(), out.data(), scratch.data(), threads(), r.key_words());
+    return out;
+  }
+
   // Tuples of kw + values words that make up `size` bytes per input.
   std::uint64_t rows_of(std::uint64_t size, int kw) const {
     return size / (4u * static_cast<std::uint64_t>(kw + o_.values));
@@ -370,12 +404,23 @@ class RaRunner {
     const bool unsorted = takes_sorted_input(op) && param(p, "input").get<std::string>() == "unsorted";
     const bool any_order = b_.variant_table().info(variant).any_order;
     c->multiset = unsorted || any_order;
-    auto by_key = [&](const Relation& r) { return unsorted ? ref::sort(r) : r; };
-    auto by_tuple = [&](const Relation& r) {
-      if (!unsorted) return r;
-      Relation s = r.clone();
-      sort_tuples(s, threads());
-      return s;
+    auto by_key = [&](const Relation& r) { return unsorted ? key_sorted(r) : r; };
+    auto by_tuple = [&](const Relation& r) { return unsorted ? tuple_sorted(r, threads()) : r; };
+    // The inputs and the expected output: the case's own where an earlier variant made them.
+    std::string id = std::string(test_name(op)) + "/" + to_string(t) + "/" + std::to_string(size);
+    for (const auto& [name, value] : p) id += "/" + name + "=" + value.dump();
+    if (shared_.id != id) {
+      shared_ = SharedCase{};  // the last case's memory goes before this one's is made
+      shared_.id = id;
+      shared_.every_variant_multiset = unsorted;
+    }
+    auto inputs = [&](auto make) {
+      if (shared_.in.empty()) shared_.in = make();
+      c->host_in = shared_.in;
+    };
+    auto expect = [&](auto make) {
+      if (!shared_.expected && !shared_.expected_sorted) shared_.expected = make();
+      c->expected = shared_.expected ? *shared_.expected : *shared_.expected_sorted;
     };
     // A generated relation of this case's key width.
     auto spec = [&](std::uint64_t rows, KeySpec k, bool sorted, std::uint32_t mask = 0xffffffffu) {
@@ -383,20 +428,20 @@ class RaRunner {
     };
     switch (op) {
       case Op::Project:
-        c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
-        c->expected = ref::project(c->host_in[0], {0});
+        inputs([&] { return std::vector<Relation>{input(spec(n, keys(dist, 0), false), "ra.a", size, t)}; });
+        expect([&] { return ref::project(c->host_in[0], {0}); });
         return finish(plan, c, t, c->expected.rows(), 0, [variant](CaseData& d) {
           return d.backend->project(*d.dev_in[0], {0}, variant, d.dev_out);
         });
       case Op::Select: {
         const double sel = param(p, "selectivity").get<double>();
-        c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
+        inputs([&] { return std::vector<Relation>{input(spec(n, keys(dist, 0), false), "ra.a", size, t)}; });
         // Keys are generated uniform over the 32-bit range, so [0, sel * 2^32) selects that
         // fraction; a 64-bit key k stands for wide_key(k), order kept, so the bound moves with it.
         const auto bound = static_cast<std::uint32_t>(std::min(sel * 4294967296.0, 4294967295.0));
         Predicate pred{0, 0, kw == 2 ? (std::uint64_t{bound} << 20) | 0xfffffu : bound};
         if (sel <= 0) pred.lo = 1, pred.hi = 0;
-        c->expected = ref::select(c->host_in[0], pred);
+        expect([&] { return ref::select(c->host_in[0], pred); });
         Prepared pr = finish(plan, c, t, c->expected.rows(), o_.values, [variant, pred](CaseData& d) {
           return d.backend->select(*d.dev_in[0], pred, variant, d.dev_out);
         });
@@ -407,16 +452,16 @@ class RaRunner {
       case Op::ReduceByKey: {
         const double dup = param(p, "duplicates").get<double>();
         const auto distinct = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(n) * (1 - dup)));
-        c->host_in.push_back(input(spec(n, keys(dist, distinct), !unsorted), "ra.sorted", size, t));
+        inputs([&] { return std::vector<Relation>{input(spec(n, keys(dist, distinct), !unsorted), "ra.sorted", size, t)}; });
         if (op == Op::Unique) {
-          c->expected = ref::unique(by_key(c->host_in[0]));
+          expect([&] { return ref::unique(by_key(c->host_in[0])); });
           return sorted_first(*c, unsorted && !any_order, false, variant, plan,
                               finish(plan, c, t, c->expected.rows(), o_.values, [variant](CaseData& d) {
                                 return d.backend->unique(d.in(0), variant, d.dev_out);
                               }));
         }
         const ReduceOp ro = parse_reduce(param(p, "op").get<std::string>());
-        c->expected = ref::reduce_by_key(by_key(c->host_in[0]), ro);
+        expect([&] { return ref::reduce_by_key(by_key(c->host_in[0]), ro); });
         return sorted_first(*c, unsorted && !any_order, false, variant, plan,
                             finish(plan, c, t, c->expected.rows(), o_.values, [variant, ro](CaseData& d) {
                               return d.backend->reduce_by_key(d.in(0), ro, variant, d.dev_out);
@@ -424,7 +469,7 @@ class RaRunner {
       }
       case Op::Reduce: {
         const ReduceOp ro = parse_reduce(param(p, "op").get<std::string>());
-        c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
+        inputs([&] { return std::vector<Relation>{input(spec(n, keys(dist, 0), false), "ra.a", size, t)}; });
         c->is_reduce = true;
         c->expected_agg = ref::reduce(c->host_in[0], ro);
         return finish(plan, c, t, 1, o_.values, [variant, ro](CaseData& d) {
@@ -434,13 +479,15 @@ class RaRunner {
         });
       }
       case Op::Join: {
-        join_inputs(*c, dist, param(p, "match").get<double>(), param(p, "fanout").get<int>(), size, t, !unsorted);
-        const Relation l = by_key(c->host_in[0]), r = by_key(c->host_in[1]);
+        inputs([&] {
+          return join_inputs(kw, dist, param(p, "match").get<double>(), param(p, "fanout").get<int>(), size, t,
+                             !unsorted);
+        });
         // Count first: a skewed (Zipf) join can be far too large to build even once.
-        const std::uint64_t rows = ref::join_rows(l, r);
+        if (!shared_.join_rows) shared_.join_rows = ref::join_rows(by_key(c->host_in[0]), by_key(c->host_in[1]));
         check_output(c->host_in[0].bytes() + c->host_in[1].bytes(),
-                     rows * static_cast<std::uint64_t>(kw + 2 * o_.values) * 4, size);
-        c->expected = ref::join(l, r);
+                     *shared_.join_rows * static_cast<std::uint64_t>(kw + 2 * o_.values) * 4, size);
+        expect([&] { return ref::join(by_key(c->host_in[0]), by_key(c->host_in[1])); });
         c->multiset = true;
         return sorted_first(*c, unsorted && !any_order, false, variant, plan,
                             finish(plan, c, t, c->expected.rows(), 2 * o_.values, [variant](CaseData& d) {
@@ -453,9 +500,8 @@ class RaRunner {
         const SetOp so = op == Op::SetUnion ? SetOp::Union : op == Op::SetIntersection ? SetOp::Intersection : SetOp::Difference;
         // n distinct keys and 2-valued attributes: about half the tuples of a also occur in b.
         const RelationSpec s = spec(n, keys(dist, n), !unsorted, 2u);
-        c->host_in.push_back(input(s, "ra.set.a", size, t));
-        c->host_in.push_back(input(s, "ra.set.b", size, t));
-        c->expected = ref::set_op(by_tuple(c->host_in[0]), by_tuple(c->host_in[1]), so);
+        inputs([&] { return std::vector<Relation>{input(s, "ra.set.a", size, t), input(s, "ra.set.b", size, t)}; });
+        expect([&] { return ref::set_op(by_tuple(c->host_in[0]), by_tuple(c->host_in[1]), so); });
         return sorted_first(*c, unsorted && !any_order, true, variant, plan,
                             finish(plan, c, t, c->expected.rows(), o_.values, [variant, so](CaseData& d) {
                               return d.backend->set_op(d.in(0), d.in(1), so, variant, d.dev_out);
@@ -466,20 +512,22 @@ class RaRunner {
         if (2 * (kw + o_.values) > kMaxWords)
           throw SkipCase("the product of two " + std::to_string(kw + o_.values) + "-word tuples exceeds the " +
                          std::to_string(kMaxWords) + "-word tuple");
-        c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
-        c->host_in.push_back(input(spec(right, keys(dist, 0), false), "ra.b", size, t));
+        inputs([&] {
+          return std::vector<Relation>{input(spec(n, keys(dist, 0), false), "ra.a", size, t),
+                                       input(spec(right, keys(dist, 0), false), "ra.b", size, t)};
+        });
         const std::uint64_t out_rows = n * right;
         check_output(c->host_in[0].bytes() + c->host_in[1].bytes(),
                      out_rows * static_cast<std::uint64_t>(2 * (kw + o_.values)) * 4, size);
-        c->expected = ref::product(c->host_in[0], c->host_in[1]);
+        expect([&] { return ref::product(c->host_in[0], c->host_in[1]); });
         return finish(plan, c, t, out_rows, 2 * o_.values + kw, [variant](CaseData& d) {
           return d.backend->product(*d.dev_in[0], *d.dev_in[1], variant, d.dev_out);
         });
       }
       case Op::Sort:
         // Unsorted keys of the distribution: Zipf repeats keys often, so stability matters.
-        c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
-        c->expected = ref::sort(c->host_in[0]);  // stable: the one correct output
+        inputs([&] { return std::vector<Relation>{input(spec(n, keys(dist, 0), false), "ra.a", size, t)}; });
+        expect([&] { return ref::sort(c->host_in[0]); });  // stable: the one correct output
         return finish(plan, c, t, n, o_.values, [variant](CaseData& d) {
           return d.backend->sort(*d.dev_in[0], variant, d.dev_out);
         });
@@ -487,9 +535,11 @@ class RaRunner {
       case Op::Subtract:
       case Op::Multiply: {
         const ArithOp ao = op == Op::Add ? ArithOp::Add : op == Op::Subtract ? ArithOp::Subtract : ArithOp::Multiply;
-        c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.a", size, t));
-        c->host_in.push_back(input(spec(n, keys(dist, 0), false), "ra.b", size, t));
-        c->expected = ref::arith(c->host_in[0], c->host_in[1], ao);
+        inputs([&] {
+          return std::vector<Relation>{input(spec(n, keys(dist, 0), false), "ra.a", size, t),
+                                       input(spec(n, keys(dist, 0), false), "ra.b", size, t)};
+        });
+        expect([&] { return ref::arith(c->host_in[0], c->host_in[1], ao); });
         return finish(plan, c, t, n, o_.values, [variant, ao](CaseData& d) {
           return d.backend->arith(*d.dev_in[0], *d.dev_in[1], ao, variant, d.dev_out);
         });
@@ -502,9 +552,8 @@ class RaRunner {
   // same, then each tuple's key is made odd (matching nothing) with probability 1 - match. The
   // output is about match * n * fanout tuples; its exact size comes from the reference's count.
   // Both are sorted by whole tuple unless `sorted` is false (the cases from unsorted input).
-  void join_inputs(CaseData& c, const std::string& dist, double match, int fan, std::uint64_t size, Transfer t,
-                   bool sorted) {
-    const int kw = c.key_words;
+  std::vector<Relation> join_inputs(int kw, const std::string& dist, double match, int fan, std::uint64_t size,
+                                    Transfer t, bool sorted) {
     const std::uint64_t n = rows_of(size, kw);
     KeySpec k = keys(dist, std::max<std::uint64_t>(1, n / static_cast<std::uint64_t>(fan)));
     k.max = 0x7fffffffu;  // doubled below; 64-bit keys (wide_key, below 2^52) double safely too
@@ -520,14 +569,14 @@ class RaRunner {
       sort_tuples(l, threads());
       sort_tuples(r, threads());
     }
-    c.host_in.push_back(l);
-    c.host_in.push_back(r);
+    return {l, r};
   }
 
   Session& s_;
   RaBackend& b_;
   const RaOptions& o_;
   std::shared_ptr<CaseData> staged_;  // the case whose plan is being checked
+  SharedCase shared_;                 // the current case's, for all its variants
 };
 
 }  // namespace
