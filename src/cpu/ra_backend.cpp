@@ -18,6 +18,7 @@
 #include "ra_merge.hpp"
 #include "ra_staged.hpp"
 #include "runtime/chunks.hpp"
+#include "tuple_width.hpp"
 #include "algorithms/tuple_sort.hpp"
 
 namespace hdb::ra::cpu {
@@ -74,22 +75,6 @@ void for_key_words(int kw, F&& f) {
 template <int KW>
 inline bool same_key(const std::uint32_t* a, const std::uint32_t* b) {
   return load_key<KW>(a) == load_key<KW>(b);
-}
-
-// Calls f(std::integral_constant<int, W>) for the tuple width w, so inner loops over a tuple's
-// words have a compile-time trip count (and compile to plain moves / vector code).
-template <class F>
-void for_width(int w, F&& f) {
-  switch (w) {
-    case 1: f(std::integral_constant<int, 1>{}); break;
-    case 2: f(std::integral_constant<int, 2>{}); break;
-    case 3: f(std::integral_constant<int, 3>{}); break;
-    case 4: f(std::integral_constant<int, 4>{}); break;
-    case 5: f(std::integral_constant<int, 5>{}); break;
-    case 6: f(std::integral_constant<int, 6>{}); break;
-    case 7: f(std::integral_constant<int, 7>{}); break;
-    default: f(std::integral_constant<int, 8>{}); break;
-  }
 }
 
 // Pieces compact_rows cuts n rows into: one (a single pass straight into the output) on one thread
@@ -243,19 +228,6 @@ __attribute__((target("avx512f"))) std::uint64_t select_triples_avx512(const std
 template <class MakeFlag>
 void compact(const CpuRelation& in, MakeFlag make_flag, int threads, DeviceRel& out_handle) {
   for_width(in.width(), [&](auto W) { compact_w<decltype(W)::value>(in, make_flag(W), threads, out_handle); });
-}
-
-// Calls f(std::integral_constant<int, W>) with W = w for the widths generated inputs have (2..4, a
-// key and 1..3 values), W = 0 (width known only at run time) for the rest: kernels templated on
-// the width keep their instantiations few.
-template <class F>
-void for_common_width(int w, F&& f) {
-  switch (w) {
-    case 2: f(std::integral_constant<int, 2>{}); break;
-    case 3: f(std::integral_constant<int, 3>{}); break;
-    case 4: f(std::integral_constant<int, 4>{}); break;
-    default: f(std::integral_constant<int, 0>{}); break;
-  }
 }
 
 // Copies n words; Stream: with non-temporal stores (store_fence() after the last).
@@ -632,8 +604,8 @@ Breakdown CpuRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, co
   for (int p = 0; p <= pieces; ++p)
     s[static_cast<std::size_t>(p)] = join_split(l, r, chunk_begin(l.rows + r.rows, pieces, p));
   for_key_words(kw, [&](auto KW) {
-    for_common_width(l.width, [&](auto LW) {
-      for_common_width(r.width, [&](auto RW) {
+    for_common_width<2>(l.width, [&](auto LW) {
+      for_common_width<2>(r.width, [&](auto RW) {
         staged_all(
             pieces, threads, static_cast<std::uint64_t>(kw + out_values), join_stage_,
             [&](int p, std::vector<std::uint32_t>& buf) {
@@ -675,7 +647,7 @@ Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, 
   const int pieces = static_cast<int>(std::max<std::uint64_t>(1, merged / kStagedPieceRows));
   constexpr int kInterleave = 4;
   std::vector<Split> s(static_cast<std::size_t>(pieces) + 1);
-  for_common_width(a.width, [&](auto W) {
+  for_common_width<2>(a.width, [&](auto W) {
     constexpr int w = decltype(W)::value;
     for_chunks(pieces + 1, threads, [&](int p) { s[static_cast<std::size_t>(p)] = set_split<w>(a, b, chunk_begin(merged, pieces, p)); });
     auto run = [&](auto kind) {
@@ -724,8 +696,8 @@ Breakdown CpuRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_,
   const int chunks = chunk_count(a.rows() * b.rows(), threads_for(variant));
   const std::uint64_t nb = b.rows();
   // Widths as constants where common, so each output tuple is a couple of fixed-size moves.
-  for_common_width(a.width(), [&](auto AW) {
-    for_common_width(b.width(), [&](auto BW) {
+  for_common_width<2>(a.width(), [&](auto AW) {
+    for_common_width<2>(b.width(), [&](auto BW) {
       const std::uint64_t aw = decltype(AW)::value ? decltype(AW)::value : static_cast<std::uint64_t>(a.width());
       const std::uint64_t bw = decltype(BW)::value ? decltype(BW)::value : static_cast<std::uint64_t>(b.width());
       const std::uint64_t ow = aw + bw;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "runtime/chunks.hpp"
+#include "tuple_width.hpp"
 #include "workloads/random.hpp"
 
 namespace hdb::ra::cpu::hash {
@@ -44,30 +45,6 @@ inline std::uint64_t tuple_hash(const std::uint32_t* t, int w) {
   return mix(h);
 }
 
-// Calls f(std::integral_constant<int, W>) with W the width where it is a common one (1 to 4 words),
-// else W = 0: the loops that copy tuples then have a compile-time trip count, where a memcpy
-// of a run-time size would be a call per tuple.
-template <class F>
-void with_width(int w, F&& f) {
-  switch (w) {
-    case 1: f(std::integral_constant<int, 1>{}); break;
-    case 2: f(std::integral_constant<int, 2>{}); break;
-    case 3: f(std::integral_constant<int, 3>{}); break;
-    case 4: f(std::integral_constant<int, 4>{}); break;
-    default: f(std::integral_constant<int, 0>{}); break;
-  }
-}
-
-// Copies n words (N, or n where N is 0).
-template <int N>
-inline void copy_words(std::uint32_t* dst, const std::uint32_t* src, std::uint64_t n) {
-  if constexpr (N > 0) {
-    for (int i = 0; i < N; ++i) dst[i] = src[i];
-  } else {
-    std::memcpy(dst, src, n * 4);
-  }
-}
-
 std::uint64_t pow2_at_least(std::uint64_t n) {
   std::uint64_t c = kMinTable;
   while (c < n) c <<= 1;
@@ -105,13 +82,13 @@ void partition(const Rows& in, int bits, Hash hash, int threads, std::vector<std
   }
   begin[parts] = run;
   std::uint32_t* dst = out.data();
-  with_width(in.width, [&](auto W) {
+  for_common_width(in.width, [&](auto W) {
     constexpr int kW = decltype(W)::value;
     for_chunks(chunks, threads, [&](int c) {
       std::uint64_t* at = hist.data() + static_cast<std::uint64_t>(c) * parts;
       for (std::uint64_t i = chunk_begin(in.rows, chunks, c), e = chunk_begin(in.rows, chunks, c + 1); i < e; ++i) {
         const std::uint32_t* t = in.data + i * w;
-        copy_words<kW>(dst + (at[part(t)]++) * w, t, w);
+        copy_fixed<kW>(dst + (at[part(t)]++) * w, t, w);
       }
     });
   });
@@ -171,7 +148,7 @@ std::uint64_t group(const Rows& in, ReduceOp op, std::uint32_t* out, int threads
         if (e == kEmpty) {
           table[slot] = groups;
           // A group's row never lies past the row being read: gathering in place is safe.
-          if (groups != i) copy_words<W>(rows + std::uint64_t{groups} * w, row, w);
+          if (groups != i) copy_fixed<W>(rows + std::uint64_t{groups} * w, row, w);
           ++groups;
           break;
         }
@@ -205,13 +182,13 @@ void Scratch::release() { *this = Scratch(); }
 
 std::uint64_t unique(const Rows& in, std::uint32_t* out, int threads, Scratch& s, Breakdown& b) {
   std::uint64_t rows = 0;
-  with_width(in.width, [&](auto W) { rows = group<false, decltype(W)::value>(in, ReduceOp::Sum, out, threads, s, b); });
+  for_common_width(in.width, [&](auto W) { rows = group<false, decltype(W)::value>(in, ReduceOp::Sum, out, threads, s, b); });
   return rows;
 }
 
 std::uint64_t reduce_by_key(const Rows& in, ReduceOp op, std::uint32_t* out, int threads, Scratch& s, Breakdown& b) {
   std::uint64_t rows = 0;
-  with_width(in.width, [&](auto W) { rows = group<true, decltype(W)::value>(in, op, out, threads, s, b); });
+  for_common_width(in.width, [&](auto W) { rows = group<true, decltype(W)::value>(in, op, out, threads, s, b); });
   return rows;
 }
 
@@ -268,15 +245,15 @@ std::uint64_t join(const Rows& l, const Rows& r, const std::function<std::uint32
   t.reset();
   const std::uint64_t total = place(s);
   std::uint32_t* out = alloc(total);
-  with_width(l.width, [&](auto LW) {
-    with_width(r.width - kw, [&](auto RV) {
+  for_common_width(l.width, [&](auto LW) {
+    for_common_width(r.width - kw, [&](auto RV) {
       constexpr int kLW = decltype(LW)::value, kRV = decltype(RV)::value;
       for_chunks(static_cast<int>(parts), pt, [&](int pi) {
         const auto p = static_cast<std::uint64_t>(pi);
         std::uint32_t* o = out + s.out_begin[p] * ow;
         probe(p, [&](const std::uint32_t* lrow, const std::uint32_t* rrow) {
-          copy_words<kLW>(o, lrow, lw);  // key, then the left values
-          copy_words<kRV>(o + lw, rrow + ukw, rw - ukw);
+          copy_fixed<kLW>(o, lrow, lw);  // key, then the left values
+          copy_fixed<kRV>(o + lw, rrow + ukw, rw - ukw);
           o += ow;
         });
       });
@@ -361,7 +338,7 @@ std::uint64_t set_op_w(const Rows& a, const Rows& b, SetOp op, std::uint32_t* ou
     for (std::uint64_t g = 0; g < s.groups[p]; ++g) {
       const std::uint32_t* row = s.group_row[g0 + g];
       for (std::uint64_t c = copies(s.group_count[2 * (g0 + g)], s.group_count[2 * (g0 + g) + 1]); c > 0; --c, o += uw)
-        copy_words<W>(o, row, uw);
+        copy_fixed<W>(o, row, uw);
     }
   });
   bd.add_phase("gather", t.seconds());
@@ -372,7 +349,7 @@ std::uint64_t set_op_w(const Rows& a, const Rows& b, SetOp op, std::uint32_t* ou
 std::uint64_t set_op(const Rows& a, const Rows& b, SetOp op, std::uint32_t* out, int threads, Scratch& s,
                      Breakdown& bd) {
   std::uint64_t rows = 0;
-  with_width(a.width, [&](auto W) { rows = set_op_w<decltype(W)::value>(a, b, op, out, threads, s, bd); });
+  for_common_width(a.width, [&](auto W) { rows = set_op_w<decltype(W)::value>(a, b, op, out, threads, s, bd); });
   return rows;
 }
 
