@@ -108,7 +108,8 @@ class AgreesWithTheExecutables(TempDirCase):
         doc = self.check(*RUNS[0])
         ids = {r["id"] for r in doc["results"]}
         self.assertIn("select/serial[dist=uniform,key=32,selectivity=1e-06]@32K", ids)
-        self.assertIn("join/serial[dist=uniform,key=32,match=0.3,fanout=4]@32K", ids)
+        self.assertIn("join/serial[dist=uniform,key=32,match=0.3,fanout=4,input=sorted]@32K", ids)
+        self.assertIn("join/serial[dist=uniform,key=32,match=0.3,fanout=4,input=unsorted]@32K", ids)
 
     def test_bus(self):
         self.check(*RUNS[1])
