@@ -140,8 +140,10 @@ def _finish(fig: Any, out_dir: StrPath, figure: Figure, suptitle: str, machine: 
     _widen_for_legends(fig)
     fig.tight_layout(rect=(0, 0.04, 1, 0.95))
     Path(out_dir).mkdir(parents=True, exist_ok=True)
+    # bbox_inches="tight": tight_layout alone clipped the headline's longest operation names at the
+    # left edge once a legend stood outside the axes; the saved area now takes in every label.
     for ext in ("png", "svg"):
-        fig.savefig(Path(out_dir) / f"{stem}.{ext}", dpi=110)
+        fig.savefig(Path(out_dir) / f"{stem}.{ext}", dpi=110, bbox_inches="tight")
     plt.close(fig)
     return figure
 
