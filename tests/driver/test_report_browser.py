@@ -5,7 +5,7 @@ headline has four processors and DuckDB's cells their longest notes, reported an
 in headless Chromium at a laptop's width (1366 px). The page logs nothing to the console; a screenshot
 at 1366 px is not blank; the DOM Chromium built has the headline's figure and then its overview (one
 row per operation, a column per processor) as the section's first table; at 1366 px the overview fits
-the window and no cell of it wraps over lines.
+the window, is not cut by its scroll container (the page's column), and no cell of it wraps over lines.
 
 Skipped when no Chromium is found (Debian's package chromium; $HDB_CHROMIUM names another binary).
 $HDB_BROWSER_SHOTS=<folder> keeps the screenshots (report-1366.png, the first screen, and
@@ -74,6 +74,8 @@ document.getElementById("page").addEventListener("load", () => {
   const out = {viewport: win.innerWidth, page_width: d.documentElement.scrollWidth, cells: 0, wrapped: []};
   if (t) {
     out.table_right = t.getBoundingClientRect().right;
+    // Its scroll container's visible right edge: a table wider than the page's column is cut there.
+    out.shown_right = t.parentElement.getBoundingClientRect().right;
     for (const c of t.querySelectorAll("th, td")) {
       out.cells++;
       const range = d.createRange();
@@ -239,6 +241,7 @@ class ReportInBrowser(TempDirCase):
         self.assertGreater(m["cells"], 20, m)
         self.assertEqual(m["wrapped"], [], m)
         self.assertLessEqual(m["table_right"], WIDTH, m)
+        self.assertLessEqual(m["table_right"], m["shown_right"] + 0.5, m)  # not cut by its scroll container
         self.assertLessEqual(m["page_width"], WIDTH, m)  # no horizontal scrolling
 
 
