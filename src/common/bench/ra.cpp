@@ -194,7 +194,7 @@ Breakdown sort_operand(CaseData& d, std::size_t i, const InputSort& s) {
 // more, the reference answers from unsorted input (which sort it) and the sorts for the multiset
 // comparison took longer than the timed passes when every variant made its own.
 struct SharedCase {
-  std::string id;                           // operator, transfer, size and parameters
+  std::string id;                           // the case's id without its variant
   std::vector<Relation> in;                 // never written after they are made
   std::optional<std::uint64_t> join_rows;   // the join's output, counted before it is built
   std::optional<Relation> expected;         // as the reference gives it
@@ -407,8 +407,7 @@ class RaRunner {
     auto by_key = [&](const Relation& r) { return unsorted ? key_sorted(r) : r; };
     auto by_tuple = [&](const Relation& r) { return unsorted ? tuple_sorted(r, threads()) : r; };
     // The inputs and the expected output: the case's own where an earlier variant made them.
-    std::string id = std::string(test_name(op)) + "/" + to_string(t) + "/" + std::to_string(size);
-    for (const auto& [name, value] : p) id += "/" + name + "=" + value.dump();
+    const std::string id = CaseKey{test_name(op), "", p, size, t}.id();  // the case's id but its variant
     if (shared_.id != id) {
       shared_ = SharedCase{};  // the last case's memory goes before this one's is made
       shared_.id = id;
@@ -483,11 +482,17 @@ class RaRunner {
           return join_inputs(kw, dist, param(p, "match").get<double>(), param(p, "fanout").get<int>(), size, t,
                              !unsorted);
         });
+        // The inputs by key, sorted once for the count and the answer (where unsorted).
+        std::optional<std::array<Relation, 2>> lr;
+        auto sorted = [&]() -> const std::array<Relation, 2>& {
+          if (!lr) lr = std::array<Relation, 2>{by_key(c->host_in[0]), by_key(c->host_in[1])};
+          return *lr;
+        };
         // Count first: a skewed (Zipf) join can be far too large to build even once.
-        if (!shared_.join_rows) shared_.join_rows = ref::join_rows(by_key(c->host_in[0]), by_key(c->host_in[1]));
+        if (!shared_.join_rows) shared_.join_rows = ref::join_rows(sorted()[0], sorted()[1]);
         check_output(c->host_in[0].bytes() + c->host_in[1].bytes(),
                      *shared_.join_rows * static_cast<std::uint64_t>(kw + 2 * o_.values) * 4, size);
-        expect([&] { return ref::join(by_key(c->host_in[0]), by_key(c->host_in[1])); });
+        expect([&] { return ref::join(sorted()[0], sorted()[1]); });
         c->multiset = true;
         return sorted_first(*c, unsorted && !any_order, false, variant, plan,
                             finish(plan, c, t, c->expected.rows(), 2 * o_.values, [variant](CaseData& d) {
