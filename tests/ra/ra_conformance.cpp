@@ -241,4 +241,56 @@ void check_output_reuse(RaBackend& b, const std::string& variant) {
   }
 }
 
+Relation skewed(std::uint64_t rows, int values, std::uint64_t distinct, double heavy_share, std::uint32_t heavy,
+                std::uint32_t value_mask, std::uint64_t seed) {
+  RelationSpec s;
+  s.rows = rows;
+  s.values = values;
+  s.keys.distinct = distinct;
+  s.keys.min = 0;
+  s.keys.max = distinct - 1;
+  s.value_mask = value_mask;
+  Relation r = make_relation(s, seed, 2);
+  const auto heavy_rows = static_cast<std::uint64_t>(heavy_share * static_cast<double>(rows));
+  for (std::uint64_t i = 0; i < heavy_rows; ++i) r.tuple((i * 7919) % rows)[0] = heavy;
+  sort_tuples(r);
+  return r;
+}
+
+void check_shuffled_large(RaBackend& b, const std::string& variant, std::uint64_t n) {
+  Relation same(n, 1);
+  for (std::uint64_t i = 0; i < n; ++i) same.tuple(i)[0] = 0xffffffffu, same.tuple(i)[1] = static_cast<std::uint32_t>(i % 5);
+  const std::vector<Input> inputs = {{"heavy key", skewed(n, 1, n, 0.8, 777, 3, 11)},
+                                     {"few distinct tuples", skewed(n, 2, 3, 0, 0, 1, 15)},
+                                     {"all keys 0xffffffff", same}};
+  for (Input in : inputs) {
+    SCOPED_TRACE(in.name);
+    Relation& a = in.rel;
+    // Fisher-Yates with a fixed stream: the rows in an order no sort left.
+    for (std::uint64_t i = n - 1; i > 0; --i)
+      std::swap_ranges(a.tuple(i), a.tuple(i) + a.width(), a.tuple(rand_at(77, i) % (i + 1)));
+    const Relation by_key = ref::sort(a);
+    const Relation by_tuple = tuple_sorted(a);
+    DeviceRel da = up(b, a), out;
+    if (offers(b, Op::Unique, variant)) {
+      b.unique(*da, variant, out);
+      expect_same(down(b, out), ref::unique(by_key), "unique", true);
+    }
+    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Min, ReduceOp::Max}) {
+      if (!offers(b, Op::ReduceByKey, variant)) break;
+      b.reduce_by_key(*da, op, variant, out);
+      expect_same(down(b, out), ref::reduce_by_key(by_key, op), std::string("reduce_by_key ") + to_string(op), true);
+    }
+    for (SetOp op : {SetOp::Union, SetOp::Intersection, SetOp::Difference}) {
+      if (!offers(b, Op::SetUnion, variant)) break;
+      b.set_op(*da, *da, op, variant, out);
+      expect_same(down(b, out), ref::set_op(by_tuple, by_tuple, op), to_string(op), true);
+    }
+    if (offers(b, Op::Join, variant) && ref::join_rows(by_key, by_key) < 20 * n) {
+      b.join(*da, *da, variant, out);
+      expect_same(down(b, out), ref::join(by_key, by_key), "join", true);
+    }
+  }
+}
+
 }  // namespace hdb::ra::test

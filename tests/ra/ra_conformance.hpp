@@ -29,4 +29,15 @@ void check_backend(RaBackend& backend, const std::string& variant, int key_words
 // Output handles are reused across calls with larger and smaller results (the warm-up contract).
 void check_output_reuse(RaBackend& backend, const std::string& variant);
 
+// Sorted relation of `rows` tuples: keys in [0, distinct) except that `heavy_share` of the rows
+// carry key `heavy` (a skewed key with most rows), values masked by value_mask.
+Relation skewed(std::uint64_t rows, int values, std::uint64_t distinct, double heavy_share, std::uint32_t heavy,
+                std::uint32_t value_mask, std::uint64_t seed);
+
+// An any-order variant (a hash variant) on `rows`-row inputs shuffled out of any sorted order, large
+// enough for many partitions or a large table: one heavy key, few distinct tuples, all equal (the
+// key 0xffffffff). Unique, reduce-by-key, set operations (a with itself) and join (where its output
+// stays below 20 x rows) against the reference on sorted copies, compared as multisets.
+void check_shuffled_large(RaBackend& backend, const std::string& variant, std::uint64_t rows = 300000);
+
 }  // namespace hdb::ra::test

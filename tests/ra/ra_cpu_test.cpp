@@ -168,23 +168,7 @@ TEST(RaCpu, ParallelSplitsLargeInputsAtRunBoundaries) {
   }
 }
 
-// Sorted relation of `rows` tuples: keys in [0, distinct) except that `heavy_share` of the rows
-// carry key `heavy` (a skewed key with most rows), values masked by value_mask.
-Relation skewed(std::uint64_t rows, int values, std::uint64_t distinct, double heavy_share, std::uint32_t heavy,
-                std::uint32_t value_mask, std::uint64_t seed) {
-  RelationSpec s;
-  s.rows = rows;
-  s.values = values;
-  s.keys.distinct = distinct;
-  s.keys.min = 0;
-  s.keys.max = distinct - 1;
-  s.value_mask = value_mask;
-  Relation r = make_relation(s, seed, 2);
-  const auto heavy_rows = static_cast<std::uint64_t>(heavy_share * static_cast<double>(rows));
-  for (std::uint64_t i = 0; i < heavy_rows; ++i) r.tuple((i * 7919) % rows)[0] = heavy;
-  sort_tuples(r);
-  return r;
-}
+using test::skewed;
 
 Relation run(cpu::CpuRa& b, const std::function<void(DeviceRel&)>& op) {
   DeviceRel out;
@@ -280,27 +264,7 @@ TEST(RaCpu, HashMatchesReference) {
   test::check_backend(b, "hash");
   test::check_backend(b, "hash", 2);
   test::check_output_reuse(b, "hash");
-  const std::uint64_t n = 300000;
-  Relation same(n, 1);
-  for (std::uint64_t i = 0; i < n; ++i) same.tuple(i)[0] = 0xffffffffu, same.tuple(i)[1] = static_cast<std::uint32_t>(i % 5);
-  for (Relation a : {skewed(n, 1, n, 0.8, 777, 3, 11), skewed(n, 2, 3, 0, 0, 1, 15), same}) {
-    // Fisher-Yates with a fixed stream: the rows in an order no sort left.
-    for (std::uint64_t i = n - 1; i > 0; --i)
-      std::swap_ranges(a.tuple(i), a.tuple(i) + a.width(), a.tuple(rand_at(77, i) % (i + 1)));
-    const Relation by_key = ref::sort(a);
-    const Relation by_tuple = tuple_sorted(a);
-    DeviceRel da;
-    b.upload(a, da);
-    expect_equal(run(b, [&](DeviceRel& o) { b.unique(*da, "hash", o); }), ref::unique(by_key), true, "unique");
-    for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Min, ReduceOp::Max})
-      expect_equal(run(b, [&](DeviceRel& o) { b.reduce_by_key(*da, op, "hash", o); }), ref::reduce_by_key(by_key, op),
-                   true, std::string("reduce_by_key ") + to_string(op));
-    for (SetOp op : {SetOp::Union, SetOp::Intersection, SetOp::Difference})
-      expect_equal(run(b, [&](DeviceRel& o) { b.set_op(*da, *da, op, "hash", o); }), ref::set_op(by_tuple, by_tuple, op),
-                   true, to_string(op));
-    if (ref::join_rows(by_key, by_key) < 20 * n)
-      expect_equal(run(b, [&](DeviceRel& o) { b.join(*da, *da, "hash", o); }), ref::join(by_key, by_key), true, "join");
-  }
+  test::check_shuffled_large(b, "hash");
 }
 
 // The parallel compactions and merges stage each piece and copy it to an offset learnt from the
