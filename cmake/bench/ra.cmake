@@ -12,4 +12,5 @@ hdb_add_benchmark(ra
   # scan.cl comes first: ra.cl's kernels call its work-group prefix sum.
   CL_KERNELS  src/opencl/kernels/scan.cl src/opencl/kernels/ra.cl
   CUDA        src/cuda/ra_main.cpp
-  CUDA_LIB    src/cuda/ra_backend.cu src/cuda/ra_paper.cu src/cuda/ra_cub.cu src/cuda/ra_tuned.cu)
+  CUDA_LIB    src/cuda/ra_backend.cu src/cuda/ra_paper.cu src/cuda/ra_cub.cu src/cuda/ra_tuned.cu
+              src/cuda/ra_hash.cu)

@@ -243,10 +243,11 @@ CudaRa::State& CudaRa::state() {
 
 namespace {
 
-enum class Impl { Paper, Cub, Tuned };
+enum class Impl { Paper, Cub, Tuned, Hash };
 
 // paper: every operator but sort; cub: the operators with a data-dependent output or a reduction,
-// and sort; tuned: select, unique, join, reduce and the streaming project and arithmetic.
+// and sort; tuned: select, unique, join, reduce and the streaming project and arithmetic; hash:
+// the operators a database engine hashes, on input in any order (ra_hash.cu).
 const VariantTable<Impl>& table() {
   static const VariantTable<Impl> t(
       "the cuda ra backend",
@@ -254,7 +255,11 @@ const VariantTable<Impl>& table() {
        {Impl::Cub,
         {"cub", {"select", "unique", "join", "reduce", "reduce_by_key", "set_union", "set_intersection", "set_difference",
                  "sort"}, ""}},
-       {Impl::Tuned, {"tuned", {"select", "unique", "join", "reduce", "project", "add", "subtract", "multiply"}, ""}}});
+       {Impl::Tuned, {"tuned", {"select", "unique", "join", "reduce", "project", "add", "subtract", "multiply"}, ""}},
+       {Impl::Hash,
+        {"hash",
+         test_names({Op::Unique, Op::ReduceByKey, Op::Join, Op::SetUnion, Op::SetIntersection, Op::SetDifference}), "",
+         true}}});
   return t;
 }
 
@@ -283,8 +288,12 @@ Breakdown timed_copy(CudaRa::State& s, void* dst, const void* src, std::uint64_t
 
 void CudaRa::plan_scratch(const OpShape& shape, MemoryPlan& plan) const {
   const Impl impl = table().id(shape.variant);
-  if (impl == Impl::Paper) paper_plan(shape, plan);
-  else cub_plan(shape, impl == Impl::Tuned, plan);
+  switch (impl) {
+    case Impl::Paper: paper_plan(shape, plan); break;
+    case Impl::Cub:
+    case Impl::Tuned: cub_plan(shape, impl == Impl::Tuned, plan); break;
+    case Impl::Hash: hash_plan(shape, plan); break;
+  }
 }
 
 Breakdown CudaRa::upload(const Relation& host, DeviceRel& out) {
@@ -324,6 +333,7 @@ Breakdown CudaRa::run_select(const DeviceRelation& in_, const Predicate& pred, c
     case Impl::Tuned: return tuned_compact(state(), kSelect, in, pred, out);
     case Impl::Paper: return paper_compact(state(), kSelect, in, nullptr, pred, out);
     case Impl::Cub: return cub_compact(state(), kSelect, in, nullptr, pred, out);
+    case Impl::Hash: break;  // not registered for select (begin_op refuses it)
   }
   throw std::logic_error("select: a variant without a case");
 }
@@ -334,6 +344,7 @@ Breakdown CudaRa::run_unique(const DeviceRelation& in_, const std::string& varia
     case Impl::Tuned: return tuned_compact(state(), kUnique, in, Predicate{}, out);
     case Impl::Paper: return paper_compact(state(), kUnique, in, nullptr, Predicate{}, out);
     case Impl::Cub: return cub_compact(state(), kUnique, in, nullptr, Predicate{}, out);
+    case Impl::Hash: return hash_unique(state(), in, out);
   }
   throw std::logic_error("unique: a variant without a case");
 }
@@ -345,15 +356,21 @@ Timed<Aggregate> CudaRa::run_reduce(const DeviceRelation& in_, ReduceOp op, cons
     case Impl::Paper: r.time = paper_reduce(state(), in, op, r.value); break;
     case Impl::Cub: r.time = cub_reduce(state(), in, op, r.value); break;
     case Impl::Tuned: r.time = tuned_reduce(state(), in, op, r.value); break;
+    case Impl::Hash: throw std::logic_error("reduce: the hash variant is not registered for it");
   }
   return r;
 }
 
 Breakdown CudaRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out) {
   const CudaRelation& in = as_cuda(in_);
-  // Registered for paper and cub only (begin_op checked it).
-  return table().id(variant) == Impl::Paper ? paper_reduce_by_key(state(), in, op, out)
-                                            : cub_reduce_by_key(state(), in, op, out);
+  // Registered for paper, cub and hash only (begin_op checked it).
+  switch (table().id(variant)) {
+    case Impl::Paper: return paper_reduce_by_key(state(), in, op, out);
+    case Impl::Hash: return hash_reduce_by_key(state(), in, op, out);
+    case Impl::Cub: return cub_reduce_by_key(state(), in, op, out);
+    case Impl::Tuned: break;
+  }
+  throw std::logic_error("reduce_by_key: the tuned variant is not registered for it");
 }
 
 Breakdown CudaRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out) {
@@ -361,6 +378,7 @@ Breakdown CudaRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, c
   const CudaRelation& r = as_cuda(r_);
   const Impl impl = table().id(variant);
   if (impl == Impl::Paper) return paper_join(state(), l, r, out);
+  if (impl == Impl::Hash) return hash_join(state(), l, r, out);
   return cub_join(state(), l, r, impl == Impl::Tuned, out);
 }
 
@@ -369,6 +387,7 @@ Breakdown CudaRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_,
   const CudaRelation& a = as_cuda(a_);
   const CudaRelation& b = as_cuda(b_);
   const std::uint32_t mode = op == SetOp::Intersection ? kIntersection : kDifference;
+  if (table().id(variant) == Impl::Hash) return hash_set_op(state(), a, b, op, out);
   if (table().id(variant) == Impl::Paper)
     return op == SetOp::Union ? paper_union(state(), a, b, out) : paper_compact(state(), mode, a, &b, Predicate{}, out);
   return op == SetOp::Union ? cub_union(state(), a, b, out) : cub_compact(state(), mode, a, &b, Predicate{}, out);

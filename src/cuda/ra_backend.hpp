@@ -8,6 +8,8 @@
 //   tuned  select / unique: one single-pass DeviceSelect (decoupled look-back) over whole tuples, no
 //          intermediate; join: count and scan fused (no count array) and a load-balanced writer;
 //          project, reduce, add/subtract/multiply: grid-stride kernels with 16-byte accesses
+//   hash   unique, reduce_by_key, join, set operations on input in any order: one table in device
+//          memory filled by atomics (ra_hash.cu); output in no fixed order
 // Keys of 32 or 64 bits (key_words 1 or 2) in every operator and variant; join output counts and
 // offsets are 64-bit. Inputs come from pageable or pinned host memory (host_relation); times from
 // CUDA events.

@@ -254,9 +254,7 @@ Breakdown cub_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelatio
     HDB_LAUNCH(match_counts<KW>, (nl + 1 + kBlock - 1) / kBlock, kBlock, 0, s.stream.get())(m, counts);
     HDB_CUDA_CHECK_LAUNCH("match_counts");
     t.phase("scan");
-    cub_call(s, "cub::DeviceScan::ExclusiveSum", [&](void* temp, std::size_t& bytes) {
-      return scan_count_array(temp, bytes, counts, offsets, items, s.stream.get());
-    });
+    scan_counts(s, counts, offsets, static_cast<std::uint64_t>(items));
   }
   t.phase("readback");  // the total sizes the output
   const JoinCount total = read_count64(s, offsets + nl);
@@ -463,6 +461,18 @@ Breakdown tuned_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation
   return t.finish();
 }
 
+void scan_counts(CudaRa::State& s, const std::uint32_t* counts, JoinCount* offsets, std::uint64_t items) {
+  cub_call(s, "cub::DeviceScan::ExclusiveSum", [&](void* temp, std::size_t& bytes) {
+    return scan_count_array(temp, bytes, counts, offsets, static_cast<int>(items), s.stream.get());
+  });
+}
+
+std::uint64_t scan_counts_temp_bytes(std::uint64_t items) {
+  return cub_temp_bytes("cub::DeviceScan::ExclusiveSum", single_pass_bound(items), [&](void* t, std::size_t& bytes) {
+    return scan_count_array(t, bytes, nullptr, nullptr, items_of(items), nullptr);
+  });
+}
+
 void cub_plan(const OpShape& shape, bool tuned, MemoryPlan& plan) {
   const std::uint64_t na = shape.rows_a, wa = static_cast<std::uint64_t>(shape.width_a);
   const int kw = shape.key_words;
@@ -536,9 +546,7 @@ void cub_plan(const OpShape& shape, bool tuned, MemoryPlan& plan) {
         temp = kw == 2 ? fused(JoinKeys<2>{}) : fused(JoinKeys<1>{});
       } else {
         plan.add("join match counts", items * 4);
-        temp = cub_temp_bytes("cub::DeviceScan::ExclusiveSum", single_pass_bound(items), [&](void* t, std::size_t& bytes) {
-          return scan_count_array(t, bytes, nullptr, nullptr, items_of(items), st);
-        });
+        temp = scan_counts_temp_bytes(items);
       }
       plan.add("cub scan temporary storage", temp);
       break;

@@ -272,6 +272,18 @@ const char* launch_tuned_arith(CudaRa::State& s, const CudaRelation& a, const Cu
                                std::uint32_t* out);
 Breakdown tuned_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggregate& result);
 
+// The hash variant (ra_hash.cu): one table in device memory filled by atomics, input in any order.
+Breakdown hash_unique(CudaRa::State& s, const CudaRelation& in, DeviceRel& out);
+Breakdown hash_reduce_by_key(CudaRa::State& s, const CudaRelation& in, ReduceOp op, DeviceRel& out);
+Breakdown hash_join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& r, DeviceRel& out);
+Breakdown hash_set_op(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b, SetOp op, DeviceRel& out);
+void hash_plan(const OpShape& shape, MemoryPlan& plan);
+
+// Exclusive scan of `items` (below 2^31 - 1) 32-bit counts into 64-bit offsets on s.stream
+// (ra_cub.cu: CUB's DeviceScan), and the temporary storage it takes, for the plans.
+void scan_counts(CudaRa::State& s, const std::uint32_t* counts, JoinCount* offsets, std::uint64_t items);
+std::uint64_t scan_counts_temp_bytes(std::uint64_t items);
+
 // CudaRa::plan_scratch's parts: every buffer an operator of the variant allocates besides its
 // inputs and output, by the names and sizes the code above asks the scratch for (shape.width_* and
 // out_width in words, key_words of the inputs). CUB's temporary storage is CUB's own answer to the

@@ -1,4 +1,4 @@
-// The CUDA variants (paper, cub, tuned; sort as cub) against the reference on the edge cases, with
+// The CUDA variants (paper, cub, tuned, hash; sort as cub) against the reference on the edge cases, with
 // 32- and 64-bit keys; skipped where there is no CUDA device (this runs on a GPU machine, e.g. under
 // scripts/gpu-check). The RaCudaHost tests run everywhere: the device functors (keep rules, join
 // counts and writes, the 64-bit offset search) on the host, and plan_scratch.
@@ -24,7 +24,7 @@ class RaCuda : public ::hdb::test::DeviceSuite<hdb::cuda::CudaPlatform> {};
 
 TEST_F(RaCuda, EveryVariantMatchesReference) {
   cuda::CudaRa b(*platform_);
-  for (const char* variant : {"paper", "cub", "tuned"}) {
+  for (const char* variant : {"paper", "cub", "tuned", "hash"}) {
     SCOPED_TRACE(variant);
     test::check_backend(b, variant);
     test::check_output_reuse(b, variant);
@@ -35,10 +35,25 @@ TEST_F(RaCuda, EveryVariantMatchesReference) {
 // every operator of every variant.
 TEST_F(RaCuda, EveryVariantMatchesReferenceWithSixtyFourBitKeys) {
   cuda::CudaRa b(*platform_);
-  for (const char* variant : {"paper", "cub", "tuned"}) {
+  for (const char* variant : {"paper", "cub", "tuned", "hash"}) {
     SCOPED_TRACE(variant);
     test::check_backend(b, variant, 2);
   }
+}
+
+// The hash variant on shuffled inputs of many table slots: a heavy key (one slot's atomics and a
+// long chain), few distinct tuples, all keys 0xffffffff (a legal key, never the empty slot).
+TEST_F(RaCuda, HashOnLargeShuffledInputs) {
+  cuda::CudaRa b(*platform_);
+  test::check_shuffled_large(b, "hash");
+}
+
+// The hash kernels' atomics (slots claimed by compare-and-swap, chains pushed by exchange,
+// aggregates and counts) on inputs of a few blocks: small enough for ThreadSanitizer under host
+// execution's threads engine (scripts/test), which reports a plain access racing with them.
+TEST_F(RaCuda, HashAtomicsOnSmallInputs) {
+  cuda::CudaRa b(*platform_);
+  test::check_shuffled_large(b, "hash", 700);
 }
 
 // Inputs past the sizes of the edge cases: the paper scan of partition counts recurses (more than
@@ -501,6 +516,22 @@ TEST(RaCudaHost, PlanScratchCountsEveryBuffer) {
   EXPECT_EQ(item(plan(Op::SetUnion, "cub", n, 3, 2, n, 3, 2 * n, 3), "b's tuples beyond a's (at most all of b)"), n * 12);
   EXPECT_GT(item(plan(Op::Reduce, "cub", n, 4, 2), "cub reduce temporary storage"), 0u);
   EXPECT_EQ(item(plan(Op::Reduce, "tuned", n, 4, 2), "reduce results"), 2u * 8);
+  // Hash: a table of two slots a row (a power of two), its per-slot counts and 64-bit offsets;
+  // reduce_by_key's aggregates per slot and value; join's table of one slot a left row, its chains,
+  // counts per right row; set operations' table over both sides with two counts a slot.
+  MemoryPlan rbk = plan(Op::ReduceByKey, "hash", n, 4, 2, 0, 0, n, 4);
+  EXPECT_EQ(item(rbk, "hash table"), 2 * n * 4);
+  EXPECT_EQ(item(rbk, "hash aggregates"), 2 * n * 2 * 4);
+  EXPECT_EQ(item(rbk, "hash output offsets (64-bit)"), (2 * n + 1) * 8);
+  EXPECT_GT(item(rbk, "cub scan temporary storage"), 0u);
+  EXPECT_EQ(item(plan(Op::Unique, "hash", n + 1, 2, 1, 0, 0, n, 2), "hash table"), 4 * n * 4);
+  MemoryPlan hjoin = plan(Op::Join, "hash", n, 2, 1, n / 2, 3, n, 4);
+  EXPECT_EQ(item(hjoin, "hash table"), n * 4);
+  EXPECT_EQ(item(hjoin, "hash chains"), n * 4);
+  EXPECT_EQ(item(hjoin, "hash output counts"), (n / 2 + 1) * 4);
+  MemoryPlan hset = plan(Op::SetDifference, "hash", n, 2, 1, n, 2, n, 2);
+  EXPECT_EQ(item(hset, "hash table"), 4 * n * 4);
+  EXPECT_EQ(item(hset, "hash counts in a and b"), 4 * n * 2 * 4);
   // Every operator and variant plans without throwing, and nothing for empty inputs.
   for (Op op : all_ops())
     for (const std::string& v : b.variants(op))

@@ -105,6 +105,10 @@ inline T atomicMin(T* address, T value) {
   return old;
 }
 template <class T>
+inline T atomicExch(T* address, T value) {
+  return __atomic_exchange_n(address, value, __ATOMIC_RELAXED);
+}
+template <class T>
 inline T atomicCAS(T* address, T compare, T value) {
   __atomic_compare_exchange_n(address, &compare, value, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
   return compare;  // the old value: `compare` when it matched, else what was there
