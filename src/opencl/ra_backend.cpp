@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "harness/errors.hpp"
+#include "ra_relation.hpp"
 
 namespace hdb::opencl::kernels {
 extern const char ra[];
@@ -18,21 +19,6 @@ using hdb::opencl::set_args;
 using hdb::opencl::event_seconds;
 using hdb::opencl::HostStaging;
 using hdb::opencl::OpenClPlatform;
-
-class ClRelation : public DeviceRelation {
- public:
-  ClRelation(cl::Buffer b, std::uint64_t words) : buf(std::move(b)), words_(words) {}
-  std::uint64_t capacity_words() const override { return words_; }
-  void shape(std::uint64_t rows, int values, int key_words) {
-    rows_ = rows;
-    values_ = values;
-    key_words_ = key_words;
-  }
-  cl::Buffer buf;
-
- private:
-  std::uint64_t words_;
-};
 
 // Pinned host memory: a mapped CL_MEM_ALLOC_HOST_PTR buffer (the runtime's HostStaging).
 class PinnedMemory : public HostMemory {
@@ -48,13 +34,14 @@ class PinnedMemory : public HostMemory {
   HostStaging staging_;
 };
 
+}  // namespace
+
 const ClRelation& as_cl(const DeviceRelation& r) {
   auto* c = dynamic_cast<const ClRelation*>(&r);
   if (!c) throw std::invalid_argument("relation handle was not made by the opencl backend");
   return *c;
 }
 
-// Row counts are 32-bit on the device (indices, counts and offsets are uint).
 std::uint32_t rows32(std::uint64_t rows) {
   if (rows > std::numeric_limits<std::uint32_t>::max() - 1)
     throw SkipCase("relations of 2^32 tuples or more are beyond the opencl backend's 32-bit row indices");
@@ -77,25 +64,28 @@ ClRelation& ensure(OpenClPlatform& p, DeviceRel& out, std::uint64_t rows, int va
   return *c;
 }
 
-std::uint32_t u32(std::int64_t x) { return static_cast<std::uint32_t>(x); }
-
-}  // namespace
-
 namespace {
 
-enum class Impl { Paper, Tuned, Radix };
+enum class Impl { Paper, Tuned, Radix, Hash };
 
 // paper: the paper's kernels for every operator but sort; radix: sort.hpp's key sort and a gather;
-// tuned: the chunked, barrier-free select, unique and join, and the whole-tuple sort.
+// tuned: the chunked, barrier-free select, unique and join, and the whole-tuple sort; hash: the
+// operators a database engine runs by hashing unsorted input (ra_hash.cpp), in any input order.
 const VariantTable<Impl>& table() {
-  static const VariantTable<Impl> t("the opencl ra backend",
-                                    {{Impl::Paper, {"paper", test_names(paper_ops()), ""}},
-                                     {Impl::Tuned, {"tuned", {"select", "unique", "join", "sort"}, ""}},
-                                     {Impl::Radix, {"radix", {"sort"}, ""}}});
+  static const VariantTable<Impl> t(
+      "the opencl ra backend",
+      {{Impl::Paper, {"paper", test_names(paper_ops()), ""}},
+       {Impl::Tuned, {"tuned", {"select", "unique", "join", "sort"}, ""}},
+       {Impl::Radix, {"radix", {"sort"}, ""}},
+       {Impl::Hash,
+        {"hash",
+         test_names({Op::Unique, Op::ReduceByKey, Op::Join, Op::SetUnion, Op::SetIntersection, Op::SetDifference}),
+         "", true}}});
   return t;
 }
 
 bool is_tuned(const std::string& variant) { return table().id(variant) == Impl::Tuned; }
+bool is_hash(const std::string& variant) { return table().id(variant) == Impl::Hash; }
 
 }  // namespace
 
@@ -267,6 +257,7 @@ Breakdown OpenClRa::run_select(const DeviceRelation& in, const Predicate& pred, 
 }
 
 Breakdown OpenClRa::run_unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out_handle) {
+  if (is_hash(variant)) return hash_group(in, false, ReduceOp::Sum, out_handle);
   Predicate all;
   all.key_words = in.key_words();
   return compaction(in, true, all, variant, out_handle);
@@ -286,7 +277,7 @@ Timed<Aggregate> OpenClRa::run_reduce(const DeviceRelation& in_, ReduceOp op, co
   const std::uint64_t groups = std::min<std::uint64_t>((n + wg - 1) / wg, 1024);
   cl::Buffer& partials = scratch_.get("reduce.partials", groups * values * 8);
   cl::Buffer& result = scratch_.get("reduce.result", values * 8);
-  const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
+  const std::uint32_t opc = reduce_code(op);
   Trace tr;
   cl::Kernel& k = kernel("reduce_partial", in.key_words());
   set_args("reduce arguments", k, in.buf, n, u32(in.width()), opc, partials);
@@ -302,7 +293,8 @@ Timed<Aggregate> OpenClRa::run_reduce(const DeviceRelation& in_, ReduceOp op, co
   return {agg, finish(tr)};
 }
 
-Breakdown OpenClRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& /*variant*/, DeviceRel& out_handle) {
+Breakdown OpenClRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out_handle) {
+  if (is_hash(variant)) return hash_group(in_, true, op, out_handle);
   const ClRelation& in = as_cl(in_);
   Trace tr;
   // Heads of key runs, as row indices, by the unique pipeline; then one work-item per run.
@@ -313,13 +305,13 @@ Breakdown OpenClRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, co
     gather_into(tr, in.rows(), 1, heads);
     cl::Kernel& k = kernel("reduce_runs", in.key_words());
     set_args("reduce_runs arguments", k, in.buf, rows32(in.rows()), u32(in.width()),
-        u32(op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2), heads, runs, out.buf);
+        reduce_code(op), heads, runs, out.buf);
     launch(tr, "compute", k, runs);
   }
   return finish(tr);
 }
 
-bool OpenClRa::cpu_device() {
+bool OpenClRa::cpu_device() const {
   if (cpu_ < 0) cpu_ = (p_.device().getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_CPU) != 0 ? 1 : 0;
   return cpu_ == 1;
 }
@@ -368,6 +360,7 @@ void OpenClRa::launch_chunks(Trace& tr, const std::string& phase, cl::Kernel& k,
 }
 
 Breakdown OpenClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out_handle) {
+  if (is_hash(variant)) return hash_join(l_, r_, out_handle);
   const ClRelation& l = as_cl(l_);
   const ClRelation& r = as_cl(r_);
   const std::uint32_t nl = rows32(l.rows()), nr = rows32(r.rows());
@@ -437,8 +430,9 @@ Breakdown OpenClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_,
   return finish(tr);
 }
 
-Breakdown OpenClRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& /*variant*/,
+Breakdown OpenClRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
                        DeviceRel& out_handle) {
+  if (is_hash(variant)) return hash_set_op(a_, b_, op, out_handle);
   const ClRelation& a = as_cl(a_);
   const ClRelation& b = as_cl(b_);
   const std::uint32_t w = u32(a.width());
@@ -501,6 +495,7 @@ void OpenClRa::release_scratch() {
 }
 
 void OpenClRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
+  if (is_hash(s.variant)) return plan_hash(s, plan);
   const std::uint64_t wg = hdb::opencl::preferred_work_group(p_);  // work_group()'s
   const auto wa = static_cast<std::uint64_t>(s.width_a);
   const std::uint64_t groups = (s.rows_a + wg - 1) / wg;

@@ -1,8 +1,9 @@
 #pragma once
 // OpenCL relational-algebra backend: the paper's partition / compute / gather kernels with
 // work-group prefix sums in local memory (kernels/ra.cl, kernels/scan.cl); sort is sort.hpp's radix
-// sort of the keys and a gather of the tuples. Sub-kernel times from
-// profiling events are the phases (partition, scan, gather, compute, merge).
+// sort of the keys and a gather of the tuples; the hash variant's global-atomic tables take input in
+// any order (kernels/ra_hash.cl, ra_hash.cpp). Sub-kernel times from profiling events are the
+// phases (partition, scan, gather, compute, merge; the hash variant's build, count, scan, gather).
 #include <map>
 #include <memory>
 #include <string>
@@ -43,11 +44,15 @@ class OpenClRa : public RaBackend {
   // Work-group size the kernels are built for (the paper's 256 where the device allows it).
   std::size_t work_group() ;
 
-  // Tests: the tuned sort and join take the parameters of a CPU (cpu = true) or another device,
-  // with chunks / merge-path pieces of at least `floor` rows (0: the device's own choice); staged =
+  // Tests: the tuned sort and join and the hash variant take the parameters of a CPU (cpu = true)
+  // or another device, with chunks / merge-path pieces of at least `floor` rows (the hash variant's
+  // chunks: `floor` exactly; 0: the device's own choice); staged =
   // false: the join merges twice (count, write) as when its staging slots do not fit; sort_bits:
   // the sort's key bits a pass (0: its own choice).
   void override_tuning(bool cpu, std::uint32_t floor, bool staged = true, unsigned sort_bits = 0);
+
+  // Tests: the hash variant's unique inserts the last row first (kernels/ra_hash.cl).
+  void unique_from_last(bool on) { unique_from_last_ = on; }
 
   // The kernel events of one operator, each tagged with its phase.
   using Trace = hdb::opencl::Trace;
@@ -70,17 +75,34 @@ class OpenClRa : public RaBackend {
   Breakdown compaction(const DeviceRelation& in, bool unique_mode, const Predicate& pred, const std::string& variant,
                        DeviceRel& out);
   Breakdown finish(Trace& tr);
+  // The hash variant (ra_hash.cpp): input in any order, output in table-slot order.
+  Breakdown hash_group(const DeviceRelation& in, bool reduce, ReduceOp op, DeviceRel& out);
+  Breakdown hash_join(const DeviceRelation& left, const DeviceRelation& right, DeviceRel& out);
+  Breakdown hash_set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, DeviceRel& out);
+  // The scratch buffer `name` of `words` uints set to `fill` (an enqueued fill, in phase "build").
+  cl::Buffer& hash_table(Trace& tr, const std::string& name, std::uint64_t words, cl_uint fill);
+  void plan_hash(const OpShape& shape, MemoryPlan& plan) const;
+  // Slots (or right rows) per work-item of the hash variant's compaction: 1 on a GPU, kHashChunk
+  // (or override_tuning's floor) on a CPU device (kernels/ra_hash.cl).
+  std::uint32_t hash_chunk() const;
+  static constexpr std::uint32_t kHashChunk = 1024;
+  struct Chunks {
+    std::uint32_t chunk, count;
+  };
+  // `items` cut into hash_chunk()'s chunks (recorded in ran_).
+  Chunks hash_chunks(std::uint32_t items);
   // Tuned (chunked, barrier-free) kernels: the device type picks chunk and local sizes.
-  bool cpu_device();
+  bool cpu_device() const;
   std::uint32_t join_pieces(std::uint64_t merged_rows);  // merge-path pieces of the tuned join
   void launch_chunks(Trace& tr, const std::string& phase, cl::Kernel& k, std::uint64_t items, bool group_each = false);
   static constexpr std::uint32_t kCoarseItems = 8;  // ITEMS in kernels/ra.cl
 
   hdb::opencl::OpenClPlatform& p_;
   std::size_t wg_ = 0;
-  int cpu_ = -1;  // device is a CPU (1) or not (0); -1 until asked
+  mutable int cpu_ = -1;  // device is a CPU (1) or not (0); -1 until asked
   std::uint32_t piece_floor_ = 0;  // override_tuning's floor (0: none)
   bool join_staged_ = true;
+  bool unique_from_last_ = false;
   bool tuning_forced_ = false;  // override_tuning was called: the TupleSort gets it too
   unsigned sort_bits_ = 0;
   // The tuned sort, made on first use (and again after release_scratch) with the tuning in force.
