@@ -63,7 +63,7 @@ TEST_F(RaOpenCl, HashUniqueKeepsFirstRowTakenLast) {
 }
 
 // The hash variant's plan, every buffer by name: tables of a power of two of at least twice the
-// rows (the join's chain heads: of the left rows), a count per chunk of slots (64-bit per chunk of
+// rows (the join's chain heads: the left rows), a count per chunk of slots (64-bit per chunk of
 // the join's right rows) and the device scan's block sums; nothing for empty inputs.
 TEST_F(RaOpenCl, HashPlanCountsEveryBuffer) {
   using Items = std::vector<std::pair<std::string, std::uint64_t>>;
@@ -81,7 +81,7 @@ TEST_F(RaOpenCl, HashPlanCountsEveryBuffer) {
       sums{"scan block sums", (slots / wg + 1) * 8};
   EXPECT_EQ(plan(Op::Unique, a, none), (Items{table, counts, sums}));
   EXPECT_EQ(plan(Op::ReduceByKey, a, none), (Items{table, {"hash aggregates", slots * 2 * 4}, counts, sums}));
-  EXPECT_EQ(plan(Op::Join, a, r), (Items{{"hash chain heads", 1024 * 4},
+  EXPECT_EQ(plan(Op::Join, a, r), (Items{{"hash chain heads", slots * 4},
                                          {"hash chain links", 1000 * 4},
                                          {"join chunk counts (64-bit)", 3000 * 8},
                                          {"scan block sums", (3000 / wg + 1) * 16}}));
