@@ -4,8 +4,9 @@
 // radix-partitioned by a hash of the key (the set operations: of the whole tuple) into partitions
 // whose table fits the core's L2, then every partition is processed on its own:
 //   unique, reduce_by_key  one linear-probing table per partition, its groups gathered in place;
-//   join                   a chained table built on the left partition, probed by the right twice
-//                          (count, then write: the output's size is counted, never guessed);
+//   join                   a chained table built on the left partition, probed once by the right
+//                          while both are in cache, writing into the partition's own staging
+//                          buffer; then every buffer copied to its place (the output sized exactly);
 //   set operations         the distinct tuples of both partitions with their counts in a and in b.
 // Partitioning is stable, so unique keeps each key's first tuple in input order (what a stable sort
 // followed by unique keeps); the output's order is partition order, which the contract leaves open.
@@ -38,12 +39,13 @@ struct Scratch {
   std::vector<std::uint64_t> groups;              // set operations: per partition, its distinct tuples
   std::vector<std::uint32_t> group_count;         // set operations: per group, its count in a then in b
   std::vector<const std::uint32_t*> group_row;    // set operations: per group, one of its tuples
+  std::vector<std::vector<std::uint32_t>> stages; // join: per partition, its output before the copy
   void release();
 };
 
 // Each returns the output's rows; `out` holds at least in.rows tuples (set_op: the operation's
 // bound); join asks `alloc` for its counted output. The Breakdown's phases: partition, then
-// aggregate / build_probe / count, then gather.
+// aggregate / deduplicate / build_probe / count, then gather / copy.
 std::uint64_t unique(const Rows& in, std::uint32_t* out, int threads, Scratch& s, Breakdown& b);
 std::uint64_t reduce_by_key(const Rows& in, ReduceOp op, std::uint32_t* out, int threads, Scratch& s, Breakdown& b);
 std::uint64_t join(const Rows& l, const Rows& r, const std::function<std::uint32_t*(std::uint64_t)>& alloc,
