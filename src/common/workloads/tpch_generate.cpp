@@ -8,6 +8,7 @@
 #include "harness/errors.hpp"
 #include "harness/parallel.hpp"
 #include "workloads/random.hpp"
+#include "workloads/tbl_io.hpp"
 #include "workloads/tpch_tables.hpp"
 
 namespace hdb::tpch {
@@ -130,37 +131,12 @@ const char* filler(std::uint64_t i) {
   return words[i % 6];
 }
 
-class TblWriter {
- public:
-  explicit TblWriter(const std::string& path) : path_(path), f_(std::fopen(path.c_str(), "wb"), &std::fclose) {
-    if (!f_) throw UsageError("cannot write " + path);
-  }
-  void line(const std::string& s) {
-    buf_ += s;
-    if (buf_.size() >= (1u << 20)) flush();
-  }
-  void close() {
-    flush();
-    if (std::fflush(f_.get()) != 0) throw UsageError("writing " + path_ + " failed");
-  }
-
- private:
-  void flush() {
-    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_.get()) != buf_.size())
-      throw UsageError("writing " + path_ + " failed");
-    buf_.clear();
-  }
-  std::string path_;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f_;
-  std::string buf_;
-};
-
 }  // namespace
 
 void write_tbl_files(const Tables& t, const std::string& dir) {
   auto num = [](std::uint64_t v) { return std::to_string(v); };
   {
-    TblWriter w(dir + "/customer.tbl");
+    tbl::TblWriter w(dir + "/customer.tbl");
     const Relation& c = t.customer;
     for (std::uint64_t i = 0; i < c.rows(); ++i) {
       const std::uint64_t k = c.cols[0].at(i);
@@ -173,7 +149,7 @@ void write_tbl_files(const Tables& t, const std::string& dir) {
     w.close();
   }
   {
-    TblWriter w(dir + "/orders.tbl");
+    tbl::TblWriter w(dir + "/orders.tbl");
     const Relation& o = t.orders;
     for (std::uint64_t i = 0; i < o.rows(); ++i) {
       const std::uint64_t k = o.cols[0].at(i);
@@ -184,7 +160,7 @@ void write_tbl_files(const Tables& t, const std::string& dir) {
     w.close();
   }
   {
-    TblWriter w(dir + "/lineitem.tbl");
+    tbl::TblWriter w(dir + "/lineitem.tbl");
     const Relation& l = t.lineitem;
     std::uint64_t prev = 0;
     std::uint32_t line_no = 0;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "workloads/calendar.hpp"
+
 namespace hdb::tpch {
 
 enum class ColType : std::uint8_t { Int, Date, Money, Hundredths, Segment };
@@ -60,9 +62,9 @@ struct Relation {
   int index(const std::string& name) const;
 };
 
-// Days since 1970-01-01 of a proleptic Gregorian date, and back.
-std::int64_t days_from_civil(int y, int m, int d);
-void civil_from_days(std::int64_t days, int& y, int& m, int& d);
+// Days since 1970-01-01 of a proleptic Gregorian date, and back (workloads/calendar.hpp).
+using hdb::civil_from_days;
+using hdb::days_from_civil;
 // "1995-03-15" for day number 9204.
 std::string format_date(std::uint32_t days);
 
