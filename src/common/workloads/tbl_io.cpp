@@ -98,7 +98,9 @@ void FieldError::fail(const std::string& what) const {
                    quote_field(s_, e_) + "': " + what);
 }
 
-std::uint32_t whole_u32(const char* s, const char* e, const FieldError& err, const char* what_negative) {
+std::uint32_t whole_u32(const char* s, const char* e, const FieldError& err, const char* what_negative,
+                        const char* too_large) {
+  const std::string big = std::string("does not fit 32 bits (at most 4294967295)") + too_large;
   Decimal d = parse_decimal(s, e);
   switch (d.error) {
     case Decimal::Ok: break;
@@ -106,10 +108,10 @@ std::uint32_t whole_u32(const char* s, const char* e, const FieldError& err, con
     case Decimal::NotNumber: err.fail("is not a non-negative number");
     case Decimal::Negative: err.fail(std::string("is negative: ") + what_negative);
     case Decimal::FinerThanHundredths: err.fail("is not a whole number");
-    case Decimal::TooLarge: err.fail("does not fit 32 bits (at most 4294967295)");
+    case Decimal::TooLarge: err.fail(big);
   }
   if (d.hundredths % 100) err.fail("is not a whole number");
-  if (d.hundredths / 100 > std::numeric_limits<std::uint32_t>::max()) err.fail("does not fit 32 bits (at most 4294967295)");
+  if (d.hundredths / 100 > std::numeric_limits<std::uint32_t>::max()) err.fail(big);
   return static_cast<std::uint32_t>(d.hundredths / 100);
 }
 

@@ -52,9 +52,11 @@ class FieldError {
 
 // A non-negative whole number of at most 32 bits ("12" or "12.00"), or the field's error with the
 // reason: is empty, is not a non-negative number, is negative, is not a whole number, does not fit
-// 32 bits. `what_negative` ends the message for a negative value.
+// 32 bits. `what_negative` ends the message for a negative value, `too_large` follows "does not fit
+// 32 bits (at most 4294967295)".
 std::uint32_t whole_u32(const char* s, const char* e, const FieldError& err,
-                        const char* what_negative = "the loader keeps non-negative 32-bit numbers");
+                        const char* what_negative = "the loader keeps non-negative 32-bit numbers",
+                        const char* too_large = "");
 
 // The rows of one .tbl file of `fields` fields, read line by line through one buffer of 1 MiB
 // (grown only for a longer line).
