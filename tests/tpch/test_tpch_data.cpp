@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "bench/tpch.hpp"
+#include "common/chi_square.hpp"
 #include "harness/errors.hpp"
 #include "reference/tpch.hpp"
 #include "workloads/tpch_tables.hpp"
@@ -72,20 +73,8 @@ TEST(TpchGenerator, FollowsTheSpecification) {
   EXPECT_EQ(checksum(u.orders), checksum(t.orders));
 }
 
-// Pearson's chi-square statistic of `counts` against a uniform distribution, and the value it
-// exceeds with probability 0.001 (Wilson-Hilferty), so a fixed seed fails only on a real bias.
-struct ChiSquare {
-  double statistic, critical;
-};
-ChiSquare uniform_chi_square(const std::vector<std::uint64_t>& counts) {
-  double total = 0;
-  for (std::uint64_t c : counts) total += static_cast<double>(c);
-  const double expected = total / static_cast<double>(counts.size());
-  double x2 = 0;
-  for (std::uint64_t c : counts) x2 += (c - expected) * (c - expected) / expected;
-  const double df = static_cast<double>(counts.size() - 1), a = 2.0 / (9.0 * df);
-  return {x2, df * std::pow(1.0 - a + 3.09 * std::sqrt(a), 3.0)};
-}
+using test::ChiSquare;
+using test::uniform_chi_square;
 
 // The specification's distributions (clause 4.2.3) of the columns the kernels read, at SF 0.1.
 TEST(TpchGenerator, DistributionsFollowTheSpecification) {
