@@ -178,6 +178,7 @@ class OpenClSsbRun : public SsbRun {
     ocl::checked("an ssb pass", [&] {
       if (transfer_ != Transfer::None) {
         for (std::size_t i = 0; i < cols_.size(); ++i) {
+          if (col_bytes(i) == 0) continue;  // an empty table: OpenCL 2.0+ refuses a write of no bytes
           writes.emplace_back();
           queue.enqueueWriteBuffer(col_buf_[i], CL_FALSE, 0, col_bytes(i), host_ptr(i), nullptr, &writes.back());
         }
