@@ -19,7 +19,7 @@ from .util import StrPath, UsageError, absolute_path
 
 Config = dict[str, Any]  # a validated configuration, as load() returns it
 
-BENCHMARK_ORDER = ["bus", "ra", "tpch", "merge", "ngram"]
+BENCHMARK_ORDER = ["bus", "ra", "tpch", "ssb", "merge", "ngram"]
 # Every backend, declared once in config/backends.json, which CMake reads too (cmake/HdbTargets.cmake):
 # adding a backend is a row there (docs/cases.md, "Adding a backend").
 BACKENDS_FILE = Path(__file__).resolve().parents[2] / "config" / "backends.json"

@@ -36,6 +36,7 @@ cell the speed-up with transfers first, its interval in brackets) and, folded be
 (one row per operation and processor with the case ids, times and speed-ups with their intervals).
 """
 import functools
+import math
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -651,6 +652,44 @@ def table(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[str]
                             with_pcie.text() if with_pcie and b != CPU else "-",
                             kernel.text() if kernel and b != CPU else "-", db.text() if db else "-", compared,
                             numpy.text() if numpy else "-", ln.contract or "-"])
+    return header, out
+
+
+# Benchmarks whose operations are the parts of one workload (a query set): the headline adds per
+# processor the geometric mean of its best time over the workload's operations (SSB's 13 queries).
+GEOMEAN_BENCHMARKS = ("ssb",)
+
+
+def _geomean(values: Sequence[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def geomean_table(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[str], list[list[str]]]:
+    """Per benchmark of GEOMEAN_BENCHMARKS and processor (the overview's columns): the geometric mean of
+    its best time with transfers over the operations it ran (DuckDB: its compared variant, and +NumPy in
+    a row of its own), how many of the benchmark's operations that is, and the geometric mean of the
+    speed-up over the best CPU implementation over the operations both ran (the geometric mean of
+    ratios, so one slow query weighs no more than one fast one). No rows without such a benchmark."""
+    header = ["benchmark", "processor", "operations", "geometric mean ms", "geometric mean speed-up over the CPU"]
+    out = []
+    for bench in GEOMEAN_BENCHMARKS:
+        bl = [ln for ln in ls if ln.bench == bench]
+        if not bl:
+            continue
+        for b in columns(bl):
+            # (name, rows of each line): DuckDB's compared variant, and sql (+NumPy) in a row of its own
+            shown = [(_processor(procs, b).short, [ln.rows_of(b) if b in ln.per_backend else [] for ln in bl])]
+            if b == DB_PEER and any(ln.db_numpy_best and not ln.db_fallback for ln in bl):
+                shown.append((f"{_processor(procs, b).short} +NumPy",
+                               [[r for r in ln.per_backend.get(DB_PEER, []) if r["variant"] == DB_NUMPY] for ln in bl]))
+            for name, per_line in shown:
+                best = [(ln, _best(rs, "total_median_s")) for ln, rs in zip(bl, per_line, strict=True) if rs]
+                if not best:
+                    continue
+                secs = _geomean([r["total_median_s"] for _, r in best])
+                ups = [ln.cpu_best["total_median_s"] / r["total_median_s"] for ln, r in best if ln.cpu_best]
+                up = "baseline" if b == CPU else (f"{_x(_geomean(ups))} over {len(ups)}" if ups else "-")
+                out.append([bench, name, f"{len(best)} of {len(bl)}", _ms_text(secs), up])
     return header, out
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from . import plausibility, results
+from .config import BENCHMARK_ORDER
 from .key_width import tuples_per_s
 from .util import Document, Row, StrPath, size_text
 
@@ -616,8 +617,7 @@ def all_figures(rows: Iterable[Row], docs: Sequence[Document], out_dir: StrPath,
     hz = results.tsc_hz(docs)
     figs = []
     by_bench = _group(rows, lambda r: r["benchmark"])
-    order = [b for b in ("bus", "ra", "tpch", "merge", "ngram") if b in by_bench] + \
-        [b for b in by_bench if b not in ("bus", "ra", "tpch", "merge", "ngram")]
+    order = [b for b in BENCHMARK_ORDER if b in by_bench] + [b for b in by_bench if b not in BENCHMARK_ORDER]
     for bench in order:
         brs = by_bench[bench]
         for f in (throughput(brs, bench, out_dir, machine), pct_of_peak(brs, bench, out_dir, machine),

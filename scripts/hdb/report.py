@@ -347,6 +347,11 @@ def _headline(doc: Doc, rows: list[Row], docs: list[dict[str, Any]], plots_dir: 
           "The case ids and times behind each cell (shown on hover in report.html) follow."
           + (f" {note}" if note else ""))
     doc.details("Case ids and times per operation and processor", *headline.table(ls, procs))
+    header, geo = headline.geomean_table(ls, procs)
+    if geo:
+        doc.p("Whole workloads (SSB's 13 queries): per processor the geometric mean of its best time over the "
+              "queries it ran, and of its speed-up over the best CPU implementation over the queries both ran.")
+        doc.table(header, geo)
     header, text = headline.text_peer_table(rows)
     if text:
         doc.p("n-gram search against PostgreSQL pg_trgm (word_similarity %> at a threshold, GIN trigram index) on "

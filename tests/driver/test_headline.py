@@ -213,6 +213,40 @@ class BreakEven(unittest.TestCase):
                       text)
         self.assertIn("In brackets after each speed-up: its 95% confidence interval", text)
 
+    def test_ssb_queries_are_rows_and_each_processor_has_a_geometric_mean(self):
+        # Three SSB queries (no size sweep: size 0, their tables) on the CPU (serial, parallel) and
+        # DuckDB (sql_table, sql; two thread counts, threads=1 slower); DuckDB ran only two of them.
+        ssb = {"data": "generated", "sf": 1}
+
+        def q(test, variant, s, params=ssb):
+            return record(test, variant, 0, s, params=params, input_bytes=200 * M)
+        cpu = document("ssb", "cpu", [q(t, v, s * f) for t, s in (("q1.1", 0.01), ("q2.1", 0.04), ("q4.3", 0.09))
+                                      for v, f in (("parallel", 1), ("serial", 2))], 40.0)
+        db = []
+        for t, s in (("q1.1", 0.02), ("q2.1", 0.02)):
+            for n, f in ((2, 1.0), (1, 1.5)):
+                db += [q(t, "sql_table", s * f, dict(ssb, threads=n)), q(t, "sql", 2 * s * f, dict(ssb, threads=n))]
+        duck = document("ssb", "cpu", db, 40.0)
+        duck["backend"] = "duckdb"
+        docs = [self.cpu, cpu, duck]
+        ls = headline.lines(rows_of(*docs))
+        self.assertEqual([ln.name for ln in ls], ["ra select [dist=uniform,selectivity=0.5]",
+                                                  "ssb q1.1 [data=generated,sf=1]", "ssb q2.1 [data=generated,sf=1]",
+                                                  "ssb q4.3 [data=generated,sf=1]"])
+        rows, _ = overview(ls, docs)
+        self.assertEqual(rows["ssb q1.1 [data=generated,sf=1]"]["size"].text, "its tables")
+        self.assertEqual(rows["ssb q2.1 [data=generated,sf=1]"]["duckdb"].text, f"{0.04 / 0.02:.3g}x")
+        self.assertEqual(rows["ssb q4.3 [data=generated,sf=1]"]["duckdb"].text, "-")
+        header, geo = headline.geomean_table(ls, headline.processors(docs))
+        self.assertEqual(header[:4], ["benchmark", "processor", "operations", "geometric mean ms"])
+        by = {r[1]: r for r in geo}
+        self.assertEqual(list(by), ["CPU", "duckdb", "duckdb +NumPy"])  # ra's operations are no workload
+        self.assertEqual(by["CPU"][2:], ["3 of 3", f"{(0.01 * 0.04 * 0.09) ** (1 / 3) * 1e3:.4g}", "baseline"])
+        # DuckDB's best (threads=2) per query it ran; its speed-up over the queries both ran
+        self.assertEqual(by["duckdb"][2:], ["2 of 3", f"{0.02 * 1e3:.4g}", f"{(0.5 * 2) ** 0.5:.3g}x over 2"])
+        self.assertEqual(by["duckdb +NumPy"][2:], ["2 of 3", f"{0.04 * 1e3:.4g}", f"{(0.25 * 1) ** 0.5:.3g}x over 2"])
+        self.assertEqual(headline.geomean_table(headline.lines(rows_of(self.cpu)), headline.processors(docs))[1], [])
+
     def test_a_run_without_sql_table_compares_sql_and_says_so(self):
         # A run from before sql_table was recorded: sql (the answer transferred to NumPy) only.
         duck = duckdb([("select", "sql", {"dist": "uniform", "selectivity": 0.5}, 64e-3)])
