@@ -1,9 +1,9 @@
 // hdb-export: writes the exact inputs of the suite's cases and the serial reference's answers as
 // NumPy files, for the peers (scripts/hdb/peers, docs/peers.md) to run on the same data.
 //
-//   hdb-export ra|tpch --out DIR [the benchmark's own options: --sizes, --seed, --only, --dist, ...]
+//   hdb-export ra|tpch|ssb --out DIR [the benchmark's own options: --sizes, --seed, --only, --dist, ...]
 //
-// It runs the benchmark's own logic (bench/ra.cpp, bench/tpch.cpp: case enumeration, seeded
+// It runs the benchmark's own logic (bench/ra.cpp, bench/tpch.cpp, bench/ssb.cpp: case enumeration, seeded
 // generation, the TPC-H generator and .tbl loader, the expected answer) through an "export"
 // backend, so ids, parameters, seeds and data are the suite's by construction. The export backend
 // keeps the inputs it is handed, answers with the serial reference (the session then verifies that
@@ -35,10 +35,12 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/ra.hpp"
+#include "bench/ssb.hpp"
 #include "bench/tpch.hpp"
 #include "harness/errors.hpp"
 #include "npy.hpp"
 #include "reference/ra.hpp"
+#include "reference/ssb.hpp"
 #include "reference/tpch.hpp"
 
 namespace fs = std::filesystem;
@@ -251,19 +253,22 @@ json schema_json(const std::vector<tpch::ColumnInfo>& cols) {
   return a;
 }
 
-class ExportTpchRun : public tpch::TpchRun {
+// A prepared case of a whole-plan benchmark (tpch, ssb) that answers with the reference's result.
+template <class Run, class Answer>
+class ExportRun : public Run {
  public:
-  explicit ExportTpchRun(tpch::Relation r) : r_(std::move(r)) {}
+  explicit ExportRun(Answer r) : r_(std::move(r)) {}
   Breakdown pass() override {
     Breakdown b;
-    b.kernel = b.total = 1e-9;
+    b.kernel = b.total = 1e-9;  // nothing is measured here
     return b;
   }
-  tpch::Relation result() override { return r_; }
+  Answer result() override { return r_; }
 
  private:
-  tpch::Relation r_;
+  Answer r_;
 };
+using ExportTpchRun = ExportRun<tpch::TpchRun, tpch::Relation>;
 
 class ExportTpch : public tpch::TpchBackend {
  public:
@@ -302,6 +307,62 @@ class ExportTpch : public tpch::TpchBackend {
   VariantTable<int> table_{"the export tpch backend", {{0, {"export", tpch::kKernels, ""}}}};
 };
 
+// --- ssb ----------------------------------------------------------------------------------------
+// The five tables are written once, to DIR/tables/<table>.npy (a (columns, rows) '<u4' array of the
+// columns the suite keeps, in its order: dictionary codes, yyyymmdd dates, cents), and every case's
+// manifest names them: the 13 queries read the same tables, which the peer loads once. The answer
+// (a few hundred rows at most, signed 64-bit sums) is in the manifest as [group values..., sum].
+
+using ExportSsbRun = ExportRun<ssb::SsbRun, ssb::Result>;
+
+class ExportSsb : public ssb::SsbBackend {
+ public:
+  explicit ExportSsb(Exporter& x) : x_(x) {}
+  const VariantList& variant_table() const override { return table_; }
+  std::unique_ptr<ssb::SsbRun> prepare(const ssb::Query& q, const ssb::Tables& t, const std::string&, Transfer) override {
+    if (tables_.is_null()) tables_ = write_tables(t);
+    fs::path dir = x_.next();
+    ssb::Result want = ssb::reference_query(q.name, t);
+    json group = json::array(), rows = json::array();
+    for (ssb::Col c : q.group_by) group.push_back(ssb::col_name(c));
+    for (const ssb::ResultRow& r : want.rows) {
+      json row = json::array();
+      for (std::size_t i = 0; i < q.group_by.size(); ++i) row.push_back(r.key[i]);
+      row.push_back(r.value);
+      rows.push_back(row);
+    }
+    json m = {{"benchmark", "ssb"}, {"query", q.name}, {"tables", tables_}, {"group_by", group},
+              {"answer", {{"rows", rows}}}, {"order", "multiset"}};
+    write_json(dir / "manifest.json", m);
+    return std::make_unique<ExportSsbRun>(std::move(want));
+  }
+
+ private:
+  json write_tables(const ssb::Tables& t) {
+    fs::create_directories(x_.out / "tables");
+    json out = json::object();
+    for (int ti = 0; ti < ssb::kTables; ++ti) {
+      const auto table = static_cast<ssb::Table>(ti);
+      std::vector<ssb::Col> cols;
+      json names = json::array();
+      for (int c = 0; c < ssb::kCols; ++c)
+        if (ssb::table_of(static_cast<ssb::Col>(c)) == table) {
+          cols.push_back(static_cast<ssb::Col>(c));
+          names.push_back(ssb::col_name(static_cast<ssb::Col>(c)));
+        }
+      const std::string file = std::string("tables/") + ssb::table_name(table) + ".npy";
+      write_npy_columns((x_.out / file).string(), cols.size(), t.rows(table),
+                        [&t, &cols](std::uint64_t c, std::vector<std::uint32_t>&) { return t[cols[c]].data(); });
+      out[ssb::table_name(table)] = {{"file", "../" + file}, {"rows", t.rows(table)}, {"columns", names}};
+    }
+    return out;
+  }
+
+  Exporter& x_;
+  json tables_;
+  VariantTable<int> table_{"the export ssb backend", {{0, {"export", ssb::tests(), ""}}}};
+};
+
 // --- the platform and main ------------------------------------------------------------------------
 
 class ExportPlatform : public Platform {
@@ -322,7 +383,7 @@ class ExportPlatform : public Platform {
 int usage(const char* msg) {
   std::fprintf(stderr,
                "hdb-export: error: %s\n"
-               "usage: hdb-export ra|tpch --out DIR [--stream] [the benchmark's options: --sizes, --seed, --only, ...]\n",
+               "usage: hdb-export ra|tpch|ssb --out DIR [--stream] [the benchmark's options: --sizes, --seed, --only, ...]\n",
                msg);
   return 2;
 }
@@ -337,9 +398,10 @@ bool own_option(const std::string& a) {
 }
 
 int run(int argc, char** argv) {
-  if (argc < 2) return usage("name the benchmark: ra or tpch");
+  if (argc < 2) return usage("name the benchmark: ra, tpch or ssb");
   const std::string bench = argv[1];
-  if (bench != "ra" && bench != "tpch") return usage(("unknown benchmark '" + bench + "' (ra, tpch)").c_str());
+  if (bench != "ra" && bench != "tpch" && bench != "ssb")
+    return usage(("unknown benchmark '" + bench + "' (ra, tpch, ssb)").c_str());
   std::vector<std::string> args{"hdb-export-" + bench};
   std::string out;
   Exporter x;
@@ -380,6 +442,9 @@ int run(int argc, char** argv) {
   if (bench == "ra") {
     ExportRa backend(x);
     rc = ra::ra_main(static_cast<int>(args.size()), cargv.data(), platform, backend);
+  } else if (bench == "ssb") {
+    ExportSsb backend(x);
+    rc = ssb::ssb_main(static_cast<int>(args.size()), cargv.data(), platform, backend);
   } else {
     ExportTpch backend(x);
     rc = tpch::tpch_main(static_cast<int>(args.size()), cargv.data(), platform, backend);

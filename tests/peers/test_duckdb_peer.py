@@ -172,6 +172,33 @@ class ExportTest(unittest.TestCase):
                 self.assertEqual(m["answer"]["rows"], c["extra"]["rows"])
 
 
+    def test_ssb_exports_tables_once_and_the_answers(self):
+        with tempfile.TemporaryDirectory() as out:
+            # SF 0.02 with seed 1: every query's answer has rows (Q3.4's two cities in December 1997: one)
+            exported = export(out, "ssb", "--sf", "0.02", "--seed", "1", "--sizes", "32K")  # --sizes: ignored
+            self.assertEqual([c["id"] for c in exported["cases"]],
+                             [f"q{n}/export[data=generated,sf=0.02]" for n in
+                              ("1.1", "1.2", "1.3", "2.1", "2.2", "2.3", "3.1", "3.2", "3.3", "3.4", "4.1", "4.2",
+                               "4.3")])
+            self.assertEqual(sorted(os.listdir(os.path.join(out, "tables"))),
+                             ["customer.npy", "date.npy", "lineorder.npy", "part.npy", "supplier.npy"])
+            lo = np.load(os.path.join(out, "tables", "lineorder.npy"))
+            self.assertEqual((lo.dtype.str, lo.shape), ("<u4", (9, 120000)))
+            nonempty = 0
+            for c in exported["cases"]:
+                with open(os.path.join(out, c["dir"], "manifest.json")) as f:
+                    m = json.load(f)
+                self.assertEqual(m["tables"]["lineorder"]["file"], "../tables/lineorder.npy")
+                self.assertEqual(m["tables"]["lineorder"]["columns"][0], "lo_orderdate")
+                rows = m["answer"]["rows"]
+                if not m["group_by"]:  # Q1.x: one row, the sum
+                    self.assertEqual(len(rows), 1, c["id"])
+                nonempty += bool(rows)
+                self.assertTrue(all(len(r) == len(m["group_by"]) + 1 for r in rows))
+                self.assertEqual(rows, sorted(rows), "rows sorted by group key")
+            self.assertEqual(nonempty, 13)
+
+
 @unittest.skipUnless(HAVE_DUCKDB and os.access(EXPORT, os.X_OK), "needs duckdb and hdb-export")
 class SqlTest(unittest.TestCase):
     def check(self, *args, bench="ra"):
@@ -207,6 +234,53 @@ class SqlTest(unittest.TestCase):
             exported = self.check("--data", "tpch", "--tbl-dir", tbl, bench="tpch")
         self.assertEqual([c["id"] for c in exported["cases"]],
                          ["A/export[data=tbl,key=32]", "B/export[data=tbl,key=32]", "C/export[data=tbl,key=32]"])
+
+    def peer_document(self, d, bench, *args):
+        """Runs the peer on `bench` with args, writing into folder d: (its document, json path, csv path)."""
+        js, csv = os.path.join(d, f"{bench}-duckdb.json"), os.path.join(d, f"{bench}-duckdb.csv")
+        env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"))
+        p = subprocess.run([sys.executable, "-m", "hdb.peers.duckdb_peer", bench, "--json", js, "--csv", csv,
+                            "--build-dir", BUILD] + list(args), capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(js) as f:
+            return json.load(f), js, csv
+
+    def test_ssb_queries(self):
+        """The 13 SSB queries on generated SF 0.02 (seed 1: every answer has rows): DuckDB's answer (group
+        values and the 64-bit sum) equals the suite's serial reference in both variants, 2 threads and 1."""
+        exported = self.check("--sf", "0.02", "--seed", "1", bench="ssb")
+        self.assertEqual(len(exported["cases"]), 13)
+
+    def test_ssb_sql_is_the_specifications_on_the_codes(self):
+        from hdb.peers import duckdb_sql as q
+        sql, order = q.ssb_sql("2.2", ["d_year", "p_brand1"])
+        self.assertEqual(order, "multiset")
+        self.assertIn("p_brand1 BETWEEN 260 AND 267 AND s_region = 2", sql)  # MFGR#2221..MFGR#2228, ASIA
+        self.assertIn("p_brand1 = 278", q.ssb_sql("2.3")[0])  # the specification's MFGR#2239
+        self.assertIn("c_city IN (231, 235)", q.ssb_sql("3.4")[0])  # UNITED KI1, UNITED KI5
+        self.assertIn("d_yearmonth = 71", q.ssb_sql("3.4")[0])  # Dec1997
+        self.assertIn("p_category = 3", q.ssb_sql("4.3")[0])  # MFGR#14
+        with self.assertRaises(ValueError):  # a group-by the SQL does not give is an error, never a pass
+            q.ssb_sql("4.2", ["d_year", "p_category", "s_nation"])
+        with self.assertRaises(q.NoSql):
+            q.ssb_sql("5.1")
+
+    def test_ssb_peer_run_writes_a_valid_document(self):
+        with tempfile.TemporaryDirectory() as d:
+            doc, js, csv = self.peer_document(d, "ssb", "--sf", "0.01", "--queries", "1.1,3.2", "--sizes", "32K",
+                                              "--passes", "2", "--max-passes", "3", "--max-time", "0.05",
+                                              "--threads", "2")
+            self.assertEqual((doc["backend"], doc["benchmark"], doc["summary"]),
+                             ("duckdb", "ssb", {"ok": 8, "skipped": 0, "failed": 0}))
+            self.assertEqual([r["id"] for r in doc["results"]][:4],
+                             ["q1.1/sql_table[data=generated,sf=0.01,threads=2]",
+                              "q1.1/sql[data=generated,sf=0.01,threads=2]",
+                              "q1.1/sql_table[data=generated,sf=0.01,threads=1]",
+                              "q1.1/sql[data=generated,sf=0.01,threads=1]"])
+            self.assertTrue(all(r["verification"]["verified"] for r in doc["results"]))
+            c = subprocess.run([sys.executable, os.path.join(REPO, "tests", "check_results.py"), js, "8", "--csv", csv],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
 
     def test_limits_by_hand(self):
         """Keys and values at 2^32 - 1: wrap-around arithmetic, exact sums, the top of the key range."""
@@ -369,16 +443,9 @@ class SqlTest(unittest.TestCase):
 
     def test_peer_run_writes_a_valid_document(self):
         with tempfile.TemporaryDirectory() as d:
-            js, csv = os.path.join(d, "ra-duckdb.json"), os.path.join(d, "ra-duckdb.csv")
-            env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "scripts"))
-            p = subprocess.run([sys.executable, "-m", "hdb.peers.duckdb_peer", "ra", "--json", js, "--csv", csv,
-                                "--build-dir", BUILD, "--sizes", "4K", "--passes", "2", "--max-passes", "3",
-                                "--max-time", "0.05", "--transfer", "pinned", "--only", "select,join,reduce",
-                                "--input", "unsorted"],
-                               capture_output=True, text=True, env=env, timeout=120)
-            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-            with open(js) as f:
-                doc = json.load(f)
+            doc, js, csv = self.peer_document(d, "ra", "--sizes", "4K", "--passes", "2", "--max-passes", "3",
+                                              "--max-time", "0.05", "--transfer", "pinned",
+                                              "--only", "select,join,reduce", "--input", "unsorted")
             self.assertEqual((doc["backend"], doc["complete"], doc["summary"]),
                              ("duckdb", True, {"ok": 12, "skipped": 0, "failed": 0}))
             ids = [r["id"] for r in doc["results"]]

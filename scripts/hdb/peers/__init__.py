@@ -5,7 +5,7 @@ They are never linked into the core executables.
 
 The interface every peer module implements (kept small on purpose):
 
-    BENCHMARKS = ("ra", "tpch")   # the suite's benchmarks the peer answers
+    BENCHMARKS = ("ra", "tpch", "ssb")   # the suite's benchmarks the peer answers
 
     def available(python) -> (bool, str)
         Whether the peer can run with this interpreter (the driver's own: the project virtual
@@ -38,7 +38,7 @@ from types import ModuleType
 # name -> (module scripts/hdb/peers/<module>.py, the benchmarks it answers). A configuration's
 # `peers` may name any of them; the driver runs a peer after the executables of each benchmark it
 # answers, and records it as skipped, with the reason, when its module or its package is missing.
-_REGISTRY = {"duckdb": ("duckdb_peer", ("ra", "tpch")), "pg_trgm": ("pg_trgm", ("ngram",))}
+_REGISTRY = {"duckdb": ("duckdb_peer", ("ra", "tpch", "ssb")), "pg_trgm": ("pg_trgm", ("ngram",))}
 _MODULES = {n: m for n, (m, _) in _REGISTRY.items()}
 
 

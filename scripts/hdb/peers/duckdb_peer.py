@@ -1,4 +1,4 @@
-"""DuckDB as a peer (issue 16): the suite's ra primitives and tpch micro-kernels as SQL, on the
+"""DuckDB as a peer (issue 16): the suite's ra primitives, tpch micro-kernels and ssb queries as SQL, on the
 suite's own data, with all threads and with one, verified against the suite's reference and
 recorded as backend `duckdb`, param `threads`, in two variants (docs/peers.md, issue 29): `sql_table`
 (the answer materialised inside DuckDB, `CREATE TEMP TABLE answer AS <query>`: the same work as the
@@ -27,7 +27,7 @@ from .. import contract
 from . import record
 
 NAME = "duckdb"
-BENCHMARKS = ("ra", "tpch")
+BENCHMARKS = ("ra", "tpch", "ssb")
 # The variants, in the order each case runs them, and what one timed pass of each is. `sql` keeps
 # the id it had before `sql_table` came (issue 29): the same measurement, query + fetchnumpy().
 TABLE, NUMPY = "sql_table", "sql"
@@ -115,9 +115,35 @@ def load_relation(case_dir, spec, numpy):
     return [a[i] for i in range(a.shape[0])]
 
 
+# The SSB tables of the export (DIR/tables/*.npy), loaded once for the 13 queries that read them:
+# resolved path -> {column: array}.
+_SSB_TABLES: dict[str, dict[str, Any]] = {}
+
+
+def ssb_tables(manifest, case_dir, numpy):
+    """The exported SSB tables as name -> {column: contiguous uint32 array} (loaded once per file)."""
+    out = {}
+    for name, spec in manifest["tables"].items():
+        path = str(Path(case_dir, spec["file"]).resolve())
+        if path not in _SSB_TABLES:
+            _SSB_TABLES[path] = dict(zip(spec["columns"], load_relation(case_dir, spec, numpy), strict=True))
+        out[name] = _SSB_TABLES[path]
+    return out
+
+
+def ssb_answer(manifest, numpy):
+    """The reference answer of an SSB case as a (columns, rows) int64 array: group values, then the sum."""
+    width = len(manifest["group_by"]) + 1
+    rows = manifest["answer"]["rows"]
+    return numpy.array(rows, dtype=numpy.int64).reshape(len(rows), width).T
+
+
 def prepare(manifest, case_dir, numpy):
     """(tables: name -> {column: array}, sql, order, want) of one exported case."""
     from . import duckdb_sql as q
+    if manifest["benchmark"] == "ssb":
+        sql, order = q.ssb_sql(manifest["query"], manifest["group_by"])
+        return ssb_tables(manifest, case_dir, numpy), sql, order, ssb_answer(manifest, numpy)
     if manifest["benchmark"] == "ra":
         values = manifest["inputs"][0]["values"]
         tables = {}

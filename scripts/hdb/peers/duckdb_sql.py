@@ -206,3 +206,86 @@ def compare(got, want, order):
             return False, diff
     how = {"multiset": " as a multiset", "none": "", "exact": " in order"}
     return True, f"all {rows} rows equal the reference{how.get(order, '')}"
+
+
+# --- ssb: the Star Schema Benchmark's 13 queries --------------------------------------------------
+# The tables reach DuckDB as the suite holds them (workloads/ssb_tables.hpp, docs/ssb.md): `lineorder`,
+# `date`, `customer`, `supplier`, `part`, columns named as the specification's, 32-bit integers, strings
+# as dictionary codes. The codes of the strings the queries name, from the same dictionaries:
+SSB_REGION = {"AFRICA": 0, "AMERICA": 1, "ASIA": 2, "EUROPE": 3, "MIDDLE EAST": 4}
+SSB_NATION = {"UNITED STATES": 24}        # ssb-dbgen's (TPC-H's) nation order: UNITED STATES is the last
+SSB_CITY = {"UNITED KI1": 23 * 10 + 1, "UNITED KI5": 23 * 10 + 5}  # nation x 10 + digit (UNITED KINGDOM 23)
+
+
+def ssb_mfgr(m):  # 'MFGR#m' -> m - 1
+    return m - 1
+
+
+def ssb_category(mc):  # 'MFGR#mc' -> (m - 1) x 5 + (c - 1)
+    m, c = divmod(mc, 10)
+    return (m - 1) * 5 + (c - 1)
+
+
+def ssb_brand(mcb):  # 'MFGR#mcbb' (brand 1..40) -> category x 40 + (b - 1)
+    return ssb_category(mcb // 100) * 40 + (mcb % 100 - 1)
+
+
+def ssb_yearmonth(year, month):  # 'Dec1997' -> (year - 1992) x 12 + month - 1
+    return (year - 1992) * 12 + month - 1
+
+
+_SSB_AGG = {
+    "1": "COALESCE(sum(lo_extendedprice::BIGINT * lo_discount), 0)::BIGINT AS revenue",
+    "2": "sum(lo_revenue::BIGINT)::BIGINT AS revenue",
+    "3": "sum(lo_revenue::BIGINT)::BIGINT AS revenue",
+    "4": "sum(lo_revenue::BIGINT - lo_supplycost)::BIGINT AS profit",
+}
+_Q1 = "FROM lineorder, date WHERE lo_orderdate = d_datekey AND "
+_Q2 = ("FROM lineorder, date, part, supplier WHERE lo_orderdate = d_datekey AND lo_partkey = p_partkey "
+       "AND lo_suppkey = s_suppkey AND ")
+_Q3 = ("FROM customer, lineorder, supplier, date WHERE lo_custkey = c_custkey AND lo_suppkey = s_suppkey "
+       "AND lo_orderdate = d_datekey AND ")
+_Q4 = ("FROM date, customer, supplier, part, lineorder WHERE lo_custkey = c_custkey AND lo_suppkey = s_suppkey "
+       "AND lo_partkey = p_partkey AND lo_orderdate = d_datekey AND ")
+_CITIES = f"c_city IN ({SSB_CITY['UNITED KI1']}, {SSB_CITY['UNITED KI5']}) " \
+          f"AND s_city IN ({SSB_CITY['UNITED KI1']}, {SSB_CITY['UNITED KI5']})"
+_MFGR12 = f"p_mfgr IN ({ssb_mfgr(1)}, {ssb_mfgr(2)})"
+# name -> (FROM and WHERE, the group-by columns in the order of the suite's answer). The specification's
+# SQL (rev. 3), string constants as codes (the string in the comment of docs/ssb.md's table). Q2.3 is the
+# specification's MFGR#2239. No ORDER BY: the answer is compared as rows sorted by group key (docs/ssb.md).
+SSB_QUERIES = {
+    "1.1": (_Q1 + "d_year = 1993 AND lo_discount BETWEEN 1 AND 3 AND lo_quantity < 25", []),
+    "1.2": (_Q1 + "d_yearmonthnum = 199401 AND lo_discount BETWEEN 4 AND 6 AND lo_quantity BETWEEN 26 AND 35", []),
+    "1.3": (_Q1 + "d_weeknuminyear = 6 AND d_year = 1994 AND lo_discount BETWEEN 5 AND 7 "
+            "AND lo_quantity BETWEEN 26 AND 35", []),
+    "2.1": (_Q2 + f"p_category = {ssb_category(12)} AND s_region = {SSB_REGION['AMERICA']}", ["d_year", "p_brand1"]),
+    "2.2": (_Q2 + f"p_brand1 BETWEEN {ssb_brand(2221)} AND {ssb_brand(2228)} AND s_region = {SSB_REGION['ASIA']}",
+            ["d_year", "p_brand1"]),
+    "2.3": (_Q2 + f"p_brand1 = {ssb_brand(2239)} AND s_region = {SSB_REGION['EUROPE']}", ["d_year", "p_brand1"]),
+    "3.1": (_Q3 + f"c_region = {SSB_REGION['ASIA']} AND s_region = {SSB_REGION['ASIA']} "
+            "AND d_year >= 1992 AND d_year <= 1997", ["c_nation", "s_nation", "d_year"]),
+    "3.2": (_Q3 + f"c_nation = {SSB_NATION['UNITED STATES']} AND s_nation = {SSB_NATION['UNITED STATES']} "
+            "AND d_year >= 1992 AND d_year <= 1997", ["c_city", "s_city", "d_year"]),
+    "3.3": (_Q3 + _CITIES + " AND d_year >= 1992 AND d_year <= 1997", ["c_city", "s_city", "d_year"]),
+    "3.4": (_Q3 + _CITIES + f" AND d_yearmonth = {ssb_yearmonth(1997, 12)}", ["c_city", "s_city", "d_year"]),
+    "4.1": (_Q4 + f"c_region = {SSB_REGION['AMERICA']} AND s_region = {SSB_REGION['AMERICA']} AND {_MFGR12}",
+            ["d_year", "c_nation"]),
+    "4.2": (_Q4 + f"c_region = {SSB_REGION['AMERICA']} AND s_region = {SSB_REGION['AMERICA']} "
+            f"AND d_year IN (1997, 1998) AND {_MFGR12}", ["d_year", "s_nation", "p_category"]),
+    "4.3": (_Q4 + f"c_region = {SSB_REGION['AMERICA']} AND s_nation = {SSB_NATION['UNITED STATES']} "
+            f"AND d_year IN (1997, 1998) AND p_category = {ssb_category(14)}", ["d_year", "s_city", "p_brand1"]),
+}
+
+
+def ssb_sql(name, group_by=None):
+    """The SQL of SSB query `name` ('1.1' .. '4.3'): its group-by columns then its aggregate, in the
+    order of the suite's answer. group_by (the exported manifest's) must be the query's own: a
+    different list is an error, never a differently ordered answer. Returns (sql, 'multiset')."""
+    if name not in SSB_QUERIES:
+        raise NoSql(f"no SQL for the SSB query '{name}'")
+    where, group = SSB_QUERIES[name]
+    if group_by is not None and list(group_by) != group:
+        raise ValueError(f"Q{name}: the suite groups by {group_by}, the SQL by {group}")
+    select = ", ".join(group + [_SSB_AGG[name[0]]])
+    tail = f" GROUP BY {', '.join(group)}" if group else ""
+    return f"SELECT {select} {where}{tail}", "multiset"
