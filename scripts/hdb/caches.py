@@ -315,6 +315,8 @@ def fit(cfg: Mapping[str, Any], machine: Machine) -> tuple[dict[str, Any], dict[
                                                "ranks_per_host": machine.ranks_per_host, "share": MEMORY_SHARE},
         "benchmarks": {}, "short_of": []}
     for bench in cfgmod.ordered_benchmarks(out["benchmarks"]):
+        if bench in cfgmod.SCALE_FACTOR_BENCHMARKS:  # no size sweep: its tables follow --sf
+            continue
         backends = cfgmod.bench_backends(out, bench)
         gpus = [d for d in machine.devices if d["backend"] in backends and _is_gpu(d)]
         caches = [("LLC", int(machine.llc.get("bytes") or 0))] + [

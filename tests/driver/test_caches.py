@@ -171,6 +171,7 @@ class FitTest(TempDirCase):
         self.assertEqual((ngram["largest"], ngram["reached"], ngram["limits"]), (32 * M, False, ["configuration"]))
         self.assertEqual(record["short_of"], [f"ngram: {ngram['reason']}"])
         self.assertTrue(ngram["reason"].startswith("largest size 32M < 2x the 32M LLC = 64M: the configuration"))
+        self.assertNotIn("ssb", record["benchmarks"])  # no size sweep: its tables follow --sf
         self.assertEqual(caches.headline_note(record, ["ra", "tpch", "merge"]),
                          "The largest sizes follow this machine's caches: at least 2x the 32M LLC (64M).")
 
