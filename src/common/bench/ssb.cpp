@@ -11,6 +11,7 @@
 
 #include "harness/errors.hpp"
 #include "reference/ssb.hpp"
+#include "workloads/column_files.hpp"
 #include "workloads/ssb_tables.hpp"
 
 namespace hdb::ssb {
@@ -54,6 +55,8 @@ struct SsbOptions {
   std::vector<std::string> queries = query_names();
   double sf = 1;
   std::string tbl_dir;
+  std::string tables_dir;  // --tables: raw binary columns converted from Parquet (workloads/column_files.hpp)
+  bool generated() const { return tbl_dir.empty() && tables_dir.empty(); }
 };
 
 class SsbRunner {
@@ -63,7 +66,9 @@ class SsbRunner {
   void run() {
     // Tables are no size sweep: the cases carry no size (an id without '@'), so --list names them
     // without generating or loading anything; bytes.input has the columns a query reads.
-    const Params params = o_.tbl_dir.empty() ? Params{{"data", "generated"}, {"sf", o_.sf}} : Params{{"data", "tbl"}};
+    const Params params = o_.generated()        ? Params{{"data", "generated"}, {"sf", o_.sf}}
+                          : o_.tbl_dir.empty() ? Params{{"data", "parquet"}}
+                                               : Params{{"data", "tbl"}};
     for (const std::string& name : o_.queries) {
       const Query& q = query(name);
       for (const std::string& variant : b_.variants())
@@ -124,13 +129,14 @@ class SsbRunner {
     if (!tables_) {
       if (!tables_failed_.empty()) throw SkipCase(tables_failed_);
       try {
-        tables_ = std::make_unique<Tables>(o_.tbl_dir.empty()
+        tables_ = std::make_unique<Tables>(o_.generated()
                                                ? generate_tables(o_.sf, s_.seed("ssb"), effective_threads(s_.options()))
-                                               : load_tables(o_.tbl_dir));
+                                           : o_.tbl_dir.empty() ? load_column_tables(o_.tables_dir)
+                                                                : load_tables(o_.tbl_dir));
       } catch (const std::bad_alloc&) {
-        tables_failed_ = o_.tbl_dir.empty() ? "out of host memory generating SSB sf=" + param_text(o_.sf) + " (its columns need about " +
-                                                  std::to_string(generated_bytes(o_.sf) >> 20) + " MiB)"
-                                            : "out of host memory loading the .tbl files of " + o_.tbl_dir;
+        tables_failed_ = o_.generated() ? "out of host memory generating SSB sf=" + param_text(o_.sf) + " (its columns need about " +
+                                              std::to_string(generated_bytes(o_.sf) >> 20) + " MiB)"
+                                        : "out of host memory loading the tables of " + o_.tbl_dir + o_.tables_dir;
         throw SkipCase(tables_failed_);
       }
     }
@@ -138,7 +144,7 @@ class SsbRunner {
   }
   // Known before generating, so a scale factor that cannot fit is skipped without trying.
   std::uint64_t tables_bytes() {
-    if (!tables_ && o_.tbl_dir.empty()) return generated_bytes(o_.sf);
+    if (!tables_ && o_.generated()) return generated_bytes(o_.sf);
     return tables().bytes();
   }
 
@@ -164,6 +170,9 @@ int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
     app.add_option("--tbl-dir", o->tbl_dir,
                    "load ssb-dbgen's lineorder.tbl, date.tbl, customer.tbl, supplier.tbl, part.tbl from this folder "
                    "instead of generating");
+    app.add_option("--tables", o->tables_dir,
+                   "load the tables from raw binary columns that scripts/hdb/python -m hdb.parquet_tables ssb wrote "
+                   "from Parquet files (a folder of Parquet files is refused, naming that command)");
   };
   def.validate = [o, queries_text] {
     if (!queries_text->empty()) {
@@ -191,11 +200,16 @@ int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
       for (const std::string& f : tbl_files())
         if (!std::filesystem::is_regular_file(std::filesystem::path(o->tbl_dir) / f))
           throw UsageError("--tbl-dir " + o->tbl_dir + " has no " + f);
+    if (!o->tbl_dir.empty() && !o->tables_dir.empty()) throw UsageError("--tbl-dir and --tables: give one of them");
+    if (!o->tables_dir.empty())
+      if (const std::string why = columns::tables_dir_problem("ssb", o->tables_dir); !why.empty()) throw UsageError(why);
   };
   def.paths = [o] {
     std::vector<PathUse> uses;
     if (!o->tbl_dir.empty())
       for (const std::string& f : tbl_files()) uses.push_back({"--tbl-dir", (std::filesystem::path(o->tbl_dir) / f).string(), false});
+    if (!o->tables_dir.empty())
+      uses.push_back({"--tables", (std::filesystem::path(o->tables_dir) / columns::kManifest).string(), false});
     return uses;
   };
   def.run = [o, &backend](Session& s) { SsbRunner(s, backend, *o).run(); };

@@ -18,6 +18,7 @@
 #include "harness/errors.hpp"
 #include "harness/memory_plan.hpp"
 #include "reference/tpch.hpp"
+#include "workloads/column_files.hpp"
 #include "workloads/tpch_tables.hpp"
 
 namespace hdb::tpch {
@@ -73,7 +74,9 @@ struct TpchOptions {
   std::vector<std::string> data = {"random", "tpch"};
   double sf = 1;
   std::string tbl_dir;
+  std::string tables_dir;  // --tables: raw binary columns converted from Parquet (workloads/column_files.hpp)
   std::string output;
+  bool generated() const { return tbl_dir.empty() && tables_dir.empty(); }
   std::vector<int> key_bits{32};
 };
 
@@ -102,8 +105,9 @@ class TpchRunner {
           } else {
             // Real tables are no size sweep: their cases carry no size (an id without '@'), so --list
             // names them without generating or loading the tables; bytes.input has their size.
-            Params p = o_.tbl_dir.empty() ? Params{{"data", "tpch"}, {"key", bits}, {"sf", o_.sf}}
-                                          : Params{{"data", "tbl"}, {"key", bits}};
+            Params p = o_.generated()        ? Params{{"data", "tpch"}, {"key", bits}, {"sf", o_.sf}}
+                       : o_.tbl_dir.empty() ? Params{{"data", "parquet"}, {"key", bits}}
+                                            : Params{{"data", "tbl"}, {"key", bits}};
             std::shared_ptr<CaseData> data;
             cases(k, p, 0, bits, data, [this, k, bits] { return tpch_kernel(k, tables(), bits); });
           }
@@ -126,7 +130,7 @@ class TpchRunner {
   std::string key_width_skip(int bits) {
     if (bits == 64) return "";
     std::uint64_t top = 0;
-    if (!tables_ && o_.tbl_dir.empty()) {
+    if (!tables_ && o_.generated()) {
       const auto orders = static_cast<std::uint64_t>(std::max(1.0, std::round(o_.sf * static_cast<double>(kOrdersPerSf))));
       if (!wide_order_keys(orders)) return "";
       top = sparse_order_key(orders);
@@ -145,13 +149,14 @@ class TpchRunner {
     if (!tables_) {
       if (!tables_failed_.empty()) throw SkipCase(tables_failed_);
       try {
-        tables_ = std::make_unique<Tables>(o_.tbl_dir.empty() ? generate_tables(o_.sf, s_.options().seed, threads())
-                                                              : load_tables(o_.tbl_dir));
+        tables_ = std::make_unique<Tables>(o_.generated()        ? generate_tables(o_.sf, s_.options().seed, threads())
+                                           : o_.tbl_dir.empty() ? load_column_tables(o_.tables_dir)
+                                                                : load_tables(o_.tbl_dir));
       } catch (const std::bad_alloc&) {
-        tables_failed_ = o_.tbl_dir.empty()
+        tables_failed_ = o_.generated()
                              ? "out of host memory generating TPC-H sf=" + param_text(o_.sf) + " (its columns need about " +
                                    std::to_string(generated_bytes(o_.sf) >> 20) + " MiB)"
-                             : "out of host memory loading the .tbl files of " + o_.tbl_dir;
+                             : "out of host memory loading the tables of " + o_.tbl_dir + o_.tables_dir;
         throw SkipCase(tables_failed_);
       }
     }
@@ -160,7 +165,7 @@ class TpchRunner {
   // The tables' bytes, for the generator known before generating (so a scale factor that cannot
   // fit is skipped without trying).
   std::uint64_t tables_bytes() {
-    if (!tables_ && o_.tbl_dir.empty()) return generated_bytes(o_.sf);
+    if (!tables_ && o_.generated()) return generated_bytes(o_.sf);
     return tables().bytes();
   }
 
@@ -234,7 +239,7 @@ class TpchRunner {
       d->want_checksum = checksum(*d->want, threads());
       if (!s_.options().quiet)
         std::printf("# kernel %s on %s, %d-bit keys: %" PRIu64 " input rows -> %" PRIu64 " result rows, checksum %016" PRIx64 "\n",
-                    kernel.c_str(), real ? (o_.tbl_dir.empty() ? ("TPC-H sf=" + param_text(o_.sf)).c_str() : o_.tbl_dir.c_str()) : "random relations",
+                    kernel.c_str(), real ? (o_.generated() ? ("TPC-H sf=" + param_text(o_.sf)).c_str() : (o_.tbl_dir + o_.tables_dir).c_str()) : "random relations",
                     bits, d->plan.input_rows(), d->want->rows(), d->want_checksum);
       // Written once per kernel, by the first key width that runs (the answers of the widths
       // differ only in generated tables' keys, which key=64 maps into the 64-bit range).
@@ -290,6 +295,9 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
     app.add_option("--sf", o->sf, "TPC-H scale factor of the built-in generator (fractions allowed)")
         ->capture_default_str();
     app.add_option("--tbl-dir", o->tbl_dir, "Load customer.tbl, orders.tbl, lineitem.tbl (dbgen) from this directory");
+    app.add_option("--tables", o->tables_dir,
+                   "Load the tables from raw binary columns that scripts/hdb/python -m hdb.parquet_tables tpch wrote from "
+                   "Parquet files (a folder of Parquet files is refused, naming that command)");
     app.add_option("--output", o->output,
                    "Write each kernel's TPC-H result rows pipe-separated to FILE (FILE.A.ext, ... for several kernels)");
   };
@@ -321,6 +329,10 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
     o->key_bits.erase(std::unique(o->key_bits.begin(), o->key_bits.end()), o->key_bits.end());
     bool tpch = std::find(o->data.begin(), o->data.end(), "tpch") != o->data.end();
     if (!o->tbl_dir.empty() && !tpch) throw UsageError("--tbl-dir needs --data with tpch");
+    if (!o->tables_dir.empty() && !tpch) throw UsageError("--tables needs --data with tpch");
+    if (!o->tbl_dir.empty() && !o->tables_dir.empty()) throw UsageError("--tbl-dir and --tables: give one of them");
+    if (!o->tables_dir.empty())
+      if (const std::string why = columns::tables_dir_problem("tpch", o->tables_dir); !why.empty()) throw UsageError(why);
     for (const char* f : {"customer.tbl", "orders.tbl", "lineitem.tbl"})
       if (!o->tbl_dir.empty() && !std::filesystem::is_regular_file(std::filesystem::path(o->tbl_dir) / f))
         throw UsageError("--tbl-dir " + o->tbl_dir + " has no " + f);
@@ -341,6 +353,8 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
     if (!o->tbl_dir.empty())
       for (const char* f : {"customer.tbl", "orders.tbl", "lineitem.tbl"})
         uses.push_back({"--tbl-dir", (std::filesystem::path(o->tbl_dir) / f).string(), false});
+    if (!o->tables_dir.empty())
+      uses.push_back({"--tables", (std::filesystem::path(o->tables_dir) / columns::kManifest).string(), false});
     return uses;
   };
   def.run = [o, &backend](Session& s) { TpchRunner(s, backend, *o).run(); };

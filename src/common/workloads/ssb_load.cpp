@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "harness/errors.hpp"
+#include "workloads/column_files.hpp"
 #include "workloads/ssb_tables.hpp"
 #include "workloads/tbl_io.hpp"
 
@@ -68,26 +69,81 @@ std::uint32_t code(int c, const tbl::FieldError& err, const char* what) {
   return static_cast<std::uint32_t>(c);
 }
 
-std::uint32_t convert(Parse p, const char* s, const char* e, const tbl::FieldError& err) {
-  const std::string_view v(s, static_cast<std::size_t>(e - s));
+// A string column's dictionary code of v (-1 when v is none of its strings), and what it holds.
+int dict_code(Parse p, std::string_view v) {
   switch (p) {
-    case Parse::Key:
-      return tbl::whole_u32(s, e, err, "keys are non-negative numbers", ": keys of 2^32 or more are refused (SSB keys are 32-bit here)");
+    case Parse::Region: return region_code(v);
+    case Parse::Nation: return nation_code(v);
+    case Parse::City: return city_code(v);
+    case Parse::Mfgr: return mfgr_code(v);
+    case Parse::Category: return category_code(v);
+    case Parse::Brand: return brand_code(v);
+    case Parse::YearMonth: return yearmonth_code(v);
+    default: return -1;
+  }
+}
+const char* dict_what(Parse p) {
+  switch (p) {
+    case Parse::Region: return "an SSB region (AFRICA, AMERICA, ASIA, EUROPE, MIDDLE EAST)";
+    case Parse::Nation: return "an SSB nation (ALGERIA ... UNITED STATES)";
+    case Parse::City: return "an SSB city (a nation's first 9 characters, padded, then a digit)";
+    case Parse::Mfgr: return "an SSB manufacturer (MFGR#1 .. MFGR#5)";
+    case Parse::Category: return "an SSB category (MFGR#11 .. MFGR#55)";
+    case Parse::Brand: return "an SSB brand (MFGR#111 .. MFGR#5540)";
+    case Parse::YearMonth: return "an SSB year and month (Jan1992 .. Dec1998)";
+    default: return "";
+  }
+}
+bool is_string(Parse p) { return p != Parse::Key && p != Parse::Integer && p != Parse::Date; }
+constexpr const char* kKeyTooLarge = ": keys of 2^32 or more are refused (SSB keys are 32-bit here)";
+
+std::uint32_t convert(Parse p, const char* s, const char* e, const tbl::FieldError& err) {
+  switch (p) {
+    case Parse::Key: return tbl::whole_u32(s, e, err, "keys are non-negative numbers", kKeyTooLarge);
     case Parse::Integer: return tbl::whole_u32(s, e, err);
     case Parse::Date: {
       const std::uint32_t k = tbl::whole_u32(s, e, err);
       if (e - s != 8 || !valid_datekey(k)) err.fail("is not a date yyyymmdd");
       return k;
     }
-    case Parse::Region: return code(region_code(v), err, "an SSB region (AFRICA, AMERICA, ASIA, EUROPE, MIDDLE EAST)");
-    case Parse::Nation: return code(nation_code(v), err, "an SSB nation (ALGERIA ... UNITED STATES)");
-    case Parse::City: return code(city_code(v), err, "an SSB city (a nation's first 9 characters, padded, then a digit)");
-    case Parse::Mfgr: return code(mfgr_code(v), err, "an SSB manufacturer (MFGR#1 .. MFGR#5)");
-    case Parse::Category: return code(category_code(v), err, "an SSB category (MFGR#11 .. MFGR#55)");
-    case Parse::Brand: return code(brand_code(v), err, "an SSB brand (MFGR#111 .. MFGR#5540)");
-    case Parse::YearMonth: return code(yearmonth_code(v), err, "an SSB year and month (Jan1992 .. Dec1998)");
+    default: return code(dict_code(p, std::string_view(s, static_cast<std::size_t>(e - s))), err, dict_what(p));
   }
-  err.fail("has an unknown column kind");
+}
+
+// The table of a .tbl file's name: "lineorder.tbl" -> "lineorder".
+std::string table_of_file(const char* file) {
+  const std::string f(file);
+  return f.substr(0, f.size() - 4);
+}
+
+// One table from raw binary columns (workloads/column_files.hpp), with the rules above on the values.
+void load_column_table(const columns::ColumnDir& in, const TableFormat& fmt, Tables& t) {
+  const std::string table = table_of_file(fmt.file);
+  for (const Wanted& w : fmt.wanted) {
+    const char* name = col_name(w.col);
+    Column& out = t[w.col];
+    out.clear();
+    if (is_string(w.parse)) {
+      const std::vector<std::string> v = in.strings(table, name);
+      out.reserve(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const int c = dict_code(w.parse, v[i]);
+        if (c < 0) in.fail(table, name, i + 1, v[i], std::string("is not ") + dict_what(w.parse));
+        out.push_back(static_cast<std::uint32_t>(c));
+      }
+      continue;
+    }
+    const std::vector<std::uint64_t> v = in.numbers(table, name);
+    out.reserve(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (v[i] > 0xffffffffull)
+        in.fail(table, name, i + 1, std::to_string(v[i]),
+                std::string("does not fit 32 bits (at most 4294967295)") + (w.parse == Parse::Key ? kKeyTooLarge : ""));
+      if (w.parse == Parse::Date && !valid_datekey(static_cast<std::uint32_t>(v[i])))
+        in.fail(table, name, i + 1, std::to_string(v[i]), "is not a date yyyymmdd");
+      out.push_back(static_cast<std::uint32_t>(v[i]));
+    }
+  }
 }
 
 void load_table(const std::string& dir, const TableFormat& fmt, Tables& t) {
@@ -121,6 +177,14 @@ Tables load_tables(const std::string& dir) {
   Tables t;
   t.source = dir;
   for (const TableFormat& f : formats()) load_table(dir, f, t);
+  return t;
+}
+
+Tables load_column_tables(const std::string& dir) {
+  const columns::ColumnDir in(dir, "ssb");
+  Tables t;
+  t.source = dir;
+  for (const TableFormat& f : formats()) load_column_table(in, f, t);
   return t;
 }
 

@@ -119,6 +119,10 @@ std::uint64_t generated_bytes(double sf);
 // yyyymmdd calendar dates; strings must be in the dictionaries above. Errors throw UsageError
 // naming file, line and column.
 Tables load_tables(const std::string& dir);
+// Loads the same tables from raw binary columns (`--tables DIR`: columns.json of
+// scripts/hdb/parquet_tables.py, which reads Parquet files through DuckDB; workloads/column_files.hpp)
+// with the same rules on the values; errors name table, column and row.
+Tables load_column_tables(const std::string& dir);
 // The file names load_tables reads.
 const std::vector<std::string>& tbl_files();
 

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "harness/errors.hpp"
+#include "workloads/column_files.hpp"
 #include "workloads/tbl_io.hpp"
 #include "workloads/tpch_tables.hpp"
 
@@ -32,6 +33,26 @@ struct TableFormat {
   int fields;
   std::vector<Wanted> wanted;
 };
+
+// customer, orders, lineitem: field positions from the specification's table layouts (clause 1.4.1).
+const std::vector<TableFormat>& formats() {
+  static const std::vector<TableFormat> f{
+      {"customer.tbl", "customer", 8,
+       {{0, "c_custkey", Parse::Key, ColType::Int}, {6, "c_mktsegment", Parse::Segment, ColType::Segment}}},
+      {"orders.tbl", "orders", 9,
+       {{0, "o_orderkey", Parse::Key, ColType::Int},
+        {1, "o_custkey", Parse::Key, ColType::Int},
+        {4, "o_orderdate", Parse::Date, ColType::Date},
+        {7, "o_shippriority", Parse::Integer, ColType::Int}}},
+      {"lineitem.tbl", "lineitem", 16,
+       {{0, "l_orderkey", Parse::Key, ColType::Int},
+        {4, "l_quantity", Parse::Integer, ColType::Int},
+        {5, "l_extendedprice", Parse::Money, ColType::Money},
+        {6, "l_discount", Parse::Hundredths, ColType::Hundredths},
+        {10, "l_shipdate", Parse::Date, ColType::Date}}},
+  };
+  return f;
+}
 
 // A field's value: 32 bits for every column but keys, which may take 64 (the column becomes wide).
 std::uint64_t convert(const Wanted& w, const char* s, const char* e, const FieldError& err) {
@@ -136,30 +157,65 @@ Relation load_table(const std::string& dir, const TableFormat& fmt) {
   return r;
 }
 
-}  // namespace
+// One table from raw binary columns (workloads/column_files.hpp: the converter hands over keys and
+// whole numbers as they are, money and fractions in hundredths, dates as days since 1970, strings as
+// bytes), with the rules above on the values.
+Relation load_column_table(const columns::ColumnDir& in, const TableFormat& fmt) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint32_t>::max();
+  Relation r;
+  r.name = fmt.relation;
+  for (const Wanted& w : fmt.wanted) {
+    Column c{{w.name, w.type}, {}};
+    if (w.parse == Parse::Segment) {
+      const std::vector<std::string> v = in.strings(fmt.relation, w.name);
+      c.v.reserve(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const int code = v[i].size() <= 16 ? segment_code(v[i]) : -1;
+        if (code < 0)
+          in.fail(fmt.relation, w.name, i + 1, v[i],
+                  "is not a TPC-H market segment (AUTOMOBILE, BUILDING, FURNITURE, HOUSEHOLD, MACHINERY)");
+        c.v.push_back(static_cast<std::uint32_t>(code));
+      }
+    } else {
+      const std::vector<std::uint64_t> v = in.numbers(fmt.relation, w.name);
+      c.v.reserve(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (w.parse != Parse::Key && v[i] > kMax) {
+          const char* what = w.parse == Parse::Money        ? "does not fit 32 bits in cents (at most 42949672.95)"
+                             : w.parse == Parse::Hundredths ? "does not fit 32 bits in hundredths (at most 42949672.95)"
+                             : w.parse == Parse::Date       ? "is not a date the loader keeps (days since 1970 of 32 bits)"
+                                                            : "does not fit 32 bits (at most 4294967295)";
+          in.fail(fmt.relation, w.name, i + 1, std::to_string(v[i]), what);
+        }
+        append(c, v[i]);  // a key of 2^32 or more turns its column wide, as in the .tbl loader
+      }
+    }
+    r.cols.push_back(std::move(c));
+  }
+  return r;
+}
 
-Tables load_tables(const std::string& dir) {
-  // Field positions from the specification's table layouts (clause 1.4.1).
-  static const TableFormat customer{"customer.tbl", "customer", 8,
-                                    {{0, "c_custkey", Parse::Key, ColType::Int},
-                                     {6, "c_mktsegment", Parse::Segment, ColType::Segment}}};
-  static const TableFormat orders{"orders.tbl", "orders", 9,
-                                  {{0, "o_orderkey", Parse::Key, ColType::Int},
-                                   {1, "o_custkey", Parse::Key, ColType::Int},
-                                   {4, "o_orderdate", Parse::Date, ColType::Date},
-                                   {7, "o_shippriority", Parse::Integer, ColType::Int}}};
-  static const TableFormat lineitem{"lineitem.tbl", "lineitem", 16,
-                                    {{0, "l_orderkey", Parse::Key, ColType::Int},
-                                     {4, "l_quantity", Parse::Integer, ColType::Int},
-                                     {5, "l_extendedprice", Parse::Money, ColType::Money},
-                                     {6, "l_discount", Parse::Hundredths, ColType::Hundredths},
-                                     {10, "l_shipdate", Parse::Date, ColType::Date}}};
+// customer, orders and lineitem, each made by load_one(its format).
+template <class LoadOne>
+Tables load_each(const std::string& dir, LoadOne load_one) {
+  const std::vector<TableFormat>& f = formats();
   Tables t;
   t.source = dir;
-  t.customer = load_table(dir, customer);
-  t.orders = load_table(dir, orders);
-  t.lineitem = load_table(dir, lineitem);
+  t.customer = load_one(f[0]);
+  t.orders = load_one(f[1]);
+  t.lineitem = load_one(f[2]);
   return t;
+}
+
+}  // namespace
+
+Tables load_column_tables(const std::string& dir) {
+  const columns::ColumnDir in(dir, "tpch");
+  return load_each(dir, [&in](const TableFormat& f) { return load_column_table(in, f); });
+}
+
+Tables load_tables(const std::string& dir) {
+  return load_each(dir, [&dir](const TableFormat& f) { return load_table(dir, f); });
 }
 
 }  // namespace hdb::tpch

@@ -52,6 +52,10 @@ std::uint64_t generated_bytes(double sf);
 // range: a key beyond 2^64 - 1, any other value beyond 32 bits) throw UsageError naming the file,
 // line and column.
 Tables load_tables(const std::string& dir);
+// The same tables from raw binary columns (`--tables DIR`: columns.json of scripts/hdb/parquet_tables.py,
+// which reads Parquet files through DuckDB; workloads/column_files.hpp), with the same rules on the
+// values (a key of 2^32 or more makes its column wide); errors name table, column and row.
+Tables load_column_tables(const std::string& dir);
 
 // Writes `t` as dbgen's customer.tbl, orders.tbl and lineitem.tbl in `dir` (an existing folder):
 // every column of the specification's layout, the kept ones with their values, the others filled

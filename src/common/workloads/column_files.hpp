@@ -1,0 +1,55 @@
+#pragma once
+// Tables handed over as raw binary columns (`--tables DIR` of hdb-tpch-* and hdb-ssb-*): DIR holds
+// `columns.json` (format hdb-columns/1, written by scripts/hdb/parquet_tables.py from Parquet files
+// through DuckDB) and per column a file of little-endian signed 64-bit numbers (`.i64`: keys, whole
+// numbers, hundredths, days or yyyymmdd, as the converter's kind says) or, for strings, the bytes
+// (`.str`) and rows + 1 offsets into them (`.off`, unsigned 64-bit). No text is parsed: the loaders
+// (tpch_load.cpp, ssb_load.cpp) apply the .tbl loader's rules to the values (32 bits, keys, dates,
+// dictionaries), every error naming table, column and row. Every error is a UsageError (exit 2).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hdb::columns {
+
+constexpr const char* kManifest = "columns.json";
+
+// Whether DIR holds a converter's manifest; whether it holds Parquet files (DIR/*.parquet or one
+// level of table folders with *.parquet in them), which the executables do not read themselves.
+bool has_manifest(const std::string& dir);
+bool has_parquet(const std::string& dir);
+// The usage error for `--tables DIR`: "" when DIR can be loaded; else why not, naming the converter's
+// command for a folder of Parquet files.
+std::string tables_dir_problem(const std::string& benchmark, const std::string& dir);
+
+class ColumnDir {
+ public:
+  // Reads DIR/columns.json; a manifest of another format or benchmark is an error.
+  ColumnDir(std::string dir, const std::string& benchmark);
+  std::uint64_t rows(const std::string& table) const;
+  // A column of numbers (type i64), every value checked non-negative.
+  std::vector<std::uint64_t> numbers(const std::string& table, const std::string& column) const;
+  // A column of strings (type str).
+  std::vector<std::string> strings(const std::string& table, const std::string& column) const;
+  // "DIR: table T column C row R (value V): what" as a UsageError (row 1-based, in the files' order).
+  [[noreturn]] void fail(const std::string& table, const std::string& column, std::uint64_t row,
+                         const std::string& value, const std::string& what) const;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  struct Col {
+    std::string type, file, offsets;
+  };
+  const Col& col(const std::string& table, const std::string& column, const char* type) const;
+  std::vector<std::uint64_t> read_u64(const std::string& file, std::uint64_t count, const std::string& what) const;
+
+  std::string dir_;
+  struct Table {
+    std::string name;
+    std::uint64_t rows = 0;
+    std::vector<std::pair<std::string, Col>> cols;
+  };
+  std::vector<Table> tables_;
+};
+
+}  // namespace hdb::columns
