@@ -60,9 +60,9 @@ class UsageErrorTest(FaultCase):
     def test_selections_that_match_nothing_list_the_valid_names(self):
         cases = (
             (["--benchmarks", "nosuch"], "--benchmarks: no benchmark named nosuch (valid: bus, dist, merge, ngram, "
-                                         "ra, tpch)"),
+                                         "ra, ssb, tpch)"),
             (["--benchmarks", "ra,rq"], "no benchmark named rq (valid: bus,"),
-            (["--benchmarks", ""], "--benchmarks names nothing (valid: bus, dist, merge, ngram, ra, tpch)"),
+            (["--benchmarks", ""], "--benchmarks names nothing (valid: bus, dist, merge, ngram, ra, ssb, tpch)"),
             (["--benchmarks", ","], "--benchmarks names nothing"),
             (["--backends", ""], "--backends names nothing (valid: cpu, opencl, cuda, cuda-host)"),
             (["--backends", "tpu"], "unknown backends tpu (allowed: cpu, opencl, cuda, cuda-host)"),
