@@ -268,7 +268,9 @@ const VariantTable<Plan>& table() {
 
 const VariantList& CpuSsb::variant_table() const { return table(); }
 
-std::unique_ptr<ssb::SsbRun> CpuSsb::prepare(const Query& q, const Tables& t, const std::string& variant, Transfer) {
+// The tables are in the CPU's memory whatever the residency: both are the same run.
+std::unique_ptr<ssb::SsbRun> CpuSsb::prepare(const Query& q, const Tables& t, const std::string& variant, Transfer,
+                                             ssb::Residency) {
   int threads = 1;
   switch (table().id(variant)) {
     case Plan::Serial: threads = 1; break;

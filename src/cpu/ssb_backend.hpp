@@ -20,7 +20,7 @@ class CpuSsb : public ssb::SsbBackend {
   explicit CpuSsb(const CpuPlatform& platform) : platform_(platform) {}
   const VariantList& variant_table() const override;
   std::unique_ptr<ssb::SsbRun> prepare(const ssb::Query& q, const ssb::Tables& t, const std::string& variant,
-                                       Transfer transfer) override;
+                                       Transfer transfer, ssb::Residency residency) override;
   void plan_scratch(const ssb::Query& q, const ssb::Tables& t, const std::string& variant, MemoryPlan& memory) const override;
 
  private:

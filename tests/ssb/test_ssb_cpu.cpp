@@ -22,7 +22,7 @@ int expect_all_equal(const Tables& t, int threads) {
   for (const Query& q : queries()) {
     const Result want = reference_query(q.name, t);
     for (const std::string& v : backend.variants()) {
-      auto run = backend.prepare(q, t, v, Transfer::None);
+      auto run = backend.prepare(q, t, v, Transfer::None, Residency::Device);
       for (int pass = 0; pass < 2; ++pass) {
         Breakdown b = run->pass();
         EXPECT_GT(b.total, 0.0);
@@ -41,7 +41,7 @@ TEST(SsbCpu, HandCheckedTable) {
   cpu::CpuPlatform platform(2);
   cpu::CpuSsb backend(platform);
   for (const auto& [name, want] : test::hand_answers()) {
-    auto run = backend.prepare(query(name), t, "parallel", Transfer::None);
+    auto run = backend.prepare(query(name), t, "parallel", Transfer::None, Residency::Device);
     run->pass();
     EXPECT_EQ(run->result().rows, want.rows) << "Q" << name;
   }
@@ -64,7 +64,7 @@ TEST(SsbCpu, UnknownVariantIsAnError) {
   cpu::CpuPlatform platform(1);
   cpu::CpuSsb backend(platform);
   const Tables t = test::hand_tables();
-  EXPECT_THROW(backend.prepare(query("1.1"), t, "fused", Transfer::None), std::invalid_argument);
+  EXPECT_THROW(backend.prepare(query("1.1"), t, "fused", Transfer::None, Residency::Device), std::invalid_argument);
 }
 
 }  // namespace

@@ -57,6 +57,7 @@ struct SsbOptions {
   std::string tbl_dir;
   std::string tables_dir;  // --tables: raw binary columns converted from Parquet (workloads/column_files.hpp)
   bool generated() const { return tbl_dir.empty() && tables_dir.empty(); }
+  std::vector<Residency> residency = {Residency::Host, Residency::Device};  // --resident
 };
 
 class SsbRunner {
@@ -66,18 +67,25 @@ class SsbRunner {
   void run() {
     // Tables are no size sweep: the cases carry no size (an id without '@'), so --list names them
     // without generating or loading anything; bytes.input has the columns a query reads.
-    const Params params = o_.generated()        ? Params{{"data", "generated"}, {"sf", o_.sf}}
-                          : o_.tbl_dir.empty() ? Params{{"data", "parquet"}}
-                                               : Params{{"data", "tbl"}};
+    const Params base = o_.generated()        ? Params{{"data", "generated"}, {"sf", o_.sf}}
+                        : o_.tbl_dir.empty() ? Params{{"data", "parquet"}}
+                                             : Params{{"data", "tbl"}};
+    // `resident` only where there is a bus to cross: a cpu case's tables are in its memory anyway.
+    const bool bus = s_.platform().has_transfers();
+    const std::vector<Residency> where = bus ? o_.residency : std::vector<Residency>{Residency::Device};
     for (const std::string& name : o_.queries) {
       const Query& q = query(name);
       for (const std::string& variant : b_.variants())
-        for (Transfer t : s_.transfers()) run_case(q, CaseKey{test_name(q), variant, params, 0, t});
+        for (Residency r : where) {
+          Params params = base;
+          if (bus) params.emplace_back("resident", r == Residency::Device ? "yes" : "no");
+          for (Transfer t : s_.transfers()) run_case(q, CaseKey{test_name(q), variant, params, 0, t}, r);
+        }
     }
   }
 
  private:
-  void run_case(const Query& q, const CaseKey& key) {
+  void run_case(const Query& q, const CaseKey& key, Residency residency) {
     CaseSetup setup;
     setup.plan = [this, &q, variant = key.variant](MemoryPlan& device) {
       b_.variant_table().require_available(variant);
@@ -87,9 +95,9 @@ class SsbRunner {
       device.add("columns the query reads", touched_bytes(q, t));
       b_.plan_scratch(q, t, variant, device);
     };
-    setup.prepare = [this, &q, key]() {
+    setup.prepare = [this, &q, key, residency]() {
       const Tables& t = tables();
-      std::shared_ptr<SsbRun> run = b_.prepare(q, t, key.variant, key.transfer);
+      std::shared_ptr<SsbRun> run = b_.prepare(q, t, key.variant, key.transfer, residency);
       const Result* want = s_.options().verify ? &reference(q) : nullptr;
       Prepared prep = prepared_from(run);
       prep.verify = [run, want, &q] {
@@ -101,7 +109,8 @@ class SsbRunner {
       prep.elements = t.rows(Table::Lineorder);
       prep.input_bytes = in;
       prep.min_bytes_moved = in + out;
-      prep.transfer_bytes = key.transfer == Transfer::None ? 0 : in + out;
+      // Resident tables cross the bus once, in prepare: a pass moves only the answer.
+      prep.transfer_bytes = key.transfer == Transfer::None ? 0 : (residency == Residency::Device ? 0 : in) + out;
       std::vector<std::string> cols;
       for (Col c : q.columns()) cols.emplace_back(col_name(c));
       prep.extra = {{"query", q.name}, {"columns", cols}, {"lineorder_rows", t.rows(Table::Lineorder)}};
@@ -161,10 +170,11 @@ class SsbRunner {
 int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
   auto o = std::make_shared<SsbOptions>();
   auto queries_text = std::make_shared<std::string>();
+  auto resident_text = std::make_shared<std::string>("both");
   BenchmarkDef def;
   def.name = "ssb";
   def.description = "Star Schema Benchmark: the 13 queries Q1.1 .. Q4.3 on generated or ssb-dbgen tables";
-  def.add_options = [o, queries_text](CLI::App& app) {
+  def.add_options = [o, queries_text, resident_text](CLI::App& app) {
     app.add_option("--queries", *queries_text, "queries to run, comma-separated (default all: 1.1,1.2,...,4.3)");
     app.add_option("--sf", o->sf, "scale factor of the built-in generator (default 1; fractions allowed)");
     app.add_option("--tbl-dir", o->tbl_dir,
@@ -173,8 +183,15 @@ int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
     app.add_option("--tables", o->tables_dir,
                    "load the tables from raw binary columns that scripts/hdb/python -m hdb.parquet_tables ssb wrote "
                    "from Parquet files (a folder of Parquet files is refused, naming that command)");
+    app.add_option("--resident", *resident_text,
+                   "device backends: no (every pass copies the columns a query reads to the device), yes (they are "
+                   "uploaded once, as Crystal measures) or both (default); no effect on the cpu");
   };
-  def.validate = [o, queries_text] {
+  def.validate = [o, queries_text, resident_text] {
+    if (*resident_text == "no") o->residency = {Residency::Host};
+    else if (*resident_text == "yes") o->residency = {Residency::Device};
+    else if (*resident_text == "both") o->residency = {Residency::Host, Residency::Device};
+    else throw UsageError("--resident: '" + *resident_text + "' (allowed: no, yes, both)");
     if (!queries_text->empty()) {
       o->queries.clear();
       std::size_t b = 0;

@@ -22,6 +22,12 @@ const std::vector<std::string>& tests();
 // One prepared query on one backend (harness CaseRun): the tables it reads live (on the device)
 // as long as the object. A pass is one execution of the query: the columns it reads to the device
 // (h2d, device backends), the query (kernel, with phases), the answer back (d2h).
+// Where the tables are when a pass starts (case parameter `resident`, on backends with a bus):
+// in host memory, so every pass first copies the columns the query reads to the device (h2d), or
+// already on the device, as Crystal measures (prepare() uploads them once; a pass has no h2d). A
+// backend without a bus (cpu) holds them in its own memory either way: always Device there.
+enum class Residency { Host, Device };
+
 class SsbRun : public CaseRun {
  public:
   // The answer of the last pass, rows sorted by group key (untimed).
@@ -35,7 +41,8 @@ class SsbBackend {
   virtual const VariantList& variant_table() const = 0;
   std::vector<std::string> variants() const { return variant_table().names(tests().front()); }
   // Throws SkipCase when the variant cannot run the query on these tables.
-  virtual std::unique_ptr<SsbRun> prepare(const Query& q, const Tables& t, const std::string& variant, Transfer transfer) = 0;
+  virtual std::unique_ptr<SsbRun> prepare(const Query& q, const Tables& t, const std::string& variant, Transfer transfer,
+                                          Residency residency) = 0;
   // Adds to `memory` what `variant` allocates for `q` beyond the columns it reads (which the
   // benchmark counts): dimension arrays, partial aggregates. Called before prepare(). Default: none.
   virtual void plan_scratch(const Query& q, const Tables& t, const std::string& variant, MemoryPlan& memory) const;
