@@ -1,7 +1,7 @@
 # ssb: the Star Schema Benchmark's 13 queries. The backend-neutral logic, the tables (generator and
 # ssb-dbgen .tbl loader), the query plans and the serial reference are hdb_bench_ssb; each backend's
-# class is a library the tests call directly, its executable a one-line main(). The CUDA backend
-# adds CUDA / CUDA_LIB here.
+# class is a library the tests call directly, its executable a one-line main(). CUDA's sources also
+# make hdb-ssb-cuda-host (host execution).
 hdb_add_benchmark(ssb
   COMMON      src/common/bench/ssb.cpp src/common/model/ssb_query.cpp src/common/reference/ssb.cpp
               src/common/workloads/ssb_tables.cpp src/common/workloads/ssb_generate.cpp
@@ -12,4 +12,6 @@ hdb_add_benchmark(ssb
   OPENCL_LIB  src/opencl/ssb_backend.cpp
   # the operators variant's compaction takes the RA backend's DeviceScan (sort.hpp)
   OPENCL_LIBS hdb_opencl_sort
-  CL_KERNELS  src/opencl/kernels/ssb.cl)
+  CL_KERNELS  src/opencl/kernels/ssb.cl
+  CUDA        src/cuda/ssb_main.cpp
+  CUDA_LIB    src/cuda/ssb_backend.cu)
