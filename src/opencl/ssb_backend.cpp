@@ -155,9 +155,12 @@ std::uint64_t round_up(std::uint64_t n, std::uint64_t m) { return (n + m - 1) / 
 
 class OpenClSsbRun : public SsbRun {
  public:
-  OpenClSsbRun(ocl::OpenClPlatform& p, const Query& q, const Tables& t, Plan plan, Transfer transfer, bool int64,
-               std::uint32_t local_groups)
-      : p_(p), q_(q), t_(t), plan_(plan), transfer_(transfer), shape_(make_shape(q, t)) {
+  // resident: the columns are uploaded once here, and a pass copies only the answer back (the
+  // benchmark's resident=yes; Transfer::None, the tests' way of saying no bus, means the same).
+  OpenClSsbRun(ocl::OpenClPlatform& p, const Query& q, const Tables& t, Plan plan, Transfer transfer, bool resident,
+               bool int64, std::uint32_t local_groups)
+      : p_(p), q_(q), t_(t), plan_(plan), transfer_(transfer), resident_(resident || transfer == Transfer::None),
+        shape_(make_shape(q, t)) {
     n_ = t.rows(Table::Lineorder);
     if (n_ >= std::numeric_limits<std::uint32_t>::max())
       throw SkipCase("lineorder of 2^32 rows or more is beyond the opencl plan's 32-bit row indices");
@@ -176,7 +179,7 @@ class OpenClSsbRun : public SsbRun {
     ocl::Trace tr;
     std::vector<cl::Event> writes;
     ocl::checked("an ssb pass", [&] {
-      if (transfer_ != Transfer::None) {
+      if (!resident_) {
         for (std::size_t i = 0; i < cols_.size(); ++i) {
           if (col_bytes(i) == 0) continue;  // an empty table: OpenCL 2.0+ refuses a write of no bytes
           writes.emplace_back();
@@ -223,7 +226,8 @@ class OpenClSsbRun : public SsbRun {
   std::uint64_t transfer_bytes() const override {
     if (transfer_ == Transfer::None) return 0;
     std::uint64_t in = 0;
-    for (std::size_t i = 0; i < cols_.size(); ++i) in += col_bytes(i);
+    if (!resident_)
+      for (std::size_t i = 0; i < cols_.size(); ++i) in += col_bytes(i);
     return in + shape_.groups * 12;
   }
 
@@ -294,7 +298,7 @@ class OpenClSsbRun : public SsbRun {
     throw std::logic_error(std::string("the ssb plan reads a column it did not upload: ") + col_name(c));
   }
 
-  // Device buffers of the columns the query reads; pinned: their copy in staging memory; none:
+  // Device buffers of the columns the query reads; pinned: their copy in staging memory; resident:
   // uploaded here, once.
   void upload_columns() {
     cols_ = q_.columns();
@@ -304,12 +308,12 @@ class OpenClSsbRun : public SsbRun {
       staging_off_.push_back(total);
       total += col_bytes(i);
     }
-    if (transfer_ == Transfer::Pinned) {
+    if (transfer_ == Transfer::Pinned && !resident_) {
       staging_ = std::make_unique<ocl::HostStaging>(p_, total, Transfer::Pinned);
       for (std::size_t i = 0; i < cols_.size(); ++i)
         std::memcpy(static_cast<char*>(staging_->data()) + staging_off_[i], t_[cols_[i]].data(), col_bytes(i));
     }
-    if (transfer_ == Transfer::None)
+    if (resident_)
       ocl::checked("uploading the ssb columns", [&] {
         for (std::size_t i = 0; i < cols_.size(); ++i)
           if (col_bytes(i)) p_.queue().enqueueWriteBuffer(col_buf_[i], CL_TRUE, 0, col_bytes(i), host_ptr(i));
@@ -485,6 +489,7 @@ class OpenClSsbRun : public SsbRun {
   const Tables& t_;
   Plan plan_;
   Transfer transfer_;
+  bool resident_;
   Shape shape_;
   std::uint64_t n_ = 0;
   bool int64_ = false, local_agg_ = false;
@@ -511,9 +516,11 @@ bool OpenClSsb::device_has_int64_atomics() const {
   return ext.find("cl_khr_int64_base_atomics") != std::string::npos;
 }
 
-std::unique_ptr<SsbRun> OpenClSsb::prepare(const Query& q, const Tables& t, const std::string& variant, Transfer transfer) {
+std::unique_ptr<SsbRun> OpenClSsb::prepare(const Query& q, const Tables& t, const std::string& variant, Transfer transfer,
+                                           Residency residency) {
   const Plan plan = table().id(variant);
-  return std::make_unique<OpenClSsbRun>(p_, q, t, plan, transfer, allow_int64_ && device_has_int64_atomics(), local_groups_);
+  return std::make_unique<OpenClSsbRun>(p_, q, t, plan, transfer, residency == Residency::Device,
+                                        allow_int64_ && device_has_int64_atomics(), local_groups_);
 }
 
 void OpenClSsb::plan_scratch(const Query& q, const Tables& t, const std::string& variant, MemoryPlan& memory) const {

@@ -26,7 +26,8 @@ class OpenClSsb : public SsbBackend {
  public:
   explicit OpenClSsb(hdb::opencl::OpenClPlatform& platform) : p_(platform) {}
   const VariantList& variant_table() const override;
-  std::unique_ptr<SsbRun> prepare(const Query& q, const Tables& t, const std::string& variant, Transfer transfer) override;
+  std::unique_ptr<SsbRun> prepare(const Query& q, const Tables& t, const std::string& variant, Transfer transfer,
+                                  Residency residency) override;
   void plan_scratch(const Query& q, const Tables& t, const std::string& variant, MemoryPlan& memory) const override;
 
   // Tests: whether 64-bit global atomics may be used where the device has them (false: the 32-bit

@@ -319,7 +319,8 @@ class ExportSsb : public ssb::SsbBackend {
  public:
   explicit ExportSsb(Exporter& x) : x_(x) {}
   const VariantList& variant_table() const override { return table_; }
-  std::unique_ptr<ssb::SsbRun> prepare(const ssb::Query& q, const ssb::Tables& t, const std::string&, Transfer) override {
+  std::unique_ptr<ssb::SsbRun> prepare(const ssb::Query& q, const ssb::Tables& t, const std::string&, Transfer,
+                                       ssb::Residency) override {
     if (tables_.is_null()) tables_ = write_tables(t);
     fs::path dir = x_.next();
     ssb::Result want = ssb::reference_query(q.name, t);

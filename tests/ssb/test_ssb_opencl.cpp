@@ -18,17 +18,18 @@ class SsbOpenCl : public ::hdb::test::DeviceSuite<hdb::opencl::OpenClPlatform> {
 
 // Every query on every variant, two passes each (the second reuses the prepared buffers), against
 // the reference; returns the cases checked.
-int expect_all_equal(opencl::OpenClSsb& backend, const Tables& t, Transfer transfer, const std::string& what) {
+int expect_all_equal(opencl::OpenClSsb& backend, const Tables& t, Transfer transfer, const std::string& what,
+                     Residency residency = Residency::Host) {
   EXPECT_EQ(backend.variants(), (std::vector<std::string>{"fused", "operators"}));
   int checked = 0;
   for (const Query& q : queries()) {
     const Result want = reference_query(q.name, t);
     for (const std::string& v : backend.variants()) {
-      auto run = backend.prepare(q, t, v, transfer);
+      auto run = backend.prepare(q, t, v, transfer, residency);
       for (int pass = 0; pass < 2; ++pass) {
         const Breakdown b = run->pass();
         EXPECT_GT(b.kernel, 0.0);
-        EXPECT_EQ(b.h2d > 0, transfer != Transfer::None) << "Q" << q.name << " " << v;
+        EXPECT_EQ(b.h2d > 0, transfer != Transfer::None && residency == Residency::Host) << "Q" << q.name << " " << v;
         EXPECT_GT(b.d2h, 0.0);
         const Verification ok = compare_result(q, run->result(), want);
         EXPECT_TRUE(ok.ok) << what << ": Q" << q.name << " " << v << " pass " << pass << ": " << ok.detail;
@@ -45,7 +46,7 @@ TEST_F(SsbOpenCl, HandCheckedTable) {
   EXPECT_EQ(expect_all_equal(backend, t, Transfer::Pageable, "default aggregation"), 26);
   for (const auto& [name, want] : test::hand_answers())
     for (const char* v : {"fused", "operators"}) {
-      auto run = backend.prepare(query(name), t, v, Transfer::Pinned);
+      auto run = backend.prepare(query(name), t, v, Transfer::Pinned, Residency::Host);
       run->pass();
       EXPECT_EQ(run->result().rows, want.rows) << "Q" << name << " " << v;
     }
@@ -69,18 +70,21 @@ TEST_F(SsbOpenCl, EveryAggregationPath) {
     const std::string what = std::string(m.impl) + (m.local ? " (local up to 2^20 groups)" : "");
     expect_all_equal(backend, hand, Transfer::Pageable, what);
     expect_all_equal(backend, gen, Transfer::Pageable, what);
-    auto run = backend.prepare(query("1.1"), hand, "fused", Transfer::Pageable);
+    auto run = backend.prepare(query("1.1"), hand, "fused", Transfer::Pageable, Residency::Host);
     EXPECT_EQ(run->ran().impl.rfind(m.impl, 0), 0u) << run->ran().impl;
   }
 }
 
-TEST_F(SsbOpenCl, GeneratedOnEveryTransfer) {
+TEST_F(SsbOpenCl, GeneratedOnEveryTransferAndResidency) {
   const Tables t = generate_tables(0.01, 5, 2);
   opencl::OpenClSsb backend(*platform_);
   const std::uint64_t wg = hdb::opencl::preferred_work_group(*platform_);
   ASSERT_NE(t.rows(Table::Lineorder) % wg, 0u) << "the test wants a partial last work-group";
   for (Transfer tr : {Transfer::Pageable, Transfer::Pinned, Transfer::None})
     expect_all_equal(backend, t, tr, to_string(tr));
+  // resident=yes: the columns uploaded once in prepare, no h2d in a pass, from either host memory.
+  for (Transfer tr : {Transfer::Pageable, Transfer::Pinned})
+    expect_all_equal(backend, t, tr, std::string(to_string(tr)) + " resident", Residency::Device);
   for (const char* name : {"1.1", "2.1", "3.1", "4.1"}) EXPECT_FALSE(reference_query(name, t).rows.empty()) << name;
 }
 
@@ -134,8 +138,8 @@ TEST_F(SsbOpenCl, SparseDimensionKeysAreASkippedCase) {
     } catch (const SkipCase& e) {
       EXPECT_NE(std::string(e.what()).find("customer keys spread over"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(backend.prepare(query("4.1"), t, v, Transfer::Pageable), SkipCase) << v;
-    auto run = backend.prepare(query("2.1"), t, v, Transfer::Pageable);
+    EXPECT_THROW(backend.prepare(query("4.1"), t, v, Transfer::Pageable, Residency::Host), SkipCase) << v;
+    auto run = backend.prepare(query("2.1"), t, v, Transfer::Pageable, Residency::Host);
     run->pass();
     EXPECT_TRUE(compare_result(query("2.1"), run->result(), reference_query("2.1", t)).ok) << v;
   }
@@ -151,7 +155,7 @@ TEST_F(SsbOpenCl, EmptySupplierTable) {
   for (Transfer tr : {Transfer::Pageable, Transfer::Pinned, Transfer::None})
     for (const Query& q : queries())
       for (const std::string& v : backend.variants()) {
-        auto run = backend.prepare(q, t, v, tr);
+        auto run = backend.prepare(q, t, v, tr, Residency::Host);
         run->pass();
         const Result want = reference_query(q.name, t);
         EXPECT_TRUE(compare_result(q, run->result(), want).ok) << "Q" << q.name << " " << v;
@@ -164,7 +168,7 @@ TEST_F(SsbOpenCl, EmptySupplierTable) {
 TEST_F(SsbOpenCl, UnknownVariantIsAnError) {
   opencl::OpenClSsb backend(*platform_);
   const Tables t = test::hand_tables();
-  EXPECT_THROW(backend.prepare(query("1.1"), t, "serial", Transfer::None), std::invalid_argument);
+  EXPECT_THROW(backend.prepare(query("1.1"), t, "serial", Transfer::None, Residency::Host), std::invalid_argument);
 }
 
 }  // namespace
