@@ -79,6 +79,10 @@ UNSORTED_ONLY_CONTRACT = "unsorted input (its sort or hash timed)"  # no DuckDB 
 EQUAL_CONTRACT = "equal work"
 SORTED_MARK = "\u2020"  # a dagger after DuckDB's cell in the overview: the suite's side takes sorted input
 PEER_ONLY_PARAMS = ("threads",)  # a peer's own axis, not part of the operation
+# ssb's `resident`: a device's own axis. The headline compares the tables crossing the bus
+# (resident=no) with the CPU, whose tables are in its memory; resident=yes (data already on the
+# device, Crystal's measure) stays in the details, never standing for the operation.
+DEVICE_ONLY_PARAMS = ("resident",)
 # Parameters that make separate headline operations: TPC-H random vs real tables; ra from sorted vs
 # unsorted input (only the unsorted one is equal work with DuckDB, so neither may stand for the other).
 SEPARATE_BY = ("data", INPUT_PARAM)
@@ -178,11 +182,12 @@ def _usable(rows: Iterable[Row]) -> list[Row]:
     none with a figure above the physical ceiling of its run (plausibility.py)."""
     return [r for r in plausibility.plausible(results.processor_rows(rows)) if r["status"] == "ok" and r["rank"] == 0
             and r["checked"] and r["verified"]
-            and r["kernel_median_s"] and r["total_median_s"] and r["benchmark"] not in SKIPPED_BENCHMARKS]
+            and r["kernel_median_s"] and r["total_median_s"] and r["benchmark"] not in SKIPPED_BENCHMARKS
+            and r["params"].get("resident", "no") == "no"]
 
 
 def op_params(row: Row) -> tuple[tuple[str, Any], ...]:
-    return tuple(sorted((k, v) for k, v in row["params"].items() if k not in PEER_ONLY_PARAMS))
+    return tuple(sorted((k, v) for k, v in row["params"].items() if k not in PEER_ONLY_PARAMS + DEVICE_ONLY_PARAMS))
 
 
 class Processor:
@@ -447,7 +452,7 @@ def lines(rows: Iterable[Row]) -> list[Line]:
     out = []
     for (bench, test, _), variants in _groups(_usable(rows)).items():
         _, rs = _pick(variants)
-        params = tuple((k, v) for k, v in rs[0]["params"].items() if k not in PEER_ONLY_PARAMS)
+        params = tuple((k, v) for k, v in rs[0]["params"].items() if k not in PEER_ONLY_PARAMS + DEVICE_ONLY_PARAMS)
         size = compared_size(rs)
         per: OrderedDict[str, list[Row]] = OrderedDict()
         every: OrderedDict[str, list[Row]] = OrderedDict()

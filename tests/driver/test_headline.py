@@ -247,6 +247,26 @@ class BreakEven(unittest.TestCase):
         self.assertEqual(by["duckdb +NumPy"][2:], ["2 of 3", f"{0.04 * 1e3:.4g}", f"{(0.25 * 1) ** 0.5:.3g}x over 2"])
         self.assertEqual(headline.geomean_table(headline.lines(rows_of(self.cpu)), headline.processors(docs))[1], [])
 
+    def test_ssb_on_a_device_compares_the_tables_crossing_the_bus(self):
+        # The device's resident=yes (tables already on it) is faster with PCIe than resident=no, but
+        # the headline's device cell is resident=no's: the CPU's tables are in its memory, a device's
+        # cross the bus. resident is no part of the operation: one row, CPU and opencl in it.
+        ssb = {"data": "generated", "sf": 1}
+        cpu = document("ssb", "cpu", [record("q1.1", "parallel", 0, 0.010, params=ssb, input_bytes=200 * M)], 40.0)
+        ocl = document("ssb", "opencl", [
+            record("q1.1", "fused", 0, 0.004, h2d_s=0.016, d2h_s=1e-6, params=dict(ssb, resident="no"),
+                   transfer="pinned", input_bytes=200 * M),
+            record("q1.1", "fused", 0, 0.004, d2h_s=1e-6, params=dict(ssb, resident="yes"), transfer="pinned",
+                   input_bytes=200 * M)], 40.0)
+        docs = [cpu, ocl]
+        ls = headline.lines(rows_of(*docs))
+        self.assertEqual([ln.name for ln in ls], ["ssb q1.1 [data=generated,sf=1]"])
+        self.assertEqual(ls[0].acc, "opencl")
+        self.assertEqual([r["params"]["resident"] for r in ls[0].per_backend["opencl"]], ["no"])
+        rows, _ = overview(ls, docs)
+        self.assertTrue(rows["ssb q1.1 [data=generated,sf=1]"]["opencl"].text.startswith("0.5x"),
+                        rows["ssb q1.1 [data=generated,sf=1]"]["opencl"].text)
+
     def test_a_run_without_sql_table_compares_sql_and_says_so(self):
         # A run from before sql_table was recorded: sql (the answer transferred to NumPy) only.
         duck = duckdb([("select", "sql", {"dist": "uniform", "selectivity": 0.5}, 64e-3)])
