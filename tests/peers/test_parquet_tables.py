@@ -1,10 +1,10 @@
 """Parquet input (`--tables DIR`, scripts/hdb/parquet_tables.py, workloads/column_files.hpp), CTest
 `peers.parquet`: the same answers from Parquet files as from the .tbl files they were made from (SSB and
 TPC-H, small data), Parquet as the writers make it (a table as one file or a folder of part files,
-DATE and DECIMAL columns, integer yyyymmdd), and the errors: a folder of Parquet files given to an
-executable (exit 2, naming the converter's command), a missing column, a NULL, values finer than
-hundredths (the converter, exit 2), a string outside the SSB dictionaries (the loader, exit 2,
-naming table, column and row).
+DATE and DECIMAL columns, integer yyyymmdd), given as the converted columns or as the Parquet folder
+itself (the executable converts it once into a cache folder), and the errors: a missing column, a
+NULL, values finer than hundredths (the converter, exit 2; through the executable too), a string
+outside the SSB dictionaries (the loader, exit 2, naming table, column and row).
 
 Run: HDB_BUILD_DIR=build .venv/bin/python tests/peers/test_parquet_tables.py"""
 import os
@@ -68,8 +68,10 @@ def _expr(expr, col):
     return col if expr == "c" else expr.replace("CAST(c ", f"CAST({col} ").replace("c::", f"{col}::")
 
 
-def run(*cmd):
-    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=300)
+def run(*cmd, tmp=None):
+    """tmp: the executable's temporary directory (TMPDIR), where it caches converted Parquet tables."""
+    env = dict(os.environ, TMPDIR=tmp) if tmp else None
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=300, env=env)
 
 
 def convert(bench, src, out):
@@ -95,18 +97,21 @@ class ParquetTest(unittest.TestCase):
                 os.makedirs(x)
             self.assertEqual(run(TOOLS[bench], "write", sf, tbl).returncode, 0)
             to_parquet(tbl, pq, layout, split)
-            # The executable refuses the Parquet folder itself, naming the converter's command.
-            p = run(EXE[bench], *exe_args, "--tables", pq, "--passes", "1")
-            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
-            self.assertIn(f"hdb.parquet_tables {bench} {pq} OUT", p.stderr)
             c = convert(bench, pq, cols)
             self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
             got = {}
-            for how, where in (("--tbl-dir", tbl), ("--tables", cols)):
-                p = run(EXE[bench], *exe_args, how, where, "--passes", "1", "--max-time", "0.01")
+            # The .tbl files, the converted columns, and the Parquet folder itself (the executable runs
+            # the converter into a cache folder, which a second run reuses).
+            for how, where in (("--tbl-dir", tbl), ("--tables", cols), ("parquet", pq), ("parquet again", pq)):
+                p = run(EXE[bench], *exe_args, "--tbl-dir" if how == "--tbl-dir" else "--tables", where, "--passes", "1",
+                        "--max-time", "0.01", tmp=d)
                 self.assertEqual(p.returncode, 0, p.stdout + p.stderr)  # every case verified
                 got[how] = answers(p.stdout)
+                converted = "its Parquet files converted by scripts/hdb/parquet_tables.py" in p.stdout
+                self.assertEqual(converted, how == "parquet", how + ": " + p.stdout)
             self.assertEqual(got["--tables"], got["--tbl-dir"])
+            self.assertEqual(got["parquet"], got["--tbl-dir"])
+            self.assertEqual(got["parquet again"], got["--tbl-dir"])
             return got["--tables"]
 
     def test_ssb_same_answers_as_tbl(self):
@@ -136,6 +141,15 @@ class ParquetTest(unittest.TestCase):
                     "lineitem": "SELECT 1 AS l_orderkey, 5.0 AS l_quantity, 12.34::DECIMAL(15,2) AS l_extendedprice, "
                                 "0.05::DECIMAL(15,2) AS l_discount, DATE '1995-02-01' AS l_shipdate"}
             case(dict(good, customer="SELECT 1 AS c_custkey"), "table customer has no column c_mktsegment")
+            # The same folder given to the executable: the converter's refusal, exit 2, nothing cached.
+            src = tempfile.mkdtemp(dir=d)
+            for name, sql in dict(good, customer="SELECT 1 AS c_custkey").items():
+                con.execute(f"COPY ({sql}) TO '{os.path.join(src, name + '.parquet')}' (FORMAT parquet)")
+            p = run(EXE["tpch"], "--data", "tpch", "--tables", src, "--passes", "1", tmp=d)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn("its Parquet files could not be converted", p.stderr)
+            self.assertIn("table customer has no column c_mktsegment", p.stderr)
+            self.assertEqual([f for f in os.listdir(d) if f.startswith("hdb-columns-")], [])
             case(dict(good, orders=good["orders"].replace("1 AS o_custkey", "NULL::BIGINT AS o_custkey")),
                  "table orders column o_custkey: 1 NULL value(s), the first at row 1")
             case(dict(good, lineitem=good["lineitem"].replace("0.05::DECIMAL(15,2)", "0.055::DECIMAL(15,3)")),

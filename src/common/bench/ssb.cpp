@@ -181,8 +181,9 @@ int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
                    "load ssb-dbgen's lineorder.tbl, date.tbl, customer.tbl, supplier.tbl, part.tbl from this folder "
                    "instead of generating");
     app.add_option("--tables", o->tables_dir,
-                   "load the tables from raw binary columns that scripts/hdb/python -m hdb.parquet_tables ssb wrote "
-                   "from Parquet files (a folder of Parquet files is refused, naming that command)");
+                   "load the tables from a folder of Parquet files (<table>.parquet or <table>/*.parquet; converted "
+                   "once by scripts/hdb/python -m hdb.parquet_tables ssb, through DuckDB, into a cache folder) or from "
+                   "the raw binary columns that command wrote");
     app.add_option("--resident", *resident_text,
                    "device backends: no (every pass copies the columns a query reads to the device), yes (they are "
                    "uploaded once, as Crystal measures) or both (default); no effect on the cpu");
@@ -219,7 +220,7 @@ int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
           throw UsageError("--tbl-dir " + o->tbl_dir + " has no " + f);
     if (!o->tbl_dir.empty() && !o->tables_dir.empty()) throw UsageError("--tbl-dir and --tables: give one of them");
     if (!o->tables_dir.empty())
-      if (const std::string why = columns::tables_dir_problem("ssb", o->tables_dir); !why.empty()) throw UsageError(why);
+      o->tables_dir = columns::column_dir_for("ssb", o->tables_dir);  // Parquet: converted once, then loaded
   };
   def.paths = [o] {
     std::vector<PathUse> uses;

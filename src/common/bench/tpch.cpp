@@ -296,8 +296,9 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
         ->capture_default_str();
     app.add_option("--tbl-dir", o->tbl_dir, "Load customer.tbl, orders.tbl, lineitem.tbl (dbgen) from this directory");
     app.add_option("--tables", o->tables_dir,
-                   "Load the tables from raw binary columns that scripts/hdb/python -m hdb.parquet_tables tpch wrote from "
-                   "Parquet files (a folder of Parquet files is refused, naming that command)");
+                   "Load the tables from a folder of Parquet files (<table>.parquet or <table>/*.parquet; converted once "
+                   "by scripts/hdb/python -m hdb.parquet_tables tpch, through DuckDB, into a cache folder) or from the raw "
+                   "binary columns that command wrote");
     app.add_option("--output", o->output,
                    "Write each kernel's TPC-H result rows pipe-separated to FILE (FILE.A.ext, ... for several kernels)");
   };
@@ -332,7 +333,7 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
     if (!o->tables_dir.empty() && !tpch) throw UsageError("--tables needs --data with tpch");
     if (!o->tbl_dir.empty() && !o->tables_dir.empty()) throw UsageError("--tbl-dir and --tables: give one of them");
     if (!o->tables_dir.empty())
-      if (const std::string why = columns::tables_dir_problem("tpch", o->tables_dir); !why.empty()) throw UsageError(why);
+      o->tables_dir = columns::column_dir_for("tpch", o->tables_dir);  // Parquet: converted once, then loaded
     for (const char* f : {"customer.tbl", "orders.tbl", "lineitem.tbl"})
       if (!o->tbl_dir.empty() && !std::filesystem::is_regular_file(std::filesystem::path(o->tbl_dir) / f))
         throw UsageError("--tbl-dir " + o->tbl_dir + " has no " + f);

@@ -1,7 +1,11 @@
 #include "workloads/column_files.hpp"
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <iterator>
 #include <fstream>
 #include <memory>
 
@@ -32,20 +36,71 @@ bool has_parquet(const std::string& dir) {
   return false;
 }
 
-std::string tables_dir_problem(const std::string& benchmark, const std::string& dir) {
+std::string tables_dir_problem(const std::string& dir) {
   if (!fs::is_directory(dir)) return "--tables " + dir + ": no such folder";
-  if (has_manifest(dir)) return "";
-  if (has_parquet(dir))
-    return "--tables " + dir + " holds Parquet files, which the executables read through the project's converter " +
-           "(DuckDB): run `scripts/hdb/python -m hdb.parquet_tables " + benchmark + " " + dir +
-           " OUT`, then --tables OUT (docs/ssb.md, \"Parquet input\")";
+  if (has_manifest(dir) || has_parquet(dir)) return "";
   return "--tables " + dir + " has no " + kManifest + " (scripts/hdb/parquet_tables.py writes it) and no Parquet files";
+}
+
+namespace {
+// Names, sizes and modification times of DIR's Parquet files (one level of table folders too), as
+// one hash: a changed file gets a new cache folder.
+std::string parquet_fingerprint(const fs::path& dir, const std::string& benchmark) {
+  std::string all = benchmark + "\n" + dir.string() + "\n";
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it.depth() > 1 || !it->is_regular_file(ec) || it->path().extension() != ".parquet") continue;
+    all += it->path().string() + " " + std::to_string(it->file_size(ec)) + " " +
+           std::to_string(it->last_write_time(ec).time_since_epoch().count()) + "\n";
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(std::hash<std::string>{}(all)));
+  return hex;
+}
+
+std::string shell_quoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+}  // namespace
+
+std::string column_dir_for(const std::string& benchmark, const std::string& dir) {
+  if (const std::string why = tables_dir_problem(dir); !why.empty()) throw UsageError(why);
+  if (has_manifest(dir)) return dir;
+  const fs::path src = fs::absolute(dir);
+  const fs::path cache = fs::temp_directory_path() / ("hdb-columns-" + benchmark + "-" + parquet_fingerprint(src, benchmark));
+  if (has_manifest(cache.string())) return cache.string();
+  // Converted into a folder of this process's own, then renamed: two executables converting the same
+  // files at once (MPI ranks) never read each other's half-written columns.
+  const fs::path part = cache.string() + ".part" + std::to_string(std::hash<std::string>{}(
+                                                        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count())));
+  const fs::path log = part.string() + ".log";
+  const std::string cmd = shell_quoted(std::string(HDB_SOURCE_DIR) + "/scripts/hdb/python") + " -m hdb.parquet_tables " +
+                          benchmark + " " + shell_quoted(src.string()) + " " + shell_quoted(part.string());
+  const int rc = std::system((cmd + " > " + shell_quoted(log.string()) + " 2>&1").c_str());
+  std::ifstream lf(log);
+  std::string said((std::istreambuf_iterator<char>(lf)), std::istreambuf_iterator<char>());
+  std::error_code ec;
+  fs::remove(log, ec);
+  if (rc != 0 || !has_manifest(part.string())) {
+    fs::remove_all(part, ec);
+    while (!said.empty() && said.back() == '\n') said.pop_back();
+    throw UsageError("--tables " + dir + ": its Parquet files could not be converted (" + cmd + "): " +
+                     (said.empty() ? "exit status " + std::to_string(rc) : said));
+  }
+  fs::rename(part, cache, ec);
+  if (ec) fs::remove_all(part, ec);  // another process made the cache folder first: its columns are the same
+  if (!has_manifest(cache.string())) throw UsageError("--tables " + dir + ": cannot make " + cache.string());
+  std::printf("# --tables %s: its Parquet files converted by scripts/hdb/parquet_tables.py (DuckDB) into %s\n",
+              dir.c_str(), cache.string().c_str());
+  return cache.string();
 }
 
 ColumnDir::ColumnDir(std::string dir, const std::string& benchmark) : dir_(std::move(dir)) {
   const fs::path path = fs::path(dir_) / kManifest;
   std::ifstream f(path);
-  if (!f) throw UsageError(path.string() + ": cannot open (" + tables_dir_problem(benchmark, dir_) + ")");
+  if (!f) throw UsageError(path.string() + ": cannot open (" + tables_dir_problem(dir_) + ")");
   nlohmann::json m;
   try {
     m = nlohmann::json::parse(f);

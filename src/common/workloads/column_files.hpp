@@ -15,12 +15,18 @@ namespace hdb::columns {
 constexpr const char* kManifest = "columns.json";
 
 // Whether DIR holds a converter's manifest; whether it holds Parquet files (DIR/*.parquet or one
-// level of table folders with *.parquet in them), which the executables do not read themselves.
+// level of table folders with *.parquet in them).
 bool has_manifest(const std::string& dir);
 bool has_parquet(const std::string& dir);
-// The usage error for `--tables DIR`: "" when DIR can be loaded; else why not, naming the converter's
-// command for a folder of Parquet files.
-std::string tables_dir_problem(const std::string& benchmark, const std::string& dir);
+// The usage error for `--tables DIR`: "" when DIR can be loaded (a manifest, or Parquet files); else why not.
+std::string tables_dir_problem(const std::string& dir);
+// The folder of columns `--tables DIR` loads: DIR itself where it holds a manifest; for a folder of
+// Parquet files, the columns the project's converter makes of them (scripts/hdb/python -m
+// hdb.parquet_tables, through DuckDB: no C++ Parquet reader is packaged for this suite's machines),
+// run once into a cache folder under the system's temporary directory named after DIR and its
+// files' names, sizes and times, and reused while they are unchanged. A UsageError (exit 2) with the
+// converter's own message where it refuses the files.
+std::string column_dir_for(const std::string& benchmark, const std::string& dir);
 
 class ColumnDir {
  public:
