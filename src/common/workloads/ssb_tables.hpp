@@ -28,6 +28,8 @@
 #include <string_view>
 #include <vector>
 
+#include "workloads/dbgen_price.hpp"
+
 namespace hdb::ssb {
 
 enum class Table : std::uint8_t { Lineorder, Date, Customer, Supplier, Part };
@@ -101,10 +103,6 @@ std::uint32_t week_num_in_year(std::uint32_t yyyymmdd);
 // The orders' dates: uniform over [1992-01-01, 1998-12-31 - 151 days] (dbgen's O_ODATE range).
 constexpr std::uint32_t kOrderDays = 2406;
 
-// P_RETAILPRICE in cents (TPC-H clause 4.2.3; ssb-dbgen's rpb_routine).
-constexpr std::uint32_t retail_price_cents(std::uint64_t partkey) {
-  return static_cast<std::uint32_t>(90000 + ((partkey / 10) % 20001) + 100 * (partkey % 1000));
-}
 
 // --- making and loading ---------------------------------------------------------------------
 // The tables at scale factor `sf` (> 0, at most 1000; fractions allowed), following ssb-dbgen's

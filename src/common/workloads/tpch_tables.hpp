@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "workloads/dbgen_price.hpp"
 #include "workloads/tpch_relation.hpp"
 
 namespace hdb::tpch {
@@ -34,10 +35,6 @@ constexpr std::uint64_t sparse_order_key(std::uint64_t i) {  // i = 1, 2, ...
 }
 // Whether the order keys of `orders` orders reach 2^32 (the generator then makes them 64-bit).
 constexpr bool wide_order_keys(std::uint64_t orders) { return sparse_order_key(orders) > 0xffffffffull; }
-// P_RETAILPRICE in cents (clause 4.2.3).
-constexpr std::uint32_t retail_price_cents(std::uint64_t partkey) {
-  return static_cast<std::uint32_t>(90000 + ((partkey / 10) % 20001) + 100 * (partkey % 1000));
-}
 
 // Generates the tables at scale factor `sf` (> 0; fractions allowed). Deterministic in `seed`,
 // identical for any thread count.
