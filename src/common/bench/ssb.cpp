@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <new>
 
 #include <CLI/CLI.hpp>
 
 #include "harness/errors.hpp"
+#include "harness/made_once.hpp"
 #include "reference/ssb.hpp"
 #include "workloads/column_files.hpp"
 #include "workloads/ssb_tables.hpp"
@@ -135,33 +135,28 @@ class SsbRunner {
   // The tables, generated or loaded once for every case. Out of memory while making them skips
   // every case with that reason (once: later cases do not try again).
   const Tables& tables() {
-    if (!tables_) {
-      if (!tables_failed_.empty()) throw SkipCase(tables_failed_);
-      try {
-        tables_ = std::make_unique<Tables>(o_.generated()
-                                               ? generate_tables(o_.sf, s_.seed("ssb"), effective_threads(s_.options()))
-                                           : o_.tbl_dir.empty() ? load_column_tables(o_.tables_dir)
-                                                                : load_tables(o_.tbl_dir));
-      } catch (const std::bad_alloc&) {
-        tables_failed_ = o_.generated() ? "out of host memory generating SSB sf=" + param_text(o_.sf) + " (its columns need about " +
-                                              std::to_string(generated_bytes(o_.sf) >> 20) + " MiB)"
-                                        : "out of host memory loading the tables of " + o_.tbl_dir + o_.tables_dir;
-        throw SkipCase(tables_failed_);
-      }
-    }
-    return *tables_;
+    return tables_.get(
+        [&] {
+          return o_.generated()        ? generate_tables(o_.sf, s_.seed("ssb"), effective_threads(s_.options()))
+                 : o_.tbl_dir.empty() ? load_column_tables(o_.tables_dir)
+                                      : load_tables(o_.tbl_dir);
+        },
+        [&] {
+          return o_.generated() ? "out of host memory generating SSB sf=" + param_text(o_.sf) + " (its columns need about " +
+                                      std::to_string(generated_bytes(o_.sf) >> 20) + " MiB)"
+                                : "out of host memory loading the tables of " + o_.tbl_dir + o_.tables_dir;
+        });
   }
   // Known before generating, so a scale factor that cannot fit is skipped without trying.
   std::uint64_t tables_bytes() {
-    if (!tables_ && o_.generated()) return generated_bytes(o_.sf);
+    if (!tables_.made() && o_.generated()) return generated_bytes(o_.sf);
     return tables().bytes();
   }
 
   Session& s_;
   SsbBackend& b_;
   const SsbOptions& o_;
-  std::unique_ptr<Tables> tables_;
-  std::string tables_failed_;
+  MadeOnce<Tables> tables_;
   std::map<std::string, Result> want_;
 };
 

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <new>
 #include <set>
 #include <cmath>
 
@@ -16,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/errors.hpp"
+#include "harness/made_once.hpp"
 #include "harness/memory_plan.hpp"
 #include "reference/tpch.hpp"
 #include "workloads/column_files.hpp"
@@ -130,7 +130,7 @@ class TpchRunner {
   std::string key_width_skip(int bits) {
     if (bits == 64) return "";
     std::uint64_t top = 0;
-    if (!tables_ && o_.generated()) {
+    if (!tables_.made() && o_.generated()) {
       const auto orders = static_cast<std::uint64_t>(std::max(1.0, std::round(o_.sf * static_cast<double>(kOrdersPerSf))));
       if (!wide_order_keys(orders)) return "";
       top = sparse_order_key(orders);
@@ -146,26 +146,22 @@ class TpchRunner {
   // The tables, generated or loaded once for every case. Out of memory while making them skips
   // every TPC-H case with that reason (once: later cases do not try again).
   const Tables& tables() {
-    if (!tables_) {
-      if (!tables_failed_.empty()) throw SkipCase(tables_failed_);
-      try {
-        tables_ = std::make_unique<Tables>(o_.generated()        ? generate_tables(o_.sf, s_.options().seed, threads())
-                                           : o_.tbl_dir.empty() ? load_column_tables(o_.tables_dir)
-                                                                : load_tables(o_.tbl_dir));
-      } catch (const std::bad_alloc&) {
-        tables_failed_ = o_.generated()
-                             ? "out of host memory generating TPC-H sf=" + param_text(o_.sf) + " (its columns need about " +
-                                   std::to_string(generated_bytes(o_.sf) >> 20) + " MiB)"
-                             : "out of host memory loading the tables of " + o_.tbl_dir + o_.tables_dir;
-        throw SkipCase(tables_failed_);
-      }
-    }
-    return *tables_;
+    return tables_.get(
+        [&] {
+          return o_.generated()        ? generate_tables(o_.sf, s_.options().seed, threads())
+                 : o_.tbl_dir.empty() ? load_column_tables(o_.tables_dir)
+                                      : load_tables(o_.tbl_dir);
+        },
+        [&] {
+          return o_.generated() ? "out of host memory generating TPC-H sf=" + param_text(o_.sf) +
+                                      " (its columns need about " + std::to_string(generated_bytes(o_.sf) >> 20) + " MiB)"
+                                : "out of host memory loading the tables of " + o_.tbl_dir + o_.tables_dir;
+        });
   }
   // The tables' bytes, for the generator known before generating (so a scale factor that cannot
   // fit is skipped without trying).
   std::uint64_t tables_bytes() {
-    if (!tables_ && o_.generated()) return generated_bytes(o_.sf);
+    if (!tables_.made() && o_.generated()) return generated_bytes(o_.sf);
     return tables().bytes();
   }
 
@@ -254,8 +250,7 @@ class TpchRunner {
   Session& s_;
   TpchBackend& b_;
   const TpchOptions& o_;
-  std::unique_ptr<Tables> tables_;
-  std::string tables_failed_;  // why the tables could not be made
+  MadeOnce<Tables> tables_;
   std::set<std::string> written_;  // kernels whose --output is written
 };
 
