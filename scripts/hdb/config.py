@@ -21,7 +21,9 @@ Config = dict[str, Any]  # a validated configuration, as load() returns it
 
 BENCHMARK_ORDER = ["bus", "ra", "tpch", "ssb", "merge", "ngram"]
 # Benchmarks without a size sweep: their data follows a scale factor (`--sf`), so no size of theirs is
-# raised beyond the caches ([beyond_caches]) and --sizes changes nothing in them (SSB at SF 1 reads 216 MB).
+# raised beyond the caches ([beyond_caches]) and their executables refuse the size options (they would
+# select nothing: SSB at SF 1 reads 216 MB whatever --sizes says). The [harness] sizes, and run-all's
+# --sizes, are the other benchmarks'; a size key or a large run in their own [bench.<name>] is an error.
 SCALE_FACTOR_BENCHMARKS = ("ssb",)
 # Every backend, declared once in config/backends.json, which CMake reads too (cmake/HdbTargets.cmake):
 # adding a backend is a row there (docs/cases.md, "Adding a backend").
@@ -432,6 +434,11 @@ def validate(doc: dict[str, Any], where: str = "config") -> Config:
                 b[k] = _backends(w, v)
             else:
                 b[k] = _harness_value(w, k, v)
+        if name in SCALE_FACTOR_BENCHMARKS:
+            sized = [k for k in (*SIZE_KEYS, "large") if k in b]
+            if sized:
+                raise UsageError(f"{w}: {', '.join(sized)}: {name} has no input sizes (its tables follow --sf "
+                                 "in args)")
         _one_size_setting(w, b)
         out["bench"][name] = b
     if "mpi" in doc:
@@ -701,7 +708,7 @@ def executable_args(cfg: Config, benchmark: str, large: bool = False, peer: bool
         extra = list(big.get("args", extra)) + (["--only", ",".join(only)] if only else [])
     args = []
     for k in HARNESS_FLAGS:
-        if k in opts:
+        if k in opts and not (k in SIZE_KEYS and benchmark in SCALE_FACTOR_BENCHMARKS):
             args += [HARNESS_FLAGS[k], str(opts[k])]
     args += extra
     if own.get("args"):
@@ -726,7 +733,8 @@ def check_runs(cfg: Config, where: str) -> None:
                 not peer or (large_run(cfg, bench) or {}).get("peers", True)) else [])
             for large in larges:
                 who = (f"peer {name}" if peer else f"hdb-{bench}-{name}") + (" (large run)" if large else "")
-                _check_sweep(f"{where}: {who}", resolve_options(option_layers(cfg, bench, large, peer, backend)))
+                if bench not in SCALE_FACTOR_BENCHMARKS:  # no sweep: the size options are not passed
+                    _check_sweep(f"{where}: {who}", resolve_options(option_layers(cfg, bench, large, peer, backend)))
                 _check_twice(f"{where}: {who}", executable_args(cfg, bench, large, peer, backend))
 
 

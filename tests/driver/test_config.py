@@ -33,6 +33,20 @@ class ConfigTest(unittest.TestCase):
         ra = config.executable_args(cfg, "ra")
         self.assertIn("--sizes", ra)
 
+    def test_scale_factor_benchmarks_get_no_size_options(self):
+        # ssb's cases are whole tables: the [harness] sweep and run-all's --sizes are the other
+        # benchmarks' (its executables refuse a size option), and its own table may not set one.
+        for cfg in (self.load("default"), config.apply_overrides(self.load("default"), sizes="1M")):
+            for peer in (False, True):
+                args = config.executable_args(cfg, "ssb", peer=peer, backend=None if peer else "cuda")
+                self.assertFalse({"--sizes", "--min-size", "--max-size", "--size-class"} & set(args), args)
+                self.assertEqual(args[args.index("--sf") + 1], "1")
+            self.assertIn("--sizes", config.executable_args(cfg, "ra"))
+        for table in ({"sizes": "1M"}, {"max_size": "1G"}, {"size_class": 2}, {"large": {"sizes": "1G"}}):
+            with self.assertRaisesRegex(UsageError, r"\[bench\.ssb\]: .*ssb has no input sizes"):
+                config.validate({"bench": {"ssb": table}})
+        config.validate({"bench": {"ssb": {"args": ["--sf", "2"]}, "ra": {"sizes": "1M"}}})
+
     def test_overrides_win(self):
         cfg = config.apply_overrides(self.load("default"), benchmarks=["ra", "bus"], backends=["cpu"],
                                      sizes="1M", passes=20, device=1, timeout=5)

@@ -175,7 +175,7 @@ class ExportTest(unittest.TestCase):
     def test_ssb_exports_tables_once_and_the_answers(self):
         with tempfile.TemporaryDirectory() as out:
             # SF 0.02 with seed 1: every query's answer has rows (Q3.4's two cities in December 1997: one)
-            exported = export(out, "ssb", "--sf", "0.02", "--seed", "1", "--sizes", "32K")  # --sizes: ignored
+            exported = export(out, "ssb", "--sf", "0.02", "--seed", "1")
             self.assertEqual([c["id"] for c in exported["cases"]],
                              [f"q{n}/export[data=generated,sf=0.02]" for n in
                               ("1.1", "1.2", "1.3", "2.1", "2.2", "2.3", "3.1", "3.2", "3.3", "3.4", "4.1", "4.2",
@@ -267,7 +267,7 @@ class SqlTest(unittest.TestCase):
 
     def test_ssb_peer_run_writes_a_valid_document(self):
         with tempfile.TemporaryDirectory() as d:
-            doc, js, csv = self.peer_document(d, "ssb", "--sf", "0.01", "--queries", "1.1,3.2", "--sizes", "32K",
+            doc, js, csv = self.peer_document(d, "ssb", "--sf", "0.01", "--queries", "1.1,3.2",
                                               "--passes", "2", "--max-passes", "3", "--max-time", "0.05",
                                               "--threads", "2")
             self.assertEqual((doc["backend"], doc["benchmark"], doc["summary"]),

@@ -166,12 +166,14 @@ int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
   auto o = std::make_shared<SsbOptions>();
   auto queries_text = std::make_shared<std::string>();
   auto resident_text = std::make_shared<std::string>("both");
+  auto sf_option = std::make_shared<const CLI::Option*>(nullptr);
   BenchmarkDef def;
   def.name = "ssb";
   def.description = "Star Schema Benchmark: the 13 queries Q1.1 .. Q4.3 on generated or ssb-dbgen tables";
-  def.add_options = [o, queries_text, resident_text](CLI::App& app) {
+  def.unsized = "its cases are whole tables, made by the generator at --sf or read from --tbl-dir or --tables";
+  def.add_options = [o, queries_text, resident_text, sf_option](CLI::App& app) {
     app.add_option("--queries", *queries_text, "queries to run, comma-separated (default all: 1.1,1.2,...,4.3)");
-    app.add_option("--sf", o->sf, "scale factor of the built-in generator (default 1; fractions allowed)");
+    *sf_option = app.add_option("--sf", o->sf, "scale factor of the built-in generator (default 1; fractions allowed)");
     app.add_option("--tbl-dir", o->tbl_dir,
                    "load ssb-dbgen's lineorder.tbl, date.tbl, customer.tbl, supplier.tbl, part.tbl from this folder "
                    "instead of generating");
@@ -183,7 +185,7 @@ int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
                    "device backends: no (every pass copies the columns a query reads to the device), yes (they are "
                    "uploaded once, as Crystal measures) or both (default); no effect on the cpu");
   };
-  def.validate = [o, queries_text, resident_text] {
+  def.validate = [o, queries_text, resident_text, sf_option] {
     if (*resident_text == "no") o->residency = {Residency::Host};
     else if (*resident_text == "yes") o->residency = {Residency::Device};
     else if (*resident_text == "both") o->residency = {Residency::Host, Residency::Device};
@@ -214,6 +216,10 @@ int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
         if (!std::filesystem::is_regular_file(std::filesystem::path(o->tbl_dir) / f))
           throw UsageError("--tbl-dir " + o->tbl_dir + " has no " + f);
     if (!o->tbl_dir.empty() && !o->tables_dir.empty()) throw UsageError("--tbl-dir and --tables: give one of them");
+    // Tables read from files have the scale they were made at: an --sf beside them would change nothing.
+    if (!o->generated() && (*sf_option)->count() > 0)
+      throw UsageError(std::string("--sf: the tables come from ") + (o->tbl_dir.empty() ? "--tables" : "--tbl-dir") +
+                       ", at the scale factor they were made at; --sf is the built-in generator's");
     if (!o->tables_dir.empty())
       o->tables_dir = columns::column_dir_for("ssb", o->tables_dir);  // Parquet: converted once, then loaded
   };

@@ -420,7 +420,11 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
   std::string final_json = opts.json_path, final_csv = opts.csv_path;
   if (code < 0) {
     try {
+      if (!def.unsized.empty())
+        for (const char* flag : {"--sizes", "--min-size", "--max-size", "--size-class"})
+          if (app.count(flag) > 0) throw UsageError(std::string(flag) + ": " + def.name + " has no input sizes: " + def.unsized);
       finalize_options(opts);
+      if (!def.unsized.empty()) opts.sizes.clear();  // context.sizes: [], never a sweep that did not run
       if (def.validate) def.validate();
       std::vector<PathUse> paths{{"--json", opts.json_path, true}, {"--csv", opts.csv_path, true}};
       if (def.paths)

@@ -28,6 +28,10 @@ struct BenchmarkDef {
   // True when the cases are collective across MPI ranks (TP mode): then a rank without a device
   // makes every rank skip, instead of leaving the others waiting in a collective.
   bool collective = false;
+  // Set when the cases carry no input size: what chooses their data instead (ssb: its tables follow
+  // --sf or come from files). --sizes, --min-size, --max-size and --size-class would then select
+  // nothing and are usage errors that say so.
+  std::string unsized;
 };
 
 int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform);
