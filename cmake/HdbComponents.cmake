@@ -119,13 +119,6 @@ if(HDB_BUILD_TESTS)
   endif()
 endif()
 
-# --- git commit for the results' context block ------------------------------------------
-execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
-                OUTPUT_VARIABLE HDB_GIT_COMMIT OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-if(NOT HDB_GIT_COMMIT)
-  set(HDB_GIT_COMMIT "unknown")
-endif()
-
 function(hdb_print_summary)
   message(STATUS "")
   message(STATUS "hetdb-bench ${PROJECT_VERSION} configuration")

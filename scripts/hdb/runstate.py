@@ -32,10 +32,16 @@ def utc_now() -> str:
 
 
 def git_commit(repo: str) -> str:
+    """The commit of the tree the driver runs from, as the executables name theirs (cmake/GitCommit.cmake):
+    12 hex digits, "-dirty" when tracked files differ from it, "unknown" outside git."""
     try:
-        p = subprocess.run(["git", "-C", repo, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+        p = subprocess.run(["git", "-C", repo, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
                            timeout=10)
-        return p.stdout.strip() or "unknown"
+        commit = p.stdout.strip()
+        if p.returncode != 0 or not commit:
+            return "unknown"
+        dirty = subprocess.run(["git", "-C", repo, "diff", "--quiet", "HEAD", "--"], capture_output=True, timeout=30)
+        return commit + ("-dirty" if dirty.returncode == 1 else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 

@@ -1,6 +1,7 @@
 #include "harness/context.hpp"
 #include "harness/caches.hpp"
 #include "harness/load.hpp"
+#include "hdb_git_commit.hpp"  // HDB_GIT_COMMIT, written at every build (cmake/GitCommit.cmake)
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -18,9 +19,6 @@
 #include <x86intrin.h>
 #endif
 
-#ifndef HDB_GIT_COMMIT
-#define HDB_GIT_COMMIT "unknown"
-#endif
 #ifndef HDB_CXX_FLAGS
 #define HDB_CXX_FLAGS ""
 #endif
