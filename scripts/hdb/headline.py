@@ -831,10 +831,15 @@ def summary(ls: Sequence[Line], procs: Mapping[str, Processor], docs: Iterable[M
     if not cache:
         llc = max((d.get("context", {}).get("llc_bytes") or 0 for d in docs), default=0)
         cache, label = llc, f"{size_text(llc)} last-level cache"
-    if cache and ls:
-        beyond = sum(1 for ln in ls if ln.size > cache)
-        out.append(f"Compared at the largest size the CPU and the accelerator both ran: {beyond} of {len(ls)} "
-                   f"operations at a size beyond the {label} (memory-bound), the others within it.")
+    sized = [ln for ln in ls if ln.size > 0]  # size 0: whole tables at a scale factor (ssb), no size sweep
+    if cache and sized:
+        beyond = sum(1 for ln in sized if ln.size > cache)
+        unsized = [ln for ln in ls if ln.size <= 0]
+        table_benches = ", ".join(sorted({ln.bench for ln in unsized}))
+        out.append(f"Compared at the largest size the CPU and the accelerator both ran: {beyond} of {len(sized)} "
+                   f"operations at a size beyond the {label} (memory-bound), the others within it"
+                   + (f"; {len(unsized)} more ({table_benches}) ran on whole tables at a scale factor, in neither "
+                      "count." if unsized else "."))
     if cache_note and ls:
         out.append(cache_note)
     return out

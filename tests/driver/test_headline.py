@@ -267,6 +267,19 @@ class BreakEven(unittest.TestCase):
         self.assertTrue(rows["ssb q1.1 [data=generated,sf=1]"]["opencl"].text.startswith("0.5x"),
                         rows["ssb q1.1 [data=generated,sf=1]"]["opencl"].text)
 
+    def test_ssb_queries_are_not_counted_as_sizes_within_the_cache(self):
+        # ssb's rows carry no size (size_bytes 0: whole tables): neither within the cache nor beyond it.
+        ssb = {"data": "generated", "sf": 1}
+        self.cpu["context"]["llc_bytes"] = 16 * M
+        cpu = document("ssb", "cpu", [record("q1.1", "parallel", 0, 0.010, params=ssb, input_bytes=200 * M)], 40.0)
+        ocl = document("ssb", "opencl", [record("q1.1", "fused", 0, 0.004, h2d_s=0.016, d2h_s=1e-6,
+                                                params=dict(ssb, resident="no"), transfer="pinned",
+                                                input_bytes=200 * M)], 40.0)
+        docs = [self.cpu, self.gpu, cpu, ocl]
+        text = " ".join(headline.summary(headline.lines(rows_of(*docs)), headline.processors(docs), docs))
+        self.assertIn("1 of 1 operations at a size beyond the 16M last-level cache (memory-bound), the others "
+                      "within it; 1 more (ssb) ran on whole tables at a scale factor, in neither count.", text)
+
     def test_a_run_without_sql_table_compares_sql_and_says_so(self):
         # A run from before sql_table was recorded: sql (the answer transferred to NumPy) only.
         duck = duckdb([("select", "sql", {"dist": "uniform", "selectivity": 0.5}, 64e-3)])
@@ -687,8 +700,10 @@ class ReportHeadline(TempDirCase):
         self.assertIn("| ra select [dist=uniform,selectivity=0.5] | 32M | 18.64 ms | 8.82x [8.56-9.09] "
                       "(kernel 153x [149-158]) | every size from 32K |", md)
         self.assertIn("Processors: CPU: fixture CPU, ? threads; cuda: fixture GPU.", md)
-        self.assertRegex(md, r"Compared at the largest size the CPU and the accelerator both ran: \d+ of \d+ "
-                             r"operations at a size beyond the 48M cuda L2 \(memory-bound\), the others within it\.")
+        # The fixture's TPC-H rows on whole tables (no size) are in neither count: 10 sized of the 13.
+        self.assertIn("Compared at the largest size the CPU and the accelerator both ran: 0 of 10 operations at a size "
+                      "beyond the 48M cuda L2 (memory-bound), the others within it; 3 more (tpch) ran on whole tables "
+                      "at a scale factor, in neither count.", md)
         self.assertIn("The largest sizes stop short of 2x the caches for merge (32M < 2x the 48M cuda L2: time).", md)
         details = md.index("| operation | processor | best kernel-only (case id) | kernel ms |")
         self.assertLess(overview, details)
