@@ -4,7 +4,8 @@ TPC-H, small data), Parquet as the writers make it (a table as one file or a fol
 DATE and DECIMAL columns, integer yyyymmdd), given as the converted columns or as the Parquet folder
 itself (the executable converts it once into a cache folder), and the errors: a missing column, a
 NULL, values finer than hundredths (the converter, exit 2; through the executable too), a string
-outside the SSB dictionaries (the loader, exit 2, naming table, column and row).
+outside the SSB dictionaries (the loader, exit 2, naming table, column and row). And tables another
+generator wrote: tpchgen-cli's TPC-H tables as .tbl and as Parquet give the same answers.
 
 Run: HDB_BUILD_DIR=build .venv/bin/python tests/peers/test_parquet_tables.py"""
 import os
@@ -123,6 +124,32 @@ class ParquetTest(unittest.TestCase):
         got = self.same_answers("tpch", "0.01", TPCH, ("lineitem",), ["--data", "tpch", "--only", "*/ra-serial"])
         self.assertEqual(len(got), 3)
         self.assertIn("checksum", got[0])
+
+    def test_tpchgen_cli_tables_as_tbl_and_parquet(self):
+        # Tables from another generator, as users have them: tpchgen-cli (dbgen's data, from the project
+        # venv, pyproject.toml's dev extra) writes the same SF 0.01 tables as .tbl, as one Parquet file a
+        # table (DECIMAL(15,2) money and quantity, DATE dates, Int64 keys) and as part files: every form
+        # gives the same answers, each verified against the serial reference on its own tables.
+        cli = os.path.join(os.path.dirname(sys.executable), "tpchgen-cli")
+        if not os.access(cli, os.X_OK):
+            self.skipTest(f"no {cli}: scripts/setup installs it into the project venv")
+        tables = "--tables=customer,orders,lineitem"
+        with tempfile.TemporaryDirectory() as d:
+            got = {}
+            for fmt, extra in (("tbl", []), ("parquet", []), ("parquet", ["--parts=2"])):
+                where = os.path.join(d, fmt + "".join(extra))
+                g = run(cli, fmt, "-s", "0.01", tables, *extra, f"--output-dir={where}")
+                self.assertEqual(g.returncode, 0, g.stdout + g.stderr)
+                p = run(EXE["tpch"], "--data", "tpch", "--tbl-dir" if fmt == "tbl" else "--tables", where,
+                        "--only", "*/columnar-serial", "--passes", "1", "--max-time", "0.01", tmp=d)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)  # every case verified
+                got[where] = answers(p.stdout)
+            forms = list(got.values())
+            self.assertEqual(len(forms[0]), 3, forms[0])
+            self.assertEqual(forms[1], forms[0])
+            self.assertEqual(forms[2], forms[0])
+            # dbgen's SF 0.01: 1,500 customers, 15,000 orders, 60,175 lineitems (A reads lineitem)
+            self.assertIn("60175 input rows", forms[0][0])
 
     def test_converter_errors_name_the_column(self):
         con = duckdb.connect()
