@@ -660,17 +660,20 @@ def option_layers(cfg: Config, benchmark: str, large: bool = False, peer: bool =
                   backend: str | None = None) -> list[tuple[str, dict[str, Any]]]:
     """The tables an executable's harness options come from, first to last, as (name, keys):
     [harness], [bench.<name>], for a large run [bench.<name>.large] (its sizes), then the
-    executable's [backend.<name>] (not for a peer; in a large run without its sizes)."""
+    executable's [backend.<name>] (not for a peer; in a large run without its sizes). A benchmark of
+    SCALE_FACTOR_BENCHMARKS gets no size option from any of them: it has no size sweep."""
     bench = cfg["bench"].get(benchmark, {})
+    unsized = benchmark in SCALE_FACTOR_BENCHMARKS
 
-    def keep(t: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in t.items() if k in HARNESS_FLAGS and not (large and k in SIZE_KEYS)}
+    def keep(t: dict[str, Any], sizes: bool) -> dict[str, Any]:
+        return {k: v for k, v in t.items() if k in HARNESS_FLAGS and (sizes or k not in SIZE_KEYS)}
 
-    layers = [("[harness]", dict(cfg["harness"])), (f"[bench.{benchmark}]", keep(bench))]
+    layers = [("[harness]", keep(cfg["harness"], not unsized)),
+              (f"[bench.{benchmark}]", keep(bench, not (large or unsized)))]
     if large:
         layers.append((f"[bench.{benchmark}.large]", {"sizes": bench["large"]["sizes"]}))
     if not peer:
-        layers.append((f"[backend.{backend}]", keep(backend_table(cfg, backend))))
+        layers.append((f"[backend.{backend}]", keep(backend_table(cfg, backend), not (large or unsized))))
     return layers
 
 
@@ -708,7 +711,7 @@ def executable_args(cfg: Config, benchmark: str, large: bool = False, peer: bool
         extra = list(big.get("args", extra)) + (["--only", ",".join(only)] if only else [])
     args = []
     for k in HARNESS_FLAGS:
-        if k in opts and not (k in SIZE_KEYS and benchmark in SCALE_FACTOR_BENCHMARKS):
+        if k in opts:
             args += [HARNESS_FLAGS[k], str(opts[k])]
     args += extra
     if own.get("args"):
@@ -733,8 +736,7 @@ def check_runs(cfg: Config, where: str) -> None:
                 not peer or (large_run(cfg, bench) or {}).get("peers", True)) else [])
             for large in larges:
                 who = (f"peer {name}" if peer else f"hdb-{bench}-{name}") + (" (large run)" if large else "")
-                if bench not in SCALE_FACTOR_BENCHMARKS:  # no sweep: the size options are not passed
-                    _check_sweep(f"{where}: {who}", resolve_options(option_layers(cfg, bench, large, peer, backend)))
+                _check_sweep(f"{where}: {who}", resolve_options(option_layers(cfg, bench, large, peer, backend)))
                 _check_twice(f"{where}: {who}", executable_args(cfg, bench, large, peer, backend))
 
 
