@@ -64,13 +64,6 @@ CpuRelation& ensure(DeviceRel& out, std::uint64_t rows, int values, int key_word
   return *c;
 }
 
-// Calls f(std::integral_constant<int, KW>) for a key of kw words (1 or 2).
-template <class F>
-void for_key_words(int kw, F&& f) {
-  if (kw == 2) f(std::integral_constant<int, 2>{});
-  else f(std::integral_constant<int, 1>{});
-}
-
 // Whether tuples a and b have equal keys of KW words (ra_merge.hpp's load_key).
 template <int KW>
 inline bool same_key(const std::uint32_t* a, const std::uint32_t* b) {
@@ -735,14 +728,20 @@ Breakdown CpuRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, A
     return Breakdown::compute_only(t.seconds());
   }
   const int chunks = chunk_count(a.rows(), threads_for(variant));
-  const auto kw = static_cast<std::uint64_t>(a.key_words());
+  // The key width a compile-time constant like the tuple's, so the loop over a tuple's words
+  // unrolls and the tuples vectorise (a run-time key width cost add/parallel 1.2x, issue 51).
   auto apply = [&](auto W, auto f) {
     constexpr std::uint64_t w = decltype(W)::value;
-    for_chunks(chunks, threads_for(variant), [&](int c) {
-      for (std::uint64_t i = chunk_begin(a.rows(), chunks, c), e = chunk_begin(a.rows(), chunks, c + 1); i < e; ++i) {
-        z[i * w] = x[i * w];
-        z[i * w + kw - 1] = x[i * w + kw - 1];
-        for (std::uint64_t k = kw; k < w; ++k) z[i * w + k] = f(x[i * w + k], y[i * w + k]);
+    for_key_words(a.key_words(), [&](auto KW) {
+      constexpr std::uint64_t kw = decltype(KW)::value;
+      if constexpr (kw <= w) {
+        for_chunks(chunks, threads_for(variant), [&](int c) {
+          for (std::uint64_t i = chunk_begin(a.rows(), chunks, c), e = chunk_begin(a.rows(), chunks, c + 1); i < e;
+               ++i) {
+            for (std::uint64_t k = 0; k < kw; ++k) z[i * w + k] = x[i * w + k];
+            for (std::uint64_t k = kw; k < w; ++k) z[i * w + k] = f(x[i * w + k], y[i * w + k]);
+          }
+        });
       }
     });
   };

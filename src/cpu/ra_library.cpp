@@ -1,4 +1,6 @@
 #include "ra_library.hpp"
+#include "ra_merge.hpp"
+#include "tuple_width.hpp"
 
 #include <stdexcept>
 
@@ -130,12 +132,14 @@ void sort(Library lib, const std::uint32_t* in, std::uint64_t rows, int width, i
   }
   for_tuple_width(width, [&](auto W) {
     constexpr int k = decltype(W)::value;
-    in_arena(threads, [&] {
-      std::copy(std::execution::par, tuples<k>(in), tuples<k>(in) + rows, tuples<k>(out));
-      std::stable_sort(std::execution::par, tuples<k>(out), tuples<k>(out) + rows,
-                       [key_words](const Tuple<k>& x, const Tuple<k>& y) {
-                         return key_at(x.data(), key_words) < key_at(y.data(), key_words);
-                       });
+    for_key_words(key_words, [&](auto KW) {
+      in_arena(threads, [&] {
+        std::copy(std::execution::par, tuples<k>(in), tuples<k>(in) + rows, tuples<k>(out));
+        std::stable_sort(std::execution::par, tuples<k>(out), tuples<k>(out) + rows,
+                         [](const Tuple<k>& x, const Tuple<k>& y) {
+                           return load_key<decltype(KW)::value>(x.data()) < load_key<decltype(KW)::value>(y.data());
+                         });
+      });
     });
   });
 }
@@ -154,31 +158,38 @@ Aggregate reduce(Library lib, const std::uint32_t* in, std::uint64_t rows, int w
   Acc acc = init;
   for_tuple_width(width, [&](auto W) {
     constexpr int k = decltype(W)::value;
-    // The tuple's values as an accumulator: the same combine folds tuples and partial results.
-    auto lift = [identity, key_words](const Tuple<k>& t) {
-      Acc a;
-      a.fill(identity);
-      for (int v = key_words; v < k; ++v) a[static_cast<std::size_t>(v - key_words)] = t[static_cast<std::size_t>(v)];
-      return a;
-    };
-    in_arena(threads, [&] {
-      if (lib == Library::Tbb) {
-        acc = tbb::parallel_reduce(
-            tbb::blocked_range<std::uint64_t>(0, rows), init,
-            [&](const tbb::blocked_range<std::uint64_t>& r, Acc a) {
-              const Tuple<k>* t = tuples<k>(in);
-              for (std::uint64_t i = r.begin(); i < r.end(); ++i)
-                for (int v = key_words; v < k; ++v) {
-                  const std::uint64_t x = t[i][static_cast<std::size_t>(v)];
-                  std::uint64_t& s = a[static_cast<std::size_t>(v - key_words)];
-                  s = op == ReduceOp::Sum ? s + x : op == ReduceOp::Min ? std::min(s, x) : std::max(s, x);
-                }
-              return a;
-            },
-            combine);
-      } else {
-        acc = std::transform_reduce(std::execution::par, tuples<k>(in), tuples<k>(in) + rows, init, combine, lift);
-      }
+    // The key width a compile-time constant, as the tuple's: the value loops then have fixed bounds.
+    for_key_words(key_words, [&](auto KW) {
+      constexpr int kw = decltype(KW)::value;
+      // The tuple's values as an accumulator: the same combine folds tuples and partial results.
+      using T = Tuple<k>;
+      auto lift = [identity](const T& t) {
+        constexpr int n = static_cast<int>(std::tuple_size_v<T>);
+        constexpr int first = decltype(KW)::value;
+        Acc a;
+        a.fill(identity);
+        for (int v = first; v < n; ++v) a[static_cast<std::size_t>(v - first)] = t[static_cast<std::size_t>(v)];
+        return a;
+      };
+      in_arena(threads, [&] {
+        if (lib == Library::Tbb) {
+          acc = tbb::parallel_reduce(
+              tbb::blocked_range<std::uint64_t>(0, rows), init,
+              [&](const tbb::blocked_range<std::uint64_t>& r, Acc a) {
+                const Tuple<k>* t = tuples<k>(in);
+                for (std::uint64_t i = r.begin(); i < r.end(); ++i)
+                  for (int v = kw; v < k; ++v) {
+                    const std::uint64_t x = t[i][static_cast<std::size_t>(v)];
+                    std::uint64_t& s = a[static_cast<std::size_t>(v - kw)];
+                    s = op == ReduceOp::Sum ? s + x : op == ReduceOp::Min ? std::min(s, x) : std::max(s, x);
+                  }
+                return a;
+              },
+              combine);
+        } else {
+          acc = std::transform_reduce(std::execution::par, tuples<k>(in), tuples<k>(in) + rows, init, combine, lift);
+        }
+      });
     });
   });
   Aggregate g;
@@ -207,12 +218,15 @@ std::uint64_t unique(const std::uint32_t* in, std::uint64_t rows, int width, int
   for_tuple_width(width, [&](auto W) {
     constexpr int k = decltype(W)::value;
     in_arena(threads, [&] {
-      n = static_cast<std::uint64_t>(std::unique_copy(std::execution::par, tuples<k>(in), tuples<k>(in) + rows,
-                                                      tuples<k>(out),
-                                                      [key_words](const Tuple<k>& x, const Tuple<k>& y) {
-                                                        return key_at(x.data(), key_words) == key_at(y.data(), key_words);
-                                                      }) -
-                                     tuples<k>(out));
+      for_key_words(key_words, [&](auto KW) {
+        constexpr int kw = decltype(KW)::value;
+        n = static_cast<std::uint64_t>(std::unique_copy(std::execution::par, tuples<k>(in), tuples<k>(in) + rows,
+                                                        tuples<k>(out),
+                                                        [](const Tuple<k>& x, const Tuple<k>& y) {
+                                                          return load_key<kw>(x.data()) == load_key<kw>(y.data());
+                                                        }) -
+                                       tuples<k>(out));
+      });
     });
   });
   return n;
@@ -239,17 +253,20 @@ std::uint64_t set_op(SetOp op, const std::uint32_t* a, std::uint64_t na, const s
 void arith(ArithOp op, const std::uint32_t* x, const std::uint32_t* y, std::uint64_t rows, int width, int key_words,
            std::uint32_t* z, int threads) {
   for_tuple_width(width, [&](auto W) {
-    using T = Tuple<decltype(W)::value>;
+    constexpr int k = decltype(W)::value;
+    using T = Tuple<k>;
     auto apply = [&](auto f) {
-      in_arena(threads, [&] {
-        std::transform(std::execution::par, tuples<decltype(W)::value>(x), tuples<decltype(W)::value>(x) + rows,
-                       tuples<decltype(W)::value>(y), tuples<decltype(W)::value>(z), [f, key_words](const T& p, const T& q) {
-                         T r;
-                         const auto kw = static_cast<std::size_t>(key_words);
-                         for (std::size_t v = 0; v < kw; ++v) r[v] = p[v];
-                         for (std::size_t v = kw; v < r.size(); ++v) r[v] = f(p[v], q[v]);
-                         return r;
-                       });
+      for_key_words(key_words, [&](auto KW) {
+        constexpr std::size_t kw = decltype(KW)::value;
+        in_arena(threads, [&] {
+          std::transform(std::execution::par, tuples<k>(x), tuples<k>(x) + rows, tuples<k>(y), tuples<k>(z),
+                         [f](const T& p, const T& q) {
+                           T r;
+                           for (std::size_t v = 0; v < kw; ++v) r[v] = p[v];
+                           for (std::size_t v = kw; v < r.size(); ++v) r[v] = f(p[v], q[v]);
+                           return r;
+                         });
+        });
       });
     };
     if (op == ArithOp::Add) apply([](std::uint32_t p, std::uint32_t q) { return p + q; });
