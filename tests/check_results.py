@@ -37,6 +37,9 @@ RESULT_FILE = re.compile(r"\.json(\.rank\d+|\.interrupted-\d+)?$")
 REEXEC = "HDB_CHECK_RESULTS_REEXEC"
 
 sys.path.insert(0, HERE)
+sys.path.insert(1, str(Path(REPO, "scripts")))
+from hdb import contract  # noqa: E402  (the harness's ceiling arithmetic; standard library only)
+
 import check_csv_header  # noqa: E402  (the CSV header check, beside this file)
 
 try:
@@ -129,6 +132,50 @@ def result_problems(r, where):
     return out
 
 
+def _close(a, b, rel=1e-12):
+    """Equal but for the last bits (the C++ and Python make the same doubles; this spares a reader
+    the few that may differ in the last place)."""
+    return abs(a - b) <= rel * max(abs(a), abs(b))
+
+
+def ceiling_problems(doc):
+    """The copy ceiling measured again during the run (issue 51; absent from older documents and the
+    peers'): its samples in the order of their times, memory_copy_gbps their median, spread their
+    (max - min) / median; each result's throughput.ceiling_gbps, where recorded, the sample nearest to
+    its timed_at_s (not checked in a merged MPI document, whose ranks each kept their own samples),
+    and its pct_of_peak moved_gbps over that ceiling (0 when the ceiling is 0)."""
+    out = []
+    c = doc["ceiling"]
+    samples = c.get("samples")
+    if samples is not None:
+        times = [x["at_s"] for x in samples]
+        if times != sorted(times):
+            out.append(f"ceiling.samples are not in the order of their times (at_s {times})")
+        if not _close(c["memory_copy_gbps"], contract.ceiling_median(samples)):
+            out.append(f"ceiling.memory_copy_gbps {c['memory_copy_gbps']} is not the median of its samples "
+                       f"({contract.ceiling_median(samples)})")
+        if "spread" in c and not _close(c["spread"], contract.ceiling_spread(samples)):
+            out.append(f"ceiling.spread {c['spread']} is not (max - min) / median of its samples "
+                       f"({contract.ceiling_spread(samples)})")
+    parts = [("", doc["results"], not doc.get("mpi"))]
+    parts += [(f"rank {e['rank']}: ", e.get("results", []), False) for e in (doc.get("mpi") or {}).get("ranks", [])]
+    for where, results, own_samples in parts:
+        for r in results:
+            tp = r.get("throughput") or {}
+            if "ceiling_gbps" not in tp:
+                continue
+            name, ceiling = f"{where}{r['id']}", tp["ceiling_gbps"]
+            if own_samples and samples and ceiling > 0 and "timed_at_s" in r \
+                    and ceiling != contract.nearest_ceiling(samples, r["timed_at_s"]):
+                out.append(f"{name}: throughput.ceiling_gbps {ceiling} is not the sample nearest to its timed_at_s "
+                           f"{r['timed_at_s']} ({contract.nearest_ceiling(samples, r['timed_at_s'])})")
+            want = 100.0 * tp["moved_gbps"] / ceiling if ceiling > 0 else 0.0
+            if not (tp["pct_of_peak"] == want or _close(tp["pct_of_peak"], want)):
+                out.append(f"{name}: throughput.pct_of_peak {tp['pct_of_peak']} is not 100 x moved_gbps / "
+                           f"ceiling_gbps ({want})")
+    return out
+
+
 # Host execution (the CUDA sources run on the CPU): backend and context.device.kind both say so, so
 # that its times can never pass for a GPU's (docs/results-schema.md).
 HOST_EXECUTION = "cuda-host"
@@ -142,6 +189,7 @@ def semantic_problems(doc, ranks=0):
     if (doc["backend"] == HOST_EXECUTION) != (kind == HOST_EXECUTION):
         out.append(f"backend {doc['backend']!r} with context.device.kind {kind!r}: host execution says "
                    f"{HOST_EXECUTION!r} in both or in neither")
+    out += ceiling_problems(doc)
     dup = sorted(i for i, n in Counter(r["id"] for r in results).items() if n > 1)
     if dup:
         out.append(f"ids not unique: {', '.join(dup[:10])}")

@@ -7,7 +7,9 @@ measured without verification (--no-verify) take part only with --include-unveri
 host execution (cuda-host: the CUDA sources run on the CPU) are never compared: their times are an
 emulation's; they are counted under "Not compared" instead. A pair where either result has a figure
 above the physical ceiling of its run (plausibility.py) is listed with the verdict "above ceiling",
-never called faster or slower, and left out of the figures."""
+never called faster or slower, and left out of the figures. An executable of either run whose copy
+ceiling moved by more than results.CEILING_SPREAD_WARN during its run is named in one line, in
+compare.md and on the console (a memory-bound case's time follows the machine's bandwidth)."""
 import csv
 import io
 import math
@@ -243,6 +245,19 @@ def rule_text(alpha: float, min_effect: float, correction: str, tests: int) -> s
             "(docs/statistics.md).")
 
 
+def moving_ceiling_line(docs_a: Iterable[Any], docs_b: Iterable[Any]) -> str:
+    """One line naming the executables of either run whose copy ceiling moved by more than
+    results.CEILING_SPREAD_WARN during the run, '' when none: their times were taken while the
+    machine's memory bandwidth changed, which a memory-bound case's time follows."""
+    moving = [f"{run}: {c['name']} {c['spread']:.1%}" for run, docs in (("A", docs_a), ("B", docs_b))
+              for c in results.moving_ceilings(results.processor_docs(docs))]
+    if not moving:
+        return ""
+    return (f"the copy ceiling moved by more than {results.CEILING_SPREAD_WARN:.0%} during a run ((max - min) / median "
+            f"of its samples: {', '.join(moving)}); a memory-bound case's time follows the machine's bandwidth, so a "
+            "difference there may be the machine's, not the code's.")
+
+
 def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str = "kernel",
          stream: TextIO = sys.stdout, include_unverified: bool = False, alpha: float = ALPHA,
          min_effect: float = MIN_EFFECT, correction: str = "bh") -> int:
@@ -285,6 +300,9 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
         doc.warn(f"The OpenCL results of A ran on {', '.join(impl_a)} and those of B on {', '.join(impl_b)}: "
                  "their pairs compare two OpenCL implementations (each run's driver is named above), not two runs "
                  "of one.")
+    moving = moving_ceiling_line(docs_a, docs_b)
+    if moving:
+        doc.warn(moving)
     n_f = sum(p["verdict"] == "faster" for p in pairs)
     n_s = sum(p["verdict"] == "slower" for p in pairs)
     above = [p for p in pairs if p["above_ceiling"]]
@@ -350,5 +368,7 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
                     key=lambda p: -abs(math.log(p["speedup"])))[:25]:
         print(f"  {p['verdict']:<6} x{p['speedup']:.3f} (time {_effect(p)}, p={_p(p['p_value'])}, adjusted "
               f"p={_p(p['p_adjusted'])}, trials {p['n_a']},{p['n_b']})  {_name(p['key'])}", file=stream)
+    if moving:
+        print(f"compare: note: {moving}", file=stream)
     print(f"compare: -> {out_dir / 'compare.html'}", file=stream)
     return contract.EXIT_USAGE if foreign else contract.EXIT_FAILED if broken else contract.EXIT_OK

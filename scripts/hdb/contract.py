@@ -12,6 +12,9 @@ every figure an executable records is rebuilt here from the recorded typed field
 - statistics: `summarize` (harness/stats.cpp), `StoppingRule` (stats.cpp StoppingRule::done, with
   session.cpp's loop in `StoppingRule.measure`), `trial_measured` (timing.hpp Breakdown::measured),
   `result_stats` (result.cpp record_json's `stats`), `throughput` (result.cpp throughput()).
+- the copy ceiling measured again while a run goes on (issue 51): `ceiling_median`, `ceiling_spread`
+  and `nearest_ceiling` (harness/ceiling.cpp CeilingTrack), `result_ceiling` (the ceiling a recorded
+  result's pct_of_peak is against).
 - the cold / warm / hot protocol (docs/methodology.md): `Passes` (what `StoppingRule.measure` took:
   the cold pass, the warm-up passes, the timed passes) and its `protocol` (results[].protocol),
   `last_level_cache_bytes` and `flush_description` (harness/caches.cpp, --flush-caches).
@@ -356,13 +359,17 @@ def result_stats(trials: Sequence[Mapping[str, Any]], phases: Sequence[str] = ()
 
 
 def throughput(trials: Sequence[Mapping[str, Any]], input_bytes: int, elements: int, min_moved: int,
-               transfer_bytes: int, ceiling_gbps: float) -> dict[str, float]:
+               transfer_bytes: int, ceiling_gbps: float, with_ceiling: bool = False) -> dict[str, float]:
     """result.cpp throughput(): GB/s of the input over the median kernel and total time, of the
     transferred bytes over the median transfer time, elements per second, the declared minimum bytes
     moved per second and its % of the ceiling, parity (transfer over kernel time). A figure whose
-    time is 0 is 0; so is every figure without trials."""
+    time is 0 is 0; so is every figure without trials. with_ceiling: the figures carry
+    `ceiling_gbps` too, the ceiling pct_of_peak is against, as the harness records it since issue 51
+    (0 where there is no kernel time to set against it); a peer's figures do not."""
     t = {"kernel_gbps": 0.0, "total_gbps": 0.0, "transfer_gbps": 0.0, "elements_per_s": 0.0, "moved_gbps": 0.0,
          "pct_of_peak": 0.0, "parity": 0.0}
+    if with_ceiling:
+        t["ceiling_gbps"] = 0.0
     if not trials:
         return t
     st = result_stats(trials)
@@ -377,21 +384,71 @@ def throughput(trials: Sequence[Mapping[str, Any]], input_bytes: int, elements: 
         t["parity"] = xfer / k
         if ceiling_gbps > 0:
             t["pct_of_peak"] = 100.0 * t["moved_gbps"] / ceiling_gbps
+        if with_ceiling:
+            t["ceiling_gbps"] = float(ceiling_gbps)
     if tot > 0:
         t["total_gbps"] = float(input_bytes) / tot / 1e9
     return t
 
 
+def result_ceiling(result: Mapping[str, Any], doc_ceiling_gbps: float) -> float:
+    """The ceiling a recorded result's pct_of_peak is against: its own `throughput.ceiling_gbps`,
+    the sample measured nearest to its timed passes (issue 51), where it carries one; else the
+    document's `ceiling.memory_copy_gbps` (doc_ceiling_gbps), which is all that documents written
+    before issue 51 and the peers' have."""
+    own = (result.get("throughput") or {}).get("ceiling_gbps")
+    return float(own) if isinstance(own, (int, float)) and not isinstance(own, bool) else float(doc_ceiling_gbps)
+
+
 def result_figures(result: Mapping[str, Any], ceiling_gbps: float) -> dict[str, Any]:
     """A result's `stats` and `throughput` from its trials, phases and bytes, as record_json makes
-    them ({} for a result without trials: it carries neither)."""
+    them ({} for a result without trials: it carries neither). ceiling_gbps: the document's ceiling;
+    a result that records a ceiling of its own (throughput.ceiling_gbps) is made against that one,
+    and its figures carry it as the recorded ones do (result_ceiling)."""
     trials = result.get("trials") or []
     if not trials:
         return {}
     b = result["bytes"]
+    own = "ceiling_gbps" in (result.get("throughput") or {})
     return {"stats": result_stats(trials, [p["name"] for p in result.get("phases", [])]),
             "throughput": throughput(trials, b["input"], result["elements"], b["min_moved"], b["transfer"],
-                                     ceiling_gbps)}
+                                     result_ceiling(result, ceiling_gbps), with_ceiling=own)}
+
+
+# --- the copy ceiling, measured again while the run goes on (harness/ceiling.cpp, issue 51) --------
+def _sample_rates(samples: Iterable[Mapping[str, Any]]) -> list[float]:
+    return [float(s["gbps"]) for s in samples]
+
+
+def ceiling_median(samples: Iterable[Mapping[str, Any]]) -> float:
+    """CeilingTrack::median: the median of the samples' gbps (ceiling.memory_copy_gbps), 0 without
+    samples; of an even count the mean of the middle two, (a + b) / 2 as the C++ computes it."""
+    v = sorted(_sample_rates(samples))
+    n = len(v)
+    if n == 0:
+        return 0.0
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def ceiling_spread(samples: Sequence[Mapping[str, Any]]) -> float:
+    """CeilingTrack::spread: (max - min) / median of the samples' gbps (ceiling.spread); 0 with fewer
+    than two samples, and where the median is 0 (no sample the C++ keeps is 0: it drops those)."""
+    v = _sample_rates(samples)
+    median = ceiling_median(samples)
+    if len(v) < 2 or median <= 0:
+        return 0.0
+    return (max(v) - min(v)) / median
+
+
+def nearest_ceiling(samples: Iterable[Mapping[str, Any]], at_s: float) -> float:
+    """CeilingTrack::nearest: the gbps of the sample nearest in time to at_s (a result's timed_at_s),
+    the earlier of two as near; 0 (unknown) without samples."""
+    best, gap = 0.0, 0.0
+    for s in samples:
+        g = abs(float(s["at_s"]) - at_s)
+        if best == 0 or g < gap:
+            best, gap = float(s["gbps"]), g
+    return best
 
 
 # --- the CSV (harness/result.cpp csv_text) ----------------------------------------------------------
@@ -424,8 +481,9 @@ def csv_row(doc: Mapping[str, Any], r: Mapping[str, Any], rank: int, device: str
            "elements": r.get("elements", 0), "input_bytes": at("bytes", "input"),
            "min_moved_bytes": at("bytes", "min_moved"), "transfer_bytes": at("bytes", "transfer"),
            "reason": r.get("reason", "")}
-    for k in ("kernel_gbps", "total_gbps", "transfer_gbps", "elements_per_s", "moved_gbps", "pct_of_peak", "parity"):
-        row[k] = at("throughput", k)
+    for k in ("kernel_gbps", "total_gbps", "transfer_gbps", "elements_per_s", "moved_gbps", "pct_of_peak",
+              "ceiling_gbps", "parity"):
+        row[k] = at("throughput", k)  # ceiling_gbps: None (an empty cell) for a peer's or an older result
     return row
 
 

@@ -7,10 +7,12 @@ call it faster or slower; the targets judge nothing with it (docs/driver.md, doc
 The rule, per ok result of a real processor (host execution is no processor's time):
 
 * Memory figures (`moved_gbps`, `kernel_gbps`, `total_gbps`; and `pct_of_peak`, the same bound as a
-  percentage of the document's ceiling) against the document's measured memory copy ceiling D
-  (`ceiling.memory_copy_gbps`; a peer, which records none, takes the best of its host's cpu
-  documents). The bound depends on whether the result's working set W fits in the cache C of its
-  processor (the host's `context.llc_bytes`; a CUDA device's `l2_cache_bytes`):
+  percentage of the ceiling that result's pct_of_peak is against: its `throughput.ceiling_gbps`, the
+  sample measured nearest to it (issue 51), else the document's) against the document's measured
+  memory copy ceiling D (`ceiling.memory_copy_gbps`, the median of its samples; a peer, which
+  records none, takes the best of its host's cpu documents). The bound depends on whether the
+  result's working set W fits in the cache C of its processor (the host's `context.llc_bytes`; a
+  CUDA device's `l2_cache_bytes`):
   - in any case at most CACHE_FACTOR x D (a cache delivers less than 8x a DRAM copy on every machine
     measured: 7.5x on the EPYC VM's L1/L2, 1.7x on the H200 host, 2-3x for Hopper's L2; 16 doubles
     it), or CACHE_MARGIN x the best copy the same run's bus measured in the cache on that backend
@@ -192,6 +194,15 @@ def _finding(row, doc, figure, value, bound, source, unit):
             "source": source}
 
 
+def own_ceiling(row: Row, doc: Document) -> float:
+    """The ceiling the row's pct_of_peak is against, so that its bound is the memory figures' bound
+    in the same units: the row's ceiling_gbps (results.py: throughput.ceiling_gbps, the sample
+    nearest to the case, else the document's), the document's memory_copy_gbps for a row made
+    elsewhere; 0 when unknown."""
+    c = row.get("ceiling_gbps")
+    return _num(c if c is not None else (doc.get("ceiling") or {}).get("memory_copy_gbps"))
+
+
 def check_row(row: Row, doc: Document, ceilings: Ceilings, is_bus: bool = False) -> list[Finding]:
     """[finding] of one result: every figure above its ceiling."""
     if row["status"] != "ok" or results.host_execution(row):
@@ -204,7 +215,7 @@ def check_row(row: Row, doc: Document, ceilings: Ceilings, is_bus: bool = False)
             if _num(row.get(f)) > bound:
                 out.append(_finding(row, doc, f, _num(row[f]), bound, source, "GB/s"))
         pct = _num(row.get("pct_of_peak"))
-        own = _num((doc.get("ceiling") or {}).get("memory_copy_gbps"))
+        own = own_ceiling(row, doc)
         if own > 0 and pct > 100 * bound / own:
             out.append(_finding(row, doc, "pct_of_peak", pct, 100 * bound / own, source, "%"))
     if _num(row.get("transfer_gbps")) > 0:

@@ -232,8 +232,9 @@ def pct_of_peak(rows: Sequence[Row], bench: str, out_dir: StrPath, machine: str)
         ax.grid(True, alpha=0.3)
         _legend(ax, len(groups))
     figure = Figure(f"peak-{bench}", f"{bench}: % of peak", "Declared minimum bytes moved (inputs read once, "
-                    "outputs written once) per median kernel second, as a percentage of the device's measured copy "
-                    "bandwidth (bus ceiling). Above 100% at small sizes means the data sat in cache.", bench)
+                    "outputs written once) per median kernel second, as a percentage of the device's copy bandwidth "
+                    "measured nearest to the case (throughput.ceiling_gbps). Above 100% at small sizes means the data "
+                    "sat in cache.", bench)
     return _finish(fig, out_dir, figure, f"{bench}: minimum bytes moved per second as % of the measured copy "
                    "ceiling", machine)
 

@@ -238,17 +238,31 @@ def _executables(doc, manifest):
     doc.table(["executable", "status", "time", "cases ok/skipped/failed", "reason"], rows)
 
 
+def _ceiling_line(d):
+    """One executable's copy ceiling: the median of its samples, how many, their range and spread
+    ('-' for a document with one ceiling measured at start-up: before issue 51, or a peer's)."""
+    c = results.ceiling_samples(d)
+    return [f"{d['benchmark']}-{d['backend']}", d.get("context", {}).get("device", {}).get("name", "?"),
+            _f(d.get("ceiling", {}).get("memory_copy_gbps"), "{:.1f}"),
+            c["samples"] if c else "-", f"{c['min']:.1f}–{c['max']:.1f}" if c else "-",
+            _f(c["spread"] * 100, "{:.1f}") if c else "-"]
+
+
 def _ceilings(doc, docs, rows):
     bus = [r for r in rows if r["benchmark"] == "bus" and r["status"] == "ok" and r["rank"] == 0]
-    ceil = [[f"{d['benchmark']}-{d['backend']}", d.get("context", {}).get("device", {}).get("name", "?"),
-             _f(d.get("ceiling", {}).get("memory_copy_gbps"), "{:.1f}")] for d in docs if d.get("_rank", 0) == 0]
+    ceil = [_ceiling_line(d) for d in docs if d.get("_rank", 0) == 0]
     if not bus and not ceil:
         return
     doc.h(2, "Ceilings")
     doc.p("Bus bandwidth per test (GB/s of data moved once) at the largest size that ran, which is the "
           "ceiling once that size exceeds the caches, and the best over all sizes: host<->device copies "
           "(h2d, d2h) by their transfer time (throughput.transfer_gbps), the others by kernel time; then the "
-          "copy ceiling (bytes read + written) every executable measured at start-up, which its '% of peak' uses.")
+          "copy ceiling (bytes read + written) of every executable, measured at start-up, again before a case "
+          "once its interval (ceiling.interval_s, 10 s) had passed since the last sample, and after the last "
+          "case: the median of its samples, how many, their range and spread ((max - min) / median). Each "
+          "case's '% of peak' is against the sample nearest to it (throughput.ceiling_gbps); '-': no samples "
+          "recorded (an executable built before issue 51, whose one measurement at start-up every case used, or "
+          "a peer's).")
     series: OrderedDict[Any, Any] = OrderedDict()
     for r in bus:
         series.setdefault(results.series_key(r), []).append(r)
@@ -266,7 +280,8 @@ def _ceilings(doc, docs, rows):
                       size_text(best["size_bytes"]) if best else "-"])
     doc.table(["backend", "test", "variant", "transfer", "params", "GB/s at largest size", "largest size", "cv %",
                "best GB/s", "best at"], lines)
-    doc.table(["executable", "device", "copy ceiling GB/s (read+write)"], ceil)
+    doc.table(["executable", "device", "copy ceiling GB/s (read+write, median)", "samples", "min–max GB/s",
+               "spread %"], ceil)
 
 
 def _bench_table(doc, brs):
@@ -293,6 +308,14 @@ def _verified(row):
     """The verification column of a table: 'yes', 'no', 'not verified', and 'ABOVE CEILING' for a
     result with a figure above the physical ceiling of the run (listed on top of the report)."""
     return results.verification_text(row) + (f"; {ABOVE}" if plausibility.above_ceiling(row) else "")
+
+
+def _moving_ceilings(doc, docs):
+    """The warning on top of a run whose copy ceiling moved by more than results.CEILING_SPREAD_WARN
+    within an executable: which, between what rates, and what that means for % of peak."""
+    moving = results.moving_ceilings(docs)
+    if moving:
+        doc.warn(results.moving_ceiling_text(moving))
 
 
 ABOVE_SECTION = "Figures above the physical ceiling"
@@ -560,6 +583,7 @@ def build(run_dir: StrPath, include_unverified: bool = False, problems: Iterable
               "'not verified' in the tables and "
               + ("drawn in the figures (--include-unverified)." if include_unverified else
                  "left out of the figures (scripts/report --include-unverified draws them)."))
+    _moving_ceilings(doc, proc_docs)
     _above_ceiling(doc, rows)
     plots_dir = Path(run_dir, PLOTS_DIR)
     _headline(doc, rows, proc_docs, plots_dir, caches.read_record(run_dir))

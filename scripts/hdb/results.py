@@ -316,6 +316,14 @@ def processor_docs(docs: Iterable[_Doc]) -> list[_Doc]:
     return [d for d in docs if not host_execution_doc(d)]
 
 
+def _ceiling_gbps(doc, tp):
+    """The ceiling a result's pct_of_peak is against: its throughput.ceiling_gbps, the sample
+    measured nearest to it (issue 51), else the document's ceiling.memory_copy_gbps (a document
+    written before issue 51, a peer's, a result without throughput), else None."""
+    own = tp.get("ceiling_gbps")
+    return own if own is not None else (doc.get("ceiling") or {}).get("memory_copy_gbps")
+
+
 def _row(doc, ctx, rank, device, r):
     tp = r.get("throughput", {})
     b = r.get("bytes", {})
@@ -362,6 +370,7 @@ def _row(doc, ctx, rank, device, r):
         "elements_per_s": tp.get("elements_per_s"),
         "moved_gbps": tp.get("moved_gbps"),
         "pct_of_peak": tp.get("pct_of_peak"),
+        "ceiling_gbps": _ceiling_gbps(doc, tp),
         "parity": tp.get("parity"),
         "elements": r.get("elements", 0),
         "input_bytes": b.get("input", 0),
@@ -482,17 +491,34 @@ def summary_columns() -> list[str]:
     return list(schema["x-csv-columns"]) + list(schema["x-summary-csv-columns"])
 
 
-def _flagged_rows(body, columns, flags, backend=None):
+# Columns x-csv-columns gained after executables had written CSV files with the columns before them
+# (issue 51: ceiling_gbps, after pct_of_peak). A raw CSV with exactly the columns but these (an older
+# run reported again, an older build resumed) goes into summary.csv with these cells empty, as an
+# executable leaves empty a figure its result lacks.
+CSV_COLUMNS_ADDED = ("ceiling_gbps",)
+
+
+def _earlier_columns(columns: Sequence[str]) -> list[str]:
+    """The CSV columns before CSV_COLUMNS_ADDED."""
+    return [c for c in columns if c not in CSV_COLUMNS_ADDED]
+
+
+def _flagged_rows(body, columns, flags, backend=None, header=None):
     """The CSV records of `body` (the executables' columns), each with the driver's above_ceiling
     appended: the figures of that result (by benchmark, backend, rank and id) above the physical
     ceiling of the run, '' when none. backend: the name its document goes by in this run, where that
-    is not the executable's (opencl-<implementation>: separate_implementations)."""
+    is not the executable's (opencl-<implementation>: separate_implementations). header: the
+    columns of `body` where they are the earlier ones (_earlier_columns): each record is put in
+    `columns`, a column it lacks empty."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     at = {c: i for i, c in enumerate(columns)}
     for rec in csv.reader(io.StringIO(body, newline="")):
         if not rec:
             continue
+        if header and header != columns:
+            cells = dict(zip(header, rec, strict=False))
+            rec = [cells.get(c, "") for c in columns]
         if backend and len(rec) > at["backend"]:
             rec[at["backend"]] = backend
         try:
@@ -513,8 +539,9 @@ def summary_csv(run_dir: StrPath, docs: Sequence[Document] | None = None) -> tup
     .csv.rank<N> where the JSON is per rank) put end to end under one header, in the order of
     raw_files(), with the driver's column above_ceiling last (x-summary-csv-columns): the figures of
     the result, as its JSON document gives them, that are above the physical ceiling of the run
-    (plausibility.py), '' when none. A missing CSV or one with other columns is a problem, never
-    replaced by rows made here. docs: the run's usable documents (load_docs_tolerant), when read."""
+    (plausibility.py), '' when none. A CSV with the columns before CSV_COLUMNS_ADDED goes in with
+    those cells empty; a missing CSV or one with other columns is a problem, never replaced by rows
+    made here. docs: the run's usable documents (load_docs_tolerant), when read."""
     from . import plausibility
     columns = csv_columns()
     header = ",".join(columns)
@@ -545,12 +572,14 @@ def summary_csv(run_dir: StrPath, docs: Sequence[Document] | None = None) -> tup
             problems.append(f"{rel}: holds NUL bytes (written by two processes at once, or cut short): its results "
                             "are not in summary.csv")
             continue
-        if _header_line(text) != header:
+        earlier = _header_line(text) == ",".join(_earlier_columns(columns))
+        if _header_line(text) != header and not earlier:
             problems.append(f"{rel}: its header is not the columns of docs/results-schema.json (x-csv-columns): "
                             "left out of summary.csv")
             continue
         body = text[text.find("\n") + 1:] if "\n" in text else ""
-        parts.append(_flagged_rows(body, columns, flags, renamed.get(os.path.realpath(jp))))
+        parts.append(_flagged_rows(body, columns, flags, renamed.get(os.path.realpath(jp)),
+                                   _earlier_columns(columns) if earlier else None))
     return "".join(parts), problems
 
 
@@ -597,3 +626,51 @@ def tsc_hz(docs: Iterable[Document]) -> float | None:
             if hz:
                 return float(hz)
     return None
+
+
+# How far an executable's copy ceiling may move during its run, as (max - min) / median of its
+# ceiling.samples (issue 51), before the report warns on top and scripts/compare says so. The memory
+# bandwidth of the 2-core VMs here moved 28 % within an hour. Each case's % of peak is against the
+# sample nearest to it (throughput.ceiling_gbps), so its own figure holds; but cases timed when the
+# machine copied 10 % slower or faster than at other moments of the run compare less well.
+CEILING_SPREAD_WARN = 0.10
+
+
+def _doc_label(doc: Mapping[str, Any]) -> str:
+    """'ra-cpu' (the result file's name, 'ra-cpu-large' for a second run), ' rank R' for a rank's file."""
+    path = doc.get("_path")
+    name = Path(path).name.split(".json")[0] if path else f"{doc.get('benchmark', '?')}-{doc.get('backend', '?')}"
+    return name + (f" rank {doc['_rank']}" if doc.get("_rank") else "")
+
+
+def ceiling_samples(doc: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The re-measured copy ceiling of one document: {'name', 'samples' (how many), 'median', 'min',
+    'max', 'spread'}; spread as the document records it (ceiling.spread), else from the samples as
+    the harness computes it. None for a document without samples (written before issue 51, a peer's)."""
+    c = doc.get("ceiling") or {}
+    samples = [s for s in c.get("samples") or [] if isinstance(s, Mapping) and isinstance(s.get("gbps"), (int, float))]
+    if not samples:
+        return None
+    rates = [float(s["gbps"]) for s in samples]
+    spread = c.get("spread")
+    return {"name": _doc_label(doc), "samples": len(samples), "median": contract.ceiling_median(samples),
+            "min": min(rates), "max": max(rates),
+            "spread": float(spread) if isinstance(spread, (int, float)) else contract.ceiling_spread(samples)}
+
+
+def moving_ceilings(docs: Iterable[Mapping[str, Any]], limit: float = CEILING_SPREAD_WARN) -> list[dict[str, Any]]:
+    """ceiling_samples() of every document whose ceiling moved by more than `limit` during its run."""
+    found = (ceiling_samples(d) for d in docs)
+    return [c for c in found if c is not None and c["spread"] > limit]
+
+
+def moving_ceiling_text(moving: Sequence[Mapping[str, Any]]) -> str:
+    """The report's warning on a run whose copy ceiling moved (moving_ceilings), naming each
+    executable with its lowest and highest sample and their spread."""
+    most = max(c["spread"] for c in moving)
+    each = "; ".join(f"{c['name']}: {c['min']:.1f} to {c['max']:.1f} GB/s over {c['samples']} samples, spread "
+                     f"{c['spread']:.1%}" for c in moving)
+    return (f"the machine's copy bandwidth moved by {'up to ' if len(moving) > 1 else ''}{most:.1%} during this run "
+            f"({each}; the report warns above {CEILING_SPREAD_WARN:.0%}); each case's % of peak is against the "
+            "ceiling measured nearest to it (throughput.ceiling_gbps), but figures from different moments are less "
+            "comparable.")

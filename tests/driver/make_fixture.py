@@ -25,6 +25,8 @@ OUT = str(Path(HERE, "fixtures", "run-small"))
 SIZES = [32 << 10, 1 << 20, 32 << 20]
 TPCH_BYTES = 11996184  # the input of the TPC-H tables at sf 0.1 (synthetic)
 TSC_HZ = 2.5e9
+CEILING_INTERVAL_S = 10.0  # harness/ceiling.hpp CeilingTrack::kIntervalS
+CASE_S = 0.05  # the synthetic seconds between two cases' timed passes (results[].timed_at_s)
 
 
 def stats(v):
@@ -96,7 +98,9 @@ def record(test, variant, size, kernel_s, h2d_s=0.0, d2h_s=0.0, params=None, ext
                        "transfer_gbps": transfer_bytes / xfer / 1e9 if xfer else 0.0,
                        "elements_per_s": (n // 8) / k if k else 0.0, "moved_gbps": moved,
                        "pct_of_peak": 100 * moved / ceiling if moved_factor and k else 0.0,
-                       "parity": xfer / k if k else 0.0}
+                       "parity": xfer / k if k else 0.0,
+                       # the ceiling pct_of_peak is against (0 without kernel time, as result.cpp records it)
+                       "ceiling_gbps": float(ceiling) if k else 0.0}
     return r
 
 
@@ -110,9 +114,31 @@ def bus_copy(test, size, seconds, transfer):
     return r
 
 
-def document(bench, backend, results, ceiling, command_line=None, incomplete_reason=None):
+def ceiling_block(samples):
+    """The document's `ceiling` as harness/ceiling.cpp writes it: samples [(at_s, gbps)], their
+    median as memory_copy_gbps, the interval, the spread (max - min) / median."""
+    rates = sorted(g for _, g in samples)
+    median = statistics.median(rates) if rates else 0.0
+    return {"memory_copy_gbps": float(median),
+            "definition": "measured copy bandwidth, bytes read + bytes written; the median of the samples",
+            "samples": [{"at_s": float(t), "gbps": float(g)} for t, g in samples],
+            "interval_s": CEILING_INTERVAL_S,
+            "spread": (rates[-1] - rates[0]) / median if len(rates) > 1 and median else 0.0}
+
+
+def document(bench, backend, results, ceiling, command_line=None, incomplete_reason=None, samples=None):
     """A whole document; incomplete_reason marks it partial (complete: false), as the harness marks
-    the file it rewrites after every case ("running") and one cut short."""
+    the file it rewrites after every case ("running") and one cut short. Every result with trials
+    that has no timed_at_s gets one, CASE_S apart; samples: the ceiling's [(at_s, gbps)], by default
+    `ceiling` at the start and after the last case (none when it is 0: the harness keeps no sample
+    of 0), so that every record's ceiling_gbps is the sample nearest to it."""
+    at = 0.0
+    for r in results:
+        if r["trials"] and "timed_at_s" not in r:
+            r["timed_at_s"] = round(at + CASE_S, 6)
+        at = max(at, r.get("timed_at_s", at))
+    if samples is None:
+        samples = [(0.0, ceiling), (round(at + CASE_S, 6), ceiling)] if ceiling else []
     device = {"cpu": {"kind": "cpu", "name": "fixture CPU", "threads": 2, "tsc_hz": TSC_HZ},
               "opencl": {"kind": "opencl", "name": "fixture OpenCL device", "platform": "fixture platform"},
               "cuda": {"kind": "cuda", "name": "fixture GPU", "compute_capability": "9.0", "sm_count": 132,
@@ -126,8 +152,7 @@ def document(bench, backend, results, ceiling, command_line=None, incomplete_rea
            "device": device, "mpi": {"active": False, "rank": 0, "size": 1}}
     s = {k: sum(r["status"] == k for r in results) for k in ("ok", "skipped", "failed")}
     return {"schema": "hetdb-bench/2", "benchmark": bench, "backend": backend, "context": ctx,
-            "ceiling": {"memory_copy_gbps": ceiling,
-                        "definition": "measured copy bandwidth, bytes read + bytes written"},
+            "ceiling": ceiling_block(samples),
             "results": results, "summary": s, "complete": incomplete_reason is None,
             **({"incomplete_reason": incomplete_reason} if incomplete_reason else {})}
 
@@ -168,7 +193,7 @@ def csv_text(doc):
                    "elements": r["elements"], "input_bytes": b["input"], "min_moved_bytes": b["min_moved"],
                    "transfer_bytes": b["transfer"], "reason": r["reason"]}
             for k in ("kernel_gbps", "total_gbps", "transfer_gbps", "elements_per_s", "moved_gbps", "pct_of_peak",
-                      "parity"):
+                      "ceiling_gbps", "parity"):
                 row[k] = tp.get(k)
             w.writerow([_csv_value(row[c]) for c in CSV_COLUMNS])
     return buf.getvalue()

@@ -222,6 +222,30 @@ class CompareTest(TempDirCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("p not adjusted for the 2 tests", Path(out2, "compare.md").read_text())
 
+    def test_a_ceiling_that_moved_is_named_in_one_line(self):
+        """Issue 51: where an executable of either run saw its copy ceiling move by more than
+        results.CEILING_SPREAD_WARN, compare says so in one line (compare.md and the console)."""
+        a = self.copy_fixture()
+        b = str(Path(self.tmp, "run-b"))
+        shutil.copytree(a, b)
+        env = {"HDB_NO_MATPLOTLIB": "1"}
+        out = str(Path(self.tmp, "cmp"))
+        p = script("compare", a, b, "--out", out, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("copy ceiling moved", p.stdout + Path(out, "compare.md").read_text())
+        path = Path(b, "raw", "ra-cpu.json")
+        doc = json.loads(path.read_text())
+        doc["ceiling"].update(samples=[{"at_s": 0.0, "gbps": 20.0}, {"at_s": 10.0, "gbps": 15.0},
+                                       {"at_s": 20.0, "gbps": 20.4}], memory_copy_gbps=20.0, spread=5.4 / 20.0)
+        path.write_text(json.dumps(doc))
+        p = script("compare", a, b, "--out", out, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        line = ("the copy ceiling moved by more than 10% during a run ((max - min) / median of its samples: B: ra-cpu "
+                "27.0%); a memory-bound case's time follows the machine's bandwidth, so a difference there may be the "
+                "machine's, not the code's.")
+        self.assertIn(f"compare: note: {line}", p.stdout)
+        self.assertIn(f"> **Warning:** {line}", Path(out, "compare.md").read_text())
+
     def test_bad_options_are_usage_errors(self):
         a = self.copy_fixture()
         for opt in (["--alpha", "0"], ["--alpha", "1.5"], ["--alpha", "nan"], ["--min-effect", "nan"],

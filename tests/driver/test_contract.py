@@ -78,6 +78,10 @@ class AgreesWithTheExecutables(TempDirCase):
         self.assertEqual(doc["schema"], contract.SCHEMA)
         rule = contract.StoppingRule(RULE["passes"], RULE["max_passes"], RULE["max_time"], RULE["target_noise"])
         ceiling = doc["ceiling"]["memory_copy_gbps"]
+        samples = doc["ceiling"].get("samples")  # issue 51; an executable built before it measured once
+        if samples is not None:
+            self.assertEqual(ceiling, contract.ceiling_median(samples))
+            self.assertEqual(doc["ceiling"]["spread"], contract.ceiling_spread(samples))
         made = []
         self.assertTrue(doc["results"], exe)
         for r in doc["results"]:
@@ -92,9 +96,14 @@ class AgreesWithTheExecutables(TempDirCase):
                 if not r["trials"]:
                     self.assertNotIn("stats", r)
                     continue
+                # Against the result's own ceiling (the sample nearest to it) where it records one.
                 figures = contract.result_figures(r, ceiling)
                 self.assertEqual(figures["stats"], r["stats"])            # exactly: the same doubles
                 self.assertEqual(figures["throughput"], r["throughput"])
+                if samples is not None:  # ...which is the sample nearest to its timed passes (0: no kernel time)
+                    nearest = contract.nearest_ceiling(samples, r["timed_at_s"])
+                    self.assertEqual(r["throughput"]["ceiling_gbps"],
+                                     nearest if r["stats"]["kernel_s"]["median"] > 0 else 0.0)
                 self.assertEqual(rule.passes_taken(r["trials"]), len(r["trials"]))
                 if "protocol" in r:  # executables built before issue 29 record none
                     self.assertEqual(r["protocol"], dict(r["protocol"], **contract.Passes([]).protocol()))
@@ -276,6 +285,55 @@ class Edges(unittest.TestCase):
         zero = contract.throughput([{"h2d_s": 0.0, "kernel_s": 0.0, "d2h_s": 0.0, "total_s": 0.0}], 1, 1, 1, 1, 1.0)
         self.assertEqual(set(zero.values()), {0.0})
         self.assertEqual(contract.throughput(trials, 4e9, 1000, 8e9, 2e9, 0.0)["pct_of_peak"], 0.0)
+
+    def test_the_ceiling_is_ceiling_cpps(self):
+        """harness/ceiling.cpp (issue 51): the median of the samples ((a + b) / 2 of an even count),
+        the spread (max - min) / median (0 with one sample), the sample nearest to a time (the
+        earlier of two as near; 0 without samples)."""
+        samples = [{"at_s": 0.2, "gbps": 27.9}, {"at_s": 10.4, "gbps": 26.1}, {"at_s": 20.9, "gbps": 21.0},
+                   {"at_s": 31.0, "gbps": 25.0}]
+        self.assertEqual(contract.ceiling_median(samples), (25.0 + 26.1) / 2)
+        self.assertEqual(contract.ceiling_median(samples[:3]), 26.1)
+        self.assertEqual(contract.ceiling_median([]), 0.0)
+        self.assertEqual(contract.ceiling_spread(samples), (27.9 - 21.0) / ((25.0 + 26.1) / 2))
+        self.assertEqual(contract.ceiling_spread(samples[:1]), 0.0)
+        self.assertEqual(contract.ceiling_spread([]), 0.0)
+        self.assertEqual(contract.nearest_ceiling(samples, 0.0), 27.9)
+        self.assertEqual(contract.nearest_ceiling(samples, 16.0), 21.0)
+        self.assertEqual(contract.nearest_ceiling(samples, 99.0), 25.0)
+        self.assertEqual(contract.nearest_ceiling([{"at_s": 0.0, "gbps": 20.0}, {"at_s": 10.0, "gbps": 30.0}], 5.0),
+                         20.0)  # as near to both: the earlier
+        self.assertEqual(contract.nearest_ceiling([], 5.0), 0.0)
+
+    def test_a_result_is_made_against_its_own_ceiling(self):
+        """A result that records throughput.ceiling_gbps (issue 51) has its pct_of_peak made against
+        that ceiling and carries it, as result.cpp writes it (0 without kernel time); one without it
+        (an older executable's, a peer's) against the document's, and carries none."""
+        trials = [{"h2d_s": 0.0, "kernel_s": 1.0, "d2h_s": 0.0, "total_s": 1.0, "phases_s": {}}]
+        r = {"trials": trials, "phases": [], "elements": 1000, "bytes": {"input": 4e9, "min_moved": 8e9, "transfer": 0}}
+        old = contract.result_figures(r, 16.0)["throughput"]
+        self.assertNotIn("ceiling_gbps", old)
+        self.assertEqual(old["pct_of_peak"], 50.0)
+        self.assertEqual(contract.result_ceiling(r, 16.0), 16.0)
+        own = dict(r, throughput={"ceiling_gbps": 20.0})
+        self.assertEqual(contract.result_ceiling(own, 16.0), 20.0)
+        tp = contract.result_figures(own, 16.0)["throughput"]
+        self.assertEqual((tp["pct_of_peak"], tp["ceiling_gbps"]), (40.0, 20.0))
+        copy = dict(own, trials=[dict(trials[0], kernel_s=0.0, h2d_s=1.0)], throughput={"ceiling_gbps": 0.0})
+        self.assertEqual(contract.throughput(copy["trials"], 1, 1, 0, 1, 20.0, with_ceiling=True)["ceiling_gbps"], 0.0)
+        self.assertEqual(contract.result_figures(copy, 16.0)["throughput"]["ceiling_gbps"], 0.0)
+
+    def test_the_csv_carries_the_results_ceiling(self):
+        """result.cpp csv_row: ceiling_gbps right after pct_of_peak, empty where the result has none."""
+        columns = CSV_COLUMNS
+        self.assertEqual(columns[columns.index("pct_of_peak") + 1], "ceiling_gbps")
+        doc = {"benchmark": "ra", "backend": "cpu", "context": {"device": {"name": "cpu0"}}, "results": [
+            {"id": "a/b", "test": "a", "variant": "b", "params": {}, "throughput": {"pct_of_peak": 40.0,
+                                                                                   "ceiling_gbps": 20.5}},
+            {"id": "a/c", "test": "a", "variant": "c", "params": {}, "throughput": {"pct_of_peak": 40.0}},
+            {"id": "a/d", "test": "a", "variant": "d", "params": {}, "status": "skipped"}]}
+        rows = list(csv.DictReader(io.StringIO(contract.csv_text(doc, columns))))
+        self.assertEqual([r["ceiling_gbps"] for r in rows], ["20.5", "", ""])
 
     def test_exit_codes_and_schema(self):
         self.assertEqual((contract.EXIT_OK, contract.EXIT_FAILED, contract.EXIT_USAGE, contract.EXIT_SKIP),

@@ -463,7 +463,7 @@ class HostSchema(TempDirCase):
     def test_host_documents_are_valid_and_say_so_consistently(self):
         if check_results.jsonschema is None:
             self.skipTest("jsonschema is not available")
-        d = document("ra", HOST, [record("select", "tuned", 32 * K, 1e-3, params=SEL)], 6.0)
+        d = document("ra", HOST, [record("select", "tuned", 32 * K, 1e-3, params=SEL, ceiling=6.0)], 6.0)
         problems, n_ok = check_results.check_doc(d)
         self.assertEqual((problems, n_ok), ([], 1))
         for backend, kind in ((HOST, "cuda"), ("cuda", HOST)):

@@ -175,6 +175,52 @@ class Rule(unittest.TestCase):
         self.assertIn(TRANSFER_OK, ids)
 
 
+class OwnCeiling(unittest.TestCase):
+    """Issue 51: each result's pct_of_peak is against the ceiling sample nearest to it
+    (throughput.ceiling_gbps), so its bound is the memory figures' bound over that same ceiling, not
+    over the document's median."""
+    LOW = 12.0  # GB/s, the sample at 10 s; the document's median stays CEILING (17)
+
+    def docs(self, moved_gbps):
+        docs = build_docs()
+        r = select("serial", 256 * M, moved_gbps)
+        r["throughput"]["pct_of_peak"] = 100 * r["throughput"]["moved_gbps"] / self.LOW
+        r["throughput"]["ceiling_gbps"] = self.LOW
+        r["timed_at_s"] = 10.0
+        ra = document("ra", "cpu", [r], CEILING, samples=[(0.0, CEILING), (10.0, self.LOW), (20.0, CEILING)])
+        ra["context"]["llc_bytes"] = LLC
+        docs["ra-cpu"] = ra
+        return docs
+
+    def row(self, docs):
+        return by_id(results.all_rows(list(docs.values())))[("cpu", JUST_UNDER)]
+
+    def test_the_row_carries_the_ceiling_its_pct_of_peak_is_against(self):
+        docs = self.docs(0.99 * BOUND_256M)
+        self.assertEqual(docs["ra-cpu"]["ceiling"]["memory_copy_gbps"], CEILING)
+        self.assertEqual(self.row(docs)["ceiling_gbps"], self.LOW)
+        older = self.docs(0.99 * BOUND_256M)  # before issue 51: the document's one ceiling
+        del older["ra-cpu"]["results"][0]["throughput"]["ceiling_gbps"]
+        self.assertEqual(self.row(older)["ceiling_gbps"], CEILING)
+        older["ra-cpu"]["ceiling"] = {}
+        self.assertIsNone(self.row(older)["ceiling_gbps"])
+
+    def test_a_result_against_a_low_sample_is_held_to_the_same_bound(self):
+        # Just under the bound in GB/s (38.9): its pct_of_peak, 321% of 12 GB/s, is above that bound
+        # over the median (229% of 17 GB/s) but within it over its own ceiling (324% of 12 GB/s).
+        r = self.row(self.docs(0.99 * BOUND_256M))
+        self.assertGreater(r["pct_of_peak"], 100 * BOUND_256M / CEILING)
+        self.assertEqual(r[plausibility.FLAG], [])
+
+    def test_far_above_it_is_flagged_against_its_own_ceiling(self):
+        r = self.row(self.docs(3 * BOUND_256M))
+        found = {f["figure"]: f for f in r[plausibility.FLAG]}
+        self.assertEqual(list(found), ["moved_gbps", "kernel_gbps", "total_gbps", "pct_of_peak"])
+        self.assertAlmostEqual(found["pct_of_peak"]["ceiling"], 100 * BOUND_256M / self.LOW)
+        self.assertAlmostEqual(found["pct_of_peak"]["value"], 300 * BOUND_256M / self.LOW)
+        self.assertAlmostEqual(found["moved_gbps"]["ceiling"], BOUND_256M)  # the median's bound, in GB/s
+
+
 class Report(TempDirCase):
     def setUp(self):
         super().setUp()

@@ -14,6 +14,8 @@ from helpers import CSV_COLUMNS, FIXTURE, TempDirCase, has_matplotlib, script
 
 from hdb import plots, report, results
 
+import make_fixture
+
 EVERY_FIGURE = [f"{kind}-{b}" for b in ("bus", "ra", "tpch", "merge", "ngram") for kind in ("throughput", "peak")] + \
     [f"{kind}-{b}" for b in ("ra", "tpch", "merge", "ngram") for kind in ("breakdown", "speedup")] + \
     ["merge-cycles", "merge-gpu-speedup", "ngram-errors", "tpch-kernels", "headline"]
@@ -292,6 +294,120 @@ class FigureDataTest(unittest.TestCase):
             self.assertTrue(all(y > 1 for y in ys), (label, ys))  # GB/s of the bus, not a 0 kernel figure
         self.assertFalse([ln for panel in panels for ln in panel if "with PCIe" in ln[0]
                           and ln[0].startswith("cuda: h2d/copy")])
+
+
+def moving_run(path, ra_samples, bus_samples=((0.0, 20.0), (1.0, 20.5))):
+    """A run of bus-cpu and ra-cpu whose copy ceilings were sampled as given [(at_s, gbps)] (issue
+    51), each case against the sample nearest to it as the harness records it."""
+    def doc(bench, recs, samples):
+        for r in recs:
+            c = min(samples, key=lambda s: abs(s[0] - r["timed_at_s"]))[1]
+            r["throughput"]["ceiling_gbps"] = c
+            r["throughput"]["pct_of_peak"] = 100 * r["throughput"]["moved_gbps"] / c
+        return make_fixture.document(bench, "cpu", recs, 0.0, samples=list(samples))
+
+    def timed(rec, at):
+        rec["timed_at_s"] = at
+        return rec
+    sizes = make_fixture.SIZES
+    bus = [timed(make_fixture.record("memcpy", "parallel", n, make_fixture.bw(n, 18)), 0.3 * i)
+           for i, n in enumerate(sizes)]
+    sel = {"dist": "uniform", "selectivity": 0.5}
+    ra = [timed(make_fixture.record("select", "parallel", n, make_fixture.bw(n, 1.8), params=sel), 10.0 * i)
+          for i, n in enumerate(sizes)]
+    docs = {"bus-cpu": doc("bus", bus, bus_samples), "ra-cpu": doc("ra", ra, ra_samples)}
+    raw = Path(path, "raw")
+    raw.mkdir(parents=True)
+    for name, d in docs.items():
+        make_fixture.write_raw(str(raw), name, d)
+    with Path(path, "run.json").open("w") as f:
+        json.dump(make_fixture.manifest(docs), f)
+    return str(path)
+
+
+MOVED = ((0.0, 20.0), (10.0, 15.0), (20.0, 20.4))  # median 20 GB/s, spread (20.4 - 15) / 20 = 27 %
+
+
+class MovingCeilingTest(TempDirCase):
+    """Issue 51: the copy ceiling measured again during the run. The ceilings table gives each
+    executable's samples, their range and spread; a run where an executable's ceiling moved by more
+    than results.CEILING_SPREAD_WARN is named in a warning on top, one that moved less is not."""
+
+    def report(self, run):
+        p = script("report", run, env={"HDB_NO_MATPLOTLIB": "1"})
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with Path(run, "report.md").open() as f:
+            md = f.read()
+        _, page = check_html(self, Path(run, "report.html"))
+        return md, page
+
+    def test_a_ceiling_that_moved_more_than_the_limit_is_named_on_top(self):
+        md, page = self.report(moving_run(Path(self.tmp, "run"), MOVED))
+        warning = ("> **Warning:** the machine's copy bandwidth moved by 27.0% during this run (ra-cpu: 15.0 to "
+                   "20.4 GB/s over 3 samples, spread 27.0%; the report warns above 10%); each case's % of peak is "
+                   "against the ceiling measured nearest to it (throughput.ceiling_gbps), but figures from different "
+                   "moments are less comparable.")
+        self.assertIn(warning, md)
+        self.assertLess(md.index(warning), md.index("## Machine"))
+        self.assertNotIn("bus-cpu: 20.0 to", md)  # 2.5 %: within the limit
+        self.assertIn("<p class=\"warning\"><strong>Warning:</strong> the machine&#39;s copy bandwidth moved by 27.0%",
+                      page)
+        self.assertIn("| ra-cpu | fixture CPU | 20.0 | 3 | 15.0–20.4 | 27.0 |", md)
+        self.assertIn("| bus-cpu | fixture CPU | 20.2 | 2 | 20.0–20.5 | 2.5 |", md)
+
+    def test_several_executables_are_each_named(self):
+        md, _ = self.report(moving_run(Path(self.tmp, "run"), MOVED, ((0.0, 20.0), (5.0, 24.0))))
+        self.assertIn("moved by up to 27.0% during this run (bus-cpu: 20.0 to 24.0 GB/s over 2 samples, spread "
+                      "18.2%; ra-cpu: 15.0 to 20.4 GB/s", md)
+
+    def test_a_ceiling_within_the_limit_gives_no_warning(self):
+        # (22 - 20) / 20: exactly the limit, which is not more than it
+        md, _ = self.report(moving_run(Path(self.tmp, "run"), ((0.0, 20.0), (10.0, 20.0), (20.0, 22.0))))
+        self.assertEqual(results.CEILING_SPREAD_WARN, 0.10)
+        self.assertNotIn("copy bandwidth moved", md)
+        self.assertIn("| ra-cpu | fixture CPU | 20.0 | 3 | 20.0–22.0 | 10.0 |", md)
+
+    def test_a_document_without_samples_has_one_ceiling_and_no_warning(self):
+        run = moving_run(Path(self.tmp, "run"), MOVED)
+        path = Path(run, "raw", "ra-cpu.json")
+        doc = json.loads(path.read_text())
+        doc["ceiling"] = {"memory_copy_gbps": 17.0, "definition": "measured copy bandwidth"}  # before issue 51
+        path.write_text(json.dumps(doc))
+        md, _ = self.report(run)
+        self.assertNotIn("copy bandwidth moved", md)
+        self.assertIn("| ra-cpu | fixture CPU | 17.0 | - | - | - |", md)
+        self.assertEqual(results.moving_ceilings([doc]), [])
+
+    def test_summary_csv_carries_each_results_ceiling(self):
+        run = moving_run(Path(self.tmp, "run"), MOVED)
+        self.report(run)
+        with Path(run, "summary.csv").open(newline="") as f:
+            rows = [r for r in csv.DictReader(f) if r["benchmark"] == "ra"]
+        self.assertEqual([float(r["ceiling_gbps"]) for r in rows], [20.0, 15.0, 20.4])
+        for r in rows:
+            self.assertAlmostEqual(float(r["pct_of_peak"]), 100 * float(r["moved_gbps"]) / float(r["ceiling_gbps"]))
+
+    def test_an_earlier_csv_without_the_column_goes_in_with_it_empty(self):
+        """A raw CSV of an executable built before issue 51 (the columns but ceiling_gbps) is not
+        left out of summary.csv: its rows come in with that cell empty."""
+        run = moving_run(Path(self.tmp, "run"), MOVED)
+        raw = Path(run, "raw", "ra-cpu.csv")
+        with raw.open(newline="") as f:
+            old = [{k: v for k, v in r.items() if k != "ceiling_gbps"} for r in csv.DictReader(f)]
+        earlier = [c for c in CSV_COLUMNS if c != "ceiling_gbps"]
+        with raw.open("w", newline="") as f:
+            w = csv.DictWriter(f, earlier, lineterminator="\n")
+            w.writeheader()
+            w.writerows(old)
+        text, problems = results.summary_csv(run)
+        self.assertEqual(problems, [])
+        rows = [r for r in csv.DictReader(io.StringIO(text)) if r["benchmark"] == "ra"]
+        self.assertEqual([r["ceiling_gbps"] for r in rows], ["", "", ""])
+        self.assertEqual([r["id"] for r in rows], [r["id"] for r in old])
+        self.assertEqual([r["reason"] for r in rows], [r["reason"] for r in old])
+        with raw.open("w", newline="") as f:
+            f.write(",".join(earlier[:-1]) + "\n")  # any other header is still left out
+        self.assertIn("ra-cpu.csv: its header is not the columns", results.summary_csv(run)[1][0])
 
 
 class MpiDocumentTest(unittest.TestCase):

@@ -117,6 +117,54 @@ class SchemaTest(TempDirCase):
         none = case(lambda d: d["results"][0].update(transfer="none"))
         self.assertRejected(none, "transfer is 'none' but bytes cross the bus")
 
+    def test_the_ceiling_measured_again_is_checked(self):
+        """Issue 51: the ceiling's samples, interval and spread, each result's ceiling_gbps and
+        timed_at_s are optional (a document of an older executable, a peer's) and typed; check_results
+        holds memory_copy_gbps to the median of the samples, spread to (max - min) / median, each
+        result's ceiling_gbps to the sample nearest its timed_at_s and its pct_of_peak to that."""
+        base = fixture_doc("ra-cuda")
+        c = base["ceiling"]
+        self.assertEqual((len(c["samples"]), c["interval_s"], c["spread"]), (2, 10.0, 0.0))
+        self.assertTrue(all("timed_at_s" in r and "ceiling_gbps" in r["throughput"] for r in base["results"]
+                            if r["trials"]))
+        older = copy.deepcopy(base)  # as an executable before issue 51 wrote it
+        for key in ("samples", "interval_s", "spread"):
+            del older["ceiling"][key]
+        for r in older["results"]:
+            r.pop("timed_at_s", None)
+            r.get("throughput", {}).pop("ceiling_gbps", None)
+        self.assertEqual(self.problems(older), [])
+
+        def case(mutate):
+            doc = copy.deepcopy(base)
+            mutate(doc, doc["results"][0])
+            return doc
+        self.assertRejected(case(lambda d, r: r.update(timed_at_s=-1.0)), "results[0].timed_at_s")
+        self.assertRejected(case(lambda d, r: r["throughput"].update(ceiling_gbps="20")), "results[0].throughput")
+        self.assertRejected(case(lambda d, r: d["ceiling"]["samples"].append({"at_s": 1.0})), "'gbps' is a required")
+        self.assertRejected(case(lambda d, r: d["ceiling"].update(spread=-0.1)), "ceiling.spread")
+        # A ceiling that moved: samples 3000, 2400, 2800 GB/s at 0, 10 and 20 s; the first result timed at
+        # 9 s is against the second sample.
+        moved = [{"at_s": 0.0, "gbps": 3000.0}, {"at_s": 10.0, "gbps": 2400.0}, {"at_s": 20.0, "gbps": 2800.0}]
+
+        def moving(d, r):
+            d["ceiling"].update(samples=moved, memory_copy_gbps=2800.0, spread=600.0 / 2800.0)
+            r.update(timed_at_s=9.0)
+            r["throughput"].update(ceiling_gbps=2400.0, pct_of_peak=100 * r["throughput"]["moved_gbps"] / 2400.0)
+        self.assertEqual(self.problems(case(moving)), [])
+        self.assertRejected(case(lambda d, r: (moving(d, r), d["ceiling"].update(memory_copy_gbps=2400.0))),
+                            "memory_copy_gbps 2400.0 is not the median of its samples (2800.0)")
+        self.assertRejected(case(lambda d, r: (moving(d, r), d["ceiling"].update(spread=0.0))),
+                            "ceiling.spread 0.0 is not (max - min) / median")
+        self.assertRejected(case(lambda d, r: (moving(d, r), d["ceiling"]["samples"].reverse())),
+                            "not in the order of their times")
+        self.assertRejected(case(lambda d, r: (moving(d, r), r.update(timed_at_s=2.0))),
+                            "ceiling_gbps 2400.0 is not the sample nearest to its timed_at_s 2.0 (3000.0)")
+        self.assertRejected(case(lambda d, r: (moving(d, r), r["throughput"].update(ceiling_gbps=2800.0))),
+                            "pct_of_peak")  # against another ceiling than its own
+        self.assertRejected(case(lambda d, r: r["throughput"].update(ceiling_gbps=0.0)),
+                            "is not 100 x moved_gbps / ceiling_gbps (0.0)")
+
     def test_bus_copies_are_valid_with_no_kernel_time(self):
         doc = fixture_doc("bus-cuda")
         copies = [r for r in doc["results"] if r["test"] in ("h2d", "d2h")]

@@ -95,7 +95,7 @@ TEST(Results, OnlyMatchesTestVariantOrWholeId) {
 TEST(Results, JsonFollowsTheSchema) {
   ResultDb db("ra", "cuda");
   db.set_context({{"host", "h"}});
-  db.set_ceiling(2.0);
+  db.ceiling().add(0, 2.0);
   db.add(sample_record());
   Record skipped;
   skipped.key = {"join", "paper", {}, 1ull << 30};

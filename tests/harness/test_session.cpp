@@ -135,7 +135,7 @@ TEST(Session, ExitCodes) {
 TEST(Session, SeedsDependOnDataNotVariant) {
   Options o;
   ResultDb db("x", "y");
-  Console c(true, 0);
+  Console c(true);
   Session s(o, nullptr, db, c);
   EXPECT_EQ(s.seed("relation", 1024), s.seed("relation", 1024));
   EXPECT_NE(s.seed("relation", 1024), s.seed("relation", 2048));
@@ -224,7 +224,7 @@ TEST(Session, SeedsUseAll64Bits) {
   a.seed = 1;
   b.seed = (1ull << 32) + 1;  // the same low 32 bits
   ResultDb db("x", "y");
-  Console c(true, 0);
+  Console c(true);
   Session sa(a, nullptr, db, c), sb(b, nullptr, db, c);
   EXPECT_NE(sa.seed("relation", 1024), sb.seed("relation", 1024));
 }

@@ -10,15 +10,15 @@ namespace hdb {
 
 class Console {
  public:
-  Console(bool quiet, double ceiling_gbps) : quiet_(quiet), ceiling_(ceiling_gbps) {}
-  void set_ceiling(double gbps) { ceiling_ = gbps; }
-  void row(const Record& r);
+  explicit Console(bool quiet) : quiet_(quiet) {}
+  // ceiling_gbps: the ceiling sampled nearest to the case so far (the document's may be a later,
+  // nearer sample).
+  void row(const Record& r, double ceiling_gbps);
   void line(const std::string& text);  // a note (suppressed by --quiet)
 
  private:
   void header();
   bool quiet_;
-  double ceiling_;
   bool header_done_ = false;
 };
 

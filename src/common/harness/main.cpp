@@ -257,12 +257,12 @@ Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform&
   if (platform.memory_limit() != 0) ctx["memory_limit_bytes"] = platform.memory_limit();
   ctx["mpi"] = mpi.context();
   db.set_context(ctx);
-  double ceiling = platform.measure_copy_ceiling();
-  db.set_ceiling(ceiling);
-  Console console(opts.quiet, ceiling);
+  db.ceiling().measure(platform);
+  Console console(opts.quiet);
   if (!opts.quiet) {
     std::string dev = ctx["device"].value("name", platform.name());
-    std::printf("# %s on %s; copy ceiling %.1f GB/s (read+write)\n", exe.c_str(), dev.c_str(), ceiling);
+    std::printf("# %s on %s; copy ceiling %.1f GB/s (read+write; measured again every %.0f s between cases)\n",
+                exe.c_str(), dev.c_str(), db.ceiling().latest(), CeilingTrack::kIntervalS);
   }
   Session session(opts, &platform, db, console);
   std::string stopped;  // why the run stopped before its end
@@ -286,6 +286,9 @@ Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform&
     std::fprintf(stderr, "%s: %serror: %s (results so far are kept)\n", exe.c_str(),
                  mpi.active() ? ("rank " + std::to_string(mpi.rank()) + ": ").c_str() : "", stopped.c_str());
   }
+  // One sample after the last case, so that it too has a ceiling on either side; not after an error,
+  // which may have left the device unusable.
+  if (stopped.empty() && db.count(Status::Ok) > 0) db.ceiling().measure(platform);
   if (write_final(exe, db, opts, stopped.empty() ? "" : "stopped by an error: " + stopped) != kExitOk)
     out.rc = kExitFailure;
   if (!stopped.empty() && mpi.active() && mpi.size() > 1) {
@@ -434,7 +437,7 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
         code = kExitOk;
         if (mpi.rank() == 0) {
           ResultDb db(def.name, platform.name());
-          Console console(true, 0);
+          Console console(true);
           Session session(opts, &platform, db, console);
           def.run(session);
           require_selection(opts, session);
@@ -445,7 +448,7 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
           Options dry = opts;
           dry.list = true;
           ResultDb db(def.name, platform.name());
-          Console console(true, 0);
+          Console console(true);
           Session session(dry, &platform, db, console);
           session.silence_list();
           def.run(session);

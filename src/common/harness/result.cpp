@@ -67,6 +67,7 @@ Throughput throughput(const Record& r, double ceiling_gbps) {
     t.moved_gbps = static_cast<double>(r.min_bytes_moved) / k / 1e9;
     t.parity = xfer / k;
     if (ceiling_gbps > 0) t.pct_of_peak = 100.0 * t.moved_gbps / ceiling_gbps;
+    t.ceiling_gbps = ceiling_gbps;
   }
   if (tot > 0) t.total_gbps = static_cast<double>(r.input_bytes) / tot / 1e9;
   return t;
@@ -156,20 +157,21 @@ nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
     Throughput tp = throughput(r, ceiling_gbps);
     j["throughput"] = {{"kernel_gbps", tp.kernel_gbps}, {"total_gbps", tp.total_gbps},
                        {"transfer_gbps", tp.transfer_gbps}, {"elements_per_s", tp.elements_per_s},
-                       {"moved_gbps", tp.moved_gbps}, {"pct_of_peak", tp.pct_of_peak}, {"parity", tp.parity}};
+                       {"moved_gbps", tp.moved_gbps}, {"pct_of_peak", tp.pct_of_peak},
+                       {"ceiling_gbps", tp.ceiling_gbps}, {"parity", tp.parity}};
+    if (r.timed_at_s >= 0) j["timed_at_s"] = r.timed_at_s;
   }
   return j;
 }
 
 nlohmann::json ResultDb::to_json() const {
   nlohmann::json results = nlohmann::json::array();
-  for (const auto& r : records_) results.push_back(record_json(r, ceiling_gbps_));
+  for (const auto& r : records_) results.push_back(record_json(r, ceiling_for(r)));
   nlohmann::json j = {{"schema", kSchema},
                       {"benchmark", benchmark_},
                       {"backend", backend_},
                       {"context", context_},
-                      {"ceiling", {{"memory_copy_gbps", ceiling_gbps_},
-                                   {"definition", "measured copy bandwidth, bytes read + bytes written"}}},
+                      {"ceiling", ceiling_.to_json()},
                       {"results", results},
                       {"summary", {{"ok", count(Status::Ok)}, {"skipped", count(Status::Skipped)},
                                    {"failed", count(Status::Failed)}}},
@@ -182,7 +184,7 @@ const std::vector<std::string> kCsvColumns = {
     "id", "benchmark", "backend", "rank", "device", "test", "variant", "params", "size_bytes", "transfer",
     "status", "checked", "verified", "passes", "kernel_median_s", "kernel_cv", "total_median_s", "total_cv",
     "h2d_median_s", "d2h_median_s", "kernel_gbps", "total_gbps", "transfer_gbps", "elements_per_s", "moved_gbps",
-    "pct_of_peak", "parity", "elements", "input_bytes", "min_moved_bytes", "transfer_bytes", "reason"};
+    "pct_of_peak", "ceiling_gbps", "parity", "elements", "input_bytes", "min_moved_bytes", "transfer_bytes", "reason"};
 
 namespace {
 
@@ -218,6 +220,7 @@ nlohmann::json csv_row(const nlohmann::json& doc, const nlohmann::json& r, int r
           {"kernel_gbps", at("throughput", "kernel_gbps")}, {"total_gbps", at("throughput", "total_gbps")},
           {"transfer_gbps", at("throughput", "transfer_gbps")}, {"elements_per_s", at("throughput", "elements_per_s")},
           {"moved_gbps", at("throughput", "moved_gbps")}, {"pct_of_peak", at("throughput", "pct_of_peak")},
+          {"ceiling_gbps", at("throughput", "ceiling_gbps")},
           {"parity", at("throughput", "parity")}, {"elements", r.value("elements", 0ull)},
           {"input_bytes", at("bytes", "input")}, {"min_moved_bytes", at("bytes", "min_moved")},
           {"transfer_bytes", at("bytes", "transfer")}, {"reason", r.value("reason", "")}};

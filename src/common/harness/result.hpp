@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/case.hpp"
+#include "harness/ceiling.hpp"
 #include "harness/stats.hpp"
 #include "harness/timing.hpp"
 
@@ -49,6 +50,8 @@ struct Record {
   bool throttled_dropped = false;            // --discard-on-throttle: those passes are not in trials
   nlohmann::json energy;        // over the timed passes (EnergySpan::to_json)
   nlohmann::json device_state;  // after the timed passes (Platform::device_state)
+  // The middle of the timed passes on the run's ceiling clock (CeilingTrack::now_s); < 0: none taken.
+  double timed_at_s = -1;
 
   // Derived on demand from trials.
   Stats stat(const char* which) const;  // "kernel", "total", "h2d", "d2h"
@@ -63,6 +66,7 @@ struct Throughput {
   double elements_per_s = 0;
   double moved_gbps = 0;    // min_bytes_moved / median kernel time
   double pct_of_peak = 0;   // moved_gbps / ceiling
+  double ceiling_gbps = 0;  // the ceiling pct_of_peak is against (0: unknown)
   double parity = 0;        // (h2d + d2h) / kernel, medians
 };
 Throughput throughput(const Record& r, double ceiling_gbps);
@@ -78,8 +82,10 @@ class ResultDb {
   void set_context(nlohmann::json ctx) { context_ = std::move(ctx); }
   // The machine's load when the run ended, beside context.load.before (harness/load.hpp).
   void set_load_after(nlohmann::json load) { context_["load"]["after"] = std::move(load); }
-  void set_ceiling(double gbps) { ceiling_gbps_ = gbps; }
-  double ceiling() const { return ceiling_gbps_; }
+  // The copy ceiling's samples (harness/ceiling.hpp); a case is divided by the one nearest to it.
+  CeilingTrack& ceiling() { return ceiling_; }
+  const CeilingTrack& ceiling() const { return ceiling_; }
+  double ceiling_for(const Record& r) const { return ceiling_.nearest(r.timed_at_s); }
   // Whether the run completed: the document says `complete: true`, or `complete: false` with
   // `incomplete_reason` ("running" until the run ends, "interrupted by signal N", "stopped by an
   // error: ..."). A new database is incomplete, "running".
@@ -102,7 +108,7 @@ class ResultDb {
  private:
   std::string benchmark_, backend_;
   nlohmann::json context_ = nlohmann::json::object();
-  double ceiling_gbps_ = 0;
+  CeilingTrack ceiling_;
   std::vector<Record> records_;
   bool complete_ = false;
   std::string incomplete_reason_ = "running";

@@ -72,6 +72,8 @@ void Session::run(const CaseKey& key, const CaseSetup& setup) {
     if (print_list_) std::printf("%s\n", key.id().c_str());
     return;
   }
+  // The ceiling again when a while has passed: it is compared with this case and the next ones.
+  db_.ceiling().refresh(*platform_);
   Record r;
   r.key = key;
   // Where in the case an error came from, for errors that do not say it themselves.
@@ -180,6 +182,7 @@ void Session::take_passes(const Prepared& p, Record& r, std::string& stage) {
   stage = "a timed pass";
   StoppingRule rule{opts_.passes, opts_.max_passes, opts_.max_time, opts_.target_noise};
   EnergySpan span(energy_.meter.get());
+  const double passes_began = db_.ceiling().now_s();
   std::vector<double> measured;
   double spent = 0;
   for (;;) {
@@ -209,6 +212,7 @@ void Session::take_passes(const Prepared& p, Record& r, std::string& stage) {
                    ") and --discard-on-throttle dropped them all");
   }
   span.stop();
+  r.timed_at_s = (passes_began + db_.ceiling().now_s()) / 2;
   // Passes dropped for throttling drew energy inside the span too.
   int passes = static_cast<int>(r.trials.size()) + (r.throttled_dropped ? r.throttled_passes : 0);
   r.energy = span.to_json(passes, energy_.reason);
@@ -217,7 +221,8 @@ void Session::take_passes(const Prepared& p, Record& r, std::string& stage) {
 
 void Session::record(Record r) {
   std::lock_guard<std::timed_mutex> lock(output_mutex());
-  console_.row(db_.add(std::move(r)));
+  const Record& added = db_.add(std::move(r));
+  console_.row(added, db_.ceiling_for(added));
   flush();
 }
 
