@@ -1,5 +1,6 @@
 """Entry points of scripts/run-all, scripts/report and scripts/compare (python -m hdb.cli <command>)."""
 import argparse
+import json
 import math
 import signal
 import sys
@@ -240,7 +241,48 @@ def compare(argv: list[str]) -> int:
                     alpha=a.alpha, min_effect=a.min_effect, correction=a.correction)
 
 
-COMMANDS = {"run-all": run_all, "report": report, "compare": compare}
+def regression_gate(argv: list[str]) -> int:
+    p = Parser(prog="regression-gate", description="Run the CPU regression gate (config/regression.json): a short "
+               "hdb-ra-cpu run judged by machine-independent ratios against the reference of this processor; exit 1 "
+               "when a case lost more than the stated factor. See docs/performance.md, 'The regression gate'.")
+    p.add_argument("--build-dir", default="build", help="build folder holding bin/hdb-ra-cpu (default: build)")
+    p.add_argument("--config", default=str(Path(REPO) / "config" / "regression.json"),
+                   help="the gate's cases and references (default: config/regression.json)")
+    p.add_argument("--keep", metavar="DIR", help="keep the gate's result documents in DIR")
+    p.add_argument("--make-reference", metavar="DOC", nargs="+",
+                   help="print this machine's entry for the configuration from DOC... (hdb-ra-cpu result documents "
+                   "taken here, holding the gate's cases; each ratio the lowest of them) instead of running; needs "
+                   "--source")
+    p.add_argument("--source", help="with --make-reference: the run and commit the ratios come from")
+    p.add_argument("--cpuinfo", default="/proc/cpuinfo",
+                   help="where the processor's flags are read, for AVX-512 (default: /proc/cpuinfo)")
+    a = p.parse_args(argv)
+    from . import regression
+    gate = regression.load_gate(a.config)
+    if a.make_reference:
+        if not a.source:
+            raise UsageError("--make-reference needs --source (the run and commit the ratios come from)")
+        docs = []
+        for path in a.make_reference:
+            try:
+                docs.append(json.loads(Path(path).read_text()))
+            except ValueError as e:
+                raise UsageError(f"{path}: not a result document ({e})") from e
+        print(json.dumps(regression.make_reference(docs, gate, regression.has_avx512(a.cpuinfo), a.source), indent=1))
+        return contract.EXIT_OK
+    exe = Path(a.build_dir) / "bin" / "hdb-ra-cpu"
+    if not exe.is_file():
+        raise UsageError(f"{exe}: no such executable (build it, or name the build folder with --build-dir)")
+    try:
+        passed, text = regression.run_gate(exe, gate, regression.has_avx512(a.cpuinfo), a.keep)
+    except regression.GateError as e:
+        print(f"regression-gate: error: {e}", file=sys.stderr)
+        return contract.EXIT_FAILED
+    print(text)
+    return contract.EXIT_OK if passed else contract.EXIT_FAILED
+
+
+COMMANDS = {"run-all": run_all, "report": report, "compare": compare, "regression-gate": regression_gate}
 
 
 def main(argv: list[str]) -> int:
