@@ -105,12 +105,6 @@ def _fastest_rate(result: Mapping[str, Any]) -> float:
     return moved / min(times) / 1e9 if times and moved > 0 else 0.0
 
 
-def _ceiling(result: Mapping[str, Any], doc: Document) -> float:
-    """The ceiling measured nearest to the case; documents before issue 51 have one for the run."""
-    c = (result.get("throughput") or {}).get("ceiling_gbps") or (doc.get("ceiling") or {}).get("memory_copy_gbps")
-    return float(c) if isinstance(c, (int, float)) and c > 0 else 0.0
-
-
 def ratios(doc: Document, gate: Gate) -> Ratios:
     """Each gate case's two ratios from one document of hdb-ra-cpu; a case the document lacks, or
     one that failed or was skipped, is absent (the caller reports it)."""
@@ -119,7 +113,9 @@ def ratios(doc: Document, gate: Gate) -> Ratios:
     for case in gate.cases:
         found = [r for r in doc.get("results", []) if case.matches(r, size) and r.get("status") == "ok"]
         if found:
-            rates[case.name] = (_fastest_rate(found[0]), _ceiling(found[0], doc))
+            # The ceiling sampled nearest to the case; documents before issue 51 have one for the run.
+            run_ceiling = (doc.get("ceiling") or {}).get("memory_copy_gbps") or 0.0
+            rates[case.name] = (_fastest_rate(found[0]), contract.result_ceiling(found[0], run_ceiling))
     out: Ratios = {}
     anchor = rates.get(gate.anchor, (0.0, 0.0))[0]
     for name, (rate, ceiling) in rates.items():
