@@ -1,4 +1,5 @@
 """Shared set-up of the driver tests: paths, running the scripts, a fake build folder, the CSV columns."""
+import contextlib
 import json
 import os
 import shutil
@@ -37,6 +38,24 @@ def script(name, *args, env=None, timeout=120):
 def has_matplotlib():
     from hdb import plots
     return plots.available()
+
+
+# A report whose test reads its tables, problems or exit status, not its figures: drawn without them,
+# as on a machine without matplotlib (drawing them is about a second a figure; test_report.py's
+# figure tests draw every one).
+NO_FIGURES = {"HDB_NO_MATPLOTLIB": "1"}
+
+
+@contextlib.contextmanager
+def no_figures():
+    """NO_FIGURES for a report generated in this process."""
+    from hdb import plots
+    plt = plots.plt
+    plots.plt = None
+    try:
+        yield
+    finally:
+        plots.plt = plt
 
 
 class TempDirCase(unittest.TestCase):

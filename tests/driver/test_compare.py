@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers import TempDirCase, has_matplotlib, script
+from helpers import NO_FIGURES, TempDirCase, has_matplotlib, script
 
 from hdb import compare, results
 
@@ -188,7 +188,7 @@ class CompareTest(TempDirCase):
             path.write_text(json.dumps(doc))
         Path(b, "raw", "ngram-cuda.json").unlink()
         out = str(Path(self.tmp, "cmp"))
-        p = script("compare", a, b, "--out", out)
+        p = script("compare", a, b, "--out", out, env=NO_FIGURES)
         self.assertEqual(p.returncode, 0, p.stderr)
         rows = self.verdicts(out)
         flagged = [r for r in rows if r["verdict"]]

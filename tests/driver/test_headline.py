@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from helpers import REPO, TempDirCase, has_matplotlib, script
+from helpers import NO_FIGURES, REPO, TempDirCase, has_matplotlib, script
 
 from hdb import caches, config, headline, results
 
@@ -668,7 +668,7 @@ class BusyMachine(TempDirCase):
         path.write_text(json.dumps(d))
         docs = results.load_docs(run)
         self.assertEqual(report.busy_runs(docs), ["ra-cpu.json: before: 0.98 cores in other processes (cc1plus 0.98)"])
-        p = script("report", run)
+        p = script("report", run, env=NO_FIGURES)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         md = Path(run, "report.md").read_text()
         self.assertIn("1 of ", md)

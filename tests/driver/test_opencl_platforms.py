@@ -10,7 +10,7 @@ import types
 import unittest
 from pathlib import Path
 
-from helpers import FIXTURE, REPO, TempDirCase, script
+from helpers import FIXTURE, NO_FIGURES, REPO, TempDirCase, script
 
 from hdb import config, headline, results, runner
 from hdb.util import UsageError
@@ -175,7 +175,7 @@ class TwoImplementationsTest(TempDirCase):
 
     def test_the_report_names_both(self):
         run = two_implementations(str(Path(self.tmp, "run")))
-        p = script("report", run)
+        p = script("report", run, env=NO_FIGURES)
         self.assertEqual(p.returncode, 0, p.stderr)
         with Path(run, "report.html").open() as f:
             page = f.read()

@@ -10,7 +10,7 @@ import json
 import unittest
 from pathlib import Path
 
-from helpers import CSV_COLUMNS, FIXTURE, TempDirCase, has_matplotlib, script
+from helpers import CSV_COLUMNS, FIXTURE, NO_FIGURES, TempDirCase, has_matplotlib, no_figures, script
 
 from hdb import plots, report, results
 
@@ -108,7 +108,7 @@ class ReportTest(TempDirCase):
 
     def test_summary_csv_is_the_raw_csv_files_end_to_end(self):
         run = self.copy_fixture()
-        p = script("report", run)
+        p = script("report", run, env=NO_FIGURES)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         with Path(run, "summary.csv").open(newline="") as f:
             summary = list(csv.reader(f))
@@ -132,7 +132,7 @@ class ReportTest(TempDirCase):
         Path(run, "raw", "ra-cuda.csv").unlink()
         with Path(run, "raw", "tpch-cpu.csv").open("w") as f:
             f.write("benchmark,backend,test\ntpch,cpu,A\n")  # some other writer's columns
-        p = script("report", run)
+        p = script("report", run, env=NO_FIGURES)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         with Path(run, "summary.csv").open(newline="") as f:
             rows = list(csv.DictReader(f))
@@ -162,7 +162,8 @@ class ReportTest(TempDirCase):
             text = f.read()
         with Path(raw, "bus-cpu.csv.rank1").open("w") as f:
             f.write(text.replace(",bus,cpu,0,", ",bus,cpu,1,"))
-        report.generate(run, stream=io.StringIO())
+        with no_figures():
+            report.generate(run, stream=io.StringIO())
         with Path(run, "summary.csv").open(newline="") as f:
             bus = [(r["rank"], r["id"]) for r in csv.DictReader(f)
                    if r["benchmark"] == "bus" and r["backend"] == "cpu"]
@@ -181,7 +182,8 @@ class ReportTest(TempDirCase):
         doc["results"].append(copy.deepcopy(doc["results"][0]))
         with path.open("w") as f:
             json.dump(doc, f)
-        report.generate(run, stream=io.StringIO())
+        with no_figures():
+            report.generate(run, stream=io.StringIO())
         with Path(run, "report.md").open() as f:
             md = f.read()
         self.assertIn("id recorded more than once (the last one is reported): "
@@ -189,7 +191,8 @@ class ReportTest(TempDirCase):
 
     def test_tables_are_keyed_by_id_and_bus_copies_read_transfer_bandwidth(self):
         run = self.copy_fixture()
-        report.generate(run, stream=io.StringIO())
+        with no_figures():
+            report.generate(run, stream=io.StringIO())
         with Path(run, "report.md").open() as f:
             md = f.read()
         self.assertIn("select/thrust[dist=uniform,selectivity=0.5,transfer=pinned]@32M", md)
@@ -235,7 +238,7 @@ class ReportTest(TempDirCase):
         doc["schema"] = "hetdb-bench/1"
         with path.open("w") as f:
             json.dump(doc, f)
-        p = script("report", run)
+        p = script("report", run, env=NO_FIGURES)
         self.assertEqual(p.returncode, 2)
         self.assertIn("bus-cpu.json: not a hetdb-bench/2 results document (schema 'hetdb-bench/1')", p.stderr)
 
@@ -243,7 +246,7 @@ class ReportTest(TempDirCase):
         run = self.copy_fixture()
         with Path(run, "raw", "ra-cpu.json").open("w") as f:
             f.write('{"schema": "something-else"}')
-        p = script("report", run)
+        p = script("report", run, env=NO_FIGURES)
         self.assertEqual(p.returncode, 2)
         self.assertIn("ra-cpu.json", p.stderr)
         self.assertEqual(script("report", str(Path(self.tmp, "missing"))).returncode, 2)
