@@ -110,11 +110,11 @@ def ratios(doc: Document, gate: Gate) -> Ratios:
     one that failed or was skipped, is absent (the caller reports it)."""
     rates: dict[str, tuple[float, float]] = {}
     size = contract.parse_size(gate.size)
+    # Each case's ceiling is the sample nearest to it; documents before issue 51 have one for the run.
+    run_ceiling = (doc.get("ceiling") or {}).get("memory_copy_gbps") or 0.0
     for case in gate.cases:
         found = [r for r in doc.get("results", []) if case.matches(r, size) and r.get("status") == "ok"]
         if found:
-            # The ceiling sampled nearest to the case; documents before issue 51 have one for the run.
-            run_ceiling = (doc.get("ceiling") or {}).get("memory_copy_gbps") or 0.0
             rates[case.name] = (_fastest_rate(found[0]), contract.result_ceiling(found[0], run_ceiling))
     out: Ratios = {}
     anchor = rates.get(gate.anchor, (0.0, 0.0))[0]
