@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <optional>
+
+#include "harness/env.hpp"
 #include "harness/errors.hpp"
 #include "harness/sizes.hpp"
 
@@ -45,4 +49,57 @@ TEST(Sizes, ClassesComeFromOneTable) {
   EXPECT_EQ(r.front(), 32 * KiB);
   EXPECT_EQ(r.back(), 1 * GiB);
   EXPECT_EQ(pow2_range(3000, 9000), (std::vector<std::uint64_t>{4096, 8192}));
+}
+
+// Settings from the environment go through the options' parsers: a bad value is a UsageError naming
+// the variable (issue 50, item 6: strtod took "1.5x" as 1 byte, "999999T" as 1.1e18, "garbage" as unset).
+TEST(EnvSettings, SizesParseAsOptionsDo) {
+  const char* var = "HDB_TEST_ENV_SIZE";
+  unsetenv(var);
+  EXPECT_FALSE(env_size(var).has_value());
+  setenv(var, "2G", 1);
+  EXPECT_EQ(env_size(var), std::optional<std::uint64_t>(2ull << 30));
+  setenv(var, "2^20", 1);
+  EXPECT_EQ(env_size(var), std::optional<std::uint64_t>(1u << 20));
+  for (const char* bad : {"garbage", "0", "-5G", "1e30", "999999T", "1.5x", "1.5G", ""}) {
+    setenv(var, bad, 1);
+    try {
+      env_size(var);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(var), std::string::npos) << e.what();
+    }
+  }
+  unsetenv(var);
+}
+
+TEST(EnvSettings, IntegersChoicesAndFlags) {
+  const char* var = "HDB_TEST_ENV_OTHER";
+  setenv(var, "17", 1);
+  EXPECT_EQ(env_integer(var, 1, UINT64_MAX), std::optional<std::uint64_t>(17));
+  setenv(var, "18446744073709551615", 1);
+  EXPECT_EQ(env_integer(var, 1, UINT64_MAX), std::optional<std::uint64_t>(UINT64_MAX));
+  for (const char* bad : {"abc", "0", "-1", "+3", "3x", " 3", "18446744073709551616", ""}) {
+    setenv(var, bad, 1);
+    EXPECT_THROW(env_integer(var, 1, UINT64_MAX), UsageError) << bad;
+  }
+  setenv(var, "9", 1);
+  EXPECT_THROW(env_integer(var, 0, 5), UsageError);
+  setenv(var, "threads", 1);
+  EXPECT_EQ(env_choice(var, {"fibers", "threads"}), std::optional<std::string>("threads"));
+  setenv(var, "bogus", 1);
+  try {
+    env_choice(var, {"fibers", "threads"});
+    ADD_FAILURE();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "HDB_TEST_ENV_OTHER: 'bogus' (allowed: fibers, threads)");
+  }
+  setenv(var, "1", 1);
+  EXPECT_TRUE(env_flag(var));
+  setenv(var, "0", 1);
+  EXPECT_FALSE(env_flag(var));
+  setenv(var, "yes", 1);
+  EXPECT_THROW(env_flag(var), UsageError);
+  unsetenv(var);
+  EXPECT_FALSE(env_flag(var));
 }

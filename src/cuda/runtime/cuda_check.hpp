@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/env.hpp"
 #include "harness/errors.hpp"
 #include "harness/options.hpp"
 #include "harness/timing.hpp"
@@ -59,14 +60,11 @@ inline void check(cudaError_t err, const char* call, const char* file, int line)
   throw DeviceError(msg);
 }
 
-// HDB_CUDA_SYNC_CHECK=1 (read once, at the first launch): every HDB_CUDA_CHECK_LAUNCH also waits for
+// HDB_CUDA_SYNC_CHECK=1 (read once, at the first launch; 0 or unset: off, anything else exits 2): every HDB_CUDA_CHECK_LAUNCH also waits for
 // the device and checks, so an asynchronous fault is reported at the launch that caused it. For
 // triage only: it serialises host and device, and the times it gives are not the benchmark's.
 inline bool sync_check_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("HDB_CUDA_SYNC_CHECK");
-    return v != nullptr && std::string(v) == "1";
-  }();
+  static const bool on = env_or_exit([] { return env_flag("HDB_CUDA_SYNC_CHECK"); });
   return on;
 }
 

@@ -48,11 +48,7 @@ bool use_threads() {
 #if defined(__SANITIZE_THREAD__)
   return true;  // ThreadSanitizer sees races between threads, not between fibers
 #else
-  static const bool threads = [] {
-    const char* e = std::getenv("HDB_CUDA_HOST_ENGINE");
-    return e && std::strcmp(e, "threads") == 0;
-  }();
-  return threads;
+  return settings().threads;
 #endif
 }
 
@@ -91,7 +87,7 @@ cudaError_t launch(const void* kernel, const char* name, dim3 grid, dim3 block, 
   auto known = never_synchronises.find(kernel);
   l.barriers = known == never_synchronises.end() || !known->second;
 
-  static const bool trace = std::getenv("HDB_CUDA_HOST_TRACE") != nullptr;
+  const bool trace = settings().trace;
   const auto t0 = std::chrono::steady_clock::now();
   const engine::Outcome out = use_threads() ? engine::run_threads(l) : engine::run_fibers(l);
   if (trace)

@@ -15,29 +15,25 @@
 #include <cstring>
 #include <string>
 
+#include "harness/env.hpp"
 #include "runtime/host/state.hpp"
 
 namespace hdb::cuda::host {
 namespace {
 
-std::uint64_t parse_bytes(const char* s) {
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  std::uint64_t mult = 1;
-  switch (end && *end ? *end : ' ') {
-    case 'K': case 'k': mult = 1ull << 10; break;
-    case 'M': case 'm': mult = 1ull << 20; break;
-    case 'G': case 'g': mult = 1ull << 30; break;
-    case 'T': case 't': mult = 1ull << 40; break;
-    default: break;
-  }
-  return v > 0 ? static_cast<std::uint64_t>(v * static_cast<double>(mult)) : 0;
+Settings read_settings() {
+  Settings s;
+  s.memory_bytes = env_size("HDB_CUDA_HOST_MEMORY").value_or(0);
+  s.fault_at = env_integer("HDB_CUDA_HOST_FAULT", 1, UINT64_MAX).value_or(0);
+  s.threads = env_choice("HDB_CUDA_HOST_ENGINE", {"fibers", "threads"}).value_or("fibers") == "threads";
+  s.trace = env_flag("HDB_CUDA_HOST_TRACE");
+  return s;
 }
 
 Limits make_limits() {
   Limits l;
-  if (const char* m = std::getenv("HDB_CUDA_HOST_MEMORY"); m && parse_bytes(m)) {
-    l.memory_bytes = parse_bytes(m);
+  if (settings().memory_bytes) {
+    l.memory_bytes = settings().memory_bytes;
   } else {
     const std::uint64_t ram = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
     l.memory_bytes = std::min<std::uint64_t>(80ull << 30, ram / 2);
@@ -78,6 +74,11 @@ cudaError_t fill(void* p, int value, std::size_t n, cudaStream_t s) {
 
 }  // namespace
 
+const Settings& settings() {
+  static const Settings s = env_or_exit(read_settings);
+  return s;
+}
+
 const Limits& limits() {
   static const Limits l = make_limits();
   return l;
@@ -110,10 +111,7 @@ void State::add_stream(cudaStream_t s) { streams_.insert(s); }
 void State::remove_stream(cudaStream_t s) { streams_.erase(s); }
 
 bool State::inject_fault_now() {
-  static const std::uint64_t at = [] {
-    const char* v = std::getenv("HDB_CUDA_HOST_FAULT");
-    return v ? std::strtoull(v, nullptr, 10) : 0ull;
-  }();
+  const std::uint64_t at = settings().fault_at;
   return at != 0 && launches_ == at;
 }
 

@@ -26,6 +26,17 @@ struct Limits {
 };
 const Limits& limits();
 
+// Host execution's settings from the environment, read once (at the first call that needs one: the
+// platform's set-up reads the memory) through the options' parsers (harness/env.hpp): a bad value
+// exits with code 2 naming the variable, never ignored.
+struct Settings {
+  std::uint64_t memory_bytes = 0;  // HDB_CUDA_HOST_MEMORY: a size (4096, 512M, 2G, 2^30); 0: unset
+  std::uint64_t fault_at = 0;      // HDB_CUDA_HOST_FAULT: the launch (from 1) that faults; 0: none
+  bool threads = false;            // HDB_CUDA_HOST_ENGINE: fibers (the default) or threads
+  bool trace = false;              // HDB_CUDA_HOST_TRACE: 1 prints every launch, 0 (the default) not
+};
+const Settings& settings();
+
 class State {
  public:
   // The sticky error of a kernel fault (cudaSuccess while there is none): every call returns it.
