@@ -84,7 +84,8 @@ def run_all(argv: list[str]) -> int:
     p.add_argument("--sizes", help="input sizes for every executable, e.g. 32K,1M,16M")
     p.add_argument("--passes", type=int, help="minimum timed passes per case")
     p.add_argument("--device", type=int, help="device index for the CUDA/OpenCL executables")
-    p.add_argument("--timeout", type=_seconds, help="time limit per executable in seconds (positive, finite)")
+    p.add_argument("--timeout", type=_seconds, help="time limit per executable in seconds (positive, finite); "
+                   "with --resume: for the entries left to run (recorded in run.json)")
     p.add_argument("--mpi", type=_csv, default=[], metavar="N[,N...]",
                    help="run every executable under mpirun -np N; several counts (1,2,4) make one run per count "
                         "and a scaling report")
@@ -105,7 +106,8 @@ def run_all(argv: list[str]) -> int:
     p.add_argument("--no-report", action="store_true", help="write raw JSON/CSV and summary.csv only")
     p.add_argument("--peers", type=_csv, help="peers to run beside the executables (docs/peers.md): "
                    "duckdb,pg_trgm (overrides the config)")
-    p.add_argument("--no-peers", action="store_true", help="run no peer")
+    p.add_argument("--no-peers", action="store_true", help="run no peer (with --resume: drop the peers left to "
+                   "run, recorded as skipped)")
     a = p.parse_args(argv)
     if not a.mpi and any(x == "--mpi" or x.startswith("--mpi=") for x in argv):
         raise UsageError("--mpi names no rank count (e.g. --mpi 4 or --mpi 1,2,4)")
@@ -121,16 +123,19 @@ def run_all(argv: list[str]) -> int:
     command_line = " ".join(["scripts/run-all"] + [shlex.quote(x) for x in argv])
     if a.resume is not None:
         # --config is taken when it names the run's own configuration (Runner checks it against run.json).
-        overridden = [o for o in ("benchmarks", "backends", "sizes", "passes", "device", "timeout",
+        # --timeout (a new limit for the entries left) and --no-peers (drop the peers left) are taken, and
+        # recorded in run.json (runstate.resume_changes): what would change what the run measures is not.
+        overridden = [o for o in ("benchmarks", "backends", "sizes", "passes", "device",
                                   "hostfile", "mpi_args", "peers") if getattr(a, o) is not None]
         overridden += ["mpi"] if a.mpi else []
-        overridden += ["no-peers"] if a.no_peers else []
         if overridden:
             raise UsageError("--resume keeps the run's own configuration; drop --" +
-                             ", --".join(o.replace("_", "-") for o in overridden))
+                             ", --".join(o.replace("_", "-") for o in overridden)
+                             + " (a resume takes --timeout and --no-peers for the rest of the run)")
         runner = Runner(REPO, a.out, a.build_dir, resume=a.resume, do_setup=not a.no_setup,
                         do_build=not a.no_build, force_build=a.build, report=not a.no_report, command_line=command_line,
-                        allow_mixed_builds=a.allow_mixed_builds, config_name=a.config)
+                        allow_mixed_builds=a.allow_mixed_builds, config_name=a.config,
+                        resume_timeout_s=a.timeout, resume_no_peers=a.no_peers)
         return runner.execute()
     if a.allow_mixed_builds:
         raise UsageError("--allow-mixed-builds applies to --resume only (a new run uses one build)")

@@ -491,6 +491,24 @@ def _run_state(doc, manifest, run_dir):
               f"{resume} (a driver that still runs holds run.lock and makes --resume refuse).")
 
 
+def _resume_changes(doc, manifest):
+    """What a --resume changed for the rest of the run (run.json resume_changes): a new time limit,
+    peers dropped. Said, since the entries did not all run as the configuration planned."""
+    for c in manifest.get("resume_changes") or []:
+        if not isinstance(c, dict):
+            continue
+        said = []
+        limits = c.get("timeout_s") if isinstance(c.get("timeout_s"), dict) else {}
+        if limits:
+            said.append("the time limit of " + ", ".join(
+                f"{name} ({' s -> '.join(f'{v:g}' if isinstance(v, (int, float)) else str(v) for v in change)} s)"
+                if isinstance(change, list) else str(name) for name, change in limits.items()) + " changed (--timeout)")
+        if c.get("peers_dropped"):
+            said.append(f"the peers {', '.join(map(str, c['peers_dropped']))} were dropped (--no-peers): not run")
+        if said:
+            doc.p(f"A resume at {c.get('at_utc', '?')} changed the rest of the run: " + "; ".join(said) + ".")
+
+
 def mixed_builds(manifest: Mapping[str, Any] | None) -> list[tuple[str, str, str, str]]:
     """[(entry name, build folder, sha256, what differs)] of the entries that ran binaries other than
     the run's build (run.json entries[].mixed_build: a --resume --allow-mixed-builds, or a rebuild
@@ -571,6 +589,7 @@ def build(run_dir: StrPath, include_unverified: bool = False, problems: Iterable
             doc.p(f"Command: {manifest['command_line']}")
         _mixed_builds(doc, manifest)
         _run_state(doc, manifest, run_dir)
+        _resume_changes(doc, manifest)
     if not docs:
         doc.p("No executable wrote results in this run.")
     if host_rows:

@@ -101,8 +101,11 @@ class Runner:
     def __init__(self, repo: str, out_root: str, build_dir: str | None, cfg: dict[str, Any] | None = None,
                  config_name: str = "", mpi: int | dict[str, Any] = 0, do_setup: bool = True, do_build: bool = True,
                  force_build: bool = False, resume: str | None = None, stream: TextIO | None = None,
-                 report: bool = True, command_line: str = "", allow_mixed_builds: bool = False) -> None:
+                 report: bool = True, command_line: str = "", allow_mixed_builds: bool = False,
+                 resume_timeout_s: float | None = None, resume_no_peers: bool = False) -> None:
         # config_name: the configuration of a new run; with resume, a --config given, which must be the run's.
+        # resume_timeout_s, resume_no_peers: --timeout and --no-peers given to a resume, for what is left of the run
+        # (runstate.resume_changes).
         self.repo = _absolute(repo)
         self.out_root = _absolute(out_root)
         # A resume keeps the run's build unless --build-dir names another (check_builds decides).
@@ -112,6 +115,7 @@ class Runner:
         self.do_setup, self.do_build, self.force_build, self.make_report = do_setup, do_build, force_build, report
         self.resuming = resume is not None
         self.allow_mixed_builds = allow_mixed_builds
+        self.resume_timeout_s, self.resume_no_peers = resume_timeout_s, resume_no_peers
         self.created = False      # this driver made the run directory (a new run)
         self.current: Execution | None = None  # the executable while one runs
         self.stopping: int | None = None  # the signal that is stopping the driver
@@ -278,14 +282,17 @@ class Runner:
             pass
 
     def check_runnable(self):
-        """A selection whose executables are none of them built runs nothing: a usage error."""
+        """A selection whose executables are none of them built runs nothing: a usage error. A peer is no
+        executable to build: one left to run (and not dropped by a resume's --no-peers) makes the run
+        runnable (it runs, or is recorded as skipped with its reason)."""
         left = [e for e in self.manifest["entries"] if self.unfinished(e)]
-        if not left:
+        exes = [e for e in left if not e.get("peer")]
+        if not exes or (not self.resume_no_peers and len(exes) < len(left)):
             return
         built = built_executables(self.bin_dir)
-        if any(e["executable"] in built for e in left):
+        if any(e["executable"] in built for e in exes):
             return
-        wanted = ", ".join(sorted({e["executable"] for e in left}))
+        wanted = ", ".join(sorted({e["executable"] for e in exes}))
         raise UsageError(f"nothing to run: none of {wanted} is built in {self.bin_dir} "
                          + (f"(built there: {', '.join(b for b in built)})" if built else
                             "(it holds no hdb-* executable: build first, drop --no-build, or give --build-dir)"))
@@ -359,7 +366,7 @@ class Runner:
         of every executable that did not finish (interrupted, or failed before its last case: a crash,
         a full disk), and mark them pending. Says what it reruns, and why a failed one is not rerun."""
         runstate.begin_resume(self.manifest, [e for e in self.manifest["entries"] if self.unfinished(e)], self.log,
-                              self._before_rerun)
+                              self._before_rerun, self.resume_timeout_s, self.resume_no_peers)
         self.save()
 
     def _before_rerun(self, e: Entry) -> None:

@@ -21,7 +21,7 @@ HASH_PREFIX = 12  # hex digits of a sha256 shown in messages (run.json keeps all
 MANIFEST_ENTRY_KEYS = ("name", "benchmark", "backend", "executable", "args", "timeout_s", "status")
 # What an entry keeps of an attempt that --resume reruns (run.json entries[].attempts).
 ATTEMPT_KEYS = ("status", "failure", "reason", "exit_code", "duration_s", "cases", "started_utc", "binary",
-                "mixed_build")
+                "mixed_build", "timeout_s")
 
 Entry = dict[str, Any]
 Manifest = dict[str, Any]
@@ -364,17 +364,63 @@ def mark_end(manifest: Manifest, left: list[Entry]) -> None:
         manifest.pop("incomplete", None)
 
 
+def resume_changes(manifest: Manifest, left: list[Entry], timeout_s: float | None, no_peers: bool,
+                   log: Callable[[str], None]) -> None:
+    """What a resume may change in the rest of a run (the entries `left` unfinished), recorded, never
+    silent: --timeout gives them a new time limit (a run stopped by a too short one would time out
+    again on every resume), --no-peers drops the peers among them (marked skipped, with the reason).
+    Each change is one record in run.json's `resume_changes` ({at_utc, timeout_s: {name: [was,
+    now]}, peers_dropped: [names]}); each entry's attempts keep the limit they ran under."""
+    record: dict[str, Any] = {}
+    if no_peers:
+        dropped = [e for e in left if e.get("peer")]
+        at = utc_now()
+        for e in dropped:
+            e.update(status="skipped", reason=f"peer dropped by --resume --no-peers ({at})", exit_code=None,
+                     duration_s=0.0)
+            e.pop("complete", None)
+        if dropped:
+            record["peers_dropped"] = [e["name"] for e in dropped]
+            log(f"run-all: --no-peers: {', '.join(record['peers_dropped'])} dropped (recorded as skipped)")
+        else:
+            log("run-all: --no-peers: no peer is left to run in this run: nothing dropped")
+    if timeout_s is not None:
+        changed = {e["name"]: [e["timeout_s"], timeout_s] for e in left
+                   if e["status"] != "skipped" and e["timeout_s"] != timeout_s}
+        for e in left:
+            if e["name"] in changed:
+                e["timeout_s"] = timeout_s
+        if changed:
+            record["timeout_s"] = changed
+            log(f"run-all: --timeout: the time limit of {', '.join(changed)} is {timeout_s:g} s from now on "
+                "(recorded in run.json resume_changes)")
+        else:
+            log(f"run-all: --timeout: no entry left to run has another limit than {timeout_s:g} s: nothing changed")
+    if record:
+        manifest.setdefault("resume_changes", []).append({"at_utc": utc_now(), **record})
+
+
 def begin_resume(manifest: Manifest, left: list[Entry], log: Callable[[str], None],
-                 before_rerun: Callable[[Entry], None]) -> None:
+                 before_rerun: Callable[[Entry], None], timeout_s: float | None = None, no_peers: bool = False) -> None:
     """A resume's changes to run.json before it reruns `left` (the unfinished entries): an interruption
-    the killed driver could not record, each rerun attempt kept in `attempts`, the entries pending
-    again; says what it reruns, and why a failed entry is not rerun. before_rerun(e) stops what is
-    left of the entry and keeps its partial files."""
+    the killed driver could not record, each rerun attempt kept in `attempts`, the new time limit and
+    the peers dropped (resume_changes), the entries pending again; says what it reruns, and why a
+    failed entry is not rerun. before_rerun(e) stops what is left of the entry and keeps its partial
+    files."""
     m = manifest
     if m.get("state", "running") == "running" and any(e["status"] == "running" for e in left):
         record = {"signal": "unknown (the driver ended without marking the run: killed with -9 or crashed)",
                   "at_utc": None, "running": [e["name"] for e in left if e["status"] == "running"]}
         m.setdefault("interruptions", []).append(record)
+    for e in left:
+        if e.get("started_utc"):  # the outcome of the attempt a resume reruns or drops stays in run.json
+            e.setdefault("attempts", []).append({k: e[k] for k in ATTEMPT_KEYS if k in e})
+    resume_changes(m, left, timeout_s, no_peers, log)
+    for e in [e for e in left if e["status"] == "skipped"]:  # dropped: stopped if alive, partial files kept
+        before_rerun(e)
+        e.pop("pid", None)
+    dropped = [e for e in left if e["status"] == "skipped"]
+    left = [e for e in left if e["status"] != "skipped"]
     rerun = {e["name"] for e in left}
     for e in m["entries"]:
         if e["status"] == "failed" and e["name"] not in rerun:
@@ -385,12 +431,11 @@ def begin_resume(manifest: Manifest, left: list[Entry], log: Callable[[str], Non
         if e["status"] == "failed":
             log(f"run-all: {e['name']}: rerun: it failed before its last case ({e.get('reason', '')})")
         before_rerun(e)
-        if e.get("started_utc"):  # the attempt's outcome stays in run.json
-            e.setdefault("attempts", []).append({k: e[k] for k in ATTEMPT_KEYS if k in e})
         e["status"] = "pending"
         e.pop("pid", None)
     if not left:
-        log(f"run-all: nothing to resume in {m['run_id']}: every executable finished")
+        log(f"run-all: nothing to resume in {m['run_id']}: every executable finished"
+            + (" (the peers left were dropped)" if dropped else ""))
     m.pop("interrupted", None)
     m.pop("error", None)
     m["state"] = "running"

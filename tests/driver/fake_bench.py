@@ -6,7 +6,8 @@ MODE: ok, crash, hang, skip, fail, and for the fault tests: hang-tree (hangs wit
 its own, as mpirun has ranks), usage (a bad option: '<exe>: error: ...' then the usage hint, exit 2),
 error (exit 1 after an error line and a trailing line), nojson (exit 0 without writing its JSON),
 badjson (exit 0 after writing a JSON that is cut short), diskfull (its second write fails as on a full
-disk: exit 1 with the harness's error line, its JSON holding the first case, complete: false).
+disk: exit 1 with the harness's error line, its JSON holding the first case, complete: false), slow
+(takes 3 s between its two cases, then finishes: a run stopped by a too short time limit).
 Writes a hetdb-bench/2 document to --json and the CSV to --csv (the columns of
 docs/results-schema.json, through make_fixture) after every case, as the harness does, appends its
 name, pid and arguments to $FAKE_LOG (and the pid of its child in hang-tree mode), then behaves as
@@ -97,6 +98,8 @@ def main():
         os.kill(os.getpid(), signal.SIGSEGV)
     if mode == "hang":
         time.sleep(120)
+    if mode == "slow":
+        time.sleep(3)
     if mode == "fail":
         results.append(make_fixture.record("copy", "parallel", size, 0, status="failed",
                                            reason="verification failed: word 3 differs (driver test)"))

@@ -10,7 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
-from helpers import FaultCase, read_json
+from helpers import FaultCase, bounded, read_json
 
 
 class IncompleteTest(FaultCase):
@@ -228,7 +228,6 @@ class MixedBuildTest(FaultCase):
 
 def bounded_resume(case, run, *extra, limit=60):
     """--resume without the --build-dir FaultCase.resume adds (the run's own build, or the one in extra)."""
-    from helpers import bounded
     return bounded("run-all", "--resume", Path(run).name, "--out", case.out, "--no-setup", "--no-build",
                    *extra, env=case.env, limit=limit)
 
@@ -273,7 +272,7 @@ class ResumeTargetTest(FaultCase):
         for extra, text in ((["--config", "quick"], f"--resume keeps the run's own configuration ({self.cfg}); "
                                                     "drop --config quick"),
                             (["--peers", "duckdb"], "--resume keeps the run's own configuration; drop --peers"),
-                            (["--no-peers"], "--resume keeps the run's own configuration; drop --no-peers"),
+                            (["--passes", "5"], "--resume keeps the run's own configuration; drop --passes"),
                             (["--sizes", "1M"], "--resume keeps the run's own configuration; drop --sizes")):
             with self.subTest(option=extra[0]):
                 p = self.resume(Path(run).name, *extra)
@@ -285,3 +284,135 @@ class ResumeTargetTest(FaultCase):
         # Its own configuration, named again, is no change.
         p = self.resume(Path(run).name, "--config", self.cfg, "--no-report")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+
+class ResumeLimitTest(FaultCase):
+    """Issue 50, item 4: a run stopped by a too short --timeout timed out again on every resume, and
+    `--resume ... --timeout` was refused. A resume takes a new limit for what is left, and records it."""
+    CONFIG = FaultCase.CONFIG.replace("timeout_s = 100", "timeout_s = 1")
+    MODES = {"bus-cpu": "ok", "ngram-cpu": "slow"}
+
+    def test_a_run_stopped_by_a_short_limit_is_finished_with_a_longer_one(self):
+        p = self.run_all("--no-report")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        run = self.only_run()
+        self.assertEqual(self.entries(run)["ngram-cpu"]["failure"], "timeout")
+        p = self.resume(Path(run).name, "--no-report")  # the same limit: it times out again
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(self.manifest(run)["state"], "incomplete")
+        self.assertNotIn("resume_changes", self.manifest(run))
+        Path(self.log).unlink()
+        p = self.resume(Path(run).name, "--no-report", "--timeout", "60")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("--timeout: the time limit of ngram-cpu is 60 s from now on", p.stdout)
+        self.assertEqual([c["name"] for c in self.calls()], ["hdb-ngram-cpu"])  # bus-cpu finished: not rerun
+        m = self.manifest(run)
+        self.assertEqual(m["state"], "finished")
+        e = self.entries(run)
+        self.assertEqual(e["ngram-cpu"]["status"], "ok")
+        self.assertEqual(e["ngram-cpu"]["timeout_s"], 60)
+        self.assertEqual(e["bus-cpu"]["timeout_s"], 1)  # what finished keeps the limit it ran under
+        self.assertEqual([a["timeout_s"] for a in e["ngram-cpu"]["attempts"]], [1, 1])
+        self.assertEqual(len(m["resume_changes"]), 1)
+        self.assertEqual(m["resume_changes"][0]["timeout_s"], {"ngram-cpu": [1, 60]})
+        self.assertIn("at_utc", m["resume_changes"][0])
+        # The report says the limit changed.
+        p = bounded("report", run, env=self.env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with Path(run, "report.md").open() as f:
+            self.assertIn("changed the rest of the run: the time limit of ngram-cpu (1 s -> 60 s) changed (--timeout)",
+                          f.read())
+        # A finished run: a new limit has nothing to change, and says so.
+        p = self.resume(Path(run).name, "--no-report", "--timeout", "5")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("nothing changed", p.stdout)
+        self.assertEqual(len(self.manifest(run)["resume_changes"]), 1)
+
+    def test_a_bad_limit_on_resume_is_refused(self):
+        p = self.run_all("--no-report")
+        run = self.only_run()
+        before = self.manifest(run)
+        for value in ("nan", "0", "-5", "inf", "soon"):
+            with self.subTest(timeout=value):
+                p = self.resume(Path(run).name, "--timeout", value)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertOneLineError(p, "--timeout: must be a positive, finite number of seconds")
+        self.assertEqual(self.manifest(run), before)
+
+
+class ResumePeersTest(FaultCase):
+    """Issue 50, item 4: an interrupted run whose remaining entries are peers could not be resumed
+    ("nothing to run: none of duckdb (peer) is built"), and --no-peers was refused. A peer is no
+    executable to build: the resume runs it (or skips it with its reason); --no-peers drops it, recorded."""
+    CONFIG = """
+description = "fault test, a peer"
+benchmarks = ["bus", "ra"]
+backends = ["cpu"]
+peers = ["duckdb"]
+timeout_s = 100
+[harness]
+sizes = "32K"
+"""
+    MODES = {"bus-cpu": "ok", "ra-cpu": "ok"}
+
+    def interrupted_in_the_peer(self):
+        """A run made to look as if the driver had been killed while the peer ran, its executables done."""
+        m = None
+        p = self.run_all("--no-report")
+        self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)  # the peer fails here: no tools/hdb-export
+        run = self.only_run()
+        m = self.manifest(run)
+        names = [e["name"] for e in m["entries"]]
+        self.assertEqual(names, ["bus-cpu", "ra-cpu", "ra-duckdb"])
+        for e in m["entries"]:
+            if e["name"] == "ra-duckdb":
+                for k in ("failure", "exit_code", "duration_s", "cases", "complete", "started_utc", "reason"):
+                    e.pop(k, None)
+                e["status"] = "pending"
+        m.update(state="interrupted", interrupted={"signal": "SIGTERM", "at_utc": "x", "running": []})
+        with Path(run, "run.json").open("w") as f:
+            json.dump(m, f)
+        Path(self.log).unlink()
+        return run
+
+    def test_a_run_left_with_a_peer_is_resumed(self):
+        run = self.interrupted_in_the_peer()
+        p = self.resume(Path(run).name, "--no-report")
+        self.assertNotIn("nothing to run", p.stderr)
+        self.assertIn(p.returncode, (0, 1), p.stdout + p.stderr)
+        self.assertNoTraceback(p)
+        self.assertEqual(self.calls(), [])  # no executable is rerun
+        e = self.entries(run)["ra-duckdb"]
+        self.assertNotEqual(e["status"], "pending")  # it ran (or was skipped with its reason)
+        self.assertTrue(e.get("reason") or e["status"] == "ok", e)
+
+    def test_no_peers_drops_the_peers_left_and_says_so(self):
+        run = self.interrupted_in_the_peer()
+        p = self.resume(Path(run).name, "--no-peers")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with Path(run, "report.md").open() as f:
+            self.assertIn("the peers ra-duckdb were dropped (--no-peers): not run", f.read())
+        self.assertIn("--no-peers: ra-duckdb dropped (recorded as skipped)", p.stdout)
+        self.assertEqual(self.calls(), [])
+        m = self.manifest(run)
+        self.assertEqual(m["state"], "finished")
+        self.assertEqual(m["resume_changes"][0]["peers_dropped"], ["ra-duckdb"])
+        e = self.entries(run)["ra-duckdb"]
+        self.assertEqual(e["status"], "skipped")
+        self.assertIn("peer dropped by --resume --no-peers", e["reason"])
+        self.assertEqual(self.entries(run)["ra-cpu"]["status"], "ok")  # executables are kept as they are
+
+    def test_no_peers_with_unbuilt_executables_left_names_them_only(self):
+        run = self.interrupted_in_the_peer()
+        m = self.manifest(run)
+        for e in m["entries"]:
+            if e["name"] == "ra-cpu":
+                e["status"] = "pending"
+        with Path(run, "run.json").open("w") as f:
+            json.dump(m, f)
+        Path(self.build, "bin", "hdb-ra-cpu").unlink()
+        p = self.resume(Path(run).name, "--no-report", "--no-peers", "--allow-mixed-builds")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertOneLineError(p, "nothing to run: none of hdb-ra-cpu is built")
+        self.assertNotIn("(peer)", p.stderr)
+        self.assertEqual(self.manifest(run), m)  # refused: nothing touched
