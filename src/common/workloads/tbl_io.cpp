@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 #include "harness/errors.hpp"
+#include "workloads/column_files.hpp"
 
 namespace hdb::tbl {
 namespace {
@@ -223,6 +225,68 @@ void TblWriter::flush() {
   if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_.get()) != buf_.size())
     throw UsageError("writing " + path_ + " failed");
   buf_.clear();
+}
+
+std::optional<Duplicate> find_duplicate(const std::vector<std::uint32_t>& lo, const std::vector<std::uint32_t>& hi) {
+  const std::size_t n = lo.size();
+  auto key = [&](std::size_t i) { return std::uint64_t{lo[i]} | (hi.empty() ? 0 : std::uint64_t{hi[i]} << 32); };
+  bool increasing = true;
+  for (std::size_t i = 1; i < n && increasing; ++i) increasing = key(i - 1) < key(i);
+  if (increasing) return std::nullopt;
+  std::vector<std::uint64_t> sorted(n);
+  for (std::size_t i = 0; i < n; ++i) sorted[i] = key(i);
+  std::sort(sorted.begin(), sorted.end());
+  const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
+  if (twice == sorted.end()) return std::nullopt;
+  Duplicate d;
+  d.key = *twice;
+  bool seen = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (key(i) != d.key) continue;
+    if (seen) {
+      d.second = i;
+      break;
+    }
+    d.first = i;
+    seen = true;
+  }
+  return d;
+}
+
+void fail_duplicate(const std::string& path, int fields, const std::string& table, const std::string& column,
+                    const Duplicate& d) {
+  // Read again, only for the message: the lines of the two rows and their text.
+  std::uint64_t line[2] = {0, 0};
+  std::string text[2];
+  TblRows in(path, fields, "");
+  for (std::uint64_t row = 0; row <= d.second && in.next(); ++row) {
+    const int k = row == d.first ? 0 : row == d.second ? 1 : -1;
+    if (k < 0) continue;
+    line[k] = in.line();
+    text[k] = quote_field(in.begin(0), in.end(fields - 1) + 1);
+  }
+  throw UsageError(path + ": " + column + " " + std::to_string(d.key) + " is on line " + std::to_string(line[0]) + " ('" +
+                   text[0] + "') and on line " + std::to_string(line[1]) + " ('" + text[1] + "'): " + column +
+                   " is the key of " + table + " and must be unique");
+}
+
+std::string duplicate_what(const std::string& table, const std::string& column, const Duplicate& d) {
+  return "repeats the key of row " + std::to_string(d.first + 1) + " (" + column + " is the key of " + table +
+         " and must be unique)";
+}
+
+void check_table_source(const std::string& tbl_dir, const std::vector<std::string>& files, const std::string& tables_dir,
+                        bool sf_given) {
+  if (!tbl_dir.empty() && !tables_dir.empty()) throw UsageError("--tbl-dir and --tables: give one of them");
+  if (!tbl_dir.empty())
+    for (const std::string& f : files)
+      if (!std::filesystem::is_regular_file(std::filesystem::path(tbl_dir) / f))
+        throw UsageError("--tbl-dir " + tbl_dir + " has no " + f);
+  if (!tables_dir.empty())
+    if (const std::string why = columns::tables_dir_problem(tables_dir); !why.empty()) throw UsageError(why);
+  if (sf_given && !(tbl_dir.empty() && tables_dir.empty()))
+    throw UsageError(std::string("--sf: the tables come from ") + (tbl_dir.empty() ? "--tables" : "--tbl-dir") +
+                     ", at the scale factor they were made at; --sf is the built-in generator's");
 }
 
 }  // namespace hdb::tbl

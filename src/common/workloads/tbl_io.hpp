@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,35 @@ inline void append(std::vector<std::uint32_t>& v, std::uint32_t x) {
   if (v.size() == v.capacity()) v.reserve(v.capacity() + v.capacity() / 4 + 1024);
   v.push_back(x);
 }
+
+// A key that must be unique (a dimension table's key: TPC-H's c_custkey and o_orderkey, SSB's
+// d_datekey, c_custkey, s_suppkey and p_partkey) held twice: the key and the two rows (0-based, in
+// the file's order, the earlier first). A repeated key would give each backend one answer and SQL
+// another (an identical row) or fail every backend's verification (different rows): both blame the
+// plan for the data, so the loaders refuse it, naming table, key and both rows.
+struct Duplicate {
+  std::uint64_t key = 0, first = 0, second = 0;
+};
+// The first repeated key of the column lo (+ hi << 32 where hi is not empty: a 64-bit key column),
+// by the order of the key; nullopt when every key is unique. Keys in increasing order (dbgen's) are
+// checked in one pass; others through a sorted copy (8 bytes a row).
+std::optional<Duplicate> find_duplicate(const std::vector<std::uint32_t>& lo, const std::vector<std::uint32_t>& hi = {});
+// The error for a duplicate in a .tbl file of `fields` fields: "<path>: <column> <key> is on line
+// <a> ('<row>') and on line <b> ('<row>'): the key of <table> must be unique" (lines 1-based, rows
+// quoted at most 80 bytes).
+[[noreturn]] void fail_duplicate(const std::string& path, int fields, const std::string& table, const std::string& column,
+                                 const Duplicate& d);
+// The same for tables handed over as columns, for ColumnDir::fail at the later row: "repeats the key
+// of row <a> (<column> is the key of <table> and must be unique)" (rows 1-based).
+std::string duplicate_what(const std::string& table, const std::string& column, const Duplicate& d);
+
+// Where hdb-tpch-* and hdb-ssb-* take their tables from, one check for both: the generator at --sf,
+// dbgen's .tbl files in --tbl-dir (each of `files` present), or --tables (a folder a loader can
+// take: raw columns or Parquet files; converted by the run, never here, so --list converts nothing).
+// One folder, not two; --sf (`sf_given`: set on the command line) only for the generator: tables read
+// from files have the scale factor they were made at. Throws UsageError.
+void check_table_source(const std::string& tbl_dir, const std::vector<std::string>& files, const std::string& tables_dir,
+                        bool sf_given);
 
 // Writes a .tbl file through a buffer of 1 MiB; UsageError naming the file when it cannot be
 // written.

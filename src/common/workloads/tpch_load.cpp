@@ -32,24 +32,28 @@ struct TableFormat {
   const char* relation;
   int fields;
   std::vector<Wanted> wanted;
+  bool keyed;  // wanted[0] is the table's key: unique (tbl::find_duplicate)
 };
 
 // customer, orders, lineitem: field positions from the specification's table layouts (clause 1.4.1).
 const std::vector<TableFormat>& formats() {
   static const std::vector<TableFormat> f{
       {"customer.tbl", "customer", 8,
-       {{0, "c_custkey", Parse::Key, ColType::Int}, {6, "c_mktsegment", Parse::Segment, ColType::Segment}}},
+       {{0, "c_custkey", Parse::Key, ColType::Int}, {6, "c_mktsegment", Parse::Segment, ColType::Segment}},
+       true},
       {"orders.tbl", "orders", 9,
        {{0, "o_orderkey", Parse::Key, ColType::Int},
         {1, "o_custkey", Parse::Key, ColType::Int},
         {4, "o_orderdate", Parse::Date, ColType::Date},
-        {7, "o_shippriority", Parse::Integer, ColType::Int}}},
+        {7, "o_shippriority", Parse::Integer, ColType::Int}},
+       true},
       {"lineitem.tbl", "lineitem", 16,
        {{0, "l_orderkey", Parse::Key, ColType::Int},
         {4, "l_quantity", Parse::Integer, ColType::Int},
         {5, "l_extendedprice", Parse::Money, ColType::Money},
         {6, "l_discount", Parse::Hundredths, ColType::Hundredths},
-        {10, "l_shipdate", Parse::Date, ColType::Date}}},
+        {10, "l_shipdate", Parse::Date, ColType::Date}},
+       false},
   };
   return f;
 }
@@ -154,6 +158,9 @@ Relation load_table(const std::string& dir, const TableFormat& fmt) {
   }
   if (r.rows() == 0)
     throw UsageError(in.path() + ": no rows (the file is empty or holds only blank lines); every table needs at least one");
+  if (fmt.keyed)
+    if (const auto d = tbl::find_duplicate(r.cols[0].v, r.cols[0].hi))
+      tbl::fail_duplicate(in.path(), fmt.fields, fmt.relation, fmt.wanted[0].name, *d);
   return r;
 }
 
@@ -192,6 +199,10 @@ Relation load_column_table(const columns::ColumnDir& in, const TableFormat& fmt)
     }
     r.cols.push_back(std::move(c));
   }
+  if (fmt.keyed)
+    if (const auto d = tbl::find_duplicate(r.cols[0].v, r.cols[0].hi))
+      in.fail(fmt.relation, fmt.wanted[0].name, d->second + 1, std::to_string(d->key),
+              tbl::duplicate_what(fmt.relation, fmt.wanted[0].name, *d));
   return r;
 }
 
