@@ -10,6 +10,8 @@ generator wrote: tpchgen-cli's TPC-H tables as .tbl and as Parquet give the same
 Run: HDB_BUILD_DIR=build .venv/bin/python tests/peers/test_parquet_tables.py"""
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -203,6 +205,266 @@ class ParquetTest(unittest.TestCase):
             p = run(EXE["ssb"], "--tables", cols, "--passes", "1", "--queries", "3.3")
             self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
             self.assertIn("table customer column c_city row 7 ('ATLANTIS 4'): is not an SSB city", p.stderr)
+
+
+# A tiny TPC-H data set written by DuckDB: customer and orders as one file each, lineitem as `to`
+# says (a COPY target and its options, relative to the table's place), with a column l_part (0..3)
+# the partitioned layouts split it by.
+CUSTOMER = ("SELECT i + 1 AS c_custkey, ['BUILDING', 'AUTOMOBILE', 'MACHINERY'][i % 3 + 1] AS c_mktsegment "
+            "FROM range(30) t(i)")
+ORDERS = ("SELECT i + 1 AS o_orderkey, i % 30 + 1 AS o_custkey, "
+          "DATE '1995-01-01' + (i * 7 % 400)::INTEGER AS o_orderdate, (i % 2)::INTEGER AS o_shippriority "
+          "FROM range(100) t(i)")
+LINEITEM = ("SELECT i % 100 + 1 AS l_orderkey, (i % 50 + 1)::DECIMAL(15,2) AS l_quantity, "
+            "(i * 13 % 9000 + 100)::DECIMAL(15,2) AS l_extendedprice, (i % 11 / 100)::DECIMAL(15,2) AS l_discount, "
+            "DATE '1995-01-01' + (i * 11 % 500)::INTEGER AS l_shipdate, i % 4 AS l_part, i % 2 AS l_half "
+            "FROM range(400) t(i)")
+
+
+def tiny_tpch(src, lineitem="lineitem.parquet", options="", orders="orders.parquet", orders_options=""):
+    os.makedirs(src, exist_ok=True)
+    con = duckdb.connect()
+    for sql, to, opt in ((CUSTOMER, "customer.parquet", ""), (ORDERS, orders, orders_options),
+                         (LINEITEM, lineitem, options)):
+        os.makedirs(os.path.dirname(os.path.join(src, to)), exist_ok=True)
+        con.execute(f"COPY ({sql}) TO '{os.path.join(src, to)}' (FORMAT parquet{', ' + opt if opt else ''})")
+    return src
+
+
+def tpch(where, tmp):
+    """hdb-tpch-cpu on --tables WHERE with its cache under tmp."""
+    return run(EXE["tpch"], "--data", "tpch", "--tables", where, "--only", "*/ra-serial", "--passes", "1",
+               "--max-time", "0.01", tmp=tmp)
+
+
+CONVERTED = "its Parquet files converted by scripts/hdb/parquet_tables.py"
+
+
+@unittest.skipUnless(HAVE_DUCKDB and os.access(EXE["tpch"], os.X_OK), "needs duckdb and hdb-tpch-cpu")
+class ParquetFilesTest(unittest.TestCase):
+    """Which files are a table, the cache's fingerprint of them, and the converter's errors (issue 50)."""
+
+    def answers_of(self, where, tmp, converted=None):
+        p = tpch(where, tmp)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        if converted is not None:
+            self.assertEqual(CONVERTED in p.stdout, converted, p.stdout)
+        got = answers(p.stdout)
+        self.assertEqual(len(got), 3, p.stdout)
+        return got
+
+    def test_every_writers_layout_is_the_same_table(self):
+        # The same lineitem as one file, as Hive partitions one and two levels deep (DuckDB's
+        # PARTITION_BY), as Spark leaves it (part files beside _SUCCESS, .crc files, a _temporary/
+        # folder of a task's copy and a hidden copy), as Spark's folder named lineitem.parquet/, as a
+        # folder reached through a symbolic link and with a partition folder linked in, and orders
+        # partitioned by a column the suite reads (o_shippriority: its values only in the folder names).
+        with tempfile.TemporaryDirectory() as d:
+            want = self.answers_of(tiny_tpch(os.path.join(d, "flat")), d)
+            self.assertIn("400 input rows", want[0])
+            layouts = {"hive": tiny_tpch(os.path.join(d, "hive"), "lineitem", "PARTITION_BY (l_part)"),
+                       "hive2": tiny_tpch(os.path.join(d, "hive2"), "lineitem", "PARTITION_BY (l_part, l_half)"),
+                       "by_read_column": tiny_tpch(os.path.join(d, "by_read_column"), orders="orders",
+                                                   orders_options="PARTITION_BY (o_shippriority)")}
+            spark = tiny_tpch(os.path.join(d, "spark"), "lineitem", "PER_THREAD_OUTPUT, FILENAME_PATTERN 'part-{i}'")
+            folder = os.path.join(spark, "lineitem")
+            part = os.path.join(folder, sorted(os.listdir(folder))[0])
+            for junk in ("_SUCCESS", "._SUCCESS.crc", "." + os.path.basename(part) + ".crc", "_metadata"):
+                with open(os.path.join(folder, junk), "wb") as f:
+                    f.write(b"not data")
+            os.makedirs(os.path.join(folder, "_temporary", "0", "task_0"))
+            shutil.copy(part, os.path.join(folder, "_temporary", "0", "task_0", os.path.basename(part)))
+            shutil.copy(part, os.path.join(folder, ".hidden-copy.parquet"))
+            layouts["spark"] = spark
+            named = tiny_tpch(os.path.join(d, "named"), "lineitem.parquet/part-0.parquet")
+            layouts["spark_named_folder"] = named
+            elsewhere = tiny_tpch(os.path.join(d, "elsewhere"), "lineitem", "PARTITION_BY (l_part)")
+            linked = tiny_tpch(os.path.join(d, "linked"), "lineitem", "PARTITION_BY (l_part)")
+            shutil.rmtree(os.path.join(linked, "lineitem"))
+            os.symlink(os.path.join(elsewhere, "lineitem"), os.path.join(linked, "lineitem"))
+            layouts["linked_table"] = linked
+            sub = tiny_tpch(os.path.join(d, "linked_partition"), "lineitem", "PARTITION_BY (l_part)")
+            os.rename(os.path.join(sub, "lineitem", "l_part=3"), os.path.join(d, "l_part=3"))
+            os.symlink(os.path.join(d, "l_part=3"), os.path.join(sub, "lineitem", "l_part=3"))
+            layouts["linked_partition"] = sub
+            for name, src in layouts.items():
+                with self.subTest(layout=name):
+                    self.assertEqual(self.answers_of(src, d, converted=True), want)
+                    c = convert("tpch", src, os.path.join(d, "cols-" + name))
+                    self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+
+    def test_the_cache_sees_every_file_the_converter_reads(self):
+        # A removed partition, a changed file two folders deep, a file changed behind a symbolic link:
+        # each a new conversion with the new answer, never the old columns.
+        with tempfile.TemporaryDirectory() as d:
+            src = tiny_tpch(os.path.join(d, "pq"), "lineitem", "PARTITION_BY (l_part, l_half)")
+            first = self.answers_of(src, d, converted=True)
+            self.assertEqual(self.answers_of(src, d, converted=False), first)
+            shutil.rmtree(os.path.join(src, "lineitem", "l_part=3"))
+            self.assertIn("300 input rows", self.answers_of(src, d, converted=True)[0])
+            deep = os.path.join(src, "lineitem", "l_part=2", "l_half=0")
+            f = os.path.join(deep, os.listdir(deep)[0])
+            duckdb.connect().execute(f"COPY (SELECT * FROM '{f}' LIMIT 10) TO '{f}.new' (FORMAT parquet)")
+            os.replace(f + ".new", f)
+            self.assertIn("210 input rows", self.answers_of(src, d, converted=True)[0])
+            # The table folder is a link to a folder elsewhere: a file changed there.
+            elsewhere = tiny_tpch(os.path.join(d, "elsewhere"), "lineitem", "PARTITION_BY (l_part)")
+            linked = tiny_tpch(os.path.join(d, "linked"))
+            os.remove(os.path.join(linked, "lineitem.parquet"))
+            os.symlink(os.path.join(elsewhere, "lineitem"), os.path.join(linked, "lineitem"))
+            self.assertIn("400 input rows", self.answers_of(linked, d, converted=True)[0])
+            shutil.rmtree(os.path.join(elsewhere, "lineitem", "l_part=0"))
+            self.assertIn("300 input rows", self.answers_of(linked, d, converted=True)[0])
+
+    def test_columns_beside_parquet_files_are_used_only_while_they_match(self):
+        with tempfile.TemporaryDirectory() as d:
+            src = tiny_tpch(os.path.join(d, "pq"), "lineitem", "PARTITION_BY (l_part)")
+            c = convert("tpch", src, src)  # converted in place: columns.json beside the Parquet files
+            self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+            self.assertIn("400 input rows", self.answers_of(src, d, converted=False)[0])
+            shutil.rmtree(os.path.join(src, "lineitem", "l_part=3"))
+            p = tpch(src, d)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn("columns.json was made from other files than the Parquet files beside it", p.stderr)
+            self.assertNotIn("input rows", p.stdout)
+
+    def convert_fails(self, src, want, d):
+        """The converter alone and through the executable: exit 2, the message, no traceback, no
+        column files left behind."""
+        out = os.path.join(d, "out")
+        c = convert("tpch", src, out)
+        self.assertEqual(c.returncode, 2, c.stdout + c.stderr)
+        self.assertIn(want, c.stderr)
+        self.assertNotIn("Traceback", c.stderr)
+        self.assertFalse(os.path.exists(out), os.listdir(out) if os.path.exists(out) else "")
+        cache = os.path.join(d, "cache")
+        os.makedirs(cache, exist_ok=True)
+        p = tpch(src, cache)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(want, p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertEqual(os.listdir(cache), [])
+
+    def test_files_that_cannot_be_the_table_are_errors(self):
+        con = duckdb.connect()
+        cases = []
+        with tempfile.TemporaryDirectory() as d:
+            def case(name, want, change):
+                src = tiny_tpch(os.path.join(d, name), "lineitem", "PARTITION_BY (l_part)")
+                change(src, os.path.join(src, "lineitem"))
+                cases.append((name, src, want))
+
+            def both(src, li):
+                con.execute(f"COPY ({LINEITEM}) TO '{li}.parquet' (FORMAT parquet)")
+            case("both", "both lineitem.parquet and lineitem/", both)
+            case("not_parquet", "lineitem/l_part=0/notes.txt: not a Parquet file",
+                 lambda src, li: open(os.path.join(li, "l_part=0", "notes.txt"), "w").write("x"))
+
+            def empty_folder(src, li):
+                shutil.rmtree(li)
+                os.makedirs(os.path.join(li, "_temporary"))
+                open(os.path.join(li, "_SUCCESS"), "w").close()
+            case("no_files", "lineitem: a table folder with no Parquet files", empty_folder)
+            case("empty_file", "lineitem/l_part=1/data_0.parquet: empty (0 bytes), not a Parquet file",
+                 lambda src, li: open(os.path.join(li, "l_part=1", "data_0.parquet"), "w").close())
+
+            def corrupt(src, li):
+                f = os.path.join(li, "l_part=2", "data_0.parquet")
+                data = bytearray(open(f, "rb").read())
+                data[8:-8] = b"\0" * (len(data) - 16)
+                open(f, "wb").write(bytes(data))
+            case("corrupt", "lineitem/l_part=2/data_0.parquet", corrupt)
+            case("truncated", "lineitem/l_part=2/data_0.parquet: not a whole Parquet file",
+                 lambda src, li: os.truncate(os.path.join(li, "l_part=2", "data_0.parquet"), 100))
+            case("delta", "a Delta Lake table", lambda src, li: os.makedirs(os.path.join(li, "_delta_log")))
+
+            def mixed(src, li):
+                shutil.copy(os.path.join(li, "l_part=0", "data_0.parquet"), os.path.join(li, "loose.parquet"))
+            case("mixed_levels", "partition folders differ", mixed)
+
+            def broken_link(src, li):
+                shutil.rmtree(li)
+                os.symlink(os.path.join(d, "nowhere"), li)
+            case("broken_link", "lineitem: a symbolic link to", broken_link)
+
+            def loop(src, li):
+                os.symlink(li, os.path.join(li, "l_part=0", "again"))
+            case("link_loop", "a symbolic link loop", loop)
+            for name, src, want in cases:
+                with self.subTest(case=name):
+                    self.convert_fails(src, want, tempfile.mkdtemp(dir=d))
+
+    def test_nan_and_infinity_are_errors(self):
+        with tempfile.TemporaryDirectory() as d:
+            for name, value, want in (("nan", "'nan'::DOUBLE", "NaN or infinity"),
+                                      ("inf", "'inf'::DOUBLE", "NaN or infinity"),
+                                      ("huge", "1e300::DOUBLE", "a value of 2^63 or more")):
+                for col in ("l_extendedprice", "l_quantity"):
+                    with self.subTest(value=name, column=col):
+                        src = tiny_tpch(os.path.join(d, name + col))
+                        f = os.path.join(src, "lineitem.parquet")
+                        duckdb.connect().execute(
+                            f"COPY (SELECT * REPLACE (CASE WHEN l_orderkey = 7 THEN {value} ELSE {col}::DOUBLE END "
+                            f"AS {col}) FROM '{f}') TO '{f}.new' (FORMAT parquet)")
+                        os.replace(f + ".new", f)
+                        self.convert_fails(src, f"table lineitem column {col} (DOUBLE) has {want}",
+                                           tempfile.mkdtemp(dir=d))
+            src = tiny_tpch(os.path.join(d, "infdate"))
+            f = os.path.join(src, "orders.parquet")
+            duckdb.connect().execute(f"COPY (SELECT * REPLACE (CASE WHEN o_orderkey = 3 THEN 'infinity'::DATE ELSE "
+                                     f"o_orderdate END AS o_orderdate) FROM '{f}') TO '{f}.new' (FORMAT parquet)")
+            os.replace(f + ".new", f)
+            self.convert_fails(src, "table orders column o_orderdate (DATE) has NaN or infinity",
+                               tempfile.mkdtemp(dir=d))
+
+    def test_a_failed_conversion_keeps_the_folder_as_it_was(self):
+        with tempfile.TemporaryDirectory() as d:
+            good = tiny_tpch(os.path.join(d, "good"))
+            out = os.path.join(d, "cols")
+            self.assertEqual(convert("tpch", good, out).returncode, 0)
+            before = {f: open(os.path.join(out, f), "rb").read() for f in os.listdir(out)}
+            bad = tiny_tpch(os.path.join(d, "bad"))
+            f = os.path.join(bad, "orders.parquet")
+            duckdb.connect().execute(f"COPY (SELECT o_orderkey FROM '{f}') TO '{f}.new' (FORMAT parquet)")
+            os.replace(f + ".new", f)
+            c = convert("tpch", bad, out)
+            self.assertEqual(c.returncode, 2, c.stdout + c.stderr)
+            self.assertIn("table orders has no column o_custkey", c.stderr)
+            self.assertEqual({f: open(os.path.join(out, f), "rb").read() for f in os.listdir(out)}, before)
+
+    def test_the_cache_folder_housekeeping_and_the_converters_exit(self):
+        with tempfile.TemporaryDirectory() as d:
+            src = tiny_tpch(os.path.join(d, "pq"))
+            # A conversion killed half-way left its folder: removed once its process is gone; a live
+            # process's is kept.
+            gone = subprocess.Popen(["true"])
+            gone.wait()
+            host = socket.gethostname()
+            dead = os.path.join(d, f"hdb-columns-tpch-0123456789abcdef.part-{host}-{gone.pid}")
+            live = os.path.join(d, f"hdb-columns-tpch-0123456789abcdef.part-{host}-{os.getpid()}")
+            for x in (dead, live):
+                os.makedirs(x)
+                open(os.path.join(x, "customer.c_custkey.i64"), "wb").close()
+            self.answers_of(src, d, converted=True)
+            self.assertFalse(os.path.exists(dead))
+            self.assertTrue(os.path.exists(live))
+            # TMPDIR names a folder that is not there.
+            p = tpch(src, os.path.join(d, "no-such-tmp"))
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn("TMPDIR=" + os.path.join(d, "no-such-tmp"), p.stderr)
+            self.assertNotIn("filesystem error", p.stderr)
+            # The converter's exit in words (HDB_PYTHON: the interpreter scripts/hdb/python runs).
+            for script, want in (("kill -9 $$", "killed by signal 9"), ("exit 3", "exited with status 3")):
+                fake = os.path.join(d, "fake-python")
+                with open(fake, "w") as f:
+                    f.write(f"#!/bin/sh\n{script}\n")
+                os.chmod(fake, 0o755)
+                env = dict(os.environ, TMPDIR=d, HDB_PYTHON=fake)
+                p = subprocess.run([EXE["tpch"], "--data", "tpch", "--tables", src, "--passes", "1"],
+                                   capture_output=True, text=True, env=env, timeout=60)
+                self.assertNotEqual(p.returncode, 0, p.stdout + p.stderr)
+                self.assertIn(want, p.stderr)
+                self.assertNotIn("exit status", p.stderr)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,18 @@
 #include "workloads/column_files.hpp"
 
-#include <chrono>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <functional>
-#include <iterator>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -15,92 +20,112 @@
 
 namespace fs = std::filesystem;
 
-namespace hdb::columns {
+extern char** environ;
 
-namespace {
-bool parquet_in(const fs::path& dir) {
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_regular_file(ec) && e.path().extension() == ".parquet") return true;
-  return false;
-}
-}  // namespace
+namespace hdb::columns {
 
 bool has_manifest(const std::string& dir) { return fs::is_regular_file(fs::path(dir) / kManifest); }
 
-bool has_parquet(const std::string& dir) {
-  std::error_code ec;
-  if (parquet_in(dir)) return true;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_directory(ec) && parquet_in(e.path())) return true;
-  return false;
-}
-
 std::string tables_dir_problem(const std::string& dir) {
-  if (!fs::is_directory(dir)) return "--tables " + dir + ": no such folder";
-  if (has_manifest(dir) || has_parquet(dir)) return "";
-  return "--tables " + dir + " has no " + kManifest + " (scripts/hdb/parquet_tables.py writes it) and no Parquet files";
+  return fs::is_directory(dir) ? "" : "--tables " + dir + ": no such folder";
 }
 
 namespace {
-// Names, sizes and modification times of DIR's Parquet files (one level of table folders too), as
-// one hash: a changed file gets a new cache folder.
-std::string parquet_fingerprint(const fs::path& dir, const std::string& benchmark) {
-  std::string all = benchmark + "\n" + dir.string() + "\n";
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it.depth() > 1 || !it->is_regular_file(ec) || it->path().extension() != ".parquet") continue;
-    all += it->path().string() + " " + std::to_string(it->file_size(ec)) + " " +
-           std::to_string(it->last_write_time(ec).time_since_epoch().count()) + "\n";
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(std::hash<std::string>{}(all)));
-  return hex;
+// How a child process ended, in words ("exited with status 3", "was killed by signal 9 (Killed)").
+std::string ended(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status))
+    return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" + ::strsignal(WTERMSIG(status)) + ")";
+  return "ended with wait status " + std::to_string(status);
 }
 
-std::string shell_quoted(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
+// Runs argv (no shell), its stdout and stderr together into `said`; returns its wait status.
+int run_capture(const std::vector<std::string>& argv, std::string& said) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  posix_spawn_file_actions_addclose(&fa, fds[1]);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int err = ::posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(fds[1]);
+  if (err != 0) {
+    ::close(fds[0]);
+    throw UsageError("cannot run " + argv[0] + ": " + std::strerror(err));
+  }
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n > 0) said.append(buf, static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR) break;
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+  return status;
 }
 }  // namespace
 
 std::string column_dir_for(const std::string& benchmark, const std::string& dir) {
   if (const std::string why = tables_dir_problem(dir); !why.empty()) throw UsageError(why);
-  if (has_manifest(dir)) return dir;
-  const fs::path src = fs::absolute(dir);
-  const fs::path cache = fs::temp_directory_path() / ("hdb-columns-" + benchmark + "-" + parquet_fingerprint(src, benchmark));
-  if (has_manifest(cache.string())) return cache.string();
-  // Converted into a folder of this process's own, then renamed: two executables converting the same
-  // files at once (MPI ranks) never read each other's half-written columns.
-  const fs::path part = cache.string() + ".part" + std::to_string(std::hash<std::string>{}(
-                                                        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count())));
-  const fs::path log = part.string() + ".log";
-  const std::string cmd = shell_quoted(std::string(HDB_SOURCE_DIR) + "/scripts/hdb/python") + " -m hdb.parquet_tables " +
-                          benchmark + " " + shell_quoted(src.string()) + " " + shell_quoted(part.string());
-  const int rc = std::system((cmd + " > " + shell_quoted(log.string()) + " 2>&1").c_str());
-  std::ifstream lf(log);
-  std::string said((std::istreambuf_iterator<char>(lf)), std::istreambuf_iterator<char>());
-  std::error_code ec;
-  fs::remove(log, ec);
-  if (rc != 0 || !has_manifest(part.string())) {
-    fs::remove_all(part, ec);
-    while (!said.empty() && said.back() == '\n') said.pop_back();
-    throw UsageError("--tables " + dir + ": its Parquet files could not be converted (" + cmd + "): " +
-                     (said.empty() ? "exit status " + std::to_string(rc) : said));
+  const std::string python = std::string(HDB_SOURCE_DIR) + "/scripts/hdb/python";
+  // A folder of columns where the project's Python is not there (a machine that was given the columns
+  // only): loaded as it is; whether Parquet files beside it still match is the converter's to decide.
+  const char* hdb_python = std::getenv("HDB_PYTHON");
+  if (has_manifest(dir) && (hdb_python == nullptr || *hdb_python == '\0') &&
+      !fs::exists(fs::path(HDB_SOURCE_DIR) / ".venv" / "bin" / "python"))
+    return dir;
+  // The converter decides which files are the tables, fingerprints exactly those, and answers with
+  // the folder to load: DIR itself (its columns, checked against any Parquet tables beside them) or
+  // a cache folder it converted DIR's Parquet tables into (once; later runs reuse it).
+  const std::vector<std::string> argv = {python, "-m", "hdb.parquet_tables", "cache", benchmark, fs::absolute(dir).string()};
+  std::string cmd;
+  for (const std::string& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+  std::string said;
+  const int status = run_capture(argv, said);
+  const std::string result_tag = "hdb-columns: ";
+  std::string result;
+  std::size_t at = 0;
+  while (at < said.size()) {
+    std::size_t end = said.find('\n', at);
+    if (end == std::string::npos) end = said.size();
+    if (said.compare(at, result_tag.size(), result_tag) == 0) result = said.substr(at + result_tag.size(), end - at - result_tag.size());
+    at = end + 1;
   }
-  fs::rename(part, cache, ec);
-  if (ec) fs::remove_all(part, ec);  // another process made the cache folder first: its columns are the same
-  if (!has_manifest(cache.string())) throw UsageError("--tables " + dir + ": cannot make " + cache.string());
-  std::printf("# --tables %s: its Parquet files converted by scripts/hdb/parquet_tables.py (DuckDB) into %s\n",
-              dir.c_str(), cache.string().c_str());
-  return cache.string();
+  while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !result.empty()) {
+    try {
+      const nlohmann::json r = nlohmann::json::parse(result);
+      const std::string columns = r.at("columns").get<std::string>();
+      if (r.at("converted").get<bool>())
+        std::printf("# --tables %s: its Parquet files converted by scripts/hdb/parquet_tables.py (DuckDB) into %s\n",
+                    dir.c_str(), columns.c_str());
+      return columns;
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error("--tables " + dir + ": " + cmd + " answered '" + result + "' (" + e.what() + ")");
+    }
+  }
+  const std::string prefix = "parquet_tables: error: ";
+  if (said.rfind(prefix, 0) == 0) said.erase(0, prefix.size());
+  // Exit 2: the converter refused the files (or a setting such as TMPDIR), a usage error naming why.
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+    throw UsageError("--tables " + dir + ": its Parquet files could not be converted: " + said + " (" + cmd + ")");
+  throw std::runtime_error("--tables " + dir + ": the converter (" + cmd + ") " + ended(status) +
+                           (said.empty() ? "" : ": " + said));
 }
 
 ColumnDir::ColumnDir(std::string dir, const std::string& benchmark) : dir_(std::move(dir)) {
   const fs::path path = fs::path(dir_) / kManifest;
   std::ifstream f(path);
-  if (!f) throw UsageError(path.string() + ": cannot open (" + tables_dir_problem(dir_) + ")");
+  if (!f) throw UsageError(path.string() + ": cannot open (scripts/hdb/parquet_tables.py writes it)");
   nlohmann::json m;
   try {
     m = nlohmann::json::parse(f);

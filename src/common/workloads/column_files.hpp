@@ -14,18 +14,21 @@ namespace hdb::columns {
 
 constexpr const char* kManifest = "columns.json";
 
-// Whether DIR holds a converter's manifest; whether it holds Parquet files (DIR/*.parquet or one
-// level of table folders with *.parquet in them).
+// Whether DIR holds a converter's manifest.
 bool has_manifest(const std::string& dir);
-bool has_parquet(const std::string& dir);
-// The usage error for `--tables DIR`: "" when DIR can be loaded (a manifest, or Parquet files); else why not.
+// The usage error for `--tables DIR` before the converter is asked: "" for a folder; whether it holds
+// columns or Parquet tables the converter decides (column_dir_for).
 std::string tables_dir_problem(const std::string& dir);
-// The folder of columns `--tables DIR` loads: DIR itself where it holds a manifest; for a folder of
-// Parquet files, the columns the project's converter makes of them (scripts/hdb/python -m
-// hdb.parquet_tables, through DuckDB: no C++ Parquet reader is packaged for this suite's machines),
-// run once into a cache folder under the system's temporary directory named after DIR and its
-// files' names, sizes and times, and reused while they are unchanged. A UsageError (exit 2) with the
-// converter's own message where it refuses the files.
+// The folder of columns `--tables DIR` loads, as the project's converter decides it (scripts/hdb/python
+// -m hdb.parquet_tables cache BENCHMARK DIR; no C++ Parquet reader is packaged for this suite's
+// machines, and one function there decides which files are a table, for the conversion and for its
+// fingerprint alike): DIR itself where it holds a manifest (checked against the fingerprint it
+// records where Parquet tables lie beside it); for a folder of Parquet tables, a cache folder under
+// $TMPDIR named after DIR, the fingerprint of exactly the files the converter reads (path, size,
+// modification time) and the converter itself, converted once and reused while they are unchanged.
+// Where the project's Python is not there, a folder with a manifest is loaded as it is. A UsageError
+// (exit 2) with the converter's message where it refuses the files or the setting (TMPDIR); a
+// runtime_error (exit 1) naming how it ended where it failed otherwise (killed by a signal, ...).
 std::string column_dir_for(const std::string& benchmark, const std::string& dir);
 
 class ColumnDir {
