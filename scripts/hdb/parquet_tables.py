@@ -224,19 +224,24 @@ def _expression(kind: str, col: str, typ: str, where: str) -> tuple[str, str]:
         if typ in FLOAT_TYPES:
             return f"round({q} * 100)::HUGEINT", f"abs({q} * 100 - round({q} * 100)) > 1e-6"
         raise TablesError(f"{where} is {typ}, expected a number (DECIMAL, integer or floating)")
+    midnight = typ.startswith("TIMESTAMP") and "TIME ZONE" not in typ  # pandas' and Arrow's dates
     if kind == "days":
         if typ == "DATE":
             return f"({q} - DATE '1970-01-01')::HUGEINT", ""
+        if midnight:
+            return f"({q}::DATE - DATE '1970-01-01')::HUGEINT", f"{q}::DATE::TIMESTAMP <> {q}"
         if typ == "VARCHAR":
             return f"(try_strptime({q}, '%Y-%m-%d')::DATE - DATE '1970-01-01')::HUGEINT", \
                 f"try_strptime({q}, '%Y-%m-%d') IS NULL"
-        raise TablesError(f"{where} is {typ}, expected a DATE")
+        raise TablesError(f"{where} is {typ}, expected a DATE (or a TIMESTAMP at midnight)")
     if kind == "yyyymmdd":
         if typ == "DATE":
             return f"(year({q}) * 10000 + month({q}) * 100 + day({q}))::HUGEINT", ""
+        if midnight:
+            return f"(year({q}) * 10000 + month({q}) * 100 + day({q}))::HUGEINT", f"{q}::DATE::TIMESTAMP <> {q}"
         if typ in INTEGER_TYPES:
             return f"{q}::HUGEINT", ""
-        raise TablesError(f"{where} is {typ}, expected an integer yyyymmdd or a DATE")
+        raise TablesError(f"{where} is {typ}, expected an integer yyyymmdd, a DATE or a TIMESTAMP at midnight")
     if kind == "str":
         if typ == "VARCHAR":
             return q, ""
@@ -277,9 +282,16 @@ def _convert_table(con: Any, src: Path, out: Path, table: str, columns: list[tup
     listing = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
     # Hive partitions (key=value folders: DuckDB's PARTITION_BY, Spark's partitionBy): the keys are
     # columns whose values are in the folder names.
-    hive = any("=" in part for f in files for part in f.relative_to(src).parts[1:-1])
-    con.execute(f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM read_parquet([{listing}], "
-                f"hive_partitioning = {'true' if hive else 'false'})")
+    # DuckDB guesses a key's type from its values and leaves "0.05" a string: a key that is a column the
+    # suite reads is read as that column's kind takes it (numbers exact as DECIMAL, then checked whole
+    # or hundredths as any DECIMAL column; dates as DATE; strings as strings).
+    keys = {part.split("=", 1)[0] for f in files for part in f.relative_to(src).parts[1:-1] if "=" in part}
+    kinds = dict(columns)
+    hive_type = {"key": "DECIMAL(38,9)", "int": "DECIMAL(38,9)", "cents": "DECIMAL(38,9)", "days": "DATE",
+                 "yyyymmdd": "BIGINT", "str": "VARCHAR"}
+    typed = ", ".join(f"'{k}': '{hive_type[kinds[k.lower()]]}'" for k in sorted(keys) if k.lower() in kinds)
+    options = "hive_partitioning = " + ("true" + (f", hive_types = {{{typed}}}" if typed else "") if keys else "false")
+    con.execute(f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM read_parquet([{listing}], {options})")
     described = con.execute(f"DESCRIBE {view}").fetchall()
     types = {str(r[0]).lower(): str(r[1]) for r in described}
     names = {str(r[0]).lower(): str(r[0]) for r in described}
@@ -316,6 +328,8 @@ def _convert_table(con: Any, src: Path, out: Path, table: str, columns: list[tup
                 what = {"cents": "has values finer than hundredths (the suite keeps cents and hundredths)",
                         "days": "has values that are not dates YYYY-MM-DD"}.get(kind, "has values that are not "
                                                                                        "whole numbers")
+                if typ.startswith("TIMESTAMP"):
+                    what = "has times of day other than midnight (the suite keeps dates)"
                 raise TablesError(f"{where} ({typ}) {what}: {n} of them, the first at row {_first_row(con, view, bad)}")
         entry["columns"][col] = {"kind": kind, "parquet_type": typ}
         base = f"{table}.{col}"
@@ -349,6 +363,9 @@ def _write(benchmark: str, src: Path, tables: dict[str, list[Path]], fp: str, ou
                                 "duckdb": duckdb.__version__, "tables": {}}
     for table, columns in TABLES[benchmark].items():
         manifest["tables"][table] = convert_table(con, src, out, table, columns, tables[table])
+    if fingerprint(benchmark, src, source_tables(benchmark, src)) != fp:
+        raise TablesError(f"{src}: its Parquet files changed while they were converted; convert again once they "
+                          "are written")
     tmp = out / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     tmp.replace(out / MANIFEST)

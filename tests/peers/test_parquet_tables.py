@@ -287,6 +287,18 @@ class ParquetFilesTest(unittest.TestCase):
             os.rename(os.path.join(sub, "lineitem", "l_part=3"), os.path.join(d, "l_part=3"))
             os.symlink(os.path.join(d, "l_part=3"), os.path.join(sub, "lineitem", "l_part=3"))
             layouts["linked_partition"] = sub
+            # A partition key that is a money column (DuckDB reads "0.05" from a folder name as a string),
+            # also written into the files; dates as pandas and Arrow write them (TIMESTAMP_NS at midnight).
+            layouts["by_money"] = tiny_tpch(os.path.join(d, "by_money"), "lineitem", "PARTITION_BY (l_discount)")
+            layouts["by_money_in_files"] = tiny_tpch(os.path.join(d, "by_money_in_files"), "lineitem",
+                                                     "PARTITION_BY (l_discount), WRITE_PARTITION_COLUMNS true")
+            stamps = tiny_tpch(os.path.join(d, "timestamps"))
+            for table, col in (("orders", "o_orderdate"), ("lineitem", "l_shipdate")):
+                f = os.path.join(stamps, table + ".parquet")
+                duckdb.connect().execute(f"COPY (SELECT * REPLACE ({col}::TIMESTAMP_NS AS {col}) FROM '{f}') TO "
+                                         f"'{f}.new' (FORMAT parquet)")
+                os.replace(f + ".new", f)
+            layouts["timestamps"] = stamps
             for name, src in layouts.items():
                 with self.subTest(layout=name):
                     self.assertEqual(self.answers_of(src, d, converted=True), want)
@@ -409,6 +421,13 @@ class ParquetFilesTest(unittest.TestCase):
                         os.replace(f + ".new", f)
                         self.convert_fails(src, f"table lineitem column {col} (DOUBLE) has {want}",
                                            tempfile.mkdtemp(dir=d))
+            src = tiny_tpch(os.path.join(d, "noon"))
+            f = os.path.join(src, "orders.parquet")
+            duckdb.connect().execute(f"COPY (SELECT * REPLACE (o_orderdate + INTERVAL 12 HOUR AS o_orderdate) "
+                                     f"FROM '{f}') TO '{f}.new' (FORMAT parquet)")
+            os.replace(f + ".new", f)
+            self.convert_fails(src, "table orders column o_orderdate (TIMESTAMP) has times of day other than midnight",
+                               tempfile.mkdtemp(dir=d))
             src = tiny_tpch(os.path.join(d, "infdate"))
             f = os.path.join(src, "orders.parquet")
             duckdb.connect().execute(f"COPY (SELECT * REPLACE (CASE WHEN o_orderkey = 3 THEN 'infinity'::DATE ELSE "
