@@ -289,7 +289,8 @@ def _convert_table(con: Any, src: Path, out: Path, table: str, columns: list[tup
     kinds = dict(columns)
     hive_type = {"key": "DECIMAL(38,9)", "int": "DECIMAL(38,9)", "cents": "DECIMAL(38,9)", "days": "DATE",
                  "yyyymmdd": "BIGINT", "str": "VARCHAR"}
-    typed = ", ".join(f"'{k}': '{hive_type[kinds[k.lower()]]}'" for k in sorted(keys) if k.lower() in kinds)
+    typed = ", ".join("'" + k.replace("'", "''") + f"': '{hive_type[kinds[k.lower()]]}'" for k in sorted(keys)
+                      if k.lower() in kinds)
     options = "hive_partitioning = " + ("true" + (f", hive_types = {{{typed}}}" if typed else "") if keys else "false")
     con.execute(f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM read_parquet([{listing}], {options})")
     described = con.execute(f"DESCRIBE {view}").fetchall()
@@ -388,15 +389,33 @@ def _alive(pid: int) -> bool:
 
 
 def _sweep(folder: Path, prefix: str) -> None:
-    """Removes the folders `prefix*.part-HOST-PID` of this host's processes that are gone."""
+    """Removes the folders `prefix*.part-HOST-PID` of this host's processes that are gone, and the lock
+    files `prefix*.lock` that no process holds (a killed conversion's)."""
     host = socket.gethostname()
     with contextlib.suppress(OSError):
         for e in os.scandir(folder):
-            if not e.name.startswith(prefix) or ".part-" not in e.name:
+            if not e.name.startswith(prefix):
+                continue
+            if e.name.endswith(".lock"):
+                _drop_lock(Path(e.path))
+                continue
+            if ".part-" not in e.name:
                 continue
             h, _, pid = e.name.rsplit(".part-", 1)[1].rpartition("-")
             if h == host and pid.isdigit() and not _alive(int(pid)):
                 shutil.rmtree(e.path, ignore_errors=True)
+
+
+def _drop_lock(path: Path) -> None:
+    """Removes the lock file `path` where no process holds it."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if path.stat().st_ino == os.fstat(fd).st_ino:
+                path.unlink()
+        finally:
+            os.close(fd)
 
 
 def _start(benchmark: str, src: str | Path) -> tuple[Path, dict[str, list[Path]], str]:

@@ -464,9 +464,23 @@ class ParquetFilesTest(unittest.TestCase):
             for x in (dead, live):
                 os.makedirs(x)
                 open(os.path.join(x, "customer.c_custkey.i64"), "wb").close()
+            with open(os.path.join(d, "hdb-columns-tpch-0123456789abcdef.lock"), "w"):
+                pass  # the lock file of a killed conversion: no one holds it
             self.answers_of(src, d, converted=True)
             self.assertFalse(os.path.exists(dead))
             self.assertTrue(os.path.exists(live))
+            self.assertEqual([f for f in os.listdir(d) if f.endswith(".lock")], [])
+            # Three processes at once on new files (MPI ranks): one converts, the others wait for it
+            # and load its columns.
+            many = tiny_tpch(os.path.join(d, "many"))
+            procs = [subprocess.Popen([EXE["tpch"], "--data", "tpch", "--tables", many, "--only", "*/ra-serial",
+                                       "--passes", "1", "--max-time", "0.01"], stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True, env=dict(os.environ, TMPDIR=d))
+                     for _ in range(3)]
+            outs = [p.communicate(timeout=120)[0] for p in procs]
+            self.assertEqual([p.returncode for p in procs], [0, 0, 0], outs)
+            self.assertEqual(sum(CONVERTED in o for o in outs), 1, outs)
+            self.assertEqual(len({tuple(answers(o)) for o in outs}), 1, outs)
             # TMPDIR names a folder that is not there.
             p = tpch(src, os.path.join(d, "no-such-tmp"))
             self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
