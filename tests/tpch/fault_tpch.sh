@@ -81,6 +81,24 @@ case "$case_name" in
     run 60 "${tiny[@]}" --tbl-dir "$work/tbl" --key-bits 64
     expect_usage "orders.tbl:2: column 1 (o_orderkey) '18446744073709551616': does not fit 64 bits"
     ;;
+  duplicate_key)
+    # Issue 50, item 3: a customer row repeated (identical) and an order key on two different rows are
+    # refused at load, naming the file, the key and both lines; no case runs.
+    tbl
+    rows=$(wc -l <"$work/tbl/customer.tbl")
+    sed -n 2p "$work/tbl/customer.tbl" >>"$work/tbl/customer.tbl"
+    run 60 "${tiny[@]}" --tbl-dir "$work/tbl" --json "$work/d.json"
+    expect_usage "customer.tbl: c_custkey 2 is on line 2 ('2|Customer#000000002|"
+    grep -q "and on line $((rows + 1)) ('2|Customer#000000002|.*c_custkey is the key of customer and must be unique" "$work/err" ||
+      fail "the message does not name the second line"
+    grep -q '"status": *"ok"' "$work/d.json" 2>/dev/null && fail "a case ran on the repeated key"
+    sed -i '$d' "$work/tbl/customer.tbl"
+    sed -i '3s/^[0-9]*|/1|/' "$work/tbl/orders.tbl"
+    run 60 "${tiny[@]}" --tbl-dir "$work/tbl"
+    expect_usage "orders.tbl: o_orderkey 1 is on line 1 ('1|"
+    grep -q "and on line 3 ('1|.*o_orderkey is the key of orders and must be unique" "$work/err" ||
+      fail "the message does not name the second line"
+    ;;
   huge_field)
     # A 16 MiB field: the message quotes 80 bytes of it, then "...".
     tbl

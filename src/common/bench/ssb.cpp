@@ -11,7 +11,9 @@
 #include "harness/errors.hpp"
 #include "harness/made_once.hpp"
 #include "reference/ssb.hpp"
+#include "harness/options.hpp"
 #include "workloads/column_files.hpp"
+#include "workloads/tbl_io.hpp"
 #include "workloads/ssb_tables.hpp"
 
 namespace hdb::ssb {
@@ -172,15 +174,18 @@ int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
   def.description = "Star Schema Benchmark: the 13 queries Q1.1 .. Q4.3 on generated or ssb-dbgen tables";
   def.unsized = "its cases are whole tables, made by the generator at --sf or read from --tbl-dir or --tables";
   def.add_options = [o, queries_text, resident_text, sf_option](CLI::App& app) {
-    app.add_option("--queries", *queries_text, "queries to run, comma-separated (default all: 1.1,1.2,...,4.3)");
+    app.add_option("--queries", *queries_text, "queries to run, comma-separated (default all: 1.1,1.2,...,4.3)")
+        ->check(not_empty);
     *sf_option = app.add_option("--sf", o->sf, "scale factor of the built-in generator (default 1; fractions allowed)");
     app.add_option("--tbl-dir", o->tbl_dir,
                    "load ssb-dbgen's lineorder.tbl, date.tbl, customer.tbl, supplier.tbl, part.tbl from this folder "
-                   "instead of generating");
+                   "instead of generating")
+        ->check(not_empty);
     app.add_option("--tables", o->tables_dir,
                    "load the tables from a folder of Parquet files (<table>.parquet or <table>/*.parquet; converted "
                    "once by scripts/hdb/python -m hdb.parquet_tables ssb, through DuckDB, into a cache folder) or from "
-                   "the raw binary columns that command wrote");
+                   "the raw binary columns that command wrote")
+        ->check(not_empty);
     app.add_option("--resident", *resident_text,
                    "device backends: no (every pass copies the columns a query reads to the device), yes (they are "
                    "uploaded once, as Crystal measures) or both (default); no effect on the cpu");
@@ -204,6 +209,8 @@ int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
           } catch (const std::invalid_argument& err) {
             throw UsageError(std::string("--queries: ") + err.what());
           }
+          if (std::find(o->queries.begin(), o->queries.end(), name) != o->queries.end())
+            throw UsageError("--queries: " + name + " is given twice (each query is one case)");
           o->queries.push_back(name);
         }
         b = e + 1;
@@ -211,15 +218,9 @@ int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
       if (o->queries.empty()) throw UsageError("--queries is empty");
     }
     if (!(o->sf > 0) || o->sf > 1000) throw UsageError("--sf must be in (0, 1000]");
-    if (!o->tbl_dir.empty())
-      for (const std::string& f : tbl_files())
-        if (!std::filesystem::is_regular_file(std::filesystem::path(o->tbl_dir) / f))
-          throw UsageError("--tbl-dir " + o->tbl_dir + " has no " + f);
-    if (!o->tbl_dir.empty() && !o->tables_dir.empty()) throw UsageError("--tbl-dir and --tables: give one of them");
-    // Tables read from files have the scale they were made at: an --sf beside them would change nothing.
-    if (!o->generated() && (*sf_option)->count() > 0)
-      throw UsageError(std::string("--sf: the tables come from ") + (o->tbl_dir.empty() ? "--tables" : "--tbl-dir") +
-                       ", at the scale factor they were made at; --sf is the built-in generator's");
+    tbl::check_table_source(o->tbl_dir, tbl_files(), o->tables_dir, (*sf_option)->count() > 0);
+  };
+  def.prepare = [o] {
     if (!o->tables_dir.empty())
       o->tables_dir = columns::column_dir_for("ssb", o->tables_dir);  // Parquet: converted once, then loaded
   };
@@ -227,7 +228,7 @@ int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
     std::vector<PathUse> uses;
     if (!o->tbl_dir.empty())
       for (const std::string& f : tbl_files()) uses.push_back({"--tbl-dir", (std::filesystem::path(o->tbl_dir) / f).string(), false});
-    if (!o->tables_dir.empty())
+    if (!o->tables_dir.empty() && columns::has_manifest(o->tables_dir))  // Parquet files: converted by the run
       uses.push_back({"--tables", (std::filesystem::path(o->tables_dir) / columns::kManifest).string(), false});
     return uses;
   };

@@ -18,7 +18,9 @@
 #include "harness/made_once.hpp"
 #include "harness/memory_plan.hpp"
 #include "reference/tpch.hpp"
+#include "harness/options.hpp"
 #include "workloads/column_files.hpp"
+#include "workloads/tbl_io.hpp"
 #include "workloads/tpch_tables.hpp"
 
 namespace hdb::tpch {
@@ -277,27 +279,31 @@ void check_output_path(const std::string& path) {
 int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
   auto o = std::make_shared<TpchOptions>();
   std::string kernels = "A,B,C", data = "random,tpch";
+  const CLI::Option* sf_option = nullptr;
   BenchmarkDef def;
   def.name = "tpch";
   def.description = "TPC-H micro-kernels A (select chain), B (two joins), C (selects, joins, project)";
-  def.add_options = [o, &kernels, &data](CLI::App& app) {
+  def.add_options = [o, &kernels, &data, &sf_option](CLI::App& app) {
     app.add_option("--key-bits", o->key_bits,
                    "Join key widths to sweep: 32 and/or 64 (64-bit keys: two words; generated keys mapped above 2^32)")
         ->delimiter(',');
     app.add_option("--kernels", kernels, "Kernels to run, comma separated: A, B, C")->capture_default_str();
     app.add_option("--data", data, "Data sets, comma separated: random (relations of --sizes bytes each), tpch")
         ->capture_default_str();
-    app.add_option("--sf", o->sf, "TPC-H scale factor of the built-in generator (fractions allowed)")
-        ->capture_default_str();
-    app.add_option("--tbl-dir", o->tbl_dir, "Load customer.tbl, orders.tbl, lineitem.tbl (dbgen) from this directory");
+    sf_option = app.add_option("--sf", o->sf, "TPC-H scale factor of the built-in generator (fractions allowed)")
+                    ->capture_default_str();
+    app.add_option("--tbl-dir", o->tbl_dir, "Load customer.tbl, orders.tbl, lineitem.tbl (dbgen) from this directory")
+        ->check(not_empty);
     app.add_option("--tables", o->tables_dir,
                    "Load the tables from a folder of Parquet files (<table>.parquet or <table>/*.parquet; converted once "
                    "by scripts/hdb/python -m hdb.parquet_tables tpch, through DuckDB, into a cache folder) or from the raw "
-                   "binary columns that command wrote");
+                   "binary columns that command wrote")
+        ->check(not_empty);
     app.add_option("--output", o->output,
-                   "Write each kernel's TPC-H result rows pipe-separated to FILE (FILE.A.ext, ... for several kernels)");
+                   "Write each kernel's TPC-H result rows pipe-separated to FILE (FILE.A.ext, ... for several kernels)")
+        ->check(not_empty);
   };
-  def.validate = [o, &kernels, &data] {
+  def.validate = [o, &kernels, &data, &sf_option] {
     auto split = [](const std::string& text) {
       std::vector<std::string> out;
       std::size_t b = 0;
@@ -326,18 +332,18 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
     bool tpch = std::find(o->data.begin(), o->data.end(), "tpch") != o->data.end();
     if (!o->tbl_dir.empty() && !tpch) throw UsageError("--tbl-dir needs --data with tpch");
     if (!o->tables_dir.empty() && !tpch) throw UsageError("--tables needs --data with tpch");
-    if (!o->tbl_dir.empty() && !o->tables_dir.empty()) throw UsageError("--tbl-dir and --tables: give one of them");
-    if (!o->tables_dir.empty())
-      o->tables_dir = columns::column_dir_for("tpch", o->tables_dir);  // Parquet: converted once, then loaded
-    for (const char* f : {"customer.tbl", "orders.tbl", "lineitem.tbl"})
-      if (!o->tbl_dir.empty() && !std::filesystem::is_regular_file(std::filesystem::path(o->tbl_dir) / f))
-        throw UsageError("--tbl-dir " + o->tbl_dir + " has no " + f);
+    tbl::check_table_source(o->tbl_dir, {"customer.tbl", "orders.tbl", "lineitem.tbl"}, o->tables_dir,
+                            sf_option->count() > 0);
     if (!o->output.empty() && !tpch) throw UsageError("--output writes TPC-H results: it needs --data with tpch");
     if (!o->output.empty()) {
       if (o->kernels.size() == 1) check_output_path(o->output);
       else
         for (const auto& k : o->kernels) check_output_path(output_path(o->output, k));
     }
+  };
+  def.prepare = [o] {
+    if (!o->tables_dir.empty())
+      o->tables_dir = columns::column_dir_for("tpch", o->tables_dir);  // Parquet: converted once, then loaded
   };
   def.paths = [o] {
     std::vector<PathUse> uses;
@@ -349,7 +355,7 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
     if (!o->tbl_dir.empty())
       for (const char* f : {"customer.tbl", "orders.tbl", "lineitem.tbl"})
         uses.push_back({"--tbl-dir", (std::filesystem::path(o->tbl_dir) / f).string(), false});
-    if (!o->tables_dir.empty())
+    if (!o->tables_dir.empty() && columns::has_manifest(o->tables_dir))  // Parquet files: converted by the run
       uses.push_back({"--tables", (std::filesystem::path(o->tables_dir) / columns::kManifest).string(), false});
     return uses;
   };

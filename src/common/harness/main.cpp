@@ -454,6 +454,7 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
           def.run(session);
           require_selection(dry, session);
         }
+        if (def.prepare) def.prepare();
         if (mpi.active()) {
           opts.local_rank = mpi.local_rank();
           opts.local_ranks = mpi.local_size();

@@ -24,6 +24,9 @@ struct BenchmarkDef {
   // The files the benchmark's own options read and write (may be empty): checked with --json and
   // --csv so that no output lands on another output or on an input (harness/paths.hpp).
   std::function<std::vector<PathUse>()> paths;
+  // Before a run only (never for --list, --help or --version): the slow work the options call for,
+  // such as converting --tables' Parquet files (may be empty; throws UsageError).
+  std::function<void()> prepare;
   std::function<void(Session&)> run;           // enumerates and runs the cases
   // True when the cases are collective across MPI ranks (TP mode): then a rank without a device
   // makes every rank skip, instead of leaving the others waiting in a collective.

@@ -19,10 +19,27 @@ const char* to_string(Transfer t) {
   return "?";
 }
 
+std::string not_empty(const std::string& v) {
+  return v.empty() ? std::string("an empty value (give one, or leave the option out for its default)") : std::string();
+}
+
+namespace {
+// --platform: an index (0, 1, ...) or a word; a number with a sign is neither.
+std::string platform_selector(const std::string& v) {
+  if (v.empty()) return "an empty platform selects nothing";
+  if ((v[0] == '-' || v[0] == '+') && v.size() > 1 && v.find_first_not_of("0123456789", 1) == std::string::npos)
+    return "'" + v + "' is not a platform index (0, 1, ...; or a word of a platform's name or vendor)";
+  return "";
+}
+}  // namespace
+
 void add_common_options(CLI::App& app, Options& o) {
-  app.add_option("--sizes", o.sizes_text, "Input sizes in bytes per input, comma separated (e.g. 32K,1M,1G or 2^20)");
-  app.add_option("--min-size", o.min_size_text, "Smallest size of the power-of-two sweep (default: the size class's)");
-  app.add_option("--max-size", o.max_size_text, "Largest size of the power-of-two sweep (default: the size class's)");
+  app.add_option("--sizes", o.sizes_text, "Input sizes in bytes per input, comma separated (e.g. 32K,1M,1G or 2^20)")
+      ->check(not_empty);
+  app.add_option("--min-size", o.min_size_text, "Smallest size of the power-of-two sweep (default: the size class's)")
+      ->check(not_empty);
+  app.add_option("--max-size", o.max_size_text, "Largest size of the power-of-two sweep (default: the size class's)")
+      ->check(not_empty);
   app.add_option("--size-class", o.size_class, "Size class 1..4: 32K..1M, 32K..16M, 32K..256M, 32K..1G")
       ->check(CLI::Range(kMinSizeClass, kMaxSizeClass));
   app.add_option("--warmup", o.warmup,
@@ -42,18 +59,20 @@ void add_common_options(CLI::App& app, Options& o) {
   app.add_option("--device", o.device, "Device index (CUDA, OpenCL)")->check(CLI::NonNegativeNumber);
   app.add_option("--platform", o.platform,
                  "OpenCL platform: its index, or a word of its name or vendor (pocl, intel, nvidia); default 0")
-      ->check([](const std::string& v) { return v.empty() ? std::string("an empty platform selects nothing") : std::string(); });
+      ->check(platform_selector);
   app.add_option("--threads", o.threads, "CPU threads for parallel variants (0: all)")->check(CLI::Range(0, 4096));
   app.add_option("--only", o.only, "Run only these tests: name, name/variant, globs allowed (comma separated)")
       ->delimiter(',');
   app.add_option("--memory-limit", o.memory_limit_text,
                  "Treat the device (host RAM on cpu) as holding at most this much memory, e.g. 64M: cases "
-                 "that need more are skipped with the reason");
+                 "that need more are skipped with the reason")
+      ->check(not_empty);
   app.add_flag("--list", o.list, "List the cases that would run, and exit");
-  app.add_option("--json", o.json_path, "Write results as JSON to this file (rewritten after every case)");
-  app.add_option("--csv", o.csv_path, "Write results as CSV to this file (rewritten after every case)");
+  app.add_option("--json", o.json_path, "Write results as JSON to this file (rewritten after every case)")->check(not_empty);
+  app.add_option("--csv", o.csv_path, "Write results as CSV to this file (rewritten after every case)")->check(not_empty);
   app.add_option("--seed", o.seed_text,
-                 "Seed of the input generators, 0..18446744073709551615 (same seed, same data on every backend)");
+                 "Seed of the input generators, 0..18446744073709551615 (same seed, same data on every backend)")
+      ->check(not_empty);
   app.add_option("--transfer", o.transfer_text, "Host memory for PCIe transfers: pageable, pinned or both")
       ->check(CLI::IsMember({"pageable", "pinned", "both"}));
   app.add_flag("--quiet", o.quiet, "Print only the summary line");

@@ -68,6 +68,9 @@ struct Options {
 
 // Adds the shared options to `app`, bound to `opts`.
 void add_common_options(CLI::App& app, Options& opts);
+// A CLI11 check for an option whose empty value would silently mean its default ('--memory-limit ""',
+// '--tbl-dir ""'): the reason it is refused, "" for any other value.
+std::string not_empty(const std::string& value);
 // Resolves sizes and transfer modes after parsing; throws UsageError naming the option.
 void finalize_options(Options& opts);
 // --seed's value: a decimal integer in 0..2^64-1 (18446744073709551615); anything else (a sign, a

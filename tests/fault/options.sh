@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Issue 50, item 8 (and the neighbours of item 6): options of hdb-tpch-* and hdb-ssb-* checked alike,
+# empty values refused, --platform's index, and --list that converts nothing. Each bad value exits 2
+# with a message naming the option.
+# Usage: options.sh CASE (env: HDB_TPCH_CPU, HDB_SSB_CPU, HDB_RA_CPU, HDB_RA_OPENCL)
+. "$(dirname "$0")/lib.sh"
+
+# --sf beside tables read from files: one shared check, the same message for both benchmarks.
+table_source() {
+  need HDB_TPCH_CPU HDB_SSB_CPU
+  mkdir "$T/tbl" "$T/pq"
+  for t in lineorder date customer supplier part orders lineitem; do : >"$T/tbl/$t.tbl"; done
+  : >"$T/pq/customer.parquet"
+  for from in "--tbl-dir $T/tbl" "--tables $T/pq"; do
+    # shellcheck disable=SC2086
+    run 30 "$HDB_TPCH_CPU" --data tpch $from --sf 2 --list
+    expect_rc 2
+    expect_err "--sf: the tables come from ${from%% *}, at the scale factor they were made at; --sf is the built-in generator's"
+    # shellcheck disable=SC2086
+    run 30 "$HDB_SSB_CPU" $from --sf 2 --list
+    expect_rc 2
+    expect_err "--sf: the tables come from ${from%% *}, at the scale factor they were made at; --sf is the built-in generator's"
+  done
+  run 30 "$HDB_TPCH_CPU" --data tpch --tbl-dir "$T/tbl" --tables "$T/pq" --list
+  expect_rc 2
+  expect_err "--tbl-dir and --tables: give one of them"
+}
+
+# A query named twice would give two cases one id.
+repeated_queries() {
+  need HDB_SSB_CPU
+  for q in 1.1,1.1 q1.1,1.1 2.1,Q2.1; do
+    run 30 "$HDB_SSB_CPU" --sf 0.01 --queries "$q" --list
+    expect_rc 2
+    expect_err "--queries: ${q##*[,qQ]} is given twice (each query is one case)"
+  done
+  run 30 "$HDB_SSB_CPU" --sf 0.01 --queries 1.1,1.2 --list
+  expect_rc 0
+}
+
+# An empty value is refused, never taken as the option's default (--memory-limit '' ran unlimited,
+# --queries '' ran every query, --tbl-dir '' the generator).
+empty_values() {
+  need HDB_RA_CPU HDB_SSB_CPU HDB_TPCH_CPU
+  for opt in --memory-limit --sizes --min-size --max-size --seed --json --csv; do
+    run 30 "$HDB_RA_CPU" --only select/serial --list "$opt" ""
+    expect_rc 2
+    expect_err "$opt: an empty value"
+  done
+  for opt in --queries --tbl-dir --tables; do
+    run 30 "$HDB_SSB_CPU" --list "$opt" ""
+    expect_rc 2
+    expect_err "$opt: an empty value"
+  done
+  for opt in --tbl-dir --tables --output; do
+    run 30 "$HDB_TPCH_CPU" --list "$opt" ""
+    expect_rc 2
+    expect_err "$opt: an empty value"
+  done
+}
+
+# A signed number is no platform index: a usage error, not "no platform matches" (exit 77).
+platform_index() {
+  need HDB_RA_OPENCL
+  for p in -1 +1 -0; do
+    run 30 "$HDB_RA_OPENCL" --only select/paper --sizes 32K --list --platform "$p"
+    expect_rc 2
+    expect_err "--platform: '$p' is not a platform index"
+  done
+}
+
+# --list --tables on a folder of Parquet files lists the cases without converting them (the file here
+# is no Parquet: converting it would fail, exit 2).
+list_converts_nothing() {
+  need HDB_SSB_CPU HDB_TPCH_CPU
+  mkdir "$T/pq"
+  : >"$T/pq/customer.parquet"
+  run 30 "$HDB_SSB_CPU" --tables "$T/pq" --list
+  expect_rc 0
+  expect_out "q1.1/serial[data=parquet]"
+  expect_no_err "converted"
+  run 30 "$HDB_TPCH_CPU" --data tpch --tables "$T/pq" --list
+  expect_rc 0
+  expect_out "[data=parquet,key=32]"
+}
+
+"$1"
