@@ -4,27 +4,36 @@ writes the columns the benchmark keeps as raw little-endian binary files with a 
 round trip: numbers stay numbers, only strings (which the loader maps to its dictionary codes) are
 handed over as bytes.
 
-    scripts/hdb/python -m hdb.parquet_tables tpch|ssb SRC OUT
+    scripts/hdb/python -m hdb.parquet_tables tpch|ssb SRC OUT     # convert (all or nothing)
+    scripts/hdb/python -m hdb.parquet_tables cache tpch|ssb DIR   # what `--tables DIR` loads
 
 SRC holds one table per `<table>.parquet` file or `<table>/` folder of Parquet files (what
-`tpchgen-cli --format parquet`, DuckDB's `COPY ... (FORMAT parquet)` and Spark write; Spark's
-`part-*.parquet` files and `_SUCCESS` beside them). Why DuckDB: the driver already has it (the
+`tpchgen-cli --format parquet`, DuckDB's `COPY ... (FORMAT parquet)` and Spark write). One function,
+table_files, decides which files are a table, for the conversion and for the fingerprint the
+executables' cache is keyed by (fingerprint): every file under the folder at any depth, links
+followed, names starting with . or _ skipped (_SUCCESS, _temporary/, .crc), Hive key=value folders
+read as columns, any other file that is not Parquet an error naming it (docs/ssb.md, "Parquet
+input"). `cache` answers the executables (workloads/column_files.cpp) with the folder to load:
+DIR's own columns (checked against the fingerprint their manifest records where Parquet tables lie
+beside them) or a cache folder under $TMPDIR, converted once under a lock. Why DuckDB: the driver already has it (the
 project venv, scripts/setup), it reads every Parquet encoding and compression those writers use, and
 there is no Parquet or Arrow package in Debian here; pyarrow's C++ libraries inside its wheel would
 be a second, large dependency linked into every executable (docs/ssb.md, "Parquet input").
 
-What is checked here (each an error naming file, table and column, exit 2): the table's files and
-its columns are there; a column is of a type that holds what the suite keeps (below); no NULL; no
-negative number; whole numbers where the suite keeps whole numbers, at most hundredths where it keeps
-cents. The loader then applies the .tbl loader's rules to the values (32 bits, or 64-bit keys for
-TPC-H; calendar dates; strings in the dictionaries), naming table, column and row.
+What is checked here (each an error naming file, table and column, exit 2, never a traceback): the
+table's files are whole Parquet files DuckDB reads and its columns are there; a column is of a type
+that holds what the suite keeps (below); no NULL, NaN or infinity; no negative number; whole
+numbers where the suite keeps whole numbers, at most hundredths where it keeps cents. The loader
+then applies the .tbl loader's rules to the values (32 bits, or 64-bit keys for TPC-H; calendar
+dates; strings in the dictionaries), naming table, column and row.
 
 Kinds (the suite's column, what Parquet may hold):
   key, int   a whole number: any integer type, or a DECIMAL / floating column of whole values
   cents      money or a fraction in hundredths: integer, DECIMAL, or floating (within 1e-6 of a
              hundredth: Spark's doubles), written as hundredths
-  days       a TPC-H date: DATE (or a 'YYYY-MM-DD' string), written as days since 1970-01-01
-  yyyymmdd   an SSB date key: an integer yyyymmdd (ssb-dbgen's) or a DATE
+  days       a TPC-H date: DATE, a TIMESTAMP at midnight or a 'YYYY-MM-DD' string, written as days
+             since 1970-01-01
+  yyyymmdd   an SSB date key: an integer yyyymmdd (ssb-dbgen's), a DATE or a TIMESTAMP at midnight
   str        a string (VARCHAR): a dictionary column
 """
 from __future__ import annotations

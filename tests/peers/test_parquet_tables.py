@@ -6,6 +6,10 @@ itself (the executable converts it once into a cache folder), and the errors: a 
 NULL, values finer than hundredths (the converter, exit 2; through the executable too), a string
 outside the SSB dictionaries (the loader, exit 2, naming table, column and row). And tables another
 generator wrote: tpchgen-cli's TPC-H tables as .tbl and as Parquet give the same answers.
+ParquetFilesTest (issue 50): which files are a table in every writer's layout (Hive partitions, Spark's
+_SUCCESS, _temporary/ and hidden files, links), the cache's fingerprint of exactly those files,
+columns beside Parquet files, every file and value error without a traceback, all-or-nothing
+conversion, the cache folder's housekeeping and the converter's exit in words.
 
 Run: HDB_BUILD_DIR=build .venv/bin/python tests/peers/test_parquet_tables.py"""
 import os
