@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -609,9 +610,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"parquet_tables: error: {e} in {sys.executable}; scripts/setup installs duckdb in .venv",
               file=sys.stderr)
         return 2
-    except OSError as e:  # the output cannot be written (a full disk, a read-only folder): no traceback
+    except OSError as e:  # the output cannot be written: no traceback; a folder that cannot be one is usage
         print(f"parquet_tables: error: {e}", file=sys.stderr)
-        return 1
+        return 2 if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT, errno.ENOTDIR,
+                                errno.EEXIST, errno.EISDIR) else 1
     except KeyboardInterrupt:
         print("parquet_tables: interrupted", file=sys.stderr)
         return 130

@@ -454,6 +454,11 @@ class ParquetFilesTest(unittest.TestCase):
             self.assertEqual(c.returncode, 2, c.stdout + c.stderr)
             self.assertIn("table orders has no column o_custkey", c.stderr)
             self.assertEqual({f: open(os.path.join(out, f), "rb").read() for f in os.listdir(out)}, before)
+            # An output that cannot be a folder: a usage error naming it, no traceback.
+            c = convert("tpch", good, os.path.join(good, "customer.parquet", "cols"))
+            self.assertEqual(c.returncode, 2, c.stdout + c.stderr)
+            self.assertIn("customer.parquet", c.stderr)
+            self.assertNotIn("Traceback", c.stderr)
 
     def test_the_cache_folder_housekeeping_and_the_converters_exit(self):
         with tempfile.TemporaryDirectory() as d:
