@@ -278,7 +278,11 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
 
     broken = left_out("A", broken_a) + left_out("B", broken_b)
     foreign = left_out("A", foreign_a) + left_out("B", foreign_b)
-    for m in foreign + broken:
+    # A figure that cannot be used (results.check_figures): its case is out of the run's rows, named here.
+    bad = [f"{run}: a figure that cannot be used: "
+           + m.replace("; the case is left out", "; left out of the comparison")
+           for run, docs, d in (("A", docs_a, run_a), ("B", docs_b, run_b)) for m in results.bad_figure_lines(docs, d)]
+    for m in foreign + broken + bad:
         print(f"compare: error: {m}", file=sys.stderr)
     if not docs_a or not docs_b:
         raise UsageError(f"{run_a if not docs_a else run_b}: no usable results JSON under raw/")
@@ -287,6 +291,9 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
     out_dir.mkdir(parents=True, exist_ok=True)
     rows_a, rows_b = results.all_rows(docs_a), results.all_rows(docs_b)
     pairs, only_a, only_b = match(rows_a, rows_b, metric, include_unverified, alpha, min_effect, correction)
+    # A case left out of one run for a bad figure is named under Problems, not as found in the other run only.
+    spoilt = {(d["benchmark"], d["backend"], rid) for d in docs_a + docs_b for rid, *_ in d.get("_bad_figures") or []}
+    only_a, only_b = ([k for k in keys if (k[0], k[1], k[3]) not in spoilt] for keys in (only_a, only_b))
     tests = sum(p["p_adjusted"] is not None for p in pairs)
     unchecked = sum(1 for r in rows_a + rows_b if r["rank"] == 0 and r["status"] == "ok" and not r["checked"])
 
@@ -349,9 +356,9 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
     if only_a or only_b:
         doc.h(2, "Unmatched results")
         doc.items([f"only in A: {_name(k)}" for k in only_a] + [f"only in B: {_name(k)}" for k in only_b])
-    if foreign or broken:
+    if foreign or broken or bad:
         doc.h(2, "Problems")
-        doc.items(foreign + broken)
+        doc.items(foreign + broken + bad)
     write_atomically(out_dir / "compare.md", doc.markdown())
     write_atomically(out_dir / "compare.html", doc.html(str(out_dir / "plots"), title))
     write_atomically(out_dir / "compare.csv", _csv(pairs))
@@ -371,4 +378,4 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
     if moving:
         print(f"compare: note: {moving}", file=stream)
     print(f"compare: -> {out_dir / 'compare.html'}", file=stream)
-    return contract.EXIT_USAGE if foreign else contract.EXIT_FAILED if broken else contract.EXIT_OK
+    return contract.EXIT_USAGE if foreign or bad else contract.EXIT_FAILED if broken else contract.EXIT_OK

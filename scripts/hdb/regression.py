@@ -16,7 +16,6 @@ failed case is measured once more, and the better of its two measurements is jud
 disturbed pass does not fail it either.
 """
 import json
-import math
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import contract
+from . import contract, results
 from .util import Document, StrPath, UsageError
 
 Ratios = dict[str, dict[str, float]]  # case name -> {"to_ceiling": x, "to_anchor": y}
@@ -100,7 +99,7 @@ def _load_gate(path: StrPath) -> Gate:
 def _fastest_rate(result: Mapping[str, Any]) -> float:
     """Declared bytes moved per second of the fastest timed pass (GB/s); 0 without a usable pass."""
     times = [t.get("kernel_s") or 0.0 for t in result.get("trials") or []]
-    times = [t for t in times if isinstance(t, (int, float)) and math.isfinite(t) and t > 0]
+    times = [t for t in times if not results.figure_problem(t, time=True, positive=True)]
     moved = (result.get("bytes") or {}).get("min_moved") or 0
     return moved / min(times) / 1e9 if times and moved > 0 else 0.0
 
@@ -109,6 +108,7 @@ def ratios(doc: Document, gate: Gate) -> Ratios:
     """Each gate case's two ratios from one document of hdb-ra-cpu; a case the document lacks, or
     one that failed or was skipped, is absent (the caller reports it)."""
     rates: dict[str, tuple[float, float]] = {}
+    results.checked(doc)  # a result with a figure that cannot be used is none (results.check_figures)
     size = contract.parse_size(gate.size)
     # Each case's ceiling is the sample nearest to it; documents before issue 51 have one for the run.
     run_ceiling = (doc.get("ceiling") or {}).get("memory_copy_gbps") or 0.0
@@ -288,7 +288,9 @@ def run_gate(exe: StrPath, gate: Gate, avx512: bool, keep: StrPath | None = None
         head = (f"on {cpu or 'an unnamed CPU'}; copy ceiling {ceiling.get('memory_copy_gbps', 0):.1f} GB/s"
                 + (f" (spread {100 * spread:.0f} % over {len(ceiling.get('samples', []))} samples)"
                    if isinstance(spread, (int, float)) else ""))
-        text = format_verdicts(verdicts, gate, factor, source) + note + "\n  " + head
+        bad = results.bad_figure_lines([doc] + ([doc2] if again else []))
+        text = format_verdicts(verdicts, gate, factor, source) + note + "\n  " + head \
+            + "".join(f"\n  a figure that cannot be used: {b}" for b in bad)
         return not any(v.failed for v in verdicts), text
 
 
@@ -305,7 +307,9 @@ def make_reference(docs: Sequence[Document], gate: Gate, avx512: bool, source: s
         measured = ratios(doc, gate)
         missing = [c.name for c in gate.cases if c.name not in measured]
         if missing:
-            raise UsageError(f"document {i + 1} has no verified result for {', '.join(missing)}")
+            bad = results.bad_figure_lines([doc])
+            raise UsageError(f"document {i + 1} has no verified result for {', '.join(missing)}"
+                             + (f" (a figure that cannot be used: {'; '.join(bad)})" if bad else ""))
         for name, r in measured.items():
             for k, v in r.items():
                 seen.setdefault(name, {}).setdefault(k, []).append(v)

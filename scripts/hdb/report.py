@@ -575,7 +575,8 @@ def build(run_dir: StrPath, include_unverified: bool = False, problems: Iterable
         + _missing_results(manifest, run_dir, docs, broken) + list(problems) \
         + [f"{_relative(d['_path'], run_dir)} is marked incomplete ({results.incomplete_text(d)}): its "
            "executable did not finish; the results it holds are reported" for d in docs if results.incomplete(d)] \
-        + [f"id recorded more than once (the last one is reported): {d}" for d in results.duplicates(docs)]
+        + [f"id recorded more than once (the last one is reported): {d}" for d in results.duplicates(docs)] \
+        + [f"a figure that cannot be used: {m}" for m in results.bad_figure_lines(docs, run_dir)]
     title = f"hetdb-bench report: {_run_name(run_dir)}"
     doc = Doc()
     doc.problems = found
@@ -664,17 +665,22 @@ def generate(run_dir: StrPath, stream: IO[str] = sys.stdout,
 
 def main(run_dir: StrPath, stream: IO[str] = sys.stdout, include_unverified: bool = False) -> int:
     """scripts/report: 0 when every raw file was read, 1 when one was broken or missing (the report
-    covers the others and names it), 2 when one is of another kind (another schema version)."""
-    figs, broken, foreign = generate_checked(run_dir, stream, include_unverified)
+    covers the others and names it), 2 when one is of another kind (another schema version) or holds a
+    figure that cannot be used (a negative, NaN, string or sub-nanosecond time: a data error; the case
+    is left out of the report, which names it under Problems, and the rest is reported)."""
+    figs, broken, foreign, bad = generate_checked(run_dir, stream, include_unverified)
     for m in foreign + broken:
         print(f"report: error: {m}", file=sys.stderr)
-    return 2 if foreign else 1 if broken else 0
+    for m in bad:
+        print(f"report: error: a figure that cannot be used: {m}", file=sys.stderr)
+    return 2 if foreign or bad else 1 if broken else 0
 
 
 def generate_checked(run_dir: StrPath, stream: IO[str] = sys.stdout,
-                     include_unverified: bool = False) -> tuple[list[plots.Figure], list[str], list[str]]:
-    """-> (figures, broken, foreign): the report of every usable result, and the files left out. A
-    folder that is not a run is refused before anything is written there."""
+                     include_unverified: bool = False) -> tuple[list[plots.Figure], list[str], list[str], list[str]]:
+    """-> (figures, broken, foreign, bad): the report of every usable result, the files left out, and
+    the cases left out for a figure that cannot be used (results.bad_figure_lines). A folder that is
+    not a run is refused before anything is written there."""
     results.check_run_dir(run_dir)
     loaded = results.load_docs_tolerant(run_dir)
     problems = results.write_summary_csv(run_dir, loaded[0])
@@ -698,4 +704,4 @@ def generate_checked(run_dir: StrPath, stream: IO[str] = sys.stdout,
         print(f"report: problem: {p}", file=stream)
     if not plots.available():
         print(f"report: no figures, matplotlib is not available ({plots.MATPLOTLIB_ERROR})", file=stream)
-    return figs, broken, foreign
+    return figs, broken, foreign, results.bad_figure_lines(loaded[0], run_dir)

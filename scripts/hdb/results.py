@@ -9,6 +9,7 @@ results[].transfer."""
 import csv
 import io
 import json
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -108,6 +109,157 @@ def _damage_hint(path: StrPath) -> str:
     return ""
 
 
+# --- the figures of a result, checked once for every reader ----------------------------------------
+# The smallest time a timer resolves (steady_clock and the device events: about a nanosecond). A time
+# above 0 but below it is no measurement: a speed-up or a throughput made from it would be the
+# timer's, so it is named and never used. 0 is a time that is not there (h2d_s of a CPU result).
+MIN_TIME_S = 1e-9
+STAT_TIMES = ("kernel_s", "total_s", "h2d_s", "d2h_s")   # stats.<k> and trials[].<k>: seconds
+_STAT_SECONDS = ("median", "mean", "min", "max")          # the seconds of a stats.<k> block (and stddev, cv)
+RATES = ("kernel_gbps", "total_gbps", "transfer_gbps", "elements_per_s", "moved_gbps", "pct_of_peak",
+         "ceiling_gbps", "parity")                        # throughput.<k>
+COUNTS = ("input", "min_moved", "transfer")              # bytes.<k>
+BadFigure = tuple[str, str, Any, str]  # (result id, field, value, why)
+
+
+def figure_problem(value: Any, time: bool = False, positive: bool = False) -> str:
+    """'' when `value` is a usable figure of a result: a real number (not a bool, not a string),
+    finite and not negative; `positive`: above 0; a `time` above 0 at least MIN_TIME_S. Else why not,
+    in a few words. The one rule report, compare and the headline read figures by (check_figures)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"not a number (a {type(value).__name__})"
+    if not math.isfinite(value):
+        return "not finite"
+    if value < 0:
+        return "negative"
+    if positive and value == 0:
+        return "zero"
+    if time and 0 < value < MIN_TIME_S:
+        return f"below the timer's resolution ({MIN_TIME_S:g} s): no measurement"
+    return ""
+
+
+def result_figure_problems(r: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
+    """[(field, value, why)] of every figure of one result record that cannot be used (figure_problem):
+    its size and byte counts, its stats (every time, stddev and cv, and its phases'), every trial's
+    times and its throughput; a block of the wrong shape is named too. An ok result must have taken
+    time: a stats.total_s it has holds a median above 0. A figure that is absent (null) is no problem."""
+    out: list[tuple[str, Any, str]] = []
+
+    def check(field: str, value: Any, time: bool = False, positive: bool = False, need: bool = False) -> None:
+        if value is None and not need:
+            return
+        why = figure_problem(value, time, positive)
+        if why:
+            out.append((field, value, why))
+
+    def block(field: str, value: Any, kind: type = dict) -> Any:
+        if value is None:
+            return kind()
+        if not isinstance(value, kind):
+            out.append((field, value, f"not {'an object' if kind is dict else 'a list'}"))
+            return kind()
+        return value
+
+    def stat(field: str, st: Any, time: bool = True) -> None:
+        # The timer's resolution judges the median (what a speed-up is made of) and each trial below.
+        st = block(field, st)
+        for k in _STAT_SECONDS:
+            check(f"{field}.{k}", st.get(k), time=time and k == "median")
+        for k in ("stddev", "cv"):
+            check(f"{field}.{k}", st.get(k))
+
+    size = r.get("size_bytes")
+    check("size_bytes", size, need=True)
+    if isinstance(size, float) and math.isfinite(size) and not size.is_integer():
+        out.append(("size_bytes", size, "not a whole number of bytes"))
+    check("elements", r.get("elements"))
+    by = block("bytes", r.get("bytes"))
+    for k in COUNTS:
+        check(f"bytes.{k}", by.get(k))
+    stats = block("stats", r.get("stats"))
+    for k in STAT_TIMES:
+        stat(f"stats.{k}", stats.get(k))
+    for name, st in block("stats.phases_s", stats.get("phases_s")).items():
+        stat(f"stats.phases_s.{name}", st, time=False)
+    total = stats.get("total_s")
+    if r.get("status") == "ok" and isinstance(total, dict):  # a block of another shape is named above
+        check("stats.total_s.median", total.get("median"), time=True, positive=True, need=True)
+    for i, t in enumerate(block("trials", r.get("trials"), list)):
+        t = block(f"trials[{i}]", t)
+        for k in STAT_TIMES:
+            check(f"trials[{i}].{k}", t.get(k), time=True)
+        for name, v in block(f"trials[{i}].phases_s", t.get("phases_s")).items():
+            check(f"trials[{i}].phases_s.{name}", v)
+    tp = block("throughput", r.get("throughput"))
+    for k in RATES:
+        check(f"throughput.{k}", tp.get(k))
+    # One problem a field (a total of 0 would be named twice otherwise).
+    first: dict[str, tuple[str, Any, str]] = {}
+    for x in out:
+        first.setdefault(x[0], x)
+    return list(first.values())
+
+
+def check_figures(doc: Document) -> list[BadFigure]:
+    """Every result of a document whose figures cannot be used (result_figure_problems) is taken out
+    of it (of each rank's results under MPI), so that no reader -- report, compare, the headline,
+    scaling, targets -- turns a negative, NaN, string or sub-nanosecond time into a figure; a document
+    ceiling (ceiling.memory_copy_gbps) that is no usable figure is dropped likewise (0: none measured). Returns what was
+    taken out, (id, field, value, why) per bad figure; load_doc keeps it in doc['_bad_figures'] and
+    bad_figure_lines names it."""
+    bad: list[BadFigure] = []
+    ceiling = doc.get("ceiling")
+    if isinstance(ceiling, dict) and ceiling.get("memory_copy_gbps") is not None:
+        why = figure_problem(ceiling["memory_copy_gbps"])  # 0: none measured (a peer's document)
+        if why:
+            bad.append(("(document)", "ceiling.memory_copy_gbps", ceiling.pop("memory_copy_gbps"), why))
+    ranks = (doc.get("mpi") or {}).get("ranks") if isinstance(doc.get("mpi"), dict) else None
+    lists = [e["results"] for e in ranks if isinstance(e, dict) and isinstance(e.get("results"), list)] \
+        if ranks else []
+    for records in [doc["results"], *lists]:
+        keep = []
+        for r in records:
+            found = result_figure_problems(r)
+            if found:
+                rid = r.get("id") or f"{r.get('test', '?')}/{r.get('variant', '?')}"  # a gate's document: no id
+                bad += [(str(rid), f, v, why) for f, v, why in found]
+            else:
+                keep.append(r)
+        records[:] = keep
+    return bad
+
+
+def checked(doc: Document) -> Document:
+    """The document with its unusable figures taken out (check_figures), once: what it took out is kept
+    in doc['_bad_figures']. load_doc and rows_of call it, so a document made in memory is checked too."""
+    if "_bad_figures" not in doc:
+        doc["_bad_figures"] = check_figures(doc)
+    return doc
+
+
+def bad_figure_lines(docs: Iterable[Mapping[str, Any]], run_dir: StrPath | None = None) -> list[str]:
+    """One line per case left out for its figures (check_figures): the file (relative to run_dir),
+    the case id, its first bad field, the value and why, and how many more of its figures are bad."""
+    out = []
+    for d in docs:
+        path = str(d.get("_path", ""))
+        shown = os.path.relpath(path, run_dir) if path and run_dir is not None and Path(path).is_absolute() == \
+            Path(run_dir).is_absolute() else path
+        cases: dict[str, list[tuple[str, Any, str]]] = {}
+        for rid, field, value, why in d.get("_bad_figures") or []:
+            fields = cases.setdefault(rid, [])
+            if all(f != field for f, _, _ in fields):  # the same field of every rank under MPI: once
+                fields.append((field, value, why))
+        for rid, fields in cases.items():
+            field, value, why = fields[0]
+            more = f" (and {len(fields) - 1} more of its figures)" if len(fields) > 1 else ""
+            out.append(f"{shown + ': ' if shown else ''}{rid}: {field} = {value!r}: {why}{more}"
+                       + ("; the document's ceiling is not used" if rid == "(document)" else
+                          "; the case is left out"))
+    return out
+
+
 def load_doc(path: StrPath) -> Document:
     """One executable's results; a document that is not hetdb-bench/2 is an error naming the file:
     ForeignDocument for another kind of document, UsageError for a broken one."""
@@ -141,6 +293,7 @@ def load_doc(path: StrPath) -> Document:
     except (AttributeError, TypeError) as e:
         raise UsageError(f"{path}: not shaped as {SCHEMA} ({e})") from None
     doc["_path"] = path
+    checked(doc)
     return doc
 
 
@@ -277,7 +430,9 @@ def _rank_parts(doc):
 
 
 def rows_of(doc: Document) -> list[Row]:
-    """One flat dict per result (per rank under MPI); figures absent for skipped/failed results are None."""
+    """One flat dict per result (per rank under MPI); figures absent for skipped/failed results are None.
+    A result with a figure that cannot be used is not among them (checked)."""
+    checked(doc)
     ctx = doc.get("context", {})
     across = {r["id"]: r["across_ranks"] for r in doc["results"] if r.get("across_ranks")}
     out = []
@@ -316,12 +471,14 @@ def processor_docs(docs: Iterable[_Doc]) -> list[_Doc]:
     return [d for d in docs if not host_execution_doc(d)]
 
 
-def _ceiling_gbps(doc, tp):
-    """The ceiling a result's pct_of_peak is against: its throughput.ceiling_gbps, the sample
-    measured nearest to it (issue 51), else the document's ceiling.memory_copy_gbps (a document
-    written before issue 51, a peer's, a result without throughput), else None."""
-    own = tp.get("ceiling_gbps")
-    return own if own is not None else (doc.get("ceiling") or {}).get("memory_copy_gbps")
+def _ceiling_gbps(doc, r):
+    """The ceiling a result's pct_of_peak is against, by the one rule of contract.result_ceiling: its
+    throughput.ceiling_gbps, the sample measured nearest to it (issue 51), else the document's
+    ceiling.memory_copy_gbps (a document written before issue 51, a peer's, a result without
+    throughput); None when it has neither."""
+    run = (doc.get("ceiling") or {}).get("memory_copy_gbps")
+    c = contract.result_ceiling(r, math.nan if run is None else run)
+    return None if math.isnan(c) else c
 
 
 def _row(doc, ctx, rank, device, r):
@@ -370,7 +527,7 @@ def _row(doc, ctx, rank, device, r):
         "elements_per_s": tp.get("elements_per_s"),
         "moved_gbps": tp.get("moved_gbps"),
         "pct_of_peak": tp.get("pct_of_peak"),
-        "ceiling_gbps": _ceiling_gbps(doc, tp),
+        "ceiling_gbps": _ceiling_gbps(doc, r),
         "parity": tp.get("parity"),
         "elements": r.get("elements", 0),
         "input_bytes": b.get("input", 0),

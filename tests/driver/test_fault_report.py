@@ -5,6 +5,7 @@ results taken with --no-verify are marked and kept out of figures and comparison
 directories, the committed fixture and fake executables; every command bounded by `timeout`."""
 import csv
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -145,3 +146,125 @@ class NoVerifyTest(FaultCase):
         p = bounded("compare", run, run, "--out", out, "--include-unverified", env=self.env, limit=120)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertEqual({r["benchmark"] for r in csv_rows(Path(out, "compare.csv"))}, {"bus", "ngram"})
+
+
+# Issue 50, item 5: the figures of a result are checked once (results.check_figures) for every reader.
+BAD_FIGURES = ((-1e-3, "-0.001: negative"), ("fast", "'fast': not a number (a str)"), (float("nan"), "nan: not finite"),
+               (float("inf"), "inf: not finite"), (True, "True: not a number (a bool)"),
+               (1e-12, "1e-12: below the timer's resolution (1e-09 s): no measurement"))
+
+
+def spoil(run, value, field=("stats", "kernel_s", "median"), file="ra-cpu.json", index=0):
+    """Writes `value` into one figure of one result of raw/<file>; returns the result's id."""
+    path = Path(run, "raw", file)
+    doc = json.loads(path.read_text())
+    r = doc["results"][index]
+    *parents, last = field
+    node = r
+    for k in parents:
+        node = node[k] if isinstance(k, int) else node.setdefault(k, {})
+    node[last] = value
+    path.write_text(json.dumps(doc))  # NaN and Infinity as Python's json writes them
+    return r["id"]
+
+
+class BadFigureTest(FaultCase):
+    """A negative, string, bool, NaN, infinite or sub-nanosecond figure in a result: scripts/report
+    leaves the case out, names file, case id, field and value under Problems and on stderr, reports
+    the rest and exits 2 (a data error); never a traceback, a 'nanx' or a speed-up from the timer."""
+
+    def test_a_bad_time_is_named_and_its_case_left_out(self):
+        p = bounded("report", self.copy_fixture(), env=self.env, limit=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        shutil.rmtree(Path(self.tmp, "run-small"))
+        every = re.search(r"report: (\d+) results", p.stdout)
+        self.assertTrue(every, p.stdout)
+        for value, shown in BAD_FIGURES:
+            with self.subTest(value=value):
+                run = str(Path(self.tmp, f"run-{value!s}"))
+                shutil.copytree(self.copy_fixture(), run)
+                shutil.rmtree(Path(self.tmp, "run-small"))
+                rid = spoil(run, value)
+                p = bounded("report", run, env=self.env, limit=120)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertNoTraceback(p)
+                line = f"raw/ra-cpu.json: {rid}: stats.kernel_s.median = {shown}; the case is left out"
+                self.assertIn(f"report: error: a figure that cannot be used: {line}", p.stderr)
+                md = text(Path(run, "report.md"))
+                problems = md.split("## Problems", 1)[1]
+                self.assertIn(line, problems)
+                self.assertNotIn("nanx", md)
+                self.assertIn(f"report: {int(every.group(1)) - 1} results", p.stdout)  # the case is left out
+                for bench in ("bus", "ra", "tpch", "merge", "ngram"):  # the rest is reported
+                    self.assertIn(f"## Benchmark {bench}", md)
+
+    def test_every_figure_of_a_result_is_checked(self):
+        """The neighbours: a trial's time, a throughput, a size, a block of the wrong shape, an ok
+        result that took no time, the document's ceiling."""
+        cases = ((("trials", 1, "kernel_s"), -2e-6, "trials[1].kernel_s = -2e-06: negative"),
+                 (("throughput", "kernel_gbps"), "12", "throughput.kernel_gbps = '12': not a number (a str)"),
+                 (("size_bytes",), "32K", "size_bytes = '32K': not a number (a str)"),
+                 (("size_bytes",), 1.5, "size_bytes = 1.5: not a whole number of bytes"),
+                 (("stats", "total_s"), [1e-3], "stats.total_s = [0.001]: not an object"),
+                 (("stats", "total_s", "median"), 0.0, "stats.total_s.median = 0.0: zero"),
+                 (("stats", "kernel_s", "cv"), float("nan"), "stats.kernel_s.cv = nan: not finite"))
+        for field, value, shown in cases:
+            with self.subTest(field=field, value=value):
+                run = str(Path(self.tmp, "run-" + "-".join(map(str, field)) + f"-{value!s}"))
+                shutil.copytree(self.copy_fixture(), run)
+                shutil.rmtree(Path(self.tmp, "run-small"))
+                rid = spoil(run, value, field)
+                p = bounded("report", run, env=self.env, limit=120)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertNoTraceback(p)
+                self.assertIn(f"raw/ra-cpu.json: {rid}: {shown}; the case is left out", p.stderr)
+        run = self.copy_fixture()
+        path = Path(run, "raw", "ra-cpu.json")
+        doc = json.loads(path.read_text())
+        doc["ceiling"]["memory_copy_gbps"] = -20.0
+        path.write_text(json.dumps(doc))
+        p = bounded("report", run, env=self.env, limit=120)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertNoTraceback(p)
+        self.assertIn("raw/ra-cpu.json: (document): ceiling.memory_copy_gbps = -20.0: negative; the document's "
+                      "ceiling is not used", p.stderr)
+
+    def test_a_failed_result_without_figures_is_no_problem(self):
+        run = self.copy_fixture()
+        spoil(run, None)  # an absent figure is none to check
+        path = Path(run, "raw", "ra-cpu.json")
+        doc = json.loads(path.read_text())
+        doc["results"][1].update(status="failed", reason="verification failed (test)", stats={}, trials=[],
+                                 throughput={})
+        path.write_text(json.dumps(doc))
+        p = bounded("report", run, env=self.env, limit=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNotIn("cannot be used", p.stdout + p.stderr)
+
+
+class BadFigureCompareTest(FaultCase):
+    """scripts/compare reads the same checked figures: a bad one leaves its pair out, named, exit 2."""
+
+    def test_a_bad_time_in_either_run_leaves_its_pair_out(self):
+        a = self.copy_fixture()
+        for value, shown in BAD_FIGURES:
+            with self.subTest(value=value):
+                b = str(Path(self.tmp, f"run-b-{value!s}"))
+                shutil.copytree(a, b)
+                rid = spoil(b, value)
+                out = str(Path(self.tmp, f"cmp-{value!s}"))
+                p = bounded("compare", a, b, "--out", out, env=self.env, limit=120)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertNoTraceback(p)
+                line = (f"B: a figure that cannot be used: raw/ra-cpu.json: {rid}: stats.kernel_s.median = {shown}; "
+                        "left out of the comparison")
+                self.assertIn(f"compare: error: {line}", p.stderr)
+                self.assertIn(line, text(Path(out, "compare.md")).split("## Problems", 1)[1])
+                pairs = csv_rows(Path(out, "compare.csv"))
+                self.assertGreater(len(pairs), 100)  # the rest is compared
+                self.assertNotIn(("ra", "cpu", rid), {(r["benchmark"], r["backend"], r["id"]) for r in pairs})
+                # No speed-up of the timer's (1e-12 s against milliseconds) among the pairs compared.
+                self.assertFalse([r for r in pairs if not 0 < float(r["speedup_b_over_a"]) < 1e3])
+                self.assertNotRegex(p.stdout.lower(), r"nanx|xnan")
+                self.assertIn("0 only in A, 0 only in B", p.stdout)  # left out, not unmatched
+                self.assertNotIn(f"only in A: ra-cpu {rid}", text(Path(out, "compare.md")))

@@ -139,6 +139,19 @@ class RegressionGateTest(TempDirCase):
         with self.assertRaisesRegex(UsageError, "different processors"):
             regression.make_reference([document(), document(cpu="Other CPU")], self.gate(), True, "a run")
 
+    def test_a_figure_that_cannot_be_used_is_no_rate(self):
+        """Issue 50, item 5: the gate reads times through the same check as the report: a pass of
+        1e-12 s (a rate of the timer's), a negative, NaN or string one makes no rate, and a case with one
+        is named, not measured."""
+        for value in (1e-12, -0.1, float("nan"), "0.1"):
+            with self.subTest(value=value):
+                doc = document()
+                doc["results"][1]["trials"][0]["kernel_s"] = value
+                self.assertNotIn("filter", regression.ratios(doc, self.gate()))
+                with self.assertRaisesRegex(UsageError, r"document 2 has no verified result for filter \(a figure "
+                                            r"that cannot be used: select/parallel: trials\[0\]\.kernel_s"):
+                    regression.make_reference([document(), doc], self.gate(), True, "a run")
+
     def test_a_bad_configuration_is_a_usage_error(self):
         for change, message in (({"factor": 1.0}, "must be above 1"), ({"anchor": "nope"}, "not one of the cases"),
                                 ({"size": "huge"}, "size")):
