@@ -297,10 +297,10 @@ def _convert_table(con: Any, src: Path, out: Path, table: str, columns: list[tup
     # or hundredths as any DECIMAL column; dates as DATE; strings as strings).
     keys = {part.split("=", 1)[0] for f in files for part in f.relative_to(src).parts[1:-1] if "=" in part}
     kinds = dict(columns)
-    hive_type = {"key": "DECIMAL(38,9)", "int": "DECIMAL(38,9)", "cents": "DECIMAL(38,9)", "days": "DATE",
-                 "yyyymmdd": "BIGINT", "str": "VARCHAR"}
+    # (A date key is left to DuckDB, which reads 1995-01-01 as a DATE and 19950101 as a number.)
+    hive_type = {"key": "DECIMAL(38,9)", "int": "DECIMAL(38,9)", "cents": "DECIMAL(38,9)", "str": "VARCHAR"}
     typed = ", ".join("'" + k.replace("'", "''") + f"': '{hive_type[kinds[k.lower()]]}'" for k in sorted(keys)
-                      if k.lower() in kinds)
+                      if kinds.get(k.lower()) in hive_type)
     options = "hive_partitioning = " + ("true" + (f", hive_types = {{{typed}}}" if typed else "") if keys else "false")
     con.execute(f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM read_parquet([{listing}], {options})")
     described = con.execute(f"DESCRIBE {view}").fetchall()

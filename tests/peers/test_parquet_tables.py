@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -308,6 +309,47 @@ class ParquetFilesTest(unittest.TestCase):
                     self.assertEqual(self.answers_of(src, d, converted=True), want)
                     c = convert("tpch", src, os.path.join(d, "cols-" + name))
                     self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+
+    def test_partition_keys_are_read_as_the_columns_kind(self):
+        # SSB tables whose partition keys are columns the suite reads: lineorder by its date (a DATE, or
+        # an integer yyyymmdd) and discount, date by d_yearmonth (a string that could pass for
+        # nothing else) and the part table by p_mfgr: the converted columns hold the values.
+        con = duckdb.connect()
+        with tempfile.TemporaryDirectory() as d:
+            for name, date in (("dates", "DATE '1992-01-01' + (i % 3)::INTEGER"), ("ints", "19920101 + i % 3")):
+                src = os.path.join(d, name)
+                os.makedirs(src)
+                tables = {
+                    "lineorder": ("SELECT i % 5 + 1 AS lo_custkey, i % 4 + 1 AS lo_partkey, i % 2 + 1 AS lo_suppkey, "
+                                  f"{date} AS lo_orderdate, i % 50 + 1 AS lo_quantity, 1000 + i AS lo_extendedprice, "
+                                  "i % 11 AS lo_discount, 900 + i AS lo_revenue, 500 AS lo_supplycost "
+                                  "FROM range(40) t(i)", "PARTITION_BY (lo_orderdate, lo_discount)"),
+                    "date": ("SELECT 19920101 + i AS d_datekey, 1992 AS d_year, 199201 AS d_yearmonthnum, "
+                             "'Jan1992' AS d_yearmonth, 1 AS d_weeknuminyear FROM range(3) t(i)",
+                             "PARTITION_BY (d_yearmonth)"),
+                    "customer": ("SELECT i + 1 AS c_custkey, 'ALGERIA  0' AS c_city, 'ALGERIA' AS c_nation, "
+                                 "'AFRICA' AS c_region FROM range(5) t(i)", ""),
+                    "supplier": ("SELECT i + 1 AS s_suppkey, 'ALGERIA  0' AS s_city, 'ALGERIA' AS s_nation, "
+                                 "'AFRICA' AS s_region FROM range(2) t(i)", ""),
+                    "part": ("SELECT i + 1 AS p_partkey, 'MFGR#1' AS p_mfgr, 'MFGR#11' AS p_category, "
+                             "'MFGR#111' AS p_brand1 FROM range(4) t(i)", "PARTITION_BY (p_mfgr)")}
+                for table, (sql, opt) in tables.items():
+                    to = os.path.join(src, table if opt else table + ".parquet")
+                    con.execute(f"COPY ({sql}) TO '{to}' (FORMAT parquet{', ' + opt if opt else ''})")
+                c = convert("ssb", src, os.path.join(d, name + "-cols"))
+                self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+                cols = os.path.join(d, name + "-cols")
+
+                def values(base, cols=cols):
+                    with open(os.path.join(cols, base), "rb") as f:
+                        data = f.read()
+                    return sorted(set(struct.unpack(f"<{len(data) // 8}q", data)))
+                self.assertEqual(values("lineorder.lo_orderdate.i64"), [19920101, 19920102, 19920103])
+                self.assertEqual(values("lineorder.lo_discount.i64"), list(range(11)))
+                with open(os.path.join(cols, "date.d_yearmonth.str"), "rb") as f:
+                    self.assertEqual(f.read(), b"Jan1992" * 3)
+                with open(os.path.join(cols, "part.p_mfgr.str"), "rb") as f:
+                    self.assertEqual(f.read(), b"MFGR#1" * 4)
 
     def test_the_cache_sees_every_file_the_converter_reads(self):
         # A removed partition, a changed file two folders deep, a file changed behind a symbolic link:
