@@ -2,7 +2,7 @@
 # Issue 50, item 8 (and the neighbours of item 6): options of hdb-tpch-* and hdb-ssb-* checked alike,
 # empty values refused, --platform's index, and --list that converts nothing. Each bad value exits 2
 # with a message naming the option.
-# Usage: options.sh CASE (env: HDB_TPCH_CPU, HDB_SSB_CPU, HDB_RA_CPU, HDB_RA_OPENCL)
+# Usage: options.sh CASE (env: HDB_TPCH_CPU, HDB_SSB_CPU, HDB_RA_CPU, HDB_RA_OPENCL, HDB_NGRAM_CPU)
 . "$(dirname "$0")/lib.sh"
 
 # --sf beside tables read from files: one shared check, the same message for both benchmarks.
@@ -57,6 +57,27 @@ empty_values() {
     expect_rc 2
     expect_err "$opt: an empty value"
   done
+  if [ -x "${HDB_NGRAM_CPU:-}" ]; then
+    for opt in --queries --output --gcide-dir; do
+      run 30 "$HDB_NGRAM_CPU" --list "$opt" ""
+      expect_rc 2
+      expect_err "$opt: an empty value"
+    done
+  fi
+}
+
+# A negative count held unsigned wrapped around (--vocabulary -3 ran with 2^64 - 3 words; --query-count -1
+# was "at most 10000"): refused as not a whole number, as is a negative --device.
+signed_counts() {
+  need HDB_NGRAM_CPU HDB_RA_CPU
+  for opt in --vocabulary --query-count --query-min --query-max; do
+    run 30 "$HDB_NGRAM_CPU" --list "$opt" -3
+    expect_rc 2
+    expect_err "$opt: '-3' is not a whole number (0, 1, 2, ...)"
+  done
+  run 30 "$HDB_RA_CPU" --only select/serial --list --device -1
+  expect_rc 2
+  expect_err "--device: '-1' is not a whole number (0, 1, 2, ...)"
 }
 
 # A signed number is no platform index: a usage error, not "no platform matches" (exit 77).

@@ -10,6 +10,7 @@
 
 #include "algorithms/ngram_search.hpp"
 #include "harness/errors.hpp"
+#include "harness/options.hpp"
 #include "reference/ngram_reference.hpp"
 #include "workloads/text_queries.hpp"
 
@@ -483,16 +484,17 @@ int ngram_main(int argc, char** argv, Platform& platform, NgramBackend& backend)
   def.add_options = [o](CLI::App& app) {
     app.add_option("--corpus", o->corpus,
                    "auto (GCIDE when installed, else synthetic), gcide, synthetic, or a text file (one document per line)");
-    app.add_option("--gcide-dir", o->gcide_dir, "folder with gcide.index and gcide.dict.dz");
-    app.add_option("--queries", o->queries_file, "query file, one query per line (used unmutated at every error level)");
-    app.add_option("--query-count", o->query_count, "queries drawn from the corpus per error level");
-    app.add_option("--query-min", o->query_min, "shortest drawn query in characters");
-    app.add_option("--query-max", o->query_max, "longest drawn query in characters");
+    app.add_option("--gcide-dir", o->gcide_dir, "folder with gcide.index and gcide.dict.dz")->check(not_empty);
+    app.add_option("--queries", o->queries_file, "query file, one query per line (used unmutated at every error level)")
+        ->check(not_empty);
+    app.add_option("--query-count", o->query_count, "queries drawn from the corpus per error level")->check(whole_number);
+    app.add_option("--query-min", o->query_min, "shortest drawn query in characters")->check(whole_number);
+    app.add_option("--query-max", o->query_max, "longest drawn query in characters")->check(whole_number);
     app.add_option("--errors", o->errors, "allowed errors k (missing 3-grams): list and ranges, e.g. 0-12 or 0,3,6,9,12");
     app.add_option("--words-per-segment", o->words_per_segment, "W: minimum words per segment of an article");
-    app.add_option("--vocabulary", o->vocabulary, "synthetic corpus: distinct words");
+    app.add_option("--vocabulary", o->vocabulary, "synthetic corpus: distinct words")->check(whole_number);
     app.add_option("--zipf", o->zipf_s, "synthetic corpus: Zipf exponent of word frequencies");
-    app.add_option("--output", o->output, "write every query's hit list (tab-separated) to this file");
+    app.add_option("--output", o->output, "write every query's hit list (tab-separated) to this file")->check(not_empty);
   };
   def.validate = [o] {
     o->levels = parse_error_levels(o->errors);

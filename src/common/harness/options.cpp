@@ -23,6 +23,11 @@ std::string not_empty(const std::string& v) {
   return v.empty() ? std::string("an empty value (give one, or leave the option out for its default)") : std::string();
 }
 
+std::string whole_number(const std::string& v) {
+  if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) return "";
+  return "'" + v + "' is not a whole number (0, 1, 2, ...)";
+}
+
 namespace {
 // --platform: an index (0, 1, ...) or a word; a number with a sign is neither.
 std::string platform_selector(const std::string& v) {
@@ -56,7 +61,7 @@ void add_common_options(CLI::App& app, Options& o) {
   app.add_flag("--discard-on-throttle", o.discard_on_throttle,
                "Drop a timed pass after which the device reported its clocks held down by a power cap or heat "
                "(NVML on CUDA; other platforms cannot tell)");
-  app.add_option("--device", o.device, "Device index (CUDA, OpenCL)")->check(CLI::NonNegativeNumber);
+  app.add_option("--device", o.device, "Device index (CUDA, OpenCL)")->check(whole_number);
   app.add_option("--platform", o.platform,
                  "OpenCL platform: its index, or a word of its name or vendor (pocl, intel, nvidia); default 0")
       ->check(platform_selector);

@@ -71,6 +71,9 @@ void add_common_options(CLI::App& app, Options& opts);
 // A CLI11 check for an option whose empty value would silently mean its default ('--memory-limit ""',
 // '--tbl-dir ""'): the reason it is refused, "" for any other value.
 std::string not_empty(const std::string& value);
+// A CLI11 check for a count or an index held unsigned: digits only ('-3' would wrap around to 2^64 - 3
+// and pass a lower bound), else the reason it is refused.
+std::string whole_number(const std::string& value);
 // Resolves sizes and transfer modes after parsing; throws UsageError naming the option.
 void finalize_options(Options& opts);
 // --seed's value: a decimal integer in 0..2^64-1 (18446744073709551615); anything else (a sign, a
