@@ -24,6 +24,12 @@ table_source() {
   run 30 "$HDB_TPCH_CPU" --data tpch --tbl-dir "$T/tbl" --tables "$T/pq" --list
   expect_rc 2
   expect_err "--tbl-dir and --tables: give one of them"
+  # TPC-H's --sf beside random relations only: no table is generated, so it would change nothing.
+  run 30 "$HDB_TPCH_CPU" --data random --sf 2 --list
+  expect_rc 2
+  expect_err "--sf: the scale factor of the generated TPC-H tables; --data random makes none"
+  run 30 "$HDB_TPCH_CPU" --data random,tpch --sf 0.01 --sizes 32K --list
+  expect_rc 0
 }
 
 # A query named twice would give two cases one id.

@@ -332,6 +332,9 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
     bool tpch = std::find(o->data.begin(), o->data.end(), "tpch") != o->data.end();
     if (!o->tbl_dir.empty() && !tpch) throw UsageError("--tbl-dir needs --data with tpch");
     if (!o->tables_dir.empty() && !tpch) throw UsageError("--tables needs --data with tpch");
+    if (sf_option->count() > 0 && !tpch)
+      throw UsageError("--sf: the scale factor of the generated TPC-H tables; --data " + data +
+                       " makes none (add tpch to --data)");
     tbl::check_table_source(o->tbl_dir, {"customer.tbl", "orders.tbl", "lineitem.tbl"}, o->tables_dir,
                             sf_option->count() > 0);
     if (!o->output.empty() && !tpch) throw UsageError("--output writes TPC-H results: it needs --data with tpch");
