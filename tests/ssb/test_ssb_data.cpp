@@ -5,15 +5,18 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
 
 #include "common/chi_square.hpp"
 #include "common/fuzz.hpp"
 #include "harness/errors.hpp"
 #include "reference/ssb.hpp"
 #include "ssb_fixture.hpp"
+#include "workloads/ssb_tables.hpp"
 
 namespace hdb::ssb {
 namespace {
@@ -250,6 +253,53 @@ TEST_F(SsbLoaderErrors, RepeatedKeysAreErrorsNamingBothRows) {
   // A date the calendar has but the loader does not keep: the message states the range.
   set_line("lineorder.tbl", 2, "1|1|2|1|1|21000101|5-LOW|0|10|1000|1|2|980|600|2|19930101|TRUCK|");
   expect("'21000101': is not a date yyyymmdd of the years 1900..2099");
+}
+
+// The same check on tables handed over as columns (--tables: workloads/column_files.hpp), naming the
+// folder, table, column, key and both rows.
+TEST_F(SsbLoaderErrors, RepeatedKeysInColumnsAreErrors) {
+  Tables t = test::hand_tables();
+  t[Col::s_suppkey].back() = t[Col::s_suppkey].front();  // the last supplier takes the first one's key
+  const fs::path cols = dir_ / "columns";
+  fs::create_directory(cols);
+  const std::map<std::string, std::string> table_of_prefix{
+      {"lo", "lineorder"}, {"d", "date"}, {"c", "customer"}, {"s", "supplier"}, {"p", "part"}};
+  const std::map<Col, std::string (*)(std::uint32_t)> strings{
+      {Col::d_yearmonth, yearmonth_name}, {Col::c_city, city_name},         {Col::c_nation, nation_name},
+      {Col::c_region, region_name},       {Col::s_city, city_name},         {Col::s_nation, nation_name},
+      {Col::s_region, region_name},       {Col::p_mfgr, mfgr_name},         {Col::p_category, category_name},
+      {Col::p_brand1, brand_name}};
+  nlohmann::json tables;
+  for (int i = 0; i < kCols; ++i) {
+    const Col c = static_cast<Col>(i);
+    const std::string name = col_name(c), table = table_of_prefix.at(name.substr(0, name.find('_')));
+    const Column& v = t[c];
+    tables[table]["rows"] = v.size();
+    auto bytes = [](const std::vector<std::uint64_t>& x) {
+      return std::string(reinterpret_cast<const char*>(x.data()), x.size() * 8);
+    };
+    if (const auto it = strings.find(c); it != strings.end()) {
+      std::string text;
+      std::vector<std::uint64_t> off{0};
+      for (std::uint32_t code : v) off.push_back((text += it->second(code)).size());
+      std::ofstream(cols / (name + ".str"), std::ios::binary) << text;
+      std::ofstream(cols / (name + ".off"), std::ios::binary) << bytes(off);
+      tables[table]["columns"][name] = {{"type", "str"}, {"file", name + ".str"}, {"offsets", name + ".off"}};
+    } else {
+      std::ofstream(cols / (name + ".i64"), std::ios::binary) << bytes(std::vector<std::uint64_t>(v.begin(), v.end()));
+      tables[table]["columns"][name] = {{"type", "i64"}, {"file", name + ".i64"}};
+    }
+  }
+  std::ofstream(cols / "columns.json") << nlohmann::json{{"format", "hdb-columns/1"}, {"benchmark", "ssb"}, {"tables", tables}}.dump();
+  std::string e = "(no error)";
+  try {
+    load_column_tables(cols.string());
+  } catch (const UsageError& err) {
+    e = err.what();
+  }
+  const std::string n = std::to_string(t[Col::s_suppkey].size());
+  EXPECT_EQ(e, cols.string() + ": table supplier column s_suppkey row " + n + " ('" + std::to_string(t[Col::s_suppkey][0]) +
+                   "'): repeats the key of row 1 (s_suppkey is the key of supplier and must be unique)");
 }
 
 TEST(SsbQueries, PlansReadTheColumnsOfTheirSql) {
