@@ -233,13 +233,24 @@ std::optional<Duplicate> find_duplicate(const std::vector<std::uint32_t>& lo, co
   bool increasing = true;
   for (std::size_t i = 1; i < n && increasing; ++i) increasing = key(i - 1) < key(i);
   if (increasing) return std::nullopt;
-  std::vector<std::uint64_t> sorted(n);
-  for (std::size_t i = 0; i < n; ++i) sorted[i] = key(i);
-  std::sort(sorted.begin(), sorted.end());
-  const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
-  if (twice == sorted.end()) return std::nullopt;
+  // A sorted copy of the keys: 4 bytes a row for a 32-bit column, 8 for a 64-bit one.
+  auto repeated = [](auto sorted) -> std::optional<std::uint64_t> {
+    std::sort(sorted.begin(), sorted.end());
+    const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
+    if (twice == sorted.end()) return std::nullopt;
+    return std::uint64_t{*twice};
+  };
+  std::optional<std::uint64_t> k;
+  if (hi.empty()) {
+    k = repeated(lo);
+  } else {
+    std::vector<std::uint64_t> wide(n);
+    for (std::size_t i = 0; i < n; ++i) wide[i] = key(i);
+    k = repeated(std::move(wide));
+  }
+  if (!k) return std::nullopt;
   Duplicate d;
-  d.key = *twice;
+  d.key = *k;
   bool seen = false;
   for (std::size_t i = 0; i < n; ++i) {
     if (key(i) != d.key) continue;

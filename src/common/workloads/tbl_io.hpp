@@ -115,7 +115,7 @@ struct Duplicate {
 };
 // The first repeated key of the column lo (+ hi << 32 where hi is not empty: a 64-bit key column),
 // by the order of the key; nullopt when every key is unique. Keys in increasing order (dbgen's) are
-// checked in one pass; others through a sorted copy (8 bytes a row).
+// checked in one pass; others through a sorted copy (4 bytes a row, 8 for a 64-bit column).
 std::optional<Duplicate> find_duplicate(const std::vector<std::uint32_t>& lo, const std::vector<std::uint32_t>& hi = {});
 // The error for a duplicate in a .tbl file of `fields` fields: "<path>: <column> <key> is on line
 // <a> ('<row>') and on line <b> ('<row>'): the key of <table> must be unique" (lines 1-based, rows
