@@ -282,12 +282,14 @@ class Runner:
             pass
 
     def check_runnable(self):
-        """A selection whose executables are none of them built runs nothing: a usage error. A peer is no
-        executable to build: one left to run (and not dropped by a resume's --no-peers) makes the run
-        runnable (it runs, or is recorded as skipped with its reason)."""
+        """A selection whose executables are none of them built runs nothing: a usage error naming the
+        executables. A peer is no executable to build: in a resume, one left to run (and not dropped by
+        --no-peers) makes the run runnable (it runs, or is recorded as skipped with its reason). A new
+        run with none of its executables built stays an error (a build forgotten: its peers would run
+        without the build's export tools)."""
         left = [e for e in self.manifest["entries"] if self.unfinished(e)]
         exes = [e for e in left if not e.get("peer")]
-        if not exes or (not self.resume_no_peers and len(exes) < len(left)):
+        if not exes or (self.resuming and not self.resume_no_peers and len(exes) < len(left)):
             return
         built = built_executables(self.bin_dir)
         if any(e["executable"] in built for e in exes):

@@ -402,6 +402,17 @@ sizes = "32K"
         self.assertIn("peer dropped by --resume --no-peers", e["reason"])
         self.assertEqual(self.entries(run)["ra-cpu"]["status"], "ok")  # executables are kept as they are
 
+    def test_a_new_run_with_nothing_built_names_its_executables_only(self):
+        """A new run whose executables are none built is refused, its peers notwithstanding (they would
+        run without the build's export tools); the message names executables, never a peer."""
+        for exe in ("hdb-bus-cpu", "hdb-ra-cpu"):
+            Path(self.build, "bin", exe).unlink()
+        p = self.run_all("--no-report")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertOneLineError(p, "nothing to run: none of hdb-bus-cpu, hdb-ra-cpu is built")
+        self.assertNotIn("(peer)", p.stderr)
+        self.assertFalse(Path(self.out).is_dir() and list(Path(self.out).iterdir()))
+
     def test_no_peers_with_unbuilt_executables_left_names_them_only(self):
         run = self.interrupted_in_the_peer()
         m = self.manifest(run)
