@@ -83,3 +83,21 @@ TEST(Options, SeedsTakeThe64BitRangeAndNothingElse) {
   }
   EXPECT_EQ(parse_seed("010"), 10u);  // decimal, never octal
 }
+
+// Issue 50 (neighbours of item 6): NaN passes CLI::Range (every comparison with it is false), so a
+// stopping rule of NaN seconds or noise never stopped; empty values are refused, never the default.
+TEST(Options, NanAndEmptyValuesAreRefused) {
+  for (const char* opt : {"--max-time", "--target-noise"}) {
+    try {
+      parse({opt, "nan"});
+      ADD_FAILURE() << opt << " nan accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(opt) + ": nan is not a number"), std::string::npos) << e.what();
+    }
+  }
+  for (const char* opt : {"--sizes", "--min-size", "--max-size", "--memory-limit", "--seed", "--json", "--csv"})
+    EXPECT_THROW(parse({opt, ""}), CLI::ValidationError) << opt;
+  EXPECT_THROW(parse({"--platform", "-1"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"--device", "-1"}), CLI::ValidationError);
+  EXPECT_EQ(parse({"--platform", "pocl", "--device", "1"}).device, 1);
+}

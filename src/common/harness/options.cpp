@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <thread>
 
@@ -99,6 +100,9 @@ std::uint64_t parse_seed(const std::string& text) {
 }
 
 void finalize_options(Options& o) {
+  // CLI::Range lets NaN through (every comparison with it is false): a stopping rule that never stops.
+  if (std::isnan(o.max_time)) throw UsageError("--max-time: nan is not a number of seconds (allowed: 0..86400)");
+  if (std::isnan(o.target_noise)) throw UsageError("--target-noise: nan is not a number (allowed: 0..10)");
   if (!o.seed_text.empty()) o.seed = parse_seed(o.seed_text);
   if (o.passes > o.max_passes) o.max_passes = o.passes;
   if (!o.sizes_text.empty()) {
