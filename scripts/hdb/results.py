@@ -210,10 +210,22 @@ def check_figures(doc: Document) -> list[BadFigure]:
     bad_figure_lines names it."""
     bad: list[BadFigure] = []
     ceiling = doc.get("ceiling")
-    if isinstance(ceiling, dict) and ceiling.get("memory_copy_gbps") is not None:
-        why = figure_problem(ceiling["memory_copy_gbps"])  # 0: none measured (a peer's document)
-        if why:
-            bad.append(("(document)", "ceiling.memory_copy_gbps", ceiling.pop("memory_copy_gbps"), why))
+    if isinstance(ceiling, dict):
+        for k in ("memory_copy_gbps", "spread"):  # memory_copy_gbps 0: none measured (a peer's document)
+            why = figure_problem(ceiling[k]) if ceiling.get(k) is not None else ""
+            if why:
+                bad.append(("(document)", f"ceiling.{k}", ceiling.pop(k), why))
+        samples = ceiling.get("samples")
+        if isinstance(samples, list):  # the copy ceiling measured again (issue 51): a bad sample is dropped
+            keep = []
+            for i, smp in enumerate(samples):
+                gbps = smp.get("gbps") if isinstance(smp, dict) else smp
+                why = figure_problem(gbps, positive=True)
+                if why:
+                    bad.append(("(document)", f"ceiling.samples[{i}].gbps", gbps, why))
+                else:
+                    keep.append(smp)
+            samples[:] = keep
     ranks = (doc.get("mpi") or {}).get("ranks") if isinstance(doc.get("mpi"), dict) else None
     lists = [e["results"] for e in ranks if isinstance(e, dict) and isinstance(e.get("results"), list)] \
         if ranks else []
@@ -255,8 +267,7 @@ def bad_figure_lines(docs: Iterable[Mapping[str, Any]], run_dir: StrPath | None 
             field, value, why = fields[0]
             more = f" (and {len(fields) - 1} more of its figures)" if len(fields) > 1 else ""
             out.append(f"{shown + ': ' if shown else ''}{rid}: {field} = {value!r}: {why}{more}"
-                       + ("; the document's ceiling is not used" if rid == "(document)" else
-                          "; the case is left out"))
+                       + ("; not used" if rid == "(document)" else "; the case is left out"))
     return out
 
 

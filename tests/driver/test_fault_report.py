@@ -226,8 +226,20 @@ class BadFigureTest(FaultCase):
         p = bounded("report", run, env=self.env, limit=120)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertNoTraceback(p)
-        self.assertIn("raw/ra-cpu.json: (document): ceiling.memory_copy_gbps = -20.0: negative; the document's "
-                      "ceiling is not used", p.stderr)
+        self.assertIn("raw/ra-cpu.json: (document): ceiling.memory_copy_gbps = -20.0: negative; not used", p.stderr)
+        # A sample of the copy ceiling measured again (issue 51) that is no rate is dropped, named.
+        shutil.rmtree(run)
+        run = self.copy_fixture()
+        path = Path(run, "raw", "ra-cpu.json")
+        doc = json.loads(path.read_text())
+        doc["ceiling"]["samples"] = [{"at_s": 0.0, "gbps": 20.0}, {"at_s": 1.0, "gbps": float("nan")},
+                                     {"at_s": 2.0, "gbps": True}]
+        path.write_text(json.dumps(doc))
+        p = bounded("report", run, env=self.env, limit=120)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertNoTraceback(p)
+        self.assertIn("raw/ra-cpu.json: (document): ceiling.samples[1].gbps = nan: not finite (and 1 more of its "
+                      "figures); not used", p.stderr)
 
     def test_a_failed_result_without_figures_is_no_problem(self):
         run = self.copy_fixture()
