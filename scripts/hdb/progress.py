@@ -74,6 +74,13 @@ class Progress:
               file=self.stream, flush=True)
 
 
+def timed_out(entries: list[dict[str, Any]], left: list[dict[str, Any]]) -> bool:
+    """Whether an entry left incomplete (run.json `incomplete`) stopped at its time limit: a resume with
+    the same limit would stop it again, so the hint names --timeout."""
+    names = {x.get("name") for x in left if isinstance(x, dict)}
+    return any(e.get("name") in names and e.get("failure") == "timeout" for e in entries if isinstance(e, dict))
+
+
 def print_summary(manifest: dict[str, Any], problems: list[str], run_dir: str, out_root: str,
                   log: Callable[[str], None]) -> int:
     """The table at the end of a run: each entry's status, time, cases and reason, the problems of its
@@ -95,7 +102,9 @@ def print_summary(manifest: dict[str, Any], problems: list[str], run_dir: str, o
     if left:
         log(f"run-all: the run is incomplete: {len(left)} executable(s) did not take all their cases ("
             + "; ".join(f"{x['name']}: {x['reason']}" for x in left) + "); once the cause is fixed, finish "
-            f"with: scripts/run-all --resume {run_id} --out {out_root}")
+            f"with: scripts/run-all --resume {run_id} --out {out_root}"
+            + (" (one timed out: the same limit would stop it again; give it longer with --timeout SECONDS)"
+               if timed_out(entries, left) else ""))
     mixed = [e for e in entries if e.get("mixed_build")]
     if mixed:
         log("run-all: warning: this run mixes builds: " + "; ".join(f"{e['name']} {e['mixed_build']}" for e in mixed))

@@ -12,6 +12,7 @@ from typing import IO, Any
 
 from . import caches, headline, key_width, passes, plausibility, plots, results
 from .headline import Cell
+from .progress import timed_out
 from .util import StrPath, duration_text, size_text, write_atomically
 
 PLOTS_DIR = "plots"
@@ -485,7 +486,9 @@ def _run_state(doc, manifest, run_dir):
         left = [x for x in manifest.get("incomplete") or [] if isinstance(x, dict)]
         doc.p(f"This run is incomplete: {len(left)} executable(s) stopped before their last case ("
               + "; ".join(f"{x.get('name', '?')}: {x.get('reason', '?')}" for x in left)
-              + f"): the results below are those they took; once the cause is fixed, {resume} (it reruns them).")
+              + f"): the results below are those they took; once the cause is fixed, {resume} (it reruns them)"
+              + ("; one timed out, and the same limit would stop it again: give it longer with --timeout SECONDS."
+                 if timed_out(manifest.get("entries") or [], left) else "."))
     elif state == "running" or (state is None and not manifest.get("finished_utc")):
         doc.p(f"This run has not finished: its driver is still running, or was killed without marking the run; "
               f"{resume} (a driver that still runs holds run.lock and makes --resume refuse).")

@@ -297,8 +297,14 @@ class ResumeLimitTest(FaultCase):
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         run = self.only_run()
         self.assertEqual(self.entries(run)["ngram-cpu"]["failure"], "timeout")
+        self.assertIn("one timed out: the same limit would stop it again; give it longer with --timeout SECONDS",
+                      p.stdout)
         p = self.resume(Path(run).name, "--no-report")  # the same limit: it times out again
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        p = bounded("report", run, env=self.env)
+        with Path(run, "report.md").open() as f:
+            self.assertIn("one timed out, and the same limit would stop it again: give it longer with --timeout",
+                          f.read())
         self.assertEqual(self.manifest(run)["state"], "incomplete")
         self.assertNotIn("resume_changes", self.manifest(run))
         Path(self.log).unlink()
