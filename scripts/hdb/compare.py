@@ -166,6 +166,16 @@ def match(rows_a: Iterable[Row], rows_b: Iterable[Row], metric: str = "kernel",
     return pairs, sorted(ok_a - ok_b), sorted(ok_b - ok_a)
 
 
+def untimed(rows_a: Iterable[Row], rows_b: Iterable[Row], metric: str = "kernel",
+            include_unverified: bool = False) -> list[Key]:
+    """The keys of results ok in both runs that match() cannot compare: one of them has no `metric`
+    time (0 or absent: a result without a kernel time under 'kernel', that is no bus transfer). Named
+    in the comparison, never dropped unsaid."""
+    a, b = _index(rows_a, include_unverified), _index(rows_b, include_unverified)
+    return [k for k, ra in a.items() if k in b and ra["status"] == "ok" and b[k]["status"] == "ok"
+            and not (measured(ra, metric)[0] and measured(b[k], metric)[0])]
+
+
 def _name(key: Key) -> str:
     bench, backend, _rank, rid = key
     return f"{bench}-{backend} {rid}"
@@ -353,6 +363,12 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
               "times are a CPU's emulation of a GPU, not a processor's, so its results are not compared.")
         doc.items([f"{run}: {name}: {n} results" for run, counts in zip("AB", host, strict=True)
                    for name, n in counts.items()])
+    no_time = untimed(rows_a, rows_b, metric, include_unverified)
+    if no_time:
+        doc.h(2, f"Not compared: no {metric} time")
+        doc.p(f"Matched results of which one run recorded no {metric} time (0 or absent): there is no speed-up to "
+              "give" + (" (--metric total compares their times with transfers)" if metric == "kernel" else "") + ".")
+        doc.items([_name(k) for k in no_time])
     if only_a or only_b:
         doc.h(2, "Unmatched results")
         doc.items([f"only in A: {_name(k)}" for k in only_a] + [f"only in B: {_name(k)}" for k in only_b])
@@ -369,6 +385,7 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
           f"slower in B, {tests - n_f - n_s} same, {n_few} too few trials to decide; "
           f"{len(only_a)} only in A, {len(only_b)} only in B"
           + (f"; {len(above)} above the physical ceiling of their run (not judged)" if above else "")
+          + (f"; {len(no_time)} without a {metric} time in one run (not compared)" if no_time else "")
           + (f"; host execution (cuda-host) not compared: {n_host[0]} results in A, {n_host[1]} in B"
              if any(n_host) else ""), file=stream)
     for p in sorted((p for p in pairs if p["verdict"] in ("faster", "slower")),

@@ -133,6 +133,19 @@ class Decisions(unittest.TestCase):
         self.assertEqual(p["decision"], "slower")
 
 
+class Untimed(unittest.TestCase):
+    def test_a_result_without_a_kernel_time_is_named_not_dropped(self):
+        """A matched pair of which one side has no kernel time (0, and no bus transfer) has no speed-up:
+        match() leaves it out, and untimed() names it for the comparison (it was dropped unsaid)."""
+        a = rows(record("select", "parallel", M, 1e-3, params={"dist": "uniform", "selectivity": 0.5}))
+        b = rows(record("select", "parallel", M, 0.0, params={"dist": "uniform", "selectivity": 0.5}))
+        pairs, only_a, only_b = compare.match(a, b)
+        self.assertEqual((pairs, only_a, only_b), ([], [], []))
+        self.assertEqual([k[3] for k in compare.untimed(a, b)], ["select/parallel[dist=uniform,selectivity=0.5]@1M"])
+        self.assertEqual(compare.untimed(a, b, "total"), [])  # with transfers it has a time
+        self.assertEqual(len(compare.match(a, b, "total")[0]), 1)
+
+
 class CompareTest(TempDirCase):
     def verdicts(self, out):
         with Path(out, "compare.csv").open() as f:
