@@ -44,6 +44,25 @@ repeated_queries() {
   expect_rc 0
 }
 
+# The same for every option that lists values: a value given twice would make two cases of one id.
+repeated_values() {
+  need HDB_RA_CPU HDB_TPCH_CPU HDB_MERGE_CPU
+  for a in "--sizes 32K,32768:--sizes: 32768 is given twice (32K" "--key-bits 32,32:--key-bits: 32 is given twice" \
+           "--selectivity 0.5,0.50:--selectivity: 0.5 is given twice" "--dist uniform,uniform:--dist: uniform is given twice" \
+           "--input sorted,sorted:--input: sorted is given twice" "--fanout 2,2:--fanout: 2 is given twice"; do
+    # shellcheck disable=SC2086
+    run 30 "$HDB_RA_CPU" --list ${a%%:*}
+    expect_rc 2
+    expect_err "${a#*:}"
+  done
+  run 30 "$HDB_TPCH_CPU" --sizes 32K --list --kernels A,B,A
+  expect_rc 2
+  expect_err "--kernels: A is given twice (each value is a case of its own)"
+  run 30 "$HDB_MERGE_CPU" --sizes 32K --list --types u32,u64,u32
+  expect_rc 2
+  expect_err "--types: u32 is given twice"
+}
+
 # An empty value is refused, never taken as the option's default (--memory-limit '' ran unlimited,
 # --queries '' ran every query, --tbl-dir '' the generator).
 empty_values() {

@@ -31,6 +31,16 @@ TEST(Sizes, RejectsBadText) {
   }
 }
 
+// A size given twice (also as two spellings of one size) would make two cases of one id.
+TEST(Sizes, RepeatedSizeIsRefused) {
+  try {
+    parse_size_list("32K,1M,32768", "--sizes");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--sizes: 32768 is given twice (32K; each size is a case of its own)");
+  }
+}
+
 TEST(Sizes, FormatsAndLabels) {
   EXPECT_EQ(format_size(32768), "32K");
   EXPECT_EQ(format_size(1ull << 30), "1G");

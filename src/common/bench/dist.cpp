@@ -8,6 +8,7 @@
 #include "bench/dist_ra.hpp"
 #include "harness/comm.hpp"
 #include "harness/errors.hpp"
+#include "harness/repeats.hpp"
 
 namespace hdb::dist {
 
@@ -45,6 +46,9 @@ int dist_main(int argc, char** argv, Platform& platform, ra::RaBackend& ra, Merg
       if (!(u > 0 && u <= 100)) throw UsageError("--unique values must be in (0, 100], got " + number_text(u));
     for (double d : o->delta_pct)
       if (!(d >= 0 && d <= 100)) throw UsageError("--delta values must be in [0, 100], got " + number_text(d));
+    refuse_repeats(*type_text, "--types");
+    refuse_repeats(o->unique_pct, "--unique");
+    refuse_repeats(o->delta_pct, "--delta");
   };
   def.run = [o, &ra, &merge](Session& s) {
     // Listing runs on rank 0 alone, so it must not touch MPI.

@@ -15,6 +15,7 @@
 
 #include "harness/context.hpp"
 #include "harness/errors.hpp"
+#include "harness/repeats.hpp"
 #include "harness/platform.hpp"
 #include "harness/sizes.hpp"
 #include "reference/merge_reference.hpp"
@@ -384,6 +385,9 @@ int merge_main(int argc, char** argv, Platform& platform, MergeBackend& backend)
     for (double d : prm->delta_pct)
       if (!(d >= 0 && d <= 100)) throw UsageError("--delta values must be in [0, 100], got " + std::to_string(d));
     if (prm->columns < 1) throw UsageError("--columns must be at least 1");
+    refuse_repeats(*type_text, "--types");
+    refuse_repeats(prm->unique_pct, "--unique");
+    refuse_repeats(prm->delta_pct, "--delta");
   };
   def.run = [&backend, prm](Session& s) { run_merge(s, backend, *prm); };
   return run_main(argc, argv, def, platform);

@@ -12,6 +12,7 @@
 #include "algorithms/tuple_sort.hpp"
 #include "bench/ra_options.hpp"
 #include "harness/errors.hpp"
+#include "harness/repeats.hpp"
 #include "harness/sizes.hpp"
 #include "reference/ra.hpp"
 #include "workloads/random.hpp"
@@ -617,6 +618,10 @@ int ra_main(int argc, char** argv, Platform& platform, RaBackend& backend) {
     if (o->inputs.empty()) throw UsageError("--input: name sorted and/or unsorted");
     for (const std::string& in : o->inputs)
       if (in != "sorted" && in != "unsorted") throw UsageError("--input: '" + in + "' is not sorted or unsorted");
+    refuse_repeats(o->key_bits, "--key-bits");
+    refuse_repeats(o->selectivity, "--selectivity");
+    refuse_repeats(o->reduce_ops, "--reduce-op");
+    refuse_repeats(o->inputs, "--input");
   };
   def.run = [o, &backend](Session& s) { RaRunner(s, backend, *o).run(); };
   return run_main(argc, argv, def, platform);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "harness/errors.hpp"
+#include "harness/repeats.hpp"
 
 namespace hdb::ra {
 
@@ -36,6 +37,10 @@ void validate_workload_options(const WorkloadOptions& o) {
   for (int f : o.fanout)
     if (f < 1 || f > 1024) throw UsageError("--fanout must be 1..1024, got " + std::to_string(f));
   for (const std::string& d : o.dists) parse_key_dist(d);
+  refuse_repeats(o.duplicates, "--duplicates");
+  refuse_repeats(o.match_rate, "--match-rate");
+  refuse_repeats(o.fanout, "--fanout");
+  refuse_repeats(o.dists, "--dist");
   if (!(o.zipf_s > 0)) throw UsageError("--zipf-s must be positive");
   if (!(o.max_output_ratio > 0)) throw UsageError("--max-output-ratio must be positive");
 }

@@ -19,6 +19,7 @@
 #include "harness/memory_plan.hpp"
 #include "reference/tpch.hpp"
 #include "harness/options.hpp"
+#include "harness/repeats.hpp"
 #include "workloads/column_files.hpp"
 #include "workloads/tbl_io.hpp"
 #include "workloads/tpch_tables.hpp"
@@ -317,6 +318,8 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
     };
     o->kernels = split(kernels);
     o->data = split(data);
+    refuse_repeats(o->kernels, "--kernels");
+    refuse_repeats(o->data, "--data");
     if (o->kernels.empty()) throw UsageError("--kernels is empty");
     for (const auto& k : o->kernels)
       if (k != "A" && k != "B" && k != "C") throw UsageError("--kernels: unknown kernel '" + k + "' (A, B or C)");
@@ -325,6 +328,7 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
       if (d != "random" && d != "tpch") throw UsageError("--data: unknown data set '" + d + "' (random or tpch)");
     if (!(o->sf > 0) || o->sf > 1000) throw UsageError("--sf must be in (0, 1000]");
     if (o->key_bits.empty()) throw UsageError("--key-bits is empty");
+    refuse_repeats(o->key_bits, "--key-bits");
     for (int k : o->key_bits)
       if (k != 32 && k != 64) throw UsageError("--key-bits: " + std::to_string(k) + " is not 32 or 64");
     std::sort(o->key_bits.begin(), o->key_bits.end());

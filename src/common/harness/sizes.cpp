@@ -48,7 +48,13 @@ std::vector<std::uint64_t> parse_size_list(const std::string& text, const std::s
   std::vector<std::uint64_t> out;
   std::stringstream ss(text);
   std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(parse_size(item, what));
+  while (std::getline(ss, item, ',')) {
+    const std::uint64_t s = parse_size(item, what);
+    for (std::uint64_t earlier : out)
+      if (earlier == s)
+        throw UsageError(what + ": " + item + " is given twice (" + format_size(s) + "; each size is a case of its own)");
+    out.push_back(s);
+  }
   if (out.empty()) throw UsageError(what + ": empty size list");
   return out;
 }
