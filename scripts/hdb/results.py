@@ -194,6 +194,15 @@ def result_figure_problems(r: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
     tp = block("throughput", r.get("throughput"))
     for k in RATES:
         check(f"throughput.{k}", tp.get(k))
+    # The pass protocol's cold pass and compilation, and the energy (issue 29): read by the report too.
+    protocol = block("protocol", r.get("protocol"))
+    cold = block("protocol.cold", protocol.get("cold"))
+    for k in STAT_TIMES:
+        check(f"protocol.cold.{k}", cold.get(k), time=True)
+    check("protocol.compile_s", protocol.get("compile_s"))
+    energy = block("energy", r.get("energy"))
+    for k in ("joules", "joules_per_pass", "watts"):
+        check(f"energy.{k}", energy.get(k))
     # One problem a field (a total of 0 would be named twice otherwise).
     first: dict[str, tuple[str, Any, str]] = {}
     for x in out:

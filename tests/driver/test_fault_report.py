@@ -207,7 +207,9 @@ class BadFigureTest(FaultCase):
                  (("size_bytes",), 1.5, "size_bytes = 1.5: not a whole number of bytes"),
                  (("stats", "total_s"), [1e-3], "stats.total_s = [0.001]: not an object"),
                  (("stats", "total_s", "median"), 0.0, "stats.total_s.median = 0.0: zero"),
-                 (("stats", "kernel_s", "cv"), float("nan"), "stats.kernel_s.cv = nan: not finite"))
+                 (("stats", "kernel_s", "cv"), float("nan"), "stats.kernel_s.cv = nan: not finite"),
+                 (("protocol", "cold", "total_s"), -1.0, "protocol.cold.total_s = -1.0: negative"),
+                 (("energy", "joules_per_pass"), "0.1", "energy.joules_per_pass = '0.1': not a number (a str)"))
         for field, value, shown in cases:
             with self.subTest(field=field, value=value):
                 run = str(Path(self.tmp, "run-" + "-".join(map(str, field)) + f"-{value!s}"))
