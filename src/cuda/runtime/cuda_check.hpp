@@ -60,7 +60,7 @@ inline void check(cudaError_t err, const char* call, const char* file, int line)
   throw DeviceError(msg);
 }
 
-// HDB_CUDA_SYNC_CHECK=1 (read once, at the first launch; 0 or unset: off, anything else exits 2): every HDB_CUDA_CHECK_LAUNCH also waits for
+// HDB_CUDA_SYNC_CHECK=1 (read once, by CudaPlatform::init; 0 or unset: off, anything else exits 2): every HDB_CUDA_CHECK_LAUNCH also waits for
 // the device and checks, so an asynchronous fault is reported at the launch that caused it. For
 // triage only: it serialises host and device, and the times it gives are not the benchmark's.
 inline bool sync_check_enabled() {

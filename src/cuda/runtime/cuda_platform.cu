@@ -110,6 +110,9 @@ std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::t
 }  // namespace
 
 void CudaPlatform::init(const Options& opts) {
+  // HDB_CUDA_SYNC_CHECK is read now, not at the first launch: a bad value stops the run (exit 2, the
+  // variable named) before any case, with or without a device.
+  (void)sync_check_enabled();
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
