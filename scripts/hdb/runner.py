@@ -368,7 +368,8 @@ class Runner:
         of every executable that did not finish (interrupted, or failed before its last case: a crash,
         a full disk), and mark them pending. Says what it reruns, and why a failed one is not rerun."""
         runstate.begin_resume(self.manifest, [e for e in self.manifest["entries"] if self.unfinished(e)], self.log,
-                              self._before_rerun, self.resume_timeout_s, self.resume_no_peers)
+                              self._before_rerun, self.resume_timeout_s, self.resume_no_peers,
+                              self.missing_results)
         self.save()
 
     def _before_rerun(self, e: Entry) -> None:

@@ -331,14 +331,21 @@ def unfinished(e: Entry, complete: Callable[[Entry], bool]) -> bool:
     running), or failed before its last case (crash, time limit, an error such as a full disk, a
     usage error): its JSON is missing, unreadable or marked complete: false (complete(e) reads its
     file for a run.json of an earlier driver). --resume reruns these; a failed entry that ran every
-    case (a failed verification) is finished."""
+    case (a failed verification) is finished, while its JSON is: an entry that finished (ok, or
+    failed with every case run) whose file has since gone missing or been damaged has lost its
+    results, and --resume reruns it too (damaged(e) says so)."""
     if e["status"] in ("pending", "running"):
         return True
-    if e["status"] != "failed":
+    if e["status"] not in ("failed", "ok"):
         return False
-    if isinstance(e.get("complete"), bool):
-        return not e["complete"]
-    return not complete(e)  # a run.json of an earlier driver: the file decides
+    if e["status"] == "failed" and e.get("complete") is False:
+        return True
+    return not complete(e)  # ok, complete, or a run.json of an earlier driver: the file decides
+
+
+def damaged(e: Entry) -> bool:
+    """An entry that finished but whose results file is unusable now (unfinished() for that reason)."""
+    return e["status"] == "ok" or (e["status"] == "failed" and e.get("complete") is True)
 
 
 def park_running(manifest: Manifest, reason: str) -> list[str]:
@@ -401,12 +408,13 @@ def resume_changes(manifest: Manifest, left: list[Entry], timeout_s: float | Non
 
 
 def begin_resume(manifest: Manifest, left: list[Entry], log: Callable[[str], None],
-                 before_rerun: Callable[[Entry], None], timeout_s: float | None = None, no_peers: bool = False) -> None:
+                 before_rerun: Callable[[Entry], None], timeout_s: float | None = None, no_peers: bool = False,
+                 lost: Callable[[Entry], str] = lambda e: "its results are lost") -> None:
     """A resume's changes to run.json before it reruns `left` (the unfinished entries): an interruption
     the killed driver could not record, each rerun attempt kept in `attempts`, the new time limit and
     the peers dropped (resume_changes), the entries pending again; says what it reruns, and why a
     failed entry is not rerun. before_rerun(e) stops what is left of the entry and keeps its partial
-    files."""
+    files; lost(e) says what became of the results of an entry that finished (damaged)."""
     m = manifest
     if m.get("state", "running") == "running" and any(e["status"] == "running" for e in left):
         record = {"signal": "unknown (the driver ended without marking the run: killed with -9 or crashed)",
@@ -428,7 +436,11 @@ def begin_resume(manifest: Manifest, left: list[Entry], log: Callable[[str], Non
             log(f"run-all: {e['name']}: failed, but it ran all its cases ({c.get('failed', 0)} failed): "
                 f"kept, not rerun ({e.get('reason', '')})")
     for e in left:
-        if e["status"] == "failed":
+        if damaged(e):
+            why = lost(e)
+            log(f"run-all: {e['name']}: rerun: it finished, but {why}")
+            e["reason"] = f"rerun by --resume: {why}"
+        elif e["status"] == "failed":
             log(f"run-all: {e['name']}: rerun: it failed before its last case ({e.get('reason', '')})")
         before_rerun(e)
         e["status"] = "pending"

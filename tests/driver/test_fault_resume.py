@@ -95,6 +95,36 @@ class IncompleteTest(FaultCase):
         self.assertEqual(self.calls(), [])
         self.assertEqual(self.manifest(run)["state"], "finished")
 
+    def test_a_finished_entry_whose_results_were_damaged_is_rerun(self):
+        """A finished run whose raw JSON was cut short (or removed) since has lost those results:
+        --resume reruns the entries that wrote them, saying why, never "nothing to resume"."""
+        self.make_fakes({"ngram-cpu": "ok"})
+        p = self.run_all("--no-report")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        run = self.only_run()
+        self.assertEqual(self.manifest(run)["state"], "finished")
+        raw = Path(run, "raw", "ngram-cpu.json")
+        whole = raw.read_bytes()
+        raw.write_bytes(whole[: len(whole) // 2])
+        Path(run, "raw", "bus-cpu.json").unlink()
+        Path(self.log).unlink()
+        p = self.resume(Path(run).name, "--no-report")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNoTraceback(p)
+        self.assertNotIn("nothing to resume", p.stdout)
+        self.assertIn("ngram-cpu: rerun: it finished, but its results are not usable: raw/ngram-cpu.json",
+                      p.stdout)
+        self.assertIn("bus-cpu: rerun: it finished, but it wrote no results (raw/bus-cpu.json is missing)", p.stdout)
+        self.assertEqual(sorted(c["name"] for c in self.calls()), ["hdb-bus-cpu", "hdb-ngram-cpu"])
+        m = self.manifest(run)
+        self.assertEqual(m["state"], "finished")
+        e = {x["name"]: x for x in m["entries"]}
+        self.assertEqual(e["ngram-cpu"]["status"], "ok")
+        self.assertEqual(e["ngram-cpu"]["attempts"][0]["status"], "ok")
+        # The damaged file is kept beside the rerun's whole one.
+        self.assertEqual(Path(run, "raw", "ngram-cpu.json.interrupted-1").read_bytes(), whole[: len(whole) // 2])
+        self.assertEqual(len(self.ids(str(raw))), 2)
+
     def test_a_run_json_of_an_earlier_driver_is_judged_by_its_files(self):
         """run.json without `complete` (written before this field existed): the raw JSON decides."""
         p = self.run_all("--no-report")
