@@ -53,6 +53,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .runlock import pid_alive
+
 FORMAT = "hdb-columns/1"
 MANIFEST = "columns.json"
 
@@ -388,16 +390,6 @@ def _part(base: str) -> str:
     return f"{base}.part-{socket.gethostname()}-{os.getpid()}"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _sweep(folder: Path, prefix: str) -> None:
     """Removes the folders `prefix*.part-HOST-PID` of this host's processes that are gone, and the lock
     files `prefix*.lock` that no process holds (a killed conversion's)."""
@@ -412,7 +404,7 @@ def _sweep(folder: Path, prefix: str) -> None:
             if ".part-" not in e.name:
                 continue
             h, _, pid = e.name.rsplit(".part-", 1)[1].rpartition("-")
-            if h == host and pid.isdigit() and not _alive(int(pid)):
+            if h == host and pid.isdigit() and not pid_alive(int(pid)):
                 shutil.rmtree(e.path, ignore_errors=True)
 
 
