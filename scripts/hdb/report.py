@@ -339,6 +339,24 @@ def _above_ceiling(doc, rows):
     doc.table(*plausibility.table(found))
 
 
+CONTRADICTED_SECTION = "Answers a peer contradicts"
+
+
+def _contradicted(doc, every_row):
+    """The warning on top: backend results verified against the suite's reference whose case a peer
+    answered otherwise (results.contradict marked them not verified)."""
+    marked = [r for r in every_row if r.get("contradicted_by")]
+    if not marked:
+        return
+    doc.h(2, CONTRADICTED_SECTION)
+    doc.warn(f"{len(marked)} results were verified against the suite's reference, but a peer's answer to the same "
+             "case differs from that reference: the input data (a repeated key, a value out of range), the reference "
+             "or the peer is wrong. They are marked not verified (the tables' 'verified' column names the peer's "
+             "result) and left out of the headline and the figures. Find the cause before quoting any of them.")
+    doc.table(["result", "contradicted by"],
+              [[f"{r['benchmark']}-{r['backend']} {r['id']}", r["contradicted_by"]] for r in marked])
+
+
 def _headline(doc: Doc, rows: list[Row], docs: list[dict[str, Any]], plots_dir: Path,
               beyond_caches: Mapping[str, Any] | None = None) -> None:
     """The answer on top: its figure first, then per operation a row and per processor a column
@@ -579,7 +597,9 @@ def build(run_dir: StrPath, include_unverified: bool = False, problems: Iterable
         + [f"{_relative(d['_path'], run_dir)} is marked incomplete ({results.incomplete_text(d)}): its "
            "executable did not finish; the results it holds are reported" for d in docs if results.incomplete(d)] \
         + [f"id recorded more than once (the last one is reported): {d}" for d in results.duplicates(docs)] \
-        + [f"a figure that cannot be used: {m}" for m in results.bad_figure_lines(docs, run_dir)]
+        + [f"a figure that cannot be used: {m}" for m in results.bad_figure_lines(docs, run_dir)] \
+        + [f"{r['benchmark']}-{r['backend']} {r['id']}: verified, but {r['contradicted_by']}: marked not verified"
+           for r in every_row if r.get("contradicted_by")]
     title = f"hetdb-bench report: {_run_name(run_dir)}"
     doc = Doc()
     doc.problems = found
@@ -607,6 +627,7 @@ def build(run_dir: StrPath, include_unverified: bool = False, problems: Iterable
               + ("drawn in the figures (--include-unverified)." if include_unverified else
                  "left out of the figures (scripts/report --include-unverified draws them)."))
     _moving_ceilings(doc, proc_docs)
+    _contradicted(doc, every_row)
     _above_ceiling(doc, rows)
     plots_dir = Path(run_dir, PLOTS_DIR)
     _headline(doc, rows, proc_docs, plots_dir, caches.read_record(run_dir))

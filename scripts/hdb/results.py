@@ -566,7 +566,39 @@ def all_rows(docs: Sequence[Document]) -> list[Row]:
         key = match_key(r)
         rows.pop(key, None)
         rows[key] = r
-    return list(rows.values())
+    out = list(rows.values())
+    contradict(out)
+    return out
+
+
+# A peer's own axis (the peer's thread count), not part of the operation a backend's case ran.
+PEER_AXES = ("threads",)
+
+
+def contradict(rows: Sequence[Row]) -> list[Row]:
+    """A peer answers the suite's cases from the suite's data and checks its answer against the same
+    reference the backends' answers are verified against (docs/peers.md). Where a peer's answer
+    differs (a failed result, checked and not verified), the reference or the data is in question as
+    much as the peer: every backend result of that case (benchmark, test, size, and the peer's
+    params but its own axes) that was marked verified is marked not verified, with
+    row['contradicted_by'] naming the peer's result and why. So nothing a peer contradicts counts as
+    verified: not in the tables, the headline, the figures or compare. Returns the rows marked."""
+    from .peers import known
+    peer_names = set(known())
+    marked = []
+    for p in rows:
+        if p["backend"] not in peer_names or p["status"] != "failed" or not p["checked"] or p["verified"]:
+            continue
+        op = {k: v for k, v in p["params"].items() if k not in PEER_AXES}
+        for r in rows:
+            if (r["backend"] in peer_names or r.get("contradicted_by") or r["status"] != "ok" or not r["verified"]
+                    or (r["benchmark"], r["test"], r["size_bytes"]) != (p["benchmark"], p["test"], p["size_bytes"])
+                    or any(r["params"].get(k) != v for k, v in op.items())):
+                continue
+            r["verified"] = False
+            r["contradicted_by"] = f"{p['backend']}'s answer ({p['id']}) differs: {p['reason']}"
+            marked.append(r)
+    return marked
 
 
 def checked_pairs(docs: Sequence[Document]) -> list[tuple[Document, Row]]:
@@ -648,9 +680,12 @@ def headline_cv(row: Row) -> float | None:
 
 
 def verification_text(row: Row) -> str:
-    """'yes', 'no', or 'not verified' for a result measured under --no-verify."""
+    """'yes', 'no', or 'not verified' for a result measured under --no-verify; 'no: ...' naming the
+    peer whose answer contradicts the reference it was verified against (contradict)."""
     if not row["checked"]:
         return "not verified"
+    if row.get("contradicted_by"):
+        return f"no: {row['contradicted_by']}"
     return "yes" if row["verified"] else "no"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from helpers import CSV_COLUMNS, FIXTURE, NO_FIGURES, TempDirCase, has_matplotlib, no_figures, script
 
-from hdb import plots, report, results
+from hdb import headline, plots, report, results
 
 import make_fixture
 
@@ -411,6 +411,64 @@ class MovingCeilingTest(TempDirCase):
         with raw.open("w", newline="") as f:
             f.write(",".join(earlier[:-1]) + "\n")  # any other header is still left out
         self.assertIn("ra-cpu.csv: its header is not the columns", results.summary_csv(run)[1][0])
+
+
+class PeerContradictionTest(TempDirCase):
+    """Issue 50: a peer answers the suite's cases from the suite's data and checks its answer against
+    the reference the backends are verified against. Where the peer's answer differs, the backends'
+    results of that case are no longer counted as verified: marked in the tables (naming the peer's
+    result), left out of the headline, named on top and under Problems. Other cases keep theirs."""
+
+    def run_dir(self):
+        sel = {"dist": "uniform", "selectivity": 0.5}
+        other = {"dist": "uniform", "selectivity": 0.1}
+        n = make_fixture.SIZES[-1]
+        cpu = make_fixture.document("ra", "cpu", [
+            make_fixture.record("select", "parallel", n, 2e-3, params=sel),
+            make_fixture.record("select", "parallel", n, 1e-3, params=other)], 20.0)
+        cuda = make_fixture.document("ra", "cuda", [
+            make_fixture.record("select", "tuned", n, 2e-4, h2d_s=1e-3, params=sel, transfer="pinned")], 3000.0)
+        wrong = make_fixture.record("select", "sql", n, 0, params=dict(sel, threads=2), status="failed",
+                                    reason="verification failed: 812 rows, expected 811")
+        wrong["verification"] = {"checked": True, "verified": False, "detail": "812 rows, expected 811"}
+        right = make_fixture.record("select", "sql", n, 3e-3, params=dict(other, threads=2))
+        duck = make_fixture.document("ra", "cpu", [wrong, right], 20.0)
+        duck["backend"] = "duckdb"
+        docs = {"ra-cpu": cpu, "ra-cuda": cuda, "ra-duckdb": duck}
+        raw = Path(self.tmp, "run", "raw")
+        raw.mkdir(parents=True)
+        for name, d in docs.items():
+            make_fixture.write_raw(str(raw), name, d)
+        with Path(self.tmp, "run", "run.json").open("w") as f:
+            json.dump(make_fixture.manifest(docs), f)
+        return str(Path(self.tmp, "run")), n
+
+    def test_a_case_a_peer_answers_otherwise_is_not_counted_verified(self):
+        run, n = self.run_dir()
+        rows = results.all_rows(results.load_docs(run))
+        by = {(r["backend"], r["params"]["selectivity"]): r for r in rows}
+        for backend in ("cpu", "cuda"):
+            r = by[(backend, 0.5)]
+            self.assertFalse(r["verified"], backend)
+            self.assertEqual(r["contradicted_by"], "duckdb's answer (select/sql[dist=uniform,selectivity=0.5,"
+                             f"threads=2]@{make_fixture.size_text(n)}) differs: verification failed: 812 rows, "
+                             "expected 811")
+            self.assertTrue(results.verification_text(r).startswith("no: duckdb's answer"))
+        # The case the peer agrees on, and the peer's own rows, are left as they are.
+        self.assertTrue(by[("cpu", 0.1)]["verified"])
+        self.assertIsNone(by[("cpu", 0.1)].get("contradicted_by"))
+        self.assertTrue(by[("duckdb", 0.1)]["verified"])
+        p = script("report", run, env=NO_FIGURES)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("report: problem: ra-cpu select/parallel[dist=uniform,selectivity=0.5]", p.stdout)
+        with Path(run, "report.md").open() as f:
+            md = f.read()
+        self.assertIn(f"## {report.CONTRADICTED_SECTION}", md)
+        self.assertIn("2 results were verified against the suite's reference, but a peer's answer", md)
+        # The headline compares only verified results: the contradicted select is not in it, the other is.
+        self.assertEqual([ln.cpu_best["params"]["selectivity"] for ln in headline.lines(rows)], [0.1])
+        line = next(ln for ln in md.splitlines() if ln.startswith("| cuda") and "selectivity=0.5" in ln)
+        self.assertIn("no: duckdb's answer", line)
 
 
 class MpiDocumentTest(unittest.TestCase):
