@@ -3,7 +3,8 @@ side, with the speed-up of B over A and a decision per pair: a difference is mar
 Mann-Whitney U test over the two results' trials rejects "same" (two-sided, p adjusted for the number
 of tests by Benjamini-Hochberg unless asked otherwise) and the medians differ by at least a stated
 minimum effect; a pair with too few trials for the test ever to reject says so (docs/statistics.md). Results
-measured without verification (--no-verify) take part only with --include-unverified. Results of
+measured without verification (--no-verify) take part only with --include-unverified; results a
+peer contradicts (results.contradict) never, and are named. Results of
 host execution (cuda-host: the CUDA sources run on the CPU) are never compared: their times are an
 emulation's; they are counted under "Not compared" instead. A pair where either result has a figure
 above the physical ceiling of its run (plausibility.py) is listed with the verdict "above ceiling",
@@ -114,7 +115,7 @@ def decide(pairs: Sequence[Pair], alpha: float = ALPHA, min_effect: float = MIN_
 
 def _index(rows: Iterable[Row], include_unverified: bool) -> OrderedDict[Key, Row]:
     return OrderedDict((results.match_key(r), r) for r in results.processor_rows(rows)
-                       if r["rank"] == 0 and (r["checked"] or include_unverified))
+                       if r["rank"] == 0 and (r["checked"] or include_unverified) and not r.get("contradicted_by"))
 
 
 def host_execution_counts(rows: Iterable[Row]) -> OrderedDict[str, int]:
@@ -306,6 +307,7 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
     only_a, only_b = ([k for k in keys if (k[0], k[1], k[3]) not in spoilt] for keys in (only_a, only_b))
     tests = sum(p["p_adjusted"] is not None for p in pairs)
     unchecked = sum(1 for r in rows_a + rows_b if r["rank"] == 0 and r["status"] == "ok" and not r["checked"])
+    contradicted = [r for r in rows_a + rows_b if r["rank"] == 0 and r.get("contradicted_by")]
 
     doc = Doc()
     title = f"hetdb-bench comparison: {names[0]} (A) vs {names[1]} (B)"
@@ -339,6 +341,11 @@ def main(run_a: StrPath, run_b: StrPath, out: StrPath | None = None, metric: str
         doc.p(f"{unchecked} results of the two runs were measured without verification (--no-verify): "
               + ("compared, as --include-unverified asks." if include_unverified else
                  "left out (--include-unverified compares them)."))
+    if contradicted:
+        doc.warn(f"{len(contradicted)} results of the two runs are left out: a peer answered their case otherwise "
+                 "than the reference they were verified against (scripts/report lists them under 'Answers a peer "
+                 "contradicts'): " + "; ".join(f"{r['benchmark']}-{r['backend']} {r['id']}" for r in contradicted[:5])
+                 + (" ..." if len(contradicted) > 5 else ""))
     if above:
         doc.warn(f"{len(above)} matched results have a figure above the physical ceiling of their run (A, B or both: "
                  "scripts/report lists them and why): such a time cannot be true, so these pairs are marked "

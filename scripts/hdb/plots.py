@@ -618,12 +618,13 @@ def all_figures(rows: Iterable[Row], docs: Sequence[Document], out_dir: StrPath,
                 include_unverified: bool = False) -> list[Figure]:
     """Every figure the rows support, grouped by benchmark in a fixed order. Results measured
     without verification (--no-verify) are drawn only when include_unverified is set; results with a
-    figure above the physical ceiling of the run never."""
+    figure above the physical ceiling of the run, or a peer contradicts (results.contradict), never."""
     if not available():
         return []
     # Host execution (cuda-host) times a CPU's emulation of a GPU: never drawn beside processors; a
     # figure above the physical ceiling of the run (plausibility.py) cannot be true: never drawn.
-    rows = [r for r in plausibility.plausible(results.processor_rows(rows)) if r["checked"] or include_unverified]
+    rows = [r for r in plausibility.plausible(results.processor_rows(rows))
+            if (r["checked"] or include_unverified) and not r.get("contradicted_by")]  # a peer's (contradict)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     machine = results.machine_line(docs)
     hz = results.tsc_hz(docs)

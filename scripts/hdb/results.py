@@ -582,7 +582,8 @@ def contradict(rows: Sequence[Row]) -> list[Row]:
     much as the peer: every backend result of that case (benchmark, test, size, and the peer's
     params but its own axes) that was marked verified is marked not verified, with
     row['contradicted_by'] naming the peer's result and why. So nothing a peer contradicts counts as
-    verified: not in the tables, the headline, the figures or compare. Returns the rows marked."""
+    verified: the tables say so, and the headline, the figures, compare (which names them), targets
+    and scaling leave it out. Returns the rows marked."""
     from .peers import known
     peer_names = set(known())
     marked = []

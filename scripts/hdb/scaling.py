@@ -33,7 +33,7 @@ def collect(runs: Sequence[tuple[int, StrPath]],
     for ranks, run_dir in runs:
         for row in results.all_rows(results.load_docs(run_dir)):
             if row["rank"] != 0 or row["status"] != "ok" or not row["checked"] or not row["kernel_median_s"] \
-                    or results.host_execution(row) or row.get("above_ceiling"):
+                    or results.host_execution(row) or row.get("above_ceiling") or row.get("contradicted_by"):
                 # cuda-host: an emulation's times scale like no processor; a figure above the run's
                 # physical ceiling (plausibility.py) is no time to scale
                 continue

@@ -42,7 +42,7 @@ def _ok(rows, **match):
 
 def _matching(rows, **match):
     return [r for r in results.processor_rows(rows) if r["status"] == "ok" and r["checked"]
-            and all(r[k] == v for k, v in match.items())]
+            and not r.get("contradicted_by") and all(r[k] == v for k, v in match.items())]
 
 
 def _left_out(res, rows, **match):

@@ -2,6 +2,7 @@
 summary.csv is the executables' CSV files end to end; results are keyed by id and read by name
 (bus copies by their transfer bandwidth, n-gram error levels by the param k); unverified results
 are marked and kept out of the figures; the results reader handles MPI (EP-mode) documents."""
+import contextlib
 import copy
 import csv
 import html.parser
@@ -9,10 +10,11 @@ import io
 import json
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from helpers import CSV_COLUMNS, FIXTURE, NO_FIGURES, TempDirCase, has_matplotlib, no_figures, script
 
-from hdb import headline, plots, report, results
+from hdb import compare, headline, plots, report, results
 
 import make_fixture
 
@@ -469,6 +471,27 @@ class PeerContradictionTest(TempDirCase):
         self.assertEqual([ln.cpu_best["params"]["selectivity"] for ln in headline.lines(rows)], [0.1])
         line = next(ln for ln in md.splitlines() if ln.startswith("| cuda") and "selectivity=0.5" in ln)
         self.assertIn("no: duckdb's answer", line)
+        # compare leaves them out and names them; the figures never draw them.
+        pairs, only_a, only_b = compare.match(rows, rows)
+        self.assertEqual(sorted((p["a"]["backend"], p["a"]["params"]["selectivity"]) for p in pairs),
+                         [("cpu", 0.1), ("duckdb", 0.1)])
+        out = io.StringIO()
+        compare.main(run, run, out=str(Path(self.tmp, "cmp")), stream=out)
+        with Path(self.tmp, "cmp", "compare.md").open() as f:
+            self.assertIn("4 results of the two runs are left out: a peer answered their case otherwise", f.read())
+        if not has_matplotlib():
+            self.skipTest("matplotlib is not available: the figures' rows not checked")
+        seen = []
+
+        def grab(brs, *_args):
+            seen.extend(brs)
+        with contextlib.ExitStack() as stack:
+            for name in ("throughput", "pct_of_peak", "breakdown", "speedup", "merge_cycles", "merge_gpu_speedup",
+                         "ngram_errors", "tpch_kernels"):
+                stack.enter_context(mock.patch.object(plots, name, grab))
+            plots.all_figures(rows, results.load_docs(run), Path(self.tmp, "plots"))
+        self.assertEqual({(r["backend"], r["params"]["selectivity"]) for r in seen if r["status"] == "ok"},
+                         {("cpu", 0.1), ("duckdb", 0.1)})
 
 
 class MpiDocumentTest(unittest.TestCase):
