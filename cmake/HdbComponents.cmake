@@ -72,6 +72,26 @@ if(HDB_CUDA_HOST)
   endif()
 endif()
 
+# The traffic profile's instrumented build (--traffic, docs/cuda.md): each hdb-<bench>-cuda-host again
+# under bin/traffic/, its kernels compiled with GCC's -fsanitize=thread, whose access callbacks the
+# suite defines itself (src/cuda/runtime/host/traffic_hooks.cpp). Not in a sanitizer build: the flags
+# would combine with the build's own sanitizer, and the callbacks would meet its runtime.
+option(HDB_CUDA_TRAFFIC "Build host execution's instrumented twin for --traffic (needs GCC)" ON)
+set(HDB_HAVE_CUDA_TRAFFIC OFF)
+set(HDB_CUDA_TRAFFIC_REASON "no host execution")
+if(HDB_HAVE_CUDA_HOST)
+  if(NOT HDB_CUDA_TRAFFIC)
+    set(HDB_CUDA_TRAFFIC_REASON "disabled by HDB_CUDA_TRAFFIC=OFF")
+  elseif(NOT CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    set(HDB_CUDA_TRAFFIC_REASON "needs GCC's -fsanitize=thread callbacks (compiler: ${CMAKE_CXX_COMPILER_ID})")
+  elseif(CMAKE_CXX_FLAGS MATCHES "-fsanitize")
+    set(HDB_CUDA_TRAFFIC_REASON "not in a sanitizer build")
+  else()
+    set(HDB_HAVE_CUDA_TRAFFIC ON)
+    set(HDB_CUDA_TRAFFIC_REASON "bin/traffic/hdb-<bench>-cuda-host")
+  endif()
+endif()
+
 # --- OpenCL -------------------------------------------------------------------------------
 set(HDB_HAVE_OPENCL OFF)
 set(HDB_OPENCL_REASON "disabled by HDB_ENABLE_OPENCL=OFF")
@@ -126,6 +146,7 @@ function(hdb_print_summary)
   message(STATUS "  cpu        : ON (oneTBB library variants: ${HDB_HAVE_TBB})")
   message(STATUS "  cuda       : ${HDB_HAVE_CUDA} (${HDB_CUDA_REASON})")
   message(STATUS "  cuda-host  : ${HDB_HAVE_CUDA_HOST} (${HDB_CUDA_HOST_REASON})")
+  message(STATUS "  traffic    : ${HDB_HAVE_CUDA_TRAFFIC} (${HDB_CUDA_TRAFFIC_REASON})")
   message(STATUS "  opencl     : ${HDB_HAVE_OPENCL} (${HDB_OPENCL_REASON})")
   message(STATUS "  mpi        : ${HDB_HAVE_MPI} (${HDB_MPI_REASON})")
   message(STATUS "  gtest      : ${HDB_HAVE_GTEST}")

@@ -141,4 +141,44 @@ function(hdb_add_benchmark name)
       hdb_warnings(${exe})
     endif()
   endforeach()
+  if(HDB_HAVE_CUDA_TRAFFIC AND TARGET hdb-${name}-cuda-host)
+    hdb_add_traffic_twin(${name} "${ARG_CUDA_HOST}" "${ARG_CUDA_HOST_LIB}" "${ARG_CUDA_HOST_LIBS}")
+  endif()
+endfunction()
+
+# hdb_add_traffic_twin(<name> <exe sources> <lib sources> <cuda-host libs>): hdb-<name>-cuda-host
+# again, instrumented for --traffic (docs/cuda.md): the same host-execution sources compiled with
+# -fsanitize=thread and linked against the suite's callbacks (hdb_cuda_traffic_hooks) instead of
+# libtsan, as bin/traffic/hdb-<name>-cuda-host (target hdb-<name>-cuda-host-traffic), to which the
+# plain executable hands a --traffic run. Each hdb_*_cuda_host it links is replaced by its
+# hdb_*_cuda_traffic.
+# The optimisations that would change an access's width are off: scalar replacement of aggregates
+# (a uint4 load would arrive as four 4-byte loads), the vectorisers and store merging (GCC's wider
+# accesses where nvcc keeps the source's), and loops turned into memcpy/memset calls (which no
+# callback sees).
+set(HDB_TRAFFIC_FLAGS -fsanitize=thread -fno-tree-sra -fno-tree-loop-vectorize -fno-tree-slp-vectorize
+    -fno-store-merging -fno-tree-loop-distribute-patterns)
+function(hdb_add_traffic_twin name exe_sources lib_sources libs)
+  list(TRANSFORM libs REPLACE "_cuda_host$" "_cuda_traffic" OUTPUT_VARIABLE twin_libs)
+  foreach(dep IN LISTS twin_libs)
+    if(NOT TARGET ${dep})
+      message(STATUS "${name}: no traffic build (needs ${dep})")
+      return()
+    endif()
+  endforeach()
+  set(deps hdb_bench_${name} hdb_cuda_host_runtime ${twin_libs} hdb_cuda_traffic_hooks)
+  if(lib_sources)
+    add_library(hdb_${name}_cuda_traffic STATIC ${lib_sources})
+    target_link_libraries(hdb_${name}_cuda_traffic PUBLIC ${deps})
+    target_compile_options(hdb_${name}_cuda_traffic PRIVATE ${HDB_TRAFFIC_FLAGS})
+    hdb_warnings(hdb_${name}_cuda_traffic)
+    set(deps hdb_${name}_cuda_traffic)
+  endif()
+  set(exe hdb-${name}-cuda-host-traffic)
+  add_executable(${exe} ${exe_sources})
+  target_link_libraries(${exe} PRIVATE ${deps})
+  target_compile_options(${exe} PRIVATE ${HDB_TRAFFIC_FLAGS})
+  set_target_properties(${exe} PROPERTIES OUTPUT_NAME hdb-${name}-cuda-host
+                        RUNTIME_OUTPUT_DIRECTORY ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/traffic)
+  hdb_warnings(${exe})
 endfunction()

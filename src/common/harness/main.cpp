@@ -395,6 +395,9 @@ void rank_files_best_effort(const std::string& exe, const MpiEnv& mpi, Options& 
 int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform) {
   std::string exe = "hdb-" + def.name + "-" + platform.name();
   install_signal_handlers();
+  // The instrumented build takes a --traffic run over before anything starts (not MPI either).
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--traffic") platform.hand_over_traffic(argv);
   // MPI starts before anything can fail, so every rank reaches the agreement below.
   MpiEnv mpi(&argc, &argv);
   Options opts;
@@ -429,6 +432,10 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
       finalize_options(opts);
       if (!def.unsized.empty()) opts.sizes.clear();  // context.sizes: [], never a sweep that did not run
       if (def.validate) def.validate();
+      if (opts.traffic) {
+        if (std::string why = platform.traffic_problem(); !why.empty()) throw UsageError("--traffic: " + why);
+        if (mpi.active()) throw UsageError("--traffic: the traffic profile runs in one process, not under mpirun");
+      }
       std::vector<PathUse> paths{{"--json", opts.json_path, true}, {"--csv", opts.csv_path, true}};
       if (def.paths)
         for (PathUse& u : def.paths()) paths.push_back(std::move(u));

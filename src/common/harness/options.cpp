@@ -83,6 +83,9 @@ void add_common_options(CLI::App& app, Options& o) {
       ->check(CLI::IsMember({"pageable", "pinned", "both"}));
   app.add_flag("--quiet", o.quiet, "Print only the summary line");
   app.add_flag("!--no-verify", o.verify, "Skip verification against the reference (results are marked unverified)");
+  app.add_flag("--traffic", o.traffic,
+               "After each case's timed passes, run it once more counting what its kernels ask of global memory "
+               "(requests, sectors, an L2 model): hdb-*-cuda-host only (docs/cuda.md)");
 }
 
 std::uint64_t parse_seed(const std::string& text) {

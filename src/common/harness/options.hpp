@@ -55,6 +55,8 @@ struct Options {
   std::vector<Transfer> transfers;  // resolved from --transfer
   bool quiet = false;
   bool verify = true;
+  // --traffic: one more pass of each case, counting what its kernels ask of memory (host execution).
+  bool traffic = false;
 
   std::string command_line;  // filled by run_main
   // Under mpirun: this rank's index among the ranks on its node, and their number. Platforms use

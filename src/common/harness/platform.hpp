@@ -63,6 +63,20 @@ class Platform {
   // null where the platform cannot tell.
   virtual nlohmann::json device_state() { return nullptr; }
 
+  // --traffic: what the kernels ask of memory, counted in one extra pass of each case (host
+  // execution's instrumented build only, docs/cuda.md). "" where this platform can take the profile,
+  // else why not (a usage error).
+  virtual std::string traffic_problem() const {
+    return "the traffic profile needs host execution (hdb-<bench>-cuda-host): it counts the CUDA kernels' "
+           "loads and stores on the CPU, which no GPU, OpenCL device or CPU backend reports";
+  }
+  // Before the options are parsed, in a run whose arguments name --traffic: where the instrumented
+  // build is another executable, this replaces the process with it (same arguments); else nothing.
+  virtual void hand_over_traffic(char** /*argv*/) {}
+  // Counting on for one pass, then off: the profile (docs/results-schema.md, `traffic`).
+  virtual void traffic_begin() {}
+  virtual nlohmann::json traffic_end() { return nullptr; }
+
  protected:
   std::string flush_host_cache();
 

@@ -124,6 +124,7 @@ nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
   if (r.passes_taken) j["protocol"] = protocol_json(r);
   if (!r.energy.is_null()) j["energy"] = r.energy;
   if (!r.device_state.is_null()) j["device_state"] = r.device_state;
+  if (!r.traffic.is_null()) j["traffic"] = r.traffic;
   // Each named phase is declared once, with its kind; trials carry only its seconds.
   std::vector<const Phase*> declared;
   nlohmann::json trials = nlohmann::json::array();

@@ -52,6 +52,9 @@ struct Record {
   nlohmann::json device_state;  // after the timed passes (Platform::device_state)
   // The middle of the timed passes on the run's ceiling clock (CeilingTrack::now_s); < 0: none taken.
   double timed_at_s = -1;
+  // --traffic: what the case's kernels asked of memory in one extra pass (Platform::traffic_end,
+  // with the session's derived figures); null when not taken.
+  nlohmann::json traffic;
 
   // Derived on demand from trials.
   Stats stat(const char* which) const;  // "kernel", "total", "h2d", "d2h"

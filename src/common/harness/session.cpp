@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <new>
+#include <stdexcept>
 
 #include "harness/console.hpp"
 #include "harness/errors.hpp"
@@ -115,6 +116,10 @@ void Session::run(const CaseKey& key, const CaseSetup& setup) {
     } else {
       r.verify_detail = "not verified (--no-verify)";
     }
+    if (opts_.traffic && r.status == Status::Ok) {
+      stage = "the traffic pass";
+      take_traffic(p, r);
+    }
   } catch (const SkipCase& e) {
     r.status = Status::Skipped;
     r.reason = e.what();
@@ -141,6 +146,31 @@ void Session::run(const CaseKey& key, const CaseSetup& setup) {
     r.trials.clear();
   }
   record(std::move(r));
+}
+
+// --traffic: one more pass, counted (Platform::traffic_begin), then verified again, so that the
+// profile is of a pass that computed the right answer. The derived figures need the case's
+// declared bytes: traffic_ratio (the modelled DRAM bytes over the declared minimum) and
+// launches_per_op (an op is one pass of the case).
+void Session::take_traffic(const Prepared& p, Record& r) {
+  platform_->traffic_begin();
+  nlohmann::json t;
+  try {
+    p.pass();
+  } catch (...) {
+    platform_->traffic_end();
+    throw;
+  }
+  t = platform_->traffic_end();
+  if (opts_.verify) {
+    Verification v = p.verify();
+    if (!v.ok) throw std::runtime_error("the traffic pass's output differs from the reference: " + v.detail);
+  }
+  const double dram = t.value("dram_bytes_model", 0.0);
+  t["traffic_ratio"] = r.min_bytes_moved ? nlohmann::json(dram / static_cast<double>(r.min_bytes_moved))
+                                         : nlohmann::json(nullptr);
+  t["launches_per_op"] = t.value("launches", 0);
+  r.traffic = std::move(t);
 }
 
 // Reads the platform's throttle reasons after a pass into the record; true when there were any.

@@ -116,6 +116,7 @@ class Session {
   void flush();
   bool take(const CaseKey& key);  // --only on the whole key; counts and remembers what was offered
   void take_passes(const Prepared& p, Record& r, std::string& stage);
+  void take_traffic(const Prepared& p, Record& r);
   bool note_throttling(Record& r);
 
 

@@ -14,6 +14,8 @@
 #ifndef HDB_CUDA_HOST
 #include "harness/sizes.hpp"
 #include "runtime/nvml.hpp"
+#else
+#include "runtime/host/traffic.hpp"
 #endif
 
 namespace hdb::cuda {
@@ -216,6 +218,10 @@ nlohmann::json CudaPlatform::context() const {
                     {"source", link.source}}},
 #ifndef HDB_CUDA_HOST
           {"nvml", nvml_ ? nvml_->state() : nlohmann::json{{"reason", nvml_why_}}},
+#else
+          // The instrumented build (--traffic): every load and store a call, so its times are
+          // slower still than plain host execution's.
+          {"traffic_instrumented", host::traffic::instrumented()},
 #endif
   };
 }

@@ -45,6 +45,12 @@ class CudaPlatform : public Platform {
   std::vector<std::string> throttling() override;
   nlohmann::json device_state() override;
   ~CudaPlatform() override;
+#else
+  // The traffic profile (runtime/host/traffic.hpp; runtime/host/traffic_platform.cpp).
+  std::string traffic_problem() const override;
+  void hand_over_traffic(char** argv) override;
+  void traffic_begin() override;
+  nlohmann::json traffic_end() override;
 #endif
 
  protected:

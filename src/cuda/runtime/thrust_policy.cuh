@@ -9,6 +9,8 @@
 
 #ifdef HDB_CUDA_HOST
 #include <thrust/system/cpp/execution_policy.h>
+
+#include "runtime/host/traffic.hpp"
 #else
 #include <thrust/execution_policy.h>
 #endif
@@ -16,8 +18,15 @@
 namespace hdb::cuda {
 
 #ifdef HDB_CUDA_HOST
-inline auto thrust_policy(Scratch& scratch, cudaStream_t) { return thrust::cpp::par(scratch); }
-inline auto thrust_policy_sync(Scratch& scratch, cudaStream_t) { return thrust::cpp::par(scratch); }
+// Each Thrust call takes a policy: the traffic profile counts them (runtime/host/traffic.hpp).
+inline auto thrust_policy(Scratch& scratch, cudaStream_t) {
+  if (host::traffic::active()) host::traffic::library_call();
+  return thrust::cpp::par(scratch);
+}
+inline auto thrust_policy_sync(Scratch& scratch, cudaStream_t) {
+  if (host::traffic::active()) host::traffic::library_call();
+  return thrust::cpp::par(scratch);
+}
 #else
 inline auto thrust_policy(Scratch& scratch, cudaStream_t stream) { return thrust::cuda::par_nosync(scratch).on(stream); }
 inline auto thrust_policy_sync(Scratch& scratch, cudaStream_t stream) { return thrust::cuda::par(scratch).on(stream); }

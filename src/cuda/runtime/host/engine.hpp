@@ -24,6 +24,7 @@ struct Launch {
   unsigned threads = 0;     // per block
   std::uint64_t blocks = 0;
   bool barriers = true;
+  void (*after_block)() = nullptr;  // called after each block (the traffic profile's hook)
 };
 
 struct Outcome {

@@ -289,7 +289,10 @@ Outcome run_fibers(const Launch& l) {
   if (l.barriers && fibers.size() < l.threads) fibers.resize(l.threads);
   Block block(l, fibers);
   Outcome out;
-  for (std::uint64_t b = 0; b < l.blocks && out.fault.empty(); ++b) out.fault = block.run(b);
+  for (std::uint64_t b = 0; b < l.blocks && out.fault.empty(); ++b) {
+    out.fault = block.run(b);
+    if (l.after_block) l.after_block();
+  }
   out.synchronised = block.synchronised;
   return out;
 }

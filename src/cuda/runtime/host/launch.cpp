@@ -14,6 +14,7 @@
 #include "runtime/host/device.hpp"
 #include "runtime/host/engine.hpp"
 #include "runtime/host/state.hpp"
+#include "runtime/host/traffic.hpp"
 
 namespace hdb::cuda::host {
 
@@ -54,9 +55,18 @@ bool use_threads() {
 
 }  // namespace
 
-void sync_block() { sync().sync_block(); }
-unsigned sync_block_count(bool predicate) { return sync().sync_block_count(predicate); }
+// The traffic profile counts a block's barrier once (thread 0 takes part in every one) and a warp's
+// intrinsic once (its first lane in the mask).
+void sync_block() {
+  if (traffic::active() && sync().linear_thread() == 0) traffic::barrier();
+  sync().sync_block();
+}
+unsigned sync_block_count(bool predicate) {
+  if (traffic::active() && sync().linear_thread() == 0) traffic::barrier();
+  return sync().sync_block_count(predicate);
+}
 void warp_exchange(unsigned mask, std::uint64_t value, std::uint64_t (&out)[32]) {
+  if (traffic::active() && mask != 0 && lane_id() == static_cast<unsigned>(__builtin_ctz(mask))) traffic::shuffle();
   sync().warp_exchange(mask, value, out);
 }
 unsigned lane_id() { return sync().linear_thread() % 32; }
@@ -89,7 +99,14 @@ cudaError_t launch(const void* kernel, const char* name, dim3 grid, dim3 block, 
 
   const bool trace = settings().trace;
   const auto t0 = std::chrono::steady_clock::now();
-  const engine::Outcome out = use_threads() ? engine::run_threads(l) : engine::run_fibers(l);
+  // A traffic profile runs on the fibers: one host thread, the blocks and warps in order.
+  const bool profiled = traffic::active();
+  if (profiled) {
+    traffic::launch_begin(l.threads);
+    l.after_block = traffic::block_end;
+  }
+  const engine::Outcome out = use_threads() && !profiled ? engine::run_threads(l) : engine::run_fibers(l);
+  if (profiled) traffic::launch_end();
   if (trace)
     std::fprintf(stderr, "host execution: %s <<<%llu, %u>>>%s %.3f ms\n", name, static_cast<unsigned long long>(l.blocks),
                  l.threads, l.barriers ? "" : " (no barriers)",

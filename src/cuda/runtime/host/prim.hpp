@@ -23,6 +23,7 @@
 
 #include "runtime/host/device.hpp"
 #include "runtime/host/state.hpp"
+#include "runtime/host/traffic.hpp"
 
 namespace hdb::cuda::prim {
 
@@ -41,6 +42,7 @@ cudaError_t run(void* temp, std::size_t& bytes, std::size_t need, cudaStream_t s
   if (cudaError_t e = st.sticky()) return e;
   if (!st.valid_stream(stream)) return st.set_last(cudaErrorInvalidResourceHandle);
   if (bytes < need || !st.inside(temp, need)) return st.set_last(cudaErrorInvalidValue);
+  if (host::traffic::active()) host::traffic::library_call();
   body();
   return cudaSuccess;
 }

@@ -17,6 +17,7 @@
 
 #include "harness/env.hpp"
 #include "runtime/host/state.hpp"
+#include "runtime/host/traffic.hpp"
 
 namespace hdb::cuda::host {
 namespace {
@@ -60,6 +61,7 @@ cudaError_t copy(void* dst, const void* src, std::size_t n, cudaMemcpyKind kind,
   if ((dst_dev && !device_range(dst, n)) || (src_dev && !device_range(src, n)))
     return st.set_last(cudaErrorInvalidValue);
   if (n) std::memmove(dst, src, n);
+  if (kind == cudaMemcpyDeviceToDevice && traffic::active()) traffic::device_copy(dst, src, n);
   return cudaSuccess;
 }
 
@@ -69,6 +71,7 @@ cudaError_t fill(void* p, int value, std::size_t n, cudaStream_t s) {
   if (!st.valid_stream(s)) return st.set_last(cudaErrorInvalidResourceHandle);
   if (!device_range(p, n)) return st.set_last(cudaErrorInvalidValue);
   if (n) std::memset(p, value, n);
+  if (traffic::active()) traffic::device_fill(p, n);
   return cudaSuccess;
 }
 
