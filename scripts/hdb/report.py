@@ -469,6 +469,51 @@ def _host_execution(doc, host_rows):
                for r in rs])
 
 
+TRAFFIC_SECTION = "What the kernels ask of memory"
+TRAFFIC_WIDTHS = ("1", "2", "4", "8", "16")  # traffic.access_width: bytes of a thread's access
+
+
+def _traffic(doc, host_rows):
+    """cuda-host --traffic (results[].traffic, docs/results-schema.md): what each case's kernels ask of
+    memory, counted under host execution; its DRAM bytes and model_ms are a model of a GPU, no time."""
+    rows = [r for r in host_rows if isinstance(r.get("traffic"), dict)]
+    if not rows:
+        return
+    models = OrderedDict((m.get("name", "?"), m) for m in (r["traffic"].get("device_model") or {} for r in rows))
+    doc.h(2, TRAFFIC_SECTION)
+    doc.p("hdb-<benchmark>-cuda-host --traffic runs each case once more after its timed passes with every kernel "
+          "load and store counted under host execution: warp-level requests, the 32-byte sectors they touch "
+          "(sector efficiency: the bytes the requests deliver over the sectors' bytes), the width of each thread's "
+          "access, and the DRAM bytes through an LRU model of the L2 of "
+          + "; ".join(f"{name} ({_f((m.get('l2_bytes') or 0) / 2**20, '{:.4g}')} MiB: {m.get('source') or '?'})"
+                      for name, m in models.items())
+          + ", cold at the start of the pass (traffic ratio: those bytes over the case's declared minimum). "
+          "model ms is a model of the time on that device (the DRAM bytes at its copy rate plus a launch time per "
+          "launch), not a measurement: it is in no headline, speed-up, target, comparison or figure. CUB/Thrust "
+          "calls run as host stand-ins and are not profiled: a row with library calls counts its kernels only.")
+
+    def n(t, k):
+        return _f(t.get(k), "{:.0f}")
+
+    def ld_st(t, k):
+        return f"{n(t, k)} ({n(t, k + '_ld')}/{n(t, k + '_st')})"
+    lines = []
+    for r in rows:
+        t = r["traffic"]
+        se, widths = t.get("sector_efficiency"), t.get("access_width") or {}
+        lines.append([f"{r['benchmark']}-{r['backend']}" + (f" rank {r['rank']}" if r["rank"] else ""), r["id"],
+                      _f(t.get("launches_per_op"), "{:.3g}"), ld_st(t, "requests"), ld_st(t, "sectors"),
+                      _f(None if se is None else se * 100, "{:.1f}%"),
+                      " ".join(f"{w}B:{widths[w]}" for w in TRAFFIC_WIDTHS if widths.get(w)) or "-",
+                      n(t, "unique_bytes"), n(t, "dram_bytes_model"), _f(t.get("traffic_ratio"), "{:.2f}"),
+                      f"{n(t, 'atomics')} ({n(t, 'atomic_addresses')})",
+                      f"{n(t, 'library_calls')}: kernels only" if t.get("library_calls") else n(t, "library_calls"),
+                      _f(t.get("model_ms"), "{:.4g}")])
+    doc.table(["executable", "id", "launches/op", "requests (ld/st)", "sectors (ld/st)", "sector efficiency",
+               "access widths", "unique bytes", "DRAM bytes (model)", "traffic ratio", "atomics (addresses)",
+               "library calls", f"model ms on {', '.join(models)}"], lines)
+
+
 def _ranks(doc, rows):
     """Statistics across MPI ranks as the harness computed them (results[].across_ranks)."""
     lines = []
@@ -661,6 +706,7 @@ def build(run_dir: StrPath, include_unverified: bool = False, problems: Iterable
     _key_widths(doc, rows, plots_dir, proc_docs, include_unverified)
     _ranks(doc, rows)
     _host_execution(doc, host_rows)
+    _traffic(doc, host_rows)
     bad = [r for r in rows if r["status"] != "ok"]
     host_bad = [r for r in host_rows if r["status"] != "ok"]
     if bad or host_bad:

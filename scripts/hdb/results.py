@@ -203,6 +203,16 @@ def result_figure_problems(r: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
     energy = block("energy", r.get("energy"))
     for k in ("joules", "joules_per_pass", "watts"):
         check(f"energy.{k}", energy.get(k))
+    # What the kernels ask of memory under host execution (--traffic): read by the report too.
+    traffic = block("traffic", r.get("traffic"))
+    for k, v in traffic.items():
+        if k not in ("device_model", "access_width"):
+            check(f"traffic.{k}", v)
+    for k, v in block("traffic.access_width", traffic.get("access_width")).items():
+        check(f"traffic.access_width.{k}", v)
+    model = block("traffic.device_model", traffic.get("device_model"))
+    for k in ("l2_bytes", "copy_gbps", "launch_s"):
+        check(f"traffic.device_model.{k}", model.get(k))
     # One problem a field (a total of 0 would be named twice otherwise).
     first: dict[str, tuple[str, Any, str]] = {}
     for x in out:
@@ -531,6 +541,7 @@ def _row(doc, ctx, rank, device, r):
         "trials": r.get("trials", []),  # every timed pass: the rank test of compare, the headline's intervals
         "protocol": r.get("protocol"),  # the cold pass, hot or warm timed passes (docs/methodology.md)
         "energy": r.get("energy"),
+        "traffic": r.get("traffic"),  # --traffic on cuda-host: what the kernels ask of memory (a model, no time)
         "kernel_median_s": _stat(r, "kernel_s"),
         "kernel_cv": _stat(r, "kernel_s", "cv"),
         "total_median_s": _stat(r, "total_s"),
