@@ -40,6 +40,9 @@ TEST(Options, TransferModesAndFilters) {
   Options o = parse({"--transfer", "both", "--only", "select,join/tuned", "--threads", "3", "--quiet"});
   EXPECT_EQ(o.transfers, (std::vector<Transfer>{Transfer::Pageable, Transfer::Pinned}));
   EXPECT_EQ(o.only, (std::vector<std::string>{"select", "join/tuned"}));
+  // A whole case id keeps the commas of its brackets; the ones between patterns still split.
+  EXPECT_EQ(parse({"--only", "join/paper[match=0.5,fanout=1]*,select", "--only", "x[a,b"}).only,
+            (std::vector<std::string>{"join/paper[match=0.5,fanout=1]*", "select", "x[a,b"}));
   EXPECT_EQ(effective_threads(o), 3);
   EXPECT_TRUE(o.quiet);
   EXPECT_FALSE(parse({"--no-verify"}).verify);

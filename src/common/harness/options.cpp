@@ -67,8 +67,9 @@ void add_common_options(CLI::App& app, Options& o) {
                  "OpenCL platform: its index, or a word of its name or vendor (pocl, intel, nvidia); default 0")
       ->check(platform_selector);
   app.add_option("--threads", o.threads, "CPU threads for parallel variants (0: all)")->check(CLI::Range(0, 4096));
-  app.add_option("--only", o.only, "Run only these tests: name, name/variant, globs allowed (comma separated)")
-      ->delimiter(',');
+  app.add_option("--only", o.only,
+                 "Run only these tests: name, name/variant or a whole case id, globs allowed (comma separated; the "
+                 "commas inside an id's brackets belong to the id)");
   app.add_option("--memory-limit", o.memory_limit_text,
                  "Treat the device (host RAM on cpu) as holding at most this much memory, e.g. 64M: cases "
                  "that need more are skipped with the reason")
@@ -102,7 +103,32 @@ std::uint64_t parse_seed(const std::string& text) {
   return v;
 }
 
+namespace {
+// --only's values split into patterns at the commas between them: those inside a case id's brackets
+// belong to the id ('join/paper[match=0.5,fanout=1]*' is one pattern).
+std::vector<std::string> split_patterns(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const std::string& v : values) {
+    std::string cur;
+    int depth = 0;
+    for (char c : v) {
+      if (c == '[') ++depth;
+      if (c == ']' && depth > 0) --depth;
+      if (c == ',' && depth == 0) {
+        out.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    out.push_back(cur);
+  }
+  return out;
+}
+}  // namespace
+
 void finalize_options(Options& o) {
+  o.only = split_patterns(o.only);
   // CLI::Range lets NaN through (every comparison with it is false): a stopping rule that never stops.
   if (std::isnan(o.max_time)) throw UsageError("--max-time: nan is not a number of seconds (allowed: 0..86400)");
   if (std::isnan(o.target_noise)) throw UsageError("--target-noise: nan is not a number (allowed: 0..10)");
