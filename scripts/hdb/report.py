@@ -475,7 +475,9 @@ TRAFFIC_WIDTHS = ("1", "2", "4", "8", "16")  # traffic.access_width: bytes of a 
 
 def _traffic(doc, host_rows):
     """cuda-host --traffic (results[].traffic, docs/results-schema.md): what each case's kernels ask of
-    memory, counted under host execution; its DRAM bytes and model_ms are a model of a GPU, no time."""
+    memory, counted under host execution; its DRAM bytes and model_ms are a model of a GPU, no time.
+    The table keeps to what a reader compares (it fits a laptop's width); every other figure is in
+    the folded table below it."""
     rows = [r for r in host_rows if isinstance(r.get("traffic"), dict)]
     if not rows:
         return
@@ -490,28 +492,47 @@ def _traffic(doc, host_rows):
           + ", cold at the start of the pass (traffic ratio: those bytes over the case's declared minimum). "
           "model ms is a model of the time on that device (the DRAM bytes at its copy rate plus a launch time per "
           "launch), not a measurement: it is in no headline, speed-up, target, comparison or figure. CUB/Thrust "
-          "calls run as host stand-ins and are not profiled: a row with library calls counts its kernels only.")
+          "calls run as host stand-ins and are not profiled: a row with library calls (\u2020) counts its kernels "
+          "only.")
+    several = len({(r["benchmark"], r["backend"], r["rank"]) for r in rows}) > 1
 
     def n(t, k):
         return _f(t.get(k), "{:.0f}")
 
-    def ld_st(t, k):
-        return f"{n(t, k)} ({n(t, k + '_ld')}/{n(t, k + '_st')})"
-    lines = []
+    def size(t, k):
+        v = t.get(k)
+        return f"{v / 2**20:.3g} MiB" if isinstance(v, (int, float)) and v > 0 else n(t, k)
+
+    def profiled(t, text):  # a case whose device work was all library calls has no figure of its own
+        return text if any(t.get(k) for k in ("requests", "atomics", "memsets", "device_copies")) else "-"
+
+    def name(r):
+        exe = f"{r['benchmark']}-{r['backend']}" + (f" rank {r['rank']}" if r["rank"] else "")
+        return (f"{exe}: " if several else "") + r["id"] + (" \u2020" if r["traffic"].get("library_calls") else "")
+
+    short, full = [], []
     for r in rows:
         t = r["traffic"]
         se, widths = t.get("sector_efficiency"), t.get("access_width") or {}
-        lines.append([f"{r['benchmark']}-{r['backend']}" + (f" rank {r['rank']}" if r["rank"] else ""), r["id"],
-                      _f(t.get("launches_per_op"), "{:.3g}"), ld_st(t, "requests"), ld_st(t, "sectors"),
+        short.append([name(r), _f(t.get("launches_per_op"), "{:.3g}"), n(t, "requests"),
                       _f(None if se is None else se * 100, "{:.1f}%"),
                       " ".join(f"{w}B:{widths[w]}" for w in TRAFFIC_WIDTHS if widths.get(w)) or "-",
-                      n(t, "unique_bytes"), n(t, "dram_bytes_model"), _f(t.get("traffic_ratio"), "{:.2f}"),
-                      f"{n(t, 'atomics')} ({n(t, 'atomic_addresses')})",
-                      f"{n(t, 'library_calls')}: kernels only" if t.get("library_calls") else n(t, "library_calls"),
-                      _f(t.get("model_ms"), "{:.4g}")])
-    doc.table(["executable", "id", "launches/op", "requests (ld/st)", "sectors (ld/st)", "sector efficiency",
-               "access widths", "unique bytes", "DRAM bytes (model)", "traffic ratio", "atomics (addresses)",
-               "library calls", f"model ms on {', '.join(models)}"], lines)
+                      size(t, "dram_bytes_model"), profiled(t, _f(t.get("traffic_ratio"), "{:.2f}")),
+                      profiled(t, _f(t.get("model_ms"), "{:.4g}"))])
+        full.append([name(r), f"{n(t, 'requests_ld')}/{n(t, 'requests_st')}",
+                     f"{n(t, 'sectors_ld')}/{n(t, 'sectors_st')}",
+                     size(t, "requested_bytes"), size(t, "delivered_bytes"), n(t, "vectorised_accesses"),
+                     size(t, "unique_bytes"), f"{size(t, 'dram_read_bytes_model')}/{size(t, 'dram_write_bytes_model')}",
+                     f"{n(t, 'blocks')}/{n(t, 'threads')}", f"{n(t, 'barriers')}/{n(t, 'shuffles')}",
+                     f"{n(t, 'atomics')} ({n(t, 'atomic_addresses')})", f"{n(t, 'memsets')}/{n(t, 'device_copies')}",
+                     n(t, "library_calls")])
+    doc.table(["case", "launches/op", "requests", "sector efficiency", "access widths", "DRAM bytes (model)",
+               "traffic ratio", f"model ms on {', '.join(models)}"], short)
+    doc.details("Every traffic figure per case", ["case", "requests ld/st", "sectors ld/st", "requested bytes",
+                                                  "delivered bytes", "vectorised accesses", "unique bytes",
+                                                  "DRAM read/written (model)", "blocks/threads", "barriers/shuffles",
+                                                  "atomics (addresses)", "memsets/device copies", "library calls"],
+                full)
 
 
 def _ranks(doc, rows):

@@ -16,7 +16,7 @@ quick = ["--passes", "1", "--max-passes", "1", "--warmup", "0", "--quiet", "--tr
 runs = {
     "ra": ["--sizes", "1M", "--key-bits", "32", "--only", "project/tuned,select/paper,join/paper"],
     "merge": ["--sizes", "32K", "--only", "reencode/*,dict_merge/merge_path"],
-    "ngram": ["--sizes", "32K", "--only", "search/gpu-segmented[k=1,*"],
+    "ngram": ["--sizes", "32K", "--only", "search/gpu-segmented[k=1?*"],
     "tpch": ["--sizes", "32K", "--only", "A/fused"],
     "ssb": ["--sf", "0.01", "--only", "q1.1/fused"],
     "bus": ["--sizes", "32K"],

@@ -88,11 +88,15 @@ class TrafficReport(TempDirCase):
         self.assertIn("LRU model of the L2 of nvidia-h200 (60 MiB", text)
         self.assertIn("not a measurement", text)
         self.assertIn("| model ms on nvidia-h200 |", text)
-        self.assertIn(f"| ra-cuda-host | {plain} | 1 | 8192 (4096/4096) | 49152 (32768/16384) | 66.7% | "
-                      "4B:262144 16B:98304 | 1572864 | 1572864 | 1.00 | 0 (0) | 0 | 0.007154 |", text)
-        self.assertIn(f"| ra-cuda-host | {library} | 3 | ", text)
-        self.assertIn("| 256 (1) | 2: kernels only | 0.007154 |", text)
-        self.assertEqual(len([ln for ln in text.splitlines() if ln.startswith("| ra-cuda-host")]), 2)
+        self.assertIn(f"| {plain} | 1 | 8192 | 66.7% | 4B:262144 16B:98304 | 1.5 MiB | 1.00 | 0.007154 |", text)
+        self.assertIn(f"| {library} \u2020 | 3 | 8192 | ", text)  # library calls: its kernels only
+        self.assertIn("a row with library calls (\u2020) counts its kernels only", text)
+        # The folded table has every other figure.
+        self.assertIn(f"| {plain} | 4096/4096 | 32768/16384 | 1 MiB | 1 MiB | 0 | 1.5 MiB | 1 MiB/0.5 MiB | "
+                      "512/131072 | 0/0 | 0 (0) | 0/0 | 0 |", text)
+        self.assertIn(f"| {library} \u2020 | 4096/4096 | ", text)
+        self.assertIn("| 256 (1) | 0/0 | 2 |", text)
+        self.assertEqual(len([ln for ln in text.splitlines() if ln.startswith("| select/tuned")]), 4)
         for title, body in sec.items():  # a model of a GPU: nowhere but here
             if title != report.TRAFFIC_SECTION:
                 self.assertNotIn("model ms", body, title)

@@ -397,7 +397,7 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
   install_signal_handlers();
   // The instrumented build takes a --traffic run over before anything starts (not MPI either).
   for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--traffic") platform.hand_over_traffic(argv);
+    if (std::string arg = argv[i]; arg == "--traffic" || arg.rfind("--traffic=", 0) == 0) platform.hand_over_traffic(argv);
   // MPI starts before anything can fail, so every rank reaches the agreement below.
   MpiEnv mpi(&argc, &argv);
   Options opts;
