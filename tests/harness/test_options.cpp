@@ -42,7 +42,9 @@ TEST(Options, TransferModesAndFilters) {
   EXPECT_EQ(o.only, (std::vector<std::string>{"select", "join/tuned"}));
   // A whole case id keeps the commas of its brackets; the ones between patterns still split.
   EXPECT_EQ(parse({"--only", "join/paper[match=0.5,fanout=1]*,select", "--only", "x[a,b"}).only,
-            (std::vector<std::string>{"join/paper[match=0.5,fanout=1]*", "select", "x[a,b"}));
+            (std::vector<std::string>{"join/paper[match=0.5,fanout=1]*", "select", "x[a", "b"}));
+  EXPECT_EQ(parse({"--only", "unique/paper[*sorted*,join/paper[*,a[k=1,t=2]@1M"}).only,
+            (std::vector<std::string>{"unique/paper[*sorted*", "join/paper[*", "a[k=1,t=2]@1M"}));
   EXPECT_EQ(effective_threads(o), 3);
   EXPECT_TRUE(o.quiet);
   EXPECT_FALSE(parse({"--no-verify"}).verify);

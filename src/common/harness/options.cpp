@@ -105,16 +105,18 @@ std::uint64_t parse_seed(const std::string& text) {
 
 namespace {
 // --only's values split into patterns at the commas between them: those inside a case id's brackets
-// belong to the id ('join/paper[match=0.5,fanout=1]*' is one pattern).
+// belong to the id ('join/paper[match=0.5,fanout=1]*' is one pattern); a '[' not closed before the
+// next '[' opens nothing ('join/paper[*,select' is two).
 std::vector<std::string> split_patterns(const std::vector<std::string>& values) {
   std::vector<std::string> out;
   for (const std::string& v : values) {
     std::string cur;
-    int depth = 0;
-    for (char c : v) {
-      if (c == '[') ++depth;
-      if (c == ']' && depth > 0) --depth;
-      if (c == ',' && depth == 0) {
+    bool inside = false;  // between a '[' and the ']' that closes it (a '[' never closed is a glob's)
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const char c = v[i];
+      if (c == '[') inside = v.find(']', i) < v.find('[', i + 1);  // npos: never closed
+      if (c == ']') inside = false;
+      if (c == ',' && !inside) {
         out.push_back(cur);
         cur.clear();
       } else {
