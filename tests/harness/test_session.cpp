@@ -357,3 +357,50 @@ TEST(Session, ACaseIsPreparedOnlyWhenItsMemoryPlanFits) {
   const std::string reason = over["reason"];
   EXPECT_EQ(reason.rfind("needs 12 MiB of device memory (input 8 MiB, output 4 MiB)", 0), 0u) << reason;
 }
+
+namespace {
+
+// A platform that takes traffic profiles (as host execution's instrumented build does): each profile
+// says two launches and three times the case's input size through DRAM.
+class TrafficPlatform : public test::FakePlatform {
+ public:
+  std::string traffic_problem() const override { return ""; }
+  void traffic_begin() override { ++begun; }
+  nlohmann::json traffic_end() override {
+    ++ended;
+    return {{"launches", 2}, {"dram_bytes_model", 3.0 * 32768}};
+  }
+  int begun = 0, ended = 0;
+};
+
+}  // namespace
+
+TEST(Session, TrafficPassAddsTheProfileToCasesThatPassed) {
+  int setups = 0;
+  const std::string path = test::scratch("traffic.json");
+  TrafficPlatform platform;
+  std::vector<std::string> args{"hdb-fake-fake", "--sizes", "32K", "--traffic", "--json", path, "--quiet"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  run_main(static_cast<int>(argv.size()), argv.data(), scripted_benchmark(&setups), platform);
+  // Only the case that passed gets a traffic pass: the others skipped, failed verification or threw.
+  EXPECT_EQ(platform.begun, 1);
+  EXPECT_EQ(platform.ended, 1);
+  std::ifstream f(path);
+  const nlohmann::json j = nlohmann::json::parse(f);
+  for (const auto& r : j["results"]) {
+    if (r["variant"] == "good") {
+      ASSERT_TRUE(r.contains("traffic"));
+      EXPECT_EQ(r["traffic"]["launches_per_op"], 2);
+      EXPECT_DOUBLE_EQ(r["traffic"]["traffic_ratio"].get<double>(), 3.0 * 32768 / (2 * 32768));
+    } else {
+      EXPECT_FALSE(r.contains("traffic")) << r["variant"];
+    }
+  }
+}
+
+TEST(Session, TrafficOnAPlatformThatCannotTakeItIsAUsageError) {
+  int setups = 0;
+  EXPECT_EQ(run(scripted_benchmark(&setups), {"--sizes", "32K", "--traffic", "--quiet"}), kExitUsage);
+  EXPECT_EQ(setups, 0);
+}
