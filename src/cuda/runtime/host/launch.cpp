@@ -53,16 +53,20 @@ bool use_threads() {
 #endif
 }
 
-}  // namespace
-
 // The traffic profile counts a block's barrier once (thread 0 takes part in every one) and a warp's
 // intrinsic once (its first lane in the mask).
-void sync_block() {
+void count_barrier() {
   if (traffic::active() && sync().linear_thread() == 0) traffic::barrier();
+}
+
+}  // namespace
+
+void sync_block() {
+  count_barrier();
   sync().sync_block();
 }
 unsigned sync_block_count(bool predicate) {
-  if (traffic::active() && sync().linear_thread() == 0) traffic::barrier();
+  count_barrier();
   return sync().sync_block_count(predicate);
 }
 void warp_exchange(unsigned mask, std::uint64_t value, std::uint64_t (&out)[32]) {

@@ -332,7 +332,7 @@ nlohmann::json end() {
 
 void access(const void* site, const void* address, std::size_t bytes, Kind kind) {
   Profile& p = profile();
-  if (!owned(p) || !engine::current || bytes == 0) return;
+  if (!engine::current || bytes == 0 || !owned(p)) return;  // outside a kernel first: the cheapest test
   const auto a = reinterpret_cast<std::uintptr_t>(address);
   if (!in_device_memory(p, a, bytes)) return;
   const unsigned t = engine::current->linear_thread();
