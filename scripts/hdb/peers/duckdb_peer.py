@@ -16,7 +16,6 @@ pass's answer with the reference. A case the suite skips is skipped with the sui
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -24,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import contract
-from . import record
+from . import exported, record
+from .exported import any_variant, export_args, load_relation  # noqa: F401 - the names tests use
 
 NAME = "duckdb"
 BENCHMARKS = ("ra", "tpch", "ssb")
@@ -44,7 +44,6 @@ COLD_NOTE = ("on a fresh DuckDB connection: a new duckdb.connect() (a new in-mem
              "allocator and threads started), SET threads and the inputs registered (untimed: extra.cold_connect_s), "
              "then the variant's timed pass, the first query that database runs; it warms nothing of the peer's own "
              "connection (kept from case to case), which then takes all --warmup passes and the timed ones")
-EXPORT_TOOL = str(Path("tools", "hdb-export"))
 TMP_PREFIX = "hdb-duckdb-"  # the export's folder under $TMPDIR: hdb-duckdb-<pid>-...
 
 
@@ -64,14 +63,11 @@ def available(python):
     return True, f"duckdb {p.stdout.strip()}"
 
 
-# Share of the driver's time limit the peer plans to use: cases it cannot start within it are
-# recorded as skipped with that reason, so a slow engine never turns the whole entry into a timeout.
-BUDGET_SHARE = 0.8
 _T0 = time.monotonic()  # the peer's start: the budget counts the export too
 
 
 def command(job):
-    budget = ["--budget-s", f"{BUDGET_SHARE * job.timeout_s:g}"] if job.timeout_s else []
+    budget = exported.budget_args(job)
     return [job.python, "-m", "hdb.peers.duckdb_peer", job.benchmark, "--json", job.json, "--csv", job.csv,
             "--build-dir", job.build_dir] + budget + list(job.args)
 
@@ -81,38 +77,6 @@ def thread_counts(requested):
     """All cores (or --threads) and one: the two settings every case runs with."""
     n = requested or os.cpu_count() or 1
     return [n, 1] if n > 1 else [1]
-
-
-def any_variant(pattern):
-    """An --only pattern of the executables ('join/parallel', '*/tuned[...]@1M') for the export tool,
-    whose one variant is 'export': the same tests, params and sizes, whatever variant it names."""
-    if "/" not in pattern:
-        return pattern
-    test, rest = pattern.split("/", 1)
-    cut = min([i for i in (rest.find("["), rest.find("@")) if i >= 0], default=len(rest))
-    return f"{test}/*{rest[cut:]}"
-
-
-def export_args(rest):
-    """The executables' options as the export tool takes them (--only patterns for any variant)."""
-    out, i = [], 0
-    while i < len(rest):
-        a = rest[i]
-        if a == "--only" and i + 1 < len(rest):
-            out += [a, ",".join(any_variant(p) for p in rest[i + 1].split(","))]
-            i += 2
-            continue
-        if a.startswith("--only="):
-            a = "--only=" + ",".join(any_variant(p) for p in a[len("--only="):].split(","))
-        out.append(a)
-        i += 1
-    return out
-
-
-def load_relation(case_dir, spec, numpy):
-    """An exported (columns, rows) array as a list of contiguous 1-D column arrays (views)."""
-    a = numpy.load(Path(case_dir, spec["file"]))
-    return [a[i] for i in range(a.shape[0])]
 
 
 # The SSB tables of the export (DIR/tables/*.npy), loaded once for the 13 queries that read them:
@@ -245,78 +209,26 @@ def main(argv=None):
         print(f"duckdb_peer: error: {e} in {sys.executable}; scripts/setup installs duckdb in .venv", file=sys.stderr)
         return contract.EXIT_SKIP
     harness = record.Harness.from_args(a)
-    exporter = str(Path(a.build_dir, EXPORT_TOOL))
-    if not os.access(exporter, os.X_OK):
-        print(f"duckdb_peer: error: {exporter} is not built (cmake --build {a.build_dir} --target hdb-export)",
-              file=sys.stderr)
+    exporter = exported.exporter_or_none("duckdb_peer", a.build_dir)
+    if exporter is None:
         return contract.EXIT_SKIP
     return record.run_guarded("duckdb_peer", lambda state: _run(state, a, rest, harness, exporter, duckdb, numpy))
 
 
 def _run(state, a, rest, harness, exporter, duckdb, numpy):
-    """hdb-export --stream hands over a case at a time: each case is run as soon as it is recorded and
-    its folder deleted before the next is made (peak disk and memory of one case)."""
-    record.remove_stale_dirs(TMP_PREFIX)  # a peer killed with -9 leaves its case folder (GBs at large sizes)
-    work = record.work_dir(TMP_PREFIX)
-    proc = None
-    try:
-        cmd = [exporter, a.benchmark, "--out", work, "--stream", "--seed", str(harness.seed)] + export_args(rest)
-        if harness.threads:
-            cmd += ["--threads", str(harness.threads)]
-        print("$ " + " ".join(cmd), flush=True)
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True)
-        assert proc.stdin is not None and proc.stdout is not None
-        counts = thread_counts(harness.threads)
-        con, doc, done, said = duckdb.connect(), None, 0, []
-        for line in proc.stdout:
-            if not line.startswith(("@ready", "@done")):
-                said.append(line.rstrip("\n"))
-                print(line, end="", flush=True)
-                continue
-            with Path(work, "cases.json").open() as f:
-                exported = json.load(f)
-            if doc is None:
-                doc = state.doc = record.Document(a.benchmark, NAME, _context(exported, harness, counts, duckdb, numpy),
-                                                  a.json, a.csv)
-            for case in exported["cases"][done:]:
-                spent = time.monotonic() - _T0
-                if a.budget_s and spent > a.budget_s:
-                    case = dict(case, status="skipped",
-                                reason=f"not run: the peer's time budget of {a.budget_s:g} s ({BUDGET_SHARE:.0%} of "
-                                       f"the driver's limit) was spent after {spent:.0f} s")
-                run_exported_case(con, doc, case, work, counts, harness, numpy)
-                if case.get("dir"):
-                    shutil.rmtree(Path(work, case["dir"]), ignore_errors=True)
-            done = len(exported["cases"])
-            if line.startswith("@ready"):
-                proc.stdin.write("next\n")
-                proc.stdin.flush()
-        rc = proc.wait()
-        if rc != 0:
-            why = [ln for ln in said if "error:" in ln]
-            msg = f"hdb-export exited {rc}" + (f": {why[-1].split('error:', 1)[1].strip()}" if why else "")
-            if doc is None:
-                print(f"duckdb_peer: error: {msg}", file=sys.stderr)
-                return rc if rc in (contract.EXIT_USAGE, contract.EXIT_SKIP) else contract.EXIT_FAILED
-            raise RuntimeError(msg)
-        if doc is None:  # --list, --help: hdb-export printed its answer, no case ran
-            return contract.EXIT_OK
-        doc.finish()
-        s = doc.doc["summary"]
-        print(f"summary: {s['ok']} ok, {s['skipped']} skipped, {s['failed']} failed")
-        return doc.exit_code()
-    finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(work, ignore_errors=True)
+    counts = thread_counts(harness.threads)
+    con = duckdb.connect()
+    return exported.stream(
+        "duckdb_peer", state, a.benchmark, rest, harness, exporter, TMP_PREFIX,
+        lambda cases: record.Document(a.benchmark, NAME, _context(cases, harness, counts, duckdb, numpy),
+                                      a.json, a.csv),
+        lambda doc, case, work: run_exported_case(con, doc, case, work, counts, harness, numpy), a.budget_s, _T0)
 
 
-def _context(exported, harness, counts, duckdb, numpy):
+def _context(cases, harness, counts, duckdb, numpy):
     repo = str(Path(__file__).absolute().parents[3])
     return record.context(repo, harness, f"duckdb {duckdb.__version__}", counts[0],
-                          extra={"sizes": exported["context"].get("sizes", []), "peer": {
+                          extra={"sizes": cases["context"].get("sizes", []), "peer": {
                               "name": NAME, "duckdb": duckdb.__version__, "numpy": numpy.__version__,
                               "threads": counts, "variants": list(VARIANTS), "timed": dict(TIMED),
                               "cold": COLD_NOTE,
@@ -330,12 +242,7 @@ def run_exported_case(con, doc, case, work, counts, harness, numpy):
     test = case["test"]
     suite_params = contract.declared_params(case)
     entries = [(n, v, dict(suite_params, threads=n)) for n in counts for v in VARIANTS]
-    if case["status"] != "ok":
-        for _, variant, params in entries:
-            if case["status"] == "skipped":
-                doc.skipped(case, test, variant, params, case.get("reason", ""))
-            else:
-                doc.failed(case, test, variant, params, "the suite's set-up failed: " + case.get("reason", ""))
+    if exported.not_run(doc, case, entries):
         return
     case_dir = str(Path(work, case["dir"]))
     with Path(case_dir, "manifest.json").open() as f:

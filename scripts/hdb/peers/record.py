@@ -188,7 +188,8 @@ class Document:
     """One peer run's hetdb-bench/2 document (and CSV beside it), rewritten after every result."""
 
     def __init__(self, benchmark: str, backend: str, ctx: dict[str, Any], json_path: str, csv_path: str | None = None,
-                 ceiling_gbps: float = 0.0) -> None:
+                 ceiling_gbps: float = 0.0, transfer: str = "none") -> None:
+        self.transfer = transfer  # every result's: "none" (a peer on the host), "pinned" (CuPy's PCIe copies)
         self.doc: dict[str, Any] = {
             "schema": contract.SCHEMA, "benchmark": benchmark, "backend": backend, "context": ctx,
             "ceiling": {"memory_copy_gbps": ceiling_gbps,
@@ -199,17 +200,17 @@ class Document:
         self.json_path, self.csv_path = json_path, csv_path
         self.flush()
 
-    @staticmethod
-    def _base(case: Case, test: str, variant: str, params: contract.Params, status: str, reason: str, detail: str,
-              checked: bool = False, verified: bool = False) -> dict[str, Any]:
+    def _base(self, case: Case, test: str, variant: str, params: contract.Params, status: str, reason: str,
+              detail: str, checked: bool = False, verified: bool = False) -> dict[str, Any]:
         """The entry of a case: its id made by contract.case_id from the typed fields (params in their
-        declared order: a dict's, or (name, value) pairs); a peer has no bus (transfer none)."""
+        declared order: a dict's, or (name, value) pairs) and the document's transfer (a peer on the
+        host: none)."""
         size = int(case.get("size_bytes", 0))
         pairs = list(params.items()) if isinstance(params, Mapping) else list(params)
         b = case.get("bytes")
-        return {"id": contract.case_id(test, variant, pairs, "none", size), "test": test, "variant": variant,
+        return {"id": contract.case_id(test, variant, pairs, self.transfer, size), "test": test, "variant": variant,
                 "params": dict(pairs), "size_bytes": size, "size_label": contract.size_label(size),
-                "transfer": "none", "status": status, "reason": reason,
+                "transfer": self.transfer, "status": status, "reason": reason,
                 "verification": {"checked": checked, "verified": verified, "detail": detail},
                 "elements": int(case.get("elements", 0)),
                 "bytes": {"input": int(b["input"]), "min_moved": int(b["min_moved"]), "transfer": 0} if b
@@ -221,11 +222,13 @@ class Document:
         return str(self._base(case, test, variant, params, "", "", "")["id"])
 
     def ok(self, case: Case, test: str, variant: str, params: contract.Params, passes: contract.Passes,
-           checked: bool, verified: bool, detail: str, phase: str = "query", extra: Mapping[str, Any] | None = None
-           ) -> dict[str, Any]:
+           checked: bool, verified: bool, detail: str, phase: str = "query", extra: Mapping[str, Any] | None = None,
+           trials: list[dict[str, Any]] | None = None, transfer_bytes: int = 0) -> dict[str, Any]:
         """A measured, verified result: one host-time trial per timed pass (passes.times), its
         statistics and throughput as the harness makes them (contract.result_figures), the protocol
         of its passes (passes.protocol: the cold pass, the warm-up count, hot or warm) and NO_ENERGY.
+        A peer with a bus (CuPy) hands its own trials (h2d_s, kernel_s, d2h_s, total_s, phases_s {phase},
+        one per timed pass, in order) and the bytes a pass moves over it; its phase is then a kernel.
         Anything not checked and equal is recorded as failed instead, never as a time."""
         if not (checked and verified):
             return self.failed(case, test, variant, params, "verification failed: " + detail, detail, checked)
@@ -233,8 +236,15 @@ class Document:
             raise TypeError("Document.ok records the passes Harness.measure returned (contract.Passes), "
                             "so that the result carries its protocol")
         r = self._base(case, test, variant, params, "ok", "", detail, True, True)
-        r["phases"] = [{"name": phase, "kind": "host"}]
-        r["trials"] = [contract.host_trial(t, phase) for t in passes.times]
+        if trials is not None:
+            if len(trials) != len(passes.times):
+                raise ValueError(f"{len(trials)} trials for {len(passes.times)} timed passes")
+            r["phases"] = [{"name": phase, "kind": "kernel"}]
+            r["trials"] = trials
+            r["bytes"]["transfer"] = int(transfer_bytes)
+        else:
+            r["phases"] = [{"name": phase, "kind": "host"}]
+            r["trials"] = [contract.host_trial(t, phase) for t in passes.times]
         r.update(contract.result_figures(r, self.doc["ceiling"]["memory_copy_gbps"]))
         r["extra"].update(extra or {})
         r["protocol"] = passes.protocol(phase)
