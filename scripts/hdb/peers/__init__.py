@@ -38,7 +38,8 @@ from types import ModuleType
 # name -> (module scripts/hdb/peers/<module>.py, the benchmarks it answers). A configuration's
 # `peers` may name any of them; the driver runs a peer after the executables of each benchmark it
 # answers, and records it as skipped, with the reason, when its module or its package is missing.
-_REGISTRY = {"duckdb": ("duckdb_peer", ("ra", "tpch", "ssb")), "pg_trgm": ("pg_trgm", ("ngram",))}
+_REGISTRY = {"duckdb": ("duckdb_peer", ("ra", "tpch", "ssb")), "pg_trgm": ("pg_trgm", ("ngram",)),
+             "cupy": ("cupy_peer", ("ra",))}
 _MODULES = {n: m for n, (m, _) in _REGISTRY.items()}
 
 
