@@ -14,6 +14,12 @@ namespace {
 
 class SsbCuda : public ::hdb::test::DeviceSuite<cuda::CudaPlatform> {};
 
+#ifdef HDB_CUDA_HOST
+constexpr bool kExactDeviceMemory = true;
+#else
+constexpr bool kExactDeviceMemory = false;
+#endif
+
 std::uint64_t device_used() {
   std::size_t free_bytes = 0, total = 0;
   EXPECT_EQ(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
@@ -45,9 +51,15 @@ int expect_all_equal(const Tables& t, Residency where, int passes, Transfer tran
         const Verification ok = compare_result(q, run->result(), want);
         EXPECT_TRUE(ok.ok) << "pass " << pass << ": " << ok.detail;
       }
-      const std::uint64_t used = device_used() - before;
-      EXPECT_GE(used, touched_bytes(q, t));
-      EXPECT_LE(used, plan.total()) << "the plan misses buffers: " << plan.describe(0);
+      // Under host execution cudaMemGetInfo counts this process's allocations to the byte. On a GPU it
+      // counts in 2 MiB pages and every process's memory (ctest -j runs other GPU tests beside this
+      // one): the first GPU run saw 0 bytes for a 256-byte case and 490 MiB for a 0.2 MB plan, so the
+      // plan is checked where the count is exact, and on a GPU only the answers are.
+      if (kExactDeviceMemory) {
+        const std::uint64_t used = device_used() - before;
+        EXPECT_GE(used, touched_bytes(q, t));
+        EXPECT_LE(used, plan.total()) << "the plan misses buffers: " << plan.describe(0);
+      }
       ++checked;
     }
   }
