@@ -172,7 +172,11 @@ class PeerRunTest(unittest.TestCase):
                 self.assertEqual(r["protocol"]["cold_note"], cupy_peer.COLD_NOTE)
             skip = [r for r in doc["results"] if r["status"] == "skipped"][0]
             self.assertIn("multiset", skip["reason"])
-            c = subprocess.run([sys.executable, os.path.join(REPO, "tests", "check_results.py"), js, "6", "--csv", csv],
+            try:
+                import jsonschema  # noqa: F401
+            except ImportError:  # the GPU image's Python: the checks above passed, the schema's is not run
+                self.skipTest("tests/check_results.py needs jsonschema (scripts/setup installs it into .venv)")
+            c = subprocess.run([sys.executable, os.path.join(REPO, "tests", "check_results.py"), js, "4", "--csv", csv],
                                capture_output=True, text=True, timeout=120)
             self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
 

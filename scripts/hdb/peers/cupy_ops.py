@@ -8,8 +8,9 @@ What each operation uses, the way CuPy offers it:
 - sort: argsort (CuPy's is stable, a radix sort) and a gather per column;
 - unique: per key the first tuple in input order: the stable argsort's first index of each run of
   equal keys; reduce: sum (64-bit) / min / max per value column;
-- reduce_by_key: the runs of the stable argsort numbered, then cupyx.scatter_add / scatter_min /
-  scatter_max into one slot per key (sums wrap modulo 2^32 as the suite's);
+- reduce_by_key: the runs of the stable argsort numbered, then cupy.add.at / minimum.at / maximum.at
+  into one slot per key (sums wrap modulo 2^32 as the suite's; CuPy 13 deprecates the cupyx.scatter_*
+  spelling of the same operations, which the first CuPy run used);
 - join: the right side sorted, searchsorted for each left key's range of matches, the pairs made by a
   searchsorted over the running count of matches (no host loop, no data-dependent Python);
 - product: repeat (left) and tile (right); add / subtract / multiply: element-wise on the 32-bit
@@ -28,14 +29,12 @@ class NoOp(ValueError):
 
 
 class Ops:
-    """The array module and its scatter reductions: cupyx's on a GPU, NumPy's ufunc.at in the stand-in."""
+    """The array module and its unbuffered in-place folds (ufunc.at: cupy.add.at, minimum.at, maximum.at
+    on a GPU; NumPy's in the stand-in)."""
 
-    def __init__(self, xp: Any, scatter: Any = None) -> None:
+    def __init__(self, xp: Any) -> None:
         self.xp = xp
-        if scatter is not None:  # cupyx
-            self.scatter = {"sum": scatter.scatter_add, "min": scatter.scatter_min, "max": scatter.scatter_max}
-        else:
-            self.scatter = {"sum": xp.add.at, "min": xp.minimum.at, "max": xp.maximum.at}
+        self.scatter = {"sum": xp.add.at, "min": xp.minimum.at, "max": xp.maximum.at}
 
 
 def _runs(xp, keys):

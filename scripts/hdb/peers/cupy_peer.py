@@ -81,7 +81,7 @@ class Gpu:
             import cupy
             import cupyx
             import numpy
-            self.ops = cupy_ops.Ops(cupy, cupyx)
+            self.ops = cupy_ops.Ops(cupy)
             self.np, self.cupy, self.cupyx = numpy, cupy, cupyx
 
     def sync(self) -> None:
