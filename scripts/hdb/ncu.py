@@ -9,8 +9,8 @@ NCU_DIR holds `ncu-<name>.csv` (scripts/gpu-check's ncu stage: `ncu --csv --page
 `traffic-<name>.json` (a hetdb-bench/2 document of that case with its `traffic` object). Prints a
 Markdown table: per case the kernels ncu saw, their global-load and -store sectors and requests
 (l1tex__t_{sectors,requests}_pipe_lsu_mem_global_op_{ld,st}.sum), DRAM bytes (dram__bytes_{read,
-write}.sum), summed kernel time, the busiest kernel's memory throughput (% of peak, SpeedOfLight)
-and its warps' top stall reason; then the traffic profile's figures and the ratio ncu / profile."""
+write}.sum), summed kernel time, the busiest kernel's memory and DRAM throughput (% of peak,
+SpeedOfLight) and its warps' top stall reason; then the traffic profile's figures and the ratio ncu / profile."""
 from __future__ import annotations
 
 import csv
@@ -24,7 +24,10 @@ SECTORS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_p
 REQUESTS = ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
 DRAM = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 DURATION = "gpu__time_duration.sum"
-MEMORY_SOL = "Memory Throughput"  # SpeedOfLight's, % of the peak of the busiest memory unit
+SOL_SECTION = "GPU Speed Of Light Throughput"
+MEMORY_SOL = "Memory Throughput"  # SpeedOfLight's, % of the peak of the busiest memory unit (the Memory
+#                                   Workload section has a metric of that name too, in bytes/s)
+DRAM_SOL = "DRAM Throughput"      # SpeedOfLight's, % of the DRAM's peak
 # Cycles a warp waits per issued instruction, per reason (scripts/gpu-check asks for them).
 STALL_PREFIX, STALL_SUFFIX = "smsp__average_warps_issue_stalled_", "_per_issue_active.ratio"
 
@@ -44,29 +47,56 @@ def read_ncu(path: Path) -> list[dict[str, Any]]:
         kid = row.get("ID")
         if kid is None or row.get("Metric Name") is None:
             continue
-        k = kernels.setdefault(kid, {"id": kid, "name": row.get("Kernel Name", "?"), "metrics": {}, "stalls": {}})
+        k = kernels.setdefault(kid, {"id": kid, "name": row.get("Kernel Name", "?"), "metrics": {}, "sol": {},
+                                     "stalls": {}})
         value = _number(row.get("Metric Value", ""))
         if value is None:
             continue
         name = row["Metric Name"]
+        if name in (MEMORY_SOL, DRAM_SOL):
+            if row.get("Section Name") == SOL_SECTION:
+                k["sol"][name] = value
+            continue
         k["metrics"][name] = value
         if name.startswith(STALL_PREFIX) and name.endswith(STALL_SUFFIX):
             k["stalls"][name[len(STALL_PREFIX):-len(STALL_SUFFIX)]] = value
     return list(kernels.values())
 
 
-def ncu_totals(kernels: list[dict[str, Any]]) -> dict[str, Any]:
-    def total(names):
-        return sum(k["metrics"].get(n, 0.0) for k in kernels for n in names)
+def qualified_name(kernel: str) -> str:
+    """A kernel's qualified name without its return type, parameters and template arguments: 'void
+    hdb::<unnamed>::join_partition<1>(...)' -> 'hdb::<unnamed>::join_partition'."""
+    head = kernel.split("(")[0].removeprefix("void ").replace("<unnamed>", "{anon}")
+    return head.split("<")[0].replace("{anon}", "<unnamed>")
 
-    busiest = max(kernels, key=lambda k: k["metrics"].get(DURATION, 0.0), default=None)
+
+def is_own(kernel: str) -> bool:
+    """The suite's own kernel (namespace hdb or a .cu file's anonymous one, which ncu prints as
+    'unnamed>::'), not CUB's or Thrust's: host execution profiles only these (docs/cuda.md)."""
+    return qualified_name(kernel).startswith(("hdb::", "unnamed>::", "<unnamed>::"))
+
+
+def short_name(kernel: str) -> str:
+    return qualified_name(kernel).split("::")[-1]
+
+
+def ncu_totals(kernels: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sums over the suite's own kernels (what the traffic profile sees); `library` counts the others."""
+    own = [k for k in kernels if is_own(k["name"])]
+
+    def total(names):
+        return sum(k["metrics"].get(n, 0.0) for k in own for n in names)
+
+    busiest = max(own, key=lambda k: k["metrics"].get(DURATION, 0.0), default=None)
     stall = ""
     if busiest and busiest["stalls"]:
         reason, cycles = max(busiest["stalls"].items(), key=lambda kv: kv[1])
         stall = f"{reason} ({cycles:.1f})"
-    return {"kernels": len(kernels), "sectors": total(SECTORS), "requests": total(REQUESTS), "dram": total(DRAM),
-            "ms": total((DURATION,)) / 1e6, "busiest": busiest["name"].split("(")[0] if busiest else "",
-            "memory_sol": busiest["metrics"].get(MEMORY_SOL) if busiest else None, "stall": stall}
+    return {"kernels": len(own), "library": len(kernels) - len(own), "sectors": total(SECTORS),
+            "requests": total(REQUESTS), "dram": total(DRAM),
+            "ms": total((DURATION,)) / 1e6, "busiest": short_name(busiest["name"]) if busiest else "",
+            "memory_sol": busiest["sol"].get(MEMORY_SOL) if busiest else None,
+            "dram_sol": busiest["sol"].get(DRAM_SOL) if busiest else None, "stall": stall}
 
 
 def traffic_of(path: Path) -> tuple[str, dict[str, Any]]:
@@ -86,33 +116,33 @@ def _mib(b: float) -> str:
 
 
 def table(ncu_dir: Path, traffic_dir: Path) -> str:
-    head = ("| case | kernels (ncu / profile) | sectors ncu | sectors profile | ratio | requests ncu | requests "
-            "profile | ratio | DRAM ncu | DRAM model | ratio | kernel ms (ncu) | model ms | busiest kernel: memory "
-            "% of peak, top stall (cycles per instruction) |")
+    """One row per ncu-<name>.csv. The ratios (ncu / profile) only where ncu saw every launch the
+    profile counted (its --launch-count can stop it first: then the counts say so)."""
+    head = ("| case | own kernels ncu / profile (+ library) | sectors ncu | sectors profile | ratio | requests ncu | "
+            "requests profile | ratio | DRAM ncu | DRAM model | ratio | kernel ms (ncu) | model ms | busiest kernel: "
+            "memory % of peak, DRAM % of peak, top stall (cycles per issued instruction) |")
     out = [head, "|" + "---|" * (head.count("|") - 1)]
     for csv_path in sorted(ncu_dir.glob("ncu-*.csv")):
         name = csv_path.stem[len("ncu-"):]
-        kernels = read_ncu(csv_path)
-        n = ncu_totals(kernels)
+        n = ncu_totals(read_ncu(csv_path))
         tpath = traffic_dir / f"traffic-{name}.json"
-        if tpath.exists():
-            case, t = traffic_of(tpath)
-            prof = (t["launches"], t["sectors_ld"] + t["sectors_st"], t["requests_ld"] + t["requests_st"],
-                    t["dram_bytes_model"], t.get("model_ms"))
-        else:
-            case, prof = name, None
+        case, t = traffic_of(tpath) if tpath.exists() else (name, None)
         sol = f"{n['memory_sol']:.0f} %" if n["memory_sol"] is not None else "-"
-        busy = f"{n['busiest']}: {sol}, {n['stall'] or '-'}"
-        if prof is None:
-            cells = [case, f"{n['kernels']} / -", f"{n['sectors']:.0f}", "-", "-", f"{n['requests']:.0f}", "-", "-",
-                     _mib(n["dram"]), "-", "-", f"{n['ms']:.3f}", "-", busy]
+        dram = f"{n['dram_sol']:.0f} %" if n["dram_sol"] is not None else "-"
+        busy = f"{n['busiest']}: {sol}, {dram}, {n['stall'] or '-'}" if n["busiest"] else "-"
+        lib = f" (+ {n['library']})" if n["library"] else ""
+        if t is None:
+            cells = [case, f"{n['kernels']} / -{lib}", f"{n['sectors']:.0f}", "-", "-", f"{n['requests']:.0f}", "-",
+                     "-", _mib(n["dram"]), "-", "-", f"{n['ms']:.3f}", "-", busy]
         else:
-            launches, sectors, requests, dram, model_ms = prof
-            cells = [case, f"{n['kernels']} / {launches}", f"{n['sectors']:.0f}", f"{sectors}",
-                     _ratio(n["sectors"], sectors), f"{n['requests']:.0f}", f"{requests}",
-                     _ratio(n["requests"], requests),
-                     _mib(n["dram"]), _mib(dram), _ratio(n["dram"], dram), f"{n['ms']:.3f}",
-                     f"{model_ms:.3f}" if model_ms else "-", busy]
+            sectors, requests = t["sectors_ld"] + t["sectors_st"], t["requests_ld"] + t["requests_st"]
+            whole = n["kernels"] == t["launches"]
+            ratio = _ratio if whole else (lambda a, b: "-")
+            cells = [case, f"{n['kernels']} / {t['launches']}{lib}", f"{n['sectors']:.0f}", f"{sectors}",
+                     ratio(n["sectors"], sectors), f"{n['requests']:.0f}", f"{requests}",
+                     ratio(n["requests"], requests),
+                     _mib(n["dram"]), _mib(t["dram_bytes_model"]), ratio(n["dram"], t["dram_bytes_model"]),
+                     f"{n['ms']:.3f}", f"{t['model_ms']:.3f}" if t.get("model_ms") else "-", busy]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 
