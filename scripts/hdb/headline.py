@@ -241,6 +241,19 @@ def processors(docs: Iterable[Mapping[str, Any]]) -> "OrderedDict[str, Processor
     return out
 
 
+def device_peers(lines: Iterable["Line"]) -> list[str]:
+    """The peers other than DuckDB that ran on an accelerator (CuPy): their results carry PCIe transfers,
+    so the headline gives them a kernel-only and a with-transfers figure, as the device backends."""
+    out: list[str] = []
+    for ln in lines:
+        for b, rows in ln.per_backend.items():
+            if b in (CPU, DB_PEER) or is_device_backend(b) or b in out:
+                continue
+            if any(r.get("h2d_median_s") or r.get("d2h_median_s") for r in rows):
+                out.append(b)
+    return sorted(out)
+
+
 def accelerator(backends: Iterable[str]) -> str | None:
     """The device backend the headline calls the accelerator: cuda when it ran, else opencl (of
     several OpenCL implementations, the first by name)."""
@@ -420,6 +433,11 @@ class Line:
     def acc_speedup_ci(self, key: str) -> Speedup | None:
         """acc_speedup() with its interval."""
         return self.speedup_ci(_best(self.per_backend[self.acc], key), key) if self.acc else None
+
+    def backend_speedup(self, backend: str, key: str) -> float | None:
+        """A processor's best case by `key` over the best CPU (None where it did not run this operation)."""
+        rows = self.per_backend.get(backend)
+        return self.speedup(_best(rows, key), key) if rows else None
 
     def acc_speedup(self, key: str) -> float | None:
         """The accelerator's best case by `key` (kernel_median_s, total_median_s) over the best CPU."""

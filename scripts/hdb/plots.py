@@ -4,7 +4,7 @@ What the benchmark-specific figures read from the results is listed in docs/driv
 import math
 import os
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -543,9 +543,11 @@ def tpch_kernels(rows: Sequence[Row], bench: str, out_dir: StrPath, machine: str
 
 def headline(lines: Sequence[Any], out_dir: StrPath, machine: str, acc_label: str) -> Figure | None:
     """The headline's figure: per operation, the speed-up over the best CPU implementation of the
-    accelerator's best implementation (kernel only, with PCIe) and of DuckDB, at the compared size."""
-    from .headline import DB_PEER
-    ops = [ln for ln in lines if ln.cpu_best and (ln.acc or ln.db_best)]
+    accelerator's best implementation (kernel only, with PCIe), of DuckDB and of a peer on the
+    accelerator (CuPy: kernel only, with PCIe), at the compared size."""
+    from .headline import DB_PEER, device_peers
+    peers = device_peers(lines)
+    ops = [ln for ln in lines if ln.cpu_best and (ln.acc or ln.db_best or any(ln.per_backend.get(p) for p in peers))]
     if not available() or not ops:
         return None
     acc = next((ln.acc for ln in ops if ln.acc), "accelerator")
@@ -556,6 +558,15 @@ def headline(lines: Sequence[Any], out_dir: StrPath, machine: str, acc_label: st
             (f"{acc} with PCIe", "#ff7f0e", lambda ln: ln.acc_speedup("total_median_s")),
             (f"{DB_PEER} {'/'.join(db_variants)} (best of its thread counts)", "#2ca02c",
              lambda ln: ln.db_best and ln.speedup(ln.db_best, "total_median_s"))]
+    # A peer on the accelerator (CuPy): kernel-only and with its PCIe transfers, like the accelerator.
+    shades = [("#9467bd", "#c5b0d5"), ("#8c564b", "#c49c94")]
+    def peer_bar(peer: str, key: str) -> Callable[[Any], float | None]:
+        return lambda ln: ln.backend_speedup(peer, key)
+
+    for p, (dark, light) in zip(peers, shades * len(peers), strict=False):
+        bars += [(f"{p} kernel only", dark, peer_bar(p, "kernel_median_s")),
+                 (f"{p} with PCIe", light, peer_bar(p, "total_median_s"))]
+    bars = [b for b in bars if any(b[2](ln) for ln in ops)]  # no slot for a processor that ran none
     fig, ax = plt.subplots(figsize=(10, 1.2 + 0.42 * len(ops)))
     h = 0.8 / len(bars)
     for j, (label, color, value) in enumerate(bars):
@@ -577,8 +588,9 @@ def headline(lines: Sequence[Any], out_dir: StrPath, machine: str, acc_label: st
     _legend(ax, len(bars))
     figure = Figure("headline", "headline: speed-up over the best CPU implementation",
                     f"Per operation at the size compared in the headline table: the best time on the accelerator "
-                    f"({acc_label}) kernel-only and with its PCIe transfers, and {DB_PEER}'s best time, each as the "
-                    "best CPU implementation's time divided by it.", "headline")
+                    f"({acc_label}) kernel-only and with its PCIe transfers, {DB_PEER}'s best time"
+                    + "".join(f", {p}'s kernel-only and with its transfers" for p in peers)
+                    + ", each as the best CPU implementation's time divided by it.", "headline")
     return _finish(fig, out_dir, figure, "Does the accelerator pay off? Speed-up over the best CPU implementation",
                    machine)
 

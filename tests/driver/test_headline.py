@@ -131,6 +131,23 @@ class BreakEven(unittest.TestCase):
         self.assertEqual(cpu["best kernel-only (case id)"], "select/parallel[dist=uniform,selectivity=0.5]@32M")
         self.assertEqual(cpu["operation"], "ra select [dist=uniform,selectivity=0.5]")
 
+    def test_a_peer_on_the_device_has_both_speedups_and_its_bars(self):
+        """CuPy records PCIe transfers like a device backend: its column and the figure give its
+        kernel-only and with-transfers speed-ups; DuckDB's (host) results never count as that peer."""
+        cupy = document("ra", "cuda", [ra_select("cupy", s, s / M * 1e-3 / 4, h2d=4e-3) for s in (1 * M, 32 * M)],
+                        0.0)
+        cupy["backend"] = "cupy"
+        docs = [self.cpu, self.gpu, cupy]
+        [ln] = headline.lines(rows_of(*docs))
+        self.assertEqual(headline.device_peers([ln]), ["cupy"])
+        self.assertEqual(headline.device_peers(headline.lines(rows_of(self.cpu, duckdb(
+            [("select", "sql_table", {"dist": "uniform", "selectivity": 0.5}, 0.01)])))), [])
+        self.assertAlmostEqual(ln.backend_speedup("cupy", "kernel_median_s"), 32.001 / 8.001, places=3)
+        self.assertAlmostEqual(ln.backend_speedup("cupy", "total_median_s"), 32.001 / 12.001, places=3)
+        self.assertIsNone(ln.backend_speedup("duckdb", "total_median_s"))
+        rows, _ = overview([ln], docs)
+        self.assertEqual(rows["ra select [dist=uniform,selectivity=0.5]"]["cupy"].text, f"{32.001 / 12.001:.3g}x")
+
     def test_never_and_every_size(self):
         slow = document("ra", "cuda", [ra_select("tuned", s, s / M * 2e-3, h2d=1e-3) for s in (1 * M, 32 * M)],
                         3000.0)
