@@ -17,7 +17,6 @@ HDB_CUPY_STANDIN=numpy runs the same code on NumPy (the tests' CPU stand-in, tes
 test_cupy_peer.py): its documents say so in context.device and are for the tests only."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -173,9 +172,7 @@ def run_exported_case(gpu, doc, case, work, harness, numpy):
     params = contract.declared_params(case)
     if exported.not_run(doc, case, [(None, VARIANT, params)]):
         return
-    case_dir = str(Path(work, case["dir"]))
-    with Path(case_dir, "manifest.json").open() as f:
-        manifest = json.load(f)
+    case_dir, manifest = exported.manifest_of(work, case)
     try:
         fn, rels, want, order = prepare(manifest, case_dir, numpy)
     except cupy_ops.NoOp as e:
@@ -197,13 +194,8 @@ def run_exported_case(gpu, doc, case, work, harness, numpy):
 
 # --- the peer side -----------------------------------------------------------------------------------
 def main(argv=None):
-    ap = record.argument_parser("cupy_peer", "CuPy as a peer of the suite (docs/peers.md)")
-    ap.add_argument("--budget-s", type=float, default=0,
-                    help="start no case after this many seconds (0: no budget); the rest are skipped, saying so")
-    a, rest = ap.parse_known_args(argv)
-    if a.benchmark not in BENCHMARKS:
-        print(f"cupy_peer: error: no CuPy mapping for benchmark '{a.benchmark}' (cupy answers "
-              f"{', '.join(BENCHMARKS)})", file=sys.stderr)
+    a, rest = exported.parse_args("cupy_peer", "CuPy as a peer of the suite (docs/peers.md)", BENCHMARKS, argv)
+    if a is None:
         return contract.EXIT_SKIP
     standin = os.environ.get(STANDIN_ENV) == "numpy"
     try:

@@ -14,7 +14,6 @@ query of each variant the harness's way with `SET threads = N` (the cold pass on
 warm-up passes, then passes until the stopping rule: record.Harness.measure), and compares the last
 pass's answer with the reference. A case the suite skips is skipped with the suite's reason.
 """
-import json
 import os
 import subprocess
 import sys
@@ -194,13 +193,8 @@ def run_case(con, tables, sql, threads, harness, variant=NUMPY):
 
 
 def main(argv=None):
-    ap = record.argument_parser("duckdb_peer", "DuckDB as a peer of the suite (docs/peers.md)")
-    ap.add_argument("--budget-s", type=float, default=0,
-                    help="start no case after this many seconds (0: no budget); the rest are skipped, saying so")
-    a, rest = ap.parse_known_args(argv)
-    if a.benchmark not in BENCHMARKS:
-        print(f"duckdb_peer: error: no SQL for benchmark '{a.benchmark}' (duckdb answers {', '.join(BENCHMARKS)})",
-              file=sys.stderr)
+    a, rest = exported.parse_args("duckdb_peer", "DuckDB as a peer of the suite (docs/peers.md)", BENCHMARKS, argv)
+    if a is None:
         return contract.EXIT_SKIP
     try:
         import duckdb
@@ -244,9 +238,7 @@ def run_exported_case(con, doc, case, work, counts, harness, numpy):
     entries = [(n, v, dict(suite_params, threads=n)) for n in counts for v in VARIANTS]
     if exported.not_run(doc, case, entries):
         return
-    case_dir = str(Path(work, case["dir"]))
-    with Path(case_dir, "manifest.json").open() as f:
-        manifest = json.load(f)
+    case_dir, manifest = exported.manifest_of(work, case)
     from . import duckdb_sql as q
     try:
         tables, sql, order, want = prepare(manifest, case_dir, numpy)

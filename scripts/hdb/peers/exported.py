@@ -60,6 +60,20 @@ def load_relation(case_dir, spec, numpy):
     return [a[i] for i in range(a.shape[0])]
 
 
+def parse_args(prog: str, description: str, benchmarks: tuple[str, ...], argv) -> tuple[Any, list[str]]:
+    """The peer's command line (record.argument_parser and --budget-s); the namespace is None after
+    saying so when the peer answers no case of the benchmark asked for."""
+    ap = record.argument_parser(prog, description)
+    ap.add_argument("--budget-s", type=float, default=0,
+                    help="start no case after this many seconds (0: no budget); the rest are skipped, saying so")
+    a, rest = ap.parse_known_args(argv)
+    if a.benchmark not in benchmarks:
+        print(f"{prog}: error: nothing to run for benchmark '{a.benchmark}' (this peer answers "
+              f"{', '.join(benchmarks)})", file=sys.stderr)
+        return None, rest
+    return a, rest
+
+
 def exporter_or_none(prog: str, build_dir: str) -> str | None:
     """The export tool of the build, or None after saying it is not built."""
     exporter = str(Path(build_dir, EXPORT_TOOL))
@@ -135,6 +149,13 @@ def stream(prog: str, state, benchmark: str, rest: list[str], harness: record.Ha
             proc.kill()
             proc.wait()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def manifest_of(work: str, case: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """An exported case's folder and its manifest.json."""
+    case_dir = str(Path(work, case["dir"]))
+    with Path(case_dir, "manifest.json").open() as f:
+        return case_dir, json.load(f)
 
 
 def not_run(doc: record.Document, case: dict[str, Any], entries) -> bool:
