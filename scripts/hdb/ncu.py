@@ -81,8 +81,12 @@ def short_name(kernel: str) -> str:
 
 
 def ncu_totals(kernels: list[dict[str, Any]]) -> dict[str, Any]:
-    """Sums over the suite's own kernels (what the traffic profile sees); `library` counts the others."""
+    """Sums over the suite's own kernels (what the traffic profile sees); `library` counts the others. A
+    case that is all library (select/tuned: CUB's DeviceSelect) is summed over those, and says so."""
     own = [k for k in kernels if is_own(k["name"])]
+    library_only = not own
+    if library_only:
+        own = kernels
 
     def total(names):
         return sum(k["metrics"].get(n, 0.0) for k in own for n in names)
@@ -92,7 +96,8 @@ def ncu_totals(kernels: list[dict[str, Any]]) -> dict[str, Any]:
     if busiest and busiest["stalls"]:
         reason, cycles = max(busiest["stalls"].items(), key=lambda kv: kv[1])
         stall = f"{reason} ({cycles:.1f})"
-    return {"kernels": len(own), "library": len(kernels) - len(own), "sectors": total(SECTORS),
+    return {"kernels": 0 if library_only else len(own), "library": len(kernels) - (0 if library_only else len(own)),
+            "library_only": library_only, "sectors": total(SECTORS),
             "requests": total(REQUESTS), "dram": total(DRAM),
             "ms": total((DURATION,)) / 1e6, "busiest": short_name(busiest["name"]) if busiest else "",
             "memory_sol": busiest["sol"].get(MEMORY_SOL) if busiest else None,
@@ -130,7 +135,7 @@ def table(ncu_dir: Path, traffic_dir: Path) -> str:
         sol = f"{n['memory_sol']:.0f} %" if n["memory_sol"] is not None else "-"
         dram = f"{n['dram_sol']:.0f} %" if n["dram_sol"] is not None else "-"
         busy = f"{n['busiest']}: {sol}, {dram}, {n['stall'] or '-'}" if n["busiest"] else "-"
-        lib = f" (+ {n['library']})" if n["library"] else ""
+        lib = f" (+ {n['library']}{', summed' if n['library_only'] else ''})" if n["library"] else ""
         if t is None:
             cells = [case, f"{n['kernels']} / -{lib}", f"{n['sectors']:.0f}", "-", "-", f"{n['requests']:.0f}", "-",
                      "-", _mib(n["dram"]), "-", "-", f"{n['ms']:.3f}", "-", busy]

@@ -79,6 +79,17 @@ class NcuTest(unittest.TestCase):
             cells = [c.strip() for c in ncu.table(Path(d), Path(d)).splitlines()[3].split("|")[1:-1]]
             self.assertEqual((cells[1], cells[4], cells[7], cells[10]), ("2 / 5 (+ 1)", "-", "-", "-"))
 
+    def test_a_case_of_library_kernels_only_is_summed_over_them(self):
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, "ncu-cub.csv").write_text(HEADER + "\n" + "\n".join(
+                kernel_rows(0, "void select::DeviceSelectSweepKernel<hdb::<unnamed>::Tup<2>>(int)", 70, 9, 1000, 54,
+                            1.0, 0.5)) + "\n")
+            t = ncu.ncu_totals(ncu.read_ncu(Path(d, "ncu-cub.csv")))
+            self.assertEqual((t["kernels"], t["library"], t["library_only"], t["sectors"], t["busiest"]),
+                             (0, 1, True, 79, "DeviceSelectSweepKernel"))
+            cells = [c.strip() for c in ncu.table(Path(d), Path(d)).splitlines()[2].split("|")[1:-1]]
+            self.assertEqual((cells[1], cells[2]), ("0 / - (+ 1, summed)", "79"))
+
     def test_usage(self):
         with tempfile.TemporaryDirectory() as d:
             self.assertEqual(ncu.main([d]), 2)
