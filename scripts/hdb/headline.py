@@ -441,7 +441,7 @@ class Line:
 
     def acc_speedup(self, key: str) -> float | None:
         """The accelerator's best case by `key` (kernel_median_s, total_median_s) over the best CPU."""
-        return self.speedup(_best(self.per_backend[self.acc], key), key) if self.acc else None
+        return self.backend_speedup(self.acc, key) if self.acc else None
 
     def over_db(self, r: Row) -> float | None:
         """The peer's best time (its compared variant: `sql_table`, else `sql`) over r's."""

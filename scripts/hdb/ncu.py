@@ -40,7 +40,8 @@ def _number(text: str) -> float | None:
 
 
 def read_ncu(path: Path) -> list[dict[str, Any]]:
-    """The kernels of one ncu CSV in launch order: {id, name, metrics: {name: value}, stall: (reason, value)}."""
+    """The kernels of one ncu CSV in launch order: {id, name, metrics: {name: value}, sol: SpeedOfLight's
+    {MEMORY_SOL, DRAM_SOL: %}, stalls: {reason: cycles per issued instruction}}."""
     kernels: OrderedDict[str, dict[str, Any]] = OrderedDict()
     lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.startswith('"')]
     for row in csv.DictReader(lines):
@@ -84,20 +85,18 @@ def ncu_totals(kernels: list[dict[str, Any]]) -> dict[str, Any]:
     """Sums over the suite's own kernels (what the traffic profile sees); `library` counts the others. A
     case that is all library (select/tuned: CUB's DeviceSelect) is summed over those, and says so."""
     own = [k for k in kernels if is_own(k["name"])]
-    library_only = not own
-    if library_only:
-        own = kernels
+    summed = own or kernels
 
     def total(names):
-        return sum(k["metrics"].get(n, 0.0) for k in own for n in names)
+        return sum(k["metrics"].get(n, 0.0) for k in summed for n in names)
 
-    busiest = max(own, key=lambda k: k["metrics"].get(DURATION, 0.0), default=None)
+    busiest = max(summed, key=lambda k: k["metrics"].get(DURATION, 0.0), default=None)
     stall = ""
     if busiest and busiest["stalls"]:
         reason, cycles = max(busiest["stalls"].items(), key=lambda kv: kv[1])
         stall = f"{reason} ({cycles:.1f})"
-    return {"kernels": 0 if library_only else len(own), "library": len(kernels) - (0 if library_only else len(own)),
-            "library_only": library_only, "sectors": total(SECTORS),
+    return {"kernels": len(own), "library": len(kernels) - len(own), "library_only": not own,
+            "sectors": total(SECTORS),
             "requests": total(REQUESTS), "dram": total(DRAM),
             "ms": total((DURATION,)) / 1e6, "busiest": short_name(busiest["name"]) if busiest else "",
             "memory_sol": busiest["sol"].get(MEMORY_SOL) if busiest else None,

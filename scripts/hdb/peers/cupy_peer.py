@@ -123,11 +123,7 @@ def prepare(manifest, case_dir, numpy):
     """(the operation, the input relations as host columns, the reference as (columns, rows), order)."""
     fn = cupy_ops.operation(manifest["op"])
     rels = [exported.load_relation(case_dir, spec, numpy) for spec in manifest["inputs"]]
-    if "aggregate" in manifest:
-        want = numpy.array(manifest["aggregate"], dtype=numpy.uint64).reshape(-1, 1)
-    else:
-        want = numpy.load(Path(case_dir, manifest["answer"]["file"]))
-    return fn, rels, want, manifest["order"]
+    return fn, rels, exported.reference(manifest, case_dir, numpy), manifest["order"]
 
 
 def run_case(gpu, fn, rels, args, harness):
@@ -159,18 +155,14 @@ def run_case(gpu, fn, rels, args, harness):
     trials = [{"h2d_s": up, "kernel_s": k, "d2h_s": down, "total_s": up + k + down, "phases_s": {"query": k}}
               for up, k, down in timed]
     moved = sum(c.nbytes for rel in pinned for c in rel) + sum(c.nbytes for c in last["out"])
-    return passes, trials, [numpy_copy(c) for c in last["out"]], moved
-
-
-def numpy_copy(c):
-    """A pinned answer column as an ordinary NumPy array (the check outlives the pinned buffer)."""
-    return c.copy()
+    # Ordinary NumPy copies of the pinned answer: the check outlives the pinned buffers.
+    return passes, trials, [c.copy() for c in last["out"]], moved
 
 
 def run_exported_case(gpu, doc, case, work, harness, numpy):
     test = case["test"]
     params = contract.declared_params(case)
-    if exported.not_run(doc, case, [(None, VARIANT, params)]):
+    if exported.not_run(doc, case, [(VARIANT, params)]):
         return
     case_dir, manifest = exported.manifest_of(work, case)
     try:

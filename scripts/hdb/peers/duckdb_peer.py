@@ -118,19 +118,14 @@ def prepare(manifest, case_dir, numpy):
             rows = len(tables["a"]["k"])
             tables["a"][pos] = numpy.arange(rows, dtype=numpy.uint32 if rows < 2 ** 32 else numpy.uint64)
         sql, order = q.ra_sql(manifest["op"], manifest["args"], values)
-        if "aggregate" in manifest:
-            want = numpy.array(manifest["aggregate"], dtype=numpy.uint64).reshape(-1, 1)
-        else:
-            want = numpy.load(Path(case_dir, manifest["answer"]["file"]))
-        return tables, sql, order, want
+        return tables, sql, order, exported.reference(manifest, case_dir, numpy)
     tables, widths = {}, []
     for i, spec in enumerate(manifest["inputs"]):
         cols = load_relation(case_dir, spec, numpy)
         tables[f"t{i}"] = {f"c{j}": c for j, c in enumerate(cols)}
         widths.append(len(cols))
     sql, order = q.plan_sql(manifest["steps"], widths)
-    want = numpy.load(Path(case_dir, manifest["answer"]["file"]))
-    return tables, sql, order, want
+    return tables, sql, order, exported.reference(manifest, case_dir, numpy)
 
 
 def _set_up(con, tables, threads):
@@ -236,7 +231,7 @@ def run_exported_case(con, doc, case, work, counts, harness, numpy):
     test = case["test"]
     suite_params = contract.declared_params(case)
     entries = [(n, v, dict(suite_params, threads=n)) for n in counts for v in VARIANTS]
-    if exported.not_run(doc, case, entries):
+    if exported.not_run(doc, case, [(v, p) for _, v, p in entries]):
         return
     case_dir, manifest = exported.manifest_of(work, case)
     from . import duckdb_sql as q

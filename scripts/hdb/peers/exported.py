@@ -60,6 +60,14 @@ def load_relation(case_dir, spec, numpy):
     return [a[i] for i in range(a.shape[0])]
 
 
+def reference(manifest: dict[str, Any], case_dir: str, numpy) -> Any:
+    """The suite's reference answer of an exported ra or tpch case as a (columns, rows) array: the
+    answer file, or a reduce's aggregate row (one value per column)."""
+    if "aggregate" in manifest:
+        return numpy.array(manifest["aggregate"], dtype=numpy.uint64).reshape(-1, 1)
+    return numpy.load(Path(case_dir, manifest["answer"]["file"]))
+
+
 def parse_args(prog: str, description: str, benchmarks: tuple[str, ...], argv) -> tuple[Any, list[str]]:
     """The peer's command line (record.argument_parser and --budget-s); the namespace is None after
     saying so when the peer answers no case of the benchmark asked for."""
@@ -159,11 +167,11 @@ def manifest_of(work: str, case: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 def not_run(doc: record.Document, case: dict[str, Any], entries) -> bool:
-    """Records a case the suite skipped or could not set up, once per (variant, params) of entries
-    ((anything, variant, params) triples); True when it was one."""
+    """Records a case the suite skipped or could not set up, once per (variant, params) pair of
+    entries; True when it was one."""
     if case["status"] == "ok":
         return False
-    for _, variant, params in entries:
+    for variant, params in entries:
         if case["status"] == "skipped":
             doc.skipped(case, case["test"], variant, params, case.get("reason", ""))
         else:
