@@ -147,6 +147,38 @@ TEST(Results, CsvHasAHeaderAndOneRowPerRecord) {
             std::string::npos);
 }
 
+// The files are written from each record's kept JSON and CSV row: they must read exactly as the
+// document rebuilt whole, also after a later ceiling sample moves a record's nearest ceiling and
+// after the context names another device.
+TEST(Results, KeptRecordsWriteWhatTheWholeDocumentSays) {
+  ResultDb db("ra", "cuda");
+  auto same = [&db] {
+    EXPECT_EQ(db.json_text(), db.to_json().dump(1) + "\n");
+    EXPECT_EQ(db.to_csv(), csv_text(db.to_json()));
+  };
+  same();  // no results: "results": []
+  db.set_context({{"host", "h"}, {"results", nlohmann::json::array()}});
+  db.ceiling().add(0, 2.0);
+  Record early = sample_record();
+  early.timed_at_s = 1;
+  db.add(early);
+  same();
+  Record late = sample_record();
+  late.key.size_bytes = 2 << 20;
+  late.timed_at_s = 9;
+  db.add(late);
+  const double before = db.to_json()["results"][1]["throughput"]["ceiling_gbps"];
+  same();
+  db.ceiling().add(10, 4.0);  // nearer to the second record: its figures change
+  EXPECT_NE(db.to_json()["results"][1]["throughput"]["ceiling_gbps"], before);
+  same();
+  db.set_context({{"device", {{"name", "Another"}}}, {"mpi", {{"rank", 3}}}});
+  same();
+  EXPECT_NE(db.to_csv().find(",3,Another,"), std::string::npos);
+  db.set_incomplete("interrupted by signal 15");
+  same();
+}
+
 TEST(Results, FilesAreWrittenAtomically) {
   std::string path = test::scratch("results.json");
   ResultDb db("bus", "cpu");

@@ -111,8 +111,7 @@ extern "C" void hdb_on_signal(int sig) {
       if (path.empty()) continue;
       try {
         // A FIFO without a reader is not waited for.
-        if (json) write_output(path, l.db->to_json().dump(1) + "\n", /*nonblocking=*/true);
-        else write_output(path, csv_text(l.db->to_json()), /*nonblocking=*/true);
+        write_output(path, json ? l.db->json_text() : l.db->to_csv(), /*nonblocking=*/true);
         where += (where.empty() ? "" : " and ") + ("'" + path + "'");
       } catch (const std::exception& e) {
         std::fprintf(stderr, "%s: %s\n", exe, e.what());

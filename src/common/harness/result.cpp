@@ -165,9 +165,43 @@ nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
   return j;
 }
 
+const ResultDb::Kept& ResultDb::kept(std::size_t i) const {
+  if (kept_.size() < records_.size()) kept_.resize(records_.size());
+  Kept& k = kept_[i];
+  double ceiling = ceiling_for(records_[i]);
+  if (k.made && k.ceiling == ceiling) return k;
+  k.made = true, k.ceiling = ceiling;
+  k.json = record_json(records_[i], ceiling);
+  k.text = "  " + k.json.dump(1);
+  for (std::size_t at = k.text.find('\n'); at != std::string::npos; at = k.text.find('\n', at + 3))
+    k.text.insert(at + 1, "  ");
+  k.csv.clear(), k.csv_for.clear();
+  return k;
+}
+
 nlohmann::json ResultDb::to_json() const {
   nlohmann::json results = nlohmann::json::array();
-  for (const auto& r : records_) results.push_back(record_json(r, ceiling_for(r)));
+  for (std::size_t i = 0; i < records_.size(); ++i) results.push_back(kept(i).json);
+  return document(std::move(results));
+}
+
+std::string ResultDb::json_text() const {
+  // The document without its results, whose empty array is then replaced by the kept texts. Only a
+  // key of the document itself has one space of indent.
+  const std::string head = document(nlohmann::json::array()).dump(1);
+  const std::string slot = "\n \"results\": []";
+  const std::size_t at = head.find(slot);
+  std::string out = head.substr(0, at + slot.size() - 2);
+  if (records_.empty()) out += "[]";
+  else {
+    out += "[\n";
+    for (std::size_t i = 0; i < records_.size(); ++i) (out += i ? ",\n" : "") += kept(i).text;
+    out += "\n ]";
+  }
+  return out + head.substr(at + slot.size()) + "\n";
+}
+
+nlohmann::json ResultDb::document(nlohmann::json results) const {
   nlohmann::json j = {{"schema", kSchema},
                       {"benchmark", benchmark_},
                       {"backend", backend_},
@@ -227,20 +261,32 @@ nlohmann::json csv_row(const nlohmann::json& doc, const nlohmann::json& r, int r
           {"transfer_bytes", at("bytes", "transfer")}, {"reason", r.value("reason", "")}};
 }
 
+std::string csv_header() {
+  std::string out;
+  for (std::size_t i = 0; i < kCsvColumns.size(); ++i) out += (i ? "," : "") + kCsvColumns[i];
+  return out + "\n";
+}
+
+std::string csv_line(const nlohmann::json& doc, const nlohmann::json& r, int rank, const std::string& device) {
+  nlohmann::json row = csv_row(doc, r, rank, device);
+  std::string out;
+  for (std::size_t i = 0; i < kCsvColumns.size(); ++i) out += (i ? "," : "") + csv_field(row[kCsvColumns[i]]);
+  return out + "\n";
+}
+
+// The device named in a document's context (the backend where it has no name), "" where none is.
+std::string csv_device(const nlohmann::json& ctx, const std::string& backend) {
+  return ctx.contains("device") ? ctx["device"].value("name", backend) : "";
+}
+
 }  // namespace
 
 std::string csv_text(const nlohmann::json& doc) {
-  std::string out;
-  for (std::size_t i = 0; i < kCsvColumns.size(); ++i) out += (i ? "," : "") + kCsvColumns[i];
-  out += "\n";
+  std::string out = csv_header();
   const nlohmann::json& ctx = doc.contains("context") ? doc["context"] : nlohmann::json::object();
-  const std::string device = ctx.contains("device") ? ctx["device"].value("name", doc.value("backend", "")) : "";
+  const std::string device = csv_device(ctx, doc.value("backend", ""));
   auto emit = [&](const nlohmann::json& results, int rank, const std::string& dev) {
-    for (const auto& r : results) {
-      nlohmann::json row = csv_row(doc, r, rank, dev);
-      for (std::size_t i = 0; i < kCsvColumns.size(); ++i) out += (i ? "," : "") + csv_field(row[kCsvColumns[i]]);
-      out += "\n";
-    }
+    for (const auto& r : results) out += csv_line(doc, r, rank, dev);
   };
   // An MPI (EP) document carries every rank's results; any other document is one rank.
   if (doc.contains("mpi") && doc["mpi"].contains("ranks")) {
@@ -430,13 +476,31 @@ std::timed_mutex& output_mutex() {
   return m;
 }
 
+std::string ResultDb::to_csv() const {
+  // As csv_text(to_json()) reads a one-rank document.
+  const int rank = context_.contains("mpi") ? context_["mpi"].value("rank", 0) : 0;
+  const std::string device = csv_device(context_, backend_);
+  const std::string made_for = device + '\n' + std::to_string(rank);
+  const nlohmann::json names = {{"benchmark", benchmark_}, {"backend", backend_}};
+  std::string out = csv_header();
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const Kept& k = kept(i);
+    if (k.csv.empty() || k.csv_for != made_for) {
+      kept_[i].csv = csv_line(names, k.json, rank, device);
+      kept_[i].csv_for = made_for;
+    }
+    out += k.csv;
+  }
+  return out;
+}
+
 void ResultDb::write_json(const std::string& path, bool progress) const {
   if (progress && writes_in_place(path)) return;
-  write_output(path, to_json().dump(1) + "\n");
+  write_output(path, json_text());
 }
 void ResultDb::write_csv(const std::string& path, bool progress) const {
   if (progress && writes_in_place(path)) return;
-  write_output(path, csv_text(to_json()));
+  write_output(path, to_csv());
 }
 
 }  // namespace hdb

@@ -100,8 +100,10 @@ class ResultDb {
   int count(Status s) const;
 
   nlohmann::json to_json() const;
+  // to_json().dump(1) + "\n" and csv_text(to_json()), from each record's kept JSON and CSV row.
+  std::string json_text() const;
+  std::string to_csv() const;
   static nlohmann::json record_json(const Record& r, double ceiling_gbps);
-  std::string to_csv() const { return csv_text(to_json()); }
   // write_output(path, ...): a regular file is replaced atomically, so a crash never leaves a
   // half-written file; with `progress`, special files (FIFOs, devices) are left alone: they get
   // one document, at the end.
@@ -113,6 +115,20 @@ class ResultDb {
   nlohmann::json context_ = nlohmann::json::object();
   CeilingTrack ceiling_;
   std::vector<Record> records_;
+  // A run writes its files after every case. Each record's JSON, its text in the document and its
+  // CSV row are made once, and again only when the ceiling sample nearest to it changes: rebuilding
+  // every record for every write made the writing quadratic in the cases (64 % of a 632-case run).
+  // Changed only under output_mutex(), as every write is.
+  struct Kept {
+    bool made = false;
+    double ceiling = 0;
+    nlohmann::json json;
+    std::string text;           // json.dump(1), indented as an element of the document's results
+    std::string csv, csv_for;   // the CSV row, and the device and rank it was made for
+  };
+  mutable std::vector<Kept> kept_;
+  const Kept& kept(std::size_t i) const;
+  nlohmann::json document(nlohmann::json results) const;
   bool complete_ = false;
   std::string incomplete_reason_ = "running";
 };
