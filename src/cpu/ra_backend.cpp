@@ -70,6 +70,14 @@ inline bool same_key(const std::uint32_t* a, const std::uint32_t* b) {
   return load_key<KW>(a) == load_key<KW>(b);
 }
 
+// Whether row i of sorted tuples of W words starts a new key of KW words. A type of its own, not a
+// lambda nested in the generic ones of run_unique: clang 14 could not resolve same_key there.
+template <int KW, std::uint64_t W>
+struct NewKey {
+  const std::uint32_t* d;
+  bool operator()(std::uint64_t i) const { return i == 0 || !same_key<KW>(d + i * W, d + (i - 1) * W); }
+};
+
 // Pieces compact_rows cuts n rows into: one (a single pass straight into the output) on one thread
 // or for few rows, else kStagedPieceRows each.
 int compact_pieces(std::uint64_t n, int threads) {
@@ -127,7 +135,9 @@ void compact_w(const CpuRelation& in, Flag flag, int threads, DeviceRel& out_han
 // lo <= x <= hi is (x - lo) <= (hi - lo) on 64-bit lanes (x < lo wraps far above); lo <= hi.
 // (GCC 12's avx512fintrin.h trips -Wmaybe-uninitialized on its own _mm512_undefined helpers.)
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 __attribute__((target("avx512f"))) std::uint64_t select_pairs_avx512(const std::uint32_t* src, std::uint64_t b,
                                                                       std::uint64_t e, int attribute,
                                                                       std::uint32_t lo, std::uint32_t hi,
@@ -417,12 +427,7 @@ Breakdown CpuRa::run_unique(const DeviceRelation& in_, const std::string& varian
     return b;
   }
   for_key_words(in.key_words(), [&](auto KW) {
-    compact(in,
-            [&](auto W) {
-              constexpr std::uint64_t w = decltype(W)::value;
-              return [d](std::uint64_t i) { return i == 0 || !same_key<decltype(KW)::value>(d + i * w, d + (i - 1) * w); };
-            },
-            threads_for(variant), out);
+    compact(in, [&](auto W) { return NewKey<decltype(KW)::value, decltype(W)::value>{d}; }, threads_for(variant), out);
   });
   return Breakdown::compute_only(t.seconds());
 }

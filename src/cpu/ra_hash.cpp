@@ -282,7 +282,7 @@ std::uint64_t set_op_w(const Rows& a, const Rows& b, SetOp op, std::uint32_t* ou
   const auto uw = static_cast<std::uint64_t>(w);
   const int bits = partition_bits(a.rows + b.rows);
   const std::uint64_t parts = std::uint64_t{1} << bits;
-  auto hash = [w](const std::uint32_t* x) { return tuple_hash<W>(x, w); };
+  auto hash = [&](const std::uint32_t* x) { return tuple_hash<W>(x, w); };
   partition(a, bits, hash, threads, s.part_a, s.begin_a, s.hist);
   partition(b, bits, hash, threads, s.part_b, s.begin_b, s.hist);
   bd.add_phase("partition", t.seconds());

@@ -584,9 +584,9 @@ void plan_case(MemoryPlan& m, const MergeVariant& v, CudaMergeVariant id, const 
 }
 }  // namespace
 
-CudaMerge::CudaMerge(CudaPlatform& p)
-    : p_(p),
-      table_("CUDA merge", {{CudaMergeVariant::Thrust, {"thrust", {"delta_dict"}, ""}},
+// Made from its platform as every backend is; the CUDA runtime itself keeps the device.
+CudaMerge::CudaMerge(CudaPlatform& /*platform*/)
+    : table_("CUDA merge", {{CudaMergeVariant::Thrust, {"thrust", {"delta_dict"}, ""}},
                             {CudaMergeVariant::Radix, {"radix", {"delta_dict"}, ""}},  // strings
                             {CudaMergeVariant::Slice, {"slice", {"dict_merge"}, ""}},
                             {CudaMergeVariant::Csum, {"csum", {"dict_merge"}, ""}},

@@ -22,7 +22,6 @@ class CudaMerge : public MergeBackendFor<CudaMerge> {
   std::unique_ptr<MergeCase<T>> make(const MergeVariant& v, const MergeWork<T>& w);
 
  private:
-  CudaPlatform& p_;
   VariantTable<CudaMergeVariant> table_;
 };
 

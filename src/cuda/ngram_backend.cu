@@ -221,9 +221,9 @@ struct CudaNgram::State {
   std::size_t row() const { return std::size_t{bins} * kWordsPerBin; }
 };
 
-CudaNgram::CudaNgram(CudaPlatform& p)
-    : p_(p),
-      table_("CUDA ngram", {{CudaNgramVariant::Gpu, {"gpu", {"search"}, ""}},
+// Made from its platform as every backend is; the CUDA runtime itself keeps the device.
+CudaNgram::CudaNgram(CudaPlatform& /*platform*/)
+    : table_("CUDA ngram", {{CudaNgramVariant::Gpu, {"gpu", {"search"}, ""}},
                             {CudaNgramVariant::GpuSegmented, {"gpu-segmented", {"search", "batch"}, ""}},
                             {CudaNgramVariant::Hybrid, {"hybrid", {"search"}, ""}}}) {}
 CudaNgram::~CudaNgram() = default;

@@ -33,7 +33,6 @@ class CudaNgram : public NgramBackend {
   struct State;  // device copies of the index and work arrays (defined in the .cu file)
 
  private:
-  CudaPlatform& p_;
   VariantTable<CudaNgramVariant> table_;
   std::unique_ptr<State> s_;
 };

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "harness/errors.hpp"
+#include "harness/sanitizers.hpp"
 #include "workloads/tpch_tables.hpp"
 
 namespace {
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
           std::printf("no /proc/self/status: not checked\n");
           return 0;
         }
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(HDB_ASAN)
         std::printf("AddressSanitizer keeps freed memory in quarantine: not checked\n");
         return 0;
 #endif

@@ -13,10 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "harness/sanitizers.hpp"
 #include "runtime/host/device.hpp"
 #include "runtime/host/engine.hpp"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(HDB_ASAN)
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define HDB_ASAN_FIBERS 1

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/sanitizers.hpp"
 #include "runtime/host/device.hpp"
 #include "runtime/host/engine.hpp"
 #include "runtime/host/state.hpp"
@@ -46,7 +47,7 @@ engine::Sync& sync() {
 }
 
 bool use_threads() {
-#if defined(__SANITIZE_THREAD__)
+#if defined(HDB_TSAN)
   return true;  // ThreadSanitizer sees races between threads, not between fibers
 #else
   return settings().threads;
