@@ -4,6 +4,7 @@ import json
 import math
 import signal
 import sys
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -15,9 +16,37 @@ from .util import StrPath, UsageError, absolute_path, os_error_text
 REPO = str(absolute_path(__file__).parents[2])
 
 
+def version_text(prog: str) -> str:
+    """--version: the suite's version (pyproject.toml, as the executables print CMake's) and the commit of
+    the tree the driver runs from."""
+    try:
+        with Path(REPO, "pyproject.toml").open("rb") as f:
+            version = str(tomllib.load(f)["project"]["version"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        version = "unknown"
+    from .runstate import git_commit
+    return f"{prog} (hetdb-bench {version}, commit {git_commit(REPO)})"
+
+
+class _Version(argparse.Action):
+    """--version, its text made only when asked for (it runs git)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        print(version_text(parser.prog))
+        parser.exit()
+
+
 class Parser(argparse.ArgumentParser):
+    """Every command's parser: --version, and a usage error raised for main() to print once, prefixed
+    with the command's name."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.add_argument("--version", action=_Version, nargs=0, help="print the version and the commit, then exit")
+
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
+        raise UsageError(message)
 
 
 def _csv(text: str) -> list[str]:

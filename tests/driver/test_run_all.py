@@ -158,3 +158,14 @@ class RunAllTest(TempDirCase):
         p = script("run-all", "--config", "no-such-config", "--no-setup", "--no-build", "--out", self.out)
         self.assertEqual(p.returncode, 2)
         self.assertIn("no such configuration", p.stderr)
+
+    def test_every_command_says_its_version_and_names_itself_once_in_an_error(self):
+        for name in ("run-all", "report", "compare", "regression-gate"):
+            p = script(name, "--version")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            commit = r"([0-9a-f]{12}(-dirty)?|unknown)"
+            self.assertRegex(p.stdout, rf"^{name} \(hetdb-bench [0-9][^,]*, commit {commit}\)\n$")
+            p = script(name, "--frobnicate")
+            self.assertEqual(p.returncode, 2, name)
+            self.assertIn(f"{name}: error: ", p.stderr)
+            self.assertEqual(p.stderr.count(f"{name}:"), 1, p.stderr)
