@@ -137,6 +137,9 @@ def run_all(argv: list[str]) -> int:
                    "duckdb,pg_trgm (overrides the config)")
     p.add_argument("--no-peers", action="store_true", help="run no peer (with --resume: drop the peers left to "
                    "run, recorded as skipped)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan (entries, their cases from each built "
+                   "executable's --list, the timed-pass budget and time limits) and exit: no setup, build or run "
+                   "directory")
     a = p.parse_args(argv)
     if not a.mpi and any(x == "--mpi" or x.startswith("--mpi=") for x in argv):
         raise UsageError("--mpi names no rank count (e.g. --mpi 4 or --mpi 1,2,4)")
@@ -157,6 +160,7 @@ def run_all(argv: list[str]) -> int:
         overridden = [o for o in ("benchmarks", "backends", "sizes", "passes", "device",
                                   "hostfile", "mpi_args", "peers") if getattr(a, o) is not None]
         overridden += ["mpi"] if a.mpi else []
+        overridden += ["dry_run"] if a.dry_run else []
         if overridden:
             raise UsageError("--resume keeps the run's own configuration; drop --" +
                              ", --".join(o.replace("_", "-") for o in overridden)
@@ -178,6 +182,10 @@ def run_all(argv: list[str]) -> int:
     cfg["mpi"] = cfgmod.apply_mpi_overrides(cfg.get("mpi", {}), a.mpi, a.hostfile, a.mpi_args)
     # Everything is checked before anything is made (a run directory, or every run of a sweep).
     _check_selection(a, cfg, path, str(absolute_path(a.build_dir) / "bin"))
+    if a.dry_run:
+        from . import dryrun, runplan
+        dryrun.print_plan(runplan.plan(cfg), cfg, path, str(absolute_path(a.build_dir) / "bin"), sys.stdout)
+        return contract.EXIT_OK
     if len(cfg["mpi"].get("ranks", [])) > 1:
         return _scaling_sweep(argv, a, cfg["mpi"]["ranks"])
     # No MPI: 0 ranks, as Runner's default says (mpi_launch returns None).

@@ -7,7 +7,8 @@ its own, as mpirun has ranks), usage (a bad option: '<exe>: error: ...' then the
 error (exit 1 after an error line and a trailing line), nojson (exit 0 without writing its JSON),
 badjson (exit 0 after writing a JSON that is cut short), diskfull (its second write fails as on a full
 disk: exit 1 with the harness's error line, its JSON holding the first case, complete: false), slow
-(takes 3 s between its two cases, then finishes: a run stopped by a too short time limit).
+(takes 3 s between its two cases, then finishes: a run stopped by a too short time limit). With --list it
+prints its two case ids and exits 0, whatever MODE.
 Writes a hetdb-bench/2 document to --json and the CSV to --csv (the columns of
 docs/results-schema.json, through make_fixture) after every case, as the harness does, appends its
 name, pid and arguments to $FAKE_LOG (and the pid of its child in hang-tree mode), then behaves as
@@ -50,6 +51,9 @@ def main():
             f.write(json.dumps(dict(name=name, pid=os.getpid(), **kw)) + "\n")
 
     note(args=args)
+    if "--list" in args:  # the ids of its two cases, as an executable lists them (run-all --dry-run)
+        print(f"{bench}/fake@{_arg(args, '--sizes') or '32K'}\n{bench}/fake2@{_arg(args, '--sizes') or '32K'}")
+        return 0
     if mode == "skip":
         print("skipped: no fake device (driver test)")
         return 77

@@ -159,6 +159,24 @@ class RunAllTest(TempDirCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("no such configuration", p.stderr)
 
+    def test_dry_run_prints_the_plan_and_makes_nothing(self):
+        p = self.run_all("--dry-run")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertFalse(Path(self.out).exists(), "a dry run made the results folder")
+        lines = p.stdout.splitlines()
+        self.assertIn("nothing is run and no run directory is made", lines[0])
+        rows = {ln.split()[0]: ln.split() for ln in lines[2:-1]}
+        self.assertEqual(rows["bus-cpu"][1:3], ["2", "?"], "two cases; no --max-time in this configuration")
+        self.assertEqual(rows["merge-cpu"][3], "2s", "[bench.merge]'s time limit, 1.5 s")
+        self.assertIn("--sizes 32K,1M", lines[2 + list(rows).index("bus-cpu")])
+        self.assertEqual(rows["tpch-cpu"][1:3], ["?", "?"], "not built")
+        self.assertIn("not built", " ".join(rows["tpch-cpu"]))
+        self.assertTrue(lines[-1].startswith("total: 12 cases in 6 entries (4 more without a case count)"), lines[-1])
+        self.assertEqual({c["args"][-1] for c in self.calls()}, {"--list"}, "an executable ran for real")
+        p = self.run_all("--dry-run", "--resume", "x")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("drop --dry-run", p.stderr)
+
     def test_every_command_says_its_version_and_names_itself_once_in_an_error(self):
         for name in ("run-all", "report", "compare", "regression-gate"):
             p = script(name, "--version")
