@@ -4,6 +4,7 @@ import json
 import math
 import signal
 import sys
+import textwrap
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,11 +43,40 @@ class Parser(argparse.ArgumentParser):
     with the command's name."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # The epilog's lines as written (RawDescription), so the description is wrapped here.
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        if kwargs.get("description"):
+            kwargs["description"] = textwrap.fill(kwargs["description"], width=78)
         super().__init__(*args, **kwargs)
         self.add_argument("--version", action=_Version, nargs=0, help="print the version and the commit, then exit")
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+
+# Each command's --help ends with its exit statuses (docs/driver.md, "Exit status") and two examples.
+RUN_ALL_EPILOG = """exit status: 0 every executable ok or skipped; 1 an executable failed, or a result file could not
+be written; 2 bad options or configuration, a selection of nothing, a run to resume that cannot be;
+128+N stopped by signal N (finish with --resume RUN_ID).
+
+examples:
+  scripts/run-all --config quick --dry-run          what a run would do, and how long it may take
+  scripts/run-all --config default --backends cpu,opencl --sizes 1M,256M
+"""
+REPORT_EPILOG = """exit status: 0 every raw file read; 1 a raw file broken or missing (the rest reported), or the
+report could not be written; 2 a document of another kind, a figure that cannot be used, not a run.
+
+examples:
+  scripts/report results/20261128-080406-quick
+  scripts/report results/20261128-080406-quick --include-unverified
+"""
+COMPARE_EPILOG = """exit status: 0 both runs read; 1 a raw file broken (compared without it), or the output could not
+be written; 2 bad options, a document of another kind, a figure that cannot be used, not a run.
+
+examples:
+  scripts/compare results/before results/after                  kernel medians, rank test per case
+  scripts/compare results/before results/after --metric total --min-effect 0.10
+"""
 
 
 def _csv(text: str) -> list[str]:
@@ -105,7 +135,7 @@ def _resume_target(text: str) -> str:
 def run_all(argv: list[str]) -> int:
     p = Parser(prog="run-all", description="Run every built hetdb-bench executable over a configured sweep and "
                "write results/<run-id>/ (raw JSON and CSV, summary.csv, report.md, report.html, plots). "
-               "See docs/driver.md.")
+               "See docs/driver.md.", epilog=RUN_ALL_EPILOG)
     p.add_argument("--config", help="quick, default, full, or a path to a .toml file (default: quick)")
     p.add_argument("--benchmarks", type=_csv, help="comma-separated benchmarks (overrides the config)")
     p.add_argument("--backends", type=_csv, help="comma-separated backends: " + ",".join(cfgmod.BACKENDS)
@@ -228,7 +258,7 @@ def _scaling_sweep(argv: list[str], a: argparse.Namespace, counts: Sequence[int]
 
 def report(argv: list[str]) -> int:
     p = Parser(prog="report", description="(Re)generate summary.csv, report.md, report.html and the plots of a "
-               "run directory from its raw JSON.")
+               "run directory from its raw JSON.", epilog=REPORT_EPILOG)
     p.add_argument("run_dir", help="results/<run-id>")
     p.add_argument("--include-unverified", action="store_true",
                    help="also draw results measured without verification (--no-verify) in the figures")
@@ -262,7 +292,7 @@ def _min_effect(text: str) -> float:
 def compare(argv: list[str]) -> int:
     p = Parser(prog="compare", description="Compare two runs: side-by-side table and ratio plots, matched by "
                "benchmark, backend and result id; a difference is marked only where a Mann-Whitney U test over the "
-               "trials rejects 'same' and the effect reaches the minimum (docs/statistics.md).")
+               "trials rejects 'same' and the effect reaches the minimum (docs/statistics.md).", epilog=COMPARE_EPILOG)
     p.add_argument("run_a", help="baseline run directory")
     p.add_argument("run_b", help="run compared with the baseline")
     p.add_argument("--out", help="output folder (default: <parent of run_b>/compare-<a>-vs-<b>)")

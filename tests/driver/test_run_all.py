@@ -187,3 +187,7 @@ class RunAllTest(TempDirCase):
             self.assertEqual(p.returncode, 2, name)
             self.assertIn(f"{name}: error: ", p.stderr)
             self.assertEqual(p.stderr.count(f"{name}:"), 1, p.stderr)
+        for name in ("run-all", "report", "compare"):
+            text = script(name, "--help").stdout
+            self.assertIn("exit status: 0 ", text, name)
+            self.assertEqual(text.split("examples:")[1].count(f"scripts/{name} "), 2, name)
