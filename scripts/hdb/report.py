@@ -233,10 +233,13 @@ def _executables(doc, manifest):
         c = e.get("cases") or {}
         if not isinstance(c, dict):
             c = {}
-        rows.append([e.get("executable", e.get("name", "?")), e.get("status", "?"), duration_text(e.get("duration_s")),
+        # The entry's name tells apart what one executable ran twice (ra-cpu, ra-cpu-large) and which
+        # OpenCL implementation or peer it was (ra-opencl-pocl, ra-duckdb).
+        rows.append([e.get("name", "?"), e.get("executable", "?"), e.get("status", "?"),
+                     duration_text(e.get("duration_s")),
                      f"{c.get('ok', 0)}/{c.get('skipped', 0)}/{c.get('failed', 0)}" if c else "-",
                      e.get("reason", "")])
-    doc.table(["executable", "status", "time", "cases ok/skipped/failed", "reason"], rows)
+    doc.table(["entry", "executable", "status", "time", "cases ok/skipped/failed", "reason"], rows)
 
 
 def _ceiling_line(d):
@@ -293,13 +296,29 @@ def _bench_table(doc, brs):
         key = results.series_key(r)
         if key not in series or r["size_bytes"] > series[key]["size_bytes"]:
             series[key] = r
-    doc.table(["backend", "id", "kernel ms", "kernel GB/s", "with-PCIe GB/s", "bus GB/s", "parity", "% of peak",
-               "cv %", "passes", "verified"],
-              [[r["backend"], r["id"], _ms(r["kernel_median_s"]), _f(r["kernel_gbps"]) if r["kernel_gbps"] else "-",
-                _f(r["total_gbps"]), _f(r["transfer_gbps"]) if r["transfer_gbps"] else "-",
-                _f(r["parity"], "{:.2f}"), _f(r["pct_of_peak"], "{:.1f}") if r["pct_of_peak"] else "-",
-                _f((results.headline_cv(r) or 0) * 100, "{:.1f}"), r["passes"], _verified(r)]
-               for r in series.values()])
+    header = ["backend", "id", "kernel ms", "kernel GB/s", "with-PCIe GB/s", "bus GB/s", "parity", "% of peak",
+              "cv %", "passes", "verified"]
+    lines = [[r["backend"], r["id"], _ms(r["kernel_median_s"]), _f(r["kernel_gbps"]) if r["kernel_gbps"] else "-",
+              _f(r["total_gbps"]), _f(r["transfer_gbps"]) if r["transfer_gbps"] else "-",
+              _f(r["parity"], "{:.2f}"), _f(r["pct_of_peak"], "{:.1f}") if r["pct_of_peak"] else "-",
+              _f((results.headline_cv(r) or 0) * 100, "{:.1f}"), r["passes"], _verified(r)]
+             for r in series.values()]
+    if lines and all(line[-1] == "yes" for line in lines):  # a column that says yes on every row says it once
+        doc.p(f"Every result in this table was verified against the reference ({len(lines)} series).")
+        header, lines = header[:-1], [line[:-1] for line in lines]
+    doc.table(header, lines)
+
+
+def _grouped_outcomes(bad: list[Row]) -> list[str]:
+    """Skipped and failed cases, one line per executable, status and reason with how many cases and
+    their ids (a reason that 32 cases share is written once)."""
+    groups: OrderedDict[tuple[str, str, str], list[str]] = OrderedDict()
+    for r in bad:
+        who = f"{r['benchmark']}-{r['backend']}" + (f" rank {r['rank']}" if r["rank"] else "")
+        groups.setdefault((who, r["status"], r["reason"] or "no reason recorded"), []).append(r["id"])
+    return [f"{who}: {status}: {reason}" + (f" ({ids[0]})" if len(ids) == 1 else
+                                            f" — {len(ids)} cases: {', '.join(ids)}")
+            for (who, status, reason), ids in groups.items()]
 
 
 ABOVE = "ABOVE CEILING"  # how the tables mark a result with a figure above the run's ceiling
@@ -732,8 +751,7 @@ def build(run_dir: StrPath, include_unverified: bool = False, problems: Iterable
     host_bad = [r for r in host_rows if r["status"] != "ok"]
     if bad or host_bad:
         doc.h(2, "Skipped and failed cases")
-        doc.items([f"{r['benchmark']}-{r['backend']}{' rank ' + str(r['rank']) if r['rank'] else ''} "
-                   f"{r['id']}: {r['status']}: {r['reason']}" for r in bad]
+        doc.items(_grouped_outcomes(bad)
                   + ([f"host execution (cuda-host): {sum(r['status'] == 'failed' for r in host_bad)} failed, "
                       f"{sum(r['status'] == 'skipped' for r in host_bad)} skipped cases, listed with their reasons "
                       f"in '{HOST_SECTION}'"] if host_bad else []))

@@ -88,6 +88,26 @@ class ReportTest(TempDirCase):
         self.assertIn("fixture GPU", svg)  # every figure names host and devices
         self.assertIn("32M", svg)  # sizes as 32K..1G
 
+    def test_status_tables_name_each_entry_and_group_reasons(self):
+        run = self.copy_fixture()
+        with no_figures():
+            report.generate(run, stream=io.StringIO())
+        with Path(run, "report.md").open() as f:
+            md = f.read()
+        with Path(run, "run.json").open() as f:
+            entries = json.load(f)["entries"]
+        executables = md.split("## Executables")[1].split("\n## ")[0]
+        self.assertIn("| entry | executable | status |", executables)
+        for e in entries:
+            self.assertIn(f"| {e['name']} | {e['executable']} |", executables)
+        # A reason that several cases share is one line with the count and their ids.
+        rows = [{"benchmark": "ra", "backend": "opencl", "rank": 0, "status": "skipped", "id": f"sort/x@{k}K",
+                 "reason": "64-bit keys: not in this backend"} for k in (32, 64, 128)]
+        rows.append(dict(rows[0], status="failed", reason="differs", id="join/y@32K"))
+        self.assertEqual(report._grouped_outcomes(rows),
+                         ["ra-opencl: skipped: 64-bit keys: not in this backend — 3 cases: sort/x@32K, sort/x@64K, "
+                          "sort/x@128K", "ra-opencl: failed: differs (join/y@32K)"])
+
     def test_benchmark_without_results_is_absent(self):
         run = self.copy_fixture()
         for path in Path(run, "raw").iterdir():
