@@ -484,7 +484,17 @@ def csv_row(doc: Mapping[str, Any], r: Mapping[str, Any], rank: int, device: str
     for k in ("kernel_gbps", "total_gbps", "transfer_gbps", "elements_per_s", "moved_gbps", "pct_of_peak",
               "ceiling_gbps", "parity"):
         row[k] = at("throughput", k)  # ceiling_gbps: None (an empty cell) for a peer's or an older result
+    for k in NOT_APPLICABLE_WHEN_ZERO:
+        if row[k] == 0 and not isinstance(row[k], bool):
+            row[k] = None
     return row
+
+
+# result.cpp kNotApplicableWhenZero: figures whose 0 in a document means "does not apply" (no such phase,
+# no transfer, no ceiling, no kernel time to divide by), written as an empty CSV cell, never as 0.
+NOT_APPLICABLE_WHEN_ZERO = ("kernel_median_s", "h2d_median_s", "d2h_median_s", "kernel_gbps", "total_gbps",
+                            "transfer_gbps", "elements_per_s", "moved_gbps", "pct_of_peak", "ceiling_gbps",
+                            "parity")
 
 
 def csv_text(doc: Mapping[str, Any], columns: Sequence[str]) -> str:

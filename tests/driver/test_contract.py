@@ -335,6 +335,19 @@ class Edges(unittest.TestCase):
         rows = list(csv.DictReader(io.StringIO(contract.csv_text(doc, columns))))
         self.assertEqual([r["ceiling_gbps"] for r in rows], ["20.5", "", ""])
 
+    def test_figures_that_do_not_apply_are_empty_cells(self):
+        """result.cpp kNotApplicableWhenZero: 0 in the document, an empty cell in the CSV."""
+        r = {"id": "a/b", "test": "a", "variant": "b", "params": {}, "status": "ok",
+             "stats": {"kernel_s": {"median": 0.002, "cv": 0.0}, "h2d_s": {"median": 0.0}, "d2h_s": {"median": 0.0},
+                       "total_s": {"median": 0.002, "cv": 0.0}},
+             "throughput": {"kernel_gbps": 1.5, "transfer_gbps": 0.0, "pct_of_peak": 0.0, "parity": 0.0,
+                            "ceiling_gbps": 0.0}}
+        doc = {"benchmark": "ra", "backend": "cpu", "results": [r]}
+        row = next(csv.DictReader(io.StringIO(contract.csv_text(doc, CSV_COLUMNS))))
+        for k in ("h2d_median_s", "d2h_median_s", "transfer_gbps", "pct_of_peak", "parity", "ceiling_gbps"):
+            self.assertEqual(row[k], "", k)
+        self.assertEqual((row["kernel_median_s"], row["kernel_gbps"], row["kernel_cv"]), ("0.002", "1.5", "0"))
+
     def test_exit_codes_and_schema(self):
         self.assertEqual((contract.EXIT_OK, contract.EXIT_FAILED, contract.EXIT_USAGE, contract.EXIT_SKIP),
                          (0, 1, 2, 77))

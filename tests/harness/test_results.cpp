@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -177,6 +178,37 @@ TEST(Results, KeptRecordsWriteWhatTheWholeDocumentSays) {
   EXPECT_NE(db.to_csv().find(",3,Another,"), std::string::npos);
   db.set_incomplete("interrupted by signal 15");
   same();
+}
+
+// A figure that does not apply is 0 in the document and an empty cell in the CSV: a CPU result has no
+// transfers (h2d, d2h, transfer_gbps, parity) and, without a ceiling sample, no % of peak.
+TEST(Results, CsvLeavesFiguresThatDoNotApplyEmpty) {
+  ResultDb db("ra", "cpu");
+  Record r = sample_record();
+  for (auto& t : r.trials) t.h2d = t.d2h = 0, t.total = t.kernel;
+  db.add(r);
+  const nlohmann::json j = db.to_json()["results"][0];
+  EXPECT_EQ(j["stats"]["h2d_s"]["median"], 0.0);
+  EXPECT_EQ(j["throughput"]["parity"], 0.0);
+  EXPECT_EQ(j["throughput"]["pct_of_peak"], 0.0);
+  const std::string csv = db.to_csv();
+  const std::string row = csv.substr(csv.find('\n') + 1);
+  std::vector<std::string> cells;
+  for (std::size_t b = 0, e; b <= row.size(); b = e + 1) {
+    e = row.find_first_of(",\n", b);
+    if (row[b] == '"') e = row.find('"', b + 1) + 1;  // a quoted id holds commas
+    if (e == std::string::npos) e = row.size();
+    cells.push_back(row.substr(b, e - b));
+    if (row[e] == '\n') break;
+  }
+  ASSERT_EQ(cells.size(), kCsvColumns.size());
+  auto cell = [&](const char* name) {
+    return cells[std::find(kCsvColumns.begin(), kCsvColumns.end(), name) - kCsvColumns.begin()];
+  };
+  for (const char* empty : {"h2d_median_s", "d2h_median_s", "transfer_gbps", "parity", "pct_of_peak", "ceiling_gbps"})
+    EXPECT_EQ(cell(empty), "") << empty;
+  EXPECT_EQ(cell("kernel_median_s"), "0.002");
+  EXPECT_EQ(cell("total_cv"), cell("kernel_cv"));
 }
 
 TEST(Results, FilesAreWrittenAtomically) {

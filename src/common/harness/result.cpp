@@ -233,8 +233,14 @@ std::string csv_field(const nlohmann::json& v) {
   return out + "\"";
 }
 
-// One row's fields, read from the result's JSON by name.
-nlohmann::json csv_row(const nlohmann::json& doc, const nlohmann::json& r, int rank, const std::string& device) {
+// Figures whose 0 in a document means "does not apply" (no such phase, no transfer, no ceiling, no
+// kernel time to divide by): an empty CSV cell, never a 0 (contract.py NOT_APPLICABLE_WHEN_ZERO).
+const char* const kNotApplicableWhenZero[] = {"kernel_median_s", "h2d_median_s",  "d2h_median_s", "kernel_gbps",
+                                              "total_gbps",      "transfer_gbps", "elements_per_s", "moved_gbps",
+                                              "pct_of_peak",     "ceiling_gbps",  "parity"};
+
+// One row's figures, read from the result's JSON by name, as the document has them.
+nlohmann::json csv_row_figures(const nlohmann::json& doc, const nlohmann::json& r, int rank, const std::string& device) {
   auto at = [&r](const char* a, const char* b, const char* c = nullptr) -> nlohmann::json {
     if (!r.contains(a) || !r[a].contains(b)) return nullptr;
     const nlohmann::json& v = r[a][b];
@@ -259,6 +265,14 @@ nlohmann::json csv_row(const nlohmann::json& doc, const nlohmann::json& r, int r
           {"parity", at("throughput", "parity")}, {"elements", r.value("elements", 0ull)},
           {"input_bytes", at("bytes", "input")}, {"min_moved_bytes", at("bytes", "min_moved")},
           {"transfer_bytes", at("bytes", "transfer")}, {"reason", r.value("reason", "")}};
+}
+
+// One row's fields: the figures, with those that do not apply empty.
+nlohmann::json csv_row(const nlohmann::json& doc, const nlohmann::json& r, int rank, const std::string& device) {
+  nlohmann::json row = csv_row_figures(doc, r, rank, device);
+  for (const char* k : kNotApplicableWhenZero)
+    if (row[k].is_number() && row[k].get<double>() == 0) row[k] = nullptr;
+  return row;
 }
 
 std::string csv_header() {
