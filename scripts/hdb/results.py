@@ -709,7 +709,7 @@ def csv_columns() -> list[str]:
 
 def summary_columns() -> list[str]:
     """summary.csv's columns: the executables' (x-csv-columns), then the driver's own
-    (x-summary-csv-columns of docs/results-schema.json: above_ceiling)."""
+    (x-summary-csv-columns of docs/results-schema.json: above_ceiling, key)."""
     with Path(SCHEMA_FILE).open() as f:
         schema = json.load(f)
     return list(schema["x-csv-columns"]) + list(schema["x-summary-csv-columns"])
@@ -727,10 +727,12 @@ def _earlier_columns(columns: Sequence[str]) -> list[str]:
     return [c for c in columns if c not in CSV_COLUMNS_ADDED]
 
 
-def _flagged_rows(body, columns, flags, backend=None, header=None):
-    """The CSV records of `body` (the executables' columns), each with the driver's above_ceiling
-    appended: the figures of that result (by benchmark, backend, rank and id) above the physical
-    ceiling of the run, '' when none. backend: the name its document goes by in this run, where that
+def _flagged_rows(body, columns, flags, entry, backend=None, header=None):
+    """The CSV records of `body` (the executables' columns), each with the driver's columns appended:
+    above_ceiling, the figures of that result (by benchmark, backend, rank and id) above the physical
+    ceiling of the run, '' when none; and key, '<entry>:<rank>:<id>', unique in the run (an id recurs
+    across backends, OpenCL implementations and a benchmark's large entry; `entry` is the raw file's
+    name, ra-opencl-pocl or ra-cpu-large). backend: the name its document goes by in this run, where that
     is not the executable's (opencl-<implementation>: separate_implementations). header: the
     columns of `body` where they are the earlier ones (_earlier_columns): each record is put in
     `columns`, a column it lacks empty."""
@@ -749,7 +751,8 @@ def _flagged_rows(body, columns, flags, backend=None, header=None):
             key = (rec[at["benchmark"]], rec[at["backend"]], int(rec[at["rank"]] or 0), rec[at["id"]])
         except (IndexError, ValueError):
             key = None
-        w.writerow(rec + [flags.get(key, "")])
+        unique = f"{entry}:{key[2]}:{key[3]}" if key else ""
+        w.writerow(rec + [flags.get(key, ""), unique])
     return out.getvalue()
 
 
@@ -761,11 +764,11 @@ def _header_line(text):
 def summary_csv(run_dir: StrPath, docs: Sequence[Document] | None = None) -> tuple[str, list[str]]:
     """(text, problems): summary.csv as the executables' CSV files (raw/<name>.csv, the per-rank
     .csv.rank<N> where the JSON is per rank) put end to end under one header, in the order of
-    raw_files(), with the driver's column above_ceiling last (x-summary-csv-columns): the figures of
+    raw_files(), with the driver's columns last (x-summary-csv-columns): above_ceiling, the figures of
     the result, as its JSON document gives them, that are above the physical ceiling of the run
-    (plausibility.py), '' when none. A CSV with the columns before CSV_COLUMNS_ADDED goes in with
-    those cells empty; a missing CSV or one with other columns is a problem, never replaced by rows
-    made here. docs: the run's usable documents (load_docs_tolerant), when read."""
+    (plausibility.py), '' when none; and key, unique in the run (_flagged_rows). A CSV with the columns
+    before CSV_COLUMNS_ADDED goes in with those cells empty; a missing CSV or one with other columns is a
+    problem, never replaced by rows made here. docs: the run's usable documents (load_docs_tolerant), when read."""
     from . import plausibility
     columns = csv_columns()
     header = ",".join(columns)
@@ -802,7 +805,8 @@ def summary_csv(run_dir: StrPath, docs: Sequence[Document] | None = None) -> tup
                             "left out of summary.csv")
             continue
         body = text[text.find("\n") + 1:] if "\n" in text else ""
-        parts.append(_flagged_rows(body, columns, flags, renamed.get(os.path.realpath(jp)),
+        entry = Path(jp).name.split(".json")[0]
+        parts.append(_flagged_rows(body, columns, flags, entry, renamed.get(os.path.realpath(jp)),
                                    _earlier_columns(columns) if earlier else None))
     return "".join(parts), problems
 

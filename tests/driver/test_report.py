@@ -134,15 +134,19 @@ class ReportTest(TempDirCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         with Path(run, "summary.csv").open(newline="") as f:
             summary = list(csv.reader(f))
-        # The executables' columns, then the driver's own: above_ceiling (test_plausibility.py).
-        self.assertEqual(summary[0], CSV_COLUMNS + ["above_ceiling"])
+        # The executables' columns, then the driver's own: above_ceiling (test_plausibility.py) and key.
+        self.assertEqual(summary[0], CSV_COLUMNS + ["above_ceiling", "key"])
         expected = []
         for jp in results.raw_files(run):  # the order of the JSON documents
             with Path(results.csv_path_for(jp)).open(newline="") as f:
                 raw = list(csv.reader(f))
-            self.assertEqual(raw[0], summary[0][:-1])  # one header, the executables' own
-            expected += [r + [""] for r in raw[1:]]    # nothing of the fixture is above its ceiling
+            self.assertEqual(raw[0], summary[0][:-2])  # one header, the executables' own
+            entry = Path(jp).name.split(".json")[0]
+            # nothing of the fixture is above its ceiling; the key names the entry, rank and id
+            expected += [r + ["", f"{entry}:{r[3]}:{r[0]}"] for r in raw[1:]]
         self.assertEqual(summary[1:], expected)
+        keys = [r[-1] for r in summary[1:]]
+        self.assertEqual(len(set(keys)), len(keys), "summary.csv's key is unique")
         # strict=False: summary.csv has the driver's own columns after the executables'
         ids = [dict(zip(CSV_COLUMNS, r, strict=False))["id"] for r in summary[1:]]
         self.assertIn("h2d/copy[transfer=pinned]@32M", ids)

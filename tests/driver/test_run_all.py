@@ -73,7 +73,7 @@ class RunAllTest(TempDirCase):
             summary_header = next(csv.reader(f))
         with Path(run, "raw", "bus-cpu.csv").open(newline="") as f:
             exe_header = next(csv.reader(f))
-        self.assertEqual(summary_header, exe_header + ["above_ceiling"])  # and the driver's own column
+        self.assertEqual(summary_header, exe_header + ["above_ceiling", "key"])  # and the driver's own columns
         self.assertEqual(exe_header, CSV_COLUMNS)
         # What the crashed and the stopped executables measured before dying is kept and reported.
         with Path(run, "summary.csv").open() as f:
