@@ -683,6 +683,49 @@ def table(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[str]
 GEOMEAN_BENCHMARKS = ("ssb",)
 
 
+# headline.csv / headline.json (scripts/report): one record per operation and processor, the decision
+# numbers of the overview with their intervals, for pandas, DuckDB or a spreadsheet. A figure that does
+# not apply (a speed-up of the CPU baseline itself, an interval with too few trials) is empty / null.
+RECORD_FIELDS = ("benchmark", "operation", "params", "size_bytes", "processor", "device", "baseline", "case_id",
+                 "total_s", "kernel_s", "speedup_total", "speedup_total_ci_low", "speedup_total_ci_high",
+                 "speedup_kernel", "speedup_kernel_ci_low", "speedup_kernel_ci_high", "over_duckdb",
+                 "over_duckdb_ci_low", "over_duckdb_ci_high", "break_even_bytes", "contract", "equal_work")
+
+
+def records(ls: Sequence[Line], procs: Mapping[str, Processor]) -> list[dict[str, Any]]:
+    """The headline as data: per operation (Line) and processor that ran it, its fastest verified case
+    (by time with transfers) and its speed-ups over the best CPU implementation, with transfers and
+    kernel-only, each with its CONFIDENCE interval; over DuckDB where it ran; the break-even size on the
+    accelerator's record; the input contract and whether the comparison with DuckDB is equal work."""
+    out: list[dict[str, Any]] = []
+    for ln in ls:
+        be = ln.break_even()[0]
+        for b in ln.per_backend:
+            rs = ln.rows_of(b)
+            if not rs:
+                continue
+            best = _best(rs, "total_median_s")
+            p = procs.get(b)
+            rec: dict[str, Any] = {
+                "benchmark": ln.bench, "operation": ln.test, "params": ln.params_text.strip("[]"),
+                "size_bytes": ln.size, "processor": b, "device": p.detail if p else "",
+                "baseline": b == CPU, "case_id": best["id"], "total_s": best["total_median_s"],
+                "kernel_s": best["kernel_median_s"] or None}
+            for name, key in (("speedup_total", "total_median_s"), ("speedup_kernel", "kernel_median_s")):
+                fastest = _best(rs, key)
+                sp = ln.speedup_ci(fastest, key) if b != CPU and fastest[key] else None
+                rec[name] = sp.value if sp else None
+                rec[name + "_ci_low"], rec[name + "_ci_high"] = sp.ci if sp and sp.ci else (None, None)
+            od = ln.over_db_ci(best) if b != DB_PEER else None
+            rec["over_duckdb"] = od.value if od else None
+            rec["over_duckdb_ci_low"], rec["over_duckdb_ci_high"] = od.ci if od and od.ci else (None, None)
+            rec["break_even_bytes"] = be if b == ln.acc else None
+            rec["contract"] = ln.contract
+            rec["equal_work"] = ln.contract == EQUAL_CONTRACT
+            out.append(rec)
+    return out
+
+
 def _geomean(values: Sequence[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 

@@ -3,6 +3,9 @@ PNG) and plots/*.png|svg for one run directory, all from the raw JSON (never fro
 The report is built once as a list of blocks and rendered to Markdown and, through the Jinja2
 template templates/report.html (autoescaped), to HTML."""
 import base64
+import csv
+import io
+import json
 import re
 import sys
 from collections import OrderedDict
@@ -66,6 +69,7 @@ class Doc:
     def __init__(self) -> None:
         self.blocks: list[tuple[Any, ...]] = []
         self.problems: list[str] = []
+        self.headline: list[dict[str, Any]] = []  # headline.records, written as headline.csv and .json
 
     def h(self, level: int, text: str) -> None:
         self.blocks.append(("h", level, text))
@@ -385,6 +389,7 @@ def _headline(doc: Doc, rows: list[Row], docs: list[dict[str, Any]], plots_dir: 
     if not ls:
         return
     procs = headline.processors(docs)
+    doc.headline = headline.records(ls, procs)
     doc.h(2, "Headline: does the accelerator pay off?")
     acc = next((ln.acc for ln in ls if ln.acc), None)
     f = plots.headline(ls, plots_dir, results.machine_line(docs),
@@ -785,6 +790,28 @@ def main(run_dir: StrPath, stream: IO[str] = sys.stdout, include_unverified: boo
     return 2 if foreign or bad else 1 if broken else 0
 
 
+HEADLINE_CSV, HEADLINE_JSON = "headline.csv", "headline.json"
+
+
+def write_headline_files(run_dir: StrPath, recs: list[dict[str, Any]]) -> None:
+    """headline.csv and headline.json: the decision numbers (headline.records), empty cells and nulls
+    where a figure does not apply; none written, and stale ones removed, where the run has no headline."""
+    paths = [Path(run_dir, HEADLINE_CSV), Path(run_dir, HEADLINE_JSON)]
+    if not recs:
+        for path in paths:
+            path.unlink(missing_ok=True)
+        return
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(headline.RECORD_FIELDS)
+    for r in recs:
+        w.writerow(["" if r[k] is None else int(r[k]) if isinstance(r[k], bool) else r[k]
+                    for k in headline.RECORD_FIELDS])
+    write_atomically(paths[0], out.getvalue())
+    # A top-level list of records: pandas.read_json and DuckDB's read_json_auto make a row of each.
+    write_atomically(paths[1], json.dumps(recs, indent=1) + "\n")
+
+
 def generate_checked(run_dir: StrPath, stream: IO[str] = sys.stdout,
                      include_unverified: bool = False) -> tuple[list[plots.Figure], list[str], list[str], list[str]]:
     """-> (figures, broken, foreign, bad): the report of every usable result, the files left out, and
@@ -798,6 +825,7 @@ def generate_checked(run_dir: StrPath, stream: IO[str] = sys.stdout,
     broken = broken + ([manifest_problem] if manifest_problem else []) \
         + _missing_results(manifest, run_dir, loaded[0], broken)
     doc, rows, figs, title = build(run_dir, include_unverified, problems, loaded)
+    write_headline_files(run_dir, doc.headline)
     write_atomically(Path(run_dir, "report.md"), doc.markdown())
     try:
         page = doc.html(Path(run_dir, PLOTS_DIR), title)

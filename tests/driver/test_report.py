@@ -108,6 +108,43 @@ class ReportTest(TempDirCase):
                          ["ra-opencl: skipped: 64-bit keys: not in this backend — 3 cases: sort/x@32K, sort/x@64K, "
                           "sort/x@128K", "ra-opencl: failed: differs (join/y@32K)"])
 
+    def test_headline_files_hold_the_decision_numbers(self):
+        run = self.copy_fixture()
+        with no_figures():
+            report.generate(run, stream=io.StringIO())
+        with Path(run, "headline.csv").open(newline="") as f:
+            rows = list(csv.DictReader(f))
+        with Path(run, "headline.json").open() as f:
+            recs = json.load(f)
+        self.assertEqual(list(rows[0]), list(headline.RECORD_FIELDS))
+        self.assertEqual(len(rows), len(recs))
+        self.assertEqual([r["case_id"] for r in rows], [r["case_id"] for r in recs])
+        cpu = [r for r in recs if r["processor"] == "cpu"]
+        acc = [r for r in recs if r["processor"] == "cuda"]
+        self.assertTrue(cpu and acc)
+        for r in cpu:  # the baseline: no speed-up over itself, an empty cell in the CSV
+            self.assertTrue(r["baseline"])
+            self.assertIsNone(r["speedup_total"])
+        self.assertTrue(all(r["speedup_total"] > 0 and r["speedup_kernel"] > 0 for r in acc))
+        with_ci = [r for r in acc if r["speedup_total_ci_low"] is not None]
+        self.assertTrue(with_ci, "the fixture's trials give intervals")
+        for r in with_ci:
+            self.assertLessEqual(r["speedup_total_ci_low"], r["speedup_total_ci_high"])
+        by_case = {r["case_id"]: r for r in rows}
+        for r in cpu:
+            self.assertEqual((by_case[r["case_id"]]["baseline"], by_case[r["case_id"]]["speedup_total"]), ("1", ""))
+        # The overview's cells are these numbers: the first accelerator record's speed-up is in report.md.
+        with Path(run, "report.md").open() as f:
+            md = f.read()
+        self.assertIn(f"{acc[0]['speedup_total']:.3g}"[:3], md)
+        # A run without a headline (no operation both sides ran) leaves no stale files behind.
+        for path in Path(run, "raw").iterdir():
+            if not path.name.startswith("bus-"):
+                path.unlink()
+        with no_figures():
+            report.generate(run, stream=io.StringIO())
+        self.assertFalse(Path(run, "headline.csv").exists() or Path(run, "headline.json").exists())
+
     def test_benchmark_without_results_is_absent(self):
         run = self.copy_fixture()
         for path in Path(run, "raw").iterdir():
