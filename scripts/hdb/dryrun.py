@@ -5,19 +5,8 @@ import subprocess
 from pathlib import Path
 from typing import Any, TextIO
 
-from .runplan import Entry
+from .runplan import Entry, option_value
 from .util import duration_text
-
-
-def _option(args: list[str], name: str) -> str | None:
-    """The value of `name` in an entry's arguments (the last one, as the executables read them)."""
-    value = None
-    for i, a in enumerate(args):
-        if a == name and i + 1 < len(args):
-            value = args[i + 1]
-        elif a.startswith(name + "="):
-            value = a.split("=", 1)[1]
-    return value
 
 
 def count_cases(exe: Path, args: list[str]) -> tuple[int | None, str]:
@@ -52,7 +41,7 @@ def print_plan(entries: list[Entry], cfg: dict[str, Any], config_path: str, bin_
             cases, why = None, "a peer: no case list"
         else:
             cases, why = count_cases(Path(bin_dir, e["executable"]), e["args"])
-        max_time = _option(e["args"], "--max-time")
+        max_time = option_value(e["args"], "--max-time")
         budget = cases * float(max_time) if cases is not None and max_time is not None else None
         if cases is None:
             unknown += 1

@@ -37,7 +37,6 @@ The bus results are checked first (their own cache bound is CACHE_FACTOR x D onl
 within their ceilings count as the run's bus rates.
 """
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 from . import results
@@ -61,7 +60,7 @@ BUS = "bus"
 def doc_name(doc: Document) -> str:
     """'ra-cpu' (or 'ra-cpu-large'): the result file a ceiling comes from."""
     path = doc.get("_path")
-    return Path(path).name.split(".json")[0] if path else f"{doc['benchmark']}-{doc['backend']}"
+    return results.entry_of(path) if path else f"{doc['benchmark']}-{doc['backend']}"
 
 
 def _num(v):

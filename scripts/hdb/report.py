@@ -461,7 +461,7 @@ def _host_execution(doc, host_rows):
           "scripts/compare leaves them out (summary.csv and raw/ keep them, backend cuda-host).")
     per: OrderedDict[str, list[Row]] = OrderedDict()
     for r in host_rows:
-        name = Path(r["path"]).name.split(".json")[0] if r["path"] else f"{r['benchmark']}-{r['backend']}"
+        name = results.entry_of(r["path"]) if r["path"] else f"{r['benchmark']}-{r['backend']}"
         per.setdefault(name + (f" rank {r['rank']}" if r["rank"] else ""), []).append(r)
     def n(rs: list[Row], pred: Callable[[Row], bool]) -> int:
         return sum(1 for r in rs if pred(r))

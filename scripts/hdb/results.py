@@ -805,8 +805,7 @@ def summary_csv(run_dir: StrPath, docs: Sequence[Document] | None = None) -> tup
                             "left out of summary.csv")
             continue
         body = text[text.find("\n") + 1:] if "\n" in text else ""
-        entry = Path(jp).name.split(".json")[0]
-        parts.append(_flagged_rows(body, columns, flags, entry, renamed.get(os.path.realpath(jp)),
+        parts.append(_flagged_rows(body, columns, flags, entry_of(jp), renamed.get(os.path.realpath(jp)),
                                    _earlier_columns(columns) if earlier else None))
     return "".join(parts), problems
 
@@ -864,10 +863,15 @@ def tsc_hz(docs: Iterable[Document]) -> float | None:
 CEILING_SPREAD_WARN = 0.10
 
 
+def entry_of(path: StrPath) -> str:
+    """The run entry a raw file holds: raw/ra-cpu-large.json (or its .json.rank<N>) -> 'ra-cpu-large'."""
+    return Path(path).name.split(".json")[0]
+
+
 def _doc_label(doc: Mapping[str, Any]) -> str:
     """'ra-cpu' (the result file's name, 'ra-cpu-large' for a second run), ' rank R' for a rank's file."""
     path = doc.get("_path")
-    name = Path(path).name.split(".json")[0] if path else f"{doc.get('benchmark', '?')}-{doc.get('backend', '?')}"
+    name = entry_of(path) if path else f"{doc.get('benchmark', '?')}-{doc.get('backend', '?')}"
     return name + (f" rank {doc['_rank']}" if doc.get("_rank") else "")
 
 

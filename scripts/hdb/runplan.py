@@ -59,14 +59,19 @@ def peer_entries(cfg: dict[str, Any], bench: str) -> list[Entry]:
              "status": "pending"} for p in cfg.get("peers", []) if bench in peers.benchmarks(p)]
 
 
-def platform_of(args: list[str]) -> str | None:
-    """The --platform an entry's executable gets (an index or a word), or None."""
+def option_value(args: list[str], name: str) -> str | None:
+    """The value an entry's executable gets for option `name` (`name VALUE` or `name=VALUE`), or None."""
     for i, a in enumerate(args):
-        value = args[i + 1] if a == "--platform" and i + 1 < len(args) else \
-            a.partition("=")[2] if a.startswith("--platform=") else None
+        value = args[i + 1] if a == name and i + 1 < len(args) else \
+            a.partition("=")[2] if a.startswith(name + "=") else None
         if value is not None:
             return value
     return None
+
+
+def platform_of(args: list[str]) -> str | None:
+    """The --platform an entry's executable gets (an index or a word), or None."""
+    return option_value(args, "--platform")
 
 
 def platform_named(args: list[str]) -> str | None:
