@@ -165,7 +165,7 @@ nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
   return j;
 }
 
-const ResultDb::Kept& ResultDb::kept(std::size_t i) const {
+ResultDb::Kept& ResultDb::kept(std::size_t i) const {
   if (kept_.size() < records_.size()) kept_.resize(records_.size());
   Kept& k = kept_[i];
   double ceiling = ceiling_for(records_[i]);
@@ -239,8 +239,8 @@ const char* const kNotApplicableWhenZero[] = {"kernel_median_s", "h2d_median_s",
                                               "total_gbps",      "transfer_gbps", "elements_per_s", "moved_gbps",
                                               "pct_of_peak",     "ceiling_gbps",  "parity"};
 
-// One row's figures, read from the result's JSON by name, as the document has them.
-nlohmann::json csv_row_figures(const nlohmann::json& doc, const nlohmann::json& r, int rank, const std::string& device) {
+// One row's fields, read from the result's JSON by name; a figure that does not apply is empty.
+nlohmann::json csv_row(const nlohmann::json& doc, const nlohmann::json& r, int rank, const std::string& device) {
   auto at = [&r](const char* a, const char* b, const char* c = nullptr) -> nlohmann::json {
     if (!r.contains(a) || !r[a].contains(b)) return nullptr;
     const nlohmann::json& v = r[a][b];
@@ -250,7 +250,7 @@ nlohmann::json csv_row_figures(const nlohmann::json& doc, const nlohmann::json& 
   std::string params;  // k=v;k=v in the document's key order
   for (const auto& [k, v] : r["params"].items()) params += (params.empty() ? "" : ";") + k + "=" + param_text(v);
   const std::string id = r.value("id", "");
-  return {{"id", id}, {"benchmark", doc.value("benchmark", "")}, {"backend", doc.value("backend", "")},
+  nlohmann::json row = {{"id", id}, {"benchmark", doc.value("benchmark", "")}, {"backend", doc.value("backend", "")},
           {"rank", rank}, {"device", device}, {"test", r.value("test", "")}, {"variant", r.value("variant", "")},
           {"params", params}, {"size_bytes", r.value("size_bytes", 0ull)}, {"transfer", r.value("transfer", "none")},
           {"status", r.value("status", "")}, {"checked", at("verification", "checked")},
@@ -265,11 +265,6 @@ nlohmann::json csv_row_figures(const nlohmann::json& doc, const nlohmann::json& 
           {"parity", at("throughput", "parity")}, {"elements", r.value("elements", 0ull)},
           {"input_bytes", at("bytes", "input")}, {"min_moved_bytes", at("bytes", "min_moved")},
           {"transfer_bytes", at("bytes", "transfer")}, {"reason", r.value("reason", "")}};
-}
-
-// One row's fields: the figures, with those that do not apply empty.
-nlohmann::json csv_row(const nlohmann::json& doc, const nlohmann::json& r, int rank, const std::string& device) {
-  nlohmann::json row = csv_row_figures(doc, r, rank, device);
   for (const char* k : kNotApplicableWhenZero)
     if (row[k].is_number() && row[k].get<double>() == 0) row[k] = nullptr;
   return row;
@@ -498,11 +493,8 @@ std::string ResultDb::to_csv() const {
   const nlohmann::json names = {{"benchmark", benchmark_}, {"backend", backend_}};
   std::string out = csv_header();
   for (std::size_t i = 0; i < records_.size(); ++i) {
-    const Kept& k = kept(i);
-    if (k.csv.empty() || k.csv_for != made_for) {
-      kept_[i].csv = csv_line(names, k.json, rank, device);
-      kept_[i].csv_for = made_for;
-    }
+    Kept& k = kept(i);
+    if (k.csv.empty() || k.csv_for != made_for) k.csv = csv_line(names, k.json, rank, device), k.csv_for = made_for;
     out += k.csv;
   }
   return out;

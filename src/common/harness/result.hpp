@@ -127,7 +127,7 @@ class ResultDb {
     std::string csv, csv_for;   // the CSV row, and the device and rank it was made for
   };
   mutable std::vector<Kept> kept_;
-  const Kept& kept(std::size_t i) const;
+  Kept& kept(std::size_t i) const;  // made or made again as needed
   nlohmann::json document(nlohmann::json results) const;
   bool complete_ = false;
   std::string incomplete_reason_ = "running";
