@@ -23,7 +23,8 @@ def columns(schema_path=SCHEMA):
 
 
 def summary_columns(schema_path=SCHEMA):
-    """summary.csv's columns: x-csv-columns, then the driver's x-summary-csv-columns (above_ceiling, key)."""
+    """summary.csv's columns: x-csv-columns, then the driver's x-summary-csv-columns (above_ceiling, key,
+    the medians' intervals)."""
     with Path(schema_path).open() as f:
         schema = json.load(f)
     return list(schema["x-csv-columns"]) + list(schema.get("x-summary-csv-columns", []))
@@ -31,8 +32,9 @@ def summary_columns(schema_path=SCHEMA):
 
 def summary_header_problem(path, schema_path=SCHEMA):
     """None when `path` has the header of the driver's summary.csv (or, written by an earlier driver,
-    the executables' columns followed by the first of the driver's: none, or above_ceiling before key
-    was added), else what is wrong (measured against the current columns)."""
+    the executables' columns followed by the first of the driver's: none, above_ceiling before key
+    was added, above_ceiling and key before the medians' intervals), else what is wrong (measured
+    against the current columns)."""
     base, full = columns(schema_path), summary_columns(schema_path)
     for n in range(len(base), len(full)):
         if header_problem(path, full[:n]) is None:

@@ -15,8 +15,11 @@ rank, id, status and transfer, in its order.
 *.json.interrupted-<N> in a folder named raw/ must be one, and the CSV beside it (same name with
 .csv for .json) must match it as --csv says; elsewhere a JSON file is checked when it carries a
 "schema" key (a driver's run.json does not); every summary.csv beside a raw/ folder must have the
-header of x-csv-columns followed by x-summary-csv-columns, the driver's own (above_ceiling; a
-summary.csv of an earlier driver without them passes too). --all fails when it finds no results document.
+header of x-csv-columns followed by x-summary-csv-columns, the driver's own (above_ceiling, key and
+the medians' intervals; a summary.csv of an earlier driver with a first part of them, or none, passes
+too), and each row's intervals (where the header has them) must be both empty or both numbers with
+low <= median <= high, empty where the median is empty or passes is below 6. --all fails when it
+finds no results document.
 Exit 0 when everything is valid and no case failed; 1 otherwise.
 """
 import argparse
@@ -272,6 +275,67 @@ def csv_problems(doc, csv_path):
     return [f"{csv_path}: row {i + 1} is (rank, id, status, transfer) {got[i]}, the document has {want[i]}"]
 
 
+# summary.csv's medians' intervals (docs/results-schema.md, "The medians' intervals"): the median
+# column each brackets, and the fewest trials that give one (1 and 6 of 6 cover 96.9 %, 1 and 5 of 5
+# only 93.75 %).
+MEDIAN_INTERVALS = (("kernel_median_s", "kernel_median_lo_s", "kernel_median_hi_s"),
+                    ("total_median_s", "total_median_lo_s", "total_median_hi_s"))
+MIN_INTERVAL_TRIALS = 6
+
+
+def _number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def interval_problem(row, median, lo, hi):
+    """None when the row's interval of `median` (columns lo, hi) is as summary.csv writes it, else what
+    is wrong: both bounds empty, or both numbers around the median; empty without a median (an empty
+    cell, or 0: contract.NOT_APPLICABLE_WHEN_ZERO) or with fewer than MIN_INTERVAL_TRIALS passes."""
+    a, b, m = row.get(lo) or "", row.get(hi) or "", row.get(median) or ""
+    if not a and not b:
+        return None
+    if not a or not b:
+        return f"{lo} and {hi}: one is empty ({a!r}, {b!r})"
+    if not m or _number(m) == 0:  # 0: a figure that does not apply, as a CSV of an earlier executable writes it
+        return f"{lo}..{hi} is {a}..{b} but {median} is {m or 'empty'} (a figure that does not apply)"
+    passes = _number(row.get("passes") or "0")
+    if passes is not None and passes < MIN_INTERVAL_TRIALS:
+        return f"{lo}..{hi} is {a}..{b} from {row.get('passes')} passes (an interval needs {MIN_INTERVAL_TRIALS})"
+    x, y, z = _number(a), _number(b), _number(m)
+    if x is None or y is None or z is None:
+        return f"{lo}..{hi} is {a}..{b} around {median} {m}: not numbers"
+    if not x <= z <= y:
+        return f"{lo}..{hi} is {a}..{b}, which does not hold {median} {m}"
+    return None
+
+
+def summary_problems(path):
+    """The driver's summary.csv: its header (check_csv_header.summary_header_problem: the current
+    columns or a first part of the driver's), then each row's medians' intervals where the header has
+    them (interval_problem); at most MAX_SCHEMA_ERRORS rows are named."""
+    problem = check_csv_header.summary_header_problem(path, SCHEMA_PATH)
+    if problem:
+        return [problem]
+    out = []
+    try:
+        with Path(path).open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            present = [m for m in MEDIAN_INTERVALS if m[1] in (reader.fieldnames or ())]
+            for n, row in enumerate(reader, 1):
+                for median, lo, hi in present:
+                    why = interval_problem(row, median, lo, hi)
+                    if why:
+                        out.append(f"{path}: row {n} ({row.get('key') or row.get('id')}): {why}")
+    except (OSError, ValueError) as e:  # ValueError: not UTF-8
+        return [f"{path}: cannot read: {e}"]
+    if len(out) > MAX_SCHEMA_ERRORS:
+        out = out[:MAX_SCHEMA_ERRORS] + [f"{path}: ... and {len(out) - MAX_SCHEMA_ERRORS} more"]
+    return out
+
+
 def csv_beside(json_path):
     """raw/x-y.json -> raw/x-y.csv, raw/x-y.json.rank1 -> raw/x-y.csv.rank1 (the driver's naming)."""
     d, name = os.path.split(json_path)
@@ -337,8 +401,7 @@ def check_all(root, min_ok=0):
             csv_checked += 1
         ok &= _report(p, problems, n_ok)
     for p in summaries:
-        problem = check_csv_header.summary_header_problem(p, SCHEMA_PATH)
-        if problem:
+        for problem in summary_problems(p):
             print(f"check_results: {problem}")
             ok = False
     if not checked:

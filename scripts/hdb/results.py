@@ -13,6 +13,7 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -707,12 +708,72 @@ def csv_columns() -> list[str]:
         return list(json.load(f)["x-csv-columns"])
 
 
+def summary_driver_columns() -> list[str]:
+    """The driver's own columns of summary.csv, after the executables': x-summary-csv-columns of
+    docs/results-schema.json (above_ceiling, key, then the medians' intervals: MEDIAN_INTERVAL_COLUMNS)."""
+    with Path(SCHEMA_FILE).open() as f:
+        return list(json.load(f)["x-summary-csv-columns"])
+
+
 def summary_columns() -> list[str]:
     """summary.csv's columns: the executables' (x-csv-columns), then the driver's own
-    (x-summary-csv-columns of docs/results-schema.json: above_ceiling, key)."""
-    with Path(SCHEMA_FILE).open() as f:
-        schema = json.load(f)
-    return list(schema["x-csv-columns"]) + list(schema["x-summary-csv-columns"])
+    (summary_driver_columns)."""
+    return csv_columns() + summary_driver_columns()
+
+
+# The medians' intervals in summary.csv: column -> (the median it brackets, the trials' field, which
+# end). A median's column left empty (a figure that does not apply, a skipped case) leaves its
+# interval empty.
+MEDIAN_INTERVAL_COLUMNS = {
+    "kernel_median_lo_s": ("kernel_median_s", "kernel_s", 0),
+    "kernel_median_hi_s": ("kernel_median_s", "kernel_s", 1),
+    "total_median_lo_s": ("total_median_s", "total_s", 0),
+    "total_median_hi_s": ("total_median_s", "total_s", 1),
+}
+MEDIAN_CONFIDENCE = 0.95
+
+
+def median_interval_ranks(n: int, confidence: float = MEDIAN_CONFIDENCE) -> tuple[int, int] | None:
+    """(j, n + 1 - j): the 1-based ranks of the sorted trials that bound the distribution-free
+    `confidence` interval of their median (the binomial method: any continuous distribution, trials
+    independent): the pair nearest the middle whose coverage, 1 - 2 P(Binom(n, 1/2) <= j - 1), is
+    still at least `confidence`. None where even (1, n) covers less (n < 6 at 95 %: 1 - 2/2^5 is
+    0.9375). Exact: the tail is summed in integers (P = sum C(n, i) / 2^n)."""
+    if n < 1:
+        return None
+    # coverage >= confidence  <=>  2 * tail / 2^n <= 1 - confidence, in exact fractions (0.95 as 19/20)
+    miss = 1 - Fraction(confidence).limit_denominator(10**6)
+    best, tail = 0, 0
+    for j in range(1, (n + 1) // 2 + 1):
+        tail += math.comb(n, j - 1)  # sum over i <= j - 1 of C(n, i)
+        if Fraction(2 * tail, 2**n) > miss:
+            break
+        best = j
+    return (best, n + 1 - best) if best else None
+
+
+def median_interval(values: Sequence[float], confidence: float = MEDIAN_CONFIDENCE) -> tuple[float, float] | None:
+    """(low, high): the distribution-free `confidence` interval of the median of `values` (the
+    trials' times), the order statistics at median_interval_ranks; None with too few values."""
+    ranks = median_interval_ranks(len(values), confidence)
+    if ranks is None:
+        return None
+    v = sorted(values)
+    return v[ranks[0] - 1], v[ranks[1] - 1]
+
+
+def _driver_cells(row: Row, above: str) -> dict[str, str]:
+    """summary.csv's driver cells of one result but `key` (_flagged_rows makes it): above_ceiling
+    (`above`) and the medians' intervals (MEDIAN_INTERVAL_COLUMNS) from its trials; an interval is
+    empty for a case that is not ok, a median that does not apply (0, as the JSON writes a bus copy's
+    kernel time: contract.NOT_APPLICABLE_WHEN_ZERO) or too few trials."""
+    cells = {"above_ceiling": above}
+    for col, (median, field, end) in MEDIAN_INTERVAL_COLUMNS.items():
+        ci = None
+        if row["status"] == "ok" and row[median]:
+            ci = median_interval([float(t.get(field, 0.0)) for t in row.get("trials") or ()])
+        cells[col] = contract.csv_field(ci[end]) if ci else ""
+    return cells
 
 
 # Columns x-csv-columns gained after executables had written CSV files with the columns before them
@@ -727,15 +788,17 @@ def _earlier_columns(columns: Sequence[str]) -> list[str]:
     return [c for c in columns if c not in CSV_COLUMNS_ADDED]
 
 
-def _flagged_rows(body, columns, flags, entry, backend=None, header=None):
-    """The CSV records of `body` (the executables' columns), each with the driver's columns appended:
-    above_ceiling, the figures of that result (by benchmark, backend, rank and id) above the physical
-    ceiling of the run, '' when none; and key, '<entry>:<rank>:<id>', unique in the run (an id recurs
-    across backends, OpenCL implementations and a benchmark's large entry; `entry` is the raw file's
-    name, ra-opencl-pocl or ra-cpu-large). backend: the name its document goes by in this run, where that
-    is not the executable's (opencl-<implementation>: separate_implementations). header: the
-    columns of `body` where they are the earlier ones (_earlier_columns): each record is put in
-    `columns`, a column it lacks empty."""
+def _flagged_rows(body, columns, cells, entry, backend=None, header=None, driver=None):
+    """The CSV records of `body` (the executables' columns), each with the driver's columns appended
+    (`driver`, summary_driver_columns() when None): those `cells` holds for that result (by
+    benchmark, backend, rank and id: _driver_cells), empty for a record no result matches; and key,
+    '<entry>:<rank>:<id>', unique in the run (an id recurs across backends, OpenCL implementations
+    and a benchmark's large entry; `entry` is the raw file's name, ra-opencl-pocl or ra-cpu-large). A
+    median's interval is empty where the record's median cell is (MEDIAN_INTERVAL_COLUMNS). backend:
+    the name its document goes by in this run, where that is not the executable's (opencl-<implementation>:
+    separate_implementations). header: the columns of `body` where they are the earlier ones
+    (_earlier_columns): each record is put in `columns`, a column it lacks empty."""
+    driver = summary_driver_columns() if driver is None else driver
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     at = {c: i for i, c in enumerate(columns)}
@@ -743,17 +806,30 @@ def _flagged_rows(body, columns, flags, entry, backend=None, header=None):
         if not rec:
             continue
         if header and header != columns:
-            cells = dict(zip(header, rec, strict=False))
-            rec = [cells.get(c, "") for c in columns]
+            cells_of = dict(zip(header, rec, strict=False))
+            rec = [cells_of.get(c, "") for c in columns]
         if backend and len(rec) > at["backend"]:
             rec[at["backend"]] = backend
         try:
             key = (rec[at["benchmark"]], rec[at["backend"]], int(rec[at["rank"]] or 0), rec[at["id"]])
         except (IndexError, ValueError):
             key = None
-        unique = f"{entry}:{key[2]}:{key[3]}" if key else ""
-        w.writerow(rec + [flags.get(key, ""), unique])
+        mine = cells.get(key, {})
+        row = []
+        for c in driver:
+            if c == "key":
+                row.append(f"{entry}:{key[2]}:{key[3]}" if key else "")
+            elif c in MEDIAN_INTERVAL_COLUMNS and not _cell(rec, at, MEDIAN_INTERVAL_COLUMNS[c][0]):
+                row.append("")
+            else:
+                row.append(mine.get(c, ""))
+        w.writerow(rec + row)
     return out.getvalue()
+
+
+def _cell(rec: Sequence[str], at: Mapping[str, int], column: str) -> str:
+    i = at[column]
+    return rec[i] if i < len(rec) else ""
 
 
 def _header_line(text):
@@ -766,7 +842,9 @@ def summary_csv(run_dir: StrPath, docs: Sequence[Document] | None = None) -> tup
     .csv.rank<N> where the JSON is per rank) put end to end under one header, in the order of
     raw_files(), with the driver's columns last (x-summary-csv-columns): above_ceiling, the figures of
     the result, as its JSON document gives them, that are above the physical ceiling of the run
-    (plausibility.py), '' when none; and key, unique in the run (_flagged_rows). A CSV with the columns
+    (plausibility.py), '' when none; key, unique in the run (_flagged_rows); and the 95 % intervals of
+    the kernel and total medians from the result's trials (MEDIAN_INTERVAL_COLUMNS, median_interval),
+    '' where none applies. A CSV with the columns
     before CSV_COLUMNS_ADDED goes in with those cells empty; a missing CSV or one with other columns is a
     problem, never replaced by rows made here. docs: the run's usable documents (load_docs_tolerant), when read."""
     from . import plausibility
@@ -774,10 +852,11 @@ def summary_csv(run_dir: StrPath, docs: Sequence[Document] | None = None) -> tup
     header = ",".join(columns)
     if docs is None:
         docs = load_docs_tolerant(run_dir)[0]
-    flags = {match_key(r): plausibility.figures_text(r) for r in all_rows(docs)}
+    cells = {match_key(r): _driver_cells(r, plausibility.figures_text(r)) for r in all_rows(docs)}
     renamed = {os.path.realpath(d["_path"]): d["backend"] for d in docs
                if d.get("_path") and opencl_implementation(d) and d["backend"] != "opencl"}
-    parts = [",".join(summary_columns()) + "\n"]
+    driver = summary_driver_columns()
+    parts = [",".join(columns + driver) + "\n"]
     problems: list[str] = []
     for jp in raw_files(run_dir):
         cp = csv_path_for(jp)
@@ -805,8 +884,8 @@ def summary_csv(run_dir: StrPath, docs: Sequence[Document] | None = None) -> tup
                             "left out of summary.csv")
             continue
         body = text[text.find("\n") + 1:] if "\n" in text else ""
-        parts.append(_flagged_rows(body, columns, flags, entry_of(jp), renamed.get(os.path.realpath(jp)),
-                                   _earlier_columns(columns) if earlier else None))
+        parts.append(_flagged_rows(body, columns, cells, entry_of(jp), renamed.get(os.path.realpath(jp)),
+                                   _earlier_columns(columns) if earlier else None, driver))
     return "".join(parts), problems
 
 

@@ -171,18 +171,21 @@ class ReportTest(TempDirCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         with Path(run, "summary.csv").open(newline="") as f:
             summary = list(csv.reader(f))
-        # The executables' columns, then the driver's own: above_ceiling (test_plausibility.py) and key.
-        self.assertEqual(summary[0], CSV_COLUMNS + ["above_ceiling", "key"])
+        # The executables' columns, then the driver's own: above_ceiling (test_plausibility.py), key and
+        # the medians' intervals (test_summary_csv.py).
+        self.assertEqual(summary[0], CSV_COLUMNS + ["above_ceiling", "key", "kernel_median_lo_s", "kernel_median_hi_s",
+                                                    "total_median_lo_s", "total_median_hi_s"])
         expected = []
         for jp in results.raw_files(run):  # the order of the JSON documents
             with Path(results.csv_path_for(jp)).open(newline="") as f:
                 raw = list(csv.reader(f))
-            self.assertEqual(raw[0], summary[0][:-2])  # one header, the executables' own
+            self.assertEqual(raw[0], summary[0][:len(CSV_COLUMNS)])  # one header, the executables' own
             entry = Path(jp).name.split(".json")[0]
-            # nothing of the fixture is above its ceiling; the key names the entry, rank and id
-            expected += [r + ["", f"{entry}:{r[3]}:{r[0]}"] for r in raw[1:]]
+            # nothing of the fixture is above its ceiling; the key names the entry, rank and id; 3
+            # trials a case give no 95 % interval of a median (6 are the fewest)
+            expected += [r + ["", f"{entry}:{r[3]}:{r[0]}", "", "", "", ""] for r in raw[1:]]
         self.assertEqual(summary[1:], expected)
-        keys = [r[-1] for r in summary[1:]]
+        keys = [r[summary[0].index("key")] for r in summary[1:]]
         self.assertEqual(len(set(keys)), len(keys), "summary.csv's key is unique")
         # strict=False: summary.csv has the driver's own columns after the executables'
         ids = [dict(zip(CSV_COLUMNS, r, strict=False))["id"] for r in summary[1:]]

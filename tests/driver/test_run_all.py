@@ -73,7 +73,9 @@ class RunAllTest(TempDirCase):
             summary_header = next(csv.reader(f))
         with Path(run, "raw", "bus-cpu.csv").open(newline="") as f:
             exe_header = next(csv.reader(f))
-        self.assertEqual(summary_header, exe_header + ["above_ceiling", "key"])  # and the driver's own columns
+        driver = ["above_ceiling", "key", "kernel_median_lo_s", "kernel_median_hi_s", "total_median_lo_s",
+                  "total_median_hi_s"]
+        self.assertEqual(summary_header, exe_header + driver)  # and the driver's own columns
         self.assertEqual(exe_header, CSV_COLUMNS)
         # What the crashed and the stopped executables measured before dying is kept and reported.
         with Path(run, "summary.csv").open() as f:
