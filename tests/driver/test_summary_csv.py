@@ -103,6 +103,31 @@ class RanksTest(unittest.TestCase):
         self.assertEqual((cells["total_median_lo_s"], cells["total_median_hi_s"]), ("1.8", "2.3"))
 
 
+class UnitsTest(unittest.TestCase):
+    """One unit convention in the files: cv a fraction (the JSON's stats.cv, as summary.csv carries it),
+    the one percentage pct_of_peak; the headline files hold no cv or percentage; every column's unit
+    in docs/results-schema.md."""
+
+    def test_every_column_has_its_unit_in_the_schema_page(self):
+        text = Path(REPO, "docs", "results-schema.md").read_text()
+        table = text[text.index("**Units of the columns**"):text.index("## summary")]
+        for column in CSV_COLUMNS + DRIVER:
+            self.assertIn(f"`{column}`", table, column)
+        cv = next(ln for ln in table.splitlines() if ln.startswith("| `kernel_cv`"))
+        self.assertIn("fraction", cv)
+
+    def test_cv_is_the_json_fraction_and_the_headline_has_no_percentage(self):
+        from hdb import headline
+        self.assertFalse([f for f in headline.RECORD_FIELDS if "cv" in f.split("_") or "pct" in f or "percent" in f])
+        doc = json.loads(Path(make_fixture.OUT, "raw", "ra-cpu.json").read_text())
+        with Path(make_fixture.OUT, "raw", "ra-cpu.csv").open(newline="") as f:
+            rows = {r["id"]: r for r in csv.DictReader(f)}
+        for r in doc["results"]:
+            for col, stat in (("kernel_cv", "kernel_s"), ("total_cv", "total_s")):
+                self.assertEqual(float(rows[r["id"]][col]), r["stats"][stat]["cv"])
+                self.assertLess(r["stats"][stat]["cv"], 1)  # 1.5 %, written 0.015
+
+
 class SummaryCsvTest(TempDirCase):
     def setUp(self):
         super().setUp()
