@@ -490,6 +490,18 @@ def csv_row(doc: Mapping[str, Any], r: Mapping[str, Any], rank: int, device: str
     return row
 
 
+# Columns x-csv-columns gained after executables had written CSV files with the columns before them
+# (issue 51: ceiling_gbps, after pct_of_peak). A CSV with exactly the columns but these, beside a
+# document whose results lack them too, is an earlier executable's: the driver puts it into
+# summary.csv with these cells empty (results.summary_csv) and tests/check_results.py takes it.
+CSV_COLUMNS_ADDED = ("ceiling_gbps",)
+
+
+def earlier_csv_columns(columns: Sequence[str]) -> list[str]:
+    """The CSV columns before CSV_COLUMNS_ADDED."""
+    return [c for c in columns if c not in CSV_COLUMNS_ADDED]
+
+
 # result.cpp kNotApplicableWhenZero: figures whose 0 in a document means "does not apply" (no such phase,
 # no transfer, no ceiling, no kernel time to divide by), written as an empty CSV cell, never as 0.
 NOT_APPLICABLE_WHEN_ZERO = ("kernel_median_s", "h2d_median_s", "d2h_median_s", "kernel_gbps", "total_gbps",

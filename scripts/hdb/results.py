@@ -777,15 +777,11 @@ def _driver_cells(row: Row, above: str) -> dict[str, str]:
 
 
 # Columns x-csv-columns gained after executables had written CSV files with the columns before them
-# (issue 51: ceiling_gbps, after pct_of_peak). A raw CSV with exactly the columns but these (an older
-# run reported again, an older build resumed) goes into summary.csv with these cells empty, as an
-# executable leaves empty a figure its result lacks.
-CSV_COLUMNS_ADDED = ("ceiling_gbps",)
-
-
-def _earlier_columns(columns: Sequence[str]) -> list[str]:
-    """The CSV columns before CSV_COLUMNS_ADDED."""
-    return [c for c in columns if c not in CSV_COLUMNS_ADDED]
+# (contract.CSV_COLUMNS_ADDED, issue 51: ceiling_gbps). A raw CSV with exactly the columns but these
+# (an older run reported again, an older build resumed) goes into summary.csv with these cells empty,
+# as an executable leaves empty a figure its result lacks.
+CSV_COLUMNS_ADDED = contract.CSV_COLUMNS_ADDED
+_earlier_columns = contract.earlier_csv_columns
 
 
 def _flagged_rows(body, columns, cells, entry, backend=None, header=None, driver=None):

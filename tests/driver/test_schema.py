@@ -229,6 +229,27 @@ class SchemaTest(TempDirCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("only 0 ok and verified results", p.stdout)
 
+    def test_an_earlier_executables_csv_without_ceiling_gbps(self):
+        """A CSV with the columns before issue 51 (all but ceiling_gbps), beside a document whose results
+        record no ceiling_gbps either (an executable built before it; the committed CPU reference's
+        TPC-H OpenCL and DuckDB files), is taken, as the driver takes it into summary.csv; beside a
+        document that records it, it is not."""
+        doc = fixture_doc("ra-cpu")
+        path = str(Path(self.tmp, "ra-cpu.csv"))
+        with Path(FIXTURE, "raw", "ra-cpu.csv").open(newline="") as f:
+            rows = [{k: v for k, v in r.items() if k != "ceiling_gbps"} for r in csv.DictReader(f)]
+        with Path(path).open("w", newline="") as f:
+            w = csv.DictWriter(f, [c for c in CSV_COLUMNS if c != "ceiling_gbps"], lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+        self.assertIn("missing ceiling_gbps", check_results.csv_problems(doc, path)[0])
+        for r in doc["results"]:
+            (r.get("throughput") or {}).pop("ceiling_gbps", None)
+        self.assertEqual(check_results.csv_problems(doc, path), [])
+        with Path(path).open("w") as f:  # any other header is still refused
+            f.write(",".join(CSV_COLUMNS[:-1]) + "\n")
+        self.assertIn("header differs", check_results.csv_problems(doc, path)[0])
+
     def test_all_checks_every_document_and_csv_header_under_a_folder(self):
         root = str(Path(self.tmp, "runs"))
         run_dir = str(Path(root, "20260101-000000-quick"))
