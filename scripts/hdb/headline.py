@@ -603,6 +603,16 @@ def _header(ls: Sequence[Line], b: str, p: Processor) -> Cell:
                 "\n".join(title))
 
 
+def telling_params(ln: Line, ls: Sequence[Line]) -> str:
+    """'[input=sorted]': the parameters that tell this operation from the others of its test in the
+    overview (its full name, in the details table and the cell's title, has them all; so the overview
+    fits a laptop's width)."""
+    same = [dict(o.params) for o in ls if (o.bench, o.test) == (ln.bench, ln.test)]
+    mine = dict(ln.params)
+    keys = [k for k in mine if len(same) > 1 and len({results.value_text(p.get(k)) for p in same}) > 1]
+    return "[" + ",".join(f"{k}={results.value_text(mine[k])}" for k in keys) + "]" if keys else ""
+
+
 def overview(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[Cell], list[list[Cell]]]:
     """Header and rows of the headline's overview: one row per operation, its size, a column per
     processor (named short, its full name on hover and in processor_note), the break-even size."""
@@ -615,7 +625,7 @@ def overview(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[C
     out = []
     for ln in ls:
         be = ln.break_even()[1]
-        out.append([Cell(f"{ln.bench} {ln.test}", ln.params_text, ln.name),
+        out.append([Cell(f"{ln.bench} {ln.test}", telling_params(ln, ls), ln.name),
                     Cell(size_text(ln.size) if ln.size else "its tables")]
                    + [_cell(ln, b, _processor(procs, b)) for b in bs]
                    + [Cell(be, title=f"{ln.acc}: {be}" if ln.acc else "no accelerator ran this operation")])
@@ -757,6 +767,64 @@ def geomean_table(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[l
                 up = "baseline" if b == CPU else (f"{_x(_geomean(ups))} over {len(ups)}" if ups else "-")
                 out.append([bench, name, f"{len(best)} of {len(bl)}", _ms_text(secs), up])
     return header, out
+
+
+def _median(values: Sequence[float]) -> float:
+    v = sorted(values)
+    return (v[len(v) // 2] + v[(len(v) - 1) // 2]) / 2
+
+
+VERDICT_HEADER = ["processor", "operations", "faster, with transfers", "faster, kernel only", "geo-mean speed-up",
+                  "kernel only", "% of copy ceiling"]
+
+
+def verdict(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[str], list[list[Cell]]]:
+    """The report's first table: per processor of the overview, on how many of the operations it shares
+    with the CPU it beats the best CPU implementation (transfers counted, and kernel only; in the note
+    how many with the whole interval of the speed-up above 1), the geometric mean of those speed-ups,
+    and the median % of the copy ceiling of its fastest cases (where its results have one: a peer's
+    have none). The CPU's row is the baseline."""
+    rows = []
+    for b in columns(ls):
+        mine = [ln for ln in ls if b in ln.per_backend]
+        p = _processor(procs, b)
+        pcts = [r["pct_of_peak"] for ln in mine if (r := _best(ln.rows_of(b), "total_median_s"))["pct_of_peak"]]
+        pct = Cell(f"{_median(pcts):.0f} %", f"of {len(pcts)}") if pcts else Cell("-")
+        if b == CPU:
+            rows.append([Cell(p.short, "(baseline)", p.label), Cell(str(len(mine))), Cell("baseline"), Cell("-"),
+                         Cell("1x"), Cell("-"), pct])
+            continue
+        both = [ln for ln in mine if ln.cpu_best]
+        cells = [Cell(p.short, title=p.label), Cell(str(len(mine)))]
+        ups: dict[str, list[float]] = {}
+        for key in ("total_median_s", "kernel_median_s"):
+            sp = [s for ln in both if (r := _best(ln.rows_of(b), key))[key] and (s := ln.speedup_ci(r, key))]
+            ups[key] = [s.value for s in sp]
+            wins, sure = sum(s.value > 1 for s in sp), sum(s.above_one for s in sp)
+            cells.append(Cell(f"{wins} of {len(sp)}", f"({sure} sure)", strong=key == "total_median_s")
+                         if sp else Cell("-"))
+        cells += [Cell(_x(_geomean(ups[k])), strong=k == "total_median_s") if ups[k] else Cell("-")
+                  for k in ("total_median_s", "kernel_median_s")]
+        rows.append(cells + [pct])
+    return VERDICT_HEADER, rows
+
+
+def verdict_sentence(ls: Sequence[Line], procs: Mapping[str, Processor]) -> str:
+    """The verdict in a sentence, with what the verdict table's columns mean."""
+    with_acc = [ln for ln in ls if ln.acc and ln.cpu_best]
+    cols = ("Per processor below: on how many operations it is faster than the best CPU implementation "
+            f"('sure': the whole {CONFIDENCE:.0%} interval of the speed-up above 1), the geometric mean of its "
+            "speed-ups, and the median % of the copy ceiling its fastest cases reach.")
+    if not with_acc:
+        return "No accelerator ran an operation the CPU ran: nothing here says whether one pays off. " + cols
+    acc = with_acc[0].acc or ""
+    p = _processor(procs, acc)
+    total = [s.value for ln in with_acc if (s := ln.acc_speedup_ci("total_median_s"))]
+    wins = sum(v > 1 for v in total)
+    stand_in = bool(p.kind) and p.kind != "gpu"  # OpenCL on a CPU device
+    who = f"{p.short} ({p.device}" + (f", a {p.kind} device standing in for a GPU)" if stand_in else ")")
+    return (f"{who} is faster than the best CPU implementation on {wins} of {len(with_acc)} operations, its "
+            f"transfers counted: geometric-mean speed-up {_x(_geomean(total)) if total else '-'}. " + cols)
 
 
 def _and(items: Sequence[str]) -> str:

@@ -61,10 +61,21 @@ def _table_block(kind: str, header: Sequence[Any], rows: Sequence[Sequence[Any]]
     return {"kind": kind, "header": _cells(header), "rows": cells, "num": _numeric_columns(cells), **more}
 
 
+def slug(text: str) -> str:
+    """A heading's anchor as GitHub makes it from Markdown ('Benchmark ra' -> 'benchmark-ra'), so that
+    the table of contents links the same places in report.md and report.html."""
+    return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+
+
+FOLD_ROWS = 12  # a table with more rows than this is folded under its summary (details)
+
+
 class Doc:
     """Blocks: ('h', level, text) ('p', text) ('warn', text) ('table', header, rows, css class)
-    ('details', summary, header, rows) ('fig', Figure) ('list', items). A table's cells are text or
-    headline.Cell (a note after the text, a title shown on hover in HTML)."""
+    ('details', summary, header, rows) ('fig', Figure) ('list', items) ('toc',) ('pre', summary, text).
+    A table's cells are text or headline.Cell (a note after the text, a title shown on hover in HTML).
+    Every heading has an anchor (slug); 'toc' is the table of contents of the level-2 headings, with
+    the level-3 ones under each."""
 
     def __init__(self) -> None:
         self.blocks: list[tuple[Any, ...]] = []
@@ -85,10 +96,18 @@ class Doc:
         if rows:
             self.blocks.append(("table", header, rows, cls))
 
-    def details(self, summary: str, header: Sequence[Any], rows: Sequence[Sequence[Any]]) -> None:
+    def details(self, summary: str, header: Sequence[Any], rows: Sequence[Sequence[Any]], cls: str = "") -> None:
         """A table a reader opens when wanted: folded under `summary` in HTML, after it in Markdown."""
         if rows:
-            self.blocks.append(("details", summary, header, rows))
+            self.blocks.append(("details", summary, header, rows, cls))
+
+    def pre(self, summary: str, text: str) -> None:
+        """Text as it is (a command line, a configuration), folded under `summary` in HTML."""
+        if text:
+            self.blocks.append(("pre", summary, text))
+
+    def toc(self) -> None:
+        self.blocks.append(("toc",))
 
     def fig(self, f: plots.Figure) -> None:
         self.blocks.append(("fig", f))
@@ -96,6 +115,31 @@ class Doc:
     def items(self, items: Sequence[Any]) -> None:
         if items:
             self.blocks.append(("list", items))
+
+    def anchors(self) -> dict[int, str]:
+        """Block index -> the anchor of the heading there, unique in the document (a repeated heading
+        gets -1, -2 after it, as GitHub numbers them)."""
+        seen: dict[str, int] = {}
+        out = {}
+        for i, b in enumerate(self.blocks):
+            if b[0] == "h":
+                base = slug(b[2])
+                n = seen.get(base, 0)
+                seen[base] = n + 1
+                out[i] = base if n == 0 else f"{base}-{n}"
+        return out
+
+    def contents(self) -> list[dict[str, Any]]:
+        """The table of contents: [{'text', 'anchor', 'sub': [{'text', 'anchor'}]}] of the level-2
+        headings after the title, each with its level-3 headings."""
+        out: list[dict[str, Any]] = []
+        for i, a in self.anchors().items():
+            level, text = self.blocks[i][1], self.blocks[i][2]
+            if level == 2:
+                out.append({"text": text, "anchor": a, "sub": []})
+            elif level == 3 and out:
+                out[-1]["sub"].append({"text": text, "anchor": a})
+        return out
 
     def markdown(self) -> str:
         out = []
@@ -108,39 +152,52 @@ class Doc:
                 out.append(f"> **Warning:** {b[1]}")
             elif b[0] == "list":
                 out.append("\n".join(f"- {i}" for i in b[1]))
+            elif b[0] == "toc":
+                out.append("\n".join(f"- [{e['text']}](#{e['anchor']})"
+                                     + ("".join(f"\n  - [{s['text']}](#{s['anchor']})" for s in e["sub"]))
+                                     for e in self.contents()))
             elif b[0] == "table":
                 out.append(_md_table(b[1], b[2]))
             elif b[0] == "details":
                 out.append(f"{b[1]}:\n\n" + _md_table(b[2], b[3]))
+            elif b[0] == "pre":
+                out.append(f"{b[1]}:\n\n```\n{b[2]}\n```")
             elif b[0] == "fig":
                 f = b[1]
-                out.append(f"![{f.title}]({PLOTS_DIR}/{f.stem}.png)\n\n*{f.caption}* "
-                           f"([SVG]({PLOTS_DIR}/{f.stem}.svg))")
+                # No link to the SVG beside the PNG: a folder committed without its SVGs (the reference
+                # runs) would link files that are not there.
+                out.append(f"![{f.title}]({PLOTS_DIR}/{f.stem}.png)\n\n*{f.caption}*")
         return "\n\n".join(out) + "\n"
 
     def html(self, plots_dir: StrPath, title: str) -> str:
-        """The page, self-contained: the template's style inline, every figure a data: URI. Needs
-        jinja2 (ImportError without it)."""
+        """The page, self-contained: the template's style and script inline, every figure a data: URI.
+        Needs jinja2 (ImportError without it)."""
         import jinja2
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                                  undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+        anchors = self.anchors()
         blocks: list[dict[str, Any]] = []
-        for b in self.blocks:
+        for i, b in enumerate(self.blocks):
             if b[0] == "h":
-                blocks.append({"kind": "h", "level": b[1], "text": b[2]})
+                blocks.append({"kind": "h", "level": b[1], "text": b[2], "id": anchors[i]})
             elif b[0] in ("p", "warn"):
                 blocks.append({"kind": b[0], "text": b[1]})
             elif b[0] == "list":
                 blocks.append({"kind": "list", "items": [str(i) for i in b[1]]})
+            elif b[0] == "toc":
+                blocks.append({"kind": "toc", "entries": self.contents()})
+            elif b[0] == "pre":
+                blocks.append({"kind": "pre", "summary": b[1], "text": b[2]})
             elif b[0] == "table":
                 blocks.append(_table_block("table", b[1], b[2], cls=b[3]))
             elif b[0] == "details":
-                blocks.append(_table_block("details", b[2], b[3], summary=b[1]))
+                blocks.append(_table_block("details", b[2], b[3], summary=b[1], cls=f"details {b[4]}".strip()))
             elif b[0] == "fig":
                 f = b[1]
                 data = base64.b64encode((Path(plots_dir) / f"{f.stem}.png").read_bytes()).decode("ascii")
                 blocks.append({"kind": "fig", "title": f.title, "caption": f.caption,
-                               "src": f"data:image/png;base64,{data}"})
+                               "src": f"data:image/png;base64,{data}",
+                               "width": getattr(f, "width_px", None), "height": getattr(f, "height_px", None)})
         return env.get_template(HTML_TEMPLATE).render(title=title, blocks=blocks)
 
 
@@ -292,25 +349,75 @@ def _ceilings(doc, docs, rows):
                "spread %"], ceil)
 
 
+def _best_series(lines: Sequence[Row]) -> Row | None:
+    """The case a test's table marks best: the highest throughput with transfers among its verified
+    results with no figure above the ceiling."""
+    good = [r for r in plausibility.plausible(lines) if r["checked"] and r["verified"] and r["total_gbps"]]
+    return max(good, key=lambda r: r["total_gbps"], default=None)
+
+
+def _param_columns(rs: Sequence[Row]) -> tuple[list[str], dict[str, Any]]:
+    """(parameters that differ between a test's series: a column each, as nvbench prints its axes;
+    those with one value throughout, said once above the table)."""
+    keys: list[str] = []
+    for r in rs:
+        keys += [k for k in r["params"] if k not in keys]
+    values = {k: {results.value_text(r["params"].get(k)) for r in rs} for k in keys}
+    return [k for k in keys if len(values[k]) > 1], {k: next(iter(values[k])) for k in keys if len(values[k]) == 1}
+
+
 def _bench_table(doc, brs):
-    """One line per series at its largest size (what the paper's tables quote), named by its id."""
+    """Per test a table, one line per series at its largest size (what the paper's tables quote): its
+    parameters as columns, the best case marked; a column that is '-' throughout left out; a long table
+    folded under a summary naming its best case."""
     ok = [r for r in brs if r["status"] == "ok" and r["rank"] == 0]
     series: OrderedDict[Any, Any] = OrderedDict()
     for r in sorted(ok, key=lambda r: (r["test"], r["backend"], r["variant"], r["params_text"], r["transfer"])):
         key = results.series_key(r)
         if key not in series or r["size_bytes"] > series[key]["size_bytes"]:
             series[key] = r
-    header = ["backend", "id", "kernel ms", "kernel GB/s", "with-PCIe GB/s", "bus GB/s", "parity", "% of peak",
-              "cv %", "passes", "verified"]
-    lines = [[r["backend"], r["id"], _ms(r["kernel_median_s"]), _f(r["kernel_gbps"]) if r["kernel_gbps"] else "-",
-              _f(r["total_gbps"]), _f(r["transfer_gbps"]) if r["transfer_gbps"] else "-",
-              _f(r["parity"], "{:.2f}"), _f(r["pct_of_peak"], "{:.1f}") if r["pct_of_peak"] else "-",
-              _f((results.headline_cv(r) or 0) * 100, "{:.1f}"), r["passes"], _verified(r)]
-             for r in series.values()]
-    if lines and all(line[-1] == "yes" for line in lines):  # a column that says yes on every row says it once
-        doc.p(f"Every result in this table was verified against the reference ({len(lines)} series).")
-        header, lines = header[:-1], [line[:-1] for line in lines]
-    doc.table(header, lines)
+    tests: OrderedDict[str, list[Row]] = OrderedDict()
+    for r in series.values():
+        tests.setdefault(r["test"], []).append(r)
+    every_verified = all(results.verification_text(r) == "yes" and not plausibility.above_ceiling(r)
+                         for r in series.values())
+    if series and every_verified:  # a column that says yes on every row says it once
+        doc.p(f"Every result in these tables was verified against the reference ({len(series)} series).")
+    for test, rs in tests.items():
+        varying, fixed = _param_columns(rs)
+        best = _best_series(rs)
+        transfers = any(r["transfer"] != "none" for r in rs)
+        header = ["backend", "variant"] + varying + ["size"] + (["transfer"] if transfers else []) \
+            + ["kernel ms", "kernel GB/s", "with-PCIe GB/s", "bus GB/s", "parity", "% of peak", "cv %", "passes"] \
+            + ([] if every_verified else ["verified"])
+        lines = []
+        for r in rs:
+            mark = r is best
+            lines.append([Cell(r["backend"], "best" if mark else "", strong=mark), r["variant"]]
+                         + [results.value_text(r["params"].get(k)) if k in r["params"] else "-" for k in varying]
+                         + [size_text(r["size_bytes"]) if r["size_bytes"] else "its tables"]
+                         + ([r["transfer"]] if transfers else [])
+                         + [_ms(r["kernel_median_s"]), _f(r["kernel_gbps"]) if r["kernel_gbps"] else "-",
+                            Cell(_f(r["total_gbps"]), strong=mark),
+                            _f(r["transfer_gbps"]) if r["transfer_gbps"] else "-",
+                            _f(r["parity"], "{:.2f}") if r["parity"] else "-",
+                            _f(r["pct_of_peak"], "{:.1f}") if r["pct_of_peak"] else "-",
+                            _f((results.headline_cv(r) or 0) * 100, "{:.1f}"), str(r["passes"])]
+                         + ([] if every_verified else [_verified(r)]))
+        keep = [i for i in range(len(header)) if i < 2 or any(str(ln[i]) not in ("-", "") for ln in lines)]
+        header, lines = [header[i] for i in keep], [[ln[i] for i in keep] for ln in lines]
+        doc.h(3, f"{rs[0]['benchmark']} {test}")
+        said = ", ".join(f"{k}={v}" for k, v in fixed.items())
+        best_text = (f"best with transfers: {best['backend']} {best['variant']}"
+                     + "".join(f" {k}={results.value_text(best['params'][k])}" for k in varying
+                               if k in best["params"])
+                     + f", {_f(best['total_gbps'])} GB/s at {size_text(best['size_bytes'])}") if best else ""
+        if said or best_text:
+            doc.p("; ".join(x for x in (f"all with {said}" if said else "", best_text) if x) + ".")
+        if len(lines) > FOLD_ROWS:
+            doc.details(f"{len(lines)} series of {test} (a click on a column head sorts)", header, lines, "sortable")
+        else:
+            doc.table(header, lines, "sortable")
 
 
 def _grouped_outcomes(bad: list[Row]) -> list[str]:
@@ -380,15 +487,77 @@ def _contradicted(doc, every_row):
               [[f"{r['benchmark']}-{r['backend']} {r['id']}", r["contradicted_by"]] for r in marked])
 
 
-def _headline(doc: Doc, rows: list[Row], docs: list[dict[str, Any]], plots_dir: Path,
+VERDICT_SECTION = "Verdict"
+
+
+def _not_run(manifest: Mapping[str, Any] | None) -> list[str]:
+    """'cuda: 9 entries skipped, not built' per backend and outcome of the entries that did not run or
+    did not end ok (the executable's name taken out of a reason, so that entries skipped alike are
+    counted once; the Executables table names each)."""
+    groups: OrderedDict[tuple[str, str], list[str]] = OrderedDict()
+    for e in (manifest or {}).get("entries", []):
+        if not isinstance(e, dict) or e.get("status") == "ok":
+            continue
+        status = str(e.get("status", "?"))
+        reason = str(e.get("reason") or "no reason recorded").removeprefix(f"{status}: ")
+        exe = str(e.get("executable") or "")
+        reason = re.sub(r" \(.*\)$", "", reason.replace(exe, "its executable")) if exe else reason
+        who = str(e.get("backend") or e.get("name") or "?")
+        groups.setdefault((who, f"{status}, {reason}"), []).append(str(e.get("name", "?")))
+    return [f"{who}: {len(names)} {'entry' if len(names) == 1 else 'entries'} {why}" if len(names) > 1 else
+            f"{names[0]} {why}" for (who, why), names in groups.items()]
+
+
+def _what_ran(doc: Doc, manifest: Mapping[str, Any] | None, procs: Mapping[str, headline.Processor],
+              host_rows: Sequence[Row]) -> None:
+    """One short paragraph on top: the processors that ran (host execution said apart: no processor's
+    times) and what did not run, by backend and reason; when and how are in the folded run details."""
+    parts = []
+    if procs:
+        parts.append("Ran: " + "; ".join(p.label for p in procs.values())
+                     + ("; host execution of the CUDA sources (correctness only)" if host_rows else ""))
+    elif host_rows:
+        parts.append("Ran: only host execution of the CUDA sources (correctness only, no processor's times)")
+    missing = _not_run(manifest)
+    if missing:
+        parts.append("Not run or not ended ok: " + "; ".join(missing) + " (see Executables)")
+    if parts:
+        doc.p(". ".join(parts) + ".")
+
+
+def _verdict(doc: Doc, ls: list[headline.Line], procs: Mapping[str, headline.Processor]) -> None:
+    """The answer first: one sentence and per processor how often and by how much it beats the best
+    CPU implementation, and how close its fastest cases come to the copy ceiling."""
+    if not ls:
+        return
+    doc.h(2, VERDICT_SECTION)
+    doc.p(headline.verdict_sentence(ls, procs))
+    doc.table(*headline.verdict(ls, procs), cls="verdict")
+
+
+def _run_details(doc: Doc, manifest: Mapping[str, Any]) -> None:
+    """When the run ran, its command and the configuration it was started with, folded."""
+    state = manifest.get("state")
+    when = (f"ended {manifest.get('ended_utc', '?')} incomplete" if state == "incomplete" else
+            f"finished {manifest.get('finished_utc') or 'not yet'}")
+    config = manifest.get("config")
+    text = (f"Configuration '{manifest.get('config_name', '?')}', started {manifest.get('started_utc', '?')}, {when}; "
+            f"git {manifest.get('git_commit', '?')}" + (f"; MPI ranks {manifest['mpi']}" if manifest.get("mpi") else "")
+            + ".\n\n" + (f"Command: {manifest['command_line']}\n\n" if manifest.get("command_line") else "")
+            + ("The configuration as the driver read it:\n" + json.dumps(config, indent=1, sort_keys=True)
+               if isinstance(config, dict) else ""))
+    doc.pre(f"Run: configuration '{manifest.get('config_name', '?')}', started {manifest.get('started_utc', '?')}; "
+            "command and configuration", text.strip())
+
+
+def _headline(doc: Doc, ls: list[headline.Line], procs: Mapping[str, headline.Processor], rows: list[Row],
+              docs: list[dict[str, Any]], plots_dir: Path,
               beyond_caches: Mapping[str, Any] | None = None) -> None:
     """The answer on top: its figure first, then per operation a row and per processor a column
     (speed-ups over the best CPU implementation, break-even), the case ids folded below.
     beyond_caches: run.json's record of the sizes beyond the caches (caches.read_record)."""
-    ls = headline.lines(rows)
     if not ls:
         return
-    procs = headline.processors(docs)
     doc.headline = headline.records(ls, procs)
     doc.h(2, "Headline: does the accelerator pay off?")
     acc = next((ln.acc for ln in ls if ln.acc), None)
@@ -410,7 +579,9 @@ def _headline(doc: Doc, rows: list[Row], docs: list[dict[str, Any]], plots_dir: 
           "kernel-only in parentheses; the CPU's cell is its best time with transfers (the baseline); where the "
           "CPU did not run an operation, a cell gives times. The break-even size is the smallest measured size "
           "from which the accelerator, transfers included, stays faster than the best CPU implementation. "
-          "The case ids and times behind each cell (shown on hover in report.html) follow."
+          "The operation column names only the parameters that tell apart the rows of one test; the case ids, "
+          "all parameters and the times behind each cell (shown on hover in report.html) are in the table that "
+          "follows."
           + (f" {note}" if note else ""))
     doc.details("Case ids and times per operation and processor", *headline.table(ls, procs))
     header, geo = headline.geomean_table(ls, procs)
@@ -694,13 +865,14 @@ def build(run_dir: StrPath, include_unverified: bool = False, problems: Iterable
     doc = Doc()
     doc.problems = found
     doc.h(1, title)
+    ls = headline.lines(rows)
+    procs = headline.processors(proc_docs)
+    _what_ran(doc, manifest, procs, host_rows)
+    _verdict(doc, ls, procs)
+    if docs:
+        doc.toc()
     if manifest:
-        doc.p(f"Configuration '{manifest.get('config_name', '?')}', started {manifest.get('started_utc', '?')}, "
-              + (f"ended {manifest.get('ended_utc', '?')} incomplete" if manifest.get("state") == "incomplete" else
-                 f"finished {manifest.get('finished_utc', 'not yet')}") + f"; git {manifest.get('git_commit', '?')}"
-              + (f"; MPI ranks {manifest['mpi']}" if manifest.get("mpi") else "") + ".")
-        if manifest.get("command_line"):
-            doc.p(f"Command: {manifest['command_line']}")
+        _run_details(doc, manifest)
         _mixed_builds(doc, manifest)
         _run_state(doc, manifest, run_dir)
         _resume_changes(doc, manifest)
@@ -720,7 +892,7 @@ def build(run_dir: StrPath, include_unverified: bool = False, problems: Iterable
     _contradicted(doc, every_row)
     _above_ceiling(doc, rows)
     plots_dir = Path(run_dir, PLOTS_DIR)
-    _headline(doc, rows, proc_docs, plots_dir, caches.read_record(run_dir))
+    _headline(doc, ls, procs, rows, proc_docs, plots_dir, caches.read_record(run_dir))
     busy = busy_runs(proc_docs)  # about times: host execution's are never quoted
     if busy:
         doc.p(f"{len(busy)} of {len(proc_docs)} result files were taken on a busy machine (another process held a "

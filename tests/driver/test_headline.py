@@ -736,8 +736,10 @@ class ReportHeadline(TempDirCase):
         # The overview (one row per operation, a column per processor), then the details with the case ids.
         overview = md.index("| operation | size | CPU (baseline) | cuda | break-even size (cuda) |")
         self.assertLess(head, overview)
-        self.assertIn("| ra select [dist=uniform,selectivity=0.5] | 32M | 18.64 ms | 8.82x [8.56-9.09] "
-                      "(kernel 153x [149-158]) | every size from 32K |", md)
+        # Only the parameters that tell rows of one test apart: TPC-H's data source, not ra select's.
+        self.assertIn("| ra select | 32M | 18.64 ms | 8.82x [8.56-9.09] (kernel 153x [149-158]) | every size from 32K |",
+                      md)
+        self.assertIn("| tpch A [data=tpch,sf=0.1] | its tables |", md)
         self.assertIn("Processors: CPU: fixture CPU, ? threads; cuda: fixture GPU.", md)
         # The fixture's TPC-H rows on whole tables (no size) are in neither count: 10 sized of the 13.
         self.assertIn("Compared at the largest size the CPU and the accelerator both ran: 0 of 10 operations at a size "
@@ -751,7 +753,14 @@ class ReportHeadline(TempDirCase):
                       "select/thrust[dist=uniform,selectivity=0.5,transfer=pinned]@32M | 0.1218 | same | 2.113 | "
                       "8.82x (95% CI 8.56-9.09) | 153x (95% CI 149-158) | - |", md)
         page = Path(run, "report.html").read_text()
-        top = page.index("<h2>Headline: does the accelerator pay off?</h2>")
+        top = page.index('<h2 id="headline-does-the-accelerator-pay-off">Headline: does the accelerator pay off?</h2>')
+        # The verdict and the table of contents come before it, the run's command folded after them.
+        verdict = page.index('<h2 id="verdict">Verdict</h2>')
+        self.assertLess(verdict, page.index('<table class="verdict">'))
+        self.assertLess(page.index('<table class="verdict">'), page.index('<nav class="toc"'))
+        self.assertLess(page.index('<nav class="toc"'), page.index("<summary>Run: configuration &#39;fixture&#39;"))
+        self.assertLess(page.index("<summary>Run: configuration &#39;fixture&#39;"), top)
+        self.assertIn('<li><a href="#headline-does-the-accelerator-pay-off">', page)
         # The overview is the section's first table; the processor's full name and the case ids on hover.
         self.assertEqual(page.index("<table", top), page.index('<table class="headline">', top))
         self.assertIn('<th class="n" title="CPU (fixture CPU, ? threads)">CPU <span class="note">(baseline)</span>'

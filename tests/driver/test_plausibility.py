@@ -256,7 +256,7 @@ class Report(TempDirCase):
         for rid in (JUST_UNDER, IN_CACHE, TRANSFER_OK):
             self.assertNotIn(rid, above)
         # The HTML report carries the same, as a marked warning.
-        self.assertIn(f"<h2>{report.ABOVE_SECTION}</h2>", html)
+        self.assertIn(f'<h2 id="{report.slug(report.ABOVE_SECTION)}">{report.ABOVE_SECTION}</h2>', html)
         self.assertIn("<p class=\"warning\"><strong>Warning:</strong> 5 figures of 2 results", html)
         self.assertIn(f"<td>{TRANSFER}</td>", html)
 
@@ -268,9 +268,10 @@ class Report(TempDirCase):
         self.assertIn(JUST_UNDER, head)  # the best CPU case once the impossible one is out
         self.assertIn(TRANSFER_OK, head)
         table = md[md.index("## Benchmark ra"):]
-        far = next(ln for ln in table.splitlines() if f"| {FAR_ABOVE} |" in ln)
+        # The table names a case by its backend, variant and size (FAR_ABOVE, JUST_UNDER).
+        far = next(ln for ln in table.splitlines() if ln.startswith("| cpu | parallel | 256M |"))
         self.assertTrue(far.rstrip().endswith(f"| yes; {report.ABOVE} |"), far)
-        under = next(ln for ln in table.splitlines() if f"| {JUST_UNDER} |" in ln)
+        under = next(ln for ln in table.splitlines() if ln.startswith("| cpu | serial | 256M |"))
         self.assertTrue(under.rstrip().endswith("| yes |"), under)
 
     def test_summary_csv_flags_them(self):

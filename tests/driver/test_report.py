@@ -255,14 +255,27 @@ class ReportTest(TempDirCase):
         self.assertIn("id recorded more than once (the last one is reported): "
                       f"ra-cpu rank 0: {doc['results'][0]['id']}", md)
 
-    def test_tables_are_keyed_by_id_and_bus_copies_read_transfer_bandwidth(self):
+    def test_tables_have_parameters_as_columns_and_bus_copies_read_transfer_bandwidth(self):
         run = self.copy_fixture()
         with no_figures():
             report.generate(run, stream=io.StringIO())
         with Path(run, "report.md").open() as f:
             md = f.read()
-        self.assertIn("select/thrust[dist=uniform,selectivity=0.5,transfer=pinned]@32M", md)
-        self.assertIn("search/gpu[k=4,transfer=pinned]@1M", md)
+        # Per test a table: the parameters that differ are columns, those that do not said once above it,
+        # the best case (throughput with transfers) marked, a column that is '-' throughout left out.
+        self.assertIn("### ra select\n\nall with dist=uniform, selectivity=0.5; best with transfers: cuda thrust, "
+                      "15.9 GB/s at 32M.", md)
+        self.assertIn("| cuda best | thrust | 32M | pinned | 0.1218 | 275 | 15.9 | 21.1 | 16.34 | 18.4 | 1.5 | 3 "
+                      "| yes |", md)
+        self.assertIn("| backend | variant | k | size | transfer | kernel ms |", md)
+        self.assertIn("| cuda | gpu | 4 | 1M | pinned | 0.625 | 1.68 | 1.56 | 29.2 | 0.07 | 0.1 | 1.5 | 3 |", md)
+        self.assertIn("| backend | variant | size | kernel ms | kernel GB/s | with-PCIe GB/s | % of peak | cv % | "
+                      "passes |\n|---|---|---|---|---|---|---|---|---|\n| cpu best | parallel | 32M | 1.866 |", md)
+        # More rows than FOLD_ROWS: folded in HTML, under a summary that says how many.
+        self.assertIn("15 series of search (a click on a column head sorts):", md)
+        page = Path(run, "report.html").read_text()
+        self.assertIn("<details>\n<summary>15 series of search (a click on a column head sorts)</summary>\n"
+                      '<div class="scroll"><table class="details sortable">', page)
         # The ceilings: h2d/d2h by throughput.transfer_gbps (their kernel_gbps is 0), others by kernel.
         docs = results.load_docs(run)
         rows = results.all_rows(docs)
@@ -283,8 +296,7 @@ class ReportTest(TempDirCase):
         with Path(run, "report.md").open() as f:
             md = f.read()
         self.assertIn("3 results were measured without verification", md)
-        self.assertIn("| opencl | select/paper[dist=uniform,selectivity=0.5,transfer=pinned]@32M |", md)
-        line = next(ln for ln in md.splitlines() if "select/paper[" in ln)
+        line = next(ln for ln in md.splitlines() if ln.startswith("| opencl | paper | 32M | pinned |"))
         self.assertTrue(line.rstrip().endswith("| not verified |"), line)
         if not has_matplotlib():
             self.skipTest("matplotlib is not available: figures not checked")
