@@ -6,6 +6,9 @@ in headless Chromium at a laptop's width (1366 px). The page logs nothing to the
 at 1366 px is not blank; the DOM Chromium built has the headline's figure and then its overview (one
 row per operation, a column per processor) as the section's first table; at 1366 px the overview fits
 the window, is not cut by its scroll container (the page's column), and no cell of it wraps over lines.
+report_page.py's checks (the page at 1366x900 and 390x844: no wider than the window, the verdict and
+the table of contents on the first screen, nothing on hover only) hold for it, and see a page that
+breaks each of them.
 
 Skipped when no Chromium is found (Debian's package chromium; $HDB_CHROMIUM names another binary).
 $HDB_BROWSER_SHOTS=<folder> keeps the screenshots (report-1366.png, the first screen, and
@@ -22,6 +25,8 @@ import zlib
 from pathlib import Path
 
 from helpers import TempDirCase, script
+
+import report_page
 
 from make_fixture import document, record, write_raw
 
@@ -63,7 +68,7 @@ def png_pixels(path):
 
 # A page of the test's own (never the report) that loads the report in a frame 1366 px wide and
 # writes into its own DOM where the headline's overview ends and which of its cells wrap: Chromium's
-# --dump-dom then prints it. The report itself carries no script.
+# --dump-dom then prints it.
 MEASURE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0}
 iframe{width:%(width)dpx;height:900px;border:0}</style></head><body>
 <iframe id="page" src="%(url)s"></iframe><pre id="out">not measured</pre>
@@ -228,6 +233,27 @@ class ReportInBrowser(TempDirCase):
                                    "+NumPy (each cell's title): sql, DuckDB's answer transferred to NumPy"),
             ("break-even size (cuda)", "the accelerator, transfers included, against the best CPU implementation")])
         self.assertIn("details", tables)  # the case ids, folded below
+
+    def test_the_page_fits_a_laptop_and_a_phone_and_opens_with_the_verdict(self):
+        """report_page.py's checks (issue 47, 'done when'; scripts/test runs them on the quick run's
+        report): no wider than the window at 1366x900 and 390x844, the verdict and the table of
+        contents on the first screen at both, the overview without a scrollbar at 1366, nothing of
+        substance on hover only, no script error."""
+        self.assertEqual(report_page.problems(self.run_dir / "report.html", self.shots()), [])
+
+    def test_the_page_checks_see_what_they_check(self):
+        """A page wider than a phone, without a verdict, with a case id on hover only, whose script
+        throws: each is reported."""
+        bad = Path(self.tmp, "report.html")
+        bad.write_text('<!DOCTYPE html><html><head><meta name="viewport" content="width=device-width">'
+                       '</head><body><nav class="toc">x</nav><div style="width:800px">wide</div>'
+                       '<table class="headline"><tr><td title="best: select/tuned[k=1]@32M, 1.5 ms">2x</td>'
+                       '</tr></table><script>undefinedFunction();</script></body></html>')
+        found = "\n".join(report_page.problems(bad))
+        self.assertIn("at 390x844 (phone): the page is 8", found)
+        self.assertIn("at 1366x900 (laptop): the verdict is missing", found)
+        self.assertIn("on hover only, not in the page's text: select/tuned[k=1]@32M, 1.5", found)
+        self.assertIn("the page reported errors", found)
 
     def test_at_1366_px_the_overview_fits_and_no_cell_wraps(self):
         measure = Path(self.tmp, "measure.html")
