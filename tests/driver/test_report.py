@@ -133,6 +133,19 @@ class ReportTest(TempDirCase):
         by_case = {r["case_id"]: r for r in rows}
         for r in cpu:
             self.assertEqual((by_case[r["case_id"]]["baseline"], by_case[r["case_id"]]["speedup_total"]), ("1", ""))
+        # pandas and DuckDB take both files with no options (scripts/setup installs both), the empty
+        # cells as missing values and the speed-ups as numbers.
+        import duckdb
+        import pandas
+        for frame in (pandas.read_csv(Path(run, "headline.csv")), pandas.read_json(Path(run, "headline.json"))):
+            self.assertEqual(list(frame.columns), list(headline.RECORD_FIELDS))
+            self.assertEqual(len(frame), len(recs))
+            self.assertEqual(str(frame["speedup_total"].dtype), "float64")
+            self.assertEqual(int(frame["speedup_total"].isna().sum()), len(cpu))
+        con = duckdb.connect()
+        for fn, name in (("read_csv_auto", "headline.csv"), ("read_json_auto", "headline.json")):
+            got = con.execute(f"SELECT count(*), count(speedup_total) FROM {fn}('{Path(run, name)}')").fetchall()
+            self.assertEqual(got, [(len(recs), len(acc))])
         # The overview's cells are these numbers: the first accelerator record's speed-up is in report.md.
         with Path(run, "report.md").open() as f:
             md = f.read()
