@@ -868,12 +868,13 @@ def build(run_dir: StrPath, include_unverified: bool = False, problems: Iterable
     ls = headline.lines(rows)
     procs = headline.processors(proc_docs)
     _what_ran(doc, manifest, procs, host_rows)
+    if manifest:
+        _mixed_builds(doc, manifest)  # before any figure: they are not one build's
     _verdict(doc, ls, procs)
     if docs:
         doc.toc()
     if manifest:
         _run_details(doc, manifest)
-        _mixed_builds(doc, manifest)
         _run_state(doc, manifest, run_dir)
         _resume_changes(doc, manifest)
     if not docs:
