@@ -740,8 +740,8 @@ class ReportHeadline(TempDirCase):
         overview = md.index("| operation | size | CPU (baseline) | cuda | break-even size (cuda) |")
         self.assertLess(head, overview)
         # Only the parameters that tell rows of one test apart: TPC-H's data source, not ra select's.
-        self.assertIn("| ra select | 32M | 18.64 ms | 8.82x [8.56-9.09] (kernel 153x [149-158]) | every size from 32K |",
-                      md)
+        self.assertIn("| ra select | 32M | 18.64 ms | 8.82x [8.56-9.09] (kernel 153x [149-158]) | "
+                      "every size from 32K |", md)
         self.assertIn("| tpch A [data=tpch,sf=0.1] | its tables |", md)
         self.assertIn("Processors: CPU: fixture CPU, ? threads; cuda: fixture GPU.", md)
         # The fixture's TPC-H rows on whole tables (no size) are in neither count: 10 sized of the 13.

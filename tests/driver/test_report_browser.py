@@ -27,22 +27,13 @@ from pathlib import Path
 from helpers import TempDirCase, script
 
 import report_page
-
+from browser import chromium
 from make_fixture import document, record, write_raw
 
 M = 1 << 20
 WIDTH = 1366
 SEL = {"dist": "uniform", "selectivity": 0.5}
 JOIN = {"dist": "uniform", "fanout": 1, "match": 1}  # the fixture's, compared at 1M
-
-
-def chromium():
-    for name in (os.environ.get("HDB_CHROMIUM"), "chromium", "chromium-browser", "google-chrome",
-                 "google-chrome-stable"):
-        path = name and shutil.which(name)
-        if path:
-            return path
-    return None
 
 
 CHROMIUM = chromium()
