@@ -170,10 +170,11 @@ class Speedup:
         return f"{_x(self.value)} ({self.interval_text()})"
 
     def brackets(self) -> str:
-        """The interval as the overview shows it: '[11.8-12.9]', '[CI n/a: 2 trials]'."""
+        """The interval as the overview shows it: '[11.8-12.9]'; '' where a side has fewer than MIN_TRIALS
+        trials (the sentence above the overview says why there is none: on every cell of a quick run, it
+        took the table past a laptop's width), '[CI n/a]' where none can be computed at all."""
         if self.ci is None:
-            few = min(self.n)
-            return f"[CI n/a: {few} trial{'' if few == 1 else 's'}]" if few < MIN_TRIALS else "[CI n/a]"
+            return "" if min(self.n) < MIN_TRIALS else "[CI n/a]"
         return f"[{self.ci[0]:.3g}-{self.ci[1]:.3g}]"
 
 
@@ -572,9 +573,12 @@ def _cell(ln: Line, b: str, p: Processor) -> Cell:
     if with_pcie is None or kernel is None:
         return Cell(f"{_ms_text(t['total_median_s'])} ms", f"(kernel {_ms_text(k['kernel_median_s'])} ms)",
                     "\n".join(title), True)
+    # The interval of the figure read first only, and kernel-only where it differs; a peer's kernel time
+    # is its time less the fetch of its answer, not a device's without transfers: in its title. Every
+    # interval is in the title and the details (four processors with both intervals took 1540 px).
     note = with_pcie.brackets()
-    if _x(kernel.value) != _x(with_pcie.value) or kernel.brackets() != note:
-        note += f" (kernel {_x(kernel.value)} {kernel.brackets()})"
+    if b != DB_PEER and _x(kernel.value) != _x(with_pcie.value):
+        note = f"{note} (kernel {_x(kernel.value)})".strip()
     if b == DB_PEER:
         # sql's figure beside sql_table's is in the title and the details: in the note it took the overview
         # past the page's width (1366 px, four processors); a figure of sql alone says so
@@ -949,8 +953,8 @@ def summary(ls: Sequence[Line], procs: Mapping[str, Processor], docs: Iterable[M
     with_db = [ln for ln in ls if ln.db_best and ln.cpu_best]
     if with_acc or with_db:
         out.append(f"In brackets after each speed-up: its {CONFIDENCE:.0%} confidence interval from the trials of "
-                   f"both sides (a bootstrap of the ratio of the medians; not available where a side has fewer than "
-                   f"{MIN_TRIALS} trials: docs/statistics.md).")
+                   f"both sides (a bootstrap of the ratio of the medians; not available, and no brackets, where a "
+                   f"side has fewer than {MIN_TRIALS} trials: docs/statistics.md).")
     benches = {ln.bench for ln in ls}
     try:
         cache, label = caches.largest_cache(beyond_caches or {}, benches)
