@@ -124,7 +124,7 @@ class SsbRunner {
   const Result& reference(const Query& q) {
     auto it = want_.find(q.name);
     if (it != want_.end()) return it->second;
-    Result r = reference_query(q.name, tables());
+    Result r = reference_query(q.name, tables(), effective_threads(s_.options()));
     if (!s_.options().quiet) {
       std::int64_t total = 0;
       for (const ResultRow& row : r.rows) total += row.value;

@@ -1,9 +1,14 @@
 #include "reference/ssb.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <functional>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
+#include <vector>
+
+#include "harness/parallel.hpp"
 
 namespace hdb::ssb {
 namespace {
@@ -153,7 +158,7 @@ const std::map<std::string, SqlQuery>& sql() {
 
 }  // namespace
 
-Result reference_query(const std::string& name, const Tables& t) {
+Result reference_query(const std::string& name, const Tables& t, int threads) {
   auto it = sql().find(name);
   if (it == sql().end()) throw std::invalid_argument("no SSB query '" + name + "'");
   const SqlQuery& q = it->second;
@@ -166,31 +171,46 @@ Result reference_query(const std::string& name, const Tables& t) {
     m.reserve(keys.size());
     for (std::uint32_t i = 0; i < keys.size(); ++i) m.emplace(keys[i], i);
   }
-  std::map<std::array<std::uint32_t, kMaxGroupCols>, std::int64_t> groups;
-  std::int64_t total = 0;
-  Joined r{t, 0, {}};
+  using Groups = std::map<std::array<std::uint32_t, kMaxGroupCols>, std::int64_t>;
+  struct Part {
+    Groups groups;
+    std::int64_t total = 0;
+  };
   const std::uint64_t n = t.rows(Table::Lineorder);
-  for (std::uint64_t i = 0; i < n; ++i) {
-    r.lo = i;
-    r.row.fill(-1);
-    bool joined = true;
-    for (Table d : q.from) {
-      const auto& m = index[static_cast<std::size_t>(d)];
-      auto f = m.find(t[foreign_key(d)][i]);
-      if (f == m.end()) {
-        joined = false;
-        break;
+  const auto ranges = static_cast<std::size_t>(std::max(1, threads));
+  std::vector<Part> parts(ranges);
+  std::atomic<std::size_t> next{0};
+  parallel_for(n, threads, [&](std::uint64_t begin, std::uint64_t end) {
+    Part& part = parts[next++];
+    Joined r{t, 0, {}};
+    for (std::uint64_t i = begin; i < end; ++i) {
+      r.lo = i;
+      r.row.fill(-1);
+      bool joined = true;
+      for (Table d : q.from) {
+        const auto& m = index[static_cast<std::size_t>(d)];
+        auto f = m.find(t[foreign_key(d)][i]);
+        if (f == m.end()) {
+          joined = false;
+          break;
+        }
+        r.row[static_cast<std::size_t>(d)] = f->second;
       }
-      r.row[static_cast<std::size_t>(d)] = f->second;
+      if (!joined || !q.where(r)) continue;
+      if (q.group_by.empty()) {
+        part.total += q.select(r);
+        continue;
+      }
+      std::array<std::uint32_t, kMaxGroupCols> key{};
+      for (std::size_t g = 0; g < q.group_by.size(); ++g) key[g] = r(q.group_by[g]);
+      part.groups[key] += q.select(r);
     }
-    if (!joined || !q.where(r)) continue;
-    if (q.group_by.empty()) {
-      total += q.select(r);
-      continue;
-    }
-    std::array<std::uint32_t, kMaxGroupCols> key{};
-    for (std::size_t g = 0; g < q.group_by.size(); ++g) key[g] = r(q.group_by[g]);
-    groups[key] += q.select(r);
+  });
+  Groups groups;
+  std::int64_t total = 0;
+  for (const Part& part : parts) {
+    total += part.total;
+    for (const auto& [key, sum] : part.groups) groups[key] += sum;
   }
   Result out;
   if (q.group_by.empty()) out.rows.push_back({{}, total});
