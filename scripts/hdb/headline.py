@@ -37,6 +37,7 @@ cell the speed-up with transfers first, its interval in brackets) and, folded be
 """
 import functools
 import math
+import statistics
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -607,14 +608,23 @@ def _header(ls: Sequence[Line], b: str, p: Processor) -> Cell:
                 "\n".join(title))
 
 
-def telling_params(ln: Line, ls: Sequence[Line]) -> str:
+def telling_keys(ls: Iterable[Line]) -> dict[tuple[str, str], list[str]]:
+    """Per test (bench, test) of `ls`: the parameters that tell its operations apart."""
+    by_test: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for o in ls:
+        by_test.setdefault((o.bench, o.test), []).append(dict(o.params))
+    return {t: results.differing_keys(ps) for t, ps in by_test.items()}
+
+
+def telling_params(ln: Line, ls: Sequence[Line], keys: Mapping[tuple[str, str], list[str]] | None = None) -> str:
     """'[input=sorted]': the parameters that tell this operation from the others of its test in the
     overview (its full name, in the details table and the cell's title, has them all; so the overview
-    fits a laptop's width)."""
-    same = [dict(o.params) for o in ls if (o.bench, o.test) == (ln.bench, ln.test)]
+    fits a laptop's width). `keys`: telling_keys(ls), where the caller has it (the overview reckons it
+    once for all its rows)."""
+    differ = (telling_keys(ls) if keys is None else keys).get((ln.bench, ln.test), [])
     mine = dict(ln.params)
-    keys = [k for k in mine if len(same) > 1 and len({results.value_text(p.get(k)) for p in same}) > 1]
-    return "[" + ",".join(f"{k}={results.value_text(mine[k])}" for k in keys) + "]" if keys else ""
+    shown = [k for k in mine if k in differ]
+    return "[" + ",".join(f"{k}={results.value_text(mine[k])}" for k in shown) + "]" if shown else ""
 
 
 def overview(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[Cell], list[list[Cell]]]:
@@ -627,9 +637,10 @@ def overview(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[C
         + [Cell("break-even size", f"({accs[0]})" if len(accs) == 1 else "(accelerator)",
                 "the accelerator, transfers included, against the best CPU implementation")]
     out = []
+    keys = telling_keys(ls)
     for ln in ls:
         be = ln.break_even()[1]
-        out.append([Cell(f"{ln.bench} {ln.test}", telling_params(ln, ls), ln.name),
+        out.append([Cell(f"{ln.bench} {ln.test}", telling_params(ln, ls, keys), ln.name),
                     Cell(size_text(ln.size) if ln.size else "its tables")]
                    + [_cell(ln, b, _processor(procs, b)) for b in bs]
                    + [Cell(be, title=f"{ln.acc}: {be}" if ln.acc else "no accelerator ran this operation")])
@@ -773,11 +784,6 @@ def geomean_table(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[l
     return header, out
 
 
-def _median(values: Sequence[float]) -> float:
-    v = sorted(values)
-    return (v[len(v) // 2] + v[(len(v) - 1) // 2]) / 2
-
-
 VERDICT_HEADER = ["processor", "operations", "faster, with transfers", "faster, kernel only", "geo-mean speed-up",
                   "kernel only", "% of copy ceiling"]
 
@@ -793,7 +799,7 @@ def verdict(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[st
         mine = [ln for ln in ls if b in ln.per_backend]
         p = _processor(procs, b)
         pcts = [r["pct_of_peak"] for ln in mine if (r := _best(ln.rows_of(b), "total_median_s"))["pct_of_peak"]]
-        pct = Cell(f"{_median(pcts):.0f} %", f"of {len(pcts)}") if pcts else Cell("-")
+        pct = Cell(f"{statistics.median(pcts):.0f} %", f"of {len(pcts)}") if pcts else Cell("-")
         if b == CPU:
             rows.append([Cell(p.short, "(baseline)", p.label), Cell(str(len(mine))), Cell("baseline"), Cell("-"),
                          Cell("1x"), Cell("-"), pct])

@@ -19,6 +19,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from . import plausibility, results
 from .config import BENCHMARK_ORDER
+from .headline import telling_keys
 from .key_width import tuples_per_s
 from .util import Document, Row, StrPath, size_text
 
@@ -859,13 +860,7 @@ def _dot_plot(rows: list[DotRow], marks: Sequence[Mark], xlabel: str, max_column
 def _op_labels(ops: Sequence[Any]) -> list[str]:
     """Each operation's row label: its test, then only the parameters that tell operations of the
     same test apart ('unique (input=sorted)'); its benchmark and its size are said once, above."""
-    by_test: OrderedDict[Any, list[Any]] = OrderedDict()
-    for ln in ops:
-        by_test.setdefault((ln.bench, ln.test), []).append(ln)
-    differ: dict[Any, list[str]] = {}
-    for key, lns in by_test.items():
-        names = list(OrderedDict.fromkeys(k for ln in lns for k, _ in ln.params))
-        differ[key] = [k for k in names if len({results.value_text(dict(ln.params).get(k)) for ln in lns}) > 1]
+    differ = telling_keys(ops)
     out = []
     for ln in ops:
         p = dict(ln.params)

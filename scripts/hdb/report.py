@@ -359,11 +359,9 @@ def _best_series(lines: Sequence[Row]) -> Row | None:
 def _param_columns(rs: Sequence[Row]) -> tuple[list[str], dict[str, Any]]:
     """(parameters that differ between a test's series: a column each, as nvbench prints its axes;
     those with one value throughout, said once above the table)."""
-    keys: list[str] = []
-    for r in rs:
-        keys += [k for k in r["params"] if k not in keys]
-    values = {k: {results.value_text(r["params"].get(k)) for r in rs} for k in keys}
-    return [k for k in keys if len(values[k]) > 1], {k: next(iter(values[k])) for k in keys if len(values[k]) == 1}
+    varying = results.differing_keys(r["params"] for r in rs)
+    first = rs[0]["params"] if rs else {}  # a key that does not vary is in every row, the first's order theirs
+    return varying, {k: results.value_text(v) for k, v in first.items() if k not in varying}
 
 
 def _bench_table(doc, brs):
@@ -379,8 +377,7 @@ def _bench_table(doc, brs):
     tests: OrderedDict[str, list[Row]] = OrderedDict()
     for r in series.values():
         tests.setdefault(r["test"], []).append(r)
-    every_verified = all(results.verification_text(r) == "yes" and not plausibility.above_ceiling(r)
-                         for r in series.values())
+    every_verified = all(_verified(r) == "yes" for r in series.values())
     if series and every_verified:  # a column that says yes on every row says it once
         doc.p(f"Every result in these tables was verified against the reference ({len(series)} series).")
     for test, rs in tests.items():

@@ -439,6 +439,15 @@ def value_text(v: Any) -> str:
     return contract.param_text(v) if isinstance(v, (str, int, float)) else str(v)
 
 
+def differing_keys(param_dicts: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The parameters that tell rows apart: of the keys of `param_dicts` (one dict a row), in the order
+    they first appear, those whose values (as value_text prints them) are not the same in every row; a
+    key one row lacks differs from a row that has it."""
+    dicts = list(param_dicts)
+    keys = dict.fromkeys(k for p in dicts for k in p)
+    return [k for k in keys if len({value_text(p[k]) if k in p else None for p in dicts}) > 1]
+
+
 def params_key(params: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     """A hashable, order-independent form of typed parameters, for matching rows of different
     variants or backends on equal inputs."""

@@ -39,11 +39,13 @@ class Page:
         self._from_chrome, from_chrome_w = os.pipe()
 
         def fds() -> None:  # the protocol's pipe: Chromium reads fd 3 and writes fd 4
-            # Moved out of the way first: a pipe may already be 3 or 4 (and dup2 onto itself leaves it
-            # close-on-exec).
+            # Moved out of the way first: a pipe may already be 3 or 4. A copy may itself land on 3 or 4
+            # when they are free, and dup2 onto itself leaves it close-on-exec: hence set_inheritable.
             read, write = os.dup(to_chrome_r), os.dup(from_chrome_w)
             os.dup2(read, 3)
             os.dup2(write, 4)
+            os.set_inheritable(3, True)
+            os.set_inheritable(4, True)
 
         self.profile = os.environ.get("TMPDIR", "/tmp") + f"/hdb-chromium-{os.getpid()}-{id(self)}"
         self.proc = subprocess.Popen(
