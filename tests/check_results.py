@@ -124,6 +124,16 @@ def result_problems(r, where):
                 out.append(f"{name}: stats.{which}.n is {s['n']} for {len(r['trials'])} trials")
             if not (s["min"] <= s["median"] <= s["max"] and s["min"] <= s["mean"] <= s["max"]):
                 out.append(f"{name}: stats.{which} is inconsistent (min <= median, mean <= max)")
+    b = r["bytes"]
+    if ("read" in b) != ("written" in b):
+        out.append(f"{name}: bytes declares one of read and written without the other")
+    elif "read" in b and b["read"] + b["written"] != b["min_moved"]:
+        out.append(f"{name}: bytes.read + bytes.written ({b['read']} + {b['written']}) is not bytes.min_moved "
+                   f"({b['min_moved']})")
+    if b.get("random_read", 0) > b.get("read", 0):
+        out.append(f"{name}: bytes.random_read {b['random_read']} is more than bytes.read {b.get('read', 0)}")
+    if b.get("random_read", 0) and not b.get("random_item"):
+        out.append(f"{name}: bytes.random_read {b['random_read']} without bytes.random_item (bytes per access)")
     if r["status"] == "ok":
         if r["transfer"] == "none" and (r["bytes"]["transfer"] or any(t["h2d_s"] or t["d2h_s"] for t in r["trials"])):
             out.append(f"{name}: transfer is 'none' but bytes cross the bus (bytes.transfer, h2d_s or d2h_s)")
@@ -145,8 +155,10 @@ def ceiling_problems(doc):
     """The copy ceiling measured again during the run (issue 51; absent from older documents and the
     peers'): its samples in the order of their times, memory_copy_gbps their median, spread their
     (max - min) / median; each result's throughput.ceiling_gbps, where recorded, the sample nearest to
-    its timed_at_s (not checked in a merged MPI document, whose ranks each kept their own samples),
-    and its pct_of_peak moved_gbps over that ceiling (0 when the ceiling is 0)."""
+    its timed_at_s (not checked in a merged MPI document, whose ranks each kept their own samples) or,
+    where it records a ceiling_pattern (issue 46), the ceiling of the access mix its bytes declare
+    with that name (contract.case_ceiling: ceiling.patterns scaled to that sample); and its
+    pct_of_peak moved_gbps over that ceiling (0 when the ceiling is 0)."""
     out = []
     c = doc["ceiling"]
     samples = c.get("samples")
@@ -168,7 +180,18 @@ def ceiling_problems(doc):
             if "ceiling_gbps" not in tp:
                 continue
             name, ceiling = f"{where}{r['id']}", tp["ceiling_gbps"]
-            if own_samples and samples and ceiling > 0 and "timed_at_s" in r \
+            if "ceiling_pattern" in tp:
+                label = tp["ceiling_pattern"]
+                if (label == "") != (ceiling == 0):
+                    out.append(f"{name}: throughput.ceiling_pattern {label!r} with ceiling_gbps {ceiling}: a ceiling "
+                               "has a name, and only a ceiling")
+                want = contract.case_ceiling(c, r) if own_samples and samples and ceiling > 0 and "timed_at_s" in r \
+                    else None
+                if want and (want[1] != label or not (ceiling == want[0] or _close(ceiling, want[0]))):
+                    out.append(f"{name}: throughput.ceiling_gbps {ceiling} ({label!r}) is not the ceiling of the "
+                               f"access mix its bytes declare at its timed_at_s {r['timed_at_s']} ({want[0]}, "
+                               f"{want[1]!r})")
+            elif own_samples and samples and ceiling > 0 and "timed_at_s" in r \
                     and ceiling != contract.nearest_ceiling(samples, r["timed_at_s"]):
                 out.append(f"{name}: throughput.ceiling_gbps {ceiling} is not the sample nearest to its timed_at_s "
                            f"{r['timed_at_s']} ({contract.nearest_ceiling(samples, r['timed_at_s'])})")
@@ -258,10 +281,12 @@ def csv_problems(doc, csv_path):
         return [f"no CSV file {csv_path} beside the document"]
     columns = check_csv_header.columns(SCHEMA_PATH)
     problem = check_csv_header.header_problem(csv_path, columns)
-    if problem and not _lacks_added_fields(doc):
+    # An earlier executable's CSV (without the columns added last: ceiling_pattern, or that and
+    # ceiling_gbps) passes beside its own document, whose results lack those fields too.
+    absent = _absent_added_fields(doc)
+    if problem and not any(set(added) <= absent and check_csv_header.header_problem(csv_path, earlier) is None
+                           for earlier, added in contract.earlier_csv_headers(columns)):
         return [problem]
-    if problem and check_csv_header.header_problem(csv_path, contract.earlier_csv_columns(columns)):
-        return [problem]  # an earlier executable's CSV (before ceiling_gbps) passes beside its own document
     with Path(csv_path).open(newline="") as f:
         got = [(r["rank"], r["id"], r["status"], r["transfer"]) for r in csv.DictReader(f)]
     mpi_ranks = (doc.get("mpi") or {}).get("ranks")
@@ -339,12 +364,12 @@ def summary_problems(path):
     return out
 
 
-def _lacks_added_fields(doc):
-    """True when no result of `doc` (of any rank) records a figure of contract.CSV_COLUMNS_ADDED: a document
-    of an executable built before those columns (or a peer's), whose CSV may lack them."""
+def _absent_added_fields(doc):
+    """The fields of contract.CSV_COLUMNS_ADDED that no result of `doc` (of any rank) records: those
+    of a document of an executable built before them (or a peer's), whose CSV may lack their columns."""
     parts = [e.get("results", []) for e in (doc.get("mpi") or {}).get("ranks") or []] or [doc.get("results", [])]
-    return not any(k in (r.get("throughput") or {}) for results in parts for r in results
-                   for k in contract.CSV_COLUMNS_ADDED)
+    return {k for k in contract.CSV_COLUMNS_ADDED
+            if not any(k in (r.get("throughput") or {}) for results in parts for r in results)}
 
 
 def csv_beside(json_path):

@@ -14,7 +14,9 @@ every figure an executable records is rebuilt here from the recorded typed field
   `result_stats` (result.cpp record_json's `stats`), `throughput` (result.cpp throughput()).
 - the copy ceiling measured again while a run goes on (issue 51): `ceiling_median`, `ceiling_spread`
   and `nearest_ceiling` (harness/ceiling.cpp CeilingTrack), `result_ceiling` (the ceiling a recorded
-  result's pct_of_peak is against).
+  result's pct_of_peak is against); the ceiling per access pattern (issue 46): `match_ceiling`
+  (harness/patterns.cpp), `pattern_rates` and `case_ceiling` (CeilingTrack::for_case), and
+  `pattern_matched` (whether a result's `throughput.ceiling_pattern` names the ceiling of its own mix).
 - the cold / warm / hot protocol (docs/methodology.md): `Passes` (what `StoppingRule.measure` took:
   the cold pass, the warm-up passes, the timed passes) and its `protocol` (results[].protocol),
   `last_level_cache_bytes` and `flush_description` (harness/caches.cpp, --flush-caches).
@@ -404,15 +406,156 @@ def result_figures(result: Mapping[str, Any], ceiling_gbps: float) -> dict[str, 
     """A result's `stats` and `throughput` from its trials, phases and bytes, as record_json makes
     them ({} for a result without trials: it carries neither). ceiling_gbps: the document's ceiling;
     a result that records a ceiling of its own (throughput.ceiling_gbps) is made against that one,
-    and its figures carry it as the recorded ones do (result_ceiling)."""
+    and its figures carry it as the recorded ones do (result_ceiling). A recorded `ceiling_pattern`
+    (issue 46) is carried as recorded, the name of that ceiling (case_ceiling makes both from the
+    document's ceiling samples and patterns)."""
     trials = result.get("trials") or []
     if not trials:
         return {}
     b = result["bytes"]
-    own = "ceiling_gbps" in (result.get("throughput") or {})
-    return {"stats": result_stats(trials, [p["name"] for p in result.get("phases", [])]),
-            "throughput": throughput(trials, b["input"], result["elements"], b["min_moved"], b["transfer"],
-                                     result_ceiling(result, ceiling_gbps), with_ceiling=own)}
+    recorded = result.get("throughput") or {}
+    own = "ceiling_gbps" in recorded
+    t: dict[str, Any] = throughput(trials, b["input"], result["elements"], b["min_moved"], b["transfer"],
+                                   result_ceiling(result, ceiling_gbps), with_ceiling=own)
+    if "ceiling_pattern" in recorded:
+        t["ceiling_pattern"] = recorded["ceiling_pattern"]
+    return {"stats": result_stats(trials, [p["name"] for p in result.get("phases", [])]), "throughput": t}
+
+
+# --- the ceiling per access pattern (issue 46: harness/patterns.cpp, CeilingTrack::for_case) --------
+# The first ceiling sample measures every access pattern (ceiling.patterns); a case is divided by the
+# ceiling of the mix its bytes declare (bytes.read, written, random_read, random_item), from those
+# rates scaled by the copy sample nearest to it over patterns.copy. throughput.ceiling_pattern names
+# it: a measured pattern ('read'), an interpolation between two ('copy..read (75% read)'), with a
+# gather part (' + gather4'); or one of the fallbacks to the copy rate, which start with this:
+PATTERN_FALLBACK_PREFIX = "copy ("  # "copy (reads and writes undeclared)", "copy (only copy measured)"
+PATTERNS = ("read", "write", "copy", "add", "triad", "gather4", "gather32")  # patterns.hpp kAllPatterns
+
+
+def pattern_matched(label: Any) -> bool:
+    """True when `label` (throughput.ceiling_pattern) names the ceiling of the case's own mix: one
+    measured pattern, or an interpolation between two measured ones (either with a gather part).
+    False for '' (no ceiling), for a fallback to the copy rate ('copy (...)'), for a mix beyond the
+    measured patterns that takes the nearest one ('add (100% read)': the mix reads more than any
+    pattern measured, so its ceiling is not its own), for random reads taken as sequential, and
+    for a result without the field (before issue 46, a peer's)."""
+    if not isinstance(label, str) or not label or label.startswith(PATTERN_FALLBACK_PREFIX):
+        return False
+    sequential = label.split(" + ")[0]
+    return " (" not in sequential or ".." in sequential.split(" (")[0]
+
+
+def _sequential(points: Sequence[tuple[float, float, str]], share: float) -> tuple[float, str]:
+    """patterns.cpp sequential(): nanoseconds per byte and the name of a sequential mix with `share`
+    of its bytes read, points (read share, GB/s, name) in the order of their shares."""
+    lo: tuple[float, float, str] | None = None
+    hi: tuple[float, float, str] | None = None
+    for p in points:
+        if p[0] <= share + 1e-9:
+            lo = p
+        if hi is None and p[0] >= share - 1e-9:
+            hi = p
+    rounded = _lround(100 * share)
+    pct = f" ({rounded}% read)"
+    if lo is None or hi is None:  # beyond the measured points: the nearest one, named with the share
+        near = lo or hi
+        assert near is not None  # points is not empty
+        return 1 / near[1], near[2] + pct
+    if lo is hi:
+        return 1 / lo[1], lo[2]
+    t = 1 / lo[1] + (share - lo[0]) / (hi[0] - lo[0]) * (1 / hi[1] - 1 / lo[1])
+    for p in (lo, hi):  # a share that rounds to a point's is named after it (a reduce's few bytes of answer)
+        if _lround(100 * p[0]) == rounded:
+            return t, p[2]
+    return t, f"{lo[2]}..{hi[2]}{pct}"
+
+
+def _lround(x: float) -> int:
+    """std::lround of x >= 0: the nearest integer, halves away from 0 (x - floor(x) is exact; x + 0.5
+    is not: 0.49999999999999994 + 0.5 rounds to 1)."""
+    n = math.floor(x)
+    return n + 1 if x - n >= 0.5 else n
+
+
+def _random_access(rates: Mapping[str, float], item: int) -> tuple[float, str]:
+    """patterns.cpp random_access(): nanoseconds per random access of `item` bytes and the name; 0
+    when no gather was measured."""
+    g4, g32 = rates.get("gather4", 0.0), rates.get("gather32", 0.0)
+    t4, t32 = (4 / g4 if g4 > 0 else 0.0), (32 / g32 if g32 > 0 else 0.0)
+    if t4 == 0 and t32 == 0:
+        return 0.0, ""
+    if t32 == 0 or (item <= 4 and t4 > 0):
+        return t4, "gather4"
+    if t4 == 0 or item >= 32:
+        return t32, "gather32"
+    return t4 + (float(item) - 4) / 28 * (t32 - t4), "gather4..gather32"
+
+
+def match_ceiling(mix: Mapping[str, Any], rates: Mapping[str, float]) -> tuple[float, str]:
+    """patterns.cpp match_ceiling(): (GB/s, name) of the ceiling of a case that moves `mix` (a
+    result's `bytes`: read, written, random_read, random_item; none of them: undeclared) from the
+    pattern `rates` (GB/s by pattern name; absent or 0: not measured). Sequential bytes at the time
+    per byte interpolated by their read share between the measured patterns either side (add's point
+    the better of add and triad); random reads at the gather rate per access, added in time. (0, '')
+    where nothing is known."""
+    def rate(name: str) -> float:
+        return float(rates.get(name) or 0.0)
+    copy = rate("copy")
+    read, written = int(mix.get("read") or 0), int(mix.get("written") or 0)
+    if read + written == 0:
+        return copy, "copy (reads and writes undeclared)" if copy > 0 else ""
+    points: list[tuple[float, float, str]] = []
+    if rate("write") > 0:
+        points.append((0.0, rate("write"), "write"))
+    if copy > 0:
+        points.append((0.5, copy, "copy"))
+    add = max(rate("add"), rate("triad"))
+    if add > 0:
+        points.append((2.0 / 3, add, "add" if rate("add") >= rate("triad") else "triad"))
+    if rate("read") > 0:
+        points.append((1.0, rate("read"), "read"))
+    if not points:
+        return 0.0, ""
+    if len(points) == 1 and copy > 0:
+        return copy, "copy (only copy measured)"
+    total = float(read + written)
+    random = min(int(mix.get("random_read") or 0), read)
+    item = max(int(mix.get("random_item", 4)), 1)
+    per_access, gather = _random_access({k: rate(k) for k in ("gather4", "gather32")}, item)
+    note = ""
+    if random > 0 and per_access == 0:  # no gather measured: the random reads at the sequential rate
+        random = 0
+        note = " (random reads as sequential: no gather measured)"
+    seq_read = read - random
+    seq = seq_read + written
+    ns, name = 0.0, ""
+    if seq > 0:
+        per_byte, name = _sequential(points, seq_read / seq)
+        ns += per_byte * float(seq)
+    if random > 0:
+        ns += per_access * float(math.ceil(random / item))
+        name = name + " + " + gather if name else gather
+    return total / ns, name + note
+
+
+def pattern_rates(patterns: Mapping[str, float] | None, copy: float) -> dict[str, float]:
+    """CeilingTrack::for_case's rates of a case whose nearest copy sample is `copy`: the document's
+    ceiling.patterns scaled by copy / patterns.copy; {'copy': copy} where the patterns hold no copy."""
+    own = float((patterns or {}).get("copy") or 0.0)
+    if own > 0:
+        f = copy / own
+        return {k: float(v) * f for k, v in (patterns or {}).items()}
+    return {"copy": copy}
+
+
+def case_ceiling(ceiling: Mapping[str, Any], result: Mapping[str, Any]) -> tuple[float, str]:
+    """CeilingTrack::for_case: (throughput.ceiling_gbps, throughput.ceiling_pattern) of a result with
+    kernel time, from the document's `ceiling` (samples, patterns) and the result's timed_at_s and
+    bytes; (0, '') without samples."""
+    copy = nearest_ceiling(ceiling.get("samples") or [], float(result.get("timed_at_s", 0.0)))
+    if copy <= 0:
+        return 0.0, ""
+    return match_ceiling(result.get("bytes") or {}, pattern_rates(ceiling.get("patterns"), copy))
 
 
 # --- the copy ceiling, measured again while the run goes on (harness/ceiling.cpp, issue 51) --------
@@ -482,24 +625,34 @@ def csv_row(doc: Mapping[str, Any], r: Mapping[str, Any], rank: int, device: str
            "min_moved_bytes": at("bytes", "min_moved"), "transfer_bytes": at("bytes", "transfer"),
            "reason": r.get("reason", "")}
     for k in ("kernel_gbps", "total_gbps", "transfer_gbps", "elements_per_s", "moved_gbps", "pct_of_peak",
-              "ceiling_gbps", "parity"):
-        row[k] = at("throughput", k)  # ceiling_gbps: None (an empty cell) for a peer's or an older result
+              "ceiling_gbps", "ceiling_pattern", "parity"):
+        row[k] = at("throughput", k)  # ceiling_*: None (an empty cell) for a peer's or an older result
     for k in NOT_APPLICABLE_WHEN_ZERO:
         if row[k] == 0 and not isinstance(row[k], bool):
             row[k] = None
     return row
 
 
-# Columns x-csv-columns gained after executables had written CSV files with the columns before them
-# (issue 51: ceiling_gbps, after pct_of_peak). A CSV with exactly the columns but these, beside a
-# document whose results lack them too, is an earlier executable's: the driver puts it into
-# summary.csv with these cells empty (results.summary_csv) and tests/check_results.py takes it.
-CSV_COLUMNS_ADDED = ("ceiling_gbps",)
+# Columns x-csv-columns gained after executables had written CSV files with the columns before them,
+# in the order they were added (issue 51: ceiling_gbps, after pct_of_peak; issue 46: ceiling_pattern,
+# after ceiling_gbps). Each is also a throughput field of the same name. A CSV with exactly the
+# columns but the last few of these, beside a document whose results lack those too, is an earlier
+# executable's: the driver puts it into summary.csv with those cells empty (results.summary_csv) and
+# tests/check_results.py takes it.
+CSV_COLUMNS_ADDED = ("ceiling_gbps", "ceiling_pattern")
 
 
-def earlier_csv_columns(columns: Sequence[str]) -> list[str]:
-    """The CSV columns before CSV_COLUMNS_ADDED."""
-    return [c for c in columns if c not in CSV_COLUMNS_ADDED]
+def earlier_csv_columns(columns: Sequence[str], added: Sequence[str] = CSV_COLUMNS_ADDED) -> list[str]:
+    """The CSV columns without `added` (by default every column of CSV_COLUMNS_ADDED: the earliest
+    executables' columns)."""
+    return [c for c in columns if c not in added]
+
+
+def earlier_csv_headers(columns: Sequence[str]) -> list[tuple[list[str], tuple[str, ...]]]:
+    """[(columns, the added columns they lack)] of each earlier executable's CSV, newest first: the
+    columns without the last column added, without the last two, ..., without all of them."""
+    n = len(CSV_COLUMNS_ADDED)
+    return [(earlier_csv_columns(columns, CSV_COLUMNS_ADDED[i:]), CSV_COLUMNS_ADDED[i:]) for i in range(n - 1, -1, -1)]
 
 
 # result.cpp kNotApplicableWhenZero: figures whose 0 in a document means "does not apply" (no such phase,

@@ -1,7 +1,8 @@
 """The CPU targets of docs/performance.md (issue 17: CPU baselines a GPU has to beat) judged from one
 run's results, as targets.py judges the GPU ones: each figure a ratio within the same run (% of the
-memcpy ceiling the executable measured, cycles per tuple from the clock the run measured, one
-variant's time over another's). A target without the results it needs says so; it is never guessed."""
+ceiling the executable measured for the case's access pattern, the memcpy where it has none; cycles
+per tuple from the clock the run measured; one variant's time over another's). A target without the
+results it needs says so; it is never guessed."""
 import math
 from collections.abc import Iterable, Sequence
 
@@ -9,7 +10,7 @@ from . import targets as t
 from .targets import Target
 from .util import Document, Row
 
-# Streaming primitives: % of the memcpy ceiling by declared minimum bytes moved, cpu `parallel`.
+# Streaming primitives: % of their ceiling by declared minimum bytes moved, cpu `parallel`.
 STREAMING = (("select", 70), ("project", 70), ("reduce", 70), ("add", 70), ("subtract", 70), ("multiply", 70),
              ("unique", 50), ("reduce_by_key", 50), ("join", 30), ("set_union", 30), ("set_intersection", 30),
              ("set_difference", 30))
@@ -17,7 +18,7 @@ LIBRARY_SORTS = ("tbb", "pstl")
 
 
 def _pct(rows, test, goal):
-    return t._pct_target(rows, f"ra {test} parallel, % of memcpy ceiling", goal, "ra", test, variants={"parallel"},
+    return t._pct_target(rows, f"ra {test} parallel, % of its ceiling", goal, "ra", test, variants={"parallel"},
                          prefer="parallel", backend="cpu")
 
 

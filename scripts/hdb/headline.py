@@ -785,14 +785,15 @@ def geomean_table(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[l
 
 
 VERDICT_HEADER = ["processor", "operations", "faster, with transfers", "faster, kernel only", "geo-mean speed-up",
-                  "kernel only", "% of copy ceiling"]
+                  "kernel only", "% of its ceiling"]
 
 
 def verdict(ls: Sequence[Line], procs: Mapping[str, Processor]) -> tuple[list[str], list[list[Cell]]]:
     """The report's first table: per processor of the overview, on how many of the operations it shares
     with the CPU it beats the best CPU implementation (transfers counted, and kernel only; in the note
     how many with the whole interval of the speed-up above 1), the geometric mean of those speed-ups,
-    and the median % of the copy ceiling of its fastest cases (where its results have one: a peer's
+    and the median % of its ceiling of its fastest cases (each against the measured ceiling of its
+    access pattern, or the copy's: the row's ceiling_pattern; where its results have one: a peer's
     have none). The CPU's row is the baseline."""
     rows = []
     for b in columns(ls):
@@ -824,7 +825,8 @@ def verdict_sentence(ls: Sequence[Line], procs: Mapping[str, Processor]) -> str:
     with_acc = [ln for ln in ls if ln.acc and ln.cpu_best]
     cols = ("Per processor below: on how many operations it is faster than the best CPU implementation "
             f"('sure': the whole {CONFIDENCE:.0%} interval of the speed-up above 1), the geometric mean of its "
-            "speed-ups, and the median % of the copy ceiling its fastest cases reach.")
+            "speed-ups, and the median % of its ceiling (the measured ceiling of each case's access pattern, or "
+            "the copy's) its fastest cases reach.")
     if not with_acc:
         return "No accelerator ran an operation the CPU ran: nothing here says whether one pays off. " + cols
     acc = with_acc[0].acc or ""

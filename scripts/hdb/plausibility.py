@@ -8,22 +8,33 @@ The rule, per ok result of a real processor (host execution is no processor's ti
 
 * Memory figures (`moved_gbps`, `kernel_gbps`, `total_gbps`; and `pct_of_peak`, the same bound as a
   percentage of the ceiling that result's pct_of_peak is against: its `throughput.ceiling_gbps`, the
-  sample measured nearest to it (issue 51), else the document's) against the document's measured
-  memory copy ceiling D (`ceiling.memory_copy_gbps`, the median of its samples; a peer, which
-  records none, takes the best of its host's cpu documents). The bound depends on whether the
-  result's working set W fits in the cache C of its processor (the host's `context.llc_bytes`; a
-  CUDA device's `l2_cache_bytes`):
+  ceiling of its access pattern or the copy sample measured nearest to it (issues 46 and 51), else
+  the document's) against the document's measured memory copy ceiling D (`ceiling.memory_copy_gbps`,
+  the median of its samples; a peer, which records none, takes the best of its host's cpu
+  documents), or beyond the cache against the result's own pattern ceiling. The bound depends on
+  whether the result's working set W fits in the cache C of its processor (the host's
+  `context.llc_bytes`; a CUDA device's `l2_cache_bytes`):
   - in any case at most CACHE_FACTOR x D (a cache delivers less than 8x a DRAM copy on every machine
     measured: 7.5x on the EPYC VM's L1/L2, 1.7x on the H200 host, 2-3x for Hopper's L2; 16 doubles
     it), or CACHE_MARGIN x the best copy the same run's bus measured in the cache on that backend
     and device, whichever is higher;
   - beyond the cache (W > C), at most a fraction C/W of the bytes can come from the cache and the
-    rest must cross DRAM, so at most DRAM_MARGIN x D / (1 - C/W). DRAM_MARGIN 2: a copy counts each
-    byte read and written once, but on a write-allocate CPU really moves 3 bytes per 2 counted, so a
-    read-only kernel can reach 1.5x the copy rate, and the start-up measurement itself varies (one
-    run's cpu ceilings differed by 1.7x on a busy 2-core VM). A CUDA device that states its
-    theoretical memory rate (`memory_theoretical_gbps`) is held to THEORETICAL_MARGIN x that instead
-    when it is lower (never below 1.05 x D: a measured copy proves that much).
+    rest must cross DRAM, so at most M / (1 - C/W), where M is the DRAM rate the result can reach:
+    - for a result whose `throughput.ceiling_pattern` names the ceiling of its own access mix
+      (contract.pattern_matched: a measured pattern such as 'read', or an interpolation between two),
+      PATTERN_MARGIN x that ceiling, its ceiling_gbps. PATTERN_MARGIN 1.10 is the ceiling's own
+      run-to-run noise: each pattern ceiling is the best of a few passes, and the copy samples of one
+      run here spread by up to ~5-10 %; the ceiling already matches what the kernel reads and writes,
+      so no more room is due.
+    - else (a document written before issue 46, a peer's, a result that declares no split of its
+      bytes, or a platform that measured only the copy: its figures are against the copy ceiling
+      alone) DRAM_MARGIN x D. DRAM_MARGIN 2: a copy counts each byte read and written once, but on a
+      write-allocate CPU really moves 3 bytes per 2 counted, so a read-only kernel can reach 1.5x
+      the copy rate, and the start-up measurement itself varies (one run's cpu ceilings differed by
+      1.7x on a busy 2-core VM).
+    A CUDA device that states its theoretical memory rate (`memory_theoretical_gbps`) is held to
+    THEORETICAL_MARGIN x that instead when it is lower (never below 1.05 x the measured ceiling M
+    stands on: a measurement proves that much).
   W is the smallest working set the record allows: its size per input, or its declared minimum
   bytes moved when fewer (a merge step reads a dictionary, not the column); an unknown cache counts
   as holding it.
@@ -39,12 +50,13 @@ within their ceilings count as the run's bus rates.
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from . import results
+from . import contract, results
 from .util import Document, Row, size_text
 
 Finding = dict[str, Any]  # one figure above its ceiling: benchmark, backend, rank, id, file, figure, value, ...
 
-DRAM_MARGIN = 2.0         # x the memory copy ceiling, beyond the cache
+DRAM_MARGIN = 2.0         # x the memory copy ceiling, beyond the cache, for a result judged against it alone
+PATTERN_MARGIN = 1.10     # x the result's own access-pattern ceiling, beyond the cache (its noise)
 THEORETICAL_MARGIN = 1.05  # x a device's theoretical memory rate (rounding of clocks and widths)
 CACHE_FACTOR = 16.0       # x the memory copy ceiling, the most a cache can add
 CACHE_MARGIN = 2.0        # x the best in-cache copy the run's bus measured
@@ -150,14 +162,19 @@ def memory_bound(row: Row, doc: Document, ceilings: Ceilings, is_bus: bool) -> t
     if not cache or not w or w <= cache:
         return bound, source + (f"; {where} within the {size_text(cache)} {cache_name}" if cache and w else
                                 f"; {where}, cache size unknown" if not cache else f"; {where}")
+    m, m_source = d, d_source
     dram, dram_source = DRAM_MARGIN * d, f"{DRAM_MARGIN:g} x {d_source}"
+    own, pattern = _num(row.get("ceiling_gbps")), row.get("ceiling_pattern")
+    if own > 0 and contract.pattern_matched(pattern):  # the ceiling of its own access mix (issue 46)
+        m, m_source = own, f"the {own:.4g} GB/s ceiling of its access pattern ({pattern}) in {doc_name(doc)}"
+        dram, dram_source = PATTERN_MARGIN * own, f"{PATTERN_MARGIN:g} x {m_source}"
     theo = _num(_device(doc).get("memory_theoretical_gbps"))
-    if theo and max(THEORETICAL_MARGIN * theo, 1.05 * d) < dram:
-        if THEORETICAL_MARGIN * theo >= 1.05 * d:
+    if theo and max(THEORETICAL_MARGIN * theo, 1.05 * m) < dram:
+        if THEORETICAL_MARGIN * theo >= 1.05 * m:
             dram, dram_source = THEORETICAL_MARGIN * theo, \
                 f"{THEORETICAL_MARGIN:g} x the device's theoretical memory rate {theo:.4g} GB/s"
-        else:  # a measured copy above the stated rate: the measurement proves that much
-            dram, dram_source = 1.05 * d, f"1.05 x {d_source} (above the device's stated {theo:.4g} GB/s)"
+        else:  # a measured ceiling above the stated rate: the measurement proves that much
+            dram, dram_source = 1.05 * m, f"1.05 x {m_source} (above the device's stated {theo:.4g} GB/s)"
     share = cache / w
     beyond = dram / (1 - share)
     if beyond < bound:
@@ -195,9 +212,9 @@ def _finding(row, doc, figure, value, bound, source, unit):
 
 def own_ceiling(row: Row, doc: Document) -> float:
     """The ceiling the row's pct_of_peak is against, so that its bound is the memory figures' bound
-    in the same units: the row's ceiling_gbps (results.py: throughput.ceiling_gbps, the sample
-    nearest to the case, else the document's), the document's memory_copy_gbps for a row made
-    elsewhere; 0 when unknown."""
+    in the same units: the row's ceiling_gbps (results.py: throughput.ceiling_gbps, the ceiling of
+    its access pattern or the copy sample nearest to the case, else the document's), the document's
+    memory_copy_gbps for a row made elsewhere; 0 when unknown."""
     c = row.get("ceiling_gbps")
     return _num(c if c is not None else (doc.get("ceiling") or {}).get("memory_copy_gbps"))
 

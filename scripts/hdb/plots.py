@@ -423,7 +423,7 @@ def pct_of_peak(rows: Sequence[Row], bench: str, out_dir: StrPath, machine: str)
         return None
     tests = _group(rows, lambda r: r["test"])
     fig, axes = _grid(len(tests))
-    ylabel = "% of measured copy bandwidth"
+    ylabel = "% of its measured ceiling"
     for ax, (test, trs) in zip(axes, tests.items(), strict=False):
         trs, note = _slice(trs)
         groups = _series(trs)
@@ -442,12 +442,13 @@ def pct_of_peak(rows: Sequence[Row], bench: str, out_dir: StrPath, machine: str)
         _title(ax, test, note)
         ax.grid(True, alpha=0.3)
         _legend(ax, len(groups))
-    figure = Figure(f"peak-{bench}", f"{bench}: % of peak", "Declared minimum bytes moved (inputs read once, "
-                    "outputs written once) per median kernel second, as a percentage of the device's copy bandwidth "
-                    "measured nearest to the case (throughput.ceiling_gbps). Above 100% at small sizes means the data "
-                    "sat in cache. A test measured at one size only is drawn as bars.", bench)
-    return _finish(fig, out_dir, figure, f"{bench}: minimum bytes moved per second as % of the measured copy "
-                   "ceiling", machine)
+    figure = Figure(f"peak-{bench}", f"{bench}: % of its ceiling", "Declared minimum bytes moved (inputs read "
+                    "once, outputs written once) per median kernel second, as a percentage of the ceiling measured "
+                    "for the case's access pattern (the copy where it declares none; throughput.ceiling_pattern "
+                    "names it). Above 100% only where the data partly sits in a cache. A test measured at one size "
+                    "only is drawn as bars.", bench)
+    return _finish(fig, out_dir, figure, f"{bench}: minimum bytes moved per second as % of the measured ceiling "
+                   "of its access pattern", machine)
 
 
 def _largest(srs):

@@ -4,7 +4,9 @@ the machine's speed, so that a CPU baseline that loses ground fails the test sui
 reaching a published run unnoticed.
 
 Each case's rate is its declared bytes moved over its fastest timed pass. Two ratios judge it:
-- to_ceiling: the rate over the copy ceiling measured nearest to the case (throughput.ceiling_gbps);
+- to_ceiling: the rate over the copy ceiling measured nearest to the case (throughput.ceiling_gbps
+  before issue 46; since, where the case is against the ceiling of its access pattern, the copy
+  sample nearest to it: the references were recorded against the copy);
 - to_anchor: the rate over the anchor case's (a streaming case of the same run).
 A case has lost ground when both ratios fell by more than the stated factor against the reference
 of the machine's processor (the anchor has only the first). A machine is its processor's name and
@@ -110,12 +112,18 @@ def ratios(doc: Document, gate: Gate) -> Ratios:
     rates: dict[str, tuple[float, float]] = {}
     results.checked(doc)  # a result with a figure that cannot be used is none (results.check_figures)
     size = contract.parse_size(gate.size)
-    # Each case's ceiling is the sample nearest to it; documents before issue 51 have one for the run.
+    # Each case's ceiling is the copy sample nearest to it; documents before issue 51 have one for the
+    # run. A case against the ceiling of its access pattern (issue 46) is judged by that copy sample
+    # too, so that its ratio stays comparable with the references.
     run_ceiling = (doc.get("ceiling") or {}).get("memory_copy_gbps") or 0.0
+    samples = (doc.get("ceiling") or {}).get("samples") or []
     for case in gate.cases:
         found = [r for r in doc.get("results", []) if case.matches(r, size) and r.get("status") == "ok"]
         if found:
-            rates[case.name] = (_fastest_rate(found[0]), contract.result_ceiling(found[0], run_ceiling))
+            r = found[0]
+            copy = contract.nearest_ceiling(samples, float(r["timed_at_s"])) \
+                if "ceiling_pattern" in (r.get("throughput") or {}) and samples and "timed_at_s" in r else 0.0
+            rates[case.name] = (_fastest_rate(r), copy or contract.result_ceiling(r, run_ceiling))
     out: Ratios = {}
     anchor = rates.get(gate.anchor, (0.0, 0.0))[0]
     for name, (rate, ceiling) in rates.items():

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from . import caches, headline, key_width, passes, plausibility, plots, results
+from . import caches, contract, headline, key_width, passes, plausibility, plots, results
 from .headline import Cell
 from .progress import timed_out
 from .util import StrPath, duration_text, size_text, write_atomically
@@ -313,9 +313,30 @@ def _ceiling_line(d):
             _f(c["spread"] * 100, "{:.1f}") if c else "-"]
 
 
+def _rate(v: float) -> str:
+    return f"{v:.1f}" if v >= 1 else f"{v:.2g}"
+
+
+def _pattern_lines(docs):
+    """(header, rows) of the ceilings per access pattern (ceiling.patterns, issue 46): one row per
+    executable that measured them, a column per pattern any of them has; ([], []) when none did."""
+    have = [d for d in docs if d.get("_rank", 0) == 0 and isinstance((d.get("ceiling") or {}).get("patterns"), dict)
+            and d["ceiling"]["patterns"]]
+    names = [p for p in contract.PATTERNS if any(p in d["ceiling"]["patterns"] for d in have)]
+    if not names:
+        return [], []
+    rows = []
+    for d in have:
+        pat = d["ceiling"]["patterns"]
+        rows.append([f"{d['benchmark']}-{d['backend']}", d.get("context", {}).get("device", {}).get("name", "?")]
+                    + [_rate(pat[p]) if isinstance(pat.get(p), (int, float)) and pat[p] > 0 else "-" for p in names])
+    return ["executable", "device"] + names, rows
+
+
 def _ceilings(doc, docs, rows):
     bus = [r for r in rows if r["benchmark"] == "bus" and r["status"] == "ok" and r["rank"] == 0]
     ceil = [_ceiling_line(d) for d in docs if d.get("_rank", 0) == 0]
+    pattern_header, pattern_rows = _pattern_lines(docs)
     if not bus and not ceil:
         return
     doc.h(2, "Ceilings")
@@ -324,10 +345,15 @@ def _ceilings(doc, docs, rows):
           "(h2d, d2h) by their transfer time (throughput.transfer_gbps), the others by kernel time; then the "
           "copy ceiling (bytes read + written) of every executable, measured at start-up, again before a case "
           "once its interval (ceiling.interval_s, 10 s) had passed since the last sample, and after the last "
-          "case: the median of its samples, how many, their range and spread ((max - min) / median). Each "
-          "case's '% of peak' is against the sample nearest to it (throughput.ceiling_gbps); '-': no samples "
-          "recorded (an executable built before issue 51, whose one measurement at start-up every case used, or "
-          "a peer's).")
+          "case: the median of its samples, how many, their range and spread ((max - min) / median). "
+          + ("Each case's '% of its ceiling' is against the ceiling of the access pattern its bytes declare, "
+             "where its executable measured them (the last table), scaled to the copy sample nearest to it; a "
+             "case that declares no split, or whose executable measured only the copy, against that sample "
+             "itself; the benchmark tables name each case's ceiling (throughput.ceiling_pattern). "
+             if pattern_rows else
+             "Each case's '% of its ceiling' is against the sample nearest to it (throughput.ceiling_gbps). ")
+          + "'-': no samples recorded (an executable built before issue 51, whose one measurement at start-up "
+          "every case used, or a peer's).")
     series: OrderedDict[Any, Any] = OrderedDict()
     for r in bus:
         series.setdefault(results.series_key(r), []).append(r)
@@ -347,6 +373,14 @@ def _ceilings(doc, docs, rows):
                "best GB/s", "best at"], lines)
     doc.table(["executable", "device", "copy ceiling GB/s (read+write, median)", "samples", "min–max GB/s",
                "spread %"], ceil)
+    if pattern_rows:
+        doc.p("Ceilings per access pattern (ceiling.patterns), in GB/s of bytes read + written, measured with "
+              "each executable's first sample beyond the cache: read (a sum), write (a fill), copy, add (c = a + b), "
+              "triad, and gather4/gather32 (4- and 32-byte items read at random from a table beyond the cache, "
+              "counting the items' bytes). A case whose mix lies between two patterns is against the time per "
+              "byte interpolated between them; its random reads add their time at the gather rate "
+              "(docs/methodology.md, 'A ceiling per access pattern').")
+        doc.table(pattern_header, pattern_rows)
 
 
 def _best_series(lines: Sequence[Row]) -> Row | None:
@@ -385,7 +419,8 @@ def _bench_table(doc, brs):
         best = _best_series(rs)
         transfers = any(r["transfer"] != "none" for r in rs)
         header = ["backend", "variant"] + varying + ["size"] + (["transfer"] if transfers else []) \
-            + ["kernel ms", "kernel GB/s", "with-PCIe GB/s", "bus GB/s", "parity", "% of peak", "cv %", "passes"] \
+            + ["kernel ms", "kernel GB/s", "with-PCIe GB/s", "bus GB/s", "parity", "% of its ceiling", "ceiling",
+               "cv %", "passes"] \
             + ([] if every_verified else ["verified"])
         lines = []
         for r in rs:
@@ -399,6 +434,8 @@ def _bench_table(doc, brs):
                             _f(r["transfer_gbps"]) if r["transfer_gbps"] else "-",
                             _f(r["parity"], "{:.2f}") if r["parity"] else "-",
                             _f(r["pct_of_peak"], "{:.1f}") if r["pct_of_peak"] else "-",
+                            # the ceiling's name (issue 46): its access pattern, or the copy fallback
+                            (r.get("ceiling_pattern") or "-") if r["pct_of_peak"] else "-",
                             _f((results.headline_cv(r) or 0) * 100, "{:.1f}"), str(r["passes"])]
                          + ([] if every_verified else [_verified(r)]))
         keep = [i for i in range(len(header)) if i < 2 or any(str(ln[i]) not in ("-", "") for ln in lines)]

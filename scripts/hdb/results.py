@@ -119,7 +119,8 @@ STAT_TIMES = ("kernel_s", "total_s", "h2d_s", "d2h_s")   # stats.<k> and trials[
 _STAT_SECONDS = ("median", "mean", "min", "max")          # the seconds of a stats.<k> block (and stddev, cv)
 RATES = ("kernel_gbps", "total_gbps", "transfer_gbps", "elements_per_s", "moved_gbps", "pct_of_peak",
          "ceiling_gbps", "parity")                        # throughput.<k>
-COUNTS = ("input", "min_moved", "transfer")              # bytes.<k>
+COUNTS = ("input", "min_moved", "transfer",              # bytes.<k>; the split of min_moved (issue 46),
+          "read", "written", "random_read", "random_item")  # absent where the case declares none
 BadFigure = tuple[str, str, Any, str]  # (result id, field, value, why)
 
 
@@ -521,6 +522,15 @@ def _ceiling_gbps(doc, r):
     return None if math.isnan(c) else c
 
 
+def _ceiling_pattern(r):
+    """The name of the ceiling a result's pct_of_peak is against (throughput.ceiling_pattern, issue 46:
+    'read', 'copy..read (75% read)', 'copy (reads and writes undeclared)', ...; '' when it has no
+    ceiling); None for a result that records none (written before issue 46, a peer's), whose ceiling
+    is the copy ceiling."""
+    p = (r.get("throughput") or {}).get("ceiling_pattern")
+    return p if isinstance(p, str) else None
+
+
 def _row(doc, ctx, rank, device, r):
     tp = r.get("throughput", {})
     b = r.get("bytes", {})
@@ -569,6 +579,7 @@ def _row(doc, ctx, rank, device, r):
         "moved_gbps": tp.get("moved_gbps"),
         "pct_of_peak": tp.get("pct_of_peak"),
         "ceiling_gbps": _ceiling_gbps(doc, r),
+        "ceiling_pattern": _ceiling_pattern(r),
         "parity": tp.get("parity"),
         "elements": r.get("elements", 0),
         "input_bytes": b.get("input", 0),
@@ -786,11 +797,10 @@ def _driver_cells(row: Row, above: str) -> dict[str, str]:
 
 
 # Columns x-csv-columns gained after executables had written CSV files with the columns before them
-# (contract.CSV_COLUMNS_ADDED, issue 51: ceiling_gbps). A raw CSV with exactly the columns but these
-# (an older run reported again, an older build resumed) goes into summary.csv with these cells empty,
-# as an executable leaves empty a figure its result lacks.
+# (contract.CSV_COLUMNS_ADDED, issue 51: ceiling_gbps; issue 46: ceiling_pattern). A raw CSV with
+# exactly the columns but the last few of these (an older run reported again, an older build resumed)
+# goes into summary.csv with those cells empty, as an executable leaves empty a figure its result lacks.
 CSV_COLUMNS_ADDED = contract.CSV_COLUMNS_ADDED
-_earlier_columns = contract.earlier_csv_columns
 
 
 def _flagged_rows(body, columns, cells, entry, backend=None, header=None, driver=None):
@@ -801,8 +811,8 @@ def _flagged_rows(body, columns, cells, entry, backend=None, header=None, driver
     and a benchmark's large entry; `entry` is the raw file's name, ra-opencl-pocl or ra-cpu-large). A
     median's interval is empty where the record's median cell is (MEDIAN_INTERVAL_COLUMNS). backend:
     the name its document goes by in this run, where that is not the executable's (opencl-<implementation>:
-    separate_implementations). header: the columns of `body` where they are the earlier ones
-    (_earlier_columns): each record is put in `columns`, a column it lacks empty."""
+    separate_implementations). header: the columns of `body` where they are earlier ones
+    (contract.earlier_csv_headers): each record is put in `columns`, a column it lacks empty."""
     driver = summary_driver_columns() if driver is None else driver
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
@@ -849,8 +859,8 @@ def summary_csv(run_dir: StrPath, docs: Sequence[Document] | None = None) -> tup
     the result, as its JSON document gives them, that are above the physical ceiling of the run
     (plausibility.py), '' when none; key, unique in the run (_flagged_rows); and the 95 % intervals of
     the kernel and total medians from the result's trials (MEDIAN_INTERVAL_COLUMNS, median_interval),
-    '' where none applies. A CSV with the columns
-    before CSV_COLUMNS_ADDED goes in with those cells empty; a missing CSV or one with other columns is a
+    '' where none applies. A CSV with the columns of an earlier executable (without the last few
+    of CSV_COLUMNS_ADDED) goes in with those cells empty; a missing CSV or one with other columns is a
     problem, never replaced by rows made here. docs: the run's usable documents (load_docs_tolerant), when read."""
     from . import plausibility
     columns = csv_columns()
@@ -883,14 +893,15 @@ def summary_csv(run_dir: StrPath, docs: Sequence[Document] | None = None) -> tup
             problems.append(f"{rel}: holds NUL bytes (written by two processes at once, or cut short): its results "
                             "are not in summary.csv")
             continue
-        earlier = _header_line(text) == ",".join(_earlier_columns(columns))
-        if _header_line(text) != header and not earlier:
+        earlier = None if _header_line(text) == header else \
+            next((cs for cs, _ in contract.earlier_csv_headers(columns) if _header_line(text) == ",".join(cs)), None)
+        if _header_line(text) != header and earlier is None:
             problems.append(f"{rel}: its header is not the columns of docs/results-schema.json (x-csv-columns): "
                             "left out of summary.csv")
             continue
         body = text[text.find("\n") + 1:] if "\n" in text else ""
         parts.append(_flagged_rows(body, columns, cells, entry_of(jp), renamed.get(os.path.realpath(jp)),
-                                   _earlier_columns(columns) if earlier else None, driver))
+                                   earlier, driver))
     return "".join(parts), problems
 
 

@@ -12,6 +12,7 @@
 
 #include "runtime/cuda_check.hpp"
 #include "runtime/prim.cuh"
+#include "runtime/patterns.cuh"
 
 namespace {
 
@@ -288,3 +289,11 @@ TEST(CudaHostFaultDeathTest, InjectedFaultIsStickyAndThrowsDeviceLost) {
 }
 
 }  // namespace
+
+// The pattern kernels of the GPU's ceilings (runtime/patterns.cuh, issue 46): host execution never
+// measures them for itself, so this is where they run before a GPU session does; each checks its
+// own result and throws on a wrong one.
+TEST(CudaHostLaunch, ThePatternKernelsDoTheirWork) {
+  const hdb::PatternRates r = hdb::cuda::measure_patterns(256 << 10, 2, 1);
+  for (hdb::MemoryPattern p : hdb::kAllPatterns) EXPECT_GT(r[p], 0) << hdb::to_string(p);
+}

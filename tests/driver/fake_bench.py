@@ -10,7 +10,10 @@ disk: exit 1 with the harness's error line, its JSON holding the first case, com
 (takes 3 s between its two cases, then finishes: a run stopped by a too short time limit). With --list it
 prints its two case ids and exits 0, whatever MODE.
 Writes a hetdb-bench/2 document to --json and the CSV to --csv (the columns of
-docs/results-schema.json, through make_fixture) after every case, as the harness does, appends its
+docs/results-schema.json, through make_fixture) after every case, as the harness does: its ceiling with
+the ceilings per access pattern (issue 46), its cases declaring their bytes read and written, each
+against the ceiling of its mix (copy/serial a copy; copy/parallel reads three quarters, a quarter of
+them random 8-byte items: an interpolation with a gather part). It appends its
 name, pid and arguments to $FAKE_LOG (and the pid of its child in hang-tree mode), then behaves as
 MODE says. With --no-verify its results are marked not checked, as the harness marks them."""
 import json
@@ -23,6 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(os.path.normpath(Path(__file__).absolute())).parent))
 import make_fixture  # noqa: E402  (the fixture's record/document/CSV builders)
+
+COPY_GBPS = 20.0  # the fake's copy ceiling (every sample), and its patterns' copy
 
 
 def _arg(args, name):
@@ -72,16 +77,21 @@ def main():
         return 0
     checked = "--no-verify" not in args
     results = []
+    patterns = make_fixture.patterns_for(COPY_GBPS)
 
     def write(incomplete="running"):
-        doc = make_fixture.document(bench, backend, results, 20.0, incomplete_reason=incomplete)
+        doc = make_fixture.document(bench, backend, results, COPY_GBPS, incomplete_reason=incomplete,
+                                    patterns=patterns)
         if json_path:
             _replace(json_path, json.dumps(doc))
         if csv_path:
             _replace(csv_path, make_fixture.csv_text(doc))
 
     size = _first_size(args)
-    results.append(make_fixture.record("copy", "serial", size, 1e-5, checked=checked))
+    copy = make_fixture.split_of(2 * size)  # each input byte read once and written once
+    mixed = make_fixture.split_of(2 * size, read_share=0.75, random_share=0.25, item=8)
+    results.append(make_fixture.record("copy", "serial", size, 1e-5, checked=checked, ceiling=COPY_GBPS, split=copy,
+                                       patterns=patterns))
     write()
     if mode == "diskfull":
         # The harness replaces its files whole: a write that fails leaves the previous one (complete: false).
@@ -105,11 +115,12 @@ def main():
     if mode == "slow":
         time.sleep(3)
     if mode == "fail":
-        results.append(make_fixture.record("copy", "parallel", size, 0, status="failed",
+        results.append(make_fixture.record("copy", "parallel", size, 0, status="failed", split=mixed,
                                            reason="verification failed: word 3 differs (driver test)"))
         write(None)
         return 1
-    results.append(make_fixture.record("copy", "parallel", size, 6e-6, checked=checked))
+    results.append(make_fixture.record("copy", "parallel", size, 6e-6, checked=checked, ceiling=COPY_GBPS,
+                                       split=mixed, patterns=patterns))
     write(None)
     print("summary: 2 ok, 0 skipped, 0 failed")
     return 0

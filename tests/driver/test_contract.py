@@ -100,16 +100,24 @@ class AgreesWithTheExecutables(TempDirCase):
                 figures = contract.result_figures(r, ceiling)
                 self.assertEqual(figures["stats"], r["stats"])            # exactly: the same doubles
                 self.assertEqual(figures["throughput"], r["throughput"])
-                if samples is not None:  # ...which is the sample nearest to its timed passes (0: no kernel time)
+                timed = r["stats"]["kernel_s"]["median"] > 0
+                if "ceiling_pattern" in r["throughput"]:  # issue 46: the ceiling of the mix it declares
+                    self.assertEqual((r["throughput"]["ceiling_gbps"], r["throughput"]["ceiling_pattern"]),
+                                     contract.case_ceiling(doc["ceiling"], r) if timed else (0.0, ""))
+                elif samples is not None:  # ...which is the sample nearest to its timed passes (0: no kernel time)
                     nearest = contract.nearest_ceiling(samples, r["timed_at_s"])
-                    self.assertEqual(r["throughput"]["ceiling_gbps"],
-                                     nearest if r["stats"]["kernel_s"]["median"] > 0 else 0.0)
+                    self.assertEqual(r["throughput"]["ceiling_gbps"], nearest if timed else 0.0)
                 self.assertEqual(rule.passes_taken(r["trials"]), len(r["trials"]))
                 if "protocol" in r:  # executables built before issue 29 record none
                     self.assertEqual(r["protocol"], dict(r["protocol"], **contract.Passes([]).protocol()))
         self.assertEqual(made, listed, "--list prints the ids the module makes, in the same order")
-        # The CSV the executable wrote is the module's CSV of its document.
-        self.assertEqual(list(csv.reader(io.StringIO(contract.csv_text(doc, CSV_COLUMNS)))),
+        # The CSV the executable wrote is the module's CSV of its document; an executable built before
+        # a column was added (contract.CSV_COLUMNS_ADDED) writes the columns before it, and its
+        # document lacks that field too.
+        header = next(csv.reader(io.StringIO(csv_text)), [])
+        columns = next((cs for cs, added in contract.earlier_csv_headers(CSV_COLUMNS) if cs == header and not any(
+            k in (r.get("throughput") or {}) for r in doc["results"] for k in added)), CSV_COLUMNS)
+        self.assertEqual(list(csv.reader(io.StringIO(contract.csv_text(doc, columns)))),
                          list(csv.reader(io.StringIO(csv_text))))
         return doc
 
@@ -323,6 +331,58 @@ class Edges(unittest.TestCase):
         self.assertEqual(contract.throughput(copy["trials"], 1, 1, 0, 1, 20.0, with_ceiling=True)["ceiling_gbps"], 0.0)
         self.assertEqual(contract.result_figures(copy, 16.0)["throughput"]["ceiling_gbps"], 0.0)
 
+    def test_a_case_is_divided_by_the_ceiling_of_its_access_mix(self):
+        """harness/patterns.cpp match_ceiling (issue 46), the cases of tests/harness/test_patterns.cpp:
+        one pattern's mix gets its rate; between two, the time per byte interpolated by the read
+        share; random reads at the gather rate per access, added in time; what cannot be matched is
+        judged against the copy and says so."""
+        r = {"read": 40.0, "write": 20.0, "copy": 25.0, "add": 30.0, "triad": 28.0, "gather4": 1.0, "gather32": 4.0}
+
+        def mix(read, written, random_read=0, item=4):
+            return {"read": read, "written": written, "random_read": random_read, "random_item": item}
+        m = contract.match_ceiling
+        self.assertEqual(m(mix(100, 0), r), (40.0, "read"))
+        self.assertEqual(m(mix(0, 100), r), (20.0, "write"))
+        self.assertEqual(m(mix(100, 100), r), (25.0, "copy"))
+        self.assertEqual(m(mix(200, 100), r), (30.0, "add"))  # the better of add and triad
+        self.assertEqual(m(mix(200, 100), dict(r, triad=35.0))[1], "triad")
+        gbps, name = m(mix(500, 100), r)
+        self.assertAlmostEqual(gbps, 1 / ((1.0 / 30 + 1.0 / 40) / 2), places=9)
+        self.assertEqual(name, "add..read (83% read)")
+        gbps, name = m(mix(60, 40), r)
+        self.assertTrue(25 < gbps < 30)
+        self.assertEqual(name, "copy..add (60% read)")
+        gbps, name = m(mix(999, 1), r)  # a share that rounds to a pattern's is named after it
+        self.assertTrue(30 < gbps < 40)
+        self.assertEqual(name, "read")
+        self.assertEqual(m(mix(400, 0, 400, 4), r)[1], "gather4")
+        self.assertAlmostEqual(m(mix(400, 0, 400, 4), r)[0], 1.0, places=12)
+        self.assertAlmostEqual(m(mix(320, 0, 320, 32), r)[0], 4.0, places=12)
+        gbps, name = m(mix(180, 0, 180, 18), r)
+        self.assertAlmostEqual(gbps, 180.0 / (10 * 6.0), places=12)
+        self.assertEqual(name, "gather4..gather32")
+        gbps, name = m(mix(800, 0, 400, 4), r)
+        self.assertAlmostEqual(gbps, 800.0 / 410, places=9)
+        self.assertEqual(name, "read + gather4")
+        self.assertEqual(m({}, r), (25.0, "copy (reads and writes undeclared)"))
+        self.assertEqual(m(mix(100, 0), {"copy": 25.0}), (25.0, "copy (only copy measured)"))
+        self.assertEqual(m(mix(100, 0), {})[0], 0.0)
+        seq = dict(r, gather4=0.0, gather32=0.0)
+        self.assertEqual(m(mix(100, 0, 100, 4), seq), (40.0, "read (random reads as sequential: no gather measured)"))
+        self.assertEqual(m(mix(20, 80), dict(r, write=0.0)), (25.0, "copy (20% read)"))
+        # A case's rates are the patterns scaled by the copy sample nearest to it over patterns.copy.
+        ceiling = {"samples": [{"at_s": 0.0, "gbps": 25.0}, {"at_s": 10.0, "gbps": 50.0}], "patterns": r}
+        self.assertEqual(contract.case_ceiling(ceiling, {"timed_at_s": 11.0, "bytes": mix(100, 0)}), (80.0, "read"))
+        self.assertEqual(contract.case_ceiling(ceiling, {"timed_at_s": 1.0, "bytes": mix(100, 0)}), (40.0, "read"))
+        self.assertEqual(contract.case_ceiling({"samples": []}, {"timed_at_s": 1.0, "bytes": mix(100, 0)}), (0.0, ""))
+        # Which names are the ceiling of the case's own mix (plausibility holds those to it).
+        for label, matched in (("read", True), ("copy..read (75% read)", True), ("read + gather4", True),
+                               ("copy..add (70% read) + gather4..gather32", True), ("gather4", True),
+                               ("copy (reads and writes undeclared)", False), ("copy (only copy measured)", False),
+                               ("copy (20% read)", False), ("add (100% read)", False), ("", False), (None, False),
+                               ("read (random reads as sequential: no gather measured)", False)):
+            self.assertEqual(contract.pattern_matched(label), matched, label)
+
     def test_the_csv_carries_the_results_ceiling(self):
         """result.cpp csv_row: ceiling_gbps right after pct_of_peak, empty where the result has none."""
         columns = CSV_COLUMNS
@@ -334,6 +394,11 @@ class Edges(unittest.TestCase):
             {"id": "a/d", "test": "a", "variant": "d", "params": {}, "status": "skipped"}]}
         rows = list(csv.DictReader(io.StringIO(contract.csv_text(doc, columns))))
         self.assertEqual([r["ceiling_gbps"] for r in rows], ["20.5", "", ""])
+        # Issue 46: its name right after it, empty where the result has none.
+        self.assertEqual(columns[columns.index("ceiling_gbps") + 1], "ceiling_pattern")
+        doc["results"][0]["throughput"]["ceiling_pattern"] = "copy..read (75% read)"
+        rows = list(csv.DictReader(io.StringIO(contract.csv_text(doc, columns))))
+        self.assertEqual([r["ceiling_pattern"] for r in rows], ["copy..read (75% read)", "", ""])
 
     def test_figures_that_do_not_apply_are_empty_cells(self):
         """result.cpp kNotApplicableWhenZero: 0 in the document, an empty cell in the CSV."""

@@ -33,13 +33,13 @@ class CpuTargetsTest(TempDirCase):
             record("sort", "pstl", 256 * M, kernel_s=0.9),
         ])
         t = self.evaluate()
-        s = t["ra select parallel, % of memcpy ceiling"]
+        s = t["ra select parallel, % of its ceiling"]
         self.assertEqual((s["figure"], s["met"]), (65.0, False))
         self.assertIn("zipf", s["detail"])
         srt = t["ra sort parallel / best library sort (time)"]
         self.assertAlmostEqual(srt["figure"], 1.5)  # against tbb, the faster library
         self.assertTrue(srt["met"])
-        self.assertIsNone(t["ra join parallel, % of memcpy ceiling"]["figure"])  # no results: said, not guessed
+        self.assertIsNone(t["ra join parallel, % of its ceiling"]["figure"])  # no results: said, not guessed
 
     def test_cycles_opencl_and_ngram(self):
         m = record("reencode", "parallel", 256 * M, params={"type": "u32", "unique": 1.0, "delta": 1.0}, kernel_s=0.05)

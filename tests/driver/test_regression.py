@@ -73,6 +73,18 @@ class RegressionGateTest(TempDirCase):
         doc["ceiling"]["memory_copy_gbps"] = 40.0
         self.assertAlmostEqual(regression.ratios(doc, self.gate())["copy"]["to_ceiling"], 0.4)
 
+    def test_a_case_against_its_access_pattern_is_judged_by_the_copy_sample(self):
+        """Issue 46: a case divided by the ceiling of its access pattern (here a read ceiling of 32 GB/s)
+        keeps its ratio to the copy sample nearest to it, as the references were recorded."""
+        doc = document(ceiling=32.0)
+        doc["ceiling"]["samples"] = [{"at_s": 0.0, "gbps": 20.0}, {"at_s": 100.0, "gbps": 10.0}]
+        for i, r in enumerate(doc["results"]):
+            r["throughput"]["ceiling_pattern"] = "read"
+            r["timed_at_s"] = 1.0 + i
+        r = regression.ratios(doc, self.gate())
+        self.assertAlmostEqual(r["copy"]["to_ceiling"], 0.8)
+        self.assertAlmostEqual(r["filter"]["to_ceiling"], 0.4)
+
     def test_a_case_at_another_size_or_with_other_parameters_does_not_count(self):
         doc = document()
         doc["results"][1]["size_bytes"] = 64 * M

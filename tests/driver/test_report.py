@@ -278,12 +278,16 @@ class ReportTest(TempDirCase):
         # the best case (throughput with transfers) marked, a column that is '-' throughout left out.
         self.assertIn("### ra select\n\nall with dist=uniform, selectivity=0.5; best with transfers: cuda thrust, "
                       "15.9 GB/s at 32M.", md)
-        self.assertIn("| cuda best | thrust | 32M | pinned | 0.1218 | 275 | 15.9 | 21.1 | 16.34 | 18.4 | 1.5 | 3 "
-                      "| yes |", md)
+        # Each % of its ceiling with the ceiling's name (issue 46): its access pattern, or the copy fallback.
+        self.assertIn("| cuda best | thrust | 32M | pinned | 0.1218 | 275 | 15.9 | 21.1 | 16.34 | 18.4 | copy | 1.5 "
+                      "| 3 | yes |", md)
         self.assertIn("| backend | variant | k | size | transfer | kernel ms |", md)
-        self.assertIn("| cuda | gpu | 4 | 1M | pinned | 0.625 | 1.68 | 1.56 | 29.2 | 0.07 | 0.1 | 1.5 | 3 |", md)
-        self.assertIn("| backend | variant | size | kernel ms | kernel GB/s | with-PCIe GB/s | % of peak | cv % | "
-                      "passes |\n|---|---|---|---|---|---|---|---|---|\n| cpu best | parallel | 32M | 1.866 |", md)
+        self.assertIn("| cuda | gpu | 4 | 1M | pinned | 0.625 | 1.68 | 1.56 | 29.2 | 0.07 | 0.1 | copy (reads and "
+                      "writes undeclared) | 1.5 | 3 |", md)
+        self.assertIn("| cpu | baseline | 0 | 1M | none | 1 | 1.05 | 1.05 | - | - | 8.1 | read | 1.5 | 3 |", md)
+        self.assertIn("| backend | variant | size | kernel ms | kernel GB/s | with-PCIe GB/s | % of its ceiling | "
+                      "ceiling | cv % | passes |\n|---|---|---|---|---|---|---|---|---|---|\n| cpu best | parallel | "
+                      "32M | 1.866 |", md)
         # More rows than FOLD_ROWS: folded in HTML, under a summary that says how many.
         self.assertIn("15 series of search (a click on a column head sorts):", md)
         page = Path(run, "report.html").read_text()
@@ -302,6 +306,12 @@ class ReportTest(TempDirCase):
         self.assertIn(("cuda", "h2d", "pageable"), lines)
         dc = next(r for r in rows if r["id"] == "device_copy/kernel@32M")
         self.assertEqual(lines[("cuda", "device_copy", "none")][5], f"{dc['kernel_gbps']:.2f}")
+        # The ceilings per access pattern (issue 46), of the executables that measured them (not ra-opencl).
+        self.assertIn("| executable | device | read | write | copy | add | triad | gather4 | gather32 |\n|---|", md)
+        self.assertIn("| ra-cpu | fixture CPU | 26.0 | 15.0 | 20.0 | 22.0 | 21.0 | 1.2 | 6.7 |", md)
+        self.assertIn("| ra-cuda | fixture GPU | 3900.0 | 2250.0 | 3000.0 | 3300.0 | 3150.0 | 187.5 | 1000.0 |", md)
+        patterns = md.split("| executable | device | read |")[1].split("\n\n")[0]
+        self.assertNotIn("ra-opencl", patterns)
 
     def test_unverified_results_are_marked_and_left_out_of_figures(self):
         run = self.copy_fixture()
@@ -473,6 +483,7 @@ class MovingCeilingTest(TempDirCase):
         md, _ = self.report(run)
         self.assertNotIn("copy bandwidth moved", md)
         self.assertIn("| ra-cpu | fixture CPU | 17.0 | - | - | - |", md)
+        self.assertNotIn("Ceilings per access pattern", md)  # before issue 46: none measured
         self.assertEqual(results.moving_ceilings([doc]), [])
 
     def test_summary_csv_carries_each_results_ceiling(self):
@@ -485,25 +496,33 @@ class MovingCeilingTest(TempDirCase):
             self.assertAlmostEqual(float(r["pct_of_peak"]), 100 * float(r["moved_gbps"]) / float(r["ceiling_gbps"]))
 
     def test_an_earlier_csv_without_the_column_goes_in_with_it_empty(self):
-        """A raw CSV of an executable built before issue 51 (the columns but ceiling_gbps) is not
-        left out of summary.csv: its rows come in with that cell empty."""
+        """A raw CSV of an executable built before issue 51 (the columns but ceiling_gbps and
+        ceiling_pattern) or before issue 46 (but ceiling_pattern) is not left out of summary.csv: its
+        rows come in with those cells empty."""
         run = moving_run(Path(self.tmp, "run"), MOVED)
         raw = Path(run, "raw", "ra-cpu.csv")
         with raw.open(newline="") as f:
-            old = [{k: v for k, v in r.items() if k != "ceiling_gbps"} for r in csv.DictReader(f)]
-        earlier = [c for c in CSV_COLUMNS if c != "ceiling_gbps"]
-        with raw.open("w", newline="") as f:
-            w = csv.DictWriter(f, earlier, lineterminator="\n")
-            w.writeheader()
-            w.writerows(old)
-        text, problems = results.summary_csv(run)
-        self.assertEqual(problems, [])
-        rows = [r for r in csv.DictReader(io.StringIO(text)) if r["benchmark"] == "ra"]
-        self.assertEqual([r["ceiling_gbps"] for r in rows], ["", "", ""])
-        self.assertEqual([r["id"] for r in rows], [r["id"] for r in old])
-        self.assertEqual([r["reason"] for r in rows], [r["reason"] for r in old])
-        with raw.open("w", newline="") as f:
-            f.write(",".join(earlier[:-1]) + "\n")  # any other header is still left out
+            now = list(csv.DictReader(f))
+        for lacks in (("ceiling_gbps", "ceiling_pattern"), ("ceiling_pattern",)):
+            with self.subTest(lacks=lacks):
+                old = [{k: v for k, v in r.items() if k not in lacks} for r in now]
+                earlier = [c for c in CSV_COLUMNS if c not in lacks]
+                with raw.open("w", newline="") as f:
+                    w = csv.DictWriter(f, earlier, lineterminator="\n")
+                    w.writeheader()
+                    w.writerows(old)
+                text, problems = results.summary_csv(run)
+                self.assertEqual(problems, [])
+                rows = [r for r in csv.DictReader(io.StringIO(text)) if r["benchmark"] == "ra"]
+                for c in lacks:
+                    self.assertEqual([r[c] for r in rows], ["", "", ""])
+                for c in ("id", "reason", "pct_of_peak"):
+                    self.assertEqual([r[c] for r in rows], [r[c] for r in old])
+                with raw.open("w", newline="") as f:
+                    f.write(",".join(earlier[:-1]) + "\n")  # any other header is still left out
+                self.assertIn("ra-cpu.csv: its header is not the columns", results.summary_csv(run)[1][0])
+        with raw.open("w", newline="") as f:  # ceiling_pattern without ceiling_gbps: no earlier executable's
+            f.write(",".join(c for c in CSV_COLUMNS if c != "ceiling_gbps") + "\n")
         self.assertIn("ra-cpu.csv: its header is not the columns", results.summary_csv(run)[1][0])
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from helpers import CSV_COLUMNS, FIXTURE, HERE, REPO, SCHEMA_FILE, TempDirCase
 
+from hdb import contract
+
 import check_csv_header
 import check_results
 import make_fixture
@@ -159,11 +161,69 @@ class SchemaTest(TempDirCase):
         self.assertRejected(case(lambda d, r: (moving(d, r), d["ceiling"]["samples"].reverse())),
                             "not in the order of their times")
         self.assertRejected(case(lambda d, r: (moving(d, r), r.update(timed_at_s=2.0))),
+                            "ceiling_gbps 2400.0 ('copy') is not the ceiling of the access mix its bytes declare at "
+                            "its timed_at_s 2.0 (3000.0, 'copy')")
+        self.assertRejected(case(lambda d, r: (moving(d, r), r.update(timed_at_s=2.0),  # before issue 46
+                                               r["throughput"].pop("ceiling_pattern"))),
                             "ceiling_gbps 2400.0 is not the sample nearest to its timed_at_s 2.0 (3000.0)")
         self.assertRejected(case(lambda d, r: (moving(d, r), r["throughput"].update(ceiling_gbps=2800.0))),
                             "pct_of_peak")  # against another ceiling than its own
         self.assertRejected(case(lambda d, r: r["throughput"].update(ceiling_gbps=0.0)),
                             "is not 100 x moved_gbps / ceiling_gbps (0.0)")
+
+    def test_the_ceiling_per_access_pattern_is_checked(self):
+        """Issue 46: ceiling.patterns (typed, named), each result's bytes split (read + written =
+        min_moved, random_read within read) and its ceiling_pattern are optional (a document of an older
+        executable, a peer's); check_results holds each result's ceiling_gbps and ceiling_pattern to the
+        ceiling of the mix its bytes declare (contract.case_ceiling: the patterns scaled by the copy
+        sample nearest to it), and its pct_of_peak to that ceiling."""
+        base = fixture_doc("ngram-cpu")  # reads only: against the read ceiling
+        self.assertEqual(self.problems(base), [])
+        r0 = base["results"][0]
+        self.assertEqual((r0["throughput"]["ceiling_pattern"], r0["throughput"]["ceiling_gbps"]),
+                         ("read", base["ceiling"]["patterns"]["read"]))
+        older = copy.deepcopy(base)  # as an executable before issue 46 wrote it
+        for key in ("patterns", "patterns_at_s", "patterns_definition"):
+            del older["ceiling"][key]
+        for r in older["results"]:
+            for key in ("read", "written", "random_read", "random_item"):
+                r["bytes"].pop(key)
+            r["throughput"].pop("ceiling_pattern")
+            r["throughput"].update(ceiling_gbps=20.0, pct_of_peak=100 * r["throughput"]["moved_gbps"] / 20.0)
+        self.assertEqual(self.problems(older), [])
+
+        def case(mutate):
+            doc = copy.deepcopy(base)
+            mutate(doc, doc["results"][0])
+            return doc
+
+        def against(r, gbps, label):
+            r["throughput"].update(ceiling_gbps=gbps, ceiling_pattern=label,
+                                   pct_of_peak=100 * r["throughput"]["moved_gbps"] / gbps if gbps else 0.0)
+        self.assertRejected(case(lambda d, r: d["ceiling"]["patterns"].update(gather8=1.0)), "ceiling.patterns")
+        self.assertRejected(case(lambda d, r: d["ceiling"]["patterns"].update(read=-1.0)), "ceiling.patterns.read")
+        self.assertRejected(case(lambda d, r: r["bytes"].pop("written")), "results[0].bytes")
+        self.assertRejected(case(lambda d, r: r["throughput"].update(ceiling_pattern=3)), "results[0].throughput")
+        self.assertRejected(case(lambda d, r: r["bytes"].update(read=r["bytes"]["read"] - 8)),
+                            "is not bytes.min_moved")
+        self.assertRejected(case(lambda d, r: r["bytes"].update(random_read=r["bytes"]["read"] + 8)),
+                            "more than bytes.read")
+        # Against the copy where it reads only; its name without its number; a ceiling without a name.
+        self.assertRejected(case(lambda d, r: against(r, 20.0, "read")), "ceiling_gbps 20.0 ('read') is not the "
+                            "ceiling of the access mix its bytes declare at its timed_at_s 0.05 (26.0, 'read')")
+        self.assertRejected(case(lambda d, r: against(r, 26.0, "copy..read (100% read)")), "(26.0, 'read')")
+        self.assertRejected(case(lambda d, r: against(r, 26.0, "")), "a ceiling has a name")
+        self.assertRejected(case(lambda d, r: r["throughput"].update(pct_of_peak=1.0)), "is not 100 x moved_gbps")
+        # Random reads: half of its reads at random in 8-byte items, between gather4 and gather32.
+        half = make_fixture.split_of(r0["bytes"]["min_moved"], read_share=1.0, random_share=0.5, item=8)
+        gbps, label = contract.match_ceiling(half, base["ceiling"]["patterns"])
+        self.assertEqual(label, "read + gather4..gather32")
+        self.assertEqual(self.problems(case(lambda d, r: (r["bytes"].update(half), against(r, gbps, label)))), [])
+        # A later copy sample at half the rate: the patterns scaled by it.
+        self.assertEqual(self.problems(case(lambda d, r: (
+            d["ceiling"].update(samples=[{"at_s": 0.0, "gbps": 20.0}, {"at_s": 1.0, "gbps": 10.0}],
+                                memory_copy_gbps=15.0, spread=10.0 / 15.0),
+            r.update(timed_at_s=0.9), against(r, 13.0, "read")))), [])
 
     def test_bus_copies_are_valid_with_no_kernel_time(self):
         doc = fixture_doc("bus-cuda")
@@ -230,22 +290,30 @@ class SchemaTest(TempDirCase):
         self.assertIn("only 0 ok and verified results", p.stdout)
 
     def test_an_earlier_executables_csv_without_ceiling_gbps(self):
-        """A CSV with the columns before issue 51 (all but ceiling_gbps), beside a document whose results
-        record no ceiling_gbps either (an executable built before it; the committed CPU reference's
-        TPC-H OpenCL and DuckDB files), is taken, as the driver takes it into summary.csv; beside a
-        document that records it, it is not."""
-        doc = fixture_doc("ra-cpu")
+        """A CSV with the columns before issue 51 (all but ceiling_gbps and ceiling_pattern), or before
+        issue 46 (all but ceiling_pattern), beside a document whose results record none of the missing
+        fields either (an executable built before it; the committed CPU reference's TPC-H OpenCL and
+        DuckDB files), is taken, as the driver takes it into summary.csv; beside a document that
+        records them, it is not."""
         path = str(Path(self.tmp, "ra-cpu.csv"))
         with Path(FIXTURE, "raw", "ra-cpu.csv").open(newline="") as f:
-            rows = [{k: v for k, v in r.items() if k != "ceiling_gbps"} for r in csv.DictReader(f)]
-        with Path(path).open("w", newline="") as f:
-            w = csv.DictWriter(f, [c for c in CSV_COLUMNS if c != "ceiling_gbps"], lineterminator="\n")
-            w.writeheader()
-            w.writerows(rows)
-        self.assertIn("missing ceiling_gbps", check_results.csv_problems(doc, path)[0])
-        for r in doc["results"]:
-            (r.get("throughput") or {}).pop("ceiling_gbps", None)
-        self.assertEqual(check_results.csv_problems(doc, path), [])
+            now = list(csv.DictReader(f))
+        for lacks in (("ceiling_gbps", "ceiling_pattern"), ("ceiling_pattern",)):
+            with self.subTest(lacks=lacks):
+                doc = fixture_doc("ra-cpu")
+                with Path(path).open("w", newline="") as f:
+                    w = csv.DictWriter(f, [c for c in CSV_COLUMNS if c not in lacks], lineterminator="\n")
+                    w.writeheader()
+                    w.writerows({k: v for k, v in r.items() if k not in lacks} for r in now)
+                self.assertIn(f"missing {','.join(lacks)}", check_results.csv_problems(doc, path)[0])
+                for r in doc["results"]:
+                    (r.get("throughput") or {}).pop("ceiling_pattern", None)
+                if len(lacks) == 2:  # a document with ceiling_gbps beside a CSV without it
+                    self.assertIn("missing ceiling_gbps", check_results.csv_problems(doc, path)[0])
+                for r in doc["results"]:
+                    for k in lacks:
+                        (r.get("throughput") or {}).pop(k, None)
+                self.assertEqual(check_results.csv_problems(doc, path), [])
         with Path(path).open("w") as f:  # any other header is still refused
             f.write(",".join(CSV_COLUMNS[:-1]) + "\n")
         self.assertIn("header differs", check_results.csv_problems(doc, path)[0])

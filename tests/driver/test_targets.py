@@ -72,7 +72,7 @@ class TargetsTest(TempDirCase):
         self.write("ra", "cuda", [record("select", "tuned", 1024 * M, pct=90, checked=False)])
         t = self.evaluate()
         self.assertAlmostEqual(t["bus h2d pinned, % of PCIe link"]["figure"], 80.0)
-        self.assertIsNone(t["ra select, % of device copy"]["figure"])
+        self.assertIsNone(t["ra select, % of its ceiling"]["figure"])
 
     def test_streaming_targets_prefer_tuned_at_the_largest_size_and_worst_parameters(self):
         self.write("ra", "cuda", [
@@ -87,15 +87,15 @@ class TargetsTest(TempDirCase):
             record("project", "paper", 32 * M, pct=99),  # below 256 MB: not judged
         ])
         t = self.evaluate()
-        sel = t["ra select, % of device copy"]
+        sel = t["ra select, % of its ceiling"]
         self.assertEqual(sel["figure"], 70)
         self.assertFalse(sel["met"])
         self.assertIn("selectivity=1", sel["detail"])
-        self.assertEqual(t["ra join, % of device copy"]["figure"], 55)
-        self.assertEqual(t["ra join, % of device copy"]["goal"], 50)
-        self.assertTrue(t["ra join, % of device copy"]["met"])
-        self.assertIsNone(t["ra project, % of device copy"]["figure"])
-        self.assertIsNone(t["ra project, % of device copy"]["met"])
+        self.assertEqual(t["ra join, % of its ceiling"]["figure"], 55)
+        self.assertEqual(t["ra join, % of its ceiling"]["goal"], 50)
+        self.assertTrue(t["ra join, % of its ceiling"]["met"])
+        self.assertIsNone(t["ra project, % of its ceiling"]["figure"])
+        self.assertIsNone(t["ra project, % of its ceiling"]["met"])
 
     def test_speedups_compare_equal_inputs_only(self):
         self.write("tpch", "cuda", [
@@ -166,7 +166,7 @@ class TargetsTest(TempDirCase):
 
     def test_merge_1b_and_2b_judge_cases_beyond_twice_the_l2(self):
         t = self.merge_beyond_l2(50 * M)  # twice the L2: 100M; the 10M cases are left out
-        mp, re = t["merge 1b merge path, % of device copy"], t["merge 2b re-encode, % of device copy"]
+        mp, re = t["merge 1b merge path, % of its ceiling"], t["merge 2b re-encode, % of its ceiling"]
         self.assertAlmostEqual(mp["figure"], 15.0)
         self.assertIn("[delta=1;type=u32;unique=100]", mp["detail"])
         self.assertIn("judged on cases moving >= 100M (2x the 50M L2): 1 case at >= 256M left out", mp["detail"])
@@ -175,7 +175,7 @@ class TargetsTest(TempDirCase):
 
     def test_merge_1b_and_2b_without_the_l2_judge_every_case_and_say_so(self):
         t = self.merge_beyond_l2(None)
-        mp, re = t["merge 1b merge path, % of device copy"], t["merge 2b re-encode, % of device copy"]
+        mp, re = t["merge 1b merge path, % of its ceiling"], t["merge 2b re-encode, % of its ceiling"]
         self.assertAlmostEqual(mp["figure"], 3.0)
         self.assertAlmostEqual(re["figure"], 2.0)
         for x in (mp, re):
@@ -183,7 +183,7 @@ class TargetsTest(TempDirCase):
 
     def test_merge_1b_with_every_case_inside_the_l2_is_not_judged(self):
         t = self.merge_beyond_l2(256 * M)  # twice the L2: 512M, more than any case moves
-        mp = t["merge 1b merge path, % of device copy"]
+        mp = t["merge 1b merge path, % of its ceiling"]
         self.assertIsNone(mp["figure"])
         self.assertIn("no results: merge-cuda dict_merge at >= 256M moving >= 512M", mp["detail"])
         self.assertIn("3 cases at >= 256M left out", mp["detail"])
@@ -263,10 +263,10 @@ class TargetsTest(TempDirCase):
     def test_failed_cases_count_as_missing_and_the_table_prints(self):
         self.write("ra", "cuda", [record("reduce", "cub", 1024 * M, pct=99, status="failed")])
         t = targets.evaluate(*targets.load_rows(Path(self.tmp, "run")))
-        reduce = next(x for x in t if x["target"] == "ra reduce, % of device copy")
+        reduce = next(x for x in t if x["target"] == "ra reduce, % of its ceiling")
         self.assertIsNone(reduce["met"])
         table = targets.format_table(t)
-        self.assertIn("| ra reduce, % of device copy | - % | >= 75 | - | no results", table)
+        self.assertIn("| ra reduce, % of its ceiling | - % | >= 75 | - | no results", table)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ Record sample_record() {
 
 TEST(Results, ThroughputAndParityFromMedians) {
   Record r = sample_record();
-  Throughput t = throughput(r, 1.5);
+  Throughput t = throughput(r, {1.5, "copy"});
   EXPECT_NEAR(t.kernel_gbps, (1 << 20) / 2e-3 / 1e9, 1e-9);
   EXPECT_NEAR(t.total_gbps, (1 << 20) / 4e-3 / 1e9, 1e-9);
   EXPECT_NEAR(t.parity, 2e-3 / 2e-3, 1e-12);
@@ -59,7 +59,7 @@ TEST(Results, ABusCopyIsTransferTimeNotKernelTime) {
   for (double s : {1e-4, 2e-4, 3e-4}) r.trials.push_back(Breakdown::transfer_only(true, s));
   EXPECT_EQ(r.stat("kernel").median, 0);
   EXPECT_EQ(r.stat("h2d").median, 2e-4);
-  Throughput t = throughput(r, 10);
+  Throughput t = throughput(r, {10, "copy"});
   EXPECT_EQ(t.kernel_gbps, 0);
   EXPECT_NEAR(t.transfer_gbps, (1 << 20) / 2e-4 / 1e9, 1e-9);
   EXPECT_EQ(r.trials[0].measured(), 1e-4);  // the stopping rule watches the copy

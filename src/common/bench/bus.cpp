@@ -29,15 +29,32 @@ const char* to_string(BusKind k) {
     case BusKind::DeviceCopy: return "device_copy";
     case BusKind::Memcpy: return "memcpy";
     case BusKind::Triad: return "triad";
+    case BusKind::Read: return "read";
+    case BusKind::Write: return "write";
+    case BusKind::Add: return "add";
+    case BusKind::Gather4: return "gather4";
+    case BusKind::Gather32: return "gather32";
   }
   return "?";
+}
+
+int BusTest::streams_read() const {
+  switch (kind) {
+    case BusKind::Triad:
+    case BusKind::Add: return 2;
+    case BusKind::Write:
+    case BusKind::Gather4:
+    case BusKind::Gather32: return 0;
+    default: return 1;
+  }
 }
 
 VariantInfo bus_copy_variant() { return {"copy", {"h2d", "d2h"}, ""}; }
 
 std::vector<BusTest> bus_tests(const BusBackend& backend, const std::vector<Transfer>& transfers) {
   std::vector<BusTest> out;
-  for (BusKind k : {BusKind::H2d, BusKind::D2h, BusKind::DeviceCopy, BusKind::Memcpy, BusKind::Triad})
+  for (BusKind k : {BusKind::H2d, BusKind::D2h, BusKind::DeviceCopy, BusKind::Memcpy, BusKind::Triad, BusKind::Read,
+                    BusKind::Write, BusKind::Add, BusKind::Gather4, BusKind::Gather32})
     for (const std::string& name : backend.variant_table().names(to_string(k))) {
       BusTest t{k, name, Transfer::None};
       if (!t.over_bus()) {
@@ -65,8 +82,17 @@ void run_bus(Session& s, BusBackend& backend) {
         p.elements = bytes / 4;
         p.input_bytes = bytes;
         p.transfer_bytes = t.over_bus() ? bytes : 0;
-        // Memory-to-memory tests count bytes read + written; bus tests are the bus ceiling itself.
-        p.min_bytes_moved = t.over_bus() ? 0 : bytes * static_cast<std::uint64_t>(t.streams_read() + t.streams_written());
+        // Memory-to-memory tests count bytes read + written, each against the ceiling of its own
+        // pattern; bus tests are the bus ceiling itself.
+        if (t.gather()) {
+          const std::uint64_t asked = t.accesses(bytes) * static_cast<std::uint64_t>(t.item_bytes());
+          p.moves(asked, 0, asked, static_cast<std::uint32_t>(t.item_bytes()));
+          p.input_bytes = asked;  // its rate is the items' bytes per second; the table is --sizes
+          p.elements = t.accesses(bytes);
+        } else if (!t.over_bus()) {
+          p.moves(bytes / 4 * 4 * static_cast<std::uint64_t>(t.streams_read()),
+                  bytes / 4 * 4 * static_cast<std::uint64_t>(t.streams_written()));
+        }
         return p;
       };
       s.run(CaseKey{to_string(t.kind), t.variant, {}, bytes, t.transfer}, setup);
@@ -78,7 +104,9 @@ void run_bus(Session& s, BusBackend& backend) {
 int bus_main(int argc, char** argv, Platform& platform, BusBackend& backend) {
   BenchmarkDef def;
   def.name = "bus";
-  def.description = "Bandwidth ceilings: host<->device (pageable, pinned), device copy, CPU memcpy and triad";
+  def.description =
+      "Bandwidth ceilings: host<->device (pageable, pinned), device copy; on the CPU memcpy, triad, read, write, add "
+      "and random gathers";
   def.run = [&backend](Session& s) { run_bus(s, backend); };
   return run_main(argc, argv, def, platform);
 }

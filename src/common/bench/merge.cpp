@@ -294,22 +294,23 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
         case MergeStep::DeltaDict:
           p.elements = nd;
           p.input_bytes = total_bytes(in.delta);
-          p.min_bytes_moved = *p.input_bytes + ud + nd * 4;
+          p.moves(*p.input_bytes, ud + nd * 4);
           break;
         case MergeStep::DictMerge:
           p.elements = in.main_dict.size() + w->delta_dict.size();
           p.input_bytes = um + ud;
-          p.min_bytes_moved = *p.input_bytes + un + maps;
+          p.moves(*p.input_bytes, un + maps);
           break;
         case MergeStep::Reencode:
           p.elements = tuples;
           p.input_bytes = old_codes + nd * 4 + maps;
-          p.min_bytes_moved = *p.input_bytes + new_codes;
+          // Every row looks its code up in a position map: beyond the cache, random 4-byte reads.
+          p.moves(*p.input_bytes, new_codes, maps, 4);
           break;
         case MergeStep::Whole:
           p.elements = tuples;
           p.input_bytes = old_codes + um + total_bytes(in.delta);
-          p.min_bytes_moved = *p.input_bytes + un + new_codes;
+          p.moves(*p.input_bytes, un + new_codes);
           break;
       }
       p.extra = {{"main_rows", nm},          {"delta_rows", nd},          {"u_m", in.main_dict.size()},

@@ -347,7 +347,7 @@ class NgramRun {
     };
     p.elements = st.index.articles;
     p.input_bytes = st.corpus.raw_bytes;
-    p.min_bytes_moved = st.corpus.text.size() + st.index.bytes();
+    p.moves(st.corpus.text.size(), st.index.bytes());
     p.extra = corpus_figures(st);
     return p;
   }
@@ -399,7 +399,7 @@ class NgramRun {
       mean_n += q.n;
     }
     p.input_bytes = bytes;  // 0 when no query 3-gram has postings: the queries are still searched
-    p.min_bytes_moved = bytes;
+    p.moves(bytes, 0);
     if (v.device) {
       p.transfer_bytes = ps.size() * (std::uint64_t{st.index.bins()} * ngram::kBinSize / 8);
       for (const auto& q : ps) p.transfer_bytes += 8 * q.lists.size();

@@ -292,7 +292,7 @@ class RaRunner {
     p.verify = [c] { return c->verify(); };
     p.elements = c->host_in.empty() ? 0 : c->host_in[0].rows();
     p.input_bytes = in_bytes;
-    p.min_bytes_moved = in_bytes + out_bytes;
+    p.moves(in_bytes, out_bytes);
     p.transfer_bytes = t == Transfer::None ? 0 : in_bytes + (c->is_reduce ? 0 : out_bytes);
     p.extra["input_rows"] = p.elements;
     p.extra["output_rows"] = c->is_reduce ? 1 : out_rows;

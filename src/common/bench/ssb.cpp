@@ -110,7 +110,7 @@ class SsbRunner {
       const std::uint64_t out = want ? want->rows.size() * (4 * q.group_by.size() + 8) : 0;
       prep.elements = t.rows(Table::Lineorder);
       prep.input_bytes = in;
-      prep.min_bytes_moved = in + out;
+      prep.moves(in, out);
       // Resident tables cross the bus once, in prepare: a pass moves only the answer.
       prep.transfer_bytes = key.transfer == Transfer::None ? 0 : (residency == Residency::Device ? 0 : in) + out;
       std::vector<std::string> cols;

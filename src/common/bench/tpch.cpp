@@ -220,7 +220,7 @@ class TpchRunner {
           prep.elements = data->plan.input_rows();
           prep.input_bytes = data->plan.input_bytes();
           std::uint64_t out_bytes = want ? want->bytes() : 0;
-          prep.min_bytes_moved = *prep.input_bytes + out_bytes;
+          prep.moves(*prep.input_bytes, out_bytes);
           prep.transfer_bytes = t == Transfer::None ? 0 : *prep.input_bytes + out_bytes;
           prep.extra = {{"kernel", kernel}, {"steps", data->plan.steps.size()}};
           return prep;

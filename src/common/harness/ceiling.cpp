@@ -15,9 +15,13 @@ double CeilingTrack::now_s() const {
 void CeilingTrack::measure(Platform& platform) {
   last_try_s_ = now_s();
   try {
-    const double gbps = platform.measure_copy_ceiling();
+    const bool all = patterns_at_s_ < 0;
+    PatternRates rates;
+    if (all) rates = platform.measure_pattern_ceilings();
+    const double gbps = all ? rates[MemoryPattern::Copy] : platform.measure_copy_ceiling();
     // The time of a sample is the middle of its measurement.
     const double at = (last_try_s_ + now_s()) / 2;
+    if (all && gbps > 0) set_patterns(at, rates);
     if (gbps > 0) samples_.push_back({at, gbps});
     else failures_.push_back("at " + std::to_string(at) + " s: the platform measured no ceiling");
   } catch (const std::exception& e) {
@@ -37,6 +41,15 @@ double CeilingTrack::nearest(double at_s) const {
     if (best == 0 || g < gap) best = s.gbps, gap = g;
   }
   return best;
+}
+
+Ceiling CeilingTrack::for_case(double at_s, const AccessMix& mix) const {
+  const double copy = nearest(at_s);
+  if (copy <= 0) return {};
+  PatternRates rates;
+  if (patterns_[MemoryPattern::Copy] > 0) rates = patterns_.scaled(copy / patterns_[MemoryPattern::Copy]);
+  else rates[MemoryPattern::Copy] = copy;
+  return match_ceiling(mix, rates);
 }
 
 double CeilingTrack::median() const {
@@ -63,6 +76,15 @@ nlohmann::json CeilingTrack::to_json() const {
                       {"samples", samples},
                       {"interval_s", kIntervalS},
                       {"spread", spread()}};
+  if (patterns_at_s_ >= 0) {
+    j["patterns"] = patterns_.to_json();
+    j["patterns_at_s"] = patterns_at_s_;
+    j["patterns_definition"] =
+        "the rate of each access pattern, measured with the first sample beyond the cache (read: a sum; write: a "
+        "fill; copy; add: c = a + b; triad: a = b + 3c; gather4/gather32: 4-/32-byte items at random from a table "
+        "beyond the cache, counting the items' bytes); a case is divided by the ceiling of the mix it declares "
+        "(throughput.ceiling_pattern), these scaled by the copy sample nearest to it over patterns.copy";
+  }
   if (!failures_.empty()) j["failures"] = failures_;
   return j;
 }

@@ -4,11 +4,17 @@
 // figure taken at start-up would carry its moment's error into every case. The run keeps every
 // sample with its time; a case is divided by the sample nearest to its timed passes, and the
 // document records the samples and their spread.
+//
+// The first sample measures every access pattern (harness/patterns.hpp); the later ones the copy
+// alone, which is what wanders. A case's pattern ceilings are the first ones scaled by the copy
+// sample nearest to it over the copy measured with them.
 #include <chrono>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "harness/patterns.hpp"
 
 namespace hdb {
 
@@ -34,6 +40,10 @@ class CeilingTrack {
   void refresh(Platform& platform);
   // For callers that measure themselves (tests, tools without a platform).
   void add(double at_s, double gbps) { samples_.push_back({at_s, gbps}); }
+  void set_patterns(double at_s, const PatternRates& rates) { patterns_ = rates, patterns_at_s_ = at_s; }
+  const PatternRates& patterns() const { return patterns_; }
+  // The ceiling of a case timed at at_s that moves `mix`: {0, ""} without samples.
+  Ceiling for_case(double at_s, const AccessMix& mix) const;
 
   const std::vector<Sample>& samples() const { return samples_; }
   // The sample nearest in time to at_s; 0 (unknown) without samples.
@@ -50,6 +60,8 @@ class CeilingTrack {
   std::vector<Sample> samples_;
   double last_try_s_ = -1;
   std::vector<std::string> failures_;
+  PatternRates patterns_;
+  double patterns_at_s_ = -1;  // < 0: not measured yet
 };
 
 }  // namespace hdb

@@ -13,7 +13,7 @@ void Console::header() {
               "PCIe_GB/s", "parity", "cv%", "%peak", "verified");
 }
 
-void Console::row(const Record& r, double ceiling_gbps) {
+void Console::row(const Record& r, const Ceiling& ceiling) {
   if (quiet_) return;
   header();
   const std::string id = r.key.id();
@@ -22,7 +22,7 @@ void Console::row(const Record& r, double ceiling_gbps) {
     std::printf("%-44s %6s %s: %s\n", name.c_str(), format_size(r.key.size_bytes).c_str(), to_string(r.status),
                 r.reason.c_str());
   } else {
-    Throughput t = throughput(r, ceiling_gbps);
+    Throughput t = throughput(r, ceiling);
     Stats k = r.stat("kernel");
     bool xfer = r.key.transfer != Transfer::None;
     char kern[32], pcie[32], parity[32], peak[32];
@@ -34,7 +34,7 @@ void Console::row(const Record& r, double ceiling_gbps) {
     Stats m = k.median > 0 ? k : r.stat("total");
     std::printf("%-44s %6s %9.4f %10s %10s %7s %6.1f %7s %s\n", name.c_str(),
                 format_size(r.key.size_bytes).c_str(), m.median * 1e3, k.median > 0 ? kern : "-", xfer ? pcie : "-",
-                xfer && k.median > 0 ? parity : "-", 100 * m.cv, r.min_bytes_moved && ceiling_gbps > 0 ? peak : "-",
+                xfer && k.median > 0 ? parity : "-", 100 * m.cv, r.min_bytes_moved && ceiling.gbps > 0 ? peak : "-",
                 r.verified ? "yes" : "no");
   }
   std::fflush(stdout);

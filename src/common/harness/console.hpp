@@ -13,7 +13,7 @@ class Console {
   explicit Console(bool quiet) : quiet_(quiet) {}
   // ceiling_gbps: the ceiling sampled nearest to the case so far (the document's may be a later,
   // nearer sample).
-  void row(const Record& r, double ceiling_gbps);
+  void row(const Record& r, const Ceiling& ceiling);
   void line(const std::string& text);  // a note (suppressed by --quiet)
 
  private:

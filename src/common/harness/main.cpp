@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "harness/console.hpp"
@@ -262,6 +263,14 @@ Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform&
     std::string dev = ctx["device"].value("name", platform.name());
     std::printf("# %s on %s; copy ceiling %.1f GB/s (read+write; measured again every %.0f s between cases)\n",
                 exe.c_str(), dev.c_str(), db.ceiling().latest(), CeilingTrack::kIntervalS);
+    // The other patterns' ceilings, which %peak is against where a case declares that pattern.
+    std::string others;
+    for (MemoryPattern p : kAllPatterns) {
+      char one[64];
+      std::snprintf(one, sizeof one, "%s%s %.1f", others.empty() ? "" : ", ", to_string(p), db.ceiling().patterns()[p]);
+      if (p != MemoryPattern::Copy && db.ceiling().patterns()[p] > 0) others += one;
+    }
+    if (!others.empty()) std::printf("# ceilings of the other access patterns, GB/s: %s\n", others.c_str());
   }
   Session session(opts, &platform, db, console);
   std::string stopped;  // why the run stopped before its end

@@ -2,6 +2,12 @@
 
 namespace hdb {
 
+PatternRates Platform::measure_pattern_ceilings() {
+  PatternRates r;
+  r[MemoryPattern::Copy] = measure_copy_ceiling();
+  return r;
+}
+
 std::string Platform::flush_host_cache() {
   if (!host_flusher_) host_flusher_ = std::make_unique<HostCacheFlusher>(last_level_cache_bytes());
   host_flusher_->flush();

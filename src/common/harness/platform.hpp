@@ -12,6 +12,7 @@
 #include "harness/caches.hpp"
 #include "harness/energy.hpp"
 #include "harness/options.hpp"
+#include "harness/patterns.hpp"
 
 namespace hdb {
 
@@ -38,6 +39,9 @@ class Platform {
   // Measured copy bandwidth of the memory the kernels work in, in GB/s, counting bytes read plus
   // bytes written. Measured once per run at a size beyond the last-level cache.
   virtual double measure_copy_ceiling() = 0;
+  // The rate of every access pattern this platform can measure (harness/patterns.hpp), beyond its
+  // cache as the copy is, the copy among them; this default measures the copy alone.
+  virtual PatternRates measure_pattern_ceilings();
   // What a case that ended with `e` records as its reason. A runtime's own exception that escaped its
   // backend's wrappers (OpenCL's cl::Error says only the call) is named with its error code here;
   // "" where `e` is no such exception (its what() is the reason).

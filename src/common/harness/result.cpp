@@ -55,7 +55,7 @@ Stats Record::stat(const char* which) const {
   return summarize(std::move(v));
 }
 
-Throughput throughput(const Record& r, double ceiling_gbps) {
+Throughput throughput(const Record& r, const Ceiling& ceiling) {
   Throughput t;
   if (r.trials.empty()) return t;
   double k = r.stat("kernel").median, tot = r.stat("total").median;
@@ -66,8 +66,9 @@ Throughput throughput(const Record& r, double ceiling_gbps) {
     t.elements_per_s = static_cast<double>(r.elements) / k;
     t.moved_gbps = static_cast<double>(r.min_bytes_moved) / k / 1e9;
     t.parity = xfer / k;
-    if (ceiling_gbps > 0) t.pct_of_peak = 100.0 * t.moved_gbps / ceiling_gbps;
-    t.ceiling_gbps = ceiling_gbps;
+    if (ceiling.gbps > 0) t.pct_of_peak = 100.0 * t.moved_gbps / ceiling.gbps;
+    t.ceiling_gbps = ceiling.gbps;
+    t.ceiling_pattern = ceiling.gbps > 0 ? ceiling.pattern : "";
   }
   if (tot > 0) t.total_gbps = static_cast<double>(r.input_bytes) / tot / 1e9;
   return t;
@@ -103,7 +104,7 @@ nlohmann::json protocol_json(const Record& r) {
 }
 }  // namespace
 
-nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
+nlohmann::json ResultDb::record_json(const Record& r, const Ceiling& ceiling) {
   nlohmann::json j = {
       {"id", r.key.id()},
       {"test", r.key.test},
@@ -119,6 +120,9 @@ nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
       {"bytes", {{"input", r.input_bytes}, {"min_moved", r.min_bytes_moved}, {"transfer", r.transfer_bytes}}},
       {"extra", r.extra},
   };
+  if (r.access.declared())
+    j["bytes"].update({{"read", r.access.read}, {"written", r.access.written}, {"random_read", r.access.random_read},
+                       {"random_item", r.access.random_item}});
   if (!r.ran.empty()) j["ran"] = r.ran;
   if (!r.memory_plan.is_null()) j["memory_plan"] = r.memory_plan;
   if (r.passes_taken) j["protocol"] = protocol_json(r);
@@ -155,11 +159,12 @@ nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
     }
     st["phases_s"] = phase_stats;
     j["stats"] = st;
-    Throughput tp = throughput(r, ceiling_gbps);
+    Throughput tp = throughput(r, ceiling);
     j["throughput"] = {{"kernel_gbps", tp.kernel_gbps}, {"total_gbps", tp.total_gbps},
                        {"transfer_gbps", tp.transfer_gbps}, {"elements_per_s", tp.elements_per_s},
                        {"moved_gbps", tp.moved_gbps}, {"pct_of_peak", tp.pct_of_peak},
-                       {"ceiling_gbps", tp.ceiling_gbps}, {"parity", tp.parity}};
+                       {"ceiling_gbps", tp.ceiling_gbps}, {"ceiling_pattern", tp.ceiling_pattern},
+                       {"parity", tp.parity}};
     if (r.timed_at_s >= 0) j["timed_at_s"] = r.timed_at_s;
   }
   return j;
@@ -168,8 +173,8 @@ nlohmann::json ResultDb::record_json(const Record& r, double ceiling_gbps) {
 ResultDb::Kept& ResultDb::kept(std::size_t i) const {
   if (kept_.size() < records_.size()) kept_.resize(records_.size());
   Kept& k = kept_[i];
-  double ceiling = ceiling_for(records_[i]);
-  if (k.made && k.ceiling == ceiling) return k;
+  Ceiling ceiling = ceiling_for(records_[i]);
+  if (k.made && k.ceiling.gbps == ceiling.gbps && k.ceiling.pattern == ceiling.pattern) return k;
   k.made = true, k.ceiling = ceiling;
   k.json = record_json(records_[i], ceiling);
   k.text = "  " + k.json.dump(1);
@@ -219,7 +224,7 @@ const std::vector<std::string> kCsvColumns = {
     "id", "benchmark", "backend", "rank", "device", "test", "variant", "params", "size_bytes", "transfer",
     "status", "checked", "verified", "passes", "kernel_median_s", "kernel_cv", "total_median_s", "total_cv",
     "h2d_median_s", "d2h_median_s", "kernel_gbps", "total_gbps", "transfer_gbps", "elements_per_s", "moved_gbps",
-    "pct_of_peak", "ceiling_gbps", "parity", "elements", "input_bytes", "min_moved_bytes", "transfer_bytes", "reason"};
+    "pct_of_peak", "ceiling_gbps", "ceiling_pattern", "parity", "elements", "input_bytes", "min_moved_bytes", "transfer_bytes", "reason"};
 
 namespace {
 
@@ -261,7 +266,7 @@ nlohmann::json csv_row(const nlohmann::json& doc, const nlohmann::json& r, int r
           {"kernel_gbps", at("throughput", "kernel_gbps")}, {"total_gbps", at("throughput", "total_gbps")},
           {"transfer_gbps", at("throughput", "transfer_gbps")}, {"elements_per_s", at("throughput", "elements_per_s")},
           {"moved_gbps", at("throughput", "moved_gbps")}, {"pct_of_peak", at("throughput", "pct_of_peak")},
-          {"ceiling_gbps", at("throughput", "ceiling_gbps")},
+          {"ceiling_gbps", at("throughput", "ceiling_gbps")}, {"ceiling_pattern", at("throughput", "ceiling_pattern")},
           {"parity", at("throughput", "parity")}, {"elements", r.value("elements", 0ull)},
           {"input_bytes", at("bytes", "input")}, {"min_moved_bytes", at("bytes", "min_moved")},
           {"transfer_bytes", at("bytes", "transfer")}, {"reason", r.value("reason", "")}};

@@ -32,6 +32,7 @@ struct Record {
   std::uint64_t elements = 0;         // input elements (tuples, keys, rows, queries)
   std::uint64_t input_bytes = 0;      // bytes of input the operation consumes
   std::uint64_t min_bytes_moved = 0;  // declared minimum memory traffic: inputs read + outputs written once
+  AccessMix access;                   // the same split into read and written (undeclared: all zero)
   std::uint64_t transfer_bytes = 0;   // bytes crossing the bus (h2d + d2h)
   std::vector<Breakdown> trials;
   nlohmann::json extra = nlohmann::json::object();  // benchmark-specific figures
@@ -70,9 +71,10 @@ struct Throughput {
   double moved_gbps = 0;    // min_bytes_moved / median kernel time
   double pct_of_peak = 0;   // moved_gbps / ceiling
   double ceiling_gbps = 0;  // the ceiling pct_of_peak is against (0: unknown)
+  std::string ceiling_pattern;  // its access pattern (Ceiling::pattern)
   double parity = 0;        // (h2d + d2h) / kernel, medians
 };
-Throughput throughput(const Record& r, double ceiling_gbps);
+Throughput throughput(const Record& r, const Ceiling& ceiling);
 
 // The one CSV writer: a row per result (per rank of an MPI document), the columns of
 // docs/results-schema.json's "x-csv-columns". The driver's summary.csv concatenates these files.
@@ -85,10 +87,11 @@ class ResultDb {
   void set_context(nlohmann::json ctx) { context_ = std::move(ctx); }
   // The machine's load when the run ended, beside context.load.before (harness/load.hpp).
   void set_load_after(nlohmann::json load) { context_["load"]["after"] = std::move(load); }
-  // The copy ceiling's samples (harness/ceiling.hpp); a case is divided by the one nearest to it.
+  // The ceiling's samples (harness/ceiling.hpp); a case is divided by its pattern's ceiling, scaled
+  // to the copy sample nearest to it.
   CeilingTrack& ceiling() { return ceiling_; }
   const CeilingTrack& ceiling() const { return ceiling_; }
-  double ceiling_for(const Record& r) const { return ceiling_.nearest(r.timed_at_s); }
+  Ceiling ceiling_for(const Record& r) const { return ceiling_.for_case(r.timed_at_s, r.access); }
   // Whether the run completed: the document says `complete: true`, or `complete: false` with
   // `incomplete_reason` ("running" until the run ends, "interrupted by signal N", "stopped by an
   // error: ..."). A new database is incomplete, "running".
@@ -103,7 +106,7 @@ class ResultDb {
   // to_json().dump(1) + "\n" and csv_text(to_json()), from each record's kept JSON and CSV row.
   std::string json_text() const;
   std::string to_csv() const;
-  static nlohmann::json record_json(const Record& r, double ceiling_gbps);
+  static nlohmann::json record_json(const Record& r, const Ceiling& ceiling);
   // write_output(path, ...): a regular file is replaced atomically, so a crash never leaves a
   // half-written file; with `progress`, special files (FIFOs, devices) are left alone: they get
   // one document, at the end.
@@ -121,7 +124,7 @@ class ResultDb {
   // Changed only under output_mutex(), as every write is.
   struct Kept {
     bool made = false;
-    double ceiling = 0;
+    Ceiling ceiling;
     nlohmann::json json;
     std::string text;           // json.dump(1), indented as an element of the document's results
     std::string csv, csv_for;   // the CSV row, and the device and rank it was made for

@@ -94,6 +94,7 @@ void Session::run(const CaseKey& key, const CaseSetup& setup) {
                      (key.size_bytes ? " of the requested " + format_size(key.size_bytes) : std::string()) +
                      "): no time or throughput to measure");
     r.min_bytes_moved = p.min_bytes_moved;
+    if (p.access.declared() && p.access.read + p.access.written == p.min_bytes_moved) r.access = p.access;
     r.transfer_bytes = p.transfer_bytes;
     r.extra = p.extra;
     take_passes(p, r, stage);

@@ -40,6 +40,13 @@ struct Prepared {
   // 0 elements has nothing to process and is skipped with that reason (no throughput of nothing).
   std::optional<std::uint64_t> input_bytes;
   std::uint64_t min_bytes_moved = 0;     // each input read once + each output written once
+  // The same bytes split into read and written (and read at random), for the ceiling of the case's
+  // access pattern (harness/patterns.hpp); set through moves(). Undeclared: the copy ceiling.
+  AccessMix access;
+  void moves(std::uint64_t read, std::uint64_t written, std::uint64_t random_read = 0, std::uint32_t random_item = 4) {
+    access = {read, written, random_read, random_item};
+    min_bytes_moved = read + written;
+  }
   std::uint64_t transfer_bytes = 0;      // bytes over the bus per pass (the mode is the case key's)
   nlohmann::json extra = nlohmann::json::object();  // case figures known at set-up (output size, ...)
   // What ran (harness/variants.hpp's Ran), asked after the timed passes; may be empty.

@@ -12,6 +12,7 @@
 #include "harness/context.hpp"
 #include "harness/parallel.hpp"
 #include "harness/timing.hpp"
+#include "runtime/patterns.hpp"
 
 
 namespace hdb::cpu {
@@ -48,30 +49,13 @@ double timed_parallel_memcpy(void* dst, const void* src, std::uint64_t bytes, in
   return t.seconds();
 }
 
-double CpuPlatform::measure_copy_ceiling() {
-  // 256 MB (or 1/8 of RAM) is far beyond any CPU's last-level cache. Where memory is short (a
-  // ulimit, a full machine), smaller buffers down to 16 MB, and an unknown ceiling (0: no % of
-  // peak) rather than an abort before the first case.
-  std::uint64_t bytes = std::min<std::uint64_t>(256ull << 20, device_memory_bytes() / 8);
-  std::unique_ptr<char[]> a, b;
-  for (; bytes >= (16ull << 20); bytes /= 2) {
-    try {
-      a.reset(new char[bytes]);
-      b.reset(new char[bytes]);
-      break;
-    } catch (const std::bad_alloc&) {
-      a.reset();
-      b.reset();
-    }
-  }
-  if (!b) return 0;
-  parallel_for(bytes, threads_, [&](std::uint64_t lo, std::uint64_t hi) {
-    std::memset(a.get() + lo, 1, hi - lo);
-    std::memset(b.get() + lo, 2, hi - lo);
-  });
-  double best = 1e30;
-  for (int i = 0; i < 4; ++i) best = std::min(best, timed_parallel_memcpy(b.get(), a.get(), bytes, threads_));
-  return 2.0 * static_cast<double>(bytes) / best / 1e9;
-}
+// 256 MB per buffer (or 1/8 of RAM) is far beyond any CPU's last-level cache but the largest
+// V-Cache parts'; where memory is short, smaller buffers down to 16 MB, and an unknown ceiling (0: no
+// % of peak) rather than an abort before the first case.
+std::uint64_t CpuPlatform::ceiling_bytes() const { return std::min<std::uint64_t>(256ull << 20, device_memory_bytes() / 8); }
+
+double CpuPlatform::measure_copy_ceiling() { return measure_copy(ceiling_bytes(), threads_); }
+
+PatternRates CpuPlatform::measure_pattern_ceilings() { return measure_patterns(ceiling_bytes(), threads_); }
 
 }  // namespace hdb::cpu

@@ -18,10 +18,12 @@ class CpuPlatform : public Platform {
   nlohmann::json context() const override;
   bool has_transfers() const override { return false; }
   double measure_copy_ceiling() override;
+  PatternRates measure_pattern_ceilings() override;
   int threads() const { return threads_; }
 
  protected:
   std::uint64_t device_memory_bytes() const override;
+  std::uint64_t ceiling_bytes() const;
 
  private:
   int threads_ = 1;

@@ -11,6 +11,7 @@
 
 #include "harness/errors.hpp"
 #include "runtime/cuda_check.hpp"
+#include "runtime/patterns.cuh"
 #ifndef HDB_CUDA_HOST
 #include "harness/sizes.hpp"
 #include "runtime/nvml.hpp"
@@ -231,6 +232,13 @@ std::uint64_t CudaPlatform::device_memory_bytes() const {
   HDB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total));
   return free_b;
 }
+
+#ifndef HDB_CUDA_HOST
+PatternRates CudaPlatform::measure_pattern_ceilings() {
+  // Three buffers of 1 GiB (or a quarter of free memory each), as the copy's.
+  return measure_patterns(std::min<std::uint64_t>(1ull << 30, device_memory_bytes() / 4), sm_count_, 5);
+}
+#endif
 
 double CudaPlatform::measure_copy_ceiling() {
   // 1 GiB (or a quarter of free memory) per buffer: far beyond Hopper's 50-60 MB L2.

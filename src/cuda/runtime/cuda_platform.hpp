@@ -38,6 +38,9 @@ class CudaPlatform : public Platform {
   int device() const { return device_; }
   int sm_count() const { return sm_count_; }
 #ifndef HDB_CUDA_HOST
+  // Every pattern (runtime/patterns.cuh). Host execution measures the copy alone: its times are no
+  // processor's, and its kernels at a GPU's buffer sizes would take minutes.
+  PatternRates measure_pattern_ceilings() override;
   // The host's LLC and the device's L2 (a memset of twice its size, as nvbench's cold mode does).
   std::string flush_caches() override;
   std::string cold_pass_note() const override;
