@@ -2,6 +2,7 @@
 
 #include "harness/errors.hpp"
 #include "harness/parallel.hpp"
+#include "harness/stats.hpp"
 #include "workloads/random.hpp"
 
 namespace hdb {
@@ -34,6 +35,7 @@ const char* to_string(BusKind k) {
     case BusKind::Add: return "add";
     case BusKind::Gather4: return "gather4";
     case BusKind::Gather32: return "gather32";
+    case BusKind::Latency: return "latency";
   }
   return "?";
 }
@@ -43,6 +45,7 @@ int BusTest::streams_read() const {
     case BusKind::Triad:
     case BusKind::Add: return 2;
     case BusKind::Write:
+    case BusKind::Latency:
     case BusKind::Gather4:
     case BusKind::Gather32: return 0;
     default: return 1;
@@ -54,7 +57,7 @@ VariantInfo bus_copy_variant() { return {"copy", {"h2d", "d2h"}, ""}; }
 std::vector<BusTest> bus_tests(const BusBackend& backend, const std::vector<Transfer>& transfers) {
   std::vector<BusTest> out;
   for (BusKind k : {BusKind::H2d, BusKind::D2h, BusKind::DeviceCopy, BusKind::Memcpy, BusKind::Triad, BusKind::Read,
-                    BusKind::Write, BusKind::Add, BusKind::Gather4, BusKind::Gather32})
+                    BusKind::Write, BusKind::Add, BusKind::Gather4, BusKind::Gather32, BusKind::Latency})
     for (const std::string& name : backend.variant_table().names(to_string(k))) {
       BusTest t{k, name, Transfer::None};
       if (!t.over_bus()) {
@@ -84,7 +87,16 @@ void run_bus(Session& s, BusBackend& backend) {
         p.transfer_bytes = t.over_bus() ? bytes : 0;
         // Memory-to-memory tests count bytes read + written, each against the ceiling of its own
         // pattern; bus tests are the bus ceiling itself.
-        if (t.gather()) {
+        if (t.kind == BusKind::Latency) {
+          // No bytes moved to speak of: its figure is the time per load (extra.ns_per_load).
+          p.elements = BusTest::kChaseSteps;
+          p.figures = [bytes](const std::vector<Breakdown>& trials) {
+            std::vector<double> k;
+            for (const Breakdown& b : trials) k.push_back(b.kernel);
+            return nlohmann::json{{"ns_per_load", summarize(k).median / static_cast<double>(BusTest::kChaseSteps) * 1e9},
+                                  {"lines", bytes / BusTest::kLineBytes}};
+          };
+        } else if (t.gather()) {
           const std::uint64_t asked = t.accesses(bytes) * static_cast<std::uint64_t>(t.item_bytes());
           p.moves(asked, 0, asked, static_cast<std::uint32_t>(t.item_bytes()));
           p.input_bytes = asked;  // its rate is the items' bytes per second; the table is --sizes
@@ -106,7 +118,7 @@ int bus_main(int argc, char** argv, Platform& platform, BusBackend& backend) {
   def.name = "bus";
   def.description =
       "Bandwidth ceilings: host<->device (pageable, pinned), device copy; on the CPU memcpy, triad, read, write, add "
-      "and random gathers";
+      "random gathers, and the latency of dependent loads by working-set size";
   def.run = [&backend](Session& s) { run_bus(s, backend); };
   return run_main(argc, argv, def, platform);
 }

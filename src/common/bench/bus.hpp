@@ -2,7 +2,8 @@
 // bus: the ceilings every other result is compared with. Host<->device bandwidth (pageable and
 // pinned), device memory copy, and on the CPU memcpy (one thread, all threads), a STREAM triad and
 // the other access patterns every case's ceiling is matched from (harness/patterns.hpp): read,
-// write, add and random gathers of 4- and 32-byte items.
+// write, add and random gathers of 4- and 32-byte items; and the latency of a chase of dependent
+// loads over a working set of each size, whose steps show where each cache level ends.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,8 +17,9 @@ namespace hdb {
 
 // The tests, in the order a run takes them. h2d and d2h cross the bus (one case per --transfer
 // mode); the others copy within one memory.
-enum class BusKind { H2d, D2h, DeviceCopy, Memcpy, Triad, Read, Write, Add, Gather4, Gather32 };
-// The test name: "h2d", "d2h", "device_copy", "memcpy", "triad", "read", "write", "add", "gather4", "gather32".
+enum class BusKind { H2d, D2h, DeviceCopy, Memcpy, Triad, Read, Write, Add, Gather4, Gather32, Latency };
+// The test name: "h2d", "d2h", "device_copy", "memcpy", "triad", "read", "write", "add", "gather4", "gather32",
+// "latency".
 const char* to_string(BusKind k);
 
 struct BusTest {
@@ -26,12 +28,17 @@ struct BusTest {
   Transfer transfer = Transfer::None;  // h2d/d2h: host memory of the copy
   bool over_bus() const { return kind == BusKind::H2d || kind == BusKind::D2h; }
   bool gather() const { return kind == BusKind::Gather4 || kind == BusKind::Gather32; }
+  // latency: one load per cache line of the working set, in a random cycle, each load's address the
+  // value of the one before; a pass takes kChaseSteps of them (a few DRAM latencies' worth of
+  // seconds at any size), so its time over the steps is the latency of the level that holds it.
+  static constexpr std::uint64_t kChaseSteps = 1ull << 21;
+  static constexpr std::uint64_t kLineBytes = 64;
   int item_bytes() const { return kind == BusKind::Gather32 ? 32 : 4; }
   // A gather's accesses over a table of `bytes`: items adding up to a sixteenth of it.
   std::uint64_t accesses(std::uint64_t bytes) const { return bytes / 16 / static_cast<std::uint64_t>(item_bytes()); }
   // Arrays read and written per element (a gather: its table is read in part, at random).
   int streams_read() const;
-  int streams_written() const { return kind == BusKind::Read || gather() ? 0 : 1; }
+  int streams_written() const { return kind == BusKind::Read || kind == BusKind::Latency || gather() ? 0 : 1; }
 };
 
 // One prepared bus measurement (harness CaseRun); its buffers live as long as the object.

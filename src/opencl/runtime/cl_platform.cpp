@@ -14,6 +14,7 @@
 #include "harness/errors.hpp"
 #include "harness/sizes.hpp"
 #include "harness/timing.hpp"
+#include "runtime/cl_patterns.hpp"
 
 namespace hdb::opencl {
 
@@ -355,6 +356,10 @@ std::string OpenClPlatform::describe_runtime_error(const std::exception& e) cons
 std::uint64_t OpenClPlatform::device_memory_bytes() const { return device_.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>(); }
 std::uint64_t OpenClPlatform::max_alloc_bytes() const { return device_.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>(); }
 std::size_t OpenClPlatform::max_work_group_size() const { return device_.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>(); }
+
+PatternRates OpenClPlatform::measure_pattern_ceilings() {
+  return measure_patterns(*this, std::min<std::uint64_t>({256ull << 20, max_alloc_bytes(), device_memory_bytes() / 8}), 3);
+}
 
 double OpenClPlatform::measure_copy_ceiling() {
   std::uint64_t bytes = std::min<std::uint64_t>({256ull << 20, max_alloc_bytes(), device_memory_bytes() / 8});

@@ -22,6 +22,8 @@ class OpenClPlatform : public Platform {
   nlohmann::json context() const override;
   bool has_transfers() const override { return true; }
   double measure_copy_ceiling() override;
+  // Every pattern (runtime/cl_patterns.hpp), at the copy's size.
+  PatternRates measure_pattern_ceilings() override;
   std::string describe_runtime_error(const std::exception& e) const override;
   // The host's LLC, and on a GPU device its global-memory cache too (a fill of twice its size).
   std::string flush_caches() override;
