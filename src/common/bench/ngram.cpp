@@ -2,7 +2,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -276,11 +275,8 @@ class NgramRun {
     // The brute force takes seconds per error level at 64 MB, longer than every variant's timed
     // passes together: queries are shared out among the threads (each result its query's alone).
     ref.resize(ps.size());
-    std::atomic<std::size_t> next{0};
-    run_tasks(static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(effective_threads(s_.options())), ps.size())),
-              [&](int) {
-                for (std::size_t q = next++; q < ps.size(); q = next++) ref[q] = ngram::reference_search(st.index, ps[q]);
-              });
+    parallel_each(ps.size(), effective_threads(s_.options()),
+                  [&](std::size_t q) { ref[q] = ngram::reference_search(st.index, ps[q]); });
     if (out_) {
       for (std::size_t q = 0; q < ref.size(); ++q) {
         out_ << st.size << '\t' << k << '\t' << q << '\t' << escape_field(st.queries[k][q]) << '\t';

@@ -1,7 +1,6 @@
 #include "reference/ssb.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <functional>
 #include <map>
 #include <stdexcept>
@@ -177,11 +176,9 @@ Result reference_query(const std::string& name, const Tables& t, int threads) {
     std::int64_t total = 0;
   };
   const std::uint64_t n = t.rows(Table::Lineorder);
-  const auto ranges = static_cast<std::size_t>(std::max(1, threads));
-  std::vector<Part> parts(ranges);
-  std::atomic<std::size_t> next{0};
-  parallel_for(n, threads, [&](std::uint64_t begin, std::uint64_t end) {
-    Part& part = parts[next++];
+  std::vector<Part> parts(static_cast<std::size_t>(chunk_count(n, threads)));
+  parallel_chunks(n, threads, [&](int chunk, std::uint64_t begin, std::uint64_t end) {
+    Part& part = parts[static_cast<std::size_t>(chunk)];
     Joined r{t, 0, {}};
     for (std::uint64_t i = begin; i < end; ++i) {
       r.lo = i;
