@@ -14,6 +14,11 @@ L2). Before a run starts, once the executables are built, the driver reads
   is not built, a machine without the device (exit 77) or a context without the number leave it
   unknown, never the run broken;
 - the host memory available (/proc/meminfo MemAvailable);
+- unless [beyond_caches] measure_caches is false: the host's last-level cache as a latency sweep of
+  hdb-bus-cpu (latency/serial: dependent loads over working sets of 4K and up) finds it. VMs
+  misreport their caches (sysfs says 32 MB of L3 on a 2-core VM here whose loads slow down 6x past
+  4 MB: the L3 is shared with other tenants; others report 300 or 480 MB), so the sizes are fitted
+  to the knee of the curve where one is found (measure_llc), to the reported size where not;
 
 and makes the largest size of each benchmark's sizes beyond the caches ([bench.<name>.large] sizes,
 or the max_size of a min_size..max_size sweep) at least `factor` x the larger of the two caches, the
@@ -55,6 +60,26 @@ PROBE_TIMEOUT_S = 60.0
 PROBED_BACKENDS = ("cuda", "opencl")  # backends whose device may be a GPU with an L2 of its own
 PROBE_ARGS = ["--only", "h2d/copy", "--sizes", "32K", "--transfer", "pinned", "--warmup", "0", "--passes", "1",
               "--max-passes", "1", "--max-time", "0", "--quiet"]
+# The latency sweep (measure_llc): one dependent load per 64-byte line of a random cycle over each
+# working set, from 4K up to the next power of two at least LATENCY_REACH x the reported cache (one
+# instance's: a chase runs on one core), within LATENCY_MAX_SIZES and the memory. About 20 s to 1G
+# on a 2-core VM, most of it building the large cycles.
+LATENCY_EXE = "hdb-bus-cpu"
+LATENCY_ARGS = ["--only", "latency/serial", "--min-size", "4K", "--warmup", "1", "--passes", "3", "--max-time", "1",
+                "--quiet"]
+LATENCY_TIMEOUT_S = 120.0
+LATENCY_REACH = 4
+LATENCY_MAX_SIZES = (64 << 20, 1 << 30)
+# A level of the curve ends where the next size's loads take KNEE_STEP x as long: the levels of the
+# machines measured take 3x (L1 to L2), 1.7x a doubling for two doublings (L2 to L3) and 6x (L3 to
+# memory) as long; a busy neighbour moves a point by 10-30 %.
+KNEE_STEP = 1.5
+# The largest size of a sweep that finds the LLC must be memory: its loads take MEMORY_RATIO x as
+# long as the LLC's or more, at least MEMORY_MIN_NS (a DRAM load takes 60-200 ns on the machines
+# measured, an L3 load no more than 40), and it is LATENCY_REACH x the LLC's knee or more (a sweep
+# that stops just past a knee cannot tell a last level from a middle one).
+MEMORY_RATIO = 3.0
+MEMORY_MIN_NS = 50.0
 
 
 # --- the host's last-level cache -------------------------------------------------------------------
@@ -163,6 +188,142 @@ def available_memory(meminfo: str | os.PathLike[str] = MEMINFO) -> int:
     return values.get("MemAvailable") or values.get("MemTotal") or 0
 
 
+# --- the host's last-level cache, measured: the knees of a latency curve -----------------------------
+def _knees(pts: Sequence[tuple[int, float]]) -> list[bool]:
+    """Per point of a sorted curve: whether the next size's loads take KNEE_STEP x as long or more. A
+    size slower than a larger one counts as the larger one's: a working set never gets faster as it
+    grows, so such a point is noise (another tenant's burst), not a level."""
+    floor = [min(ns for _, ns in pts[i:]) for i in range(len(pts))]
+    return [i + 1 < len(pts) and floor[i + 1] >= KNEE_STEP * floor[i] for i in range(len(pts))]
+
+
+def cache_levels(curve: Iterable[tuple[int, float]]) -> list[dict[str, Any]]:
+    """The cache levels a latency curve [(size_bytes, ns_per_load)] shows, smallest first:
+    [{bytes, ns_per_load}], each the largest size that level holds. A level ends at a knee, a size
+    whose successor's loads take KNEE_STEP x as long or more (_knees); consecutive knees are one level
+    ending at the last of them (a step spread over two doublings, as a victim or shared cache gives)."""
+    pts = sorted((int(s), float(ns)) for s, ns in curve if s > 0 and ns > 0)
+    knee = _knees(pts)
+    return [{"bytes": s, "ns_per_load": ns} for i, (s, ns) in enumerate(pts) if knee[i] and not knee[i + 1]]
+
+
+def find_llc(curve: Iterable[tuple[int, float]]) -> tuple[int | None, list[dict[str, Any]], str]:
+    """(the last-level cache in bytes, or None where the curve does not tell; the levels
+    (cache_levels); why not, '' when found). The LLC ends at the last knee whose loads take less than
+    1/MEMORY_RATIO of the largest size's: the last level under that, or where the step into memory
+    spreads over two doublings (4M 17 ns, 8M 83 ns, 16M 130 ns on a VM here: its level ends at 8M,
+    part of which is already memory), the last size of it under that. A step within memory (TLB
+    misses) is no cache. Found only where the sweep is clearly in memory past it: every size
+    LATENCY_REACH x the knee or more takes MEMORY_MIN_NS or more (a sweep that stops inside the caches
+    ends on a plateau of one of them). A cache level slower than MEMORY_MIN_NS counts as memory: none
+    measured comes near."""
+    pts = sorted((int(s), float(ns)) for s, ns in curve if s > 0 and ns > 0)
+    levels = cache_levels(pts)
+    if len(pts) < 3:
+        return None, levels, f"{len(pts)} sizes measured, too few for a curve"
+    (top, top_ns), span = pts[-1], f"{size_text(pts[0][0])}..{size_text(pts[-1][0])}"
+    if not levels:
+        return None, levels, f"no knee in the latency curve ({span}: {pts[0][1]:.3g}-{top_ns:.3g} ns per load)"
+    if top_ns < MEMORY_MIN_NS:
+        return None, levels, (f"the largest size ({size_text(top)}, {top_ns:.3g} ns per load) is not clearly memory "
+                              f"(under {MEMORY_MIN_NS:g} ns): the sweep {span} may stop inside the caches")
+    below = [s for (s, ns), knee in zip(pts, _knees(pts), strict=True) if knee and ns * MEMORY_RATIO < top_ns]
+    if not below:
+        return None, levels, (f"no knee under 1/{MEMORY_RATIO:g} of the largest size's {top_ns:.3g} ns per load "
+                              f"({span})")
+    llc = below[-1]
+    if top < LATENCY_REACH * llc:
+        return None, levels, (f"the sweep stops at {size_text(top)}, less than {LATENCY_REACH}x the knee at "
+                              f"{size_text(llc)}: it cannot tell a last level from a middle one")
+    # LATENCY_REACH x past the knee the sizes are memory (at 2x part of a set may still hit): a
+    # plateau under MEMORY_MIN_NS there is a cache level slower than a third of memory, not memory
+    s, ns = min(((s, ns) for s, ns in pts if s >= LATENCY_REACH * llc), key=lambda p: p[1])
+    if ns < MEMORY_MIN_NS:
+        return None, levels, (f"{size_text(s)}, {LATENCY_REACH}x past the knee at {size_text(llc)} or more, "
+                              f"takes {ns:.3g} ns per load, under {MEMORY_MIN_NS:g} ns: a cache level too slow to "
+                              "tell from memory")
+    return llc, levels, ""
+
+
+def latency_max_size(reported: int, memory_bytes: int) -> int:
+    """The largest working set of the latency sweep: the next power of two at least LATENCY_REACH x
+    the reported cache (the largest of LATENCY_MAX_SIZES where none is reported: the case that most
+    needs measuring), within LATENCY_MAX_SIZES and the memory (bus's footprint per byte)."""
+    lo, hi = LATENCY_MAX_SIZES
+    size = min(max(_pow2_at_least(LATENCY_REACH * reported), lo), hi) if reported > 0 else hi
+    cap = _pow2_at_most(memory_bytes * MEMORY_SHARE / FOOTPRINT["bus"]) if memory_bytes > 0 else 0
+    return min(size, cap) if cap else size
+
+
+def measure_llc(exe: str | os.PathLike[str], reported: int, memory_bytes: int = 0,
+                env: Mapping[str, str] | None = None, timeout: float = LATENCY_TIMEOUT_S,
+                run: ProcessRun = subprocess.run) -> dict[str, Any]:
+    """Runs the latency sweep of `exe` (hdb-bus-cpu) and finds the last-level cache in it:
+    {measured_bytes (one instance's: the chase runs on one core; None when not found), levels,
+    measured_by (the command), measure_problem (why not, where not found)}. Never raises: an executable
+    that is not built, fails, runs past `timeout` or writes no latency results leaves it unknown."""
+    exe = absolute_path(exe)
+    args = [*LATENCY_ARGS, "--max-size", format_size(latency_max_size(reported, memory_bytes))]
+    out: dict[str, Any] = {"measured_bytes": None, "levels": [], "measured_by": " ".join([exe.name, *args])}
+
+    def problem(why: str) -> dict[str, Any]:
+        return dict(out, measure_problem=why)
+
+    if not exe.is_file() or not os.access(exe, os.X_OK):
+        return problem(f"{exe.name} is not built")
+    with tempfile.TemporaryDirectory(prefix="hdb-latency-") as tmp:
+        path = Path(tmp, "latency.json")
+        try:
+            p = run([str(exe), *args, "--json", str(path)], capture_output=True, text=True, timeout=timeout,
+                    env=dict(env) if env is not None else None, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            return problem(f"{exe.name} did not finish the sweep in {timeout:g} s")
+        except OSError as e:
+            return problem(f"{exe.name} did not start: {e.strerror or e}")
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            doc = None
+    if p.returncode != 0:
+        last = next((ln.strip() for ln in reversed((p.stdout + p.stderr).splitlines()) if ln.strip()), "")
+        return problem(f"{exe.name}: exit {p.returncode}" + (f" ({last[:160]})" if last else ""))
+    curve = []
+    for r in (doc.get("results") if isinstance(doc, dict) else None) or []:
+        ns = (r.get("extra") or {}).get("ns_per_load") if isinstance(r, dict) else None
+        if isinstance(ns, (int, float)) and r.get("test") == "latency" and r.get("status") == "ok" and \
+                isinstance(r.get("size_bytes"), int):
+            curve.append((r["size_bytes"], float(ns)))
+    if not curve:
+        return problem(f"{exe.name} wrote no latency results (built before its latency test?)")
+    found, levels, why = find_llc(curve)
+    out.update(measured_bytes=found, levels=levels)
+    return problem(why) if found is None else out
+
+
+def with_measurement(llc: Mapping[str, Any], measured: Mapping[str, Any]) -> dict[str, Any]:
+    """host_llc's answer with measure_llc's: `reported_bytes` the reported size (all instances),
+    `bytes` (what the sizing uses) the measured one times the instances where measured, else the
+    reported one; `source` says which."""
+    out = {**llc, "reported_bytes": int(llc.get("bytes") or 0), **measured}
+    if measured.get("measured_bytes"):
+        n = max(1, int(llc.get("instances") or 1))
+        out["bytes"] = int(measured["measured_bytes"]) * n
+        out["source"] = (f"measured: the knee of a latency sweep ({measured['measured_by']})"
+                         + (f" x {n} instances" if n > 1 else "") + f"; reported: {llc.get('source', '?')}")
+    return out
+
+
+def llc_text(llc: Mapping[str, Any]) -> str:
+    """'480M LLC', '4M LLC (measured; 32M reported)', '32M LLC (measured)': the host's LLC of
+    run.json's record (with_measurement's)."""
+    text = cache_label("LLC", int(llc.get("bytes") or 0))
+    if not llc.get("measured_bytes"):
+        return text
+    reported = int(llc.get("reported_bytes") or 0)
+    return text + (f" (measured; {size_text(reported)} reported)" if reported and reported != llc["bytes"]
+                   else " (measured)")
+
+
 # --- the device's L2: a probe of the bus executable --------------------------------------------------
 ProcessRun = Callable[..., "subprocess.CompletedProcess[str]"]
 
@@ -241,14 +402,21 @@ class Machine:
 
 
 def survey(cfg: Mapping[str, Any], bin_dir: str | os.PathLike[str], env: Mapping[str, str] | None = None,
-           ranks: int = 0, hosts: int = 0) -> Machine:
-    """The machine at hand, read before the run (sysfs/lscpu, /proc/meminfo, the bus probes)."""
+           ranks: int = 0, hosts: int = 0, sysfs: str | os.PathLike[str] = SYSFS_CPU,
+           lscpu: Callable[[], str] = run_lscpu) -> Machine:
+    """The machine at hand, read before the run (sysfs/lscpu, /proc/meminfo, the bus probes) and,
+    unless [beyond_caches] measure_caches is false, the host's LLC measured (measure_llc)."""
     per_host = max(1, math.ceil(max(ranks, 1) / max(hosts, 1)))
-    return Machine(host_llc(), device_caches(cfg, bin_dir, env), available_memory(), per_host)
+    devices, memory, llc = device_caches(cfg, bin_dir, env), available_memory(), host_llc(sysfs, lscpu)
+    if (cfg.get("beyond_caches") or {}).get("measure_caches", True):
+        llc = with_measurement(llc, measure_llc(Path(bin_dir, LATENCY_EXE), int(llc.get("per_instance") or 0),
+                                                memory, env))
+    return Machine(llc, devices, memory, per_host)
 
 
 # --- sizing: the configuration's sizes beyond the caches, for this machine ----------------------------
-def _is_gpu(d: Mapping[str, Any]) -> bool:
+def is_gpu(d: Mapping[str, Any]) -> bool:
+    """A probed device (device_caches) that is a GPU: its L2 is a cache of its own."""
     return not d.get("error") and (d.get("kind") == "cuda" or str(d.get("type", "")).lower() not in ("", "cpu"))
 
 
@@ -298,6 +466,15 @@ def cache_label(what: str, n: int) -> str:
     return f"{size_text(n)} {what}"
 
 
+def cache_text(cache: Mapping[str, Any]) -> str:
+    """A cache fit() sized against ({what, bytes} and, for a measured LLC, reported_bytes):
+    '60M cuda L2', '480M LLC', '4M LLC (measured; 32M reported)'."""
+    if cache.get("measured"):
+        return llc_text({"bytes": cache["bytes"], "measured_bytes": True,
+                         "reported_bytes": cache.get("reported_bytes")})
+    return cache_label(str(cache["what"]), int(cache["bytes"]))
+
+
 def fit(cfg: Mapping[str, Any], machine: Machine) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the configuration with each benchmark's largest size beyond the caches raised for this
     machine, the record run.json keeps as `beyond_caches`). Without a [beyond_caches] table: the
@@ -314,17 +491,22 @@ def fit(cfg: Mapping[str, Any], machine: Machine) -> tuple[dict[str, Any], dict[
         "devices": machine.devices, "memory": {"host_available_bytes": machine.memory_bytes,
                                                "ranks_per_host": machine.ranks_per_host, "share": MEMORY_SHARE},
         "benchmarks": {}, "short_of": []}
+    # the host's LLC as the sentences name it: measured, and what was reported beside it
+    host: dict[str, Any] = {"what": "LLC", "bytes": int(machine.llc.get("bytes") or 0)}
+    if machine.llc.get("measured_bytes"):
+        host.update(measured=True, reported_bytes=int(machine.llc.get("reported_bytes") or 0))
     for bench in cfgmod.ordered_benchmarks(out["benchmarks"]):
         if bench in cfgmod.SCALE_FACTOR_BENCHMARKS:  # no size sweep: its tables follow --sf
             continue
         backends = cfgmod.bench_backends(out, bench)
-        gpus = [d for d in machine.devices if d["backend"] in backends and _is_gpu(d)]
-        caches = [("LLC", int(machine.llc.get("bytes") or 0))] + [
-            (f"{d['backend']} L2", int(d["l2_bytes"])) for d in gpus if d.get("l2_bytes")]
-        what, cache = max(caches, key=lambda c: c[1])
+        gpus = [d for d in machine.devices if d["backend"] in backends and is_gpu(d)]
+        caches = [host] + [{"what": f"{d['backend']} L2", "bytes": int(d["l2_bytes"])} for d in gpus
+                           if d.get("l2_bytes")]
+        chosen = max(caches, key=lambda c: c["bytes"])
+        cache = chosen["bytes"]
         kind, configured, where = _largest_setting(out, bench)
         entry: dict[str, Any] = {"setting": where, "configured": configured, "largest": configured,
-                                 "cache": {"what": what, "bytes": cache}}
+                                 "cache": dict(chosen)}
         record["benchmarks"][bench] = entry
         if cache <= 0:
             entry.update(reached=None, reason="no cache size known (neither sysfs nor lscpu names one)")
@@ -363,7 +545,7 @@ def fit(cfg: Mapping[str, Any], machine: Machine) -> tuple[dict[str, Any], dict[
                 why.append(f"the configuration: {where} is a size list every variant runs, not extended "
                            f"(a [bench.{bench}.large] table would be)")
             entry["limits"] = limits
-            entry["reason"] = (f"largest size {size_text(new)} < {factor:g}x the {cache_label(what, cache)} = "
+            entry["reason"] = (f"largest size {size_text(new)} < {factor:g}x the {cache_text(chosen)} = "
                                f"{size_text(want)}: " + "; ".join(why))
             record["short_of"].append(f"{bench}: {entry['reason']}")
     return out, record
@@ -398,8 +580,14 @@ def summary_lines(record: Mapping[str, Any]) -> list[str]:
     if not record:
         return []
     llc = record.get("llc") or {}
-    found = [f"host LLC {size_text(llc['bytes'])} ({llc.get('source', '?')})" if llc.get("bytes") else
-             f"host LLC unknown ({llc.get('source', '?')})"]
+    found = [f"host LLC unknown ({llc.get('source', '?')})"]
+    if llc.get("bytes"):
+        reported = int(llc.get("reported_bytes") or 0)
+        measured = "" if not llc.get("measured_bytes") else " measured" if reported in (0, llc["bytes"]) else \
+            f" measured, {size_text(reported)} reported"
+        found = [f"host LLC {size_text(llc['bytes'])}{measured} ({llc.get('source', '?')})"]
+    if llc.get("measure_problem"):
+        found[0] += f", not measured: {llc['measure_problem']}"
     for d in record.get("devices", []):
         name = d["backend"] + (f" --platform {d['platform']}" if d.get("platform") else "")
         if d.get("error"):
@@ -420,9 +608,22 @@ def largest_cache(record: Mapping[str, Any], benchmarks: Iterable[str] | None = 
     """(bytes, '480M LLC') of the largest cache the benchmarks (all recorded by default) were sized
     against: the host's LLC over all its instances, or a GPU's L2 where larger; (0, '') without."""
     wanted = set(benchmarks) if benchmarks is not None else None
-    best = max(((e["cache"]["bytes"], e["cache"]["what"]) for b, e in (record or {}).get("benchmarks", {}).items()
-                if e.get("cache", {}).get("bytes") and (wanted is None or b in wanted)), default=(0, ""))
-    return (best[0], cache_label(best[1], best[0])) if best[0] else (0, "")
+    best = max((e["cache"] for b, e in (record or {}).get("benchmarks", {}).items()
+                if e.get("cache", {}).get("bytes") and (wanted is None or b in wanted)),
+               key=lambda c: c["bytes"], default=None)
+    return (int(best["bytes"]), cache_text(best)) if best else (0, "")
+
+
+def host_cache(record: Mapping[str, Any], benchmarks: Iterable[str] | None = None) -> tuple[int, str]:
+    """(bytes, '4M LLC (measured; 32M reported)') of the host's LLC the run was sized against (its
+    `llc`; in a record without one, the largest LLC its benchmarks were sized against); (0, '')
+    without."""
+    llc = (record or {}).get("llc") or {}
+    if llc.get("bytes"):
+        return int(llc["bytes"]), llc_text(llc)
+    wanted = set(benchmarks) if benchmarks is not None else None
+    return largest_cache({"benchmarks": {b: e for b, e in (record or {}).get("benchmarks", {}).items()
+                                         if e["cache"]["what"] == "LLC"}}, wanted)
 
 
 def headline_note(record: Mapping[str, Any] | None, benchmarks: Iterable[str] | None = None) -> str:
@@ -446,13 +647,14 @@ def headline_note(record: Mapping[str, Any] | None, benchmarks: Iterable[str] | 
         if e.get("reached") is None:
             why = "no cache size known"
         else:
-            why = (f"{size_text(e['largest'])} < {factor:g}x the {cache_label(e['cache']['what'], e['cache']['bytes'])}"
+            why = (f"{size_text(e['largest'])} < {factor:g}x the {cache_text(e['cache'])}"
                    f": {' and '.join(e.get('limits') or ['?'])}")
         groups.setdefault(why, []).append(b)
     if not groups:
         cache, label = largest_cache(record, benches)
-        return (f"The largest sizes follow this machine's caches: at least {factor:g}x the {label} "
-                f"({size_text(factor * cache)}).")
+        times = f"{size_text(factor * cache)}"  # beside a label in brackets of its own, after a colon
+        return (f"The largest sizes follow this machine's caches: at least {factor:g}x the {label}"
+                + (f": {times}." if label.endswith(")") else f" ({times})."))
     return (f"The largest sizes stop short of {factor:g}x the caches for "
             + _and([f"{_and(bs)} ({why})" for why, bs in groups.items()]) + ".")
 

@@ -85,10 +85,12 @@ TOP_KEYS = TOP_KEYS | {"peers"}
 # [beyond_caches]: the largest size of each benchmark's sizes beyond the caches ([bench.<name>.large]
 # sizes, or a sweep's max_size) follows the machine at hand: at least `factor` x the larger of the host's
 # last-level cache and the device's L2, the next power of two, where the memory allows and up to
-# `max_size` (the time budget); scale_timeouts (default true): their time limits grow with them.
-# Done by the driver before the run (caches.py), recorded in run.json's `beyond_caches` (docs/driver.md).
+# `max_size` (the time budget); scale_timeouts (default true): their time limits grow with them;
+# measure_caches (default true): the host's LLC is the one a latency sweep finds, not the one the
+# machine reports (VMs misreport it). Done by the driver before the run (caches.py), recorded in
+# run.json's `beyond_caches` (docs/driver.md).
 TOP_KEYS = TOP_KEYS | {"beyond_caches"}
-BEYOND_CACHES_KEYS = {"factor", "max_size", "scale_timeouts"}
+BEYOND_CACHES_KEYS = {"factor", "max_size", "scale_timeouts", "measure_caches"}
 
 
 def config_dir(repo: StrPath) -> str:
@@ -450,9 +452,9 @@ def validate(doc: dict[str, Any], where: str = "config") -> Config:
 
 def _beyond_caches(where, table):
     """[beyond_caches]: factor (1..64, required), max_size (a size, required: the time budget),
-    scale_timeouts (true or false, default true)."""
+    scale_timeouts and measure_caches (true or false, default true)."""
     if not isinstance(table, dict):
-        raise UsageError(f"{where}: must be a table with factor, max_size, scale_timeouts")
+        raise UsageError(f"{where}: must be a table with factor, max_size, scale_timeouts, measure_caches")
     for k in table:
         if k not in BEYOND_CACHES_KEYS:
             raise UsageError(f"{where}: unknown key '{k}' (allowed: {', '.join(sorted(BEYOND_CACHES_KEYS))})")
@@ -464,10 +466,11 @@ def _beyond_caches(where, table):
         raise UsageError(f"{where}: 'factor' must be a number from 1 to 64 (the largest size at least that many "
                          f"times the largest cache), not {factor!r}")
     out = {"factor": factor, "max_size": _harness_value(where, "max_size", table["max_size"])}
-    if "scale_timeouts" in table:
-        if not isinstance(table["scale_timeouts"], bool):
-            raise UsageError(f"{where}: 'scale_timeouts' must be true or false")
-        out["scale_timeouts"] = table["scale_timeouts"]
+    for k in ("scale_timeouts", "measure_caches"):
+        if k in table:
+            if not isinstance(table[k], bool):
+                raise UsageError(f"{where}: '{k}' must be true or false")
+            out[k] = table[k]
     return out
 
 

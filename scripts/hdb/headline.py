@@ -963,9 +963,10 @@ def summary(ls: Sequence[Line], procs: Mapping[str, Processor], docs: Iterable[M
         out.append(f"In brackets after each speed-up: its {CONFIDENCE:.0%} confidence interval from the trials of "
                    f"both sides (a bootstrap of the ratio of the medians; not available, and no brackets, where a "
                    f"side has fewer than {MIN_TRIALS} trials: docs/statistics.md).")
+    docs = list(docs)
     benches = {ln.bench for ln in ls}
     try:
-        cache, label = caches.largest_cache(beyond_caches or {}, benches)
+        cache, label = caches.host_cache(beyond_caches or {}, benches)
         cache_note = caches.headline_note(beyond_caches, benches)
     except (KeyError, TypeError, ValueError, AttributeError):  # a run.json edited by hand: as without it
         cache, label, cache_note = 0, "", ""
@@ -973,17 +974,51 @@ def summary(ls: Sequence[Line], procs: Mapping[str, Processor], docs: Iterable[M
         llc = max((d.get("context", {}).get("llc_bytes") or 0 for d in docs), default=0)
         cache, label = llc, f"{size_text(llc)} last-level cache"
     sized = [ln for ln in ls if ln.size > 0]  # size 0: whole tables at a scale factor (ssb), no size sweep
-    if cache and sized:
-        beyond = sum(1 for ln in sized if ln.size > cache)
+    # Each processor against its own cache: the CPU's side against the host's LLC, a GPU's against
+    # its L2 (a 300M host LLC says nothing of kernels whose cache is a 60M L2).
+    counts = [(cache, label, sized)] if cache else []
+    for acc in dict.fromkeys(ln.acc for ln in sized if ln.acc):
+        l2, l2_label = device_cache(acc, docs, beyond_caches or {}, benches)
+        if l2 and l2 != cache:
+            counts.append((l2, l2_label, [ln for ln in sized if ln.acc == acc]))
+    if counts and sized:
         unsized = [ln for ln in ls if ln.size <= 0]
         table_benches = ", ".join(sorted({ln.bench for ln in unsized}))
-        out.append(f"Compared at the largest size the CPU and the accelerator both ran: {beyond} of {len(sized)} "
-                   f"operations at a size beyond the {label} (memory-bound), the others within it"
+        if cache and len(counts) > 1:
+            counts[0] = (cache, f"CPU's {label}", sized)
+        clauses = [f"{sum(1 for ln in lines if ln.size > n)} of {len(lines)}"
+                   + (" operations at a size" if i == 0 else "") + f" beyond the {text}"
+                   for i, (n, text, lines) in enumerate(counts)]
+        out.append("Compared at the largest size the CPU and the accelerator both ran: " + _and(clauses)
+                   + f" (memory-bound), the others within {'it' if len(counts) == 1 else 'them'}"
                    + (f"; {len(unsized)} more ({table_benches}) ran on whole tables at a scale factor, in neither "
                       "count." if unsized else "."))
     if cache_note and ls:
         out.append(cache_note)
     return out
+
+
+def device_cache(acc: str, docs: Iterable[Mapping[str, Any]], beyond_caches: Mapping[str, Any],
+                 benches: Iterable[str]) -> tuple[int, str]:
+    """(bytes, '60M cuda L2') of the L2 of the GPU the accelerator `acc` ran on: its documents'
+    context (plausibility.cache_bytes), else the run's probe of it (beyond_caches' devices), else the
+    L2 the benchmarks were sized against; (0, '') for a device on the CPU (its cache is the host's)
+    or where unknown."""
+    mine = [d for d in docs if d.get("backend") == acc]
+    if not mine or any(((d.get("context") or {}).get("device") or {}).get("type") == "cpu" for d in mine):
+        return 0, ""
+    l2 = max((plausibility.cache_bytes(dict(d)) for d in mine), default=(0, ""))
+    if l2[0] and l2[1] == "L2":
+        return l2[0], caches.cache_label(f"{acc} L2", l2[0])
+    try:
+        probed = max((int(d["l2_bytes"]) for d in beyond_caches.get("devices") or []
+                      if d.get("backend") == acc and d.get("l2_bytes") and caches.is_gpu(d)), default=0)
+        if probed:
+            return probed, caches.cache_label(f"{acc} L2", probed)
+        return caches.largest_cache({"benchmarks": {b: e for b, e in (beyond_caches.get("benchmarks") or {}).items()
+                                                    if e.get("cache", {}).get("what") == f"{acc} L2"}}, benches)
+    except (KeyError, TypeError, ValueError, AttributeError):  # a run.json edited by hand: as without it
+        return 0, ""
 
 
 TEXT_PEER = "pg_trgm"  # the n-gram peer: other semantics (word_similarity), so a table of its own

@@ -13,7 +13,8 @@ The rule, per ok result of a real processor (host execution is no processor's ti
   the median of its samples; a peer, which records none, takes the best of its host's cpu
   documents), or beyond the cache against the result's own pattern ceiling. The bound depends on
   whether the result's working set W fits in the cache C of its processor (the host's
-  `context.llc_bytes`; a CUDA device's `l2_cache_bytes`):
+  `context.llc_bytes`, or the LLC its run measured where it did: results.RUN_LLC; a CUDA device's
+  `l2_cache_bytes`):
   - in any case at most CACHE_FACTOR x D (a cache delivers less than 8x a DRAM copy on every machine
     measured: 7.5x on the EPYC VM's L1/L2, 1.7x on the H200 host, 2-3x for Hopper's L2; 16 doubles
     it), or CACHE_MARGIN x the best copy the same run's bus measured in the cache on that backend
@@ -91,6 +92,9 @@ def cache_bytes(doc: Document) -> tuple[int, str]:
         return int(_num(dev.get("l2_cache_bytes"))), "L2"
     if dev.get("kind") == "opencl" and dev.get("type") not in (None, "cpu"):
         return 0, ""  # an OpenCL GPU states no cache size the suite reads
+    measured = int(_num(doc.get(results.RUN_LLC)))
+    if measured:
+        return measured, "LLC (measured)"
     return int(_num((doc.get("context") or {}).get("llc_bytes"))), "LLC"
 
 

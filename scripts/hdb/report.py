@@ -353,7 +353,9 @@ def _ceilings(doc, docs, rows):
              if pattern_rows else
              "Each case's '% of its ceiling' is against the sample nearest to it (throughput.ceiling_gbps). ")
           + "'-': no samples recorded (an executable built before issue 51, whose one measurement at start-up "
-          "every case used, or a peer's).")
+          "every case used, or a peer's). Where a device states its memory rate (a CUDA GPU: NVML's memory clock "
+          "x bus width, context.device.memory_theoretical_gbps), the tables give '% of stated peak' beside, the "
+          "declared bytes moved over that rate, as nvbench's BWUtil does: the measured and the theoretical limit.")
     series: OrderedDict[Any, Any] = OrderedDict()
     for r in bus:
         series.setdefault(results.series_key(r), []).append(r)
@@ -420,7 +422,7 @@ def _bench_table(doc, brs):
         transfers = any(r["transfer"] != "none" for r in rs)
         header = ["backend", "variant"] + varying + ["size"] + (["transfer"] if transfers else []) \
             + ["kernel ms", "kernel GB/s", "with-PCIe GB/s", "bus GB/s", "parity", "% of its ceiling", "ceiling",
-               "cv %", "passes"] \
+               "% of stated peak", "cv %", "passes"] \
             + ([] if every_verified else ["verified"])
         lines = []
         for r in rs:
@@ -436,6 +438,8 @@ def _bench_table(doc, brs):
                             _f(r["pct_of_peak"], "{:.1f}") if r["pct_of_peak"] else "-",
                             # the ceiling's name (issue 46): its access pattern, or the copy fallback
                             (r.get("ceiling_pattern") or "-") if r["pct_of_peak"] else "-",
+                            # against the device's stated memory rate, where it states one (a CUDA GPU)
+                            _f(r["pct_of_stated"], "{:.1f}") if r.get("pct_of_stated") else "-",
                             _f((results.headline_cv(r) or 0) * 100, "{:.1f}"), str(r["passes"])]
                          + ([] if every_verified else [_verified(r)]))
         keep = [i for i in range(len(header)) if i < 2 or any(str(ln[i]) not in ("-", "") for ln in lines)]

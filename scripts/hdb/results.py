@@ -382,11 +382,28 @@ def separate_implementations(docs: list[Document]) -> list[Document]:
     return docs
 
 
+# A document's key for the host's last-level cache its run measured (run.json's beyond_caches.llc,
+# caches.measure_llc), where it did: plausibility counts a host result's working set against it, not
+# against the context.llc_bytes the machine reports (VMs misreport it).
+RUN_LLC = "_run_llc_bytes"
+
+
+def with_run_caches(run_dir: StrPath, docs: list[Document]) -> list[Document]:
+    """The documents of a run, each with the LLC its run measured (RUN_LLC), where it measured one."""
+    from .caches import read_record  # caches reads configurations, which need nothing of this module
+    llc = read_record(run_dir).get("llc")
+    measured = llc.get("bytes") if isinstance(llc, dict) and llc.get("measured_bytes") else None
+    if isinstance(measured, int) and measured > 0:
+        for d in docs:
+            d[RUN_LLC] = measured
+    return docs
+
+
 def load_docs(run_dir: StrPath) -> list[Document]:
     """Every document of a run; the first one that cannot be used is an error (UsageError)."""
     if not Path(run_dir).is_dir():
         raise UsageError(f"{run_dir}: no such run directory")
-    return separate_implementations([load_doc(p) for p in raw_files(run_dir)])
+    return with_run_caches(run_dir, separate_implementations([load_doc(p) for p in raw_files(run_dir)]))
 
 
 def load_docs_tolerant(run_dir: StrPath) -> tuple[list[Document], list[str], list[str]]:
@@ -406,7 +423,7 @@ def load_docs_tolerant(run_dir: StrPath) -> tuple[list[Document], list[str], lis
             foreign.append(str(e).replace(p, rel, 1) + ": its results are not in this report")
         except UsageError as e:
             broken.append(str(e).replace(p, rel, 1) + ": its results are not in this report")
-    return separate_implementations(docs), broken, foreign
+    return with_run_caches(run_dir, separate_implementations(docs)), broken, foreign
 
 
 def incomplete(doc: Document) -> bool:
@@ -531,6 +548,17 @@ def _ceiling_pattern(r):
     return p if isinstance(p, str) else None
 
 
+def _pct_of_stated(ctx, r):
+    """% of the device's stated memory rate (context.device.memory_theoretical_gbps: NVML's memory
+    clock x bus width, as nvbench's BWUtil) at the declared bytes moved, beside the % of the measured
+    ceiling (issue 46); None where the device states none (CPUs, OpenCL devices) or nothing moved."""
+    stated = ((ctx.get("device") or {}).get("memory_theoretical_gbps")) if isinstance(ctx, dict) else None
+    moved = (r.get("throughput") or {}).get("moved_gbps")
+    if not isinstance(stated, (int, float)) or not isinstance(moved, (int, float)) or stated <= 0 or moved <= 0:
+        return None
+    return 100.0 * moved / stated
+
+
 def _row(doc, ctx, rank, device, r):
     tp = r.get("throughput", {})
     b = r.get("bytes", {})
@@ -580,6 +608,7 @@ def _row(doc, ctx, rank, device, r):
         "pct_of_peak": tp.get("pct_of_peak"),
         "ceiling_gbps": _ceiling_gbps(doc, r),
         "ceiling_pattern": _ceiling_pattern(r),
+        "pct_of_stated": _pct_of_stated(ctx, r),
         "parity": tp.get("parity"),
         "elements": r.get("elements", 0),
         "input_bytes": b.get("input", 0),

@@ -329,6 +329,10 @@ class Runner:
                                     hosts=len(self.mpi_launch.get("hosts") or []))
         fitted, record = caches.fit(cfg, machine)
         self.manifest.update(config=fitted, beyond_caches=record, entries=plan(fitted))
+        if "measured_by" in machine.llc:  # the machine's caches as measured beside what it reports
+            self.manifest.setdefault("context", {})["llc"] = {
+                k: machine.llc.get(k) for k in ("measured_bytes", "reported_bytes", "instances", "levels",
+                                                "measure_problem") if k in machine.llc}
         self.save()
         for line in caches.summary_lines(record):
             self.log(f"run-all: {line}")

@@ -1,10 +1,14 @@
-"""Sizes beyond the caches ([beyond_caches], hdb/caches.py): the host's LLC from sysfs or lscpu, a
-GPU's L2 from a probe of hdb-bus-<backend>, and the largest sizes of `default` raised to at least
-2x the larger cache where memory and the time budget allow, the reason recorded where they do not."""
+"""Sizes beyond the caches ([beyond_caches], hdb/caches.py): the host's LLC from sysfs or lscpu, and
+measured by a latency sweep of hdb-bus-cpu (VMs misreport it: issue 46), a GPU's L2 from a probe of
+hdb-bus-<backend>, and the largest sizes of `default` raised to at least 2x the larger cache where
+memory and the time budget allow, the reason recorded where they do not."""
 import io
 import json
+import os
+import random
 import subprocess
 import sys
+import unittest
 from pathlib import Path
 
 from helpers import REPO, TempDirCase, script
@@ -34,10 +38,10 @@ def arg(entry, flag):
     return a[a.index(flag) + 1] if flag in a else None
 
 
-class HostCacheTest(TempDirCase):
-    def sysfs(self, llc="32768K", groups=("0-1",)):
-        """A /sys/devices/system/cpu of one L1d/L1i/L2 per CPU and an LLC shared by each group of CPUs."""
-        root = Path(self.tmp, "cpu")
+def fake_sysfs(root, llc, groups):
+    """A /sys/devices/system/cpu at root of one L1d/L1i/L2 per CPU and an LLC shared by each group of
+    CPUs."""
+    if not root.exists():
         for cpu in sorted(c for g in groups for c in caches._cpu_list(g)):
             group = next(g for g in groups if cpu in caches._cpu_list(g))
             for i, (level, size, kind, shared) in enumerate(((1, "32K", "Data", str(cpu)),
@@ -48,7 +52,12 @@ class HostCacheTest(TempDirCase):
                 d.mkdir(parents=True)
                 for name, text in (("level", level), ("size", size), ("type", kind), ("shared_cpu_list", shared)):
                     (d / name).write_text(f"{text}\n")
-        return root
+    return root
+
+
+class HostCacheTest(TempDirCase):
+    def sysfs(self, llc="32768K", groups=("0-1",)):
+        return fake_sysfs(Path(self.tmp, "cpu"), llc, groups)
 
     def test_sysfs_as_the_executables_read_it(self):
         llc = caches.host_llc(self.sysfs(), lscpu=lambda: self.fail("lscpu is the fallback only"))
@@ -83,6 +92,266 @@ class HostCacheTest(TempDirCase):
         meminfo.write_text("MemTotal:       24681868 kB\nMemFree:  100 kB\nMemAvailable:   20000000 kB\n")
         self.assertEqual(caches.available_memory(meminfo), 20000000 * 1024)
         self.assertEqual(caches.available_memory(Path(self.tmp, "none")), 0)
+
+
+# The latency curve of a 2-core EPYC VM here (hdb-bus-cpu --only latency/serial, 4K..1G; issue 46):
+# sysfs and lscpu say 32 MB of L3, the loads slow down 6x past 4 MB (an L3 that other tenants share).
+VM_CURVE = [(4 * K, 1.4), (8 * K, 1.4), (16 * K, 1.4), (32 * K, 1.4), (64 * K, 4.1), (128 * K, 4.2), (256 * K, 4.3),
+            (512 * K, 5.3), (M, 9.2), (2 * M, 15.3), (4 * M, 16.7), (8 * M, 102), (16 * M, 130), (32 * M, 143),
+            (64 * M, 156), (128 * M, 161), (256 * M, 172), (512 * M, 181), (G, 207)]
+
+
+def up_to(curve, largest):
+    return [(s, ns) for s, ns in curve if s <= largest]
+
+
+class KneeTest(unittest.TestCase):
+    """caches.cache_levels and find_llc: the knees of a latency curve, and the last-level cache."""
+
+    def test_the_vm_curve(self):
+        levels = caches.cache_levels(VM_CURVE)
+        # 32K -> 64K: 2.9x; 512K -> 1M -> 2M: 1.7x twice, one level ending at 1M; 4M -> 8M: 6x
+        self.assertEqual([lv["bytes"] for lv in levels], [32 * K, M, 4 * M])
+        self.assertEqual([lv["ns_per_load"] for lv in levels], [1.4, 9.2, 16.7])
+        self.assertEqual(caches.find_llc(VM_CURVE), (4 * M, levels, ""))
+        self.assertEqual(caches.find_llc(reversed(VM_CURVE))[0], 4 * M)  # sorted by size first
+        self.assertEqual(caches.find_llc(up_to(VM_CURVE, 16 * M))[0], 4 * M)  # 4x past the knee: enough
+        # the same VM, other sweeps: a busier neighbour (the step into memory spread over 4M-8M-16M: its
+        # level ends at 8M, already memory at 83 ns) and a quieter one (8M still in the cache)
+        busy = [(s, ns) for s, ns in VM_CURVE if s <= 4 * M] + [(8 * M, 82.8), (16 * M, 130), (32 * M, 138),
+                                                                  (64 * M, 150), (128 * M, 154)]
+        found, levels, _ = caches.find_llc(busy)
+        self.assertEqual(([lv["bytes"] for lv in levels], found), ([32 * K, M, 8 * M], 4 * M))
+        quiet = [(s, ns) for s, ns in VM_CURVE if s <= 4 * M] + [(8 * M, 20.1), (16 * M, 123.7), (32 * M, 138.4),
+                                                                   (64 * M, 152.6), (128 * M, 154.5)]
+        self.assertEqual(caches.find_llc(quiet)[0], 8 * M)
+
+    def test_no_knee(self):
+        flat = [(K << i, 1.4 + 0.01 * i) for i in range(2, 20)]
+        found, levels, why = caches.find_llc(flat)
+        self.assertEqual((found, levels), (None, []))
+        self.assertIn("no knee", why)
+        self.assertIn("too few", caches.find_llc(VM_CURVE[:2])[2])
+        self.assertEqual(caches.find_llc([]), (None, [], "0 sizes measured, too few for a curve"))
+
+    def test_a_sweep_that_stops_inside_the_caches_is_inconclusive(self):
+        for largest, text in ((M, "not clearly memory"), (4 * M, "not clearly memory"),
+                              (8 * M, "less than 4x the knee at 4M")):
+            found, levels, why = caches.find_llc(up_to(VM_CURVE, largest))
+            self.assertIsNone(found, largest)
+            self.assertTrue(levels, largest)
+            self.assertIn(text, why)
+        # an L3 slower than a third of memory (40 ns of 110): the L2 below it is no last level
+        slow_l3 = [(s, 1.0 if s <= 32 * K else 4.0 if s <= M else 40.0 if s <= 8 * M else 110.0)
+                   for s in (K << i for i in range(2, 21))]
+        found, levels, why = caches.find_llc(slow_l3)
+        self.assertEqual([lv["bytes"] for lv in levels], [32 * K, M, 8 * M])
+        self.assertIsNone(found)
+        self.assertIn("4M, 4x past the knee at 1M or more, takes 40 ns per load, under 50 ns", why)
+        # a step within memory (TLB misses past 64M): no cache, the LLC is below it
+        tlb = [(s, ns * (1.6 if s > 64 * M else 1)) for s, ns in VM_CURVE]
+        found, levels, _ = caches.find_llc(tlb)
+        self.assertEqual(([lv["bytes"] for lv in levels], found), ([32 * K, M, 4 * M, 64 * M], 4 * M))
+
+    def test_noise(self):
+        # a neighbour's burst slows one size down (a point above a later one counts as the later one),
+        # and +-4 % on every point (the 1.66x of the spread knee at 1M stays above 1.5x): the same knees
+        rng = random.Random(46)
+        for _ in range(50):
+            noisy = [(s, ns * rng.uniform(0.96, 1.04)) for s, ns in VM_CURVE]
+            noisy[5] = (noisy[5][0], noisy[5][1] * 3)   # 128K
+            noisy[15] = (noisy[15][0], noisy[15][1] * 2)  # 128M
+            self.assertEqual([lv["bytes"] for lv in caches.cache_levels(noisy)], [32 * K, M, 4 * M], noisy)
+            self.assertEqual(caches.find_llc(noisy)[0], 4 * M)
+
+    def test_the_sweep_reaches_4x_the_reported_cache(self):
+        self.assertEqual(caches.latency_max_size(32 * M, 24 * G), 128 * M)
+        self.assertEqual(caches.latency_max_size(M, 24 * G), 64 * M)      # at least 64M
+        self.assertEqual(caches.latency_max_size(480 * M, 24 * G), G)     # at most 1G
+        self.assertEqual(caches.latency_max_size(0, 24 * G), G)           # none reported: as far as it goes
+        self.assertEqual(caches.latency_max_size(480 * M, 2 * G), 256 * M)  # bus's 4 bytes per byte of 80 %
+
+
+# A stand-in for hdb-bus-cpu's latency sweep: one result per power of two from --min-size to --max-size,
+# its loads slowing down past 32K, 1M and KNEE (the last level); its options appended to `log`.
+LATENCY_FAKE = """
+def size(t):
+    return int(t[:-1]) << {{"K": 10, "M": 20, "G": 30}}[t[-1]]
+lo, hi = size(args[args.index("--min-size") + 1]), size(args[args.index("--max-size") + 1])
+open({log!r}, "a").write(" ".join(args[:-2]) + "\\n")
+def ns(s):
+    if s > {knee}:
+        return 100.0 + 5 * (s // {knee}).bit_length()
+    return 1.4 if s <= 32 << 10 else 4.2 if s <= 1 << 20 else 15.0
+results, s = [], lo
+while s <= hi:
+    results.append({{"test": "latency", "variant": "serial", "status": "ok", "size_bytes": s,
+                    "extra": {{"ns_per_load": ns(s), "lines": s // 64}}}})
+    s *= 2
+json.dump({{"schema": "hetdb-bench/2", "benchmark": "bus", "backend": "cpu", "results": results}}, open(out, "w"))
+"""
+
+
+class MeasureTest(TempDirCase):
+    """The host's LLC measured: a VM's inflated sysfs value (480 MB) and a fake hdb-bus-cpu whose latency
+    curve has its knee at 32 MB; the suite sizes for the knee and says what was reported."""
+
+    def setUp(self):
+        super().setUp()
+        self.log = Path(self.tmp, "latency.log")
+        self.bin = Path(self.tmp, "bin")
+        self.bin.mkdir()
+
+    def sysfs(self, groups=("0-1",)):
+        """480 MB of L3 shared by each group of CPUs, as a VM here reports."""
+        return fake_sysfs(Path(self.tmp, f"sysfs-{len(groups)}"), "491520K", groups)
+
+    def fake(self, body, name="hdb-bus-cpu"):
+        return ProbeTest.fake(self, name, body)
+
+    def fake_sweep(self, knee=32 * M):
+        return self.fake(LATENCY_FAKE.format(log=str(self.log), knee=knee))
+
+    def cfg(self, **beyond):
+        return config.validate({"benchmarks": ["ra"], "backends": ["cpu"], "timeout_s": 60,
+                                "beyond_caches": {"factor": 2, "max_size": "1G", **beyond},
+                                "bench": {"ra": {"large": {"sizes": "32K"}}}}, "t.toml")
+
+    def test_the_suite_finds_the_real_knee(self):
+        self.fake_sweep()
+        m = caches.survey(self.cfg(), self.bin, sysfs=self.sysfs())
+        llc = m.llc
+        self.assertEqual((llc["bytes"], llc["measured_bytes"], llc["reported_bytes"]), (32 * M, 32 * M, 480 * M))
+        self.assertEqual([lv["bytes"] for lv in llc["levels"]], [32 * K, M, 32 * M])
+        self.assertNotIn("measure_problem", llc)
+        self.assertTrue(llc["source"].startswith("measured: the knee of a latency sweep (hdb-bus-cpu --only "
+                                                 "latency/serial --min-size 4K"), llc["source"])
+        self.assertIn("reported: sysfs", llc["source"])
+        # 4x the reported 480M is past 1G: the sweep stops there, or where the memory does
+        largest = caches.latency_max_size(480 * M, caches.available_memory())
+        self.assertEqual(llc["measured_by"], " ".join(["hdb-bus-cpu", *caches.LATENCY_ARGS, "--max-size",
+                                                       config.format_size(largest)]))
+        self.assertEqual(self.log.read_text().split("\n")[0], " ".join(caches.LATENCY_ARGS[:] + [
+            "--max-size", config.format_size(largest)]))
+        # the sizes: 2x the 32M measured, not 2x the 480M reported
+        fitted, record = caches.fit(self.cfg(), m)
+        self.assertEqual(fitted["bench"]["ra"]["large"]["sizes"], "64M")
+        ra = record["benchmarks"]["ra"]
+        self.assertEqual((ra["target"], ra["largest"], ra["reached"]), (64 * M, 64 * M, True))
+        self.assertEqual(ra["cache"], {"what": "LLC", "bytes": 32 * M, "measured": True, "reported_bytes": 480 * M})
+        self.assertEqual(record["llc"]["measured_bytes"], 32 * M)
+        self.assertEqual(caches.headline_note(record),
+                         "The largest sizes follow this machine's caches: at least 2x the 32M LLC (measured; 480M "
+                         "reported): 64M.")
+        self.assertEqual(caches.host_cache(record), (32 * M, "32M LLC (measured; 480M reported)"))
+        self.assertIn("host LLC 32M measured, 480M reported (measured: ", caches.summary_lines(record)[0])
+
+    def test_every_instance_counts(self):
+        self.fake_sweep()
+        llc = caches.survey(self.cfg(), self.bin, sysfs=self.sysfs(("0", "1"))).llc  # two LLCs of 480 MB
+        self.assertEqual((llc["bytes"], llc["measured_bytes"], llc["reported_bytes"], llc["instances"]),
+                         (64 * M, 32 * M, 960 * M, 2))
+        self.assertIn(" x 2 instances", llc["source"])
+
+    def test_a_probe_that_fails_leaves_the_reported_size_and_says_why(self):
+        for body, text in (("print('bus: error: no such test latency'); sys.exit(2)\n",
+                            "hdb-bus-cpu: exit 2 (bus: error: no such test latency)"),
+                           ("json.dump({'results': []}, open(out, 'w'))\n", "wrote no latency results"),
+                           ("sys.exit(0)\n", "wrote no latency results")):
+            self.fake(body)
+            llc = caches.survey(self.cfg(), self.bin, sysfs=self.sysfs()).llc
+            self.assertEqual((llc["bytes"], llc["reported_bytes"], llc["measured_bytes"]), (480 * M, 480 * M, None))
+            self.assertIn(text, llc["measure_problem"])
+            self.assertTrue(llc["source"].startswith("sysfs"), llc["source"])
+            _, record = caches.fit(self.cfg(), caches.Machine(llc, [], 24 * G))
+            self.assertEqual(record["benchmarks"]["ra"]["cache"], {"what": "LLC", "bytes": 480 * M})
+            self.assertIn(f"not measured: {llc['measure_problem']}", caches.summary_lines(record)[0])
+            self.assertEqual(caches.host_cache(record), (480 * M, "480M LLC"))
+        hangs = self.fake("time.sleep(30)\n", "hdb-bus-cpu-hang")
+        got = caches.measure_llc(hangs, 480 * M, timeout=0.5)
+        self.assertEqual(got["measured_bytes"], None)
+        self.assertEqual(got["measure_problem"], "hdb-bus-cpu-hang did not finish the sweep in 0.5 s")
+        got = caches.measure_llc(Path(self.tmp, "nowhere", "hdb-bus-cpu"), 480 * M)
+        self.assertEqual(got["measure_problem"], "hdb-bus-cpu is not built")
+        # a curve that does not tell (a sweep inside the caches): the reported size, and why
+        self.fake_sweep(knee=G)
+        llc = caches.survey(self.cfg(), self.bin, sysfs=self.sysfs()).llc
+        self.assertEqual((llc["bytes"], llc["measured_bytes"]), (480 * M, None))
+        self.assertIn("not clearly memory", llc["measure_problem"])
+
+    def test_measure_caches_false_reads_the_reported_size(self):
+        self.fake_sweep()
+        llc = caches.survey(self.cfg(measure_caches=False), self.bin, sysfs=self.sysfs()).llc
+        self.assertEqual(llc["bytes"], 480 * M)
+        self.assertNotIn("measured_by", llc)
+        self.assertFalse(self.log.exists())  # no sweep ran
+        with self.assertRaises(UsageError) as ctx:
+            config.validate({"beyond_caches": {"factor": 2, "max_size": "1G", "measure_caches": "yes"}}, "t.toml")
+        self.assertIn("'measure_caches' must be true or false", str(ctx.exception))
+
+    def test_the_run_and_its_report_use_the_measured_size(self):
+        """run.json keeps the measurement (beyond_caches.llc and context.llc); the plausibility check of
+        the run's host documents and the headline count against it."""
+        from hdb import headline, plausibility, results
+        self.fake_sweep(knee=4 * M)
+        m = caches.survey(self.cfg(), self.bin, sysfs=self.sysfs())
+        r = Runner(REPO, str(Path(self.tmp, "out")), str(Path(self.tmp, "build")), self.cfg(), "t.toml",
+                   do_setup=False, do_build=False, stream=io.StringIO())
+        self.addCleanup(r.close)
+        r.fit_to_caches(m)
+        manifest = json.loads(Path(r.run_dir, "run.json").read_text())
+        self.assertEqual(manifest["beyond_caches"]["llc"]["measured_bytes"], 4 * M)
+        ctx = manifest["context"]["llc"]
+        self.assertEqual((ctx["measured_bytes"], ctx["reported_bytes"], ctx["instances"]), (4 * M, 480 * M, 1))
+        self.assertEqual([lv["bytes"] for lv in ctx["levels"]], [32 * K, M, 4 * M])
+        # the run's documents: a cpu one, a cuda one with its own L2
+        from make_fixture import document, record
+        raw = Path(r.run_dir, results.RAW_DIR)
+        raw.mkdir(exist_ok=True)
+        cpu = document("ra", "cpu", [record("select", "parallel", 32 * M, 2e-3)], 20.0)
+        cpu["context"]["llc_bytes"] = 480 * M
+        gpu = document("ra", "cuda", [record("select", "tuned", 32 * M, 1e-4, h2d_s=2e-3)], 3000.0)
+        gpu["context"]["device"]["l2_cache_bytes"] = 60 * M
+        for d in (cpu, gpu):
+            (raw / f"ra-{d['backend']}.json").write_text(json.dumps(d))
+        docs = results.load_docs(r.run_dir)
+        by = {d["backend"]: d for d in docs}
+        self.assertEqual(plausibility.cache_bytes(by["cpu"]), (4 * M, "LLC (measured)"))
+        self.assertEqual(plausibility.cache_bytes(by["cuda"]), (60 * M, "L2"))
+        self.assertEqual(results.load_docs_tolerant(r.run_dir)[0][0][results.RUN_LLC], 4 * M)
+        rec = caches.read_record(r.run_dir)
+        sentences = headline.summary(headline.lines(results.all_rows(docs)), headline.processors(docs), docs, rec)
+        self.assertIn("Compared at the largest size the CPU and the accelerator both ran: 1 of 1 operations at a size "
+                      "beyond the CPU's 4M LLC (measured; 480M reported) and 0 of 1 beyond the 60M cuda L2 "
+                      "(memory-bound), the others within them.", sentences)
+
+
+def _build_with_bus_cpu():
+    for d in (os.environ.get("HDB_BUILD_DIR"), Path(REPO, "build-host"), Path(REPO, "build"), Path(REPO, "build-gpu")):
+        if d and os.access(Path(d, "bin", caches.LATENCY_EXE), os.X_OK):
+            return Path(d)
+    return None
+
+
+class RealSweepTest(TempDirCase):
+    """The latency test of a real hdb-bus-cpu over a small sweep (4K..8M, a few seconds)."""
+
+    def test_latency_rises_with_size(self):
+        build = _build_with_bus_cpu()
+        if build is None:
+            self.skipTest("no build with hdb-bus-cpu ($HDB_BUILD_DIR, build-host/, build/, build-gpu/)")
+        out = Path(self.tmp, "latency.json")
+        p = subprocess.run([Path(build, "bin", caches.LATENCY_EXE), *caches.LATENCY_ARGS, "--max-size", "8M",
+                            "--json", out], capture_output=True, text=True, timeout=120)
+        if p.returncode == 2 and "latency" in p.stdout + p.stderr:
+            self.skipTest(f"{build}/bin/hdb-bus-cpu has no latency test (built before it)")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        curve = sorted((r["size_bytes"], r["extra"]["ns_per_load"]) for r in json.loads(out.read_text())["results"]
+                       if r["test"] == "latency" and r["status"] == "ok")
+        self.assertEqual([s for s, _ in curve], [4 * K << i for i in range(12)])
+        # rises with size (a noisy neighbour may slow one point: compared with the smallest and the largest)
+        self.assertGreater(curve[-1][1], 3 * curve[0][1], curve)
+        self.assertTrue(caches.cache_levels(curve), curve)
 
 
 class ProbeTest(TempDirCase):
@@ -329,10 +598,14 @@ sizes = "32K"
                    "--no-report", env={"FAKE_LOG": log})
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("run-all: sizes beyond the caches: host LLC", p.stdout)
+        # the fake hdb-bus-cpu has no latency test: the reported size, and why (the run goes on)
+        self.assertIn("not measured: hdb-bus-cpu wrote no latency results", p.stdout)
         self.assertIn("cuda: hdb-bus-cuda: no device", p.stdout)
         run = next(Path(out).iterdir())
         m = json.loads((run / "run.json").read_text())
         rec = m["beyond_caches"]
+        self.assertIn("wrote no latency results", rec["llc"]["measure_problem"])
+        self.assertIsNone(m["context"]["llc"]["measured_bytes"])
         self.assertEqual([d["backend"] for d in rec["devices"]], ["cuda"])
         self.assertIn("no device", rec["devices"][0]["error"])
         entries = {e["name"]: e for e in m["entries"]}

@@ -586,15 +586,24 @@ class BreakEven(unittest.TestCase):
                             "a size beyond the 480M LLC (memory-bound), the others within it.")
         self.assertEqual(sentences[i + 1],
                          "The largest sizes follow this machine's caches: at least 2x the 480M LLC (960M).")
-        # only the headline's benchmarks count: a GPU's 16M L2 sized ra, a 480M LLC tpch (not in it)
+        # only the headline's benchmarks count: a GPU's 24M L2 sized ra, a 480M LLC tpch (not in it); each
+        # processor against its own cache: the CPU's side against the documents' 16M LLC, cuda's the L2
         rec = {"factor": 2, "benchmarks": {
-            "ra": {"cache": {"what": "cuda L2", "bytes": 16 * M}, "largest": 64 * M, "reached": True},
+            "ra": {"cache": {"what": "cuda L2", "bytes": 24 * M}, "largest": 64 * M, "reached": True},
             "tpch": {"cache": {"what": "LLC", "bytes": 480 * M}, "largest": 512 * M, "reached": False,
                      "limits": ["memory"]}}}
         sentences = headline.summary(ls, headline.processors(docs), docs, rec)
         self.assertIn("Compared at the largest size the CPU and the accelerator both ran: 1 of 1 operations at a size "
-                      "beyond the 16M cuda L2 (memory-bound), the others within it.", sentences)
-        self.assertIn("The largest sizes follow this machine's caches: at least 2x the 16M cuda L2 (32M).", sentences)
+                      "beyond the CPU's 16M last-level cache and 1 of 1 beyond the 24M cuda L2 (memory-bound), the "
+                      "others within them.", sentences)
+        self.assertIn("The largest sizes follow this machine's caches: at least 2x the 24M cuda L2 (48M).", sentences)
+        # the device's own L2 in its documents wins over the record's: 60M, the 32M operation within it
+        self.gpu["context"]["device"]["l2_cache_bytes"] = 60 * M
+        sentences = headline.summary(ls, headline.processors(docs), docs, rec)
+        self.assertIn("Compared at the largest size the CPU and the accelerator both ran: 1 of 1 operations at a size "
+                      "beyond the CPU's 16M last-level cache and 0 of 1 beyond the 60M cuda L2 (memory-bound), the "
+                      "others within them.", sentences)
+        del self.gpu["context"]["device"]["l2_cache_bytes"]
         # short of the caches: said
         rec["benchmarks"]["ra"].update(cache={"what": "LLC", "bytes": 480 * M}, largest=512 * M, reached=False,
                                        limits=["time"])
@@ -745,10 +754,11 @@ class ReportHeadline(TempDirCase):
                       "every size from 32K |", md)
         self.assertIn("| tpch A [data=tpch,sf=0.1] | its tables |", md)
         self.assertIn("Processors: CPU: fixture CPU, ? threads; cuda: fixture GPU.", md)
-        # The fixture's TPC-H rows on whole tables (no size) are in neither count: 10 sized of the 13.
-        self.assertIn("Compared at the largest size the CPU and the accelerator both ran: 0 of 10 operations at a size "
-                      "beyond the 48M cuda L2 (memory-bound), the others within it; 3 more (tpch) ran on whole tables "
-                      "at a scale factor, in neither count.", md)
+        # The fixture's TPC-H rows on whole tables (no size) are in neither count: 10 sized of the 13. Each
+        # processor against its own cache: the CPU's sides against the LLC, cuda's against the L2 (issue 46).
+        self.assertIn("Compared at the largest size the CPU and the accelerator both ran: 8 of 10 operations at a size "
+                      "beyond the CPU's 16M LLC and 0 of 10 beyond the 48M cuda L2 (memory-bound), the others within "
+                      "them; 3 more (tpch) ran on whole tables at a scale factor, in neither count.", md)
         self.assertIn("The largest sizes stop short of 2x the caches for merge (32M < 2x the 48M cuda L2: time).", md)
         details = md.index("| operation | processor | best kernel-only (case id) | kernel ms |")
         self.assertLess(overview, details)
