@@ -48,7 +48,8 @@ class PatternCase : public BusCase {
     }
     if (t.kind == BusKind::Triad || t.kind == BusKind::Add) {
       c_ = Words(n_);
-      parallel_for(n_, threads_, [&](std::uint64_t lo, std::uint64_t hi) { std::memset(c_.get() + lo, 0, (hi - lo) * 4); });
+      parallel_for(n_, threads_,
+                   [&](std::uint64_t lo, std::uint64_t hi) { std::memset(c_.get() + lo, 0, (hi - lo) * 4); });
     }
   }
   Breakdown pass() override {
@@ -60,7 +61,8 @@ class PatternCase : public BusCase {
       case BusKind::Read: return Breakdown::compute_only(pass_read(a, n_, threads_, &sum_));
       case BusKind::Write: return Breakdown::compute_only(pass_write(a, n_, kWriteValue, threads_));
       case BusKind::Gather4:
-      case BusKind::Gather32: return Breakdown::compute_only(pass_gather(a, n_, accesses_, item_words(), threads_, &sum_));
+      case BusKind::Gather32:
+        return Breakdown::compute_only(pass_gather(a, n_, accesses_, item_words(), threads_, &sum_));
       case BusKind::Latency: {
         HostTimer timer;
         end_ = chase(BusTest::kChaseSteps);
@@ -73,13 +75,16 @@ class PatternCase : public BusCase {
     const std::uint32_t *a = a_.get(), *b = b_.get(), *c = c_.get();
     switch (t_.kind) {
       case BusKind::Memcpy: return check_pattern(b, n_, seed_);
-      case BusKind::Triad: return check_elements("a = b + 3c", [&](std::uint64_t i) { return c[i] == a[i] + kTriadScale * b[i]; });
+      case BusKind::Triad:
+        return check_elements("a = b + 3c", [&](std::uint64_t i) { return c[i] == a[i] + kTriadScale * b[i]; });
       case BusKind::Add: return check_elements("c = a + b", [&](std::uint64_t i) { return c[i] == a[i] + b[i]; });
-      case BusKind::Write: return check_elements("a = 0x5a5a5a5a", [&](std::uint64_t i) { return a[i] == kWriteValue; });
+      case BusKind::Write:
+        return check_elements("a = 0x5a5a5a5a", [&](std::uint64_t i) { return a[i] == kWriteValue; });
       case BusKind::Latency: {
         const std::uint64_t want = chase(BusTest::kChaseSteps);
         if (end_ != want)
-          return Verification::fail("the chase ended at line " + std::to_string(end_) + ", expected " + std::to_string(want));
+          return Verification::fail("the chase ended at line " + std::to_string(end_) + ", expected " +
+                                    std::to_string(want));
         return Verification::pass("the chase of " + std::to_string(BusTest::kChaseSteps) + " loads over " +
                                   std::to_string(lines_) + " lines, one cycle, ended where a second walk does");
       }
@@ -141,7 +146,8 @@ class CpuBus : public BusBackend {
  public:
   explicit CpuBus(const CpuPlatform& p)
       : platform_(p),
-        table_("CPU bus", {{CpuBusVariant::Serial, {"serial", kSerialTests, ""}}, {CpuBusVariant::Parallel, {"parallel", kTests, ""}}}) {}
+        table_("CPU bus", {{CpuBusVariant::Serial, {"serial", kSerialTests, ""}},
+                           {CpuBusVariant::Parallel, {"parallel", kTests, ""}}}) {}
   const VariantList& variant_table() const override { return table_; }
   void plan_memory(const BusTest& t, std::uint64_t bytes, MemoryPlan& plan) const override {
     // Every array the case allocates (whole 4-byte words); verification allocates nothing.
@@ -152,11 +158,15 @@ class CpuBus : public BusBackend {
       case BusKind::Memcpy: plan.add("source", array).add("destination", array); break;
       case BusKind::Gather4:
       case BusKind::Gather32: plan.add("table", array); break;
-      case BusKind::Latency: plan.add("chase", bytes / BusTest::kLineBytes * BusTest::kLineBytes).add("shuffled order", bytes / BusTest::kLineBytes * 4); break;
+      case BusKind::Latency:
+        plan.add("chase", bytes / BusTest::kLineBytes * BusTest::kLineBytes)
+            .add("shuffled order", bytes / BusTest::kLineBytes * 4);
+        break;
       default: plan.add("array", array);
     }
   }
-  std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed, int host_threads) override {
+  std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed,
+                                   int host_threads) override {
     int threads = 1;
     switch (table_.id(t.variant)) {
       case CpuBusVariant::Serial: threads = 1; break;
@@ -166,10 +176,11 @@ class CpuBus : public BusBackend {
   }
 
  private:
-  static inline const std::vector<std::string> kTests = {"memcpy", "triad", "read", "write", "add", "gather4", "gather32"};
+  static inline const std::vector<std::string> kTests = {"memcpy", "triad",   "read",    "write",
+                                                         "add",    "gather4", "gather32"};
   // A chase is one chain of dependent loads: one thread.
-  static inline const std::vector<std::string> kSerialTests = {"memcpy", "triad", "read", "write", "add", "gather4",
-                                                              "gather32", "latency"};
+  static inline const std::vector<std::string> kSerialTests = {"memcpy", "triad",   "read",     "write",
+                                                               "add",    "gather4", "gather32", "latency"};
   const CpuPlatform& platform_;
   VariantTable<CpuBusVariant> table_;
 };

@@ -62,8 +62,10 @@ void radix_sort(T* a, std::uint64_t n, T* tmp) {
 // Sorts [b, e): radix for unsigned integers, std::sort otherwise; tmp has e - b entries.
 template <class T>
 void sort_piece(T* b, T* e, T* tmp) {
-  if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>) radix_sort(b, static_cast<std::uint64_t>(e - b), tmp);
-  else std::sort(b, e);
+  if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T>)
+    radix_sort(b, static_cast<std::uint64_t>(e - b), tmp);
+  else
+    std::sort(b, e);
 }
 
 // Each thread sorts (sort_piece) and de-duplicates a chunk; then rounds of pairwise set_union
@@ -91,7 +93,8 @@ void delta_dict_parallel(const std::vector<T>& delta, std::vector<T>& ud, std::v
                                 ud.begin() + lo[b] + len[b], tmp.begin() + lo[a]);
       len[a] = end - (tmp.begin() + lo[a]);
     });
-    if (runs % 2) std::copy(ud.begin() + lo[runs - 1], ud.begin() + lo[runs - 1] + len[runs - 1], tmp.begin() + lo[runs - 1]);
+    if (runs % 2)
+      std::copy(ud.begin() + lo[runs - 1], ud.begin() + lo[runs - 1] + len[runs - 1], tmp.begin() + lo[runs - 1]);
     for (int p = 0; p < (runs + 1) / 2; ++p) {
       lo[p] = lo[2 * p];
       len[p] = len[2 * p];
@@ -140,8 +143,8 @@ void ids_of(const std::vector<T>& dict, const std::vector<T>& values, std::vecto
 // Two-pointer merge of a[ab, ae) and b[bb, be) from output position w; returns the end position.
 // With out == nullptr it only counts (phase 1 of the parallel merge).
 template <class T>
-std::uint64_t merge_range(const T* a, std::uint64_t ab, std::uint64_t ae, const T* b, std::uint64_t bb, std::uint64_t be,
-                          std::uint64_t w, T* out, std::uint32_t* xa, std::uint32_t* xb) {
+std::uint64_t merge_range(const T* a, std::uint64_t ab, std::uint64_t ae, const T* b, std::uint64_t bb,
+                          std::uint64_t be, std::uint64_t w, T* out, std::uint32_t* xa, std::uint32_t* xb) {
   std::uint64_t i = ab, k = bb;
   while (i < ae && k < be) {
     if (a[i] < b[k]) {
@@ -164,8 +167,8 @@ std::uint64_t merge_range(const T* a, std::uint64_t ab, std::uint64_t ae, const 
 }
 
 template <class T>
-void dict_merge_serial(const std::vector<T>& um, const std::vector<T>& ud, std::vector<T>& dict, std::vector<std::uint32_t>& xm,
-                       std::vector<std::uint32_t>& xd) {
+void dict_merge_serial(const std::vector<T>& um, const std::vector<T>& ud, std::vector<T>& dict,
+                       std::vector<std::uint32_t>& xm, std::vector<std::uint32_t>& xd) {
   dict.resize(um.size() + ud.size());
   xm.resize(um.size());
   xd.resize(ud.size());
@@ -180,8 +183,10 @@ void merge_path_split(const T* a, std::uint64_t na, const T* b, std::uint64_t nb
   std::uint64_t lo = diag > nb ? diag - nb : 0, hi = std::min(diag, na);
   while (lo < hi) {  // smallest i with a[i] > b[diag - i - 1]... i.e. the merge-path crossing
     std::uint64_t mid = (lo + hi) / 2;
-    if (!(b[diag - mid - 1] < a[mid])) lo = mid + 1;
-    else hi = mid;
+    if (!(b[diag - mid - 1] < a[mid]))
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   i = lo;
   k = diag - lo;
@@ -270,15 +275,15 @@ void reencode_parallel(std::uint64_t rows, unsigned width, BitPacked& out, int t
   if (width == 0 || rows == 0) return;
   std::uint64_t groups = (rows + 63) / 64;
   int th = static_cast<int>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads, rows / grain + 1)));
-  int chunks = th <= 1 ? 1
-                       : static_cast<int>(std::min<std::uint64_t>(
-                             groups, std::max<std::uint64_t>(th, chunk_count(rows, th))));
+  int chunks =
+      th <= 1 ? 1
+              : static_cast<int>(std::min<std::uint64_t>(groups, std::max<std::uint64_t>(th, chunk_count(rows, th))));
   std::uint64_t* words = out.words.data();
   for_chunks(chunks, th, [&](int c) {
     Fill f = fill;
     Fused u = fused;
-    reencode_rows(std::min(rows, chunk_begin(groups, chunks, c) * 64), std::min(rows, chunk_begin(groups, chunks, c + 1) * 64),
-                  rows, width, words, f, u);
+    reencode_rows(std::min(rows, chunk_begin(groups, chunks, c) * 64),
+                  std::min(rows, chunk_begin(groups, chunks, c + 1) * 64), rows, width, words, f, u);
   });
 }
 
@@ -367,7 +372,7 @@ struct LookupFused {
   const std::uint32_t* xm;
   decltype(pick_widths<RepackThroughMap>(0, 0)) repack;
   decltype(pick_width<PrefetchThroughMap>(0)) prefetch;  // null: no prefetch
-  const std::uint16_t* shift;                             // the 16-bit form of X_M, or null
+  const std::uint16_t* shift;                            // the 16-bit form of X_M, or null
   decltype(pick_widths<RepackThroughShift>(0, 0)) repack_shift;
 
   std::uint64_t operator()(std::uint64_t r0, std::uint64_t r1, std::uint64_t* words) const {
@@ -391,26 +396,33 @@ struct LookupFused {
 };
 
 template <class T>
-void reencode_lookup(const MergeInput<T>& in, const std::vector<std::uint32_t>& delta_ids, const std::vector<std::uint32_t>& xm,
-                     const std::vector<std::uint32_t>& xd, unsigned width, BitPacked& out, int threads,
-                     std::uint64_t grain = kGrain, std::vector<std::uint16_t>* shift_scratch = nullptr) {
+void reencode_lookup(const MergeInput<T>& in, const std::vector<std::uint32_t>& delta_ids,
+                     const std::vector<std::uint32_t>& xm, const std::vector<std::uint32_t>& xd, unsigned width,
+                     BitPacked& out, int threads, std::uint64_t grain = kGrain,
+                     std::vector<std::uint16_t>* shift_scratch = nullptr) {
   unsigned ow = in.main_codes.width;
-  LookupFill fill{in.main_codes.words.data(), ow,        in.main_rows(), xm.data(), xd.data(), delta_ids.data(),
+  LookupFill fill{in.main_codes.words.data(),      ow, in.main_rows(), xm.data(), xd.data(), delta_ids.data(),
                   pick_width<UnpackThroughMap>(ow)};
   auto repack = pick_widths<RepackThroughMap>(ow, width);
   std::vector<std::uint16_t> local;
   std::vector<std::uint16_t>& shift = shift_scratch ? *shift_scratch : local;
   bool shifted = repack && shift_map(xm, shift);
-  LookupFused fused{in.main_codes.words.data(), ow, width, in.main_rows(), xm.data(), repack,
+  LookupFused fused{in.main_codes.words.data(),
+                    ow,
+                    width,
+                    in.main_rows(),
+                    xm.data(),
+                    repack,
                     xm.size() * 4 > kPrefetchMapBytes ? pick_width<PrefetchThroughMap>(ow) : nullptr,
-                    shifted ? shift.data() : nullptr, pick_widths<RepackThroughShift>(ow, width)};
+                    shifted ? shift.data() : nullptr,
+                    pick_widths<RepackThroughShift>(ow, width)};
   reencode_parallel(in.main_rows() + in.delta_rows(), width, out, threads, grain, fill, fused);
 }
 
 // The unoptimised step 2b: every row's value is searched in U'_M (decode main ids through U_M).
 template <class T>
-void reencode_binsearch(const MergeInput<T>& in, const std::vector<T>& dict, unsigned width, BitPacked& out, int threads,
-                        std::uint64_t grain = kGrain) {
+void reencode_binsearch(const MergeInput<T>& in, const std::vector<T>& dict, unsigned width, BitPacked& out,
+                        int threads, std::uint64_t grain = kGrain) {
   std::uint64_t nm = in.main_rows();
   const std::uint64_t* old = in.main_codes.words.data();
   unsigned ow = in.main_codes.width;

@@ -51,7 +51,8 @@ class CpuMergeCase : public MergeCase<T> {
         step_1b(b, in.main_dict, out_.delta_dict, out_);
         unsigned width = 0;
         b.add_phase("2a", time_host([&] { width = code_width(out_.dict.size()); }));
-        b.add_phase("2b", time_host([&] { step_2b(out_.dict, out_.delta_ids, out_.x_m, out_.x_d, width, out_.codes); }));
+        b.add_phase("2b",
+                    time_host([&] { step_2b(out_.dict, out_.delta_ids, out_.x_m, out_.x_d, width, out_.codes); }));
         break;
       }
     }
@@ -65,21 +66,27 @@ class CpuMergeCase : public MergeCase<T> {
   void step_1a(Breakdown& b, MergeOutput<T>& o) {
     const std::vector<T>& delta = w_.in->delta;
     b.add_phase("1a_sort_unique", time_host([&] {
-                  if (threads_ == 1) delta_dict_serial(delta, o.delta_dict);
-                  else delta_dict_parallel(delta, o.delta_dict, tmp_, threads_);
+                  if (threads_ == 1)
+                    delta_dict_serial(delta, o.delta_dict);
+                  else
+                    delta_dict_parallel(delta, o.delta_dict, tmp_, threads_);
                 }));
     b.add_phase("1a_ids", time_host([&] { ids_of(o.delta_dict, delta, o.delta_ids, threads_); }));
   }
   void step_1b(Breakdown& b, const std::vector<T>& um, const std::vector<T>& ud, MergeOutput<T>& o) {
     b.add_phase("1b", time_host([&] {
-                  if (threads_ == 1) dict_merge_serial(um, ud, o.dict, o.x_m, o.x_d);
-                  else dict_merge_parallel(um, ud, o.dict, o.x_m, o.x_d, threads_);
+                  if (threads_ == 1)
+                    dict_merge_serial(um, ud, o.dict, o.x_m, o.x_d);
+                  else
+                    dict_merge_parallel(um, ud, o.dict, o.x_m, o.x_d, threads_);
                 }));
   }
   void step_2b(const std::vector<T>& dict, const std::vector<std::uint32_t>& ids, const std::vector<std::uint32_t>& xm,
                const std::vector<std::uint32_t>& xd, unsigned width, BitPacked& codes) {
-    if (binsearch_) reencode_binsearch(*w_.in, dict, width, codes, threads_);
-    else reencode_lookup(*w_.in, ids, xm, xd, width, codes, threads_, kGrain, &shift_);
+    if (binsearch_)
+      reencode_binsearch(*w_.in, dict, width, codes, threads_);
+    else
+      reencode_lookup(*w_.in, ids, xm, xd, width, codes, threads_, kGrain, &shift_);
   }
 
   MergeStep step_;
@@ -95,10 +102,11 @@ class CpuMergeCase : public MergeCase<T> {
 
 CpuMerge::CpuMerge(const CpuPlatform& p)
     : platform_(p),
-      table_("CPU merge", {{CpuMergeVariant::Serial, {"serial", {"delta_dict", "dict_merge", "reencode", "merge"}, ""}},
-                           {CpuMergeVariant::Parallel, {"parallel", {"delta_dict", "dict_merge", "reencode", "merge"}, ""}},
-                           {CpuMergeVariant::SerialBinsearch, {"serial_binsearch", {"reencode"}, ""}},
-                           {CpuMergeVariant::ParallelBinsearch, {"parallel_binsearch", {"reencode"}, ""}}}) {}
+      table_("CPU merge",
+             {{CpuMergeVariant::Serial, {"serial", {"delta_dict", "dict_merge", "reencode", "merge"}, ""}},
+              {CpuMergeVariant::Parallel, {"parallel", {"delta_dict", "dict_merge", "reencode", "merge"}, ""}},
+              {CpuMergeVariant::SerialBinsearch, {"serial_binsearch", {"reencode"}, ""}},
+              {CpuMergeVariant::ParallelBinsearch, {"parallel_binsearch", {"reencode"}, ""}}}) {}
 
 template <class T>
 void CpuMerge::plan(const MergeVariant& v, const MergeWork<T>& w, MemoryPlan& plan) const {

@@ -60,8 +60,10 @@ inline void unpack_group(const std::uint64_t* in, std::uint32_t* out, const Map&
 template <unsigned W, unsigned J>
 inline void put(std::uint64_t v, std::uint64_t* out, std::uint64_t& acc) {
   constexpr unsigned bit = J * W, word = bit / 64, off = bit % 64;
-  if constexpr (off == 0) acc = v;
-  else acc |= v << off;
+  if constexpr (off == 0)
+    acc = v;
+  else
+    acc |= v << off;
   if constexpr (off + W >= 64) {
     stream_word(out + word, acc);
     if constexpr (off + W > 64) acc = v >> (64 - off);

@@ -22,7 +22,8 @@ class CpuNgram : public NgramBackend {
   // Nothing: the variants search the host index the common code built (and counts on this platform).
   void plan_memory(MemoryPlan&, const ngram::NgramIndex&, const NgramVariant&,
                    const std::vector<ngram::QueryPlan>&) const override {}
-  Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out) override;
+  Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans,
+                   NgramSearchOut& out) override;
 
  private:
   WorkerPool& pool();

@@ -32,7 +32,9 @@ using hdb::cpu::for_chunks;
 class CpuRelation : public DeviceRelation {
  public:
   CpuRelation(std::uint64_t capacity_rows, int values) : rel(capacity_rows, values) {}
-  std::uint64_t capacity_words() const override { return rel.capacity_rows() * static_cast<std::uint64_t>(rel.width()); }
+  std::uint64_t capacity_words() const override {
+    return rel.capacity_rows() * static_cast<std::uint64_t>(rel.width());
+  }
   void shape(std::uint64_t rows, int values, int key_words) {
     rows_ = rows;
     values_ = values;
@@ -86,9 +88,9 @@ int compact_pieces(std::uint64_t n, int threads) {
 
 // Writes tuples of `in` derived from its rows, in order (kept rows, folded runs), into `out`
 // (ensured to hold as many rows as `in`): write(p, b, e, dst) writes piece p's tuples from rows
-// [b, e) at dst and returns how many. Serial: one pass straight into the output. Parallel: the same pass over small pieces, each staged in cache
-// and copied to its place (ra_staged.hpp), so the input is read once. Returns each piece's first
-// output row and, last, the total.
+// [b, e) at dst and returns how many. Serial: one pass straight into the output. Parallel: the same pass over small
+// pieces, each staged in cache and copied to its place (ra_staged.hpp), so the input is read once. Returns each piece's
+// first output row and, last, the total.
 template <int W, class Write>
 std::vector<std::uint64_t> compact_rows(const CpuRelation& in, Write write, int threads, CpuRelation& out) {
   const std::uint64_t n = in.rows();
@@ -139,9 +141,8 @@ void compact_w(const CpuRelation& in, Flag flag, int threads, DeviceRel& out_han
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 __attribute__((target("avx512f"))) std::uint64_t select_pairs_avx512(const std::uint32_t* src, std::uint64_t b,
-                                                                      std::uint64_t e, int attribute,
-                                                                      std::uint32_t lo, std::uint32_t hi,
-                                                                      std::uint32_t* dst) {
+                                                                     std::uint64_t e, int attribute, std::uint32_t lo,
+                                                                     std::uint32_t hi, std::uint32_t* dst) {
   const __m512i vlo = _mm512_set1_epi64(lo), vspan = _mm512_set1_epi64(static_cast<long long>(hi - lo));
   const __m512i low = _mm512_set1_epi64(0xffffffffll);
   std::uint64_t o = 0, i = b;
@@ -165,8 +166,8 @@ __attribute__((target("avx512f"))) std::uint64_t select_pairs_avx512(const std::
 // mask logic; each tuple's keep bit is spread over its three lanes, and each vector's kept words
 // go out by one compress-store. Tail rows by the scalar predicate.
 __attribute__((target("avx512f"))) std::uint64_t select_triples_avx512(const std::uint32_t* src, std::uint64_t b,
-                                                                        std::uint64_t e, const Predicate& pred,
-                                                                        std::uint32_t* dst) {
+                                                                       std::uint64_t e, const Predicate& pred,
+                                                                       std::uint32_t* dst) {
   // spread[m]: bit j of the byte m copied to bits 3j, 3j + 1, 3j + 2.
   static const auto spread = [] {
     std::array<std::uint32_t, 256> t{};
@@ -192,25 +193,27 @@ __attribute__((target("avx512f"))) std::uint64_t select_triples_avx512(const std
   const __m512i vspan = _mm512_set1_epi32(static_cast<int>(pred.hi32() - pred.lo32()));
   const __m512i vlo32 = _mm512_set1_epi32(static_cast<int>(pred.lo32()));
   const bool none = !wide && pred.lo32() > pred.hi32();  // narrow bounds beyond 32 bits select nothing
-  std::uint64_t o = 0, i = b;  // o: words written
+  std::uint64_t o = 0, i = b;                            // o: words written
   for (; i + 16 <= e; i += 16) {
     const std::uint32_t* s = src + i * 3;
     const __m512i a = _mm512_loadu_si512(s), bb = _mm512_loadu_si512(s + 16), c = _mm512_loadu_si512(s + 32);
-    const __m512i xl = _mm512_mask_blend_epi32(cl, _mm512_permutex2var_epi32(a, vil, bb), _mm512_permutexvar_epi32(vil, c));
+    const __m512i xl =
+        _mm512_mask_blend_epi32(cl, _mm512_permutex2var_epi32(a, vil, bb), _mm512_permutexvar_epi32(vil, c));
     __mmask16 keep;
     if (wide) {
       const __m512i xh =
           _mm512_mask_blend_epi32(ch, _mm512_permutex2var_epi32(a, vih, bb), _mm512_permutexvar_epi32(vih, c));
-      const __mmask16 ge = _mm512_cmpgt_epu32_mask(xh, vloh) |
-                           (_mm512_cmpeq_epu32_mask(xh, vloh) & _mm512_cmpge_epu32_mask(xl, vlol));
-      const __mmask16 le = _mm512_cmplt_epu32_mask(xh, vhih) |
-                           (_mm512_cmpeq_epu32_mask(xh, vhih) & _mm512_cmple_epu32_mask(xl, vhil));
+      const __mmask16 ge =
+          _mm512_cmpgt_epu32_mask(xh, vloh) | (_mm512_cmpeq_epu32_mask(xh, vloh) & _mm512_cmpge_epu32_mask(xl, vlol));
+      const __mmask16 le =
+          _mm512_cmplt_epu32_mask(xh, vhih) | (_mm512_cmpeq_epu32_mask(xh, vhih) & _mm512_cmple_epu32_mask(xl, vhil));
       keep = ge & le;
     } else {
       keep = none ? 0 : _mm512_cmple_epu32_mask(_mm512_sub_epi32(xl, vlo32), vspan);
     }
     const std::uint64_t m = spread[keep & 255u] | (std::uint64_t{spread[keep >> 8]} << 24);
-    const auto ma = static_cast<__mmask16>(m), mb = static_cast<__mmask16>(m >> 16), mc = static_cast<__mmask16>(m >> 32);
+    const auto ma = static_cast<__mmask16>(m), mb = static_cast<__mmask16>(m >> 16),
+               mc = static_cast<__mmask16>(m >> 32);
     _mm512_mask_compressstoreu_epi32(dst + o, ma, a);
     o += static_cast<std::uint64_t>(__builtin_popcount(ma));
     _mm512_mask_compressstoreu_epi32(dst + o, mb, bb);
@@ -284,16 +287,16 @@ const VariantTable<Impl>& table() {
   static const VariantTable<Impl> t = [] {
     std::vector<std::string> every = test_names(all_ops());
     const std::string no_tbb = library::available() ? "" : "this build has no oneTBB (the library variants need it)";
-    return VariantTable<Impl>("the cpu ra backend",
-                              {{Impl::Serial, {"serial", every, ""}},
-                               {Impl::Parallel, {"parallel", every, ""}},
-                               {Impl::Tbb, {"tbb", test_names(library::ops(library::Library::Tbb)), no_tbb}},
-                               {Impl::Pstl, {"pstl", test_names(library::ops(library::Library::Pstl)), no_tbb}},
-                               {Impl::Hash,
-                                {"hash",
-                                 test_names({Op::Unique, Op::ReduceByKey, Op::Join, Op::SetUnion, Op::SetIntersection,
-                                             Op::SetDifference}),
-                                 "", true}}});
+    return VariantTable<Impl>(
+        "the cpu ra backend",
+        {{Impl::Serial, {"serial", every, ""}},
+         {Impl::Parallel, {"parallel", every, ""}},
+         {Impl::Tbb, {"tbb", test_names(library::ops(library::Library::Tbb)), no_tbb}},
+         {Impl::Pstl, {"pstl", test_names(library::ops(library::Library::Pstl)), no_tbb}},
+         {Impl::Hash,
+          {"hash",
+           test_names({Op::Unique, Op::ReduceByKey, Op::Join, Op::SetUnion, Op::SetIntersection, Op::SetDifference}),
+           "", true}}});
   }();
   return t;
 }
@@ -351,7 +354,7 @@ Breakdown CpuRa::download(const DeviceRelation& dev, Relation& host) {
 }
 
 Breakdown CpuRa::run_project(const DeviceRelation& in_, const ProjectLayout& layout, const std::string& variant,
-                         DeviceRel& out_handle) {
+                             DeviceRel& out_handle) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   const int threads = threads_for(variant);
@@ -367,20 +370,23 @@ Breakdown CpuRa::run_project(const DeviceRelation& in_, const ProjectLayout& lay
       constexpr std::uint64_t w_in = decltype(IW)::value, w_out = decltype(OW)::value;
       for_chunks(chunks, threads, [&](int c) {
         for (std::uint64_t i = chunk_begin(in.rows(), chunks, c), e = chunk_begin(in.rows(), chunks, c + 1); i < e; ++i)
-          for (std::uint64_t k = 0; k < w_out; ++k) dst[i * w_out + k] = src[i * w_in + static_cast<std::uint64_t>(cols[k])];
+          for (std::uint64_t k = 0; k < w_out; ++k)
+            dst[i * w_out + k] = src[i * w_in + static_cast<std::uint64_t>(cols[k])];
       });
     });
   });
   return Breakdown::compute_only(t.seconds());
 }
 
-Breakdown CpuRa::run_select(const DeviceRelation& in_, const Predicate& pred, const std::string& variant, DeviceRel& out) {
+Breakdown CpuRa::run_select(const DeviceRelation& in_, const Predicate& pred, const std::string& variant,
+                            DeviceRel& out) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   const std::uint32_t* d = in.data();
   if (is_library(variant)) {
     CpuRelation& o = ensure(out, in.rows(), in.values(), in.key_words());
-    o.shape(library::select(d, in.rows(), in.width(), pred, o.data(), platform_.threads()), in.values(), in.key_words());
+    o.shape(library::select(d, in.rows(), in.width(), pred, o.data(), platform_.threads()), in.values(),
+            in.key_words());
     return Breakdown::compute_only(t.seconds());
   }
 #ifdef HDB_SELECT_AVX512
@@ -398,14 +404,18 @@ Breakdown CpuRa::run_select(const DeviceRelation& in_, const Predicate& pred, co
   }
   if (avx512 && in.width() == 3 && pred.lo <= pred.hi) {
     compact_rows<3>(
-        in, [&](int, std::uint64_t b, std::uint64_t e, std::uint32_t* dst) { return select_triples_avx512(d, b, e, pred, dst); },
+        in,
+        [&](int, std::uint64_t b, std::uint64_t e, std::uint32_t* dst) {
+          return select_triples_avx512(d, b, e, pred, dst);
+        },
         threads_for(variant), ensure(out, in.rows(), in.values(), in.key_words()));
     return Breakdown::compute_only(t.seconds());
   }
 #endif
   ran_.impl = "scalar";
-  compact(in, [&](auto W) { return [d, pred](std::uint64_t i) { return pred(d + i * decltype(W)::value); }; },
-          threads_for(variant), out);
+  compact(
+      in, [&](auto W) { return [d, pred](std::uint64_t i) { return pred(d + i * decltype(W)::value); }; },
+      threads_for(variant), out);
   return Breakdown::compute_only(t.seconds());
 }
 
@@ -427,7 +437,8 @@ Breakdown CpuRa::run_unique(const DeviceRelation& in_, const std::string& varian
     return b;
   }
   for_key_words(in.key_words(), [&](auto KW) {
-    compact(in, [&](auto W) { return NewKey<decltype(KW)::value, decltype(W)::value>{d}; }, threads_for(variant), out);
+    compact(
+        in, [&](auto W) { return NewKey<decltype(KW)::value, decltype(W)::value>{d}; }, threads_for(variant), out);
   });
   return Breakdown::compute_only(t.seconds());
 }
@@ -442,9 +453,12 @@ std::array<std::uint64_t, kMaxValues> reduce_range(const std::uint32_t* d, std::
     for (int v = KW; v < W; ++v) {
       std::uint64_t x = d[i * W + static_cast<std::uint64_t>(v)];
       std::uint64_t& a = acc[static_cast<std::size_t>(v - KW)];
-      if constexpr (Op == ReduceOp::Sum) a += x;
-      else if constexpr (Op == ReduceOp::Min) a = std::min(a, x);
-      else a = std::max(a, x);
+      if constexpr (Op == ReduceOp::Sum)
+        a += x;
+      else if constexpr (Op == ReduceOp::Min)
+        a = std::min(a, x);
+      else
+        a = std::max(a, x);
     }
   return acc;
 }
@@ -454,7 +468,8 @@ Timed<Aggregate> CpuRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   if (is_library(variant)) {
-    Aggregate g = library::reduce(library_of(variant), in.data(), in.rows(), in.width(), in.key_words(), op, platform_.threads());
+    Aggregate g =
+        library::reduce(library_of(variant), in.data(), in.rows(), in.width(), in.key_words(), op, platform_.threads());
     return {g, Breakdown::compute_only(t.seconds())};
   }
   const int chunks = chunk_count(in.rows(), threads_for(variant));
@@ -467,9 +482,12 @@ Timed<Aggregate> CpuRa::run_reduce(const DeviceRelation& in_, ReduceOp op, const
         constexpr int w = decltype(W)::value, kw = decltype(KW)::value;
         auto& p = part[static_cast<std::size_t>(c)];
         if constexpr (w > kw) {
-          if (op == ReduceOp::Sum) p = reduce_range<w, kw, ReduceOp::Sum>(in.data(), b, e);
-          else if (op == ReduceOp::Min) p = reduce_range<w, kw, ReduceOp::Min>(in.data(), b, e);
-          else p = reduce_range<w, kw, ReduceOp::Max>(in.data(), b, e);
+          if (op == ReduceOp::Sum)
+            p = reduce_range<w, kw, ReduceOp::Sum>(in.data(), b, e);
+          else if (op == ReduceOp::Min)
+            p = reduce_range<w, kw, ReduceOp::Min>(in.data(), b, e);
+          else
+            p = reduce_range<w, kw, ReduceOp::Max>(in.data(), b, e);
         }
       });
     });
@@ -492,9 +510,12 @@ namespace {
 // compiler would turn into an unpredictable branch. keep is 0 or all ones.
 template <ReduceOp Op>
 inline std::uint32_t fold_or_start(std::uint32_t acc, std::uint32_t x, std::uint32_t keep) {
-  if constexpr (Op == ReduceOp::Sum) return (acc & keep) + x;
-  else if constexpr (Op == ReduceOp::Min) return std::min(acc | ~keep, x);
-  else return std::max(acc & keep, x);
+  if constexpr (Op == ReduceOp::Sum)
+    return (acc & keep) + x;
+  else if constexpr (Op == ReduceOp::Min)
+    return std::min(acc | ~keep, x);
+  else
+    return std::max(acc & keep, x);
 }
 
 // Folds the runs of equal keys in d[b, e) (W words per tuple) into one tuple each at dst, in order,
@@ -556,7 +577,8 @@ void reduce_by_key_w(const CpuRelation& in, int threads, DeviceRel& out_handle) 
 }
 }  // namespace
 
-Breakdown CpuRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out_handle) {
+Breakdown CpuRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant,
+                                   DeviceRel& out_handle) {
   HostTimer t;
   const CpuRelation& in = as_cpu(in_);
   if (table().id(variant) == Impl::Hash) {
@@ -572,23 +594,27 @@ Breakdown CpuRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const
     for_width(in.width(), [&](auto W) {
       constexpr int w = decltype(W)::value, kw = decltype(KW)::value;
       if constexpr (w >= kw) {
-        if (op == ReduceOp::Sum) reduce_by_key_w<w, kw, ReduceOp::Sum>(in, threads, out_handle);
-        else if (op == ReduceOp::Min) reduce_by_key_w<w, kw, ReduceOp::Min>(in, threads, out_handle);
-        else reduce_by_key_w<w, kw, ReduceOp::Max>(in, threads, out_handle);
+        if (op == ReduceOp::Sum)
+          reduce_by_key_w<w, kw, ReduceOp::Sum>(in, threads, out_handle);
+        else if (op == ReduceOp::Min)
+          reduce_by_key_w<w, kw, ReduceOp::Min>(in, threads, out_handle);
+        else
+          reduce_by_key_w<w, kw, ReduceOp::Max>(in, threads, out_handle);
       }
     });
   });
   return Breakdown::compute_only(t.seconds());
 }
 
-Breakdown CpuRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out) {
+Breakdown CpuRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant,
+                          DeviceRel& out) {
   HostTimer t;
   const int out_values = l_.values() + r_.values(), kw = l_.key_words();
   if (table().id(variant) == Impl::Hash) {
     Breakdown b;
-    const std::uint64_t rows =
-        hash::join(hash_rows(as_cpu(l_)), hash_rows(as_cpu(r_)),
-                   [&](std::uint64_t n) { return ensure(out, n, out_values, kw).data(); }, platform_.threads(), hash_, b);
+    const std::uint64_t rows = hash::join(
+        hash_rows(as_cpu(l_)), hash_rows(as_cpu(r_)),
+        [&](std::uint64_t n) { return ensure(out, n, out_values, kw).data(); }, platform_.threads(), hash_, b);
     static_cast<CpuRelation&>(*out).shape(rows, out_values, kw);
     b.kernel = b.total = t.seconds();
     return b;
@@ -608,8 +634,8 @@ Breakdown CpuRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, co
             pieces, threads, static_cast<std::uint64_t>(kw + out_values), join_stage_,
             [&](int p, std::vector<std::uint32_t>& buf) {
               const auto k = static_cast<std::size_t>(p);
-              return join_piece<decltype(LW)::value, decltype(RW)::value, decltype(KW)::value>(l, s[k].i, s[k + 1].i,
-                                                                                               r, s[k].j, buf);
+              return join_piece<decltype(LW)::value, decltype(RW)::value, decltype(KW)::value>(l, s[k].i, s[k + 1].i, r,
+                                                                                               s[k].j, buf);
             },
             [&](std::uint64_t rows) { return ensure(out, rows, out_values, kw).data(); });
       });
@@ -619,7 +645,7 @@ Breakdown CpuRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, co
 }
 
 Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
-                        DeviceRel& out_handle) {
+                            DeviceRel& out_handle) {
   HostTimer t;
   const Tuples a = tuples_of(as_cpu(a_)), b = tuples_of(as_cpu(b_));
   auto bound = [op](std::uint64_t na, std::uint64_t nb) {
@@ -627,14 +653,15 @@ Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, 
   };
   CpuRelation& out = ensure(out_handle, bound(a.rows, b.rows), a_.values(), a_.key_words());
   if (is_library(variant)) {
-    out.shape(library::set_op(op, a.data, a.rows, b.data, b.rows, a.width, out.data(), platform_.threads()), a_.values(),
-              a_.key_words());
+    out.shape(library::set_op(op, a.data, a.rows, b.data, b.rows, a.width, out.data(), platform_.threads()),
+              a_.values(), a_.key_words());
     return Breakdown::compute_only(t.seconds());
   }
   if (table().id(variant) == Impl::Hash) {
     Breakdown bd;
-    out.shape(hash::set_op(hash_rows(as_cpu(a_)), hash_rows(as_cpu(b_)), op, out.data(), platform_.threads(), hash_, bd),
-              a_.values(), a_.key_words());
+    out.shape(
+        hash::set_op(hash_rows(as_cpu(a_)), hash_rows(as_cpu(b_)), op, out.data(), platform_.threads(), hash_, bd),
+        a_.values(), a_.key_words());
     bd.kernel = bd.total = t.seconds();
     return bd;
   }
@@ -647,7 +674,8 @@ Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, 
   std::vector<Split> s(static_cast<std::size_t>(pieces) + 1);
   for_common_width<2>(a.width, [&](auto W) {
     constexpr int w = decltype(W)::value;
-    for_chunks(pieces + 1, threads, [&](int p) { s[static_cast<std::size_t>(p)] = set_split<w>(a, b, chunk_begin(merged, pieces, p)); });
+    for_chunks(pieces + 1, threads,
+               [&](int p) { s[static_cast<std::size_t>(p)] = set_split<w>(a, b, chunk_begin(merged, pieces, p)); });
     auto run = [&](auto kind) {
       const std::uint64_t tw = static_cast<std::uint64_t>(a.width);
       const auto offset = staged_in_order(
@@ -663,7 +691,8 @@ Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, 
             cut[0] = s[k];
             cut[kInterleave] = s[k + 1];
             for (int m = 1; m < kInterleave; ++m) cut[m] = set_split<w>(a, b, d0 + (d1 - d0) * m / kInterleave);
-            for (int m = 0; m < kInterleave; ++m) at[m + 1] = at[m] + bound(cut[m + 1].i - cut[m].i, cut[m + 1].j - cut[m].j);
+            for (int m = 0; m < kInterleave; ++m)
+              at[m + 1] = at[m] + bound(cut[m + 1].i - cut[m].i, cut[m + 1].j - cut[m].j);
             if (stage.size() < at[kInterleave] * tw) stage.resize(at[kInterleave] * tw);
             for (int m = 0; m < kInterleave; ++m) dst[m] = stage.data() + at[m] * tw;
             std::uint64_t rows[kInterleave];
@@ -678,15 +707,18 @@ Breakdown CpuRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, 
           out.data());
       out.shape(offset.back(), a_.values(), a_.key_words());
     };
-    if (op == SetOp::Union) run(std::integral_constant<SetKind, SetKind::Union>{});
-    else if (op == SetOp::Intersection) run(std::integral_constant<SetKind, SetKind::Intersection>{});
-    else run(std::integral_constant<SetKind, SetKind::Difference>{});
+    if (op == SetOp::Union)
+      run(std::integral_constant<SetKind, SetKind::Union>{});
+    else if (op == SetOp::Intersection)
+      run(std::integral_constant<SetKind, SetKind::Intersection>{});
+    else
+      run(std::integral_constant<SetKind, SetKind::Difference>{});
   });
   return Breakdown::compute_only(t.seconds());
 }
 
 Breakdown CpuRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_, const std::string& variant,
-                         DeviceRel& out_handle) {
+                             DeviceRel& out_handle) {
   HostTimer t;
   const CpuRelation& a = as_cpu(a_);
   const CpuRelation& b = as_cpu(b_);
@@ -704,23 +736,25 @@ Breakdown CpuRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_,
           std::uint32_t* tp = out.data() + chunk_begin(a.rows(), chunks, c) * nb * ow;
           for (std::uint64_t i = chunk_begin(a.rows(), chunks, c), e = chunk_begin(a.rows(), chunks, c + 1); i < e; ++i)
             for (std::uint64_t j = 0; j < nb; ++j, tp += ow)
-              store_pair<decltype(stream)::value, decltype(AW)::value, decltype(BW)::value>(
-                  tp, a.data() + i * aw, aw, b.data() + j * bw, bw);
+              store_pair<decltype(stream)::value, decltype(AW)::value, decltype(BW)::value>(tp, a.data() + i * aw, aw,
+                                                                                            b.data() + j * bw, bw);
           if constexpr (decltype(stream)::value) store_fence();
         });
       };
       // The output is many times the input: beyond the cache, stores that bypass it save reading
       // every output line before writing it.
       const bool aligned = reinterpret_cast<std::uintptr_t>(out.data()) % 16 == 0;
-      if (out.bytes() >= kStreamBytes && aligned) fill(std::true_type{});
-      else fill(std::false_type{});
+      if (out.bytes() >= kStreamBytes && aligned)
+        fill(std::true_type{});
+      else
+        fill(std::false_type{});
     });
   });
   return Breakdown::compute_only(t.seconds());
 }
 
 Breakdown CpuRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& variant,
-                       DeviceRel& out_handle) {
+                           DeviceRel& out_handle) {
   HostTimer t;
   const CpuRelation& a = as_cpu(a_);
   const CpuRelation& b = as_cpu(b_);
@@ -751,9 +785,12 @@ Breakdown CpuRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, A
     });
   };
   for_width(a.width(), [&](auto W) {
-    if (op == ArithOp::Add) apply(W, [](std::uint32_t p, std::uint32_t q) { return p + q; });
-    else if (op == ArithOp::Subtract) apply(W, [](std::uint32_t p, std::uint32_t q) { return p - q; });
-    else apply(W, [](std::uint32_t p, std::uint32_t q) { return p * q; });
+    if (op == ArithOp::Add)
+      apply(W, [](std::uint32_t p, std::uint32_t q) { return p + q; });
+    else if (op == ArithOp::Subtract)
+      apply(W, [](std::uint32_t p, std::uint32_t q) { return p - q; });
+    else
+      apply(W, [](std::uint32_t p, std::uint32_t q) { return p * q; });
   });
   return Breakdown::compute_only(t.seconds());
 }
@@ -779,8 +816,10 @@ void CpuRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
     case Op::Sort:
       if (impl == Impl::Tbb) plan.add("tbb sort (key, row) pairs", s.rows_a * (s.key_words == 2 ? 16 : 8));
       // libstdc++'s parallel stable_sort merges through a buffer of n elements.
-      else if (impl == Impl::Pstl) plan.add("pstl stable_sort buffer", in_bytes);
-      else plan.add("radix sort buffer", in_bytes);
+      else if (impl == Impl::Pstl)
+        plan.add("pstl stable_sort buffer", in_bytes);
+      else
+        plan.add("radix sort buffer", in_bytes);
       break;
     case Op::Join:
       // Piece buffers hold the whole output before it is copied out, at least a tuple per left tuple.
@@ -798,9 +837,8 @@ void CpuRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
       if (library && s.op != Op::Select && s.op != Op::Unique) plan.add("pstl set operation buffer", out_bytes);
       // One staging buffer per thread, about a piece of kStagedPieceRows rows (merges: its bound).
       if (threads > 1)
-        plan.add("staged pieces",
-                 static_cast<std::uint64_t>(threads) * kStagedPieceRows * static_cast<std::uint64_t>(s.width_a) * 4 *
-                     (s.op == Op::SetUnion ? 2 : 1));
+        plan.add("staged pieces", static_cast<std::uint64_t>(threads) * kStagedPieceRows *
+                                      static_cast<std::uint64_t>(s.width_a) * 4 * (s.op == Op::SetUnion ? 2 : 1));
       break;
     default: break;
   }

@@ -127,11 +127,12 @@ std::uint64_t group(const Rows& in, ReduceOp op, std::uint32_t* out, int threads
   const auto w = static_cast<std::uint64_t>(W > 0 ? W : in.width);
   const int bits = partition_bits(in.rows);
   const std::uint64_t parts = std::uint64_t{1} << bits;
-  partition(in, bits, [kw](const std::uint32_t* x) { return mix(key_of(x, kw)); }, threads, s.part_a, s.begin_a,
-            s.hist);
+  partition(
+      in, bits, [kw](const std::uint32_t* x) { return mix(key_of(x, kw)); }, threads, s.part_a, s.begin_a, s.hist);
   b.add_phase("partition", t.seconds());
   t.reset();
-  size_tables(parts, [&](std::uint64_t p) { return s.begin_a[p + 1] - s.begin_a[p]; }, 2, s);
+  size_tables(
+      parts, [&](std::uint64_t p) { return s.begin_a[p + 1] - s.begin_a[p]; }, 2, s);
   s.count.assign(parts, 0);
   for_chunks(static_cast<int>(parts), parts_threads(parts, threads), [&](int pi) {
     const auto p = static_cast<std::uint64_t>(pi);
@@ -157,9 +158,12 @@ std::uint64_t group(const Rows& in, ReduceOp op, std::uint32_t* out, int threads
         if (key_of(g, kw) != k) continue;
         if constexpr (Reduce)
           for (std::uint64_t v = static_cast<std::uint64_t>(kw); v < w; ++v) {
-            if (op == ReduceOp::Sum) g[v] += row[v];  // modulo 2^32, as the contract's sums
-            else if (op == ReduceOp::Min) g[v] = std::min(g[v], row[v]);
-            else g[v] = std::max(g[v], row[v]);
+            if (op == ReduceOp::Sum)
+              g[v] += row[v];  // modulo 2^32, as the contract's sums
+            else if (op == ReduceOp::Min)
+              g[v] = std::min(g[v], row[v]);
+            else
+              g[v] = std::max(g[v], row[v]);
           }
         break;
       }
@@ -183,7 +187,8 @@ void Scratch::release() { *this = Scratch(); }
 
 std::uint64_t unique(const Rows& in, std::uint32_t* out, int threads, Scratch& s, Breakdown& b) {
   std::uint64_t rows = 0;
-  for_common_width(in.width, [&](auto W) { rows = group<false, decltype(W)::value>(in, ReduceOp::Sum, out, threads, s, b); });
+  for_common_width(in.width,
+                   [&](auto W) { rows = group<false, decltype(W)::value>(in, ReduceOp::Sum, out, threads, s, b); });
   return rows;
 }
 
@@ -193,8 +198,8 @@ std::uint64_t reduce_by_key(const Rows& in, ReduceOp op, std::uint32_t* out, int
   return rows;
 }
 
-std::uint64_t join(const Rows& l, const Rows& r, const std::function<std::uint32_t*(std::uint64_t)>& alloc,
-                   int threads, Scratch& s, Breakdown& b) {
+std::uint64_t join(const Rows& l, const Rows& r, const std::function<std::uint32_t*(std::uint64_t)>& alloc, int threads,
+                   Scratch& s, Breakdown& b) {
   HostTimer t;
   const int kw = l.key_words;
   const auto lw = static_cast<std::uint64_t>(l.width), rw = static_cast<std::uint64_t>(r.width);
@@ -208,7 +213,8 @@ std::uint64_t join(const Rows& l, const Rows& r, const std::function<std::uint32
   b.add_phase("partition", t.seconds());
   t.reset();
   // Chained tables on the left partitions (one slot per row): next[] links the rows of a slot.
-  size_tables(parts, [&](std::uint64_t p) { return s.begin_a[p + 1] - s.begin_a[p]; }, 1, s);
+  size_tables(
+      parts, [&](std::uint64_t p) { return s.begin_a[p + 1] - s.begin_a[p]; }, 1, s);
   if (s.next.size() < l.rows) s.next.resize(l.rows);
   const int pt = parts_threads(parts, threads);
   // Calls emit(left row, right row) for every match in partition p.
@@ -374,9 +380,7 @@ void plan(const OpShape& s, int threads, MemoryPlan& plan) {
   plan.add("hash partition bookkeeping", (chunks + 4) * (parts + 1) * 8);
   switch (s.op) {
     case Op::Unique:
-    case Op::ReduceByKey:
-      plan.add("hash partitions", in_a).add("hash tables", tables(2 * s.rows_a));
-      break;
+    case Op::ReduceByKey: plan.add("hash partitions", in_a).add("hash tables", tables(2 * s.rows_a)); break;
     case Op::Join:
       plan.add("hash partitions", in_a + in_b).add("hash tables", tables(s.rows_a)).add("hash chains", s.rows_a * 4);
       // A partition's buffer holds one match a right row, doubled while its output needs more:

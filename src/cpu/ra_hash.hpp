@@ -30,16 +30,16 @@ struct Rows {
 
 // Scratch kept between calls: it grows in a case's first pass only.
 struct Scratch {
-  std::vector<std::uint32_t> part_a, part_b;      // the inputs, grouped by partition
-  std::vector<std::uint64_t> begin_a, begin_b;    // partition p's rows: [begin[p], begin[p + 1])
-  std::vector<std::uint64_t> hist;                // per chunk and partition
-  std::vector<std::uint32_t> table, next;         // hash tables (and the join's chains)
-  std::vector<std::uint64_t> table_begin;         // partition p's table: [table_begin[p], table_begin[p + 1])
-  std::vector<std::uint64_t> count, out_begin;    // per partition: output rows, and where they go
-  std::vector<std::uint64_t> groups;              // set operations: per partition, its distinct tuples
-  std::vector<std::uint32_t> group_count;         // set operations: per group, its count in a then in b
-  std::vector<const std::uint32_t*> group_row;    // set operations: per group, one of its tuples
-  std::vector<std::vector<std::uint32_t>> stages; // join: per partition, its output before the copy
+  std::vector<std::uint32_t> part_a, part_b;       // the inputs, grouped by partition
+  std::vector<std::uint64_t> begin_a, begin_b;     // partition p's rows: [begin[p], begin[p + 1])
+  std::vector<std::uint64_t> hist;                 // per chunk and partition
+  std::vector<std::uint32_t> table, next;          // hash tables (and the join's chains)
+  std::vector<std::uint64_t> table_begin;          // partition p's table: [table_begin[p], table_begin[p + 1])
+  std::vector<std::uint64_t> count, out_begin;     // per partition: output rows, and where they go
+  std::vector<std::uint64_t> groups;               // set operations: per partition, its distinct tuples
+  std::vector<std::uint32_t> group_count;          // set operations: per group, its count in a then in b
+  std::vector<const std::uint32_t*> group_row;     // set operations: per group, one of its tuples
+  std::vector<std::vector<std::uint32_t>> stages;  // join: per partition, its output before the copy
   void release();
 };
 
@@ -48,8 +48,8 @@ struct Scratch {
 // aggregate / deduplicate / build_probe / count, then gather / copy.
 std::uint64_t unique(const Rows& in, std::uint32_t* out, int threads, Scratch& s, Breakdown& b);
 std::uint64_t reduce_by_key(const Rows& in, ReduceOp op, std::uint32_t* out, int threads, Scratch& s, Breakdown& b);
-std::uint64_t join(const Rows& l, const Rows& r, const std::function<std::uint32_t*(std::uint64_t)>& alloc,
-                   int threads, Scratch& s, Breakdown& b);
+std::uint64_t join(const Rows& l, const Rows& r, const std::function<std::uint32_t*(std::uint64_t)>& alloc, int threads,
+                   Scratch& s, Breakdown& b);
 std::uint64_t set_op(const Rows& a, const Rows& b, SetOp op, std::uint32_t* out, int threads, Scratch& s,
                      Breakdown& bd);
 

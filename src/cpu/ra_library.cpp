@@ -25,8 +25,8 @@ namespace hdb::ra::cpu::library {
 
 std::vector<Op> ops(Library lib) {
   if (lib == Library::Tbb) return {Op::Sort, Op::Reduce};
-  return {Op::Sort, Op::Reduce, Op::Select, Op::Unique, Op::SetUnion, Op::SetIntersection, Op::SetDifference,
-          Op::Add, Op::Subtract, Op::Multiply};
+  return {Op::Sort,          Op::Reduce, Op::Select,   Op::Unique,  Op::SetUnion, Op::SetIntersection,
+          Op::SetDifference, Op::Add,    Op::Subtract, Op::Multiply};
 }
 
 #ifndef HDB_HAVE_TBB
@@ -35,8 +35,7 @@ bool available() { return false; }
 namespace {
 [[noreturn]] void absent() { throw std::invalid_argument("this build has no oneTBB: no library variants"); }
 }  // namespace
-void sort(Library, const std::uint32_t*, std::uint64_t, int, int, std::uint32_t*,
-          std::vector<std::uint64_t>&, int) {
+void sort(Library, const std::uint32_t*, std::uint64_t, int, int, std::uint32_t*, std::vector<std::uint64_t>&, int) {
   absent();
 }
 Aggregate reduce(Library, const std::uint32_t*, std::uint64_t, int, int, ReduceOp, int) { absent(); }
@@ -62,7 +61,7 @@ namespace {
 template <class F>
 void in_arena(int threads, F&& f) {
   static std::mutex mu;
-  static std::map<int, std::unique_ptr<tbb::task_arena>> arenas;
+  static std::map<int, std::unique_ptr<tbb::task_arena> > arenas;
   tbb::task_arena* a;
   {
     std::lock_guard<std::mutex> lk(mu);
@@ -86,7 +85,6 @@ void for_tuple_width(int width, F&& f) {
   }
 }
 
-
 template <int W>
 using Tuple = std::array<std::uint32_t, W>;
 template <int W>
@@ -100,8 +98,8 @@ Tuple<W>* tuples(std::uint32_t* p) {
 
 }  // namespace
 
-void sort(Library lib, const std::uint32_t* in, std::uint64_t rows, int width, int key_words,
-          std::uint32_t* out, std::vector<std::uint64_t>& scratch, int threads) {
+void sort(Library lib, const std::uint32_t* in, std::uint64_t rows, int width, int key_words, std::uint32_t* out,
+          std::vector<std::uint64_t>& scratch, int threads) {
   const auto w = static_cast<std::uint64_t>(width);
   if (lib == Library::Tbb) {
     if (rows > 0xffffffffull) throw std::invalid_argument("tbb sort: more than 2^32 rows");
@@ -121,9 +119,8 @@ void sort(Library lib, const std::uint32_t* in, std::uint64_t rows, int width, i
     if (key_words == 2) {
       using U128 = unsigned __int128;
       if (scratch.size() < 2 * rows) scratch.resize(2 * rows);
-      run(reinterpret_cast<U128*>(scratch.data()), [](const std::uint32_t* t, std::uint64_t i) {
-        return (U128{t[0]} << 96) | (U128{t[1]} << 64) | i;
-      });
+      run(reinterpret_cast<U128*>(scratch.data()),
+          [](const std::uint32_t* t, std::uint64_t i) { return (U128{t[0]} << 96) | (U128{t[1]} << 64) | i; });
     } else {
       if (scratch.size() < rows) scratch.resize(rows);
       run(scratch.data(), [](const std::uint32_t* t, std::uint64_t i) { return std::uint64_t{t[0]} << 32 | i; });
@@ -144,8 +141,8 @@ void sort(Library lib, const std::uint32_t* in, std::uint64_t rows, int width, i
   });
 }
 
-Aggregate reduce(Library lib, const std::uint32_t* in, std::uint64_t rows, int width, int key_words,
-                 ReduceOp op, int threads) {
+Aggregate reduce(Library lib, const std::uint32_t* in, std::uint64_t rows, int width, int key_words, ReduceOp op,
+                 int threads) {
   using Acc = std::array<std::uint64_t, kMaxValues>;
   const std::uint64_t identity = op == ReduceOp::Min ? 0xffffffffull : 0;
   Acc init;
@@ -205,7 +202,8 @@ std::uint64_t select(const std::uint32_t* in, std::uint64_t rows, int width, con
     constexpr int k = decltype(W)::value;
     in_arena(threads, [&] {
       n = static_cast<std::uint64_t>(std::copy_if(std::execution::par, tuples<k>(in), tuples<k>(in) + rows,
-                                                   tuples<k>(out), [&pred](const Tuple<k>& t) { return pred(t.data()); }) -
+                                                  tuples<k>(out),
+                                                  [&pred](const Tuple<k>& t) { return pred(t.data()); }) -
                                      tuples<k>(out));
     });
   });
@@ -220,12 +218,11 @@ std::uint64_t unique(const std::uint32_t* in, std::uint64_t rows, int width, int
     in_arena(threads, [&] {
       for_key_words(key_words, [&](auto KW) {
         constexpr int kw = decltype(KW)::value;
-        n = static_cast<std::uint64_t>(std::unique_copy(std::execution::par, tuples<k>(in), tuples<k>(in) + rows,
-                                                        tuples<k>(out),
-                                                        [](const Tuple<k>& x, const Tuple<k>& y) {
-                                                          return load_key<kw>(x.data()) == load_key<kw>(y.data());
-                                                        }) -
-                                       tuples<k>(out));
+        n = static_cast<std::uint64_t>(
+            std::unique_copy(
+                std::execution::par, tuples<k>(in), tuples<k>(in) + rows, tuples<k>(out),
+                [](const Tuple<k>& x, const Tuple<k>& y) { return load_key<kw>(x.data()) == load_key<kw>(y.data()); }) -
+            tuples<k>(out));
       });
     });
   });
@@ -241,7 +238,7 @@ std::uint64_t set_op(SetOp op, const std::uint32_t* a, std::uint64_t na, const s
     const Tuple<k>* y = tuples<k>(b);
     Tuple<k>* o = tuples<k>(out);
     in_arena(threads, [&] {
-      Tuple<k>* e = op == SetOp::Union ? std::set_union(std::execution::par, x, x + na, y, y + nb, o)
+      Tuple<k>* e = op == SetOp::Union          ? std::set_union(std::execution::par, x, x + na, y, y + nb, o)
                     : op == SetOp::Intersection ? std::set_intersection(std::execution::par, x, x + na, y, y + nb, o)
                                                 : std::set_difference(std::execution::par, x, x + na, y, y + nb, o);
       n = static_cast<std::uint64_t>(e - o);
@@ -269,9 +266,12 @@ void arith(ArithOp op, const std::uint32_t* x, const std::uint32_t* y, std::uint
         });
       });
     };
-    if (op == ArithOp::Add) apply([](std::uint32_t p, std::uint32_t q) { return p + q; });
-    else if (op == ArithOp::Subtract) apply([](std::uint32_t p, std::uint32_t q) { return p - q; });
-    else apply([](std::uint32_t p, std::uint32_t q) { return p * q; });
+    if (op == ArithOp::Add)
+      apply([](std::uint32_t p, std::uint32_t q) { return p + q; });
+    else if (op == ArithOp::Subtract)
+      apply([](std::uint32_t p, std::uint32_t q) { return p - q; });
+    else
+      apply([](std::uint32_t p, std::uint32_t q) { return p * q; });
   });
 }
 

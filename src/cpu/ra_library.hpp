@@ -22,11 +22,11 @@ std::vector<Op> ops(Library lib);
 // Stable sort by key. tbb: tbb::parallel_sort (not stable) of (key, row) pairs packed into one
 // 64-bit word (32-bit keys) or 128 bits (64-bit keys), then a gather, which makes it stable; pstl:
 // std::stable_sort(std::execution::par) of the tuples.
-void sort(Library lib, const std::uint32_t* in, std::uint64_t rows, int width, int key_words,
-          std::uint32_t* out, std::vector<std::uint64_t>& scratch, int threads);
+void sort(Library lib, const std::uint32_t* in, std::uint64_t rows, int width, int key_words, std::uint32_t* out,
+          std::vector<std::uint64_t>& scratch, int threads);
 // tbb::parallel_reduce (tbb) or std::transform_reduce(par) (pstl) of the value attributes.
-Aggregate reduce(Library lib, const std::uint32_t* in, std::uint64_t rows, int width, int key_words,
-                 ReduceOp op, int threads);
+Aggregate reduce(Library lib, const std::uint32_t* in, std::uint64_t rows, int width, int key_words, ReduceOp op,
+                 int threads);
 // std::copy_if(par): the tuples the predicate keeps; returns their count.
 std::uint64_t select(const std::uint32_t* in, std::uint64_t rows, int width, const Predicate& pred, std::uint32_t* out,
                      int threads);

@@ -33,8 +33,10 @@ template <int KW>
 using KeyOf = std::conditional_t<KW == 2, std::uint64_t, std::uint32_t>;
 template <int KW>
 inline KeyOf<KW> load_key(const std::uint32_t* t) {
-  if constexpr (KW == 2) return (std::uint64_t{t[0]} << 32) | t[1];
-  else return t[0];
+  if constexpr (KW == 2)
+    return (std::uint64_t{t[0]} << 32) | t[1];
+  else
+    return t[0];
 }
 
 // A split point: the first i tuples of a and the first j tuples of b lie before it.
@@ -77,8 +79,10 @@ Split merge_path(const Tuples& a, const Tuples& b, std::uint64_t d, AFirst a_fir
   std::uint64_t lo = d > b.rows ? d - b.rows : 0, hi = d < a.rows ? d : a.rows;
   while (lo < hi) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
-    if (a_first(mid, d - mid - 1)) lo = mid + 1;
-    else hi = mid;
+    if (a_first(mid, d - mid - 1))
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return {lo, d - lo};
 }
@@ -171,8 +175,10 @@ Split set_split(const Tuples& a, const Tuples& b, std::uint64_t d) {
     while (lo < hi) {
       const std::uint64_t mid = lo + (hi - lo) / 2;
       const int c = compare_w<W>(r.at(mid), t, w);
-      if (c < 0 || (upper && c == 0)) lo = mid + 1;
-      else hi = mid;
+      if (c < 0 || (upper && c == 0))
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     return lo;
   };

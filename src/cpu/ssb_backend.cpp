@@ -146,7 +146,8 @@ class CpuSsbRun : public ssb::SsbRun {
       });
     }
     // Probe the most selective dimension first; group index = sum of rank x stride.
-    std::stable_sort(dims_.begin(), dims_.end(), [](const Dim& a, const Dim& b) { return a.selectivity < b.selectivity; });
+    std::stable_sort(dims_.begin(), dims_.end(),
+                     [](const Dim& a, const Dim& b) { return a.selectivity < b.selectivity; });
     groups_ = 1;
     for (Dim& d : dims_) {
       d.stride = static_cast<std::uint32_t>(groups_);
@@ -210,9 +211,12 @@ class CpuSsbRun : public ssb::SsbRun {
         for (std::uint32_t j = 0; j < m; ++j) {
           const std::uint64_t i = base + sel[j];
           std::int64_t v;
-          if constexpr (A == Agg::DiscountedPrice) v = static_cast<std::int64_t>(price[i]) * discount[i];
-          else if constexpr (A == Agg::Revenue) v = revenue[i];
-          else v = static_cast<std::int64_t>(revenue[i]) - static_cast<std::int64_t>(cost[i]);
+          if constexpr (A == Agg::DiscountedPrice)
+            v = static_cast<std::int64_t>(price[i]) * discount[i];
+          else if constexpr (A == Agg::Revenue)
+            v = revenue[i];
+          else
+            v = static_cast<std::int64_t>(revenue[i]) - static_cast<std::int64_t>(cost[i]);
           sums[grp[j]] += v;
           seen[grp[j]] = 1;
         }
@@ -259,8 +263,8 @@ class CpuSsbRun : public ssb::SsbRun {
 enum class Plan { Serial, Parallel };
 
 const VariantTable<Plan>& table() {
-  static const VariantTable<Plan> t("the cpu ssb backend",
-                                    {{Plan::Serial, {"serial", ssb::tests(), ""}}, {Plan::Parallel, {"parallel", ssb::tests(), ""}}});
+  static const VariantTable<Plan> t("the cpu ssb backend", {{Plan::Serial, {"serial", ssb::tests(), ""}},
+                                                            {Plan::Parallel, {"parallel", ssb::tests(), ""}}});
   return t;
 }
 

@@ -10,7 +10,6 @@
 #include "harness/errors.hpp"
 #include "runtime/chunks.hpp"
 
-
 namespace hdb::cpu {
 namespace {
 
@@ -42,7 +41,6 @@ struct NoInit : std::allocator<T> {
 using Col = std::vector<std::uint32_t, NoInit<std::uint32_t>>;
 using Cols = std::vector<Col>;
 
-
 // Exclusive prefix sum of per-chunk counts; returns the total.
 std::uint64_t offsets(std::vector<std::uint64_t>& counts) {
   std::uint64_t sum = 0;
@@ -63,7 +61,9 @@ void parallel_sort(std::vector<T>& v, int threads) {
     std::sort(v.begin(), v.end());
     return;
   }
-  auto at = [&](std::vector<T>& x, int c) { return x.begin() + static_cast<std::ptrdiff_t>(chunk_begin(n, chunks, std::min(c, chunks))); };
+  auto at = [&](std::vector<T>& x, int c) {
+    return x.begin() + static_cast<std::ptrdiff_t>(chunk_begin(n, chunks, std::min(c, chunks)));
+  };
   for_chunks(chunks, threads, [&](int c) { std::sort(at(v, c), at(v, c + 1)); });
   std::vector<T> tmp(n);
   for (int width = 1; width < chunks; width *= 2) {
@@ -94,8 +94,10 @@ struct KeyCol {
   const std::uint32_t* lo;
   const std::uint32_t* hi;
   K operator[](std::uint64_t i) const {
-    if constexpr (sizeof(K) == 8) return (std::uint64_t{hi[i]} << 32) | lo[i];
-    else return lo[i];
+    if constexpr (sizeof(K) == 8)
+      return (std::uint64_t{hi[i]} << 32) | lo[i];
+    else
+      return lo[i];
   }
 };
 
@@ -125,15 +127,9 @@ class CpuRun : public tpch::TpchRun {
       Rel& out = rel_[plan_.inputs.size() + i];
       HostTimer t;
       switch (s.op) {
-        case Op::Select:
-          select(s, out);
-          break;
-        case Op::Join:
-          join(s, out);
-          break;
-        case Op::Project:
-          project(s, out);
-          break;
+        case Op::Select: select(s, out); break;
+        case Op::Join: join(s, out); break;
+        case Op::Project: project(s, out); break;
       }
       double sec = t.seconds();
       b.add_phase(s.name, sec);
@@ -151,7 +147,8 @@ class CpuRun : public tpch::TpchRun {
       const int lo = c.lo_word(static_cast<int>(j)), hi = c.hi_word(static_cast<int>(j));
       const Col& low = c.words[static_cast<std::size_t>(lo)];
       tpch::Column col{schemas_.back()[j], std::vector<std::uint32_t>(low.begin(), low.end()), {}};
-      if (hi >= 0) col.hi.assign(c.words[static_cast<std::size_t>(hi)].begin(), c.words[static_cast<std::size_t>(hi)].end());
+      if (hi >= 0)
+        col.hi.assign(c.words[static_cast<std::size_t>(hi)].begin(), c.words[static_cast<std::size_t>(hi)].end());
       r.cols.push_back(std::move(col));
     }
     return r;
@@ -195,7 +192,8 @@ class CpuRun : public tpch::TpchRun {
     std::vector<std::uint64_t> at(static_cast<std::size_t>(chunks), 0);
     for_chunks(chunks, threads_, [&](int c) {
       std::uint64_t k = 0;
-      for (std::uint64_t i = chunk_begin(n, chunks, c); i < chunk_begin(n, chunks, c + 1); ++i) k += static_cast<K>(x[i] - lo) <= span;
+      for (std::uint64_t i = chunk_begin(n, chunks, c); i < chunk_begin(n, chunks, c + 1); ++i)
+        k += static_cast<K>(x[i] - lo) <= span;
       at[static_cast<std::size_t>(c)] = k;
     });
     const std::uint64_t total = offsets(at);
@@ -218,7 +216,8 @@ class CpuRun : public tpch::TpchRun {
   template <class K>
   static KeyCol<K> keys(const Rel& r, int col) {
     const int hi = r.hi_word(col);
-    return {r.words[static_cast<std::size_t>(r.lo_word(col))].data(), hi < 0 ? nullptr : r.words[static_cast<std::size_t>(hi)].data()};
+    return {r.words[static_cast<std::size_t>(r.lo_word(col))].data(),
+            hi < 0 ? nullptr : r.words[static_cast<std::size_t>(hi)].data()};
   }
 
   // Sort-merge inner join (the paper's sorted join): the right side is sorted as (key, row)
@@ -236,7 +235,8 @@ class CpuRun : public tpch::TpchRun {
     sorted.resize(nr);
     const int rchunks = chunk_count(nr, threads_);
     for_chunks(rchunks, threads_, [&](int c) {
-      for (std::uint64_t j = chunk_begin(nr, rchunks, c); j < chunk_begin(nr, rchunks, c + 1); ++j) sorted[j] = (P{rk[j]} << 32) | j;
+      for (std::uint64_t j = chunk_begin(nr, rchunks, c); j < chunk_begin(nr, rchunks, c + 1); ++j)
+        sorted[j] = (P{rk[j]} << 32) | j;
     });
     parallel_sort(sorted, threads_);
     using It = typename std::vector<P>::const_iterator;
@@ -287,12 +287,15 @@ class CpuRun : public tpch::TpchRun {
       lsorted.resize(nl);
       const int lchunks = chunk_count(nl, threads_);
       for_chunks(lchunks, threads_, [&](int c) {
-        for (std::uint64_t i = chunk_begin(nl, lchunks, c); i < chunk_begin(nl, lchunks, c + 1); ++i) lsorted[i] = (P{lk[i]} << 32) | i;
+        for (std::uint64_t i = chunk_begin(nl, lchunks, c); i < chunk_begin(nl, lchunks, c + 1); ++i)
+          lsorted[i] = (P{lk[i]} << 32) | i;
       });
       parallel_sort(lsorted, threads_);
     }
     auto key_at = [&](std::uint64_t i) { return left_sorted ? lk[i] : static_cast<K>(lsorted[i] >> 32); };
-    auto row_at = [&](std::uint64_t i) { return left_sorted ? static_cast<std::uint32_t>(i) : static_cast<std::uint32_t>(lsorted[i]); };
+    auto row_at = [&](std::uint64_t i) {
+      return left_sorted ? static_cast<std::uint32_t>(i) : static_cast<std::uint32_t>(lsorted[i]);
+    };
     const int chunks = chunk_count(nl, threads_);
     std::vector<std::uint64_t> at(static_cast<std::size_t>(chunks), 0);
     first_.resize(nl);  // each left row's matches, found once by the counting pass
@@ -349,8 +352,10 @@ class CpuRun : public tpch::TpchRun {
   // The (key, row) pair buffers of the key width P (0: right side, 1: left side), kept across passes.
   template <class P>
   std::vector<P>& pairs(int which) {
-    if constexpr (sizeof(P) == 8) return which == 0 ? sorted_ : lsorted_;
-    else return which == 0 ? sorted_wide_ : lsorted_wide_;
+    if constexpr (sizeof(P) == 8)
+      return which == 0 ? sorted_ : lsorted_;
+    else
+      return which == 0 ? sorted_wide_ : lsorted_wide_;
   }
 
   const Plan& plan_;

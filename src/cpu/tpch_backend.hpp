@@ -19,7 +19,8 @@ class CpuTpch : public tpch::TpchBackend {
   // `columnar-parallel` runs on the platform's threads.
   explicit CpuTpch(const CpuPlatform& platform) : platform_(platform) {}
   const VariantList& variant_table() const override;
-  std::unique_ptr<tpch::TpchRun> prepare(const tpch::Plan& plan, const std::string& variant, Transfer transfer) override;
+  std::unique_ptr<tpch::TpchRun> prepare(const tpch::Plan& plan, const std::string& variant,
+                                         Transfer transfer) override;
   void plan_scratch(const tpch::Plan& plan, const std::string& variant, std::uint64_t join_rows,
                     MemoryPlan& memory) const override;
 

@@ -49,8 +49,10 @@ void for_common_width(int w, F&& f) {
 // (a run-time key width kept the pstl arithmetic scalar: 3.6x slower at 256M).
 template <class F>
 void for_key_words(int kw, F&& f) {
-  if (kw == 2) f(std::integral_constant<int, 2>{});
-  else f(std::integral_constant<int, 1>{});
+  if (kw == 2)
+    f(std::integral_constant<int, 2>{});
+  else
+    f(std::integral_constant<int, 1>{});
 }
 
 // Copies N words, or n where N is 0 (for_common_width's run-time width).

@@ -15,8 +15,7 @@ namespace hdb::cuda {
 namespace {
 
 __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, std::size_t n16,
-                            const unsigned* __restrict__ tail_src, unsigned* __restrict__ tail_dst,
-                            std::size_t tail) {
+                            const unsigned* __restrict__ tail_src, unsigned* __restrict__ tail_dst, std::size_t tail) {
   std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n16; i += stride)
     dst[i] = src[i];
@@ -39,8 +38,10 @@ class TransferCase : public BusCase {
   Breakdown pass() override {
     PhaseTimer t;
     t.start();
-    if (up_) HDB_CUDA_CHECK(cudaMemcpy(dev_.get(), host_.get(), n_ * 4, cudaMemcpyHostToDevice));
-    else HDB_CUDA_CHECK(cudaMemcpy(host_.get(), dev_.get(), n_ * 4, cudaMemcpyDeviceToHost));
+    if (up_)
+      HDB_CUDA_CHECK(cudaMemcpy(dev_.get(), host_.get(), n_ * 4, cudaMemcpyHostToDevice));
+    else
+      HDB_CUDA_CHECK(cudaMemcpy(host_.get(), dev_.get(), n_ * 4, cudaMemcpyDeviceToHost));
     return Breakdown::transfer_only(up_, t.stop());
   }
   Verification verify() override {
@@ -72,8 +73,9 @@ class DeviceCopyCase : public BusCase {
     if (kernel_) {
       std::size_t n16 = n_ / 4, tail = n_ % 4;
       unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n16 + 255) / 256 + 1, 32ull * sms_));
-      HDB_LAUNCH(copy_kernel, blocks, 256, 0, nullptr)(reinterpret_cast<const uint4*>(src_.get()), reinterpret_cast<uint4*>(dst_.get()),
-                                   n16, src_.get() + n16 * 4, dst_.get() + n16 * 4, tail);
+      HDB_LAUNCH(copy_kernel, blocks, 256, 0, nullptr)
+      (reinterpret_cast<const uint4*>(src_.get()), reinterpret_cast<uint4*>(dst_.get()), n16, src_.get() + n16 * 4,
+       dst_.get() + n16 * 4, tail);
       HDB_CUDA_CHECK_LAUNCH("copy_kernel");
     } else {
       HDB_CUDA_CHECK(cudaMemcpyAsync(dst_.get(), src_.get(), n_ * 4, cudaMemcpyDeviceToDevice));
@@ -107,8 +109,10 @@ class CudaBus : public BusBackend {
     // Every cudaMalloc of the case (whole words); the pinned or pageable host buffer and the host
     // vectors that fill and read back the device are host memory.
     const std::uint64_t array = bytes / 4 * 4;
-    if (t.kind == BusKind::DeviceCopy) plan.add("source", array).add("destination", array);
-    else plan.add("device buffer", array);
+    if (t.kind == BusKind::DeviceCopy)
+      plan.add("source", array).add("destination", array);
+    else
+      plan.add("device buffer", array);
   }
   std::unique_ptr<BusCase> prepare(const BusTest& t, std::uint64_t bytes, std::uint64_t seed,
                                    int host_threads) override {

@@ -93,7 +93,7 @@ class StepCase : public MergeCase<T> {
     switch (v.step) {
       case MergeStep::DeltaDict:
         a_ = std::make_unique<Mirror<T>>(w.in->delta.data(), nd_, t);
-        b_ = std::make_unique<Mirror<T>>(nd_, t);                     // U_D
+        b_ = std::make_unique<Mirror<T>>(nd_, t);  // U_D
         ids_ = std::make_unique<Mirror<std::uint32_t>>(nd_, t);
         break;
       case MergeStep::DictMerge:
@@ -255,12 +255,14 @@ class WholeCase : public MergeCase<T> {
     um_.up(up);
     delta_.up(up);
     up_done_.record(up);
-    if (!overlap_) old_.up(up);
+    if (!overlap_)
+      old_.up(up);
     else
       for (int c = 0; c < kChunks; ++c) {  // main ids in chunks, each with its own event
         std::size_t b = old_words * c / kChunks, e = old_words * (c + 1) / kChunks;
         if (e > b)
-          HDB_CUDA_CHECK(cudaMemcpyAsync(old_.dev.get() + b, old_.host.get() + b, (e - b) * 8, cudaMemcpyHostToDevice, up));
+          HDB_CUDA_CHECK(
+              cudaMemcpyAsync(old_.dev.get() + b, old_.host.get() + b, (e - b) * 8, cudaMemcpyHostToDevice, up));
         chunk_up_[c].record(up);
       }
     marks_.mark(2, up);
@@ -288,7 +290,8 @@ class WholeCase : public MergeCase<T> {
       std::uint64_t blocks = (rows_ + 63) / 64;
       for (int c = 0; c < kChunks; ++c) {
         // Rows of chunk c start on a 64-row mark, so its output words are its own.
-        std::uint64_t r0 = std::min(rows_, blocks * c / kChunks * 64), r1 = std::min(rows_, blocks * (c + 1) / kChunks * 64);
+        std::uint64_t r0 = std::min(rows_, blocks * c / kChunks * 64),
+                      r1 = std::min(rows_, blocks * (c + 1) / kChunks * 64);
         std::uint64_t wb = r0 * width_ / 64, we = (r1 * width_ + 63) / 64;
         std::uint64_t need = (std::min(r1, nm_) * w_.in->main_codes.width + 63) / 64 + 1;  // old words read
         int last = kChunks - 1;
@@ -299,8 +302,8 @@ class WholeCase : public MergeCase<T> {
         chunk_done_[c].record(s);
         HDB_CUDA_CHECK(cudaStreamWaitEvent(down, chunk_done_[c].get(), 0));
         if (we > wb)
-          HDB_CUDA_CHECK(cudaMemcpyAsync(out_.host.get() + wb, out_.dev.get() + wb, (we - wb) * 8, cudaMemcpyDeviceToHost,
-                                         down));
+          HDB_CUDA_CHECK(
+              cudaMemcpyAsync(out_.host.get() + wb, out_.dev.get() + wb, (we - wb) * 8, cudaMemcpyDeviceToHost, down));
       }
       marks_.mark(6, s);
     }
@@ -345,7 +348,6 @@ class WholeCase : public MergeCase<T> {
   Event up_done_, dict_ready_;
 };
 
-
 // ---- strings: offsets + bytes, as on OpenCL (see merge_steps.cuh and docs/merge.md) ----
 
 using StrWork = MergeWork<std::string_view>;
@@ -380,8 +382,10 @@ struct StrMirror {
   }
   // Views of the strings held into `store` (kept by the caller while the views are used).
   std::vector<std::string_view> views(std::string& store) const {
-    if (nbytes) store.assign(reinterpret_cast<const char*>(bytes.host.get()), nbytes);
-    else store.clear();
+    if (nbytes)
+      store.assign(reinterpret_cast<const char*>(bytes.host.get()), nbytes);
+    else
+      store.clear();
     std::vector<std::string_view> v(n);
     const std::uint32_t* o = offs.host.get();
     for (std::uint64_t i = 0; i < n; ++i) v[i] = std::string_view(store).substr(o[i], o[i + 1] - o[i]);
@@ -450,8 +454,7 @@ class StrStepCase : public MergeCase<std::string_view> {
     return o;
   }
   std::uint64_t transfer_bytes() const override {
-    if (step_ == MergeStep::DeltaDict)
-      return (nd_ + 1 + n2_ + 1 + nd_) * 4 + a_->nbytes + total_bytes(w_.delta_dict);
+    if (step_ == MergeStep::DeltaDict) return (nd_ + 1 + n2_ + 1 + nd_) * 4 + a_->nbytes + total_bytes(w_.delta_dict);
     return (n1_ + 1 + n2_ + 1 + w_.dict.size() + 1 + n1_ + n2_) * 4 + a_->nbytes + b_->nbytes + total_bytes(w_.dict);
   }
 
@@ -560,15 +563,18 @@ void plan_case(MemoryPlan& m, const MergeVariant& v, CudaMergeVariant id, const 
   const std::uint64_t nd = w.in->delta_rows(), n1 = w.in->main_dict.size(), n2 = w.delta_dict.size();
   plan_step_buffers(m, v.step, id == CudaMergeVariant::Binsearch, w);
   auto step_1a = [&](std::uint64_t n) {
-    if constexpr (str) m.add("1a round buffers and CUB temporary storage", merge::delta_dict_str_scratch(n));
-    else m.add("CUB temporary storage", merge::library_temp_bytes<T>(n));
+    if constexpr (str)
+      m.add("1a round buffers and CUB temporary storage", merge::delta_dict_str_scratch(n));
+    else
+      m.add("CUB temporary storage", merge::library_temp_bytes<T>(n));
   };
   auto step_1b = [&](std::uint64_t n) {
     if constexpr (str) {
       m.add("1b merge-path buffers and CUB temporary storage", merge::dict_merge_str_scratch(n));
     } else {
       if (id == CudaMergeVariant::Slice) m.add("1b slice intermediate and counts", n * sizeof(T) + 65537 * 8);
-      if (id == CudaMergeVariant::MergePath || v.step == MergeStep::Whole) m.add("1b merged values, sources and ids", n * (sizeof(T) + 8));
+      if (id == CudaMergeVariant::MergePath || v.step == MergeStep::Whole)
+        m.add("1b merged values, sources and ids", n * (sizeof(T) + 8));
       m.add("CUB temporary storage", merge::library_temp_bytes<T>(n));
     }
   };
@@ -626,7 +632,8 @@ template <class T>
 std::unique_ptr<MergeCase<T>> CudaMerge::make(const MergeVariant& v, const MergeWork<T>& w) {
   constexpr bool str = std::is_same_v<T, std::string_view>;
   if (!supports(v, ValueTypeOf<T>::value))
-    throw SkipCase(std::string(to_string(v.step)) + "/" + v.name + " is not offered for " + to_string(ValueTypeOf<T>::value));
+    throw SkipCase(std::string(to_string(v.step)) + "/" + v.name + " is not offered for " +
+                   to_string(ValueTypeOf<T>::value));
   // Ids, counts and dictionary positions are 32-bit on the device.
   if (w.in->main_dict.size() + w.in->delta_rows() >= std::numeric_limits<std::uint32_t>::max())
     throw SkipCase("dictionaries of 2^32 entries or more are beyond the 32-bit ids");
@@ -644,14 +651,17 @@ std::unique_ptr<MergeCase<T>> CudaMerge::make(const MergeVariant& v, const Merge
   }
 }
 
-#define HDB_CUDA_MERGE_PLAN(T) template void CudaMerge::plan(const MergeVariant&, const MergeWork<T>&, MemoryPlan&) const;
+#define HDB_CUDA_MERGE_PLAN(T) \
+  template void CudaMerge::plan(const MergeVariant&, const MergeWork<T>&, MemoryPlan&) const;
 HDB_CUDA_MERGE_PLAN(std::uint32_t)
 HDB_CUDA_MERGE_PLAN(std::uint64_t)
 HDB_CUDA_MERGE_PLAN(U128)
 HDB_CUDA_MERGE_PLAN(std::string_view)
 #undef HDB_CUDA_MERGE_PLAN
-template std::unique_ptr<MergeCase<std::uint32_t>> CudaMerge::make(const MergeVariant&, const MergeWork<std::uint32_t>&);
-template std::unique_ptr<MergeCase<std::uint64_t>> CudaMerge::make(const MergeVariant&, const MergeWork<std::uint64_t>&);
+template std::unique_ptr<MergeCase<std::uint32_t>> CudaMerge::make(const MergeVariant&,
+                                                                   const MergeWork<std::uint32_t>&);
+template std::unique_ptr<MergeCase<std::uint64_t>> CudaMerge::make(const MergeVariant&,
+                                                                   const MergeWork<std::uint64_t>&);
 template std::unique_ptr<MergeCase<U128>> CudaMerge::make(const MergeVariant&, const MergeWork<U128>&);
 template std::unique_ptr<MergeCase<std::string_view>> CudaMerge::make(const MergeVariant&,
                                                                       const MergeWork<std::string_view>&);

@@ -21,8 +21,10 @@ __device__ std::uint64_t lower_bound_dev(const T* d, std::uint64_t n, const T& v
   std::uint64_t lo = 0, hi = n;
   while (lo < hi) {
     std::uint64_t mid = (lo + hi) / 2;
-    if (d[mid] < v) lo = mid + 1;
-    else hi = mid;
+    if (d[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -103,9 +105,8 @@ __global__ void reencode_lookup_kernel(const std::uint64_t* old, unsigned ow, st
                                        unsigned width, std::uint64_t wb, std::uint64_t we, std::uint64_t* out) {
   std::uint64_t w = wb + blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
   if (w >= we) return;
-  pack_word(w, rows, width, out, [=](std::uint64_t r) -> std::uint32_t {
-    return r < nm ? xm[unpack_bits(old, ow, r)] : xd[ids[r - nm]];
-  });
+  pack_word(w, rows, width, out,
+            [=](std::uint64_t r) -> std::uint32_t { return r < nm ? xm[unpack_bits(old, ow, r)] : xd[ids[r - nm]]; });
 }
 
 template <class T>
@@ -125,8 +126,8 @@ unsigned blocks_for(std::uint64_t n) { return static_cast<unsigned>((n + 255) / 
 }  // namespace
 
 template <class T>
-std::uint64_t dict_merge_slice(Scratch& a, cudaStream_t s, const T* um, std::uint64_t n1, const T* ud,
-                               std::uint64_t n2, T* dict, std::uint32_t* xm, std::uint32_t* xd) {
+std::uint64_t dict_merge_slice(Scratch& a, cudaStream_t s, const T* um, std::uint64_t n1, const T* ud, std::uint64_t n2,
+                               T* dict, std::uint32_t* xm, std::uint32_t* xd) {
   // The paper found its peak between 64x64 and 256x256 threads; 16 D1 entries per thread, at
   // most 256x256 threads.
   std::uint64_t threads = std::min<std::uint64_t>(std::max<std::uint64_t>((n1 + 15) / 16, 1), 65536);
@@ -149,22 +150,23 @@ std::uint64_t dict_merge_slice(Scratch& a, cudaStream_t s, const T* um, std::uin
 }
 
 void reencode_lookup(cudaStream_t s, const std::uint64_t* old, unsigned old_width, std::uint64_t main_rows,
-                     const std::uint32_t* xm, const std::uint32_t* delta_ids, const std::uint32_t* xd, std::uint64_t rows,
-                     unsigned width, std::uint64_t word_begin, std::uint64_t word_end, std::uint64_t* out) {
+                     const std::uint32_t* xm, const std::uint32_t* delta_ids, const std::uint32_t* xd,
+                     std::uint64_t rows, unsigned width, std::uint64_t word_begin, std::uint64_t word_end,
+                     std::uint64_t* out) {
   if (word_end <= word_begin) return;
-  HDB_LAUNCH(reencode_lookup_kernel, blocks_for(word_end - word_begin), 256, 0, s)(old, old_width, main_rows, xm, delta_ids, xd,
-                                                                           rows, width, word_begin, word_end, out);
+  HDB_LAUNCH(reencode_lookup_kernel, blocks_for(word_end - word_begin), 256, 0, s)
+  (old, old_width, main_rows, xm, delta_ids, xd, rows, width, word_begin, word_end, out);
   HDB_CUDA_CHECK_LAUNCH("reencode_lookup");
 }
 
 template <class T>
-void reencode_binsearch(cudaStream_t s, const std::uint64_t* old, unsigned old_width, std::uint64_t main_rows, const T* um,
-                        const T* delta, const T* dict, std::uint64_t dict_size, std::uint64_t rows, unsigned width,
-                        std::uint64_t* out) {
+void reencode_binsearch(cudaStream_t s, const std::uint64_t* old, unsigned old_width, std::uint64_t main_rows,
+                        const T* um, const T* delta, const T* dict, std::uint64_t dict_size, std::uint64_t rows,
+                        unsigned width, std::uint64_t* out) {
   std::uint64_t nwords = BitPacked::words_for(rows, width);
   if (!nwords) return;
-  HDB_LAUNCH(reencode_binsearch_kernel, blocks_for(nwords), 256, 0, s)(old, old_width, main_rows, um, delta, dict, dict_size, rows,
-                                                               width, nwords, out);
+  HDB_LAUNCH(reencode_binsearch_kernel, blocks_for(nwords), 256, 0, s)
+  (old, old_width, main_rows, um, delta, dict, dict_size, rows, width, nwords, out);
   HDB_CUDA_CHECK_LAUNCH("reencode_binsearch");
 }
 
@@ -228,7 +230,8 @@ __global__ void str_round_keys(DevStrings x, const std::uint32_t* perm, const st
   index[i] = i;
 }
 
-__global__ void str_gather_groups(const std::uint32_t* grp, const std::uint32_t* order, std::uint32_t a, std::uint32_t* g) {
+__global__ void str_gather_groups(const std::uint32_t* grp, const std::uint32_t* order, std::uint32_t a,
+                                  std::uint32_t* g) {
   const std::uint32_t i = gid();
   if (i < a) g[i] = grp[order[i]];
 }
@@ -256,7 +259,8 @@ __global__ void str_round_place(const std::uint64_t* sorted_keys, const std::uin
 }
 
 // keep[a] = 0 and hd[a] = 0 close the scans (kpos[a], hpos[a] are the totals).
-__global__ void str_round_keep(const std::uint64_t* sorted_keys, std::uint32_t* hd, std::uint32_t a, std::uint32_t* keep) {
+__global__ void str_round_keep(const std::uint64_t* sorted_keys, std::uint32_t* hd, std::uint32_t a,
+                               std::uint32_t* keep) {
   const std::uint32_t i = gid();
   if (i > a) return;
   if (i == a) {
@@ -276,8 +280,9 @@ __global__ void str_round_compact(const std::uint32_t* act, const std::uint32_t*
   grp_next[kpos[i]] = hpos[i] + hd[i];
 }
 
-__global__ void str_unique(DevStrings x, const std::uint32_t* perm, const std::uint32_t* head, const std::uint32_t* upos,
-                           std::uint32_t m, std::uint32_t* ids, std::uint32_t* src, std::uint32_t* len) {
+__global__ void str_unique(DevStrings x, const std::uint32_t* perm, const std::uint32_t* head,
+                           const std::uint32_t* upos, std::uint32_t m, std::uint32_t* ids, std::uint32_t* src,
+                           std::uint32_t* len) {
   const std::uint32_t p = gid();
   if (p >= x.n) return;
   const std::uint32_t s = perm[p], id = upos[p] + head[p] - 1u;
@@ -311,8 +316,10 @@ struct StrPair {
 __device__ std::uint32_t smp_split(const StrPair& p, std::uint32_t d, std::uint32_t lo, std::uint32_t hi) {
   while (lo < hi) {
     std::uint32_t mid = lo + (hi - lo) / 2;
-    if (str_cmp(p.bk, p.b, d - mid - 1, p.ak, p.a, mid) >= 0) lo = mid + 1;  // a[mid] <= b[d - mid - 1]
-    else hi = mid;
+    if (str_cmp(p.bk, p.b, d - mid - 1, p.ak, p.a, mid) >= 0)
+      lo = mid + 1;  // a[mid] <= b[d - mid - 1]
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -338,7 +345,8 @@ __global__ void smp_merge(StrPair p, std::uint32_t tile, std::uint32_t items, co
   if (d0 >= n) return;
   const auto d1 = static_cast<std::uint32_t>(umin(n, d0 + items)), gd0 = g * tile;
   const auto gd1 = static_cast<std::uint32_t>(umin(n, std::uint64_t{gd0} + tile));
-  const std::uint32_t a0 = split[g], a1 = split[g + 1], b0 = gd0 - a0, b1 = gd1 - a1, d = static_cast<std::uint32_t>(d0);
+  const std::uint32_t a0 = split[g], a1 = split[g + 1], b0 = gd0 - a0, b1 = gd1 - a1,
+                      d = static_cast<std::uint32_t>(d0);
   const std::uint32_t lo = d > b1 ? d - b1 : 0u, l = a0 > lo ? a0 : lo, h = a1 < d - b0 ? a1 : d - b0;
   std::uint32_t i = smp_split(p, d, l, h), k = d - i;
   bool prev_a = true;
@@ -366,11 +374,15 @@ __global__ void smp_merge(StrPair p, std::uint32_t tile, std::uint32_t items, co
       }
     }
     if (write) {
-      if (from_a) xm[i] = id;
-      else xd[k] = id;
+      if (from_a)
+        xm[i] = id;
+      else
+        xd[k] = id;
     }
-    if (from_a) ++i;
-    else ++k;
+    if (from_a)
+      ++i;
+    else
+      ++k;
     prev = v;
     prev_a = from_a;
     first = false;
@@ -383,7 +395,7 @@ __global__ void smp_merge(StrPair p, std::uint32_t tile, std::uint32_t items, co
 std::size_t str_scan_temp(std::uint64_t n) {
   std::size_t b = 0;
   HDB_CUDA_CHECK(prim::DeviceScan::ExclusiveSum(nullptr, b, static_cast<const std::uint32_t*>(nullptr),
-                                               static_cast<std::uint32_t*>(nullptr), static_cast<std::uint32_t>(n)));
+                                                static_cast<std::uint32_t*>(nullptr), static_cast<std::uint32_t>(n)));
   return b;
 }
 
@@ -392,15 +404,13 @@ std::size_t str_scan_temp(std::uint64_t n) {
 std::size_t str_cub_temp(std::uint64_t n) {
   std::size_t most = 0, b = 0;
   const auto items = static_cast<std::uint32_t>(n);
-  HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(nullptr, b, static_cast<const std::uint64_t*>(nullptr),
-                                                 static_cast<std::uint64_t*>(nullptr),
-                                                 static_cast<const std::uint32_t*>(nullptr),
-                                                 static_cast<std::uint32_t*>(nullptr), items));
+  HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(
+      nullptr, b, static_cast<const std::uint64_t*>(nullptr), static_cast<std::uint64_t*>(nullptr),
+      static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), items));
   most = std::max(most, b);
-  HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(nullptr, b, static_cast<const std::uint32_t*>(nullptr),
-                                                 static_cast<std::uint32_t*>(nullptr),
-                                                 static_cast<const std::uint32_t*>(nullptr),
-                                                 static_cast<std::uint32_t*>(nullptr), items));
+  HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(
+      nullptr, b, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
+      static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), items));
   most = std::max(most, b);
   return std::max(most, str_scan_temp(std::uint64_t{items} + 1));
 }
@@ -427,7 +437,8 @@ std::uint64_t delta_dict_str_scratch(std::uint64_t n) {
 std::uint64_t dict_merge_str_scratch(std::uint64_t n) {
   const std::uint64_t threads = (n + kMergeItems - 1) / kMergeItems, groups = (n + kMergeTile - 1) / kMergeTile;
   // 1b only scans (the counts of its threads, then the lengths of up to n entries).
-  return (groups + 1) * 4 + 2 * (threads + 1) * 4 + n * 8 + n * 4 + (n + 1) * 4 + str_scan_temp(std::max(threads, n) + 1);
+  return (groups + 1) * 4 + 2 * (threads + 1) * 4 + n * 8 + n * 4 + (n + 1) * 4 +
+         str_scan_temp(std::max(threads, n) + 1);
 }
 
 StrCount delta_dict_str(Scratch& sc, cudaStream_t s, DevStrings x, std::uint32_t* ud_offs, unsigned char* ud_bytes,
@@ -435,8 +446,9 @@ StrCount delta_dict_str(Scratch& sc, cudaStream_t s, DevStrings x, std::uint32_t
   const auto n = static_cast<std::uint32_t>(x.n);
   if (n == 0) return {};
   std::uint32_t* u[kStrBuffers];
-  static const char* const names[kStrBuffers] = {"act",   "act_next", "grp",  "grp_next", "perm", "head", "index", "order",
-                                                 "order2", "g",       "g2",   "moved",    "hd",   "keep", "kpos"};
+  static const char* const names[kStrBuffers] = {"act",  "act_next", "grp",   "grp_next", "perm",
+                                                 "head", "index",    "order", "order2",   "g",
+                                                 "g2",   "moved",    "hd",    "keep",     "kpos"};
   for (int b = 0; b < kStrBuffers; ++b) u[b] = sc.get<std::uint32_t>(std::string("str1a_") + names[b], n + 1);
   std::uint32_t *act = u[0], *act_next = u[1], *grp = u[2], *grp_next = u[3], *perm = u[4], *head = u[5], *index = u[6],
                 *order = u[7], *order2 = u[8], *g = u[9], *g2 = u[10], *moved = u[11], *hd = u[12], *keep = u[13],
@@ -521,14 +533,14 @@ StrCount dict_merge_str(Scratch& sc, cudaStream_t s, DevStrings um, DevStrings u
   StrPair p{ak, bk, um, ud};
   HDB_LAUNCH(smp_partition, grid(groups + 1), 256, 0, s)(p, kMergeTile, static_cast<std::uint32_t>(groups), split);
   HDB_CUDA_CHECK_LAUNCH("smp_partition");
-  HDB_LAUNCH(smp_merge, static_cast<unsigned>(groups), kMergeBlock, 0, s)(p, kMergeTile, kMergeItems, split, false, 0, counts,
-                                                                   src, len, xm, xd);
+  HDB_LAUNCH(smp_merge, static_cast<unsigned>(groups), kMergeBlock, 0, s)
+  (p, kMergeTile, kMergeItems, split, false, 0, counts, src, len, xm, xd);
   HDB_CUDA_CHECK_LAUNCH("smp_merge (count)");
   std::size_t tb = temp_bytes;
   HDB_CUDA_CHECK(prim::DeviceScan::ExclusiveSum(temp, tb, counts, starts, static_cast<std::uint32_t>(threads + 1), s));
   const std::uint32_t m = read_u32(s, starts + threads);
-  HDB_LAUNCH(smp_merge, static_cast<unsigned>(groups), kMergeBlock, 0, s)(p, kMergeTile, kMergeItems, split, true, m, starts, src,
-                                                                   len, xm, xd);
+  HDB_LAUNCH(smp_merge, static_cast<unsigned>(groups), kMergeBlock, 0, s)
+  (p, kMergeTile, kMergeItems, split, true, m, starts, src, len, xm, xd);
   HDB_CUDA_CHECK_LAUNCH("smp_merge (write)");
   tb = temp_bytes;
   HDB_CUDA_CHECK(prim::DeviceScan::ExclusiveSum(temp, tb, len, dict_offs, m + 1, s));
@@ -538,9 +550,9 @@ StrCount dict_merge_str(Scratch& sc, cudaStream_t s, DevStrings um, DevStrings u
   return {m, total};
 }
 
-#define HDB_INSTANTIATE(T)                                                                                            \
-  template std::uint64_t dict_merge_slice<T>(Scratch&, cudaStream_t, const T*, std::uint64_t, const T*,            \
-                                             std::uint64_t, T*, std::uint32_t*, std::uint32_t*);                       \
+#define HDB_INSTANTIATE(T)                                                                                             \
+  template std::uint64_t dict_merge_slice<T>(Scratch&, cudaStream_t, const T*, std::uint64_t, const T*, std::uint64_t, \
+                                             T*, std::uint32_t*, std::uint32_t*);                                      \
   template void reencode_binsearch<T>(cudaStream_t, const std::uint64_t*, unsigned, std::uint64_t, const T*, const T*, \
                                       const T*, std::uint64_t, std::uint64_t, unsigned, std::uint64_t*);
 HDB_INSTANTIATE(std::uint32_t)

@@ -31,19 +31,20 @@ std::uint64_t dict_merge(DictMergeKind kind, Scratch& a, cudaStream_t s, const T
 
 // The paper's dictionary slice merge (custom kernels, gap closing on the device).
 template <class T>
-std::uint64_t dict_merge_slice(Scratch& a, cudaStream_t s, const T* um, std::uint64_t n1, const T* ud,
-                               std::uint64_t n2, T* dict, std::uint32_t* xm, std::uint32_t* xd);
+std::uint64_t dict_merge_slice(Scratch& a, cudaStream_t s, const T* um, std::uint64_t n1, const T* ud, std::uint64_t n2,
+                               T* dict, std::uint32_t* xm, std::uint32_t* xd);
 
 // 2b with X_M / X_D for the output words [word_begin, word_end) (chunks start on 64-row marks).
 void reencode_lookup(cudaStream_t s, const std::uint64_t* old, unsigned old_width, std::uint64_t main_rows,
-                     const std::uint32_t* xm, const std::uint32_t* delta_ids, const std::uint32_t* xd, std::uint64_t rows,
-                     unsigned width, std::uint64_t word_begin, std::uint64_t word_end, std::uint64_t* out);
+                     const std::uint32_t* xm, const std::uint32_t* delta_ids, const std::uint32_t* xd,
+                     std::uint64_t rows, unsigned width, std::uint64_t word_begin, std::uint64_t word_end,
+                     std::uint64_t* out);
 
 // Unoptimised 2b: every row's value is searched in U'_M.
 template <class T>
-void reencode_binsearch(cudaStream_t s, const std::uint64_t* old, unsigned old_width, std::uint64_t main_rows, const T* um,
-                        const T* delta, const T* dict, std::uint64_t dict_size, std::uint64_t rows, unsigned width,
-                        std::uint64_t* out);
+void reencode_binsearch(cudaStream_t s, const std::uint64_t* old, unsigned old_width, std::uint64_t main_rows,
+                        const T* um, const T* delta, const T* dict, std::uint64_t dict_size, std::uint64_t rows,
+                        unsigned width, std::uint64_t* out);
 
 // ---- strings (merge_kernels.cu): a column of n strings is offs[0..n] (32-bit byte offsets) and
 // one byte array, as on OpenCL (kernels/merge.cl); the same algorithm step by step, so what the

@@ -38,8 +38,10 @@ __global__ void scatter_ids(const T* merged, const std::uint32_t* src, const std
   std::uint32_t id = pos[j] - 1;
   if (j == 0 || pos[j - 1] != pos[j]) dict[id] = merged[j];
   std::uint32_t from = src[j];
-  if (from < n1) xm[from] = id;
-  else xd[from - n1] = id;
+  if (from < n1)
+    xm[from] = id;
+  else
+    xd[from - n1] = id;
 }
 
 unsigned blocks_for(std::uint64_t n) { return static_cast<unsigned>((n + 255) / 256); }
@@ -76,7 +78,7 @@ std::uint64_t library_temp_bytes(std::uint64_t n) {
   HDB_CUDA_CHECK(prim::DeviceScan::InclusiveSum(nullptr, b, ids, ids_out, n));
   sum += b;
   HDB_CUDA_CHECK(prim::DeviceMerge::MergePairs(nullptr, b, in, ids, static_cast<std::int64_t>(n), in, ids,
-                                              static_cast<std::int64_t>(n), out, ids_out, Less{}));
+                                               static_cast<std::int64_t>(n), out, ids_out, Less{}));
   return sum + b;
 }
 
@@ -129,10 +131,10 @@ std::uint64_t dict_merge(DictMergeKind kind, Scratch& a, cudaStream_t s, const T
   return m;
 }
 
-#define HDB_INSTANTIATE(T)                                                                                         \
-  template std::uint64_t delta_dict<T>(Scratch&, cudaStream_t, const T*, std::uint64_t, T*, std::uint32_t*); \
+#define HDB_INSTANTIATE(T)                                                                                       \
+  template std::uint64_t delta_dict<T>(Scratch&, cudaStream_t, const T*, std::uint64_t, T*, std::uint32_t*);     \
   template std::uint64_t dict_merge<T>(DictMergeKind, Scratch&, cudaStream_t, const T*, std::uint64_t, const T*, \
-                                       std::uint64_t, T*, std::uint32_t*, std::uint32_t*);                    \
+                                       std::uint64_t, T*, std::uint32_t*, std::uint32_t*);                       \
   template std::uint64_t library_temp_bytes<T>(std::uint64_t);
 HDB_INSTANTIATE(std::uint32_t)
 HDB_INSTANTIATE(std::uint64_t)

@@ -73,8 +73,8 @@ __global__ void bitmap_kernel(const std::uint8_t* alive, std::uint32_t n, std::u
 
 // The directory entry of bin b in list L, found by warp 0 with 32-way probes (3 rounds for a
 // million bins instead of 20 dependent loads).
-__device__ void find_bin_range(const IndexView& ix, std::uint32_t L, std::uint32_t b, unsigned lane,
-                               std::uint32_t& rb, std::uint32_t& re) {
+__device__ void find_bin_range(const IndexView& ix, std::uint32_t L, std::uint32_t b, unsigned lane, std::uint32_t& rb,
+                               std::uint32_t& re) {
   std::uint32_t lo = ix.dir_off[L], hi = ix.dir_off[L + 1];
   const std::uint32_t dend = hi;
   while (hi - lo > 32) {
@@ -94,10 +94,9 @@ __device__ void find_bin_range(const IndexView& ix, std::uint32_t L, std::uint32
   }
 }
 
-__global__ void __launch_bounds__(kThreads) segmented_kernel(IndexView ix, const std::uint32_t* q_lists,
-                                                              const std::uint32_t* q_off, const std::int32_t* q_m,
-                                                              std::uint32_t q_base, std::uint32_t nbins,
-                                                              std::uint32_t* hit_words) {
+__global__ void __launch_bounds__(kThreads)
+    segmented_kernel(IndexView ix, const std::uint32_t* q_lists, const std::uint32_t* q_off, const std::int32_t* q_m,
+                     std::uint32_t q_base, std::uint32_t nbins, std::uint32_t* hit_words) {
   __shared__ std::uint32_t newmap[kBinSize];
   __shared__ std::uint32_t range[2];
   const unsigned t = threadIdx.x;
@@ -138,7 +137,8 @@ __global__ void __launch_bounds__(kThreads) segmented_kernel(IndexView ix, const
   }
   unsigned bits = __ballot_sync(0xffffffffu, alive);
   if ((t & 31) == 0)
-    hit_words[static_cast<std::size_t>(blockIdx.y) * nbins * kWordsPerBin + static_cast<std::size_t>(b) * kWordsPerBin + t / 32] = bits;
+    hit_words[static_cast<std::size_t>(blockIdx.y) * nbins * kWordsPerBin + static_cast<std::size_t>(b) * kWordsPerBin +
+              t / 32] = bits;
 }
 
 // ---- hybrid: the GPU prunes the CPU's candidates with the intermediate lists ------------------
@@ -170,9 +170,7 @@ std::size_t batch_chunk(std::size_t row) {
 void plan_work(MemoryPlan& plan, const NgramIndex& ix) {
   std::uint64_t a = ix.articles;
   plan_dense_work(plan, ix);
-  plan.add("candidate ids", 4 * a)
-      .add("candidate counter planes", 4 * kPlanes * a)
-      .add("candidate alive flags", a);
+  plan.add("candidate ids", 4 * a).add("candidate counter planes", 4 * kPlanes * a).add("candidate alive flags", a);
 }
 
 // Grows the pinned staging buffer `b` to at least max(n, 1) elements (contents are not kept), as
@@ -288,7 +286,8 @@ void unpack(State& s, std::uint32_t list) {
   std::uint32_t begin = s.host->list_offsets[list], end = s.host->list_offsets[list + 1];
   HDB_CUDA_CHECK(cudaMemsetAsync(s.newmap.get(), 0, s.newmap.bytes(), st));
   if (end > begin) {
-    HDB_LAUNCH(scatter_kernel, blocks_for(end - begin), kThreads, 0, st)(s.article.get(), s.map.get(), begin, end, s.newmap.get());
+    HDB_LAUNCH(scatter_kernel, blocks_for(end - begin), kThreads, 0, st)
+    (s.article.get(), s.map.get(), begin, end, s.newmap.get());
     HDB_CUDA_CHECK_LAUNCH("scatter_kernel");
   }
 }
@@ -309,8 +308,8 @@ std::vector<std::uint32_t> run_figure1(State& s, const QueryPlan& plan, Breakdow
   HDB_CUDA_CHECK(cudaMemsetAsync(s.alive.get(), 0, s.alive.bytes(), st));
   for (int i = 0; i < plan.n; ++i) {
     unpack(s, plan.lists[static_cast<std::size_t>(i)]);
-    HDB_LAUNCH(update_kernel, blocks_for(s.articles), kThreads, 0, st)(s.newmap.get(), s.planes.get(), s.alive.get(), s.articles,
-                                                                i, plan.g, ngram::needed_after(plan.m, plan.n, i + 1));
+    HDB_LAUNCH(update_kernel, blocks_for(s.articles), kThreads, 0, st)
+    (s.newmap.get(), s.planes.get(), s.alive.get(), s.articles, i, plan.g, ngram::needed_after(plan.m, plan.n, i + 1));
     HDB_CUDA_CHECK_LAUNCH("update_kernel");
   }
   std::uint32_t slots = s.bins * kBinSize;
@@ -343,8 +342,8 @@ void upload_queries(State& s, const std::vector<QueryPlan>& plans, Breakdown& b)
 
 void launch_segmented(State& s, std::uint32_t q_base, std::uint32_t count, std::uint32_t* out) {
   dim3 grid(s.bins, count);
-  HDB_LAUNCH(segmented_kernel, grid, kThreads, 0, s.stream.get())(s.view(), s.q_lists.get(), s.q_off.get(), s.q_m.get(), q_base,
-                                                          s.bins, out);
+  HDB_LAUNCH(segmented_kernel, grid, kThreads, 0, s.stream.get())
+  (s.view(), s.q_lists.get(), s.q_off.get(), s.q_m.get(), q_base, s.bins, out);
   HDB_CUDA_CHECK_LAUNCH("segmented_kernel");
 }
 
@@ -371,8 +370,9 @@ std::vector<std::uint32_t> run_hybrid(State& s, const QueryPlan& plan, Breakdown
     s.kernel_t.start(st);
     for (int i = from; i < to; ++i) {
       unpack(s, plan.lists[static_cast<std::size_t>(i)]);
-      HDB_LAUNCH(candidate_kernel, blocks_for(c), kThreads, 0, st)(s.newmap.get(), s.cand.get(), s.cand_planes.get(),
-                                                           s.cand_alive.get(), c, ngram::needed_after(plan.m, plan.n, i + 1));
+      HDB_LAUNCH(candidate_kernel, blocks_for(c), kThreads, 0, st)
+      (s.newmap.get(), s.cand.get(), s.cand_planes.get(), s.cand_alive.get(), c,
+       ngram::needed_after(plan.m, plan.n, i + 1));
       HDB_CUDA_CHECK_LAUNCH("candidate_kernel");
     }
     double k = s.kernel_t.stop(st);
@@ -422,7 +422,8 @@ Breakdown CudaNgram::search(const NgramVariant& v, const std::vector<QueryPlan>&
       launch_segmented(s, static_cast<std::uint32_t>(q0), static_cast<std::uint32_t>(cnt), s.batch_words.get());
       dev.kernel += s.kernel_t.stop(st);
       s.copy_t.start(st);
-      HDB_CUDA_CHECK(cudaMemcpyAsync(s.batch_host.get(), s.batch_words.get(), 4 * cnt * s.row(), cudaMemcpyDeviceToHost, st));
+      HDB_CUDA_CHECK(
+          cudaMemcpyAsync(s.batch_host.get(), s.batch_words.get(), 4 * cnt * s.row(), cudaMemcpyDeviceToHost, st));
       dev.d2h += s.copy_t.stop(st);
       for (std::size_t q = 0; q < cnt; ++q)
         out.hits[q0 + q] = ngram::bitmap_hits(s.batch_host.get() + q * s.row(), s.row());

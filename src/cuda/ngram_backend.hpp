@@ -29,7 +29,8 @@ class CudaNgram : public NgramBackend {
   void release_index() override;
   void plan_memory(MemoryPlan& plan, const ngram::NgramIndex& index, const NgramVariant& variant,
                    const std::vector<ngram::QueryPlan>& plans) const override;
-  Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out) override;
+  Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans,
+                   NgramSearchOut& out) override;
   struct State;  // device copies of the index and work arrays (defined in the .cu file)
 
  private:

@@ -34,8 +34,8 @@ __global__ void gather_rows(const std::uint32_t* in, std::uint32_t w, const std:
 }
 
 // One thread per run: the head tuple (its key words kept), each value (from word kw) folded.
-__global__ void reduce_runs(const std::uint32_t* in, std::uint32_t n, std::uint32_t w, std::uint32_t kw, std::uint32_t op,
-                            const std::uint32_t* heads, std::uint32_t runs, std::uint32_t* out) {
+__global__ void reduce_runs(const std::uint32_t* in, std::uint32_t n, std::uint32_t w, std::uint32_t kw,
+                            std::uint32_t op, const std::uint32_t* heads, std::uint32_t runs, std::uint32_t* out) {
   const std::uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= runs) return;
   const std::uint32_t begin = heads[r], end = r + 1 < runs ? heads[r + 1] : n;
@@ -71,7 +71,8 @@ __global__ void project_rows(const std::uint32_t* in, std::uint32_t n, std::uint
   const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   for (std::uint32_t c = 0; c < ncols; ++c)
-    out[static_cast<std::uint64_t>(i) * ncols + c] = in[static_cast<std::uint64_t>(i) * w + ((packed >> (4 * c)) & 15u)];
+    out[static_cast<std::uint64_t>(i) * ncols + c] =
+        in[static_cast<std::uint64_t>(i) * w + ((packed >> (4 * c)) & 15u)];
 }
 
 __global__ void product_rows(const std::uint32_t* a, std::uint32_t wa, const std::uint32_t* b, std::uint32_t nb,
@@ -174,10 +175,9 @@ void launch_reduce_runs(CudaRa::State& s, const CudaRelation& in, ReduceOp op, c
                         std::uint32_t runs, std::uint32_t* out) {
   if (!runs) return;
   const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
-  HDB_LAUNCH(reduce_runs, blocks_for(runs), kBlock, 0, s.stream.get())(in.data(), rows32(in.rows()),
-                                                              static_cast<std::uint32_t>(in.width()),
-                                                              static_cast<std::uint32_t>(in.key_words()), opc, heads,
-                                                              runs, out);
+  HDB_LAUNCH(reduce_runs, blocks_for(runs), kBlock, 0, s.stream.get())
+  (in.data(), rows32(in.rows()), static_cast<std::uint32_t>(in.width()), static_cast<std::uint32_t>(in.key_words()),
+   opc, heads, runs, out);
   HDB_CUDA_CHECK_LAUNCH("reduce_runs");
 }
 
@@ -193,8 +193,8 @@ void launch_project(CudaRa::State& s, const CudaRelation& in, const std::vector<
   if (!n) return;
   std::uint32_t packed = 0;
   for (std::size_t c = 0; c < columns.size(); ++c) packed |= static_cast<std::uint32_t>(columns[c]) << (4 * c);
-  HDB_LAUNCH(project_rows, blocks_for(n), kBlock, 0, s.stream.get())(in.data(), n, static_cast<std::uint32_t>(in.width()),
-                                                            static_cast<std::uint32_t>(columns.size()), packed, out);
+  HDB_LAUNCH(project_rows, blocks_for(n), kBlock, 0, s.stream.get())
+  (in.data(), n, static_cast<std::uint32_t>(in.width()), static_cast<std::uint32_t>(columns.size()), packed, out);
   HDB_CUDA_CHECK_LAUNCH("project_rows");
 }
 
@@ -212,9 +212,9 @@ void launch_product(CudaRa::State& s, const CudaRelation& a, const CudaRelation&
   const std::uint64_t rows = a.rows() * b.rows();
   if (!rows) return;
   check_product_grid(rows);
-  HDB_LAUNCH(product_rows, blocks_for(rows), kBlock, 0, s.stream.get())(a.data(), static_cast<std::uint32_t>(a.width()), b.data(),
-                                                               rows32(b.rows()), static_cast<std::uint32_t>(b.width()),
-                                                               rows, out);
+  HDB_LAUNCH(product_rows, blocks_for(rows), kBlock, 0, s.stream.get())
+  (a.data(), static_cast<std::uint32_t>(a.width()), b.data(), rows32(b.rows()), static_cast<std::uint32_t>(b.width()),
+   rows, out);
   HDB_CUDA_CHECK_LAUNCH("product_rows");
 }
 
@@ -222,9 +222,9 @@ void launch_arith(CudaRa::State& s, const CudaRelation& a, const CudaRelation& b
   const std::uint64_t words = a.rows() * static_cast<std::uint64_t>(a.width());
   if (!words) return;
   const std::uint32_t opc = op == ArithOp::Add ? 0 : op == ArithOp::Subtract ? 1 : 2;
-  HDB_LAUNCH(arith_words, blocks_for(words), kBlock, 0, s.stream.get())(a.data(), b.data(), words,
-                                                               static_cast<std::uint32_t>(a.width()),
-                                                               static_cast<std::uint32_t>(a.key_words()), opc, out);
+  HDB_LAUNCH(arith_words, blocks_for(words), kBlock, 0, s.stream.get())
+  (a.data(), b.data(), words, static_cast<std::uint32_t>(a.width()), static_cast<std::uint32_t>(a.key_words()), opc,
+   out);
   HDB_CUDA_CHECK_LAUNCH("arith_words");
 }
 
@@ -253,8 +253,10 @@ const VariantTable<Impl>& table() {
       "the cuda ra backend",
       {{Impl::Paper, {"paper", test_names(paper_ops()), ""}},
        {Impl::Cub,
-        {"cub", {"select", "unique", "join", "reduce", "reduce_by_key", "set_union", "set_intersection", "set_difference",
-                 "sort"}, ""}},
+        {"cub",
+         {"select", "unique", "join", "reduce", "reduce_by_key", "set_union", "set_intersection", "set_difference",
+          "sort"},
+         ""}},
        {Impl::Tuned, {"tuned", {"select", "unique", "join", "reduce", "project", "add", "subtract", "multiply"}, ""}},
        {Impl::Hash,
         {"hash",
@@ -314,7 +316,7 @@ Breakdown CudaRa::download(const DeviceRelation& dev, Relation& host) {
 }
 
 Breakdown CudaRa::run_project(const DeviceRelation& in_, const ProjectLayout& layout, const std::string& variant,
-                          DeviceRel& out_handle) {
+                              DeviceRel& out_handle) {
   State& s = state();
   const CudaRelation& in = as_cuda(in_);
   const std::vector<int>& columns = layout.words;
@@ -322,12 +324,15 @@ Breakdown CudaRa::run_project(const DeviceRelation& in_, const ProjectLayout& la
   PhaseTimer& t = s.begin_op();
   t.phase("compute");
   ran_.work_group = kBlock;
-  if (table().id(variant) == Impl::Tuned) ran_.impl = launch_tuned_project(s, in, columns, out.data());
-  else launch_project(s, in, columns, out.data());
+  if (table().id(variant) == Impl::Tuned)
+    ran_.impl = launch_tuned_project(s, in, columns, out.data());
+  else
+    launch_project(s, in, columns, out.data());
   return t.finish();
 }
 
-Breakdown CudaRa::run_select(const DeviceRelation& in_, const Predicate& pred, const std::string& variant, DeviceRel& out) {
+Breakdown CudaRa::run_select(const DeviceRelation& in_, const Predicate& pred, const std::string& variant,
+                             DeviceRel& out) {
   const CudaRelation& in = as_cuda(in_);
   switch (table().id(variant)) {
     case Impl::Tuned: return tuned_compact(state(), kSelect, in, pred, out);
@@ -361,7 +366,8 @@ Timed<Aggregate> CudaRa::run_reduce(const DeviceRelation& in_, ReduceOp op, cons
   return r;
 }
 
-Breakdown CudaRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out) {
+Breakdown CudaRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant,
+                                    DeviceRel& out) {
   const CudaRelation& in = as_cuda(in_);
   // Registered for paper, cub and hash only (begin_op checked it).
   switch (table().id(variant)) {
@@ -373,7 +379,8 @@ Breakdown CudaRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, cons
   throw std::logic_error("reduce_by_key: the tuned variant is not registered for it");
 }
 
-Breakdown CudaRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out) {
+Breakdown CudaRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant,
+                           DeviceRel& out) {
   const CudaRelation& l = as_cuda(l_);
   const CudaRelation& r = as_cuda(r_);
   const Impl impl = table().id(variant);
@@ -383,7 +390,7 @@ Breakdown CudaRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, c
 }
 
 Breakdown CudaRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
-                         DeviceRel& out) {
+                             DeviceRel& out) {
   const CudaRelation& a = as_cuda(a_);
   const CudaRelation& b = as_cuda(b_);
   const std::uint32_t mode = op == SetOp::Intersection ? kIntersection : kDifference;
@@ -394,7 +401,7 @@ Breakdown CudaRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_,
 }
 
 Breakdown CudaRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_, const std::string& /*variant*/,
-                          DeviceRel& out_handle) {
+                              DeviceRel& out_handle) {
   State& s = state();
   const CudaRelation& a = as_cuda(a_);
   const CudaRelation& b = as_cuda(b_);
@@ -407,7 +414,7 @@ Breakdown CudaRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_
 }
 
 Breakdown CudaRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& variant,
-                        DeviceRel& out_handle) {
+                            DeviceRel& out_handle) {
   State& s = state();
   const CudaRelation& a = as_cuda(a_);
   const CudaRelation& b = as_cuda(b_);
@@ -415,8 +422,10 @@ Breakdown CudaRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, 
   PhaseTimer& t = s.begin_op();
   t.phase("compute");
   ran_.work_group = kBlock;
-  if (table().id(variant) == Impl::Tuned) ran_.impl = launch_tuned_arith(s, a, b, op, out.data());
-  else launch_arith(s, a, b, op, out.data());
+  if (table().id(variant) == Impl::Tuned)
+    ran_.impl = launch_tuned_arith(s, a, b, op, out.data());
+  else
+    launch_arith(s, a, b, op, out.data());
   return t.finish();
 }
 

@@ -33,18 +33,21 @@ class CudaRa : public RaBackend {
   Breakdown upload(const Relation& host, DeviceRel& out) override;
   Breakdown download(const DeviceRelation& dev, Relation& host) override;
   Breakdown run_project(const DeviceRelation& in, const ProjectLayout& layout, const std::string& variant,
-                    DeviceRel& out) override;
-  Breakdown run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) override;
+                        DeviceRel& out) override;
+  Breakdown run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant,
+                       DeviceRel& out) override;
   Breakdown run_unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
   Timed<Aggregate> run_reduce(const DeviceRelation& in, ReduceOp op, const std::string& variant) override;
-  Breakdown run_reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant, DeviceRel& out) override;
+  Breakdown run_reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant,
+                              DeviceRel& out) override;
   Breakdown run_join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant,
-                 DeviceRel& out) override;
+                     DeviceRel& out) override;
   Breakdown run_set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant,
-                   DeviceRel& out) override;
-  Breakdown run_product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) override;
+                       DeviceRel& out) override;
+  Breakdown run_product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant,
+                        DeviceRel& out) override;
   Breakdown run_arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
-                  DeviceRel& out) override;
+                      DeviceRel& out) override;
   Breakdown run_sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
   void release_scratch() override;
 

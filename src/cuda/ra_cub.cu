@@ -46,7 +46,9 @@ std::uint32_t select_rows(CudaRa::State& s, PhaseTimer& t, const KeepFlag& keep)
 struct ValueAt {
   const std::uint32_t* in;
   std::uint32_t w, v;
-  __host__ __device__ std::uint64_t operator()(std::uint32_t i) const { return in[static_cast<std::uint64_t>(i) * w + v]; }
+  __host__ __device__ std::uint64_t operator()(std::uint32_t i) const {
+    return in[static_cast<std::uint64_t>(i) * w + v];
+  }
 };
 
 struct Fold {
@@ -139,8 +141,8 @@ cudaError_t sort_keys32(void* temp, std::size_t& bytes, const std::uint32_t* in,
 }
 // Double buffers: CUB ping-pongs between the halves and needs no copy of its own in temp storage.
 template <class Key>
-cudaError_t sort_pairs(void* temp, std::size_t& bytes, prim::DoubleBuffer<Key>& keys, prim::DoubleBuffer<std::uint32_t>& rows,
-                       int n, cudaStream_t st) {
+cudaError_t sort_pairs(void* temp, std::size_t& bytes, prim::DoubleBuffer<Key>& keys,
+                       prim::DoubleBuffer<std::uint32_t>& rows, int n, cudaStream_t st) {
   return prim::DeviceRadixSort::SortPairs(temp, bytes, keys, rows, n, 0, static_cast<int>(8 * sizeof(Key)), st);
 }
 
@@ -176,16 +178,16 @@ struct TupWideInRange {
 };
 
 template <int W, class Pred>
-cudaError_t select_tuples(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t* out, std::uint32_t* num,
-                          int n, Pred p, cudaStream_t st) {
-  return prim::DeviceSelect::If(temp, bytes, reinterpret_cast<const Tup<W>*>(in), reinterpret_cast<Tup<W>*>(out), num, n,
-                               p, st);
+cudaError_t select_tuples(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t* out,
+                          std::uint32_t* num, int n, Pred p, cudaStream_t st) {
+  return prim::DeviceSelect::If(temp, bytes, reinterpret_cast<const Tup<W>*>(in), reinterpret_cast<Tup<W>*>(out), num,
+                                n, p, st);
 }
 template <int W, int KW>
-cudaError_t unique_tuples(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t* out, std::uint32_t* num,
-                          int n, cudaStream_t st) {
+cudaError_t unique_tuples(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t* out,
+                          std::uint32_t* num, int n, cudaStream_t st) {
   return prim::DeviceSelect::Unique(temp, bytes, reinterpret_cast<const KeyTup<W, KW>*>(in),
-                                   reinterpret_cast<KeyTup<W, KW>*>(out), num, n, st);
+                                    reinterpret_cast<KeyTup<W, KW>*>(out), num, n, st);
 }
 
 // The one call tuned select/unique makes for tuples of W words with keys of KW words; `call`
@@ -203,13 +205,11 @@ auto tuned_compact_call(std::uint32_t mode, const Predicate& pred, const std::ui
       }
     }
     const TupInRange<W> p{static_cast<std::uint32_t>(pred.word()), pred.lo32(), pred.hi32()};
-    return run("cub::DeviceSelect::If (tuples)", [&](void* temp, std::size_t& bytes) {
-      return select_tuples<W>(temp, bytes, in, out, num, n, p, st);
-    });
+    return run("cub::DeviceSelect::If (tuples)",
+               [&](void* temp, std::size_t& bytes) { return select_tuples<W>(temp, bytes, in, out, num, n, p, st); });
   }
-  return run("cub::DeviceSelect::Unique (tuples)", [&](void* temp, std::size_t& bytes) {
-    return unique_tuples<W, KW>(temp, bytes, in, out, num, n, st);
-  });
+  return run("cub::DeviceSelect::Unique (tuples)",
+             [&](void* temp, std::size_t& bytes) { return unique_tuples<W, KW>(temp, bytes, in, out, num, n, st); });
 }
 
 // Calls tuned_compact_call<W, KW> for the run-time width w and key words kw: a key and up to three
@@ -234,12 +234,14 @@ auto tuned_compact_dispatch(int w, int kw, std::uint32_t mode, const Predicate& 
 }
 
 template <int KW>
-Breakdown cub_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelation& r, bool tuned, DeviceRel& out_handle) {
+Breakdown cub_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelation& r, bool tuned,
+                      DeviceRel& out_handle) {
   PhaseTimer& t = s.begin_op();
   const std::uint32_t nl = rows32(l.rows()), nr = rows32(r.rows());
   if (empty_join(l, r, out_handle)) return t.finish();
   const int out_values = l.values() + r.values();
-  const JoinKeys<KW> m{l.data(), nl, static_cast<std::uint32_t>(l.width()), r.data(), nr, static_cast<std::uint32_t>(r.width())};
+  const JoinKeys<KW> m{l.data(), nl, static_cast<std::uint32_t>(l.width()),
+                       r.data(), nr, static_cast<std::uint32_t>(r.width())};
   JoinCount* offsets = s.scratch.get<JoinCount>("cub.join.offsets", static_cast<std::uint64_t>(nl) + 1);
   const int items = static_cast<int>(nl) + 1;  // nl < 2^31 - 1 (rows32): CUB's int num_items holds it
   if (tuned) {
@@ -264,8 +266,8 @@ Breakdown cub_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelatio
     if (tuned) {
       // One thread per output tuple up to the grid's 2^31 - 1 blocks, then grid strides.
       const JoinCount blocks = std::min<JoinCount>((total + kBlock - 1) / kBlock, 0x7fffffffull);
-      HDB_LAUNCH(join_write_balanced<KW>, static_cast<std::uint32_t>(blocks), kBlock, 0, s.stream.get())(m, offsets, total,
-                                                                                                  out.data());
+      HDB_LAUNCH(join_write_balanced<KW>, static_cast<std::uint32_t>(blocks), kBlock, 0, s.stream.get())
+      (m, offsets, total, out.data());
     } else {
       HDB_LAUNCH(join_write_rows<KW>, (nl + kBlock - 1) / kBlock, kBlock, 0, s.stream.get())(m, offsets, out.data());
     }
@@ -331,8 +333,8 @@ Breakdown cub_compact(CudaRa::State& s, std::uint32_t mode, const CudaRelation& 
   const std::uint32_t total = select_rows(s, t, keep_flag(mode, in, other, pred));
   CudaRelation& out = ensure(out_handle, total, in.values(), in.key_words());
   t.phase("gather");
-  launch_gather_rows(s, in.data(), static_cast<std::uint32_t>(in.width()), s.scratch.get<std::uint32_t>("cub.idx", 0), total,
-                     out.data());
+  launch_gather_rows(s, in.data(), static_cast<std::uint32_t>(in.width()), s.scratch.get<std::uint32_t>("cub.idx", 0),
+                     total, out.data());
   return t.finish();
 }
 
@@ -367,8 +369,8 @@ Breakdown cub_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Aggr
   t.phase("compute");
   for (int v = 0; v < in.values(); ++v) {
     cub_call(s, "cub::DeviceReduce::Reduce", [&](void* temp, std::size_t& bytes) {
-      return reduce_word(temp, bytes, in.data(), w, kw + static_cast<std::uint32_t>(v), d_out + v, static_cast<int>(n), fold,
-                         identity, s.stream.get());
+      return reduce_word(temp, bytes, in.data(), w, kw + static_cast<std::uint32_t>(v), d_out + v, static_cast<int>(n),
+                         fold, identity, s.stream.get());
     });
   }
   t.close();  // the read-back of the results ends the operator: outside its kernel time
@@ -503,10 +505,9 @@ void cub_plan(const OpShape& shape, bool tuned, MemoryPlan& plan) {
         plan.add("output rows beyond the selected ones (sized for all)", (na - std::min(shape.out_rows, na)) * wa * 4);
         plan.add("selected count", 4);
         plan.add("cub select temporary storage",
-                 tuned_compact_dispatch(static_cast<int>(wa), kw, mode, pred, nullptr, nullptr, nullptr, items_of(na), st,
-                                        [&](const char* what, auto&& call) {
-                                          return cub_temp_bytes(what, single_pass_bound(na), call);
-                                        }));
+                 tuned_compact_dispatch(
+                     static_cast<int>(wa), kw, mode, pred, nullptr, nullptr, nullptr, items_of(na), st,
+                     [&](const char* what, auto&& call) { return cub_temp_bytes(what, single_pass_bound(na), call); }));
       }
       break;
     case Op::SetIntersection:
@@ -517,7 +518,8 @@ void cub_plan(const OpShape& shape, bool tuned, MemoryPlan& plan) {
     case Op::SetUnion:
       if (!shape.rows_b) break;
       plan_select_rows(shape.rows_b);
-      plan.add("b's tuples beyond a's (at most all of b)", shape.rows_b * static_cast<std::uint64_t>(shape.width_b) * 4);
+      plan.add("b's tuples beyond a's (at most all of b)",
+               shape.rows_b * static_cast<std::uint64_t>(shape.width_b) * 4);
       break;
     case Op::Reduce: {
       const std::uint64_t values = wa > static_cast<std::uint64_t>(kw) ? wa - static_cast<std::uint64_t>(kw) : 0;
@@ -526,8 +528,8 @@ void cub_plan(const OpShape& shape, bool tuned, MemoryPlan& plan) {
       if (tuned) break;  // one kernel, atomics into the results
       plan.add("cub reduce temporary storage",
                cub_temp_bytes("cub::DeviceReduce::Reduce", kReduceBound, [&](void* temp, std::size_t& bytes) {
-                 return reduce_word(temp, bytes, nullptr, static_cast<std::uint32_t>(wa), static_cast<std::uint32_t>(kw),
-                                    nullptr, items_of(na), Fold{0}, 0, st);
+                 return reduce_word(temp, bytes, nullptr, static_cast<std::uint32_t>(wa),
+                                    static_cast<std::uint32_t>(kw), nullptr, items_of(na), Fold{0}, 0, st);
                }));
       break;
     }

@@ -63,9 +63,9 @@ using JoinCount = std::uint64_t;
 struct CudaRa::State {
   hdb::cuda::CudaPlatform& platform;
   hdb::cuda::Stream stream;
-  PhaseTimer timer;  // the running operator's phases (begin_op)
+  PhaseTimer timer;            // the running operator's phases (begin_op)
   hdb::cuda::Scratch scratch;  // s.scratch.get<T>(name, count): grow-only, kept across passes
-  hdb::cuda::HostBuffer<std::uint64_t> count_host{1, Transfer::Pinned};  // target of read_count(64)
+  hdb::cuda::HostBuffer<std::uint64_t> count_host{1, Transfer::Pinned};            // target of read_count(64)
   hdb::cuda::HostBuffer<std::uint64_t> result_host{kMaxValues, Transfer::Pinned};  // target of read_results
   std::map<const void*, int> resident_blocks;  // per kernel: blocks of kBlock threads one SM holds
   std::uint32_t max_grid = 0;  // tests: at most this many blocks for the tuned grid-stride kernels (0: none)
@@ -99,21 +99,27 @@ __host__ __device__ inline int compare_tuple(const std::uint32_t* a, const std::
 }
 
 __host__ __device__ inline std::uint32_t lower_bound_rows(const std::uint32_t* r, std::uint32_t lo, std::uint32_t hi,
-                                                 std::uint32_t w, const std::uint32_t* t, std::uint32_t words) {
+                                                          std::uint32_t w, const std::uint32_t* t,
+                                                          std::uint32_t words) {
   while (lo < hi) {
     std::uint32_t mid = lo + (hi - lo) / 2;
-    if (compare_tuple(r + static_cast<std::uint64_t>(mid) * w, t, words) < 0) lo = mid + 1;
-    else hi = mid;
+    if (compare_tuple(r + static_cast<std::uint64_t>(mid) * w, t, words) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
 
 __host__ __device__ inline std::uint32_t upper_bound_rows(const std::uint32_t* r, std::uint32_t lo, std::uint32_t hi,
-                                                 std::uint32_t w, const std::uint32_t* t, std::uint32_t words) {
+                                                          std::uint32_t w, const std::uint32_t* t,
+                                                          std::uint32_t words) {
   while (lo < hi) {
     std::uint32_t mid = lo + (hi - lo) / 2;
-    if (compare_tuple(r + static_cast<std::uint64_t>(mid) * w, t, words) <= 0) lo = mid + 1;
-    else hi = mid;
+    if (compare_tuple(r + static_cast<std::uint64_t>(mid) * w, t, words) <= 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -165,8 +171,10 @@ __host__ __device__ inline std::uint32_t left_row_of(const JoinCount* offsets, s
   std::uint32_t lo = 0, hi = nl + 1;  // first index with offsets[idx] > o
   while (lo < hi) {
     const std::uint32_t mid = lo + (hi - lo) / 2;
-    if (offsets[mid] <= o) lo = mid + 1;
-    else hi = mid;
+    if (offsets[mid] <= o)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo - 1;
 }

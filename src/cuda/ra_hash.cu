@@ -89,9 +89,12 @@ __global__ void hash_group(const std::uint32_t* in, std::uint32_t n, std::uint32
   std::uint32_t* a = agg + slot * values;
   for (std::uint32_t v = 0; v < values; ++v) {
     const std::uint32_t x = row[KW + v];
-    if (op == static_cast<std::uint32_t>(ReduceOp::Sum)) atomicAdd(&a[v], x);  // modulo 2^32
-    else if (op == static_cast<std::uint32_t>(ReduceOp::Min)) atomicMin(&a[v], x);
-    else atomicMax(&a[v], x);
+    if (op == static_cast<std::uint32_t>(ReduceOp::Sum))
+      atomicAdd(&a[v], x);  // modulo 2^32
+    else if (op == static_cast<std::uint32_t>(ReduceOp::Min))
+      atomicMin(&a[v], x);
+    else
+      atomicMax(&a[v], x);
   }
 }
 
@@ -101,8 +104,10 @@ __global__ void slot_counts(const std::uint32_t* table, std::uint64_t slots, con
                             std::uint32_t* counts) {
   const std::uint64_t s = static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (s > slots) return;
-  if (s == slots || table[s] == kEmpty) counts[s] = 0;
-  else counts[s] = ab ? copies(op, ab[2 * s], ab[2 * s + 1]) : 1;
+  if (s == slots || table[s] == kEmpty)
+    counts[s] = 0;
+  else
+    counts[s] = ab ? copies(op, ab[2 * s], ab[2 * s + 1]) : 1;
 }
 
 // A group's output tuple: its first row (unique), or its key and aggregates (reduce_by_key).
@@ -257,8 +262,8 @@ Breakdown group(CudaRa::State& s, const CudaRelation& in, bool reduce, ReduceOp 
     // The fold's identity: 0 for sum and max, 0xffffffff for min.
     HDB_CUDA_CHECK(cudaMemsetAsync(agg, op == ReduceOp::Min ? 0xff : 0, words * 4, s.stream.get()));
   }
-  HDB_LAUNCH(hash_group<KW>, blocks_for(n), kBlock, 0, s.stream.get())(in.data(), n, w, table, slots - 1, agg,
-                                                                      static_cast<std::uint32_t>(op));
+  HDB_LAUNCH(hash_group<KW>, blocks_for(n), kBlock, 0, s.stream.get())
+  (in.data(), n, w, table, slots - 1, agg, static_cast<std::uint32_t>(op));
   HDB_CUDA_CHECK_LAUNCH("hash_group");
   std::uint32_t* counts = s.scratch.get<std::uint32_t>("hash.counts", slots + 1);
   HDB_LAUNCH(slot_counts, blocks_for(slots + 1), kBlock, 0, s.stream.get())(table, slots, nullptr, 0u, counts);
@@ -266,8 +271,8 @@ Breakdown group(CudaRa::State& s, const CudaRelation& in, bool reduce, ReduceOp 
   const JoinCount groups = scan_total(s, t, counts, slots + 1);
   CudaRelation& out = ensure(out_handle, groups, in.values(), in.key_words());
   t.phase("gather");
-  HDB_LAUNCH(hash_group_write<KW>, blocks_for(slots), kBlock, 0, s.stream.get())(
-      in.data(), w, table, slots, s.scratch.get<JoinCount>("hash.offsets", 0), agg, out.data());
+  HDB_LAUNCH(hash_group_write<KW>, blocks_for(slots), kBlock, 0, s.stream.get())
+  (in.data(), w, table, slots, s.scratch.get<JoinCount>("hash.offsets", 0), agg, out.data());
   HDB_CUDA_CHECK_LAUNCH("hash_group_write");
   return t.finish();
 }
@@ -282,12 +287,12 @@ Breakdown join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& r, D
   std::uint32_t* next = s.scratch.get<std::uint32_t>("hash.chains", nl);
   t.phase("build");
   HDB_CUDA_CHECK(cudaMemsetAsync(head, 0xff, slots * 4, s.stream.get()));
-  HDB_LAUNCH(hash_build<KW>, blocks_for(nl), kBlock, 0, s.stream.get())(l.data(), nl,
-                                                                       static_cast<std::uint32_t>(l.width()), head, next,
-                                                                       slots - 1);
+  HDB_LAUNCH(hash_build<KW>, blocks_for(nl), kBlock, 0, s.stream.get())
+  (l.data(), nl, static_cast<std::uint32_t>(l.width()), head, next, slots - 1);
   HDB_CUDA_CHECK_LAUNCH("hash_build");
-  const HashProbe<KW> p{l.data(), static_cast<std::uint32_t>(l.width()), r.data(), static_cast<std::uint32_t>(r.width()),
-                        head, next, slots - 1};
+  const HashProbe<KW> p{
+      l.data(), static_cast<std::uint32_t>(l.width()), r.data(), static_cast<std::uint32_t>(r.width()), head, next,
+      slots - 1};
   std::uint32_t* counts = s.scratch.get<std::uint32_t>("hash.counts", std::uint64_t{nr} + 1);
   t.phase("count");
   HDB_LAUNCH(hash_probe_count<KW>, blocks_for(std::uint64_t{nr} + 1), kBlock, 0, s.stream.get())(p, nr, counts);
@@ -296,8 +301,8 @@ Breakdown join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& r, D
   CudaRelation& out = ensure(out_handle, total, l.values() + r.values(), KW);
   if (total) {
     t.phase("write");
-    HDB_LAUNCH(hash_probe_write<KW>, blocks_for(nr), kBlock, 0, s.stream.get())(
-        p, nr, s.scratch.get<JoinCount>("hash.offsets", 0), out.data());
+    HDB_LAUNCH(hash_probe_write<KW>, blocks_for(nr), kBlock, 0, s.stream.get())
+    (p, nr, s.scratch.get<JoinCount>("hash.offsets", 0), out.data());
     HDB_CUDA_CHECK_LAUNCH("hash_probe_write");
   }
   return t.finish();
@@ -341,8 +346,8 @@ Breakdown hash_set_op(CudaRa::State& s, const CudaRelation& a, const CudaRelatio
   const JoinCount total = scan_total(s, t, counts, slots + 1);
   CudaRelation& out = ensure(out_handle, total, a.values(), a.key_words());
   t.phase("gather");
-  HDB_LAUNCH(hash_set_write, blocks_for(slots), kBlock, 0, s.stream.get())(
-      sides, table, slots, ab, op32, s.scratch.get<JoinCount>("hash.offsets", 0), out.data());
+  HDB_LAUNCH(hash_set_write, blocks_for(slots), kBlock, 0, s.stream.get())
+  (sides, table, slots, ab, op32, s.scratch.get<JoinCount>("hash.offsets", 0), out.data());
   HDB_CUDA_CHECK_LAUNCH("hash_set_write");
   return t.finish();
 }
@@ -351,8 +356,8 @@ void hash_plan(const OpShape& shape, MemoryPlan& plan) {
   auto tables = [&](std::uint64_t rows, std::uint64_t per_row, std::uint64_t words_per_slot) {
     const std::uint64_t slots = table_slots(rows, per_row);
     plan.add("hash table", slots * 4);
-    if (words_per_slot) plan.add(shape.op == Op::ReduceByKey ? "hash aggregates" : "hash counts in a and b",
-                                 slots * words_per_slot * 4);
+    if (words_per_slot)
+      plan.add(shape.op == Op::ReduceByKey ? "hash aggregates" : "hash counts in a and b", slots * words_per_slot * 4);
     return slots;
   };
   // The per-slot (or per-right-row) counts, their 64-bit offsets and CUB's scan storage.

@@ -41,7 +41,8 @@ __global__ void compact_partition(KeepFlag keep, std::uint32_t emit_index, std::
   const std::uint32_t idx = block_exclusive_scan(flag, scan_tmp, total);
   const std::uint32_t ow = emit_index ? 1u : w;
   if (flag) {
-    if (emit_index) stage[idx] = gid;
+    if (emit_index)
+      stage[idx] = gid;
     else
       for (std::uint32_t k = 0; k < w; ++k) stage[idx * w + k] = keep.in[static_cast<std::uint64_t>(gid) * w + k];
   }
@@ -137,8 +138,8 @@ __global__ void reduce_partial(const std::uint32_t* in, std::uint32_t n, std::ui
   }
 }
 
-__global__ void reduce_final(const std::uint64_t* partials, std::uint32_t groups, std::uint32_t values, std::uint32_t op,
-                             std::uint64_t* result) {
+__global__ void reduce_final(const std::uint64_t* partials, std::uint32_t groups, std::uint32_t values,
+                             std::uint32_t op, std::uint64_t* result) {
   __shared__ std::uint64_t tmp[kBlock];
   const std::uint64_t identity = op == 1 ? 0xffffffffull : 0ull;
   for (std::uint32_t v = 0; v < values; ++v) {
@@ -198,8 +199,8 @@ std::uint32_t partition(CudaRa::State& s, PhaseTimer& t, std::uint32_t mode, con
   std::uint32_t* counts = s.scratch.get<std::uint32_t>("paper.counts", blocks);
   std::uint32_t* offsets = s.scratch.get<std::uint32_t>("paper.offsets", blocks);
   t.phase("partition");
-  HDB_LAUNCH(compact_partition, blocks, kBlock, 0, s.stream.get())(keep_flag(mode, in, other, pred), emit_index ? 1u : 0u, part,
-                                                          counts);
+  HDB_LAUNCH(compact_partition, blocks, kBlock, 0, s.stream.get())
+  (keep_flag(mode, in, other, pred), emit_index ? 1u : 0u, part, counts);
   HDB_CUDA_CHECK_LAUNCH("compact_partition");
   t.phase("scan");
   return read_total(s, t, scan_counts<std::uint32_t>(s, counts, offsets, blocks));
@@ -208,9 +209,9 @@ std::uint32_t partition(CudaRa::State& s, PhaseTimer& t, std::uint32_t mode, con
 void gather(CudaRa::State& s, PhaseTimer& t, std::uint64_t rows_in, std::uint32_t ow, std::uint32_t* out) {
   const std::uint32_t blocks = blocks_for(rows_in);
   t.phase("gather");
-  HDB_LAUNCH(gather_partitions, blocks, kBlock, 0, s.stream.get())(
-      s.scratch.get<std::uint32_t>("paper.part", 0), s.scratch.get<std::uint32_t>("paper.counts", 0),
-      s.scratch.get<std::uint32_t>("paper.offsets", 0), ow, out);
+  HDB_LAUNCH(gather_partitions, blocks, kBlock, 0, s.stream.get())
+  (s.scratch.get<std::uint32_t>("paper.part", 0), s.scratch.get<std::uint32_t>("paper.counts", 0),
+   s.scratch.get<std::uint32_t>("paper.offsets", 0), ow, out);
   HDB_CUDA_CHECK_LAUNCH("gather_partitions");
 }
 
@@ -248,12 +249,13 @@ Breakdown paper_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Ag
   result = identity_aggregate(in.values(), op);
   if (n == 0 || values == 0) return t.finish();
   const std::uint32_t groups = std::min<std::uint32_t>(blocks_for(n), 1024);
-  std::uint64_t* partials = s.scratch.get<std::uint64_t>("paper.reduce.partials", static_cast<std::uint64_t>(groups) * values);
+  std::uint64_t* partials =
+      s.scratch.get<std::uint64_t>("paper.reduce.partials", static_cast<std::uint64_t>(groups) * values);
   std::uint64_t* d_result = s.scratch.get<std::uint64_t>("paper.reduce.result", values);
   const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
   t.phase("partition");
-  HDB_LAUNCH(reduce_partial, groups, kBlock, 0, s.stream.get())(in.data(), n, static_cast<std::uint32_t>(in.width()),
-                                                       static_cast<std::uint32_t>(in.key_words()), opc, partials);
+  HDB_LAUNCH(reduce_partial, groups, kBlock, 0, s.stream.get())
+  (in.data(), n, static_cast<std::uint32_t>(in.width()), static_cast<std::uint32_t>(in.key_words()), opc, partials);
   HDB_CUDA_CHECK_LAUNCH("reduce_partial");
   t.phase("compute");
   HDB_LAUNCH(reduce_final, 1, kBlock, 0, s.stream.get())(partials, groups, values, opc, d_result);
@@ -290,7 +292,8 @@ Breakdown paper_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelat
   JoinCount* local_off = s.scratch.get<JoinCount>("paper.join.local", nl);
   JoinCount* counts = s.scratch.get<JoinCount>("paper.join.counts", blocks);
   JoinCount* offsets = s.scratch.get<JoinCount>("paper.join.offsets", blocks);
-  const JoinKeys<KW> jk{l.data(), nl, static_cast<std::uint32_t>(l.width()), r.data(), nr, static_cast<std::uint32_t>(r.width())};
+  const JoinKeys<KW> jk{l.data(), nl, static_cast<std::uint32_t>(l.width()),
+                        r.data(), nr, static_cast<std::uint32_t>(r.width())};
   t.phase("partition");
   HDB_LAUNCH(join_partition<KW>, blocks, kBlock, 0, s.stream.get())(jk, first, local_off, counts);
   HDB_CUDA_CHECK_LAUNCH("join_partition");
@@ -366,7 +369,7 @@ void paper_plan(const OpShape& shape, MemoryPlan& plan) {
       break;
     }
     case Op::Sort: cub_plan(shape, false, plan); break;  // sort is cub's only
-    default: break;  // project, product, arithmetic: one kernel, no scratch
+    default: break;                                      // project, product, arithmetic: one kernel, no scratch
   }
 }
 

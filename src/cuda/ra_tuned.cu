@@ -92,9 +92,9 @@ __global__ void __launch_bounds__(kBlock) project_vec(const std::uint32_t* __res
 }
 
 // Any width: one row per thread and iteration, scalar words.
-__global__ void __launch_bounds__(kBlock) project_scalar(const std::uint32_t* __restrict__ in, std::uint64_t n,
-                                                         std::uint32_t w, std::uint32_t nc, std::uint32_t packed,
-                                                         std::uint32_t* __restrict__ out) {
+__global__ void __launch_bounds__(kBlock)
+    project_scalar(const std::uint32_t* __restrict__ in, std::uint64_t n, std::uint32_t w, std::uint32_t nc,
+                   std::uint32_t packed, std::uint32_t* __restrict__ out) {
   for (std::uint64_t i = thread_index(); i < n; i += thread_count())
     for (std::uint32_t c = 0; c < nc; ++c) out[i * nc + c] = in[i * w + ((packed >> (4 * c)) & 15u)];
 }
@@ -105,7 +105,8 @@ void launch_project_vec(CudaRa::State& s, const std::uint32_t* in, std::uint64_t
   constexpr int G = lcm(4 / gcd(W, 4), 4 / gcd(NC, 4));
   // Enough threads for the groups, and at least the tail's rows (fewer than G).
   const auto kernel = project_vec<W, NC>;
-  HDB_LAUNCH(kernel, stream_grid(s, kernel, std::max<std::uint64_t>(n / G, G)), kBlock, 0, s.stream.get())(in, n, packed, out);
+  HDB_LAUNCH(kernel, stream_grid(s, kernel, std::max<std::uint64_t>(n / G, G)), kBlock, 0, s.stream.get())
+  (in, n, packed, out);
   HDB_CUDA_CHECK_LAUNCH("project_vec");
 }
 
@@ -132,9 +133,9 @@ __device__ __forceinline__ std::uint32_t apply(std::uint32_t x, std::uint32_t y)
 // takes uint4 q (words 4q..4q+3); the position of word 4q within its tuple advances by a fixed
 // step per grid stride, so there is no division inside the loop.
 template <int OP>
-__global__ void __launch_bounds__(kBlock) arith_vec(const std::uint32_t* __restrict__ a,
-                                                    const std::uint32_t* __restrict__ b, std::uint64_t words,
-                                                    std::uint32_t w, std::uint32_t kw, std::uint32_t* __restrict__ out) {
+__global__ void __launch_bounds__(kBlock)
+    arith_vec(const std::uint32_t* __restrict__ a, const std::uint32_t* __restrict__ b, std::uint64_t words,
+              std::uint32_t w, std::uint32_t kw, std::uint32_t* __restrict__ out) {
   const uint4* a4 = reinterpret_cast<const uint4*>(a);
   const uint4* b4 = reinterpret_cast<const uint4*>(b);
   uint4* o4 = reinterpret_cast<uint4*>(out);
@@ -160,9 +161,9 @@ __global__ void __launch_bounds__(kBlock) arith_vec(const std::uint32_t* __restr
   if (k < words) out[k] = k % w < kw ? a[k] : apply<OP>(a[k], b[k]);
 }
 
-__global__ void __launch_bounds__(kBlock) arith_scalar(const std::uint32_t* a, const std::uint32_t* b,
-                                                       std::uint64_t words, std::uint32_t w, std::uint32_t kw,
-                                                       std::uint32_t op, std::uint32_t* out) {
+__global__ void __launch_bounds__(kBlock)
+    arith_scalar(const std::uint32_t* a, const std::uint32_t* b, std::uint64_t words, std::uint32_t w, std::uint32_t kw,
+                 std::uint32_t op, std::uint32_t* out) {
   for (std::uint64_t k = thread_index(); k < words; k += thread_count()) {
     const std::uint32_t x = a[k], y = b[k];
     out[k] = k % w < kw ? x : op == 0 ? apply<0>(x, y) : op == 1 ? apply<1>(x, y) : apply<2>(x, y);
@@ -240,9 +241,12 @@ __global__ void __launch_bounds__(kBlock) reduce_vec(const std::uint32_t* __rest
     for (int off = 16; off > 0; off /= 2) x = fold<OP>(x, __shfl_down_sync(0xffffffffu, x, off));
     if (lane != 0) continue;
     unsigned long long* r = result + (v - KW);
-    if (OP == 0) atomicAdd(r, static_cast<unsigned long long>(x));
-    else if (OP == 1) atomicMax(r, static_cast<unsigned long long>(0xffffffffull - x));
-    else atomicMax(r, static_cast<unsigned long long>(x));
+    if (OP == 0)
+      atomicAdd(r, static_cast<unsigned long long>(x));
+    else if (OP == 1)
+      atomicMax(r, static_cast<unsigned long long>(0xffffffffull - x));
+    else
+      atomicMax(r, static_cast<unsigned long long>(x));
   }
 }
 
@@ -287,8 +291,8 @@ const char* launch_tuned_project(CudaRa::State& s, const CudaRelation& in, const
     }
   }
   if (done) return "vec16";
-  HDB_LAUNCH(project_scalar, stream_grid(s, project_scalar, n), kBlock, 0, s.stream.get())(
-      in.data(), n, static_cast<std::uint32_t>(in.width()), static_cast<std::uint32_t>(nc), packed, out);
+  HDB_LAUNCH(project_scalar, stream_grid(s, project_scalar, n), kBlock, 0, s.stream.get())
+  (in.data(), n, static_cast<std::uint32_t>(in.width()), static_cast<std::uint32_t>(nc), packed, out);
   HDB_CUDA_CHECK_LAUNCH("project_scalar");
   return "scalar";
 }
@@ -302,13 +306,14 @@ const char* launch_tuned_arith(CudaRa::State& s, const CudaRelation& a, const Cu
   if (aligned16(a.data()) && aligned16(b.data()) && aligned16(out)) {
     const auto kernel = op == ArithOp::Add ? arith_vec<0> : op == ArithOp::Subtract ? arith_vec<1> : arith_vec<2>;
     // Threads for the uint4s, and at least for the (fewer than 4) tail words.
-    HDB_LAUNCH(kernel, stream_grid(s, kernel, std::max<std::uint64_t>(words / 4, 4)), kBlock, 0, st)(a.data(), b.data(), words, w,
-                                                                                             kw, out);
+    HDB_LAUNCH(kernel, stream_grid(s, kernel, std::max<std::uint64_t>(words / 4, 4)), kBlock, 0, st)
+    (a.data(), b.data(), words, w, kw, out);
     HDB_CUDA_CHECK_LAUNCH("arith_vec");
     return "vec16";
   }
   const std::uint32_t opc = op == ArithOp::Add ? 0 : op == ArithOp::Subtract ? 1 : 2;
-  HDB_LAUNCH(arith_scalar, stream_grid(s, arith_scalar, words), kBlock, 0, st)(a.data(), b.data(), words, w, kw, opc, out);
+  HDB_LAUNCH(arith_scalar, stream_grid(s, arith_scalar, words), kBlock, 0, st)
+  (a.data(), b.data(), words, w, kw, opc, out);
   HDB_CUDA_CHECK_LAUNCH("arith_scalar");
   return "scalar";
 }
@@ -327,14 +332,17 @@ Breakdown tuned_reduce(CudaRa::State& s, const CudaRelation& in, ReduceOp op, Ag
   const std::uint32_t opc = op == ReduceOp::Sum ? 0 : op == ReduceOp::Min ? 1 : 2;
   t.phase("compute");
   HDB_CUDA_CHECK(cudaMemsetAsync(d_out, 0, bytes, s.stream.get()));
-  if (in.key_words() == 2) launch_reduce_for<2>(s, w, opc, in.data(), words, supers, d_out);
-  else launch_reduce_for<1>(s, w, opc, in.data(), words, supers, d_out);
+  if (in.key_words() == 2)
+    launch_reduce_for<2>(s, w, opc, in.data(), words, supers, d_out);
+  else
+    launch_reduce_for<1>(s, w, opc, in.data(), words, supers, d_out);
   t.close();  // the read-back of the results ends the operator: outside its kernel time
   static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t), "the results are read back as 64-bit words");
   read_results(s, reinterpret_cast<const std::uint64_t*>(d_out), in.values(), result);
   Breakdown b = t.finish();
   if (op == ReduceOp::Min)
-    for (int v = 0; v < in.values(); ++v) result.value[static_cast<std::size_t>(v)] = 0xffffffffull - result.value[static_cast<std::size_t>(v)];
+    for (int v = 0; v < in.values(); ++v)
+      result.value[static_cast<std::size_t>(v)] = 0xffffffffull - result.value[static_cast<std::size_t>(v)];
   return b;
 }
 

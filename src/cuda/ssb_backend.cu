@@ -37,7 +37,9 @@ constexpr int kMaxRanges = 2, kMaxPreds = 3, kMaxDims = 4;
 constexpr u64 kMaxSpan = u64{1} << 28;
 constexpr u64 kMaxGroups = u64{1} << 24;
 
-unsigned blocks(u64 n, u64 per_block) { return static_cast<unsigned>(std::max<u64>(1, (n + per_block - 1) / per_block)); }
+unsigned blocks(u64 n, u64 per_block) {
+  return static_cast<unsigned>(std::max<u64>(1, (n + per_block - 1) / per_block));
+}
 
 // A predicate on one column: its value in one of up to kMaxRanges ranges [lo, lo + width].
 struct RangePred {
@@ -67,9 +69,12 @@ struct DimProbe {
 // The aggregate's value of lineorder row r.
 template <Agg A>
 __device__ __forceinline__ i64 agg_value(const u32* a, const u32* b, u64 r) {
-  if constexpr (A == Agg::DiscountedPrice) return static_cast<i64>(a[r]) * b[r];  // extendedprice x discount
-  else if constexpr (A == Agg::Revenue) return a[r];
-  else return static_cast<i64>(a[r]) - static_cast<i64>(b[r]);  // revenue - supplycost
+  if constexpr (A == Agg::DiscountedPrice)
+    return static_cast<i64>(a[r]) * b[r];  // extendedprice x discount
+  else if constexpr (A == Agg::Revenue)
+    return a[r];
+  else
+    return static_cast<i64>(a[r]) - static_cast<i64>(b[r]);  // revenue - supplycost
 }
 
 // ---- the dimension build (both variants) -----------------------------------------------------
@@ -100,11 +105,11 @@ struct ProbeArgs {
   int n_preds;
   RangePred preds[kMaxPreds];  // lineorder's own
   int n_dims;
-  DimProbe dims[kMaxDims];     // most selective first
-  const u32* a;                // the aggregate's columns (agg_value)
+  DimProbe dims[kMaxDims];  // most selective first
+  const u32* a;             // the aggregate's columns (agg_value)
   const u32* b;
-  ull* sums;                   // Q1.x: one; else one per group
-  u32* seen;                   // per group: whether a row reached it (grouped only)
+  ull* sums;  // Q1.x: one; else one per group
+  u32* seen;  // per group: whether a row reached it (grouped only)
 };
 
 // A tile of kThreads x kItems rows, item `it` of thread t being row tile + it x kThreads + t (the
@@ -260,8 +265,8 @@ std::pair<u32, u32> min_max(const ssb::Column& c) {
 struct DimPlan {
   Table table;
   u32 min_key = 0;
-  u64 span = 0;        // keys: max - min + 1
-  int slot = -1;       // its group-by column's position in the answer, or -1
+  u64 span = 0;   // keys: max - min + 1
+  int slot = -1;  // its group-by column's position in the answer, or -1
   u32 group_min = 0;
   u64 group_span = 1;  // the group-by column's max - min + 1 (1 without one)
   u64 stride = 1;
@@ -301,7 +306,8 @@ std::vector<DimPlan> plan_dims(const Query& q, const Tables& t, u64& groups) {
     dims.push_back(p);
   }
   if (dims.size() > static_cast<std::size_t>(kMaxDims)) throw SkipCase("more than 4 dimensions");
-  std::stable_sort(dims.begin(), dims.end(), [](const DimPlan& a, const DimPlan& b) { return a.selectivity < b.selectivity; });
+  std::stable_sort(dims.begin(), dims.end(),
+                   [](const DimPlan& a, const DimPlan& b) { return a.selectivity < b.selectivity; });
   groups = 1;
   for (DimPlan& p : dims) {
     p.stride = groups;
@@ -331,13 +337,17 @@ std::pair<Col, Col> agg_columns(Agg a) {
 std::size_t cub_temp_bytes(u64 n) {
   const int items = static_cast<int>(std::max<u64>(n, 1));
   std::size_t scan = 0, iscan = 0, vscan = 0, sort = 0, reduce = 0;
-  HDB_CUDA_CHECK(prim::DeviceScan::ExclusiveSum(nullptr, scan, static_cast<const u32*>(nullptr), static_cast<u32*>(nullptr), items));
-  HDB_CUDA_CHECK(prim::DeviceScan::InclusiveSum(nullptr, iscan, static_cast<const u32*>(nullptr), static_cast<u32*>(nullptr), items));
-  HDB_CUDA_CHECK(prim::DeviceScan::InclusiveSum(nullptr, vscan, static_cast<const i64*>(nullptr), static_cast<i64*>(nullptr), items));
-  HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(nullptr, sort, static_cast<const u32*>(nullptr), static_cast<u32*>(nullptr),
-                                                  static_cast<const i64*>(nullptr), static_cast<i64*>(nullptr), items));
-  HDB_CUDA_CHECK(prim::DeviceReduce::Reduce(nullptr, reduce, static_cast<const i64*>(nullptr), static_cast<i64*>(nullptr), items,
-                                            Sum{}, i64{0}));
+  HDB_CUDA_CHECK(prim::DeviceScan::ExclusiveSum(nullptr, scan, static_cast<const u32*>(nullptr),
+                                                static_cast<u32*>(nullptr), items));
+  HDB_CUDA_CHECK(prim::DeviceScan::InclusiveSum(nullptr, iscan, static_cast<const u32*>(nullptr),
+                                                static_cast<u32*>(nullptr), items));
+  HDB_CUDA_CHECK(prim::DeviceScan::InclusiveSum(nullptr, vscan, static_cast<const i64*>(nullptr),
+                                                static_cast<i64*>(nullptr), items));
+  HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(nullptr, sort, static_cast<const u32*>(nullptr),
+                                                  static_cast<u32*>(nullptr), static_cast<const i64*>(nullptr),
+                                                  static_cast<i64*>(nullptr), items));
+  HDB_CUDA_CHECK(prim::DeviceReduce::Reduce(nullptr, reduce, static_cast<const i64*>(nullptr),
+                                            static_cast<i64*>(nullptr), items, Sum{}, i64{0}));
   return std::max({scan, iscan, vscan, sort, reduce});
 }
 
@@ -398,7 +408,8 @@ class CudaSsbRun : public ssb::SsbRun {
     }
     if (answer) {
       if (grouped_)
-        HDB_CUDA_CHECK(cudaMemcpyAsync(host_group_.get(), out_group_.get(), answer * sizeof(u32), cudaMemcpyDeviceToHost, s));
+        HDB_CUDA_CHECK(
+            cudaMemcpyAsync(host_group_.get(), out_group_.get(), answer * sizeof(u32), cudaMemcpyDeviceToHost, s));
       HDB_CUDA_CHECK(cudaMemcpyAsync(host_sum_.get(), out_sum_.get(), answer * sizeof(i64), cudaMemcpyDeviceToHost, s));
     }
     b.d2h = xfer_.stop(s);
@@ -414,7 +425,8 @@ class CudaSsbRun : public ssb::SsbRun {
       row.value = host_sum_[i];
       const u64 g = grouped_ ? host_group_[i] : 0;
       for (const DimPlan& d : dims_)
-        if (d.slot >= 0) row.key[static_cast<std::size_t>(d.slot)] = d.group_min + static_cast<u32>((g / d.stride) % d.group_span);
+        if (d.slot >= 0)
+          row.key[static_cast<std::size_t>(d.slot)] = d.group_min + static_cast<u32>((g / d.stride) % d.group_span);
       r.rows.push_back(row);
     }
     std::sort(r.rows.begin(), r.rows.end());
@@ -429,7 +441,8 @@ class CudaSsbRun : public ssb::SsbRun {
   void upload() {
     for (Col c : cols_) {
       const auto i = static_cast<std::size_t>(c);
-      HDB_CUDA_CHECK(cudaMemcpyAsync(dev_[i].get(), host_[i].get(), dev_[i].bytes(), cudaMemcpyHostToDevice, stream_.get()));
+      HDB_CUDA_CHECK(
+          cudaMemcpyAsync(dev_[i].get(), host_[i].get(), dev_[i].bytes(), cudaMemcpyHostToDevice, stream_.get()));
     }
   }
 
@@ -457,7 +470,8 @@ class CudaSsbRun : public ssb::SsbRun {
 
   DimProbe probe_of(std::size_t d) const {
     const DimPlan& p = dims_[d];
-    return {col(ssb::foreign_key(p.table)), maps_[d].get(), p.min_key, static_cast<u32>(p.span), static_cast<u32>(p.stride)};
+    return {col(ssb::foreign_key(p.table)), maps_[d].get(), p.min_key, static_cast<u32>(p.span),
+            static_cast<u32>(p.stride)};
   }
 
   std::vector<RangePred> fact_preds() const {
@@ -497,8 +511,8 @@ class CudaSsbRun : public ssb::SsbRun {
     phases_.phase("compact");
     u32* count = grow(count_, 1);
     HDB_CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(u32), s));
-    HDB_LAUNCH(compact_groups, blocks(groups_, kStreamThreads), kStreamThreads, 0, s)(
-        a.sums, a.seen, groups_, grow(out_group_, groups_), grow(out_sum_, groups_), count);
+    HDB_LAUNCH(compact_groups, blocks(groups_, kStreamThreads), kStreamThreads, 0, s)
+    (a.sums, a.seen, groups_, grow(out_group_, groups_), grow(out_sum_, groups_), count);
     HDB_CUDA_CHECK_LAUNCH("compact_groups");
     return kUnknown;
   }
@@ -510,8 +524,10 @@ class CudaSsbRun : public ssb::SsbRun {
       constexpr Agg A = decltype(agg)::value;
       using WithGroups = ProbeKind<A, true>;
       using OneSum = ProbeKind<A, false>;
-      if (grouped_) HDB_LAUNCH(fused_probe<WithGroups>, grid, kThreads, 0, s)(a);
-      else HDB_LAUNCH(fused_probe<OneSum>, grid, kThreads, 0, s)(a);
+      if (grouped_)
+        HDB_LAUNCH(fused_probe<WithGroups>, grid, kThreads, 0, s)(a);
+      else
+        HDB_LAUNCH(fused_probe<OneSum>, grid, kThreads, 0, s)(a);
     };
     switch (q_.agg) {
       case Agg::DiscountedPrice: go(std::integral_constant<Agg, Agg::DiscountedPrice>{}); break;
@@ -526,7 +542,8 @@ class CudaSsbRun : public ssb::SsbRun {
     if (!m) return 0;
     cudaStream_t s = stream_.get();
     HDB_CUDA_CHECK(cudaMemcpyAsync(host_count_.get(), pos + m - 1, sizeof(u32), cudaMemcpyDeviceToHost, s));
-    if (flag) HDB_CUDA_CHECK(cudaMemcpyAsync(host_count_.get() + 1, flag + m - 1, sizeof(u32), cudaMemcpyDeviceToHost, s));
+    if (flag)
+      HDB_CUDA_CHECK(cudaMemcpyAsync(host_count_.get() + 1, flag + m - 1, sizeof(u32), cudaMemcpyDeviceToHost, s));
     stream_.sync();
     return u64{host_count_[0]} + (flag ? host_count_[1] : 0);
   }
@@ -543,12 +560,15 @@ class CudaSsbRun : public ssb::SsbRun {
     cudaStream_t s = stream_.get();
     u32* flag = flag_.get();
     u32* pos = grow(pos_, m);
-    cub([&](void* tmp, std::size_t& bytes) { return prim::DeviceScan::ExclusiveSum(tmp, bytes, flag, pos, static_cast<int>(m), s); });
+    cub([&](void* tmp, std::size_t& bytes) {
+      return prim::DeviceScan::ExclusiveSum(tmp, bytes, flag, pos, static_cast<int>(m), s);
+    });
     const u64 kept = read_count(pos, flag, m);
     const int next = 1 - cur_;
     u32* rows_out = grow(rows_[next], kept);
     u32* group_out = with_group ? grow(group_[next], kept) : nullptr;
-    HDB_LAUNCH(scatter_kept, blocks(m, kStreamThreads), kStreamThreads, 0, s)(flag, pos, rows, group, m, rows_out, group_out);
+    HDB_LAUNCH(scatter_kept, blocks(m, kStreamThreads), kStreamThreads, 0, s)
+    (flag, pos, rows, group, m, rows_out, group_out);
     HDB_CUDA_CHECK_LAUNCH("scatter_kept");
     cur_ = next;
     return kept;
@@ -558,7 +578,7 @@ class CudaSsbRun : public ssb::SsbRun {
     cudaStream_t s = stream_.get();
     const unsigned tb = kStreamThreads;
     u64 m = n_;
-    const u32* rows = nullptr;  // null: every row, in order
+    const u32* rows = nullptr;   // null: every row, in order
     const u32* group = nullptr;  // null: group index 0
     cur_ = 0;
     for (const RangePred& p : fact_preds()) {
@@ -600,8 +620,12 @@ class CudaSsbRun : public ssb::SsbRun {
     if (!grouped_) {
       phases_.phase("reduce");
       i64* out = grow(out_sum_, 1);
-      if (m) cub([&](void* tmp, std::size_t& bytes) { return prim::DeviceReduce::Reduce(tmp, bytes, vals, out, static_cast<int>(m), Sum{}, i64{0}, s); });
-      else HDB_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(i64), s));
+      if (m)
+        cub([&](void* tmp, std::size_t& bytes) {
+          return prim::DeviceReduce::Reduce(tmp, bytes, vals, out, static_cast<int>(m), Sum{}, i64{0}, s);
+        });
+      else
+        HDB_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(i64), s));
       return 1;
     }
     phases_.phase("group_by");
@@ -615,12 +639,16 @@ class CudaSsbRun : public ssb::SsbRun {
       return prim::DeviceRadixSort::SortPairs(tmp, bytes, group, keys, vals, sorted, static_cast<int>(m), 0, bits, s);
     });
     i64* prefix = grow(prefix_, m);
-    cub([&](void* tmp, std::size_t& bytes) { return prim::DeviceScan::InclusiveSum(tmp, bytes, sorted, prefix, static_cast<int>(m), s); });
+    cub([&](void* tmp, std::size_t& bytes) {
+      return prim::DeviceScan::InclusiveSum(tmp, bytes, sorted, prefix, static_cast<int>(m), s);
+    });
     u32* heads = grow(flag_, m);
     HDB_LAUNCH(run_heads, blocks(m, tb), tb, 0, s)(keys, m, heads);
     HDB_CUDA_CHECK_LAUNCH("run_heads");
     u32* id = grow(pos_, m);
-    cub([&](void* tmp, std::size_t& bytes) { return prim::DeviceScan::InclusiveSum(tmp, bytes, heads, id, static_cast<int>(m), s); });
+    cub([&](void* tmp, std::size_t& bytes) {
+      return prim::DeviceScan::InclusiveSum(tmp, bytes, heads, id, static_cast<int>(m), s);
+    });
     const u64 runs = read_count(id, nullptr, m);
     u32* ends = grow(group_tmp_, runs);
     HDB_LAUNCH(run_ends, blocks(m, tb), tb, 0, s)(keys, id, m, ends, grow(out_group_, runs));
@@ -670,8 +698,8 @@ const VariantTable<Plan>& table() {
 
 const VariantList& CudaSsb::variant_table() const { return table(); }
 
-std::unique_ptr<ssb::SsbRun> CudaSsb::prepare(const Query& q, const Tables& t, const std::string& variant, Transfer transfer,
-                                              Residency residency) {
+std::unique_ptr<ssb::SsbRun> CudaSsb::prepare(const Query& q, const Tables& t, const std::string& variant,
+                                              Transfer transfer, Residency residency) {
   return std::make_unique<CudaSsbRun>(q, t, table().id(variant), transfer, residency);
 }
 

@@ -30,7 +30,8 @@ class CudaSsb : public ssb::SsbBackend {
   const VariantList& variant_table() const override;
   std::unique_ptr<ssb::SsbRun> prepare(const ssb::Query& q, const ssb::Tables& t, const std::string& variant,
                                        Transfer transfer, ssb::Residency residency) override;
-  void plan_scratch(const ssb::Query& q, const ssb::Tables& t, const std::string& variant, MemoryPlan& memory) const override;
+  void plan_scratch(const ssb::Query& q, const ssb::Tables& t, const std::string& variant,
+                    MemoryPlan& memory) const override;
 };
 
 }  // namespace hdb::cuda

@@ -26,7 +26,9 @@ constexpr u64 kEmpty = ~0ull;
 constexpr int kMaxIn = 4, kMaxCols = 8, kMaxJoins = 3, kMaxPreds = 4;
 constexpr int kMaxOut = 2 * kMaxCols;  // output words
 
-unsigned blocks(u64 n, u64 per_block = kThreads) { return static_cast<unsigned>(std::max<u64>(1, (n + per_block - 1) / per_block)); }
+unsigned blocks(u64 n, u64 per_block = kThreads) {
+  return static_cast<unsigned>(std::max<u64>(1, (n + per_block - 1) / per_block));
+}
 
 __device__ __forceinline__ bool in_range(u64 x, u64 lo, u64 hi) { return x >= lo && x <= hi; }
 
@@ -75,21 +77,26 @@ __global__ void match_range(Words lk, u64 nl, const K* rk, u64 nr, u32* first, u
   u64 a = 0, b = nr;
   while (a < b) {  // lower bound
     u64 m = (a + b) / 2;
-    if (rk[m] < k) a = m + 1;
-    else b = m;
+    if (rk[m] < k)
+      a = m + 1;
+    else
+      b = m;
   }
   u64 lo = a;
   b = nr;
   while (a < b) {  // upper bound
     u64 m = (a + b) / 2;
-    if (rk[m] <= k) a = m + 1;
-    else b = m;
+    if (rk[m] <= k)
+      a = m + 1;
+    else
+      b = m;
   }
   first[i] = static_cast<u32>(lo);
   count[i] = a - lo;
 }
 
-__global__ void expand(const u32* first, const u64* count, const u64* offset, u64 nl, const u32* rrow, u32* li, u32* ri) {
+__global__ void expand(const u32* first, const u64* count, const u64* offset, u64 nl, const u32* rrow, u32* li,
+                       u32* ri) {
   u64 i = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x;
   if (i >= nl) return;
   u64 o = offset[i];
@@ -111,7 +118,7 @@ struct DPred {
 struct BuildArgs {
   const u32* cols[kMaxCols];  // word columns
   u64 rows;
-  int key_lo, key_hi;         // the key's words (key_hi -1: a 32-bit key)
+  int key_lo, key_hi;  // the key's words (key_hi -1: a 32-bit key)
   int n_preds;
   DPred preds[kMaxPreds];
   unsigned long long* table;
@@ -238,7 +245,8 @@ struct DevRel : tpch::WordLayout {
   }
   Words words_of(int col) const {
     const int h = hi_word(col);
-    return {cols[static_cast<std::size_t>(lo_word(col))].get(), h < 0 ? nullptr : cols[static_cast<std::size_t>(h)].get()};
+    return {cols[static_cast<std::size_t>(lo_word(col))].get(),
+            h < 0 ? nullptr : cols[static_cast<std::size_t>(h)].get()};
   }
 };
 
@@ -283,7 +291,8 @@ class CudaRun : public tpch::TpchRun {
     std::size_t h = 0;
     for (std::size_t i = 0; i < plan_.inputs.size(); ++i)
       for (auto& c : rel_[i].cols) {
-        HDB_CUDA_CHECK(cudaMemcpyAsync(c.get(), host_in_[h].get(), rel_[i].rows * sizeof(u32), cudaMemcpyHostToDevice, s));
+        HDB_CUDA_CHECK(
+            cudaMemcpyAsync(c.get(), host_in_[h].get(), rel_[i].rows * sizeof(u32), cudaMemcpyHostToDevice, s));
         ++h;
       }
     b.h2d = t.stop(s);
@@ -295,10 +304,12 @@ class CudaRun : public tpch::TpchRun {
     if (host_out_.size() < width) host_out_.resize(width);
     for (std::size_t c = 0; c < width; ++c)
       if (host_out_[c].size() < std::max<u64>(1, out.rows))
-        host_out_[c] = HostBuffer<u32>(std::max<u64>(1, out.rows), transfer_ == Transfer::None ? Transfer::Pinned : transfer_);
+        host_out_[c] =
+            HostBuffer<u32>(std::max<u64>(1, out.rows), transfer_ == Transfer::None ? Transfer::Pinned : transfer_);
     t.start(s);
     for (std::size_t c = 0; c < width; ++c) {
-      HDB_CUDA_CHECK(cudaMemcpyAsync(host_out_[c].get(), out.cols[c].get(), out.rows * sizeof(u32), cudaMemcpyDeviceToHost, s));
+      HDB_CUDA_CHECK(
+          cudaMemcpyAsync(host_out_[c].get(), out.cols[c].get(), out.rows * sizeof(u32), cudaMemcpyDeviceToHost, s));
     }
     b.d2h = t.stop(s);
     b.total = wall.seconds();
@@ -310,9 +321,13 @@ class CudaRun : public tpch::TpchRun {
     r.name = plan_.kernel;
     const DevRel& shape = rel_.back();  // the answer's word layout (the fused output has the same)
     for (std::size_t c = 0; c < schemas_.back().size(); ++c) {
-      auto words = [&](int w) { return std::vector<u32>(host_out_[static_cast<std::size_t>(w)].get(), host_out_[static_cast<std::size_t>(w)].get() + host_rows_); };
+      auto words = [&](int w) {
+        return std::vector<u32>(host_out_[static_cast<std::size_t>(w)].get(),
+                                host_out_[static_cast<std::size_t>(w)].get() + host_rows_);
+      };
       const int col = static_cast<int>(c);
-      r.cols.push_back({schemas_.back()[c], words(shape.lo_word(col)), shape.hi_word(col) < 0 ? std::vector<u32>{} : words(shape.hi_word(col))});
+      r.cols.push_back({schemas_.back()[c], words(shape.lo_word(col)),
+                        shape.hi_word(col) < 0 ? std::vector<u32>{} : words(shape.hi_word(col))});
     }
     return r;
   }
@@ -402,9 +417,11 @@ class CudaRun : public tpch::TpchRun {
       }
       std::size_t bytes = 0;
       constexpr int bits = 8 * sizeof(K);
-      HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(nullptr, bytes, keys_in, keys_out, rows_in, rows_out, static_cast<int>(nr), 0, bits, st));
+      HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(nullptr, bytes, keys_in, keys_out, rows_in, rows_out,
+                                                      static_cast<int>(nr), 0, bits, st));
       char* tmp = grow(cub_tmp_, bytes);
-      HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(tmp, bytes, keys_in, keys_out, rows_in, rows_out, static_cast<int>(nr), 0, bits, st));
+      HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(tmp, bytes, keys_in, keys_out, rows_in, rows_out,
+                                                      static_cast<int>(nr), 0, bits, st));
     }
     // Count matches per left row, place them (scan), expand into row-id pairs, gather.
     u32* first = grow(first_, nl);
@@ -449,15 +466,9 @@ class CudaRun : public tpch::TpchRun {
       PhaseTimer t;
       t.start(st);
       switch (s.op) {
-        case Op::Select:
-          select(s, in, out);
-          break;
-        case Op::Join:
-          join(s, in, rel_[static_cast<std::size_t>(s.right)], out);
-          break;
-        case Op::Project:
-          project(s, in, out);
-          break;
+        case Op::Select: select(s, in, out); break;
+        case Op::Join: join(s, in, rel_[static_cast<std::size_t>(s.right)], out); break;
+        case Op::Project: project(s, in, out); break;
       }
       double sec = t.stop(st);
       b.add_phase(s.name, sec);
@@ -581,9 +592,9 @@ namespace {
 enum class Execution { Operator, Fused };
 
 const VariantTable<Execution>& table() {
-  static const VariantTable<Execution> t("the cuda tpch backend",
-                                         {{Execution::Operator, {"operator", tpch::kKernels, ""}},
-                                          {Execution::Fused, {"fused", tpch::kKernels, ""}}});
+  static const VariantTable<Execution> t(
+      "the cuda tpch backend",
+      {{Execution::Operator, {"operator", tpch::kKernels, ""}}, {Execution::Fused, {"fused", tpch::kKernels, ""}}});
   return t;
 }
 
@@ -603,7 +614,7 @@ void CudaTpch::plan_scratch(const Plan& plan, const std::string& variant, std::u
   memory.add("select flags and positions", 2 * (rows + 1) * 4);
   std::size_t scan = 0;
   HDB_CUDA_CHECK(prim::DeviceScan::ExclusiveSum(nullptr, scan, static_cast<const u32*>(nullptr),
-                                               static_cast<u32*>(nullptr), static_cast<int>(rows + 1)));
+                                                static_cast<u32*>(nullptr), static_cast<int>(rows + 1)));
   if (joins == 0) {
     memory.add("CUB temporary storage", scan);
     return;
@@ -623,12 +634,12 @@ void CudaTpch::plan_scratch(const Plan& plan, const std::string& variant, std::u
   std::size_t sort = 0;
   if (wide)
     HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(nullptr, sort, static_cast<const u64*>(nullptr),
-                                                   static_cast<u64*>(nullptr), static_cast<const u32*>(nullptr),
-                                                   static_cast<u32*>(nullptr), static_cast<int>(rows)));
+                                                    static_cast<u64*>(nullptr), static_cast<const u32*>(nullptr),
+                                                    static_cast<u32*>(nullptr), static_cast<int>(rows)));
   else
     HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(nullptr, sort, static_cast<const u32*>(nullptr),
-                                                   static_cast<u32*>(nullptr), static_cast<const u32*>(nullptr),
-                                                   static_cast<u32*>(nullptr), static_cast<int>(rows)));
+                                                    static_cast<u32*>(nullptr), static_cast<const u32*>(nullptr),
+                                                    static_cast<u32*>(nullptr), static_cast<int>(rows)));
   memory.add("join sort keys and rows", rows * ((wide ? 2 : 1) * key + 8))
       .add("join first matches, counts and offsets", rows * 4 + 2 * (rows + 1) * 8)
       .add("join row indices", join_rows * 8)

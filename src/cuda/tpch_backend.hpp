@@ -17,7 +17,8 @@ namespace hdb::cuda {
 class CudaTpch : public tpch::TpchBackend {
  public:
   const VariantList& variant_table() const override;
-  std::unique_ptr<tpch::TpchRun> prepare(const tpch::Plan& plan, const std::string& variant, Transfer transfer) override;
+  std::unique_ptr<tpch::TpchRun> prepare(const tpch::Plan& plan, const std::string& variant,
+                                         Transfer transfer) override;
   void plan_scratch(const tpch::Plan& plan, const std::string& variant, std::uint64_t join_rows,
                     MemoryPlan& memory) const override;
 };

@@ -33,8 +33,10 @@ class TransferCase : public BusCase {
   Breakdown pass() override {
     return checked("timed transfer", [&] {
       cl::Event e;
-      if (up_) p_.queue().enqueueWriteBuffer(dev_, CL_TRUE, 0, bytes_, host_.data(), nullptr, &e);
-      else p_.queue().enqueueReadBuffer(dev_, CL_TRUE, 0, bytes_, host_.data(), nullptr, &e);
+      if (up_)
+        p_.queue().enqueueWriteBuffer(dev_, CL_TRUE, 0, bytes_, host_.data(), nullptr, &e);
+      else
+        p_.queue().enqueueReadBuffer(dev_, CL_TRUE, 0, bytes_, host_.data(), nullptr, &e);
       return Breakdown::transfer_only(up_, event_seconds(e));
     });
   }
@@ -119,7 +121,8 @@ class OpenClBus : public BusBackend {
                                    int host_threads) override {
     const std::uint64_t buffer = std::max<std::uint64_t>(bytes, 1);
     if (buffer > p_.max_alloc_bytes())
-      throw SkipCase("a buffer of " + std::to_string(buffer >> 20) + " MiB is larger than the device's largest allocation (" +
+      throw SkipCase("a buffer of " + std::to_string(buffer >> 20) +
+                     " MiB is larger than the device's largest allocation (" +
                      std::to_string(p_.max_alloc_bytes() >> 20) + " MiB)");
     switch (table_.id(t.variant)) {
       case OpenClBusVariant::CopyBuffer: return std::make_unique<DeviceCopyCase>(p_, bytes, seed, host_threads);

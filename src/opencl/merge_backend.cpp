@@ -20,17 +20,24 @@ namespace {
 
 template <class T>
 const char* vkind() {
-  if constexpr (std::is_same_v<T, std::uint32_t>) return "-DVKIND=1";
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return "-DVKIND=2";
-  else if constexpr (std::is_same_v<T, U128>) return "-DVKIND=3";
-  else return "-DVKIND=4";  // strings
+  if constexpr (std::is_same_v<T, std::uint32_t>)
+    return "-DVKIND=1";
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return "-DVKIND=2";
+  else if constexpr (std::is_same_v<T, U128>)
+    return "-DVKIND=3";
+  else
+    return "-DVKIND=4";  // strings
 }
 
 template <class T>
 SortKey sort_key() {
-  if constexpr (std::is_same_v<T, std::uint32_t>) return SortKey::U32;
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return SortKey::U64;
-  else return SortKey::U128;
+  if constexpr (std::is_same_v<T, std::uint32_t>)
+    return SortKey::U32;
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return SortKey::U64;
+  else
+    return SortKey::U128;
 }
 
 template <class T>
@@ -63,8 +70,10 @@ class Mirror {
   void move(bool up, std::uint64_t bytes, std::vector<cl::Event>& evs) {
     if (!bytes) return;
     cl::Event e;
-    if (up) p_.queue().enqueueWriteBuffer(dev_, CL_FALSE, 0, bytes, host_.data(), nullptr, &e);
-    else p_.queue().enqueueReadBuffer(dev_, CL_FALSE, 0, bytes, host_.data(), nullptr, &e);
+    if (up)
+      p_.queue().enqueueWriteBuffer(dev_, CL_FALSE, 0, bytes, host_.data(), nullptr, &e);
+    else
+      p_.queue().enqueueReadBuffer(dev_, CL_FALSE, 0, bytes, host_.data(), nullptr, &e);
     evs.push_back(e);
   }
   OpenClPlatform& p_;
@@ -94,7 +103,8 @@ void launch(OpenClPlatform& p, Trace& tr, const char* phase, cl::Kernel& k, std:
   p.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(global), local, nullptr, &e);
   tr.add(phase, e);
 }
-void launch_groups(OpenClPlatform& p, Trace& tr, const char* phase, cl::Kernel& k, std::uint64_t groups, std::size_t wg) {
+void launch_groups(OpenClPlatform& p, Trace& tr, const char* phase, cl::Kernel& k, std::uint64_t groups,
+                   std::size_t wg) {
   launch(p, tr, phase, k, groups * wg, cl::NDRange(wg));
 }
 
@@ -162,10 +172,11 @@ class SliceOp {
   std::uint32_t run(const cl::Buffer& d1, std::uint32_t n1, const cl::Buffer& d2, std::uint32_t n2, cl::Buffer& dict,
                     cl::Buffer& x1, cl::Buffer& x2, Trace& tr) {
     const cl_ulong slice = std::max<std::uint64_t>(1, ceil_div(n1, threads_)), threads = threads_;
-    set_args("slice_merge arguments", merge_, d1, cl_ulong{n1}, d2, cl_ulong{n2}, slice, threads, inter_, x1, x2, counts_);
+    set_args("slice_merge arguments", merge_, d1, cl_ulong{n1}, d2, cl_ulong{n2}, slice, threads, inter_, x1, x2,
+             counts_);
     set_args("scan_counts arguments", scan_, counts_, threads, cl::Local(scan_group_ * 8));
-    set_args("close_gaps arguments", close_, d1, cl_ulong{n1}, d2, cl_ulong{n2}, slice, threads, inter_, x1, x2, counts_,
-             dict);
+    set_args("close_gaps arguments", close_, d1, cl_ulong{n1}, d2, cl_ulong{n2}, slice, threads, inter_, x1, x2,
+             counts_, dict);
     launch(p_, tr, "1b_slice_merge", merge_, threads_);
     launch(p_, tr, "1b_scan", scan_, scan_group_, cl::NDRange(scan_group_));
     launch(p_, tr, "1b_close_gaps", close_, threads_);
@@ -197,8 +208,7 @@ class SliceOp {
 template <class T>
 class MergePathOp {
  public:
-  MergePathOp(OpenClPlatform& p, std::uint64_t max_n)
-      : p_(p), scan_(p), items_(cpu_device(p) ? 64 : 16) {
+  MergePathOp(OpenClPlatform& p, std::uint64_t max_n) : p_(p), scan_(p), items_(cpu_device(p) ? 64 : 16) {
     cl::Program& prog = merge_program<T>(p);
     part_ = cl::Kernel(prog, "mp_partition");
     count_ = cl::Kernel(prog, "mp_merge");
@@ -216,14 +226,14 @@ class MergePathOp {
     const auto groups = static_cast<cl_uint>(ceil_div(n, tile_)), items = static_cast<cl_uint>(items_);
     set_args("mp_partition arguments", part_, a, cl_uint{na}, b, cl_uint{nb}, tile_, groups, split_);
     launch(p_, tr, "1b_partition", part_, std::uint64_t{groups} + 1);
-    set_args("mp_merge arguments", count_, a, cl_uint{na}, b, cl_uint{nb}, tile_, items, split_, cl_uint{0}, counts_, dict,
-             xm, xd);
+    set_args("mp_merge arguments", count_, a, cl_uint{na}, b, cl_uint{nb}, tile_, items, split_, cl_uint{0}, counts_,
+             dict, xm, xd);
     launch_groups(p_, tr, "1b_count", count_, groups, wg_);
     std::vector<cl::Event> evs;
     scan_.run(counts_, counts_, static_cast<std::uint32_t>(ceil_div(n, items_)), evs);
     tr.take("1b_scan", evs);
-    set_args("mp_merge arguments", write_, a, cl_uint{na}, b, cl_uint{nb}, tile_, items, split_, cl_uint{1}, counts_, dict,
-             xm, xd);
+    set_args("mp_merge arguments", write_, a, cl_uint{na}, b, cl_uint{nb}, tile_, items, split_, cl_uint{1}, counts_,
+             dict, xm, xd);
     launch_groups(p_, tr, "1b_write", write_, groups, wg_);
     return scan_.total();
   }
@@ -396,8 +406,8 @@ class ReencodeCase : public MergeCase<T> {
   Breakdown pass() override {
     Breakdown b = step_pass(p_, "re-encode pass", [&](auto& up, Trace& tr, auto& down) {
       for (Mirror* m : {&old_, &xm_, &ids_, &xd_}) m->upload(up);
-      op_.run(old_.dev(), w_.in->main_codes.width, w_.in->main_rows(), xm_.dev(), ids_.dev(), xd_.dev(), rows_, w_.width,
-              out_.dev(), tr);
+      op_.run(old_.dev(), w_.in->main_codes.width, w_.in->main_rows(), xm_.dev(), ids_.dev(), xd_.dev(), rows_,
+              w_.width, out_.dev(), tr);
       out_.download(nwords_ * 8, down);
     });
     if (b.phases.empty()) b.add_phase("2b", 0.0);  // nothing to encode (no rows, or width 0)
@@ -558,8 +568,10 @@ class StrMirror {
     std::vector<std::string_view> v(n_);
     if (n_ == 0) return v;
     std::vector<cl_uint> o = offs_.host_vector<cl_uint>(n_ + 1);
-    if (nbytes_) store.assign(static_cast<const char*>(bytes_.host()), nbytes_);
-    else store.clear();
+    if (nbytes_)
+      store.assign(static_cast<const char*>(bytes_.host()), nbytes_);
+    else
+      store.clear();
     for (std::uint64_t i = 0; i < n_; ++i) v[i] = std::string_view(store).substr(o[i], o[i + 1] - o[i]);
     return v;
   }
@@ -591,7 +603,8 @@ std::uint64_t scan_scratch_bytes(std::uint64_t n, std::size_t wg) {
 }
 // RadixSort's scratch for n keys of kb bytes (its reserve(): temporaries, tile histograms, their scan).
 std::uint64_t sort_scratch_bytes(std::uint64_t n, std::uint64_t kb, std::size_t wg) {
-  const std::uint64_t hist = (std::uint64_t{1} << RadixSort::kRadixBits) * ceil_div(std::max<std::uint64_t>(n, 1), wg * 8);
+  const std::uint64_t hist =
+      (std::uint64_t{1} << RadixSort::kRadixBits) * ceil_div(std::max<std::uint64_t>(n, 1), wg * 8);
   return n * (kb + 4) + hist * 4 + scan_scratch_bytes(hist, wg);
 }
 
@@ -712,8 +725,8 @@ class StrMergePathOp {
   }
   static void plan(MemoryPlan& m, OpenClPlatform& p, std::uint64_t max_n) {
     // A tile is at least 16 entries (items x a work-group of at least 1).
-    m.add("1b merge-path scratch", (ceil_div(max_n, 16) + 1) * 4 + ceil_div(max_n, 16) * 4 + 2 * max_n * 8 + max_n * 4 +
-                                       (max_n + 1) * 4);
+    m.add("1b merge-path scratch",
+          (ceil_div(max_n, 16) + 1) * 4 + ceil_div(max_n, 16) * 4 + 2 * max_n * 8 + max_n * 4 + (max_n + 1) * 4);
     m.add("1b scan scratch", scan_scratch_bytes(max_n + 1, DeviceScan(p).work_group()));
   }
   StrCount run(cl::Buffer& ao, cl::Buffer& ab, std::uint32_t na, cl::Buffer& bo, cl::Buffer& bb, std::uint32_t nb,
@@ -729,8 +742,8 @@ class StrMergePathOp {
       launch(p_, tr, "1b_keys", keys_, nb);
     }
     const auto groups = static_cast<cl_uint>(ceil_div(n, tile_)), items = static_cast<cl_uint>(items_);
-    set_args("smp_partition arguments", part_, keys_a_, ao, ab, cl_uint{na}, keys_b_, bo, bb, cl_uint{nb}, tile_, groups,
-             split_);
+    set_args("smp_partition arguments", part_, keys_a_, ao, ab, cl_uint{na}, keys_b_, bo, bb, cl_uint{nb}, tile_,
+             groups, split_);
     launch(p_, tr, "1b_partition", part_, std::uint64_t{groups} + 1);
     set_args("smp_merge arguments", count_, keys_a_, ao, ab, cl_uint{na}, keys_b_, bo, bb, cl_uint{nb}, tile_, items,
              split_, cl_uint{0}, cl_uint{0}, counts_, src_, len_, xm, xd);
@@ -888,7 +901,8 @@ class StrWholeCase : public StrMergeCase {
       um_.upload(up);
       delta_.upload(up);
       old_.upload(up);
-      ud_ = delta_dict_.run(delta_.offs(), delta_.bytes(), static_cast<std::uint32_t>(nd_), ud_offs_, ud_bytes_, ids_, tr);
+      ud_ = delta_dict_.run(delta_.offs(), delta_.bytes(), static_cast<std::uint32_t>(nd_), ud_offs_, ud_bytes_, ids_,
+                            tr);
       const std::size_t end_1a = tr.size();
       StrCount m = merge_.run(um_.offs(), um_.bytes(), static_cast<std::uint32_t>(n1_), ud_offs_, ud_bytes_, ud_.n,
                               dict_.offs(), dict_.bytes(), xm_, xd_, tr);
@@ -972,9 +986,7 @@ std::uint64_t plan_case(MemoryPlan& m, OpenClPlatform& p, const MergeVariant& v,
   plan_step_buffers(m, v.step, false, w);
   const std::uint64_t old_codes = w.in->main_codes.words.size() * 8;
   switch (v.step) {
-    case MergeStep::DeltaDict:
-      delta_dict_op(nd);
-      return std::max(nd * t, delta_b);
+    case MergeStep::DeltaDict: delta_dict_op(nd); return std::max(nd * t, delta_b);
     case MergeStep::DictMerge:
       if (slice) {
         const std::uint64_t threads = std::clamp<std::uint64_t>((n1 + 15) / 16, 1, 65536);
@@ -1043,8 +1055,10 @@ std::unique_ptr<MergeCase<T>> OpenClMerge::make(const MergeVariant& v, const Mer
         case MergeStep::DeltaDict: return std::make_unique<DeltaDictCase<T>>(p_, w, v.transfer);
         case MergeStep::DictMerge:
           if (slice)
-            return std::make_unique<DictMergeCase<T, SliceOp<T>>>(p_, w, v.transfer, SliceOp<T>(p_, n1, w.delta_dict.size()));
-          return std::make_unique<DictMergeCase<T, MergePathOp<T>>>(p_, w, v.transfer, MergePathOp<T>(p_, n1 + w.delta_dict.size()));
+            return std::make_unique<DictMergeCase<T, SliceOp<T>>>(p_, w, v.transfer,
+                                                                  SliceOp<T>(p_, n1, w.delta_dict.size()));
+          return std::make_unique<DictMergeCase<T, MergePathOp<T>>>(p_, w, v.transfer,
+                                                                    MergePathOp<T>(p_, n1 + w.delta_dict.size()));
         case MergeStep::Reencode: return std::make_unique<ReencodeCase<T>>(p_, w, v.transfer);
         case MergeStep::Whole: break;
       }
@@ -1060,8 +1074,10 @@ HDB_OPENCL_MERGE_PLAN(std::uint64_t)
 HDB_OPENCL_MERGE_PLAN(U128)
 HDB_OPENCL_MERGE_PLAN(std::string_view)
 #undef HDB_OPENCL_MERGE_PLAN
-template std::unique_ptr<MergeCase<std::uint32_t>> OpenClMerge::make(const MergeVariant&, const MergeWork<std::uint32_t>&);
-template std::unique_ptr<MergeCase<std::uint64_t>> OpenClMerge::make(const MergeVariant&, const MergeWork<std::uint64_t>&);
+template std::unique_ptr<MergeCase<std::uint32_t>> OpenClMerge::make(const MergeVariant&,
+                                                                     const MergeWork<std::uint32_t>&);
+template std::unique_ptr<MergeCase<std::uint64_t>> OpenClMerge::make(const MergeVariant&,
+                                                                     const MergeWork<std::uint64_t>&);
 template std::unique_ptr<MergeCase<U128>> OpenClMerge::make(const MergeVariant&, const MergeWork<U128>&);
 template std::unique_ptr<MergeCase<std::string_view>> OpenClMerge::make(const MergeVariant&,
                                                                         const MergeWork<std::string_view>&);

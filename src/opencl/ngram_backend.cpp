@@ -142,15 +142,16 @@ Breakdown OpenClNgram::search_segmented(const NgramVariant& v, const std::vector
     HostTimer total;
     {
       cl::Event e1, e2, e3;
-      if (!pq.lists.empty()) p_.queue().enqueueWriteBuffer(lists, CL_FALSE, 0, 4 * pq.lists.size(), pq.lists.data(), nullptr, &e1);
+      if (!pq.lists.empty())
+        p_.queue().enqueueWriteBuffer(lists, CL_FALSE, 0, 4 * pq.lists.size(), pq.lists.data(), nullptr, &e1);
       p_.queue().enqueueWriteBuffer(off, CL_FALSE, 0, 4 * pq.off.size(), pq.off.data(), nullptr, &e2);
       p_.queue().enqueueWriteBuffer(ms, CL_TRUE, 0, 4 * pq.m.size(), pq.m.data(), nullptr, &e3);
       b.h2d = (pq.lists.empty() ? 0 : event_seconds(e1)) + event_seconds(e2) + event_seconds(e3);
     }
     auto launch = [&](std::uint32_t base, std::size_t count) {
       cl::Event k, r;
-      set_args("ngram_segmented arguments", kernel_, article_, map_, list_off_, dir_off_, dir_bin_, dir_start_, lists, off,
-               ms, base, bins_, words);
+      set_args("ngram_segmented arguments", kernel_, article_, map_, list_off_, dir_off_, dir_bin_, dir_start_, lists,
+               off, ms, base, bins_, words);
       p_.queue().enqueueNDRangeKernel(kernel_, cl::NullRange, cl::NDRange(std::size_t{bins_} * kBinSize, count),
                                       cl::NDRange(kBinSize, 1), nullptr, &k);
       p_.queue().enqueueReadBuffer(words, CL_TRUE, 0, 4 * row * count, host.data(), nullptr, &r);

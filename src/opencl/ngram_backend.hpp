@@ -23,12 +23,14 @@ class OpenClNgram : public NgramBackend {
   void release_index() override;
   void plan_memory(MemoryPlan& plan, const ngram::NgramIndex& index, const NgramVariant& variant,
                    const std::vector<ngram::QueryPlan>& plans) const override;
-  Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out) override;
+  Breakdown search(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans,
+                   NgramSearchOut& out) override;
 
  private:
   OpenClPlatform& p_;
   VariantTable<OpenClNgramVariant> table_;
-  Breakdown search_segmented(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans, NgramSearchOut& out);
+  Breakdown search_segmented(const NgramVariant& variant, const std::vector<ngram::QueryPlan>& plans,
+                             NgramSearchOut& out);
   std::vector<std::uint32_t> figure1(const ngram::QueryPlan& plan, Breakdown& b);
 
   const ngram::NgramIndex* host_ = nullptr;

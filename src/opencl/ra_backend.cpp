@@ -15,10 +15,10 @@ namespace hdb::ra::opencl {
 namespace {
 
 using hdb::opencl::checked;
-using hdb::opencl::set_args;
 using hdb::opencl::event_seconds;
 using hdb::opencl::HostStaging;
 using hdb::opencl::OpenClPlatform;
+using hdb::opencl::set_args;
 
 // Pinned host memory: a mapped CL_MEM_ALLOC_HOST_PTR buffer (the runtime's HostStaging).
 class PinnedMemory : public HostMemory {
@@ -79,8 +79,8 @@ const VariantTable<Impl>& table() {
        {Impl::Radix, {"radix", {"sort"}, ""}},
        {Impl::Hash,
         {"hash",
-         test_names({Op::Unique, Op::ReduceByKey, Op::Join, Op::SetUnion, Op::SetIntersection, Op::SetDifference}),
-         "", true}}});
+         test_names({Op::Unique, Op::ReduceByKey, Op::Join, Op::SetUnion, Op::SetIntersection, Op::SetDifference}), "",
+         true}}});
   return t;
 }
 
@@ -141,7 +141,7 @@ std::uint64_t OpenClRa::scan(Trace& tr, const cl::Buffer& in, cl::Buffer& out, s
 }
 
 std::uint32_t OpenClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelation& in_, const DeviceRelation* other,
-                            const Predicate& pred, bool emit_index) {
+                                const Predicate& pred, bool emit_index) {
   const ClRelation& in = as_cl(in_);
   const std::uint32_t n = rows32(in.rows());
   if (n == 0) return 0;
@@ -152,24 +152,24 @@ std::uint32_t OpenClRa::compact(Trace& tr, std::uint32_t mode, const DeviceRelat
   cl::Buffer& counts = scratch_.get("counts", groups * 4);
   cl::Buffer& offsets = scratch_.get("offsets", groups * 4);
   static const char* const kCompactKernels[] = {"compact_select", "compact_unique", "compact_intersection",
-                                                 "compact_difference", "compact_union_keep"};
+                                                "compact_difference", "compact_union_keep"};
   cl::Kernel& k = kernel(kCompactKernels[mode], in.key_words());
   const ClRelation& o = other ? as_cl(*other) : in;
   set_args("compact_partition arguments", k, in.buf, n, u32(in.width()), o.buf, rows32(other ? other->rows() : 0),
-      u32(pred.word()), u32(pred.wide() ? 1 : 0), cl_ulong{pred.lo}, cl_ulong{pred.hi}, u32(emit_index ? 1 : 0), part,
-      counts);
+           u32(pred.word()), u32(pred.wide() ? 1 : 0), cl_ulong{pred.lo}, cl_ulong{pred.hi}, u32(emit_index ? 1 : 0),
+           part, counts);
   launch(tr, "partition", k, n);
   return static_cast<std::uint32_t>(scan(tr, counts, offsets, static_cast<std::uint32_t>(groups)));
 }
 
 void OpenClRa::gather_into(Trace& tr, std::uint64_t rows_in, std::uint32_t w, const cl::Buffer& out,
-                       std::uint32_t items) {
+                           std::uint32_t items) {
   const std::uint64_t wg = work_group();
   const std::uint64_t slot = wg * items;
   const std::uint64_t groups = (rows_in + slot - 1) / slot;
   cl::Kernel& k = kernel("gather", 1);
   set_args("gather arguments", k, scratch_.get("part", 0), scratch_.get("counts", 0), scratch_.get("offsets", 0), w,
-      static_cast<std::uint32_t>(slot), out);
+           static_cast<std::uint32_t>(slot), out);
   launch(tr, "gather", k, groups * wg);
 }
 
@@ -209,7 +209,7 @@ Breakdown OpenClRa::download(const DeviceRelation& dev, Relation& host) {
 }
 
 Breakdown OpenClRa::run_project(const DeviceRelation& in_, const ProjectLayout& layout, const std::string& /*variant*/,
-                        DeviceRel& out_handle) {
+                                DeviceRel& out_handle) {
   const ClRelation& in = as_cl(in_);
   const std::uint32_t n = rows32(in.rows());
   const std::vector<int>& columns = layout.words;
@@ -219,7 +219,7 @@ Breakdown OpenClRa::run_project(const DeviceRelation& in_, const ProjectLayout& 
   Trace tr;
   cl::Kernel& k = kernel("project", 1);
   set_args("project arguments", k, in.buf, n, u32(in.width()), u32(static_cast<std::int64_t>(columns.size())), packed,
-      out.buf);
+           out.buf);
   launch(tr, "compute", k, n);
   return finish(tr);
 }
@@ -235,13 +235,13 @@ std::uint32_t OpenClRa::compact_coarse(Trace& tr, bool unique_mode, const Device
   cl::Buffer& offsets = scratch_.get("offsets", groups * 4);
   cl::Kernel& k = kernel("compact_coarse", in.key_words());
   set_args("compact_coarse arguments", k, u32(unique_mode ? 1 : 0), in.buf, n, u32(in.width()), u32(pred.word()),
-      u32(pred.wide() ? 1 : 0), cl_ulong{pred.lo}, cl_ulong{pred.hi}, part, counts);
+           u32(pred.wide() ? 1 : 0), cl_ulong{pred.lo}, cl_ulong{pred.hi}, part, counts);
   launch(tr, "partition", k, groups * work_group());
   return static_cast<std::uint32_t>(scan(tr, counts, offsets, static_cast<std::uint32_t>(groups)));
 }
 
-Breakdown OpenClRa::compaction(const DeviceRelation& in, bool unique_mode, const Predicate& pred, const std::string& variant,
-                           DeviceRel& out_handle) {
+Breakdown OpenClRa::compaction(const DeviceRelation& in, bool unique_mode, const Predicate& pred,
+                               const std::string& variant, DeviceRel& out_handle) {
   Trace tr;
   const bool tuned = is_tuned(variant);
   if (tuned) ran_.items_per_thread = kCoarseItems;
@@ -252,7 +252,8 @@ Breakdown OpenClRa::compaction(const DeviceRelation& in, bool unique_mode, const
   return finish(tr);
 }
 
-Breakdown OpenClRa::run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out_handle) {
+Breakdown OpenClRa::run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant,
+                               DeviceRel& out_handle) {
   return compaction(in, false, pred, variant, out_handle);
 }
 
@@ -286,14 +287,14 @@ Timed<Aggregate> OpenClRa::run_reduce(const DeviceRelation& in_, ReduceOp op, co
   set_args("reduce_final arguments", f, partials, static_cast<std::uint32_t>(groups), values, opc, result);
   launch(tr, "compute", f, wg);
   cl::Event e;
-  checked("reading the aggregate", [&] {
-    return p_.queue().enqueueReadBuffer(result, CL_TRUE, 0, values * 8, agg.value.data(), nullptr, &e);
-  });
+  checked("reading the aggregate",
+          [&] { return p_.queue().enqueueReadBuffer(result, CL_TRUE, 0, values * 8, agg.value.data(), nullptr, &e); });
   tr.add("compute", e);
   return {agg, finish(tr)};
 }
 
-Breakdown OpenClRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant, DeviceRel& out_handle) {
+Breakdown OpenClRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, const std::string& variant,
+                                      DeviceRel& out_handle) {
   if (is_hash(variant)) return hash_group(in_, true, op, out_handle);
   const ClRelation& in = as_cl(in_);
   Trace tr;
@@ -304,8 +305,8 @@ Breakdown OpenClRa::run_reduce_by_key(const DeviceRelation& in_, ReduceOp op, co
     cl::Buffer& heads = scratch_.get("rbk.heads", std::uint64_t{runs} * 4);
     gather_into(tr, in.rows(), 1, heads);
     cl::Kernel& k = kernel("reduce_runs", in.key_words());
-    set_args("reduce_runs arguments", k, in.buf, rows32(in.rows()), u32(in.width()),
-        reduce_code(op), heads, runs, out.buf);
+    set_args("reduce_runs arguments", k, in.buf, rows32(in.rows()), u32(in.width()), reduce_code(op), heads, runs,
+             out.buf);
     launch(tr, "compute", k, runs);
   }
   return finish(tr);
@@ -359,7 +360,8 @@ void OpenClRa::launch_chunks(Trace& tr, const std::string& phase, cl::Kernel& k,
   tr.add(phase, e);
 }
 
-Breakdown OpenClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant, DeviceRel& out_handle) {
+Breakdown OpenClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_, const std::string& variant,
+                             DeviceRel& out_handle) {
   if (is_hash(variant)) return hash_join(l_, r_, out_handle);
   const ClRelation& l = as_cl(l_);
   const ClRelation& r = as_cl(r_);
@@ -384,7 +386,8 @@ Breakdown OpenClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_,
     const std::uint64_t len = (merged + pieces - 1) / pieces;
     const std::uint64_t row_bytes = static_cast<std::uint64_t>(kw + out_values) * 4;
     const std::uint64_t limit = join_staged_ ? std::min<std::uint64_t>(p_.max_alloc_bytes(), p_.memory_bytes() / 8) : 0;
-    std::uint64_t cap = std::max<std::uint64_t>((len + 1) / 2, static_cast<std::uint64_t>(len * join_ratio_ * 1.125) + 1);
+    std::uint64_t cap =
+        std::max<std::uint64_t>((len + 1) / 2, static_cast<std::uint64_t>(len * join_ratio_ * 1.125) + 1);
     if (cap * pieces * row_bytes > limit) cap = (len + 1) / 2;
     if (cap * pieces * row_bytes > limit) cap = 0;
     cap = std::min<std::uint64_t>(cap, std::numeric_limits<std::uint32_t>::max() / 8);
@@ -417,21 +420,21 @@ Breakdown OpenClRa::run_join(const DeviceRelation& l_, const DeviceRelation& r_,
   cl::Buffer& offsets = scratch_.get("join.offsets", groups * 8);
   cl::Kernel& k = kernel("join_partition", kw);
   set_args("join_partition arguments", k, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), first, local_off,
-      counts);
+           counts);
   launch(tr, "partition", k, nl);
   const std::uint64_t total = scan(tr, counts, offsets, static_cast<std::uint32_t>(groups), true);
   ClRelation& out = ensure(p_, out_handle, total, out_values, kw);
   if (total) {
     cl::Kernel& c = kernel("join_compute", kw);
     set_args("join_compute arguments", c, l.buf, nl, u32(l.width()), r.buf, nr, u32(r.width()), first, local_off,
-        offsets, out.buf);
+             offsets, out.buf);
     launch(tr, "compute", c, nl);
   }
   return finish(tr);
 }
 
 Breakdown OpenClRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b_, SetOp op, const std::string& variant,
-                       DeviceRel& out_handle) {
+                               DeviceRel& out_handle) {
   if (is_hash(variant)) return hash_set_op(a_, b_, op, out_handle);
   const ClRelation& a = as_cl(a_);
   const ClRelation& b = as_cl(b_);
@@ -457,7 +460,7 @@ Breakdown OpenClRa::run_set_op(const DeviceRelation& a_, const DeviceRelation& b
 }
 
 Breakdown OpenClRa::run_product(const DeviceRelation& a_, const DeviceRelation& b_, const std::string& /*variant*/,
-                        DeviceRel& out_handle) {
+                                DeviceRel& out_handle) {
   const ClRelation& a = as_cl(a_);
   const ClRelation& b = as_cl(b_);
   const std::uint64_t rows = a.rows() * b.rows();
@@ -465,13 +468,13 @@ Breakdown OpenClRa::run_product(const DeviceRelation& a_, const DeviceRelation& 
   Trace tr;
   cl::Kernel& k = kernel("product", 1);
   set_args("product arguments", k, a.buf, u32(a.width()), b.buf, rows32(b.rows()), u32(b.width()),
-      static_cast<cl_ulong>(rows), out.buf);
+           static_cast<cl_ulong>(rows), out.buf);
   launch(tr, "compute", k, rows);
   return finish(tr);
 }
 
-Breakdown OpenClRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op, const std::string& /*variant*/,
-                      DeviceRel& out_handle) {
+Breakdown OpenClRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_, ArithOp op,
+                              const std::string& /*variant*/, DeviceRel& out_handle) {
   const ClRelation& a = as_cl(a_);
   const ClRelation& b = as_cl(b_);
   const std::uint32_t n = rows32(a.rows());
@@ -479,7 +482,10 @@ Breakdown OpenClRa::run_arith(const DeviceRelation& a_, const DeviceRelation& b_
   Trace tr;
   cl::Kernel& k = kernel("arith", a.key_words());
   set_args("arith arguments", k, a.buf, b.buf, n, u32(a.width()),
-      u32(op == ArithOp::Add ? 0 : op == ArithOp::Subtract ? 1 : 2), out.buf);
+           u32(op == ArithOp::Add        ? 0
+               : op == ArithOp::Subtract ? 1
+                                         : 2),
+           out.buf);
   launch(tr, "compute", k, n);
   return finish(tr);
 }
@@ -525,10 +531,12 @@ void OpenClRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
         // Staging slots take at most an eighth of the memory (and one allocation); pieces' splits,
         // counts and offsets are small against them.
         const std::uint64_t stage = std::min<std::uint64_t>(p_.max_alloc_bytes(), p_.memory_bytes() / 8);
-        plan.add("join staging slots (at most)", std::min<std::uint64_t>(stage, s.out_rows * 4 * s.out_width * 2 + 4096));
+        plan.add("join staging slots (at most)",
+                 std::min<std::uint64_t>(stage, s.out_rows * 4 * s.out_width * 2 + 4096));
       } else {
         // First matches (uint) and 64-bit local offsets per left tuple; 64-bit counts and offsets.
-        plan.add("join first matches and local offsets", s.rows_a * 12).add("partition counts and offsets", groups * 16);
+        plan.add("join first matches and local offsets", s.rows_a * 12)
+            .add("partition counts and offsets", groups * 16);
       }
       break;
     case Op::Sort:
@@ -537,7 +545,8 @@ void OpenClRa::plan_scratch(const OpShape& s, MemoryPlan& plan) const {
       } else {
         // Keys and rows, and the radix sort's own second key and payload buffers and histogram.
         const std::uint64_t key = 4 * static_cast<std::uint64_t>(s.key_words);
-        plan.add("sort keys and rows", s.rows_a * (key + 4)).add("radix sort buffers", s.rows_a * (key + 4) + 4096 * 16);
+        plan.add("sort keys and rows", s.rows_a * (key + 4))
+            .add("radix sort buffers", s.rows_a * (key + 4) + 4096 * 16);
       }
       break;
     default: break;
@@ -558,7 +567,8 @@ Breakdown OpenClRa::run_sort(const DeviceRelation& in_, const std::string& varia
     // Whole tuples, 8 bits a pass (sort.hpp's TupleSort): no key extraction, no gather.
     hdb::opencl::TupleSort& tsort = tuple_sort();
     std::vector<cl::Event> evs;
-    checked("sorting tuples", [&] { tsort.sort(in.buf, o.buf, n, w, evs, static_cast<std::uint32_t>(in.key_words())); });
+    checked("sorting tuples",
+            [&] { tsort.sort(in.buf, o.buf, n, w, evs, static_cast<std::uint32_t>(in.key_words())); });
     ran_.radix_bits = static_cast<int>(tsort.bits());
     ran_.items_per_thread = static_cast<int>(tsort.chunk_for(n));
     ran_.work_group = static_cast<int>(tsort.local_size());
@@ -578,7 +588,8 @@ Breakdown OpenClRa::run_sort(const DeviceRelation& in_, const std::string& varia
   launch(tr, "keys", key, n);
   auto& sorter = kw == 2 ? sort64_ : sort_;
   if (!sorter)
-    sorter = std::make_unique<hdb::opencl::RadixSort>(p_, kw == 2 ? hdb::opencl::SortKey::U64 : hdb::opencl::SortKey::U32);
+    sorter =
+        std::make_unique<hdb::opencl::RadixSort>(p_, kw == 2 ? hdb::opencl::SortKey::U64 : hdb::opencl::SortKey::U32);
   ran_.radix_bits = 4;  // RadixSort's digit (sort.hpp)
   std::vector<cl::Event> evs;
   checked("sorting keys", [&] { sorter->sort(keys, nullptr, keys, rows, n, evs); });

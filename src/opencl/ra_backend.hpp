@@ -25,24 +25,27 @@ class OpenClRa : public RaBackend {
   Breakdown upload(const Relation& host, DeviceRel& out) override;
   Breakdown download(const DeviceRelation& dev, Relation& host) override;
   Breakdown run_project(const DeviceRelation& in, const ProjectLayout& layout, const std::string& variant,
-                    DeviceRel& out) override;
-  Breakdown run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) override;
+                        DeviceRel& out) override;
+  Breakdown run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant,
+                       DeviceRel& out) override;
   Breakdown run_unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
   Timed<Aggregate> run_reduce(const DeviceRelation& in, ReduceOp op, const std::string& variant) override;
-  Breakdown run_reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant, DeviceRel& out) override;
+  Breakdown run_reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant,
+                              DeviceRel& out) override;
   Breakdown run_join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant,
-                 DeviceRel& out) override;
+                     DeviceRel& out) override;
   Breakdown run_set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant,
-                   DeviceRel& out) override;
-  Breakdown run_product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) override;
+                       DeviceRel& out) override;
+  Breakdown run_product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant,
+                        DeviceRel& out) override;
   Breakdown run_arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
-                  DeviceRel& out) override;
+                      DeviceRel& out) override;
   Breakdown run_sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) override;
   void plan_scratch(const OpShape& shape, MemoryPlan& plan) const override;
   void release_scratch() override;
 
   // Work-group size the kernels are built for (the paper's 256 where the device allows it).
-  std::size_t work_group() ;
+  std::size_t work_group();
 
   // Tests: the tuned sort and join and the hash variant take the parameters of a CPU (cpu = true)
   // or another device, with chunks / merge-path pieces of at least `floor` rows (the hash variant's
@@ -99,7 +102,7 @@ class OpenClRa : public RaBackend {
 
   hdb::opencl::OpenClPlatform& p_;
   std::size_t wg_ = 0;
-  mutable int cpu_ = -1;  // device is a CPU (1) or not (0); -1 until asked
+  mutable int cpu_ = -1;           // device is a CPU (1) or not (0); -1 until asked
   std::uint32_t piece_floor_ = 0;  // override_tuning's floor (0: none)
   bool join_staged_ = true;
   bool unique_from_last_ = false;

@@ -27,7 +27,8 @@ std::uint64_t pow2_at_least(std::uint64_t n) {
 std::uint32_t table_slots(std::uint64_t want) {
   const std::uint64_t s = pow2_at_least(want);
   if (s > (std::uint64_t{1} << 31))
-    throw SkipCase("a hash table of " + std::to_string(s) + " slots is beyond the opencl backend's 32-bit slot indices");
+    throw SkipCase("a hash table of " + std::to_string(s) +
+                   " slots is beyond the opencl backend's 32-bit slot indices");
   return static_cast<std::uint32_t>(s);
 }
 
@@ -68,8 +69,7 @@ Breakdown OpenClRa::hash_group(const DeviceRelation& in_, bool reduce, ReduceOp 
   cl::Buffer& table = hash_table(tr, "hash.table", slots, kEmpty);
   cl::Buffer* agg = &table;  // unique's writer reads no aggregates
   if (reduce) {
-    agg = &hash_table(tr, "hash.agg", std::uint64_t{slots} * u32(in.values()),
-                      op == ReduceOp::Min ? kEmpty : 0);
+    agg = &hash_table(tr, "hash.agg", std::uint64_t{slots} * u32(in.values()), op == ReduceOp::Min ? kEmpty : 0);
     cl::Kernel& k = kernel("hash_reduce_insert", in.key_words());
     set_args("hash_reduce_insert arguments", k, in.buf, n, w, reduce_code(op), table, mask, *agg);
     launch(tr, "build", k, n);

@@ -21,7 +21,8 @@ std::size_t floor_pow2(std::size_t x) {
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
-void launch_groups(OpenClPlatform& p, cl::Kernel& k, std::uint64_t groups, std::size_t wg, std::vector<cl::Event>& evs) {
+void launch_groups(OpenClPlatform& p, cl::Kernel& k, std::uint64_t groups, std::size_t wg,
+                   std::vector<cl::Event>& evs) {
   cl::Event e;
   p.queue().enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * wg), cl::NDRange(wg), nullptr, &e);
   evs.push_back(e);
@@ -41,7 +42,8 @@ std::size_t fit_work_group(OpenClPlatform& p, const cl::Kernel& k, std::size_t w
 }
 
 cl::Program& build_for_work_group(OpenClPlatform& p, const std::string& name, const char* source,
-                                  const std::string& options, const std::vector<const char*>& kernels, std::size_t& wg) {
+                                  const std::string& options, const std::vector<const char*>& kernels,
+                                  std::size_t& wg) {
   wg = floor_pow2(std::max<std::size_t>(wg, 1));
   for (;;) {
     cl::Program& prog = p.program(name, source, options + " -DWG=" + std::to_string(wg));
@@ -89,7 +91,8 @@ void DeviceScan::run(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std
   });
 }
 
-void DeviceScan::level(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std::size_t l, std::vector<cl::Event>& evs) {
+void DeviceScan::level(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std::size_t l,
+                       std::vector<cl::Event>& evs) {
   const std::uint64_t b = ceil_div(n, wg_);
   set_args("scan_blocks arguments", blocks_, in, cl_uint{n}, out, sums_[l]);
   launch_groups(p_, blocks_, b, wg_, evs);
@@ -105,9 +108,8 @@ void DeviceScan::level(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, s
 std::uint64_t DeviceScan::total() {
   if (top_ < 0) return 0;
   cl_ulong t = 0;  // little-endian: a uint total fills the low half
-  checked("reading a scan's total", [&] {
-    return p_.queue().enqueueReadBuffer(sums_[static_cast<std::size_t>(top_)], CL_TRUE, 0, elem_, &t);
-  });
+  checked("reading a scan's total",
+          [&] { return p_.queue().enqueueReadBuffer(sums_[static_cast<std::size_t>(top_)], CL_TRUE, 0, elem_, &t); });
   return t;
 }
 
@@ -131,7 +133,8 @@ RadixSort::RadixSort(OpenClPlatform& p, SortKey key)
   while (wg_ > 1 && (kRadix + 2) * 4 * wg_ + 2 * kRadix * 4 > local) wg_ /= 2;
   const char* kind = key == SortKey::U32 ? "1" : key == SortKey::U64 ? "2" : "3";
   checked("building the radix sort", [&] {
-    cl::Program& prog = build_for_work_group(p, "sort", kernels::sort, std::string("-DKKIND=") + kind + " -DITEMS=" + std::to_string(kItems),
+    cl::Program& prog = build_for_work_group(p, "sort", kernels::sort,
+                                             std::string("-DKKIND=") + kind + " -DITEMS=" + std::to_string(kItems),
                                              {"radix_count", "radix_scatter"}, wg_);
     count_ = cl::Kernel(prog, "radix_count");
     scatter_ = cl::Kernel(prog, "radix_scatter");
@@ -178,7 +181,6 @@ void RadixSort::sort(const cl::Buffer& keys_in, const cl::Buffer* vals_in, cl::B
   });
 }
 
-
 TupleSort::TupleSort(OpenClPlatform& p) : p_(p), scan_(p) {
   cpu_ = (p.device().getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_CPU) != 0;
   units_ = std::max<cl_uint>(1, p.device().getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>());
@@ -192,10 +194,10 @@ TupleSort::Kernels& TupleSort::kernels(unsigned bits) {
   Kernels k;
   std::size_t wg = preferred_work_group(p_);
   checked("building the tuple sort", [&] {
-    cl::Program& prog = build_for_work_group(p_, "sort", kernels::sort,
-                                             std::string("-DKKIND=1 -DITEMS=") + std::to_string(kItems) +
-                                                 " -DTR_BITS=" + std::to_string(bits),
-                                             {"tuple_count", "tuple_scatter"}, wg);
+    cl::Program& prog = build_for_work_group(
+        p_, "sort", kernels::sort,
+        std::string("-DKKIND=1 -DITEMS=") + std::to_string(kItems) + " -DTR_BITS=" + std::to_string(bits),
+        {"tuple_count", "tuple_scatter"}, wg);
     k.count = cl::Kernel(prog, "tuple_count");
     k.scatter = cl::Kernel(prog, "tuple_scatter");
     return 0;
@@ -231,8 +233,8 @@ std::uint32_t TupleSort::chunk_for(std::uint32_t n) const {
   return static_cast<std::uint32_t>(std::max<std::uint64_t>(floor, ceil_div(std::max<std::uint32_t>(n, 1), want)));
 }
 
-void TupleSort::sort(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std::uint32_t w, std::vector<cl::Event>& evs,
-                     std::uint32_t key_words) {
+void TupleSort::sort(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std::uint32_t w,
+                     std::vector<cl::Event>& evs, std::uint32_t key_words) {
   if (n == 0) return;
   const std::uint32_t chunk = chunk_for(n);
   const auto blocks = static_cast<std::uint32_t>(ceil_div(n, chunk));
@@ -259,8 +261,8 @@ void TupleSort::sort(const cl::Buffer& in, cl::Buffer& out, std::uint32_t n, std
       const cl::Buffer& src = pass == 0 ? in : (passes_ - pass) % 2 == 1 ? tmp_ : out;
       // Key bit pass * bits_, counted from the least significant: in the last key word first.
       const cl_uint bit = pass * bits_, shift = bit % 32, kw = key_words - 1 - bit / 32;
-      set_args("tuple_count arguments", k.count, src, cl_uint{n}, cl_uint{w}, kw, shift, cl_uint{chunk}, cl_uint{blocks},
-               hist_);
+      set_args("tuple_count arguments", k.count, src, cl_uint{n}, cl_uint{w}, kw, shift, cl_uint{chunk},
+               cl_uint{blocks}, hist_);
       launch_groups(p_, k.count, groups, local_, evs);
       scan_.run(hist_, hist_, static_cast<std::uint32_t>(hist), evs);
       set_args("tuple_scatter arguments", k.scatter, src, cl_uint{n}, cl_uint{w}, kw, shift, cl_uint{chunk},

@@ -78,12 +78,11 @@ class RadixSort {
   std::uint64_t cap_ = 0;
 };
 
-
 // Stable LSD radix sort of whole tuples (`w` uints, the key first) by their 32- or 64-bit key (one
-// or two words, high word first), 8 bits a pass (4 or 8 passes): per pass a histogram per chunk of tuples (one work-item each, sort.cl's
-// tuple_count), a DeviceScan of the digit-major histogram, and a stable scatter of whole tuples
-// (tuple_scatter). The chunk is chosen from the device (see chunk_for): long chunks, a few per
-// compute unit, on a CPU device; short ones on a GPU. Correct on any device.
+// or two words, high word first), 8 bits a pass (4 or 8 passes): per pass a histogram per chunk of tuples (one
+// work-item each, sort.cl's tuple_count), a DeviceScan of the digit-major histogram, and a stable scatter of whole
+// tuples (tuple_scatter). The chunk is chosen from the device (see chunk_for): long chunks, a few per compute unit, on
+// a CPU device; short ones on a GPU. Correct on any device.
 class TupleSort {
  public:
   explicit TupleSort(OpenClPlatform& p);

@@ -21,8 +21,8 @@ namespace ocl = hdb::opencl;
 enum class Plan { Fused, Operators };
 
 const VariantTable<Plan>& table() {
-  static const VariantTable<Plan> t("the opencl ssb backend", {{Plan::Fused, {"fused", tests(), ""}},
-                                                                {Plan::Operators, {"operators", tests(), ""}}});
+  static const VariantTable<Plan> t(
+      "the opencl ssb backend", {{Plan::Fused, {"fused", tests(), ""}}, {Plan::Operators, {"operators", tests(), ""}}});
   return t;
 }
 
@@ -129,11 +129,13 @@ Shape make_shape(const Query& q, const Tables& t) {
     s.dims.push_back(d);
   }
   if (s.dims.size() > kMaxDims) throw SkipCase("the opencl plan joins at most four dimensions");
-  std::stable_sort(s.dims.begin(), s.dims.end(), [](const Dim& a, const Dim& b) { return a.selectivity < b.selectivity; });
+  std::stable_sort(s.dims.begin(), s.dims.end(),
+                   [](const Dim& a, const Dim& b) { return a.selectivity < b.selectivity; });
   for (Dim& d : s.dims) {
     d.stride = static_cast<std::uint32_t>(s.groups);
     s.groups *= d.group_span;
-    if (s.groups > kMaxGroups) throw SkipCase("more than 2^24 groups: more than the opencl plan's dense aggregates take");
+    if (s.groups > kMaxGroups)
+      throw SkipCase("more than 2^24 groups: more than the opencl plan's dense aggregates take");
   }
   return s;
 }
@@ -159,7 +161,12 @@ class OpenClSsbRun : public SsbRun {
   // benchmark's resident=yes; Transfer::None, the tests' way of saying no bus, means the same).
   OpenClSsbRun(ocl::OpenClPlatform& p, const Query& q, const Tables& t, Plan plan, Transfer transfer, bool resident,
                bool int64, std::uint32_t local_groups)
-      : p_(p), q_(q), t_(t), plan_(plan), transfer_(transfer), resident_(resident || transfer == Transfer::None),
+      : p_(p),
+        q_(q),
+        t_(t),
+        plan_(plan),
+        transfer_(transfer),
+        resident_(resident || transfer == Transfer::None),
         shape_(make_shape(q, t)) {
     n_ = t.rows(Table::Lineorder);
     if (n_ >= std::numeric_limits<std::uint32_t>::max())
@@ -188,8 +195,10 @@ class OpenClSsbRun : public SsbRun {
       }
       build(tr);
       init(tr);
-      if (plan_ == Plan::Fused) fused(tr);
-      else operators(tr);
+      if (plan_ == Plan::Fused)
+        fused(tr);
+      else
+        operators(tr);
       cl::Event r1, r2;
       sums_host_.resize(shape_.groups);
       seen_host_.resize(shape_.groups);
@@ -266,11 +275,10 @@ class OpenClSsbRun : public SsbRun {
     wg_ = ocl::preferred_work_group(p_);
     const std::string o = options();
     ocl::checked("building the ssb kernels", [&] {
-      cl::Program& prog = ocl::build_for_work_group(
-          p_, "ssb" + o, ocl::kernels::ssb, o,
-          {"ssb_dim_build", "ssb_fused", "ssb_op_select", "ssb_op_gather", "ssb_op_probe", "ssb_op_compact",
-           "ssb_op_value", "ssb_op_group"},
-          wg_);
+      cl::Program& prog = ocl::build_for_work_group(p_, "ssb" + o, ocl::kernels::ssb, o,
+                                                    {"ssb_dim_build", "ssb_fused", "ssb_op_select", "ssb_op_gather",
+                                                     "ssb_op_probe", "ssb_op_compact", "ssb_op_value", "ssb_op_group"},
+                                                    wg_);
       dim_build_ = cl::Kernel(prog, "ssb_dim_build");
       fused_ = cl::Kernel(prog, "ssb_fused");
       select_ = cl::Kernel(prog, "ssb_op_select");
@@ -369,8 +377,8 @@ class OpenClSsbRun : public SsbRun {
       const cl::Buffer& pc0 = d.preds.size() > 0 ? col(d.preds[0].col) : dummy_;
       const cl::Buffer& pc1 = d.preds.size() > 1 ? col(d.preds[1].col) : dummy_;
       ocl::set_args("ssb_dim_build", dim_build_, n, col(d.key), cl_uint{d.min_key}, d.slot >= 0 ? col(d.group) : dummy_,
-               cl_uint{d.group_min}, cl_uint{d.slot >= 0}, static_cast<cl_uint>(d.preds.size()), pc0, ranges_of(d, 0),
-               pc1, ranges_of(d, 1), maps_[i]);
+                    cl_uint{d.group_min}, cl_uint{d.slot >= 0}, static_cast<cl_uint>(d.preds.size()), pc0,
+                    ranges_of(d, 0), pc1, ranges_of(d, 1), maps_[i]);
       launch(tr, "build", dim_build_, n);
     }
   }
@@ -437,12 +445,12 @@ class OpenClSsbRun : public SsbRun {
     bool identity = true, has_grp = false;
     int cur = 0;
     if (!shape_.fact.empty()) {
-      ocl::set_args("ssb_op_select", select_, cl_uint{m}, fact_col(0), fact_lo(0), fact_width(0), fact_col(1), fact_lo(1),
-               fact_width(1), static_cast<cl_uint>(shape_.fact.size()), flags_);
+      ocl::set_args("ssb_op_select", select_, cl_uint{m}, fact_col(0), fact_lo(0), fact_width(0), fact_col(1),
+                    fact_lo(1), fact_width(1), static_cast<cl_uint>(shape_.fact.size()), flags_);
       launch(tr, "select", select_, m);
       const std::uint32_t kept = scan(tr, m);
-      ocl::set_args("ssb_op_compact", compact_, cl_uint{m}, flags_, offs_, cl_uint{1}, dummy_, cl_uint{0}, dummy_, cl_uint{0},
-               dummy_, cl_uint{0}, rows_[cur], grp_[cur]);
+      ocl::set_args("ssb_op_compact", compact_, cl_uint{m}, flags_, offs_, cl_uint{1}, dummy_, cl_uint{0}, dummy_,
+                    cl_uint{0}, dummy_, cl_uint{0}, rows_[cur], grp_[cur]);
       launch(tr, "compact", compact_, m);
       m = kept;
       identity = false;
@@ -457,12 +465,12 @@ class OpenClSsbRun : public SsbRun {
         fk = &gathered_;
       }
       ocl::set_args("ssb_op_probe", probe_, cl_uint{m}, *fk, maps_[i], cl_uint{d.min_key}, static_cast<cl_uint>(d.span),
-               vals_, flags_);
+                    vals_, flags_);
       launch(tr, "probe", probe_, m);
       const std::uint32_t kept = m ? scan(tr, m) : 0;
-      ocl::set_args("ssb_op_compact", compact_, cl_uint{m}, flags_, offs_, cl_uint{identity}, identity ? dummy_ : rows_[cur],
-               cl_uint{has_grp}, has_grp ? grp_[cur] : dummy_, cl_uint{1}, vals_, cl_uint{d.stride}, rows_[1 - cur],
-               grp_[1 - cur]);
+      ocl::set_args("ssb_op_compact", compact_, cl_uint{m}, flags_, offs_, cl_uint{identity},
+                    identity ? dummy_ : rows_[cur], cl_uint{has_grp}, has_grp ? grp_[cur] : dummy_, cl_uint{1}, vals_,
+                    cl_uint{d.stride}, rows_[1 - cur], grp_[1 - cur]);
       launch(tr, "compact", compact_, m);
       cur = 1 - cur;
       m = kept;
@@ -516,8 +524,8 @@ bool OpenClSsb::device_has_int64_atomics() const {
   return ext.find("cl_khr_int64_base_atomics") != std::string::npos;
 }
 
-std::unique_ptr<SsbRun> OpenClSsb::prepare(const Query& q, const Tables& t, const std::string& variant, Transfer transfer,
-                                           Residency residency) {
+std::unique_ptr<SsbRun> OpenClSsb::prepare(const Query& q, const Tables& t, const std::string& variant,
+                                           Transfer transfer, Residency residency) {
   const Plan plan = table().id(variant);
   return std::make_unique<OpenClSsbRun>(p_, q, t, plan, transfer, residency == Residency::Device,
                                         allow_int64_ && device_has_int64_atomics(), local_groups_);

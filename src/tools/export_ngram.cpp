@@ -71,9 +71,9 @@ int run(const ExportOptions& o) {
   if (corpus.size() == 0) throw hdb::SkipCase("no document fits in " + std::to_string(size) + " bytes");
   hdb::ngram::NgramIndex index = hdb::ngram::build_ngram_index(corpus, o.words_per_segment, 1);
   std::vector<std::string> base =
-      o.queries_file.empty()
-          ? hdb::draw_queries(corpus, o.query_count, hdb::derive_seed(seed, "ngram-queries", size), o.query_min, o.query_max)
-          : hdb::load_queries(o.queries_file);
+      o.queries_file.empty() ? hdb::draw_queries(corpus, o.query_count, hdb::derive_seed(seed, "ngram-queries", size),
+                                                 o.query_min, o.query_max)
+                             : hdb::load_queries(o.queries_file);
 
   std::ofstream file;
   if (o.out != "-") {
@@ -95,9 +95,11 @@ int run(const ExportOptions& o) {
   for (int k : levels) {
     for (std::size_t j = 0; j < base.size(); ++j) {
       // As bench/ngram.cpp: drawn queries are mutated per level, a query file is used as it is.
-      std::string q = o.queries_file.empty()
-                          ? hdb::mutate_query(base[j], k, hdb::derive_seed(seed, "ngram-mutate", j * 256 + static_cast<std::uint64_t>(k)))
-                          : base[j];
+      std::string q =
+          o.queries_file.empty()
+              ? hdb::mutate_query(base[j], k,
+                                  hdb::derive_seed(seed, "ngram-mutate", j * 256 + static_cast<std::uint64_t>(k)))
+              : base[j];
       hdb::ngram::QueryPlan plan = hdb::ngram::plan_query(index, q, k);
       out << line({{"k", k},
                    {"query", j},

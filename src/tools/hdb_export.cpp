@@ -91,8 +91,8 @@ struct Exporter {
       cases.push_back(r);
     }
     if (k != dirs.size()) throw std::runtime_error("operator calls and cases do not pair up");
-    write_json(out / "cases.json", {{"benchmark", bench}, {"context", doc.at("context")}, {"cases", cases},
-                                    {"complete", final}});
+    write_json(out / "cases.json",
+               {{"benchmark", bench}, {"context", doc.at("context")}, {"cases", cases}, {"complete", final}});
     if (!stream) return;
     std::printf("%s %zu\n", final ? "@done" : "@ready", cases.size());
     std::fflush(stdout);
@@ -108,7 +108,8 @@ void write_relation(const fs::path& path, const ra::Relation& r) {
   write_npy_columns(path.string(), static_cast<std::uint64_t>(w), r.rows(),
                     [&r, w](std::uint64_t c, std::vector<std::uint32_t>& col) {
                       col.resize(r.rows());
-                      for (std::uint64_t i = 0; i < r.rows(); ++i) col[i] = r.data()[i * static_cast<std::uint64_t>(w) + c];
+                      for (std::uint64_t i = 0; i < r.rows(); ++i)
+                        col[i] = r.data()[i * static_cast<std::uint64_t>(w) + c];
                       return col.data();
                     });
 }
@@ -165,7 +166,8 @@ class ExportRa : public ra::RaBackend {
     const std::vector<int>& columns = layout.words;
     return answer("project", {&in}, {{"columns", columns}}, ra::ref::project(host(in), columns), out);
   }
-  Breakdown run_select(const ra::DeviceRelation& in, const ra::Predicate& p, const std::string&, ra::DeviceRel& out) override {
+  Breakdown run_select(const ra::DeviceRelation& in, const ra::Predicate& p, const std::string&,
+                       ra::DeviceRel& out) override {
     return answer("select", {&in}, {{"attribute", p.attribute}, {"lo", p.lo32()}, {"hi", p.hi32()}},
                   ra::ref::select(host(in), p), out);
   }
@@ -186,11 +188,13 @@ class ExportRa : public ra::RaBackend {
     r.time.kernel = r.time.total = s;
     return r;
   }
-  Breakdown run_reduce_by_key(const ra::DeviceRelation& in, ra::ReduceOp op, const std::string&, ra::DeviceRel& out) override {
+  Breakdown run_reduce_by_key(const ra::DeviceRelation& in, ra::ReduceOp op, const std::string&,
+                              ra::DeviceRel& out) override {
     return answer("reduce_by_key", {&in}, {{"op", ra::to_string(op)}},
                   ra::ref::reduce_by_key(ra::ref::sort(host(in)), op), out, "multiset");
   }
-  Breakdown run_join(const ra::DeviceRelation& l, const ra::DeviceRelation& r, const std::string&, ra::DeviceRel& out) override {
+  Breakdown run_join(const ra::DeviceRelation& l, const ra::DeviceRelation& r, const std::string&,
+                     ra::DeviceRel& out) override {
     return answer("join", {&l, &r}, json::object(), ra::ref::join(ra::ref::sort(host(l)), ra::ref::sort(host(r))), out,
                   "multiset");
   }
@@ -199,12 +203,14 @@ class ExportRa : public ra::RaBackend {
     return answer(ra::test_name(ra::set_op_of(op)), {&a, &b}, json::object(),
                   ra::ref::set_op(ra::tuple_sorted(host(a)), ra::tuple_sorted(host(b)), op), out, "multiset");
   }
-  Breakdown run_product(const ra::DeviceRelation& a, const ra::DeviceRelation& b, const std::string&, ra::DeviceRel& out) override {
+  Breakdown run_product(const ra::DeviceRelation& a, const ra::DeviceRelation& b, const std::string&,
+                        ra::DeviceRel& out) override {
     return answer("product", {&a, &b}, json::object(), ra::ref::product(host(a), host(b)), out);
   }
   Breakdown run_arith(const ra::DeviceRelation& a, const ra::DeviceRelation& b, ra::ArithOp op, const std::string&,
                       ra::DeviceRel& out) override {
-    return answer(ra::test_name(ra::arith_op_of(op)), {&a, &b}, json::object(), ra::ref::arith(host(a), host(b), op), out);
+    return answer(ra::test_name(ra::arith_op_of(op)), {&a, &b}, json::object(), ra::ref::arith(host(a), host(b), op),
+                  out);
   }
   Breakdown run_sort(const ra::DeviceRelation& in, const std::string&, ra::DeviceRel& out) override {
     return answer("sort", {&in}, json::object(), ra::ref::sort(host(in)), out);
@@ -282,8 +288,8 @@ class ExportTpch : public tpch::TpchBackend {
         if (c.info.wide) throw SkipCase("the peers are given 32-bit keys only");
     fs::path dir = x_.next();
     const auto schemas = tpch::plan_schemas(plan);
-    json m = {{"benchmark", "tpch"}, {"kernel", plan.kernel}, {"inputs", json::array()}, {"steps", json::array()},
-              {"schemas", json::array()}, {"order", "multiset"}};
+    json m = {{"benchmark", "tpch"},    {"kernel", plan.kernel},    {"inputs", json::array()},
+              {"steps", json::array()}, {"schemas", json::array()}, {"order", "multiset"}};
     for (std::size_t i = 0; i < plan.inputs.size(); ++i) {
       std::string f = "in" + std::to_string(i) + ".npy";
       write_table(dir / f, *plan.inputs[i]);
@@ -292,8 +298,15 @@ class ExportTpch : public tpch::TpchBackend {
     for (const auto& s : schemas) m["schemas"].push_back(schema_json(s));
     for (const tpch::Step& s : plan.steps) {
       const char* op = s.op == tpch::Op::Select ? "select" : s.op == tpch::Op::Join ? "join" : "project";
-      m["steps"].push_back({{"op", op}, {"name", s.name}, {"in", s.in}, {"col", s.col}, {"lo", s.lo}, {"hi", s.hi},
-                            {"right", s.right}, {"right_col", s.right_col}, {"cols", s.cols}});
+      m["steps"].push_back({{"op", op},
+                            {"name", s.name},
+                            {"in", s.in},
+                            {"col", s.col},
+                            {"lo", s.lo},
+                            {"hi", s.hi},
+                            {"right", s.right},
+                            {"right_col", s.right_col},
+                            {"cols", s.cols}});
     }
     tpch::Relation want = tpch::reference_execute(plan);
     write_table(dir / "out.npy", want);
@@ -332,7 +345,7 @@ class ExportSsb : public ssb::SsbBackend {
       row.push_back(r.value);
       rows.push_back(row);
     }
-    json m = {{"benchmark", "ssb"}, {"query", q.name}, {"tables", tables_}, {"group_by", group},
+    json m = {{"benchmark", "ssb"},         {"query", q.name},    {"tables", tables_}, {"group_by", group},
               {"answer", {{"rows", rows}}}, {"order", "multiset"}};
     write_json(dir / "manifest.json", m);
     return std::make_unique<ExportSsbRun>(std::move(want));
@@ -382,10 +395,11 @@ class ExportPlatform : public Platform {
 };
 
 int usage(const char* msg) {
-  std::fprintf(stderr,
-               "hdb-export: error: %s\n"
-               "usage: hdb-export ra|tpch|ssb --out DIR [--stream] [the benchmark's options: --sizes, --seed, --only, ...]\n",
-               msg);
+  std::fprintf(
+      stderr,
+      "hdb-export: error: %s\n"
+      "usage: hdb-export ra|tpch|ssb --out DIR [--stream] [the benchmark's options: --sizes, --seed, --only, ...]\n",
+      msg);
   return 2;
 }
 
@@ -416,8 +430,10 @@ int run(int argc, char** argv) {
       continue;
     }
     if (name == "--out") {
-      if (inline_value) out = a.substr(a.find('=') + 1);
-      else if (i + 1 < argc) out = argv[++i];
+      if (inline_value)
+        out = a.substr(a.find('=') + 1);
+      else if (i + 1 < argc)
+        out = argv[++i];
       continue;
     }
     if (own_option(name)) {

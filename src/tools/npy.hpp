@@ -12,7 +12,8 @@ namespace hdb::tools {
 // Writes a (columns, rows) array of '<u4' in C order: row c of the array is column c of the data,
 // so every column is one contiguous run of words. value(c, r) gives column c's word at row r.
 // Throws std::runtime_error naming the file when it cannot be written.
-void write_npy_columns(const std::string& path, std::uint64_t columns, std::uint64_t rows,
-                       const std::function<const std::uint32_t*(std::uint64_t column, std::vector<std::uint32_t>& scratch)>& column);
+void write_npy_columns(
+    const std::string& path, std::uint64_t columns, std::uint64_t rows,
+    const std::function<const std::uint32_t*(std::uint64_t column, std::vector<std::uint32_t>& scratch)>& column);
 
 }  // namespace hdb::tools

@@ -17,7 +17,8 @@ inline ChiSquare uniform_chi_square(const std::vector<std::uint64_t>& counts) {
   for (std::uint64_t c : counts) total += static_cast<double>(c);
   const double expected = total / static_cast<double>(counts.size());
   double x2 = 0;
-  for (std::uint64_t c : counts) x2 += (static_cast<double>(c) - expected) * (static_cast<double>(c) - expected) / expected;
+  for (std::uint64_t c : counts)
+    x2 += (static_cast<double>(c) - expected) * (static_cast<double>(c) - expected) / expected;
   const double df = static_cast<double>(counts.size() - 1), a = 2.0 / (9.0 * df);
   return {x2, df * std::pow(1.0 - a + 3.09 * std::sqrt(a), 3.0)};
 }

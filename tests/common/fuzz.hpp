@@ -41,7 +41,8 @@ class Mutator {
 
   void truncate(std::string& s, std::size_t pos) { s.resize(pos); }
   void flip_bits(std::string& s) {
-    for (std::size_t k = 0, m = 1 + below(8); k < m && !s.empty(); ++k) s[below(s.size())] ^= static_cast<char>(1 << below(8));
+    for (std::size_t k = 0, m = 1 + below(8); k < m && !s.empty(); ++k)
+      s[below(s.size())] ^= static_cast<char>(1 << below(8));
   }
   void insert_random(std::string& s, std::size_t pos) {
     for (std::size_t k = 0, m = 1 + below(16); k < m; ++k)

@@ -45,8 +45,8 @@ TEST(WorkerPool, TwoCallersTakeTurns) {
 }
 
 TEST(Chunks, PiecesCoverEveryRowOnce) {
-  for (std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, kMinChunkRows - 1, 5 * kMinChunkRows + 3,
-                          std::uint64_t{1} << 22}) {
+  for (std::uint64_t n :
+       {std::uint64_t{0}, std::uint64_t{1}, kMinChunkRows - 1, 5 * kMinChunkRows + 3, std::uint64_t{1} << 22}) {
     for (int threads : {1, 2, 3, 8}) {
       const int chunks = chunk_count(n, threads);
       ASSERT_GE(chunks, 1);

@@ -88,7 +88,9 @@ struct Dev {
   explicit Dev(std::size_t n) : buf(n) {}
   hdb::cuda::DeviceBuffer<T> buf;
   T* get() const { return buf.get(); }
-  void put(const std::vector<T>& v) { HDB_CUDA_CHECK(cudaMemcpy(get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice)); }
+  void put(const std::vector<T>& v) {
+    HDB_CUDA_CHECK(cudaMemcpy(get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
   std::vector<T> take(std::size_t n) const { return take_from(get(), n); }
   static std::vector<T> take_from(const T* p, std::size_t n) {
     std::vector<T> v(n);
@@ -161,7 +163,7 @@ TEST(CudaHostLaunch, CountingBarriersAndWarpIntrinsics) {
   HDB_LAUNCH(warp_ops, 1, 128, 0, nullptr)(ballots.get(), sums.get());
   HDB_CUDA_CHECK_LAUNCH("warp_ops");
   for (unsigned w = 0; w < 4; ++w) {
-    EXPECT_EQ(ballots.take(4)[w], 0x49249249u);  // lanes 0, 3, 6, ...
+    EXPECT_EQ(ballots.take(4)[w], 0x49249249u);               // lanes 0, 3, 6, ...
     EXPECT_EQ(sums.take(4)[w], 32 * (32 * w) + 31 * 32 / 2);  // lane 0 ends with its warp's sum
   }
 }
@@ -227,7 +229,8 @@ TEST(CudaHostPrim, SortScanSelectAndReduceMatchCub) {
   ASSERT_EQ(prim::DeviceRadixSort::SortPairs(temp.get(), bytes, dk, dv, n, 4, 8), cudaSuccess);
   EXPECT_EQ(dk.Current(), k2.get());  // the result is where the selector says, not where it began
   // Bits 4..7 only: 0x1?, 0x2?, 0x3? in their input order.
-  EXPECT_EQ(Dev<std::uint32_t>::take_from(dk.Current(), n), (std::vector<std::uint32_t>{0x12, 0x11, 0x21, 0x20, 0x30, 0x31}));
+  EXPECT_EQ(Dev<std::uint32_t>::take_from(dk.Current(), n),
+            (std::vector<std::uint32_t>{0x12, 0x11, 0x21, 0x20, 0x30, 0x31}));
   EXPECT_EQ(Dev<std::uint32_t>::take_from(dv.Current(), n), (std::vector<std::uint32_t>{2, 5, 1, 4, 0, 3}));
 
   Dev<std::uint64_t> sums(n);

@@ -116,7 +116,8 @@ TEST_F(Traffic, VectorCopyMakesAQuarterOfTheRequests) {
   auto* in = device_words(words);
   auto* out = device_words(words);
   traffic::begin(model());
-  HDB_LAUNCH(copy_vectors, vectors / 128, 128, 0, nullptr)(reinterpret_cast<const uint4*>(in), reinterpret_cast<uint4*>(out));
+  HDB_LAUNCH(copy_vectors, vectors / 128, 128, 0, nullptr)
+  (reinterpret_cast<const uint4*>(in), reinterpret_cast<uint4*>(out));
   const nlohmann::json t = traffic::end();
   EXPECT_EQ(t["requests_ld"], words / 32 / 4);
   EXPECT_EQ(t["requests_st"], words / 32 / 4);
@@ -207,8 +208,8 @@ TEST_F(Traffic, MemsetsAndDeviceCopiesGoThroughTheModel) {
   EXPECT_EQ(t["memsets"], 1);
   EXPECT_EQ(t["device_copies"], 1);
   EXPECT_EQ(t["launches"], 0);
-  EXPECT_EQ(t["dram_read_bytes_model"], 0);       // the copy reads what the memset left in the L2
-  EXPECT_EQ(t["dram_write_bytes_model"], 8192);   // both written back in the end
+  EXPECT_EQ(t["dram_read_bytes_model"], 0);      // the copy reads what the memset left in the L2
+  EXPECT_EQ(t["dram_write_bytes_model"], 8192);  // both written back in the end
 }
 
 TEST_F(Traffic, AnL2SmallerThanTheDataRereadsIt) {
@@ -221,7 +222,7 @@ TEST_F(Traffic, AnL2SmallerThanTheDataRereadsIt) {
       HDB_LAUNCH(sum_words, 4, 256, 0, nullptr)(in, n, reinterpret_cast<unsigned long long*>(out));
     return traffic::end();
   };
-  EXPECT_EQ(twice(1 << 20)["dram_read_bytes_model"], 4 * n);  // fits: read once
+  EXPECT_EQ(twice(1 << 20)["dram_read_bytes_model"], 4 * n);   // fits: read once
   EXPECT_EQ(twice(4096)["dram_read_bytes_model"], 2 * 4 * n);  // 4 KB of L2: read twice
 }
 

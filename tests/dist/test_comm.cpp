@@ -81,16 +81,15 @@ TEST(Collective, SetupFailuresKeepTheirKind) {
 
 TEST(Collective, PassKeepsFieldsAndFixesPhases) {
   Comm c = Comm::single();
-  Breakdown b = collective_pass(
-      c,
-      [] {
-        Breakdown x;
-        x.h2d = 1, x.kernel = 2, x.d2h = 3, x.total = 7;
-        x.add_phase("exchange", 0.5);
-        x.add_phase("other", 9);
-        return x;
-      },
-      {{"partition", PhaseKind::Host}, {"exchange", PhaseKind::Network}});
+  Breakdown b = collective_pass(c,
+                                [] {
+                                  Breakdown x;
+                                  x.h2d = 1, x.kernel = 2, x.d2h = 3, x.total = 7;
+                                  x.add_phase("exchange", 0.5);
+                                  x.add_phase("other", 9);
+                                  return x;
+                                },
+                                {{"partition", PhaseKind::Host}, {"exchange", PhaseKind::Network}});
   EXPECT_EQ(b.h2d, 1);
   EXPECT_EQ(b.kernel, 2);
   EXPECT_EQ(b.d2h, 3);
@@ -98,7 +97,8 @@ TEST(Collective, PassKeepsFieldsAndFixesPhases) {
   ASSERT_EQ(b.phases.size(), 2u);
   EXPECT_EQ(b.phases[0], (Phase{"partition", PhaseKind::Host, 0}));
   EXPECT_EQ(b.phases[1], (Phase{"exchange", PhaseKind::Network, 0.5}));
-  EXPECT_THROW(collective_pass(c, []() -> Breakdown { throw std::runtime_error("device lost"); }, {}), std::runtime_error);
+  EXPECT_THROW(collective_pass(c, []() -> Breakdown { throw std::runtime_error("device lost"); }, {}),
+               std::runtime_error);
 }
 
 TEST(Collective, VerdictAndParams) {

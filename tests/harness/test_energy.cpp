@@ -54,10 +54,10 @@ TEST(Rapl, SumsPackagesAndTheirDramButNotCoreOrPsys) {
   EXPECT_STREQ(p.meter->source(), "rapl");
   EXPECT_EQ(p.meter->what(), "RAPL package-0 dram package-1 dram");
   EXPECT_DOUBLE_EQ(p.meter->joules(), 0.0);
-  set_uj(root, "intel-rapl:0", 3000000);               // +2 J
-  set_uj(root, "intel-rapl:0/intel-rapl:0:1", 700000);  // +0.5 J
-  set_uj(root, "intel-rapl:0/intel-rapl:0:0", 9500000); // core: inside package-0 already, not added
-  set_uj(root, "intel-rapl:2", 99000000);              // psys: not a package
+  set_uj(root, "intel-rapl:0", 3000000);                 // +2 J
+  set_uj(root, "intel-rapl:0/intel-rapl:0:1", 700000);   // +0.5 J
+  set_uj(root, "intel-rapl:0/intel-rapl:0:0", 9500000);  // core: inside package-0 already, not added
+  set_uj(root, "intel-rapl:2", 99000000);                // psys: not a package
   EXPECT_NEAR(p.meter->joules(), 2.5, 1e-9);
 }
 
@@ -67,7 +67,7 @@ TEST(Rapl, ACounterThatWrapsAroundKeepsCounting) {
   ASSERT_TRUE(p.meter);
   set_uj(root, "intel-rapl:1", 262143328850 - 1000000);  // 1 J below the range...
   double before = p.meter->joules();
-  set_uj(root, "intel-rapl:1", 500000);                    // ...then past it: +1.5 J
+  set_uj(root, "intel-rapl:1", 500000);  // ...then past it: +1.5 J
   EXPECT_NEAR(p.meter->joules() - before, 1.5, 1e-6);
 }
 

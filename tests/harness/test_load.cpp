@@ -35,10 +35,10 @@ TEST(Load, ParsesStatWithSpacesAndParenthesesInTheName) {
 
 TEST(Load, BusyAreOtherProcessesAboveAQuarterCore) {
   using S = std::vector<std::pair<int, std::pair<std::string, unsigned long long>>>;
-  S a = {{1, {"init", 0}}, {10, {"cc1plus", 100}}, {11, {"hdb-ra-cpu", 100}}, {12, {"idle", 50}}, {13, {"me", 0}},
-         {14, {"gone", 0}}};
-  S b = {{1, {"init", 1}}, {10, {"cc1plus", 200}}, {11, {"hdb-ra-cpu", 300}}, {12, {"idle", 55}}, {13, {"me", 100}},
-         {15, {"new", 100}}};
+  S a = {{1, {"init", 0}},   {10, {"cc1plus", 100}}, {11, {"hdb-ra-cpu", 100}},
+         {12, {"idle", 50}}, {13, {"me", 0}},        {14, {"gone", 0}}};
+  S b = {{1, {"init", 1}},   {10, {"cc1plus", 200}}, {11, {"hdb-ra-cpu", 300}},
+         {12, {"idle", 55}}, {13, {"me", 100}},      {15, {"new", 100}}};
   // 1 s at 100 ticks/s: cc1plus used a whole core; idle 5%; the other rank (same name) and this
   // process are left out; a process that appeared or vanished has no rate.
   auto busy = busy_between(a, b, 1.0, 100, 13, "hdb-ra-cpu");

@@ -41,13 +41,14 @@ BenchmarkDef one_case(Counts* c) {
   def.name = "fake";
   def.description = "protocol test";
   def.run = [c](Session& s) {
-    s.run({"op", "v", {}, 1024, Transfer::None}, CaseSetup{nullptr, [c] {
-      Prepared p;
-      p.pass = [c] { return Breakdown::compute_only(++c->passes == 1 ? 2e-3 : 1e-3); };
-      p.verify = [] { return Verification::pass(); };
-      p.elements = 256;
-      return p;
-    }});
+    s.run({"op", "v", {}, 1024, Transfer::None},
+          CaseSetup{nullptr, [c] {
+                      Prepared p;
+                      p.pass = [c] { return Breakdown::compute_only(++c->passes == 1 ? 2e-3 : 1e-3); };
+                      p.verify = [] { return Verification::pass(); };
+                      p.elements = 256;
+                      return p;
+                    }});
   };
   return def;
 }

@@ -143,9 +143,10 @@ TEST(Results, CsvHasAHeaderAndOneRowPerRecord) {
   std::string header;
   for (const auto& c : kCsvColumns) header += (header.empty() ? "" : ",") + c;
   EXPECT_EQ(csv.substr(0, csv.find('\n')), header);
-  EXPECT_NE(csv.find("\"select/tuned[dist=uniform,selectivity=0.5,transfer=pinned]@1M\",bus,cpu,0,Some CPU,select,tuned,"
-                     "dist=uniform;selectivity=0.5,1048576,pinned,ok,1,1,3,0.002,"),
-            std::string::npos);
+  EXPECT_NE(
+      csv.find("\"select/tuned[dist=uniform,selectivity=0.5,transfer=pinned]@1M\",bus,cpu,0,Some CPU,select,tuned,"
+               "dist=uniform;selectivity=0.5,1048576,pinned,ok,1,1,3,0.002,"),
+      std::string::npos);
 }
 
 // The files are written from each record's kept JSON and CSV row: they must read exactly as the
@@ -221,7 +222,8 @@ TEST(Results, FilesAreWrittenAtomically) {
   EXPECT_EQ(j["results"].size(), 1u);
   // Nothing but the file itself is left beside it.
   int files = 0;
-  for (const auto& e : std::filesystem::directory_iterator(test::scratch_dir())) files += e.path().filename() != "results.json";
+  for (const auto& e : std::filesystem::directory_iterator(test::scratch_dir()))
+    files += e.path().filename() != "results.json";
   EXPECT_EQ(files, 0);
   std::remove(path.c_str());
 }
@@ -234,8 +236,8 @@ TEST(Results, CasesAreTheProductOfDeclaredAxes) {
   EXPECT_EQ(states[3], (Params{{"dist", "zipf"}, {"match", 1.0}, {"fanout", 4}}));
   EXPECT_EQ(param(states[2], "dist"), "zipf");
   EXPECT_THROW(param(states[0], "k"), std::logic_error);
-  EXPECT_EQ(axis_product({}).size(), 1u);                    // no axes: one case
-  EXPECT_TRUE(axis_product({{"k", {}}}).empty());            // an empty axis: no case
+  EXPECT_EQ(axis_product({}).size(), 1u);          // no axes: one case
+  EXPECT_TRUE(axis_product({{"k", {}}}).empty());  // an empty axis: no case
 }
 
 namespace {

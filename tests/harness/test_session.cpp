@@ -23,21 +23,24 @@ BenchmarkDef scripted_benchmark(int* setups) {
     for (const char* variant : {"good", "skips", "wrong", "throws"}) {
       for (std::uint64_t size : s.sizes())
         for (Transfer t : s.transfers()) {
-        std::string v = variant;
-        s.run({"op", v, {}, size, t}, CaseSetup{nullptr, [&, v]() {
-          ++*setups;
-          if (v == "skips") throw SkipCase("too large for this test");
-          Prepared p;
-          p.pass = [v] {
-            if (v == "throws") throw DeviceError("kernel launch failed");
-            return Breakdown::compute_only(1e-3);
-          };
-          p.verify = [v] { return v == "wrong" ? Verification::fail("element 3 differs") : Verification::pass("ok"); };
-          p.elements = size / 4;
-          p.min_bytes_moved = 2 * size;
-          return p;
-        }});
-      }
+          std::string v = variant;
+          s.run({"op", v, {}, size, t}, CaseSetup{nullptr, [&, v]() {
+                                                    ++*setups;
+                                                    if (v == "skips") throw SkipCase("too large for this test");
+                                                    Prepared p;
+                                                    p.pass = [v] {
+                                                      if (v == "throws") throw DeviceError("kernel launch failed");
+                                                      return Breakdown::compute_only(1e-3);
+                                                    };
+                                                    p.verify = [v] {
+                                                      return v == "wrong" ? Verification::fail("element 3 differs")
+                                                                          : Verification::pass("ok");
+                                                    };
+                                                    p.elements = size / 4;
+                                                    p.min_bytes_moved = 2 * size;
+                                                    return p;
+                                                  }});
+        }
     }
   };
   return def;
@@ -70,7 +73,8 @@ TEST(Session, RecordsOkSkippedAndFailedCasesAndKeepsGoing) {
       EXPECT_EQ(r["status"], "ok");
       EXPECT_TRUE(r["verification"]["verified"]);
       EXPECT_GE(r["trials"].size(), 3u);
-      EXPECT_NEAR(r["throughput"]["pct_of_peak"].get<double>(), 100.0 * 2 * r["size_bytes"].get<double>() / 1e-3 / 1e9 / 100.0, 1e-6);
+      EXPECT_NEAR(r["throughput"]["pct_of_peak"].get<double>(),
+                  100.0 * 2 * r["size_bytes"].get<double>() / 1e-3 / 1e9 / 100.0, 1e-6);
     } else if (r["variant"] == "skips") {
       EXPECT_EQ(r["status"], "skipped");
       EXPECT_EQ(r["reason"], "too large for this test");
@@ -97,8 +101,9 @@ TEST(Session, OnlyFilterAndList) {
   EXPECT_EQ(run(scripted_benchmark(&setups), {"--list"}), kExitOk);
   EXPECT_EQ(setups, 0);  // listing builds no inputs
   // An id as --list prints it selects exactly that case; a pattern that selects nothing is a usage error.
-  EXPECT_EQ(run(scripted_benchmark(&setups), {"--sizes", "32K,64K", "--only", "op/good[transfer=pinned]@64K", "--quiet"}),
-            kExitOk);
+  EXPECT_EQ(
+      run(scripted_benchmark(&setups), {"--sizes", "32K,64K", "--only", "op/good[transfer=pinned]@64K", "--quiet"}),
+      kExitOk);
   EXPECT_EQ(setups, 1);
   EXPECT_EQ(run(scripted_benchmark(&setups), {"--sizes", "32K", "--only", "nothing*", "--quiet"}), kExitUsage);
   EXPECT_EQ(run(scripted_benchmark(&setups), {"--list", "--only", "op/none"}), kExitUsage);
@@ -165,9 +170,9 @@ TEST(Session, DocumentsAreMarkedRunningUntilTheRunEnds) {
   def.run = [&](Session& s) {
     s.run({"op", "first", {}, 32768}, CaseSetup{nullptr, [] { return quick_case(); }});
     s.run({"op", "second", {}, 32768}, CaseSetup{nullptr, [&] {
-      seen = read_json(path);  // the file as the first case left it
-      return quick_case();
-    }});
+                                                   seen = read_json(path);  // the file as the first case left it
+                                                   return quick_case();
+                                                 }});
   };
   ASSERT_EQ(run(def, {"--sizes", "32K", "--json", path, "--quiet"}), kExitOk);
   EXPECT_EQ(seen["complete"], false);
@@ -242,16 +247,21 @@ TEST(Session, ALostDeviceFailsItsCaseAndStopsTheRun) {
   def.run = [&setups](Session& s) {
     for (const char* variant : {"first", "error", "lost", "after"}) {
       const std::string v = variant;
-      s.run({"op", v, {}, 32768}, CaseSetup{nullptr, [&setups, v] {
-        ++setups;
-        Prepared p = quick_case();
-        if (v == "error") p.pass = []() -> Breakdown { throw DeviceError("cudaMemcpyAsync failed: cudaErrorInvalidValue"); };
-        if (v == "lost")
-          p.pass = []() -> Breakdown {
-            throw DeviceLost("cudaEventSynchronize failed: cudaErrorIllegalAddress; the device context is lost");
-          };
-        return p;
-      }});
+      s.run({"op", v, {}, 32768},
+            CaseSetup{nullptr, [&setups, v] {
+                        ++setups;
+                        Prepared p = quick_case();
+                        if (v == "error")
+                          p.pass = []() -> Breakdown {
+                            throw DeviceError("cudaMemcpyAsync failed: cudaErrorInvalidValue");
+                          };
+                        if (v == "lost")
+                          p.pass = []() -> Breakdown {
+                            throw DeviceLost(
+                                "cudaEventSynchronize failed: cudaErrorIllegalAddress; the device context is lost");
+                          };
+                        return p;
+                      }});
     }
   };
   ::testing::internal::CaptureStderr();
@@ -293,20 +303,21 @@ TEST(Session, ARuntimeErrorIsNamedByThePlatformWithTheStageItCameFrom) {
   def.run = [](Session& s) {
     for (const char* where : {"setup", "pass", "verify"}) {
       std::string w = where;
-      s.run({"op", w, {}, s.sizes().front(), s.transfers().front()}, CaseSetup{nullptr, [w]() {
-        if (w == "setup") throw test::FakeRuntimeError("clCreateBuffer");
-        Prepared p;
-        p.pass = [w] {
-          if (w == "pass") throw test::FakeRuntimeError("clEnqueueNDRangeKernel");
-          return Breakdown::compute_only(1e-3);
-        };
-        p.verify = [w]() -> Verification {
-          if (w == "verify") throw test::FakeRuntimeError("clEnqueueReadBuffer");
-          return Verification::pass("ok");
-        };
-        p.elements = 1;
-        return p;
-      }});
+      s.run({"op", w, {}, s.sizes().front(), s.transfers().front()},
+            CaseSetup{nullptr, [w]() {
+                        if (w == "setup") throw test::FakeRuntimeError("clCreateBuffer");
+                        Prepared p;
+                        p.pass = [w] {
+                          if (w == "pass") throw test::FakeRuntimeError("clEnqueueNDRangeKernel");
+                          return Breakdown::compute_only(1e-3);
+                        };
+                        p.verify = [w]() -> Verification {
+                          if (w == "verify") throw test::FakeRuntimeError("clEnqueueReadBuffer");
+                          return Verification::pass("ok");
+                        };
+                        p.elements = 1;
+                        return p;
+                      }});
     }
   };
   std::string path = test::scratch("session-runtime.json");

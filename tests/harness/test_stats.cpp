@@ -29,7 +29,7 @@ TEST(Stats, DegenerateSamples) {
 TEST(StoppingRule, MinimumPassesFirst) {
   StoppingRule r{3, 10, 100.0, 0.05};
   EXPECT_FALSE(r.done({1.0}, 0));
-  EXPECT_FALSE(r.done({1.0, 1.0}, 1e9));  // time limit never cuts below the minimum
+  EXPECT_FALSE(r.done({1.0, 1.0}, 1e9));    // time limit never cuts below the minimum
   EXPECT_TRUE(r.done({1.0, 1.0, 1.0}, 0));  // quiet enough
 }
 
@@ -37,7 +37,7 @@ TEST(StoppingRule, NoisyRunsContinueUntilALimit) {
   StoppingRule r{3, 6, 10.0, 0.01};
   std::vector<double> noisy{1.0, 2.0, 1.0};
   EXPECT_FALSE(r.done(noisy, 1.0));
-  EXPECT_TRUE(r.done(noisy, 10.0));  // time limit
+  EXPECT_TRUE(r.done(noisy, 10.0));              // time limit
   EXPECT_TRUE(r.done({1, 2, 1, 2, 1, 2}, 0.0));  // pass limit
 }
 

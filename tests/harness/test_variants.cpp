@@ -52,8 +52,9 @@ TEST(Variants, NamesPerTestInRegistrationOrder) {
 }
 
 TEST(Variants, ANameRegisteredTwiceIsRefused) {
-  EXPECT_THROW(VariantTable<Impl>("dup", {{Impl::Paper, {"paper", {"select"}, ""}}, {Impl::Tuned, {"paper", {"join"}, ""}}}),
-               std::logic_error);
+  EXPECT_THROW(
+      VariantTable<Impl>("dup", {{Impl::Paper, {"paper", {"select"}, ""}}, {Impl::Tuned, {"paper", {"join"}, ""}}}),
+      std::logic_error);
 }
 
 TEST(Variants, RanKeepsOnlyTheFieldsThatWereSet) {

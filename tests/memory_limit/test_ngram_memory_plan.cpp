@@ -53,8 +53,8 @@ TEST_F(HDB_SUITE, CountsTheIndexWorkArraysAndSearchScratch) {
       scratch += row_bytes * (v.batch ? nq : 1);
 #endif
     }
-    EXPECT_EQ(plan.total(), ix.bytes() + work + scratch) << v.name << (v.batch ? " (batch)" : "") << ": "
-                                                          << plan.describe(0);
+    EXPECT_EQ(plan.total(), ix.bytes() + work + scratch)
+        << v.name << (v.batch ? " (batch)" : "") << ": " << plan.describe(0);
     NgramSearchOut out;
     backend.search(v, plans, out);
     EXPECT_EQ(out.hits.size(), plans.size());

@@ -42,7 +42,8 @@ TEST(CpuMergeVariants, CasesComeFromTheTable) {
                                            "merge/parallel"}));
   MergeInput<std::uint32_t> in = generate_column<std::uint32_t>(ColumnSpec{1000, 100, 200, 0.3}, 5, 2);
   MergeWork<std::uint32_t> w = prepare_work(in);
-  EXPECT_THROW(backend.prepare(MergeVariant{MergeStep::Whole, "serial_merge", Transfer::None}, w), std::invalid_argument);
+  EXPECT_THROW(backend.prepare(MergeVariant{MergeStep::Whole, "serial_merge", Transfer::None}, w),
+               std::invalid_argument);
   MemoryPlan plan;
   backend.plan_memory(MergeVariant{MergeStep::Reencode, "parallel_binsearch", Transfer::None}, w, plan);
   EXPECT_GT(plan.total(), 0u);

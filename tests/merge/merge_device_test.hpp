@@ -50,16 +50,16 @@ inline void check_string_columns(MergeBackend& backend, const std::vector<Transf
   for (const NamedStrings& s : string_inputs()) {
     std::set<MergeStep> steps;
     check_column(backend, transfers, s.name, s.in, &steps);
-    EXPECT_EQ(steps, (std::set<MergeStep>{MergeStep::DeltaDict, MergeStep::DictMerge, MergeStep::Reencode,
-                                           MergeStep::Whole}))
+    EXPECT_EQ(steps,
+              (std::set<MergeStep>{MergeStep::DeltaDict, MergeStep::DictMerge, MergeStep::Reencode, MergeStep::Whole}))
         << s.name << ": a step ran no string variant";
     if (::testing::Test::HasFailure()) return;
   }
 }
 
 // The device memory plan of every variant on one column: under a 1 KiB --memory-limit, its fit check
-// (the session's, before prepare()) skips the case with MemoryPlan's reason naming the step's inputs and outputs and `scratch` (the
-// backend's word for its sort/scan scratch or library temporary storage) for 1a and 1b; without the
+// (the session's, before prepare()) skips the case with MemoryPlan's reason naming the step's inputs and outputs and
+// `scratch` (the backend's word for its sort/scan scratch or library temporary storage) for 1a and 1b; without the
 // limit the same case runs and verifies.
 template <class T>
 void check_memory_plan(MergeBackend& backend, Platform& platform, const MergeInput<T>& in, const std::string& scratch) {

@@ -15,9 +15,12 @@ namespace hdb::test {
 
 template <class T>
 T value_at(std::uint64_t i) {
-  if constexpr (std::is_same_v<T, std::uint32_t>) return universe_u32(i);
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return universe_u64(i);
-  else if constexpr (std::is_same_v<T, U128>) return universe_u128(i);
+  if constexpr (std::is_same_v<T, std::uint32_t>)
+    return universe_u32(i);
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return universe_u64(i);
+  else if constexpr (std::is_same_v<T, U128>)
+    return universe_u128(i);
   else {
     static std::deque<std::string> pool;  // views stay valid for the whole test program
     pool.push_back(universe_str(i));
@@ -80,15 +83,26 @@ std::vector<NamedInput<T>> edge_inputs() {
     }
     out.push_back({"max_values", make_column<T>({T{}, mx, mx1, mx, T{}}, {mx, T{}, mx1, mx, value_at<T>(3)})});
   } else {
-    static const std::vector<std::string> strs = {"",          "a",           "ab",         "abc",  "abd",
-                                                  "b",         "customer-1",  "customer-10", "customer-2",
-                                                  "abcd",      "customer-",   "zz",          "customer-order-1"};
+    static const std::vector<std::string> strs = {"",
+                                                  "a",
+                                                  "ab",
+                                                  "abc",
+                                                  "abd",
+                                                  "b",
+                                                  "customer-1",
+                                                  "customer-10",
+                                                  "customer-2",
+                                                  "abcd",
+                                                  "customer-",
+                                                  "zz",
+                                                  "customer-order-1"};
     auto sv = [&](std::vector<int> ids) {
       std::vector<std::string_view> v;
       for (int i : ids) v.push_back(strs[static_cast<std::size_t>(i)]);
       return v;
     };
-    out.push_back({"shared_prefixes", make_column<T>(sv({0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 0}), sv({0, 3, 9, 10, 11, 1, 12, 12}))});
+    out.push_back(
+        {"shared_prefixes", make_column<T>(sv({0, 1, 2, 3, 4, 5, 6, 7, 8, 3, 0}), sv({0, 3, 9, 10, 11, 1, 12, 12}))});
     out.push_back({"only_empty_strings", make_column<T>(sv({0, 0, 0}), sv({0}))});
   }
   for (double fresh : {0.0, 0.3, 1.0}) {

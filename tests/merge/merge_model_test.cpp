@@ -30,7 +30,8 @@ TEST(MergeModel, BitPackedStraddlesWords) {
     p.resize(1000, w);
     for (std::uint64_t i = 0; i < 1000; ++i) p.set(i, static_cast<std::uint32_t>(rand_at(w, i) & ((1ull << w) - 1)));
     for (std::uint64_t i = 0; i < 1000; ++i)
-      ASSERT_EQ(p.get(i), static_cast<std::uint32_t>(rand_at(w, i) & ((1ull << w) - 1))) << "width " << w << " id " << i;
+      ASSERT_EQ(p.get(i), static_cast<std::uint32_t>(rand_at(w, i) & ((1ull << w) - 1)))
+          << "width " << w << " id " << i;
   }
 }
 
@@ -101,7 +102,6 @@ TYPED_TEST(ParallelAlgorithms, MatchReferenceOnEveryEdgeCaseAndThreadCount) {
   }
 }
 
-
 // The width-specialised packer and unpacker against BitPacked::set/get at every width 0..32, with
 // the maximum id and 0 among random ids.
 template <unsigned W>
@@ -163,7 +163,8 @@ TEST(MergePack, ReencodeEveryWidthAndRowCount) {
               in.main_codes.set(r, old[r]);
             }
             in.delta.resize(nd);
-            for (std::uint64_t r = 0; r < nd; ++r) ids[r] = static_cast<std::uint32_t>(all_equal ? 0 : rand_at(7, r) % xd.size());
+            for (std::uint64_t r = 0; r < nd; ++r)
+              ids[r] = static_cast<std::uint32_t>(all_equal ? 0 : rand_at(7, r) % xd.size());
             BitPacked want;
             want.resize(nm + nd, wn);
             for (std::uint64_t r = 0; r < nm; ++r) want.set(r, xm[old[r]]);
@@ -200,11 +201,11 @@ TEST(MergePack, LowerBoundsMatchStd) {
       std::vector<std::uint32_t> got(count, 7);
       cpu::lower_bounds(dict.data(), n, values.data(), count, got.data());
       for (std::uint64_t i = 0; i < count; ++i)
-        ASSERT_EQ(got[i], std::lower_bound(dict.begin(), dict.end(), values[i]) - dict.begin()) << "n=" << n << " i=" << i;
+        ASSERT_EQ(got[i], std::lower_bound(dict.begin(), dict.end(), values[i]) - dict.begin())
+            << "n=" << n << " i=" << i;
     }
   }
 }
-
 
 // The parallel 1a's radix sort against std::sort: u32 and u64, sizes around a digit's 256, all-equal
 // keys (every pass skipped), keys differing only in the top byte, 0 and the maximum.
@@ -229,7 +230,6 @@ TEST(MergePack, RadixSortMatchesStd) {
   check(std::uint32_t{0});
   check(std::uint64_t{0});
 }
-
 
 // The 16-bit form of X_M (X_M[i] - i): a strictly increasing map of 2^17 entries whose shifts grow
 // to the 16-bit maximum, at the new width equal to and one more than the old; and maps it must

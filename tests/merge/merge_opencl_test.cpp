@@ -20,15 +20,20 @@ class OpenClDevice : public test::DeviceSuite<opencl::OpenClPlatform> {};
 
 template <class K>
 K key_from(std::uint64_t bits, std::uint64_t salt) {
-  if constexpr (std::is_same_v<K, U128>) return U128{bits % 3, salt ? bits * 0x9e3779b97f4a7c15ull : bits};
-  else return static_cast<K>(bits);
+  if constexpr (std::is_same_v<K, U128>)
+    return U128{bits % 3, salt ? bits * 0x9e3779b97f4a7c15ull : bits};
+  else
+    return static_cast<K>(bits);
 }
 
 template <class K>
 opencl::SortKey sort_key() {
-  if constexpr (std::is_same_v<K, std::uint32_t>) return opencl::SortKey::U32;
-  else if constexpr (std::is_same_v<K, std::uint64_t>) return opencl::SortKey::U64;
-  else return opencl::SortKey::U128;
+  if constexpr (std::is_same_v<K, std::uint32_t>)
+    return opencl::SortKey::U32;
+  else if constexpr (std::is_same_v<K, std::uint64_t>)
+    return opencl::SortKey::U64;
+  else
+    return opencl::SortKey::U128;
 }
 
 // n keys drawn from `distinct` values spread over the whole key range (so every digit of every
@@ -128,7 +133,8 @@ TEST_F(OpenClDevice, OffersEveryStep) {
   std::vector<std::string> names;
   for (const MergeVariant& v : merge_variants(backend, {Transfer::Pageable}))
     names.push_back(std::string(to_string(v.step)) + "/" + v.name);
-  for (const char* want : {"delta_dict/radix", "dict_merge/slice", "dict_merge/merge_path", "reencode/lookup", "merge/inorder"})
+  for (const char* want :
+       {"delta_dict/radix", "dict_merge/slice", "dict_merge/merge_path", "reencode/lookup", "merge/inorder"})
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
 }
 
@@ -146,7 +152,8 @@ TEST_F(OpenClDevice, DictMergeRecordsItsParametersAndUnknownVariantsAreRefused) 
   // 900 entries of U_M in ceil(900 / 16) = 57 slices of 16.
   Ran slice = backend.prepare(MergeVariant{MergeStep::DictMerge, "slice", Transfer::Pageable}, w)->ran();
   EXPECT_EQ(slice.items_per_thread, 16);
-  EXPECT_THROW(backend.prepare(MergeVariant{MergeStep::DictMerge, "csum", Transfer::Pageable}, w), std::invalid_argument);
+  EXPECT_THROW(backend.prepare(MergeVariant{MergeStep::DictMerge, "csum", Transfer::Pageable}, w),
+               std::invalid_argument);
   EXPECT_THROW(backend.supports(MergeVariant{MergeStep::DictMerge, "slices", Transfer::Pageable}, ValueType::U32),
                std::invalid_argument);
 }

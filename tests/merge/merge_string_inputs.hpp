@@ -72,7 +72,8 @@ inline std::vector<NamedStrings> string_inputs() {
     }
   add("chunk_borders", border, std::vector<std::string>(border.rbegin(), border.rend()));
   add("chunk_borders_delta_only", {}, border);
-  add("all_equal_long", std::vector<std::string>(50, long_prefix + "z"), std::vector<std::string>(700, long_prefix + "z"));
+  add("all_equal_long", std::vector<std::string>(50, long_prefix + "z"),
+      std::vector<std::string>(700, long_prefix + "z"));
   add("all_equal_empty", std::vector<std::string>(10, ""), std::vector<std::string>(333, ""));
   add("all_equal_short", {"k"}, std::vector<std::string>(64, "k"));
   add("one_element", {"customer-order-17"}, {"customer-order-17x"});

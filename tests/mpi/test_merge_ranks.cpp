@@ -11,9 +11,12 @@ namespace {
 nlohmann::json doc(int rank, double kernel_median, const char* status = "ok") {
   nlohmann::json r = {{"id", "select/tuned@1M"}, {"status", status}};
   if (std::string(status) == "ok") r["stats"] = {{"kernel_s", {{"median", kernel_median}}}};
-  return {{"schema", "hetdb-bench/1"}, {"rank", rank}, {"exit_code", 0},
+  return {{"schema", "hetdb-bench/1"},
+          {"rank", rank},
+          {"exit_code", 0},
           {"context", {{"host", "node" + std::to_string(rank / 2)}, {"device", {{"name", "dev"}}}}},
-          {"results", nlohmann::json::array({r})}, {"summary", {{"ok", 1}, {"skipped", 0}, {"failed", 0}}}};
+          {"results", nlohmann::json::array({r})},
+          {"summary", {{"ok", 1}, {"skipped", 0}, {"failed", 0}}}};
 }
 }  // namespace
 
@@ -73,7 +76,8 @@ TEST(MpiMerge, CompleteOnlyWhenEveryRankCompleted) {
   nlohmann::json m = merge_rank_documents({marked(0, true), marked(1, true), no_device});
   EXPECT_EQ(m["complete"], true);
   EXPECT_FALSE(m.contains("incomplete_reason"));
-  m = merge_rank_documents({marked(0, true), marked(1, false, "interrupted by signal 15"), marked(2, false, "running")});
+  m = merge_rank_documents(
+      {marked(0, true), marked(1, false, "interrupted by signal 15"), marked(2, false, "running")});
   EXPECT_EQ(m["complete"], false);
   EXPECT_EQ(m["incomplete_reason"], "rank 1: interrupted by signal 15");
   // The base document (rank 0's) said complete; the merged one does not.

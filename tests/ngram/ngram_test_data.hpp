@@ -36,13 +36,14 @@ inline std::vector<QueryCase> query_cases() {
   auto drawn = draw_queries(syn, 30, 9, 7, 110);
   std::vector<std::string> qs = drawn;
   for (std::size_t j = 0; j < drawn.size(); ++j) qs.push_back(mutate_query(drawn[j], 6, j));
-  qs.push_back("");                                  // no 3-gram
-  qs.push_back("ab");                                // no 3-gram either
-  qs.push_back("qqqxxxzzz");                         // 3-grams absent from the index
+  qs.push_back("");                                      // no 3-gram
+  qs.push_back("ab");                                    // no 3-gram either
+  qs.push_back("qqqxxxzzz");                             // 3-grams absent from the index
   qs.push_back(std::string(syn.doc(0).substr(0, 110)));  // an article start
   out.push_back({"synthetic", syn, qs});
 
-  out.push_back({"one article", corpus_of({"the quick brown fox jumps over the lazy dog"}),
+  out.push_back({"one article",
+                 corpus_of({"the quick brown fox jumps over the lazy dog"}),
                  {"quick brown", "lazy cat", "the", "dog", "zzzz"}});
 
   std::vector<std::string> same(300, "all articles are equal here");

@@ -38,7 +38,8 @@ TEST(NgramBits, BitSlicedCountersMatchPlainCounts) {
 }
 
 // The CUDA kernel's 32-way directory search, with the warp ballot emulated lane by lane.
-std::uint32_t lower_bound_32way(const std::vector<std::uint32_t>& a, std::uint32_t lo, std::uint32_t hi, std::uint32_t key) {
+std::uint32_t lower_bound_32way(const std::vector<std::uint32_t>& a, std::uint32_t lo, std::uint32_t hi,
+                                std::uint32_t key) {
   while (hi - lo > 32) {
     std::uint32_t step = probe_step(lo, hi);
     int c = 0;
@@ -82,21 +83,22 @@ TEST_F(HostAlgorithms, EqualBruteForceAtEveryErrorLevel) {
   cpu::CpuNgram backend(platform_);
   cpu::WorkerPool pool(3);
   int device_stages = 0;
-  testing::expect_exact(backend, {1, 9}, {0, 1, 3, 6, 12, 40},
-                        [&pool, &device_stages](const NgramIndex& ix, const QueryPlan& plan, const std::vector<std::uint32_t>& ref) {
-                          EXPECT_EQ(search_baseline(ix, plan), ref);
-                          EXPECT_EQ(search_binned(ix, plan), ref);
-                          EXPECT_EQ(cpu::search_parallel_bins(ix, plan, pool), ref);
-                          // The hybrid's host stages, with its device stage modelled on the host.
-                          HybridTimes times;
-                          auto on_host = [&](int from, int to, const std::vector<std::uint32_t>& cand,
-                                             std::vector<std::uint32_t>& planes, std::vector<std::uint8_t>& alive) {
-                            EXPECT_LT(from, to);
-                            ++device_stages;
-                            prune_candidates_host(ix, plan, from, to, cand, planes, alive);
-                          };
-                          EXPECT_EQ(search_hybrid(ix, plan, on_host, times), ref);
-                        });
+  testing::expect_exact(
+      backend, {1, 9}, {0, 1, 3, 6, 12, 40},
+      [&pool, &device_stages](const NgramIndex& ix, const QueryPlan& plan, const std::vector<std::uint32_t>& ref) {
+        EXPECT_EQ(search_baseline(ix, plan), ref);
+        EXPECT_EQ(search_binned(ix, plan), ref);
+        EXPECT_EQ(cpu::search_parallel_bins(ix, plan, pool), ref);
+        // The hybrid's host stages, with its device stage modelled on the host.
+        HybridTimes times;
+        auto on_host = [&](int from, int to, const std::vector<std::uint32_t>& cand, std::vector<std::uint32_t>& planes,
+                           std::vector<std::uint8_t>& alive) {
+          EXPECT_LT(from, to);
+          ++device_stages;
+          prune_candidates_host(ix, plan, from, to, cand, planes, alive);
+        };
+        EXPECT_EQ(search_hybrid(ix, plan, on_host, times), ref);
+      });
   EXPECT_GT(device_stages, 100);  // the split really sends lists to the (modelled) device
 }
 
@@ -153,7 +155,9 @@ TEST_F(HostAlgorithms, BinnedEnginePathsEqualBruteForce) {
       EXPECT_EQ(search_baseline(ix, plan), ref);
       HybridTimes times;
       auto on_host = [&](int from, int to, const std::vector<std::uint32_t>& cand, std::vector<std::uint32_t>& planes,
-                         std::vector<std::uint8_t>& alive) { prune_candidates_host(ix, plan, from, to, cand, planes, alive); };
+                         std::vector<std::uint8_t>& alive) {
+        prune_candidates_host(ix, plan, from, to, cand, planes, alive);
+      };
       EXPECT_EQ(search_hybrid(ix, plan, on_host, times), ref);
     }
   }
@@ -217,7 +221,8 @@ class HeldIndexBackend : public NgramBackend {
     index_ = nullptr;
     held = 0;
   }
-  void plan_memory(MemoryPlan& plan, const NgramIndex&, const NgramVariant&, const std::vector<QueryPlan>&) const override {
+  void plan_memory(MemoryPlan& plan, const NgramIndex&, const NgramVariant&,
+                   const std::vector<QueryPlan>&) const override {
     plan.add("index copy", kIndexCopy);
   }
   Breakdown search(const NgramVariant&, const std::vector<QueryPlan>& plans, NgramSearchOut& out) override {
@@ -236,9 +241,24 @@ TEST(NgramMemoryFit, ChecksSeeTheDeviceWithoutTheIndexItHolds) {
   HeldIndexBackend backend;
   FreeMemoryDevice device(backend.held);
   const std::string path = test::scratch("ngram_fit.json");
-  std::vector<std::string> args = {"hdb-ngram-fakegpu", "--corpus", "synthetic", "--sizes", "32K,64K", "--errors", "0,2",
-                                   "--query-count", "5", "--passes", "1", "--warmup", "0", "--transfer", "pinned",
-                                   "--json", path, "--quiet"};
+  std::vector<std::string> args = {"hdb-ngram-fakegpu",
+                                   "--corpus",
+                                   "synthetic",
+                                   "--sizes",
+                                   "32K,64K",
+                                   "--errors",
+                                   "0,2",
+                                   "--query-count",
+                                   "5",
+                                   "--passes",
+                                   "1",
+                                   "--warmup",
+                                   "0",
+                                   "--transfer",
+                                   "pinned",
+                                   "--json",
+                                   path,
+                                   "--quiet"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   ASSERT_EQ(ngram_main(static_cast<int>(argv.size()), argv.data(), device, backend), kExitOk);

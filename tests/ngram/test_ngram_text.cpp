@@ -120,9 +120,9 @@ TEST(NgramLoaders, GcideArticlesAreOrderedByOffsetOneperOffset) {
   const std::uint64_t oa = 0, ob = a.size(), oc = a.size() + b.size();
   // Index lines in headword order, not offset order: cherry's article comes last in the .dict file.
   // Two headwords share banana's offset with different lengths: the longest is kept.
-  write_file(d / "gcide.index", "aardvark\t" + b64(oc) + "\t" + b64(c.size()) + "\n" +  //
-                                    "apple\t" + b64(oa) + "\t" + b64(a.size()) + "\n" +      //
-                                    "banana\t" + b64(ob) + "\t" + b64(7) + "\n" +            //
+  write_file(d / "gcide.index", "aardvark\t" + b64(oc) + "\t" + b64(c.size()) + "\n" +   //
+                                    "apple\t" + b64(oa) + "\t" + b64(a.size()) + "\n" +  //
+                                    "banana\t" + b64(ob) + "\t" + b64(7) + "\n" +        //
                                     "bananas\t" + b64(ob) + "\t" + b64(b.size()) + "\n");
   TextCorpus g = load_gcide(d.string(), 1 << 20);
   ASSERT_EQ(g.size(), 3u);
@@ -144,13 +144,12 @@ TEST(NgramLoaders, GcideSkipsEveryInformationEntry) {
   write_gz(d / "gcide.dict.dz", info + url + word + bond);
   const std::uint64_t oi = 0, ou = info.size(), ow = ou + url.size(), ob = ow + word.size();
   // As GCIDE's index: 00-gcide-* and 00-web1913-info point at the same texts as 00-database-*.
-  write_file(d / "gcide.index", "00-database-info\t" + b64(oi) + "\t" + b64(info.size()) + "\n" +
-                                    "00-database-url\t" + b64(ou) + "\t" + b64(url.size()) + "\n" +
-                                    "00-gcide-long\t" + b64(oi) + "\t" + b64(info.size()) + "\n" +
-                                    "00-gcide-url\t" + b64(ou) + "\t" + b64(url.size()) + "\n" +
-                                    "00-web1913-info\t" + b64(oi) + "\t" + b64(info.size()) + "\n" +
-                                    "00databasealphabet\t" + b64(ou) + "\t" + b64(url.size()) + "\n" +
-                                    "007\t" + b64(ob) + "\t" + b64(bond.size()) + "\n" +  // a headword, not an entry
+  write_file(d / "gcide.index", "00-database-info\t" + b64(oi) + "\t" + b64(info.size()) + "\n" + "00-database-url\t" +
+                                    b64(ou) + "\t" + b64(url.size()) + "\n" + "00-gcide-long\t" + b64(oi) + "\t" +
+                                    b64(info.size()) + "\n" + "00-gcide-url\t" + b64(ou) + "\t" + b64(url.size()) +
+                                    "\n" + "00-web1913-info\t" + b64(oi) + "\t" + b64(info.size()) + "\n" +
+                                    "00databasealphabet\t" + b64(ou) + "\t" + b64(url.size()) + "\n" + "007\t" +
+                                    b64(ob) + "\t" + b64(bond.size()) + "\n" +  // a headword, not an entry
                                     "zebra\t" + b64(ow) + "\t" + b64(word.size()) + "\n");
   TextCorpus g = load_gcide(d.string(), 1 << 20);
   ASSERT_EQ(g.size(), 2u);
@@ -196,8 +195,11 @@ TEST(NgramLoaders, LineEndsAreTheSameForCorpusAndQueries) {
   // One trailing CR is removed from every line of both files, a UTF-8 BOM at the start is skipped,
   // empty lines are skipped, and the last line needs no newline.
   write_file(d / "lf.txt", "ab cd\n\nef gh\nij");
-  write_file(d / "crlf.txt", "\xEF\xBB\xBF" "ab cd\r\n\r\nef gh\r\nij");
-  TextCorpus lf = load_text_lines((d / "lf.txt").string(), 1000), crlf = load_text_lines((d / "crlf.txt").string(), 1000);
+  write_file(d / "crlf.txt",
+             "\xEF\xBB\xBF"
+             "ab cd\r\n\r\nef gh\r\nij");
+  TextCorpus lf = load_text_lines((d / "lf.txt").string(), 1000),
+             crlf = load_text_lines((d / "crlf.txt").string(), 1000);
   EXPECT_EQ(lf.text, crlf.text);
   EXPECT_EQ(lf.raw_bytes, 12u);
   EXPECT_EQ(crlf.raw_bytes, 12u);  // neither the CRs nor the BOM count
@@ -251,7 +253,8 @@ TEST(NgramSemantics, ExactQuotationsOverThreeSegmentsAreMissedAtKZero) {
   ngram::NgramIndex ix = ngram::build_ngram_index(c, 9, 1);
   auto words = [&](int from, int to) {  // the exact quotation of words from..to
     std::string q;
-    for (int w = from; w <= to; ++w) q += (w > from ? " q0" : "q0") + std::string(w < 10 ? "0" : "") + std::to_string(w);
+    for (int w = from; w <= to; ++w)
+      q += (w > from ? " q0" : "q0") + std::string(w < 10 ? "0" : "") + std::to_string(w);
     return q;
   };
   auto hits = [&](const std::string& q, int k) {

@@ -81,8 +81,9 @@ TEST_F(OpenClRuntime, ContextNamesTheImplementation) {
   nlohmann::json c = platform_->context();
   const std::string impl = c.at("implementation");
   ASSERT_FALSE(impl.empty());
-  EXPECT_TRUE(std::all_of(impl.begin(), impl.end(), [](unsigned char ch) { return std::isalnum(ch) && !std::isupper(ch); }))
-      << impl;
+  EXPECT_TRUE(std::all_of(impl.begin(), impl.end(), [](unsigned char ch) {
+    return std::isalnum(ch) && !std::isupper(ch);
+  })) << impl;
   EXPECT_FALSE(c.at("driver_version").get<std::string>().empty());
 }
 

@@ -115,8 +115,8 @@ void check_unsorted(RaBackend& b, const std::string& variant, const Relation& in
 std::vector<Predicate> predicates(int kw) {
   const std::uint64_t max = kw == 2 ? ~std::uint64_t{0} : 0xffffffffu;
   const std::uint64_t half = kw == 2 ? wide_key(0x7fffffffu) : 0x7fffffffu;
-  return {Predicate{0, 1, 0}, Predicate{0, 0, max}, Predicate{0, 0, half}, Predicate{0, max, max},
-          Predicate{0, max - 1, max - 1}, Predicate{1, 0, 0x7fffffffu}};
+  return {Predicate{0, 1, 0},     Predicate{0, 0, max},           Predicate{0, 0, half},
+          Predicate{0, max, max}, Predicate{0, max - 1, max - 1}, Predicate{1, 0, 0x7fffffffu}};
 }
 }  // namespace
 
@@ -187,7 +187,8 @@ void check_backend(RaBackend& b, const std::string& variant, int kw) {
         if (!offers(b, Op::Add, variant)) break;
         Relation a2 = a.rel.clone();
         for (std::uint64_t i = 0; i < a2.rows(); ++i)
-          for (int v = kw; v < a2.width(); ++v) a2.tuple(i)[v] = static_cast<std::uint32_t>(rand_at(5, i * 8 + static_cast<std::uint64_t>(v)));
+          for (int v = kw; v < a2.width(); ++v)
+            a2.tuple(i)[v] = static_cast<std::uint32_t>(rand_at(5, i * 8 + static_cast<std::uint64_t>(v)));
         DeviceRel db = up(b, a2);
         b.arith(*da, *db, op, variant, out);
         expect_same(down(b, out), ref::arith(a.rel, a2, op), std::string("arith ") + to_string(op));
@@ -207,7 +208,8 @@ void check_backend(RaBackend& b, const std::string& variant, int kw) {
           b.set_op(*da, *db, op, variant, out);
           expect_same(down(b, out), ref::set_op(a.rel, other.rel, op), std::string("set ") + to_string(op), any);
         }
-        if (other.rel.rows() <= 3 && a.rel.width() + other.rel.width() <= kMaxWords && offers(b, Op::Product, variant)) {
+        if (other.rel.rows() <= 3 && a.rel.width() + other.rel.width() <= kMaxWords &&
+            offers(b, Op::Product, variant)) {
           b.product(*da, *db, variant, out);
           expect_same(down(b, out), ref::product(a.rel, other.rel), "product");
         }
@@ -259,7 +261,8 @@ Relation skewed(std::uint64_t rows, int values, std::uint64_t distinct, double h
 
 void check_shuffled_large(RaBackend& b, const std::string& variant, std::uint64_t n) {
   Relation same(n, 1);
-  for (std::uint64_t i = 0; i < n; ++i) same.tuple(i)[0] = 0xffffffffu, same.tuple(i)[1] = static_cast<std::uint32_t>(i % 5);
+  for (std::uint64_t i = 0; i < n; ++i)
+    same.tuple(i)[0] = 0xffffffffu, same.tuple(i)[1] = static_cast<std::uint32_t>(i % 5);
   const std::vector<Input> inputs = {{"heavy key", skewed(n, 1, n, 0.8, 777, 3, 11)},
                                      {"few distinct tuples", skewed(n, 2, 3, 0, 0, 1, 15)},
                                      {"all keys 0xffffffff", same}};

@@ -111,9 +111,13 @@ TEST(RaCpu, ThreeWordSelectMatchesReference) {
       s.keys.distinct = n / 3 + 1;
       const Relation in = make_relation(s, 31 + n, 2);
       const std::uint64_t mid = in.rows() ? in.key(in.rows() / 2) : 0;
-      std::vector<Predicate> ps = {Predicate{0, 0, mid}, Predicate{0, mid, mid}, Predicate{0, mid + 1, ~0ull},
-                                   Predicate{0, 1ull << 32, ~0ull}, Predicate{1, 0, 0x7fffffffu},
-                                   Predicate{1, 0x80000000u, 0xffffffffu}, Predicate{3 - kw, 5, 1ull << 33}};
+      std::vector<Predicate> ps = {Predicate{0, 0, mid},
+                                   Predicate{0, mid, mid},
+                                   Predicate{0, mid + 1, ~0ull},
+                                   Predicate{0, 1ull << 32, ~0ull},
+                                   Predicate{1, 0, 0x7fffffffu},
+                                   Predicate{1, 0x80000000u, 0xffffffffu},
+                                   Predicate{3 - kw, 5, 1ull << 33}};
       if (kw == 1) {
         Predicate wide{1, 0, 0x7fffffffffffffffull};
         wide.value_words = 2;
@@ -128,8 +132,8 @@ TEST(RaCpu, ThreeWordSelectMatchesReference) {
           Relation got(o->rows(), o->values(), o->key_words());
           b->download(*o, got);
           const Relation want = ref::select(in, p);
-          EXPECT_TRUE(same_tuples(got, want)) << "kw " << kw << " n " << n << " attr " << p.attribute << " ["
-                                              << p.lo << ", " << p.hi << "]: " << first_difference(got, want);
+          EXPECT_TRUE(same_tuples(got, want)) << "kw " << kw << " n " << n << " attr " << p.attribute << " [" << p.lo
+                                              << ", " << p.hi << "]: " << first_difference(got, want);
         }
     }
 }
@@ -277,7 +281,9 @@ TEST(RaCpu, StagedPiecesMatchReference) {
     std::string name;
     Predicate pred;
   };
-  std::vector<Sel> sels = {{"none", {0, 1, 0}}, {"all", {0, 0, 0xffffffffu}}, {"half", {1, 0, 0x7fffffffu}},
+  std::vector<Sel> sels = {{"none", {0, 1, 0}},
+                           {"all", {0, 0, 0xffffffffu}},
+                           {"half", {1, 0, 0x7fffffffu}},
                            {"heavy only", {0, 0xffffffffu, 0xffffffffu}}};
   for (int threads : {2, 3}) {
     hdb::cpu::CpuPlatform cores(threads);

@@ -132,13 +132,14 @@ TEST_F(RaCuda, KernelsWithBarriersOnSmallInputs) {
 
 // `rows` tuples of `values` values in no order: keys from `key(i)`, values random (all ones when
 // `ones`), so that sums carry past 32 bits.
-Relation unsorted(std::uint64_t rows, int values, std::uint64_t seed, std::uint32_t (*key)(std::uint64_t, std::uint64_t),
-                  bool ones = false) {
+Relation unsorted(std::uint64_t rows, int values, std::uint64_t seed,
+                  std::uint32_t (*key)(std::uint64_t, std::uint64_t), bool ones = false) {
   Relation r(rows, values);
   for (std::uint64_t i = 0; i < rows; ++i) {
     r.tuple(i)[0] = key(seed, i);
     for (int v = 1; v <= values; ++v)
-      r.tuple(i)[v] = ones ? 0xffffffffu : static_cast<std::uint32_t>(rand_at(seed + 1, i * 8 + static_cast<std::uint64_t>(v)));
+      r.tuple(i)[v] =
+          ones ? 0xffffffffu : static_cast<std::uint32_t>(rand_at(seed + 1, i * 8 + static_cast<std::uint64_t>(v)));
   }
   return r;
 }
@@ -206,7 +207,8 @@ TEST_F(RaCuda, TunedStreamingPrimitivesAtEveryWidth) {
   for (std::uint32_t cap : {0u, 1u, 3u}) {
     for (int values = 0; values <= kMaxValues; ++values)
       for (std::uint64_t n : {0ull, 1ull, 2ull, 3ull, 5ull, 7ull, 255ull, 257ull, 4099ull, 70001ull, 300007ull}) {
-        SCOPED_TRACE(std::to_string(n) + " tuples, " + std::to_string(values) + " values, grid cap " + std::to_string(cap));
+        SCOPED_TRACE(std::to_string(n) + " tuples, " + std::to_string(values) + " values, grid cap " +
+                     std::to_string(cap));
         b.state().max_grid = cap;
         const Relation a = unsorted(n, values, 3 + n, random_key), c = unsorted(n, values, 5 + n, random_key);
         const Relation ones = unsorted(n, values, 7, max_key, true);
@@ -239,7 +241,8 @@ TEST_F(RaCuda, SortSixtyFourBitKeysIsStable) {
         for (std::uint64_t i = 0; i < n; ++i) {
           const std::uint64_t r = rand_at(29 + n, i);
           set_key(in.tuple(i), 2, kind == 0 ? r : kind == 1 ? (std::uint64_t{7} << 32) | (r % 5) : ~std::uint64_t{0});
-          for (int v = 2; v < in.width(); ++v) in.tuple(i)[v] = static_cast<std::uint32_t>(rand_at(31, i * 8 + static_cast<std::uint64_t>(v)));
+          for (int v = 2; v < in.width(); ++v)
+            in.tuple(i)[v] = static_cast<std::uint32_t>(rand_at(31, i * 8 + static_cast<std::uint64_t>(v)));
           if (values > 0) in.tuple(i)[in.width() - 1] = static_cast<std::uint32_t>(i);
         }
         b.upload(in, d);
@@ -261,7 +264,8 @@ TEST_F(RaCuda, StreamingPrimitivesWithSixtyFourBitKeys) {
   for (std::uint32_t cap : {0u, 3u})
     for (int values = 0; values <= max_values(2); ++values)
       for (std::uint64_t n : {0ull, 1ull, 3ull, 5ull, 7ull, 257ull, 4099ull, 70001ull}) {
-        SCOPED_TRACE(std::to_string(n) + " tuples, " + std::to_string(values) + " values, grid cap " + std::to_string(cap));
+        SCOPED_TRACE(std::to_string(n) + " tuples, " + std::to_string(values) + " values, grid cap " +
+                     std::to_string(cap));
         b.state().max_grid = cap;
         Relation a(n, values, 2), c(n, values, 2), ones(n, values, 2);
         for (std::uint64_t i = 0; i < n; ++i) {
@@ -341,8 +345,8 @@ Relation merge_positions(const Relation& a, const Relation& b) {  // what merge_
 std::vector<Predicate> host_predicates(int kw) {
   const std::uint64_t max = kw == 2 ? ~std::uint64_t{0} : 0xffffffffu;
   const std::uint64_t half = kw == 2 ? wide_key(0x7fffffffu) : 0x7fffffffu;
-  std::vector<Predicate> p{Predicate{0, 1, 0}, Predicate{0, max, max}, Predicate{0, 0, half}, Predicate{0, half + 1, max - 1},
-                           Predicate{1, 0, 0x7fffffffu}};
+  std::vector<Predicate> p{Predicate{0, 1, 0}, Predicate{0, max, max}, Predicate{0, 0, half},
+                           Predicate{0, half + 1, max - 1}, Predicate{1, 0, 0x7fffffffu}};
   if (kw == 1) p.push_back(Predicate{0, 1ull << 32, ~0ull});  // selects nothing
   for (Predicate& x : p) x.key_words = kw;
   return p;
@@ -362,9 +366,11 @@ TEST(RaCudaHost, KeepRulesMatchReference) {
           if (b.rel.rows() > 300 && b.name != a.name) continue;
           SCOPED_TRACE("with " + b.name);
           EXPECT_EQ(first_difference(keep_rows(cuda::kIntersection, a.rel, &b.rel, {}),
-                                     ref::set_op(a.rel, b.rel, SetOp::Intersection)), "");
+                                     ref::set_op(a.rel, b.rel, SetOp::Intersection)),
+                    "");
           EXPECT_EQ(first_difference(keep_rows(cuda::kDifference, a.rel, &b.rel, {}),
-                                     ref::set_op(a.rel, b.rel, SetOp::Difference)), "");
+                                     ref::set_op(a.rel, b.rel, SetOp::Difference)),
+                    "");
           const Relation b_only = keep_rows(cuda::kUnionKeep, b.rel, &a.rel, {});
           EXPECT_EQ(first_difference(merge_positions(a.rel, b_only), ref::set_op(a.rel, b.rel, SetOp::Union)), "");
         }
@@ -435,7 +441,8 @@ TEST(RaCudaHost, JoinCountsAndOffsetsPassThirtyTwoBits) {
     cuda::JoinCount total = 0;
     const auto n = static_cast<std::uint32_t>(l.rows()), w = static_cast<std::uint32_t>(l.width());
     for (std::uint32_t i = 0; i <= n; ++i)
-      total += kw == 2 ? cuda::JoinKeys<2>{l.data(), n, w, l.data(), n, w}(i) : cuda::JoinKeys<1>{l.data(), n, w, l.data(), n, w}(i);
+      total += kw == 2 ? cuda::JoinKeys<2>{l.data(), n, w, l.data(), n, w}(i)
+                       : cuda::JoinKeys<1>{l.data(), n, w, l.data(), n, w}(i);
     EXPECT_EQ(total, 65537ull * 65537ull) << "kw=" << kw;
     EXPECT_EQ(total, ref::join_rows(l, l));
   }
@@ -463,8 +470,8 @@ std::uint64_t item(const MemoryPlan& plan, const std::string& name) {
 TEST(RaCudaHost, PlanScratchCountsEveryBuffer) {
   hdb::cuda::CudaPlatform platform;
   cuda::CudaRa b(platform);
-  auto plan = [&](Op op, const std::string& variant, std::uint64_t rows_a, int width_a, int kw, std::uint64_t rows_b = 0,
-                  int width_b = 0, std::uint64_t out_rows = 0, int out_width = 0) {
+  auto plan = [&](Op op, const std::string& variant, std::uint64_t rows_a, int width_a, int kw,
+                  std::uint64_t rows_b = 0, int width_b = 0, std::uint64_t out_rows = 0, int out_width = 0) {
     OpShape s;
     s.op = op;
     s.variant = variant;
@@ -488,7 +495,8 @@ TEST(RaCudaHost, PlanScratchCountsEveryBuffer) {
   EXPECT_EQ(item(plan(Op::Sort, "cub", n, 2, 1), "sort keys (double buffer)"), 2 * n * 4);
   // Keys alone: SortKeys from the input into the output keeps a copy of the keys in its storage,
   // the figure the old fit check left out.
-  EXPECT_GE(item(plan(Op::Sort, "cub", n, 1, 1), "cub radix sort temporary storage (with its own copy of the keys)"), 4 * n);
+  EXPECT_GE(item(plan(Op::Sort, "cub", n, 1, 1), "cub radix sort temporary storage (with its own copy of the keys)"),
+            4 * n);
   // Join: offsets (and the paper's local offsets and partition counts) are 64-bit.
   for (int kw : {1, 2}) {
     MemoryPlan cub = plan(Op::Join, "cub", n, kw + 1, kw, n, kw + 1, n, kw + 2);
@@ -513,7 +521,8 @@ TEST(RaCudaHost, PlanScratchCountsEveryBuffer) {
   // Its output is allocated for every tuple: the quarter selected is the benchmark's, the rest ours.
   EXPECT_EQ(item(tuned_unique, "output rows beyond the selected ones (sized for all)"), (n - n / 4) * 5 * 4);
   EXPECT_EQ(plan(Op::Select, "tuned", n, 6, 2, 0, 0, n, 6).items().size(), 0u);
-  EXPECT_EQ(item(plan(Op::SetUnion, "cub", n, 3, 2, n, 3, 2 * n, 3), "b's tuples beyond a's (at most all of b)"), n * 12);
+  EXPECT_EQ(item(plan(Op::SetUnion, "cub", n, 3, 2, n, 3, 2 * n, 3), "b's tuples beyond a's (at most all of b)"),
+            n * 12);
   EXPECT_GT(item(plan(Op::Reduce, "cub", n, 4, 2), "cub reduce temporary storage"), 0u);
   EXPECT_EQ(item(plan(Op::Reduce, "tuned", n, 4, 2), "reduce results"), 2u * 8);
   // Hash: a table of two slots a row (a power of two), its per-slot counts and 64-bit offsets;
@@ -611,11 +620,11 @@ TEST_F(RaCuda, CountReadBacksAreTheirOwnPhaseAndEndingReadBacksAreOutsideTheKern
 // hdb::cuda::check: the sticky errors (the context is lost: driver_types.h's "inconsistent state")
 // throw DeviceLost naming the call; other errors DeviceError; out of memory a skip. No device needed.
 TEST(CudaRuntimeHost, StickyErrorsThrowDeviceLost) {
-  for (cudaError_t e : {cudaErrorIllegalAddress, cudaErrorLaunchFailure, cudaErrorHardwareStackError,
-                        cudaErrorIllegalInstruction, cudaErrorMisalignedAddress, cudaErrorInvalidAddressSpace,
-                        cudaErrorInvalidPc, cudaErrorLaunchTimeout, cudaErrorAssert, cudaErrorUnknown,
-                        cudaErrorContained, cudaErrorTensorMemoryLeak, cudaErrorExternalDevice,
-                        cudaErrorECCUncorrectable}) {
+  for (cudaError_t e :
+       {cudaErrorIllegalAddress, cudaErrorLaunchFailure, cudaErrorHardwareStackError, cudaErrorIllegalInstruction,
+        cudaErrorMisalignedAddress, cudaErrorInvalidAddressSpace, cudaErrorInvalidPc, cudaErrorLaunchTimeout,
+        cudaErrorAssert, cudaErrorUnknown, cudaErrorContained, cudaErrorTensorMemoryLeak, cudaErrorExternalDevice,
+        cudaErrorECCUncorrectable}) {
     SCOPED_TRACE(cudaGetErrorName(e));
     EXPECT_TRUE(hdb::cuda::is_sticky(e));
     try {
@@ -656,8 +665,9 @@ TEST(CudaRuntimeHost, DeviceCountErrorsSkipOnlyWithoutADriver) {
     EXPECT_TRUE(device_count_error_is_no_device(e, /*driver_present=*/false));
     EXPECT_FALSE(device_count_error_is_no_device(e, /*driver_present=*/true));
   }
-  for (cudaError_t e : {cudaErrorSystemDriverMismatch, cudaErrorInitializationError, cudaErrorCompatNotSupportedOnDevice,
-                        cudaErrorDevicesUnavailable, cudaErrorUnknown, cudaErrorSystemNotReady}) {
+  for (cudaError_t e :
+       {cudaErrorSystemDriverMismatch, cudaErrorInitializationError, cudaErrorCompatNotSupportedOnDevice,
+        cudaErrorDevicesUnavailable, cudaErrorUnknown, cudaErrorSystemNotReady}) {
     SCOPED_TRACE(cudaGetErrorName(e));
     EXPECT_FALSE(device_count_error_is_no_device(e, false));
     EXPECT_FALSE(device_count_error_is_no_device(e, true));

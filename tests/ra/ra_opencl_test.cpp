@@ -117,8 +117,8 @@ TEST_F(RaOpenCl, JoinCountsBeyondThirtyTwoBits) {
   const std::uint64_t pairs = 65537ull * 65537ull, mib = pairs * 3 * 4 >> 20;
   ASSERT_EQ(ref::join_rows(l, l), pairs);
   // Staged or not (two merges) matters to the merging joins only.
-  const std::pair<const char*, bool> runs[] = {{"paper", true}, {"tuned", true}, {"paper", false}, {"tuned", false},
-                                               {"hash", true}};
+  const std::pair<const char*, bool> runs[] = {
+      {"paper", true}, {"tuned", true}, {"paper", false}, {"tuned", false}, {"hash", true}};
   for (const auto& [v, staged] : runs) {
     SCOPED_TRACE(std::string(v) + (staged ? " staged" : " two merges"));
     opencl::OpenClRa b(*platform_);

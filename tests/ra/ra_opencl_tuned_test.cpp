@@ -78,9 +78,7 @@ Relation run_join(opencl::OpenClRa& b, const Relation& l, const Relation& r) {
   return got;
 }
 
-Relation ref_join(const Relation& l, const Relation& r) {
-  return tuple_sorted(ref::join(l, r));
-}
+Relation ref_join(const Relation& l, const Relation& r) { return tuple_sorted(ref::join(l, r)); }
 
 TEST_F(RaOpenClTuned, ConformanceWithForcedParameters) {
   for (const Tuning& t : kTunings) {
@@ -130,7 +128,8 @@ TEST_F(RaOpenClTuned, SortEdgeCases) {
     cases.push_back({"uniform" + sz, numbered(relation(n, 1, keys(0, 0, 0xffffffffu), false, 3 + n))});
     cases.push_back({"equal" + sz, numbered(relation(n, 1, keys(1, 9, 9), false, 5 + n))});
     cases.push_back({"max" + sz, numbered(relation(n, 2, keys(2, 0xfffffffeu, 0xffffffffu), false, 7 + n))});
-    cases.push_back({"zipf" + sz, numbered(relation(n, 3, keys(n / 3 + 1, 0, 0xffffffffu, KeyDist::Zipf), false, 9 + n))});
+    cases.push_back(
+        {"zipf" + sz, numbered(relation(n, 3, keys(n / 3 + 1, 0, 0xffffffffu, KeyDist::Zipf), false, 9 + n))});
     cases.push_back({"keyonly" + sz, relation(n, 0, keys(0, 0, 0xffffffffu), false, 11 + n)});
     cases.push_back({"wide" + sz, numbered(relation(n, 7, keys(n / 2 + 1, 0, 1000), false, 13 + n))});
   }

@@ -98,14 +98,14 @@ TEST(RaReference, SetOperationsEqualStdAlgorithms) {
 // that equal keys carry distinguishable tuples.
 TEST(RaReference, SortEqualsStdStableSort) {
   Relation hand = from_rows({{5, 1}, {3, 2}, {5, 0}, {0xffffffffu, 7}, {3, 1}, {0, 9}, {5, 2}}, 1);
-  EXPECT_TRUE(same_tuples(ref::sort(hand),
-                          from_rows({{0, 9}, {3, 2}, {3, 1}, {5, 1}, {5, 0}, {5, 2}, {0xffffffffu, 7}}, 1)));
+  EXPECT_TRUE(
+      same_tuples(ref::sort(hand), from_rows({{0, 9}, {3, 2}, {3, 1}, {5, 1}, {5, 0}, {5, 2}, {0xffffffffu, 7}}, 1)));
   struct Case {
     std::uint64_t rows, distinct, min, max;
   };
   for (const Case& c : {Case{0, 0, 0, 0xffffffffu}, Case{1, 0, 0, 0xffffffffu}, Case{1000, 1, 9, 9},
-                        Case{999, 2, 0xfffffffeu, 0xffffffffu}, Case{4099, 0, 0, 0xffffffffu}, Case{70001, 300, 0, 1000},
-                        Case{100003, 0, 0, 0xffffffffu}}) {
+                        Case{999, 2, 0xfffffffeu, 0xffffffffu}, Case{4099, 0, 0, 0xffffffffu},
+                        Case{70001, 300, 0, 1000}, Case{100003, 0, 0, 0xffffffffu}}) {
     SCOPED_TRACE(std::to_string(c.rows) + " rows, keys " + std::to_string(c.min) + ".." + std::to_string(c.max));
     RelationSpec s;
     s.rows = c.rows;
@@ -186,8 +186,8 @@ TEST(RaReference, SixtyFourBitValuesAndWordLayouts) {
   EXPECT_THROW(ref::select(a, p), std::invalid_argument);
   ProjectLayout ok{{1, 2, 0}, 2};
   EXPECT_NO_THROW(check_layout(a.width(), ok));
-  EXPECT_THROW(check_layout(a.width(), ProjectLayout{{1, 4}, 1}), std::invalid_argument);         // no word 4
-  EXPECT_THROW(check_layout(a.width(), ProjectLayout{{1}, 2}), std::invalid_argument);            // key of 2 words
+  EXPECT_THROW(check_layout(a.width(), ProjectLayout{{1, 4}, 1}), std::invalid_argument);  // no word 4
+  EXPECT_THROW(check_layout(a.width(), ProjectLayout{{1}, 2}), std::invalid_argument);     // key of 2 words
   EXPECT_THROW(check_layout(a.width(), ProjectLayout{{0, 0, 0, 0, 0, 0, 0, 0, 0}, 1}), std::invalid_argument);
 }
 

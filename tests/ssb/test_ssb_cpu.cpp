@@ -57,7 +57,8 @@ TEST(SsbCpu, GeneratedAndTblRoundTrip) {
   std::filesystem::remove_all(dir);
   expect_all_equal(loaded, 3);
   // Q3.3 / Q3.4 / Q2.3 at SF 0.01 have rows only by chance; the busier ones must have some.
-  for (const char* name : {"1.1", "2.1", "3.1", "4.1"}) EXPECT_FALSE(reference_query(name, loaded).rows.empty()) << name;
+  for (const char* name : {"1.1", "2.1", "3.1", "4.1"})
+    EXPECT_FALSE(reference_query(name, loaded).rows.empty()) << name;
 }
 
 TEST(SsbCpu, UnknownVariantIsAnError) {

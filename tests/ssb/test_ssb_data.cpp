@@ -41,7 +41,9 @@ TEST(SsbDictionaries, CodesAndStrings) {
   EXPECT_EQ(brand_name(40), "MFGR#121");
   EXPECT_EQ(yearmonth_code("Dec1997"), 71);
   for (const char* bad : {"MFGR#6", "MFGR#1241", "MFGR#120", "MFGR#16", "UNITED KI", "Dec1999", "ATLANTIS", "mfgr#1"}) {
-    EXPECT_LT(std::max({mfgr_code(bad), category_code(bad), brand_code(bad), city_code(bad), yearmonth_code(bad), nation_code(bad)}), 0)
+    EXPECT_LT(std::max({mfgr_code(bad), category_code(bad), brand_code(bad), city_code(bad), yearmonth_code(bad),
+                        nation_code(bad)}),
+              0)
         << bad;
   }
   // Every code reads back from its string, and codes keep the strings' order where queries compare ranges.
@@ -56,7 +58,7 @@ TEST(SsbDictionaries, CodesAndStrings) {
 
 TEST(SsbDates, DbgenCalendar) {
   EXPECT_EQ(datekey_after_start(0), 19920101u);
-  EXPECT_EQ(datekey_after_start(kDates - 1), 19981230u);  // dbgen's 2,556 days
+  EXPECT_EQ(datekey_after_start(kDates - 1), 19981230u);      // dbgen's 2,556 days
   EXPECT_EQ(datekey_after_start(kOrderDays - 1), 19980802u);  // 1998-12-31 - 151 days
   EXPECT_EQ(week_num_in_year(19940101), 1u);
   EXPECT_EQ(week_num_in_year(19940203), 5u);
@@ -91,7 +93,8 @@ TEST(SsbGenerator, FollowsSsbDbgen) {
   ASSERT_EQ(t.rows(Table::Date), 2556u);
   EXPECT_EQ(sizes_for(8).parts, 800000u);  // 200,000 x floor(1 + log2 8)
   EXPECT_EQ(generated_bytes(0.05), t.bytes());
-  for (int c = 0; c < kCols; ++c) EXPECT_EQ(t.cols[static_cast<std::size_t>(c)].size(), t.rows(table_of(static_cast<Col>(c))));
+  for (int c = 0; c < kCols; ++c)
+    EXPECT_EQ(t.cols[static_cast<std::size_t>(c)].size(), t.rows(table_of(static_cast<Col>(c))));
 
   // Dimension values: uniform nations, digits and parts' manufacturer / category / brand.
   expect_uniform(t[Col::c_nation], 0, kNations, "c_nation");
@@ -140,7 +143,8 @@ TEST(SsbLoader, RoundTripOfTheGenerator) {
   write_tbl_files(t, dir.string());
   const Tables u = load_tables(dir.string());
   for (int c = 0; c < kCols; ++c)
-    EXPECT_EQ(u.cols[static_cast<std::size_t>(c)], t.cols[static_cast<std::size_t>(c)]) << col_name(static_cast<Col>(c));
+    EXPECT_EQ(u.cols[static_cast<std::size_t>(c)], t.cols[static_cast<std::size_t>(c)])
+        << col_name(static_cast<Col>(c));
   fs::remove_all(dir);
 }
 
@@ -191,7 +195,9 @@ TEST_F(SsbLoaderErrors, NameFileLineAndColumn) {
   set_line("lineorder.tbl", 2, "1|1|2|1|1|19930101|5-LOW|0|1x|1000|1|2|980|600|2|19930101|TRUCK|");
   expect(lo + ":2: column 9 (lo_quantity) '1x': is not a non-negative number");
   set_line("lineorder.tbl", 2, "1|1|4294967296|1|1|19930101|5-LOW|0|10|1000|1|2|980|600|2|19930101|TRUCK|");
-  expect(lo + ":2: column 3 (lo_custkey) '4294967296': does not fit 32 bits (at most 4294967295): keys of 2^32 or more are refused");
+  expect(lo +
+         ":2: column 3 (lo_custkey) '4294967296': does not fit 32 bits (at most 4294967295): keys of 2^32 or more are "
+         "refused");
   set_line("lineorder.tbl", 2, "1|1|2|1|1|19930229|5-LOW|0|10|1000|1|2|980|600|2|19930101|TRUCK|");
   expect(lo + ":2: column 6 (lo_orderdate) '19930229': is not a date yyyymmdd");
   set_line("lineorder.tbl", 2, "1|1|2|1|1|19930101|5-LOW|0|10|-5|1|2|980|600|2|19930101|TRUCK|");
@@ -227,10 +233,11 @@ TEST_F(SsbLoaderErrors, RepeatedKeysAreErrorsNamingBothRows) {
     const std::string got = error();
     EXPECT_NE(got.find(want), std::string::npos) << "got: " << got << "\nwant: " << want;
   };
-  for (const auto& [file, key, table] : {std::tuple<std::string, std::string, std::string>{"customer.tbl", "c_custkey", "customer"},
-                                         {"supplier.tbl", "s_suppkey", "supplier"},
-                                         {"part.tbl", "p_partkey", "part"},
-                                         {"date.tbl", "d_datekey", "date"}}) {
+  for (const auto& [file, key, table] :
+       {std::tuple<std::string, std::string, std::string>{"customer.tbl", "c_custkey", "customer"},
+        {"supplier.tbl", "s_suppkey", "supplier"},
+        {"part.tbl", "p_partkey", "part"},
+        {"date.tbl", "d_datekey", "date"}}) {
     const std::vector<std::string> good = lines(file);
     ASSERT_GE(good.size(), 2u) << file;
     const std::string first = good[0], k = first.substr(0, first.find('|'));
@@ -265,9 +272,9 @@ TEST_F(SsbLoaderErrors, RepeatedKeysInColumnsAreErrors) {
   const std::map<std::string, std::string> table_of_prefix{
       {"lo", "lineorder"}, {"d", "date"}, {"c", "customer"}, {"s", "supplier"}, {"p", "part"}};
   const std::map<Col, std::string (*)(std::uint32_t)> strings{
-      {Col::d_yearmonth, yearmonth_name}, {Col::c_city, city_name},         {Col::c_nation, nation_name},
-      {Col::c_region, region_name},       {Col::s_city, city_name},         {Col::s_nation, nation_name},
-      {Col::s_region, region_name},       {Col::p_mfgr, mfgr_name},         {Col::p_category, category_name},
+      {Col::d_yearmonth, yearmonth_name}, {Col::c_city, city_name}, {Col::c_nation, nation_name},
+      {Col::c_region, region_name},       {Col::s_city, city_name}, {Col::s_nation, nation_name},
+      {Col::s_region, region_name},       {Col::p_mfgr, mfgr_name}, {Col::p_category, category_name},
       {Col::p_brand1, brand_name}};
   nlohmann::json tables;
   for (int i = 0; i < kCols; ++i) {
@@ -290,7 +297,10 @@ TEST_F(SsbLoaderErrors, RepeatedKeysInColumnsAreErrors) {
       tables[table]["columns"][name] = {{"type", "i64"}, {"file", name + ".i64"}};
     }
   }
-  std::ofstream(cols / "columns.json") << nlohmann::json{{"format", "hdb-columns/1"}, {"benchmark", "ssb"}, {"tables", tables}}.dump();
+  std::ofstream(cols / "columns.json") << nlohmann::json{
+      {"format", "hdb-columns/1"},
+      {"benchmark", "ssb"},
+      {"tables", tables}}.dump();
   std::string e = "(no error)";
   try {
     load_column_tables(cols.string());
@@ -298,7 +308,8 @@ TEST_F(SsbLoaderErrors, RepeatedKeysInColumnsAreErrors) {
     e = err.what();
   }
   const std::string n = std::to_string(t[Col::s_suppkey].size());
-  EXPECT_EQ(e, cols.string() + ": table supplier column s_suppkey row " + n + " ('" + std::to_string(t[Col::s_suppkey][0]) +
+  EXPECT_EQ(e, cols.string() + ": table supplier column s_suppkey row " + n + " ('" +
+                   std::to_string(t[Col::s_suppkey][0]) +
                    "'): repeats the key of row 1 (s_suppkey is the key of supplier and must be unique)");
 }
 
@@ -307,7 +318,8 @@ TEST(SsbQueries, PlansReadTheColumnsOfTheirSql) {
   EXPECT_EQ(query("1.1").dims(), std::vector<Table>{Table::Date});
   EXPECT_EQ(query("3.1").dims(), (std::vector<Table>{Table::Date, Table::Customer, Table::Supplier}));
   EXPECT_EQ(query("4.1").dims().size(), 4u);
-  const std::vector<Col> q11{Col::lo_discount, Col::lo_quantity, Col::lo_orderdate, Col::lo_extendedprice, Col::d_datekey, Col::d_year};
+  const std::vector<Col> q11{Col::lo_discount,      Col::lo_quantity, Col::lo_orderdate,
+                             Col::lo_extendedprice, Col::d_datekey,   Col::d_year};
   EXPECT_EQ(query("1.1").columns(), q11);
   EXPECT_THROW(query("5.1"), std::invalid_argument);
 }

@@ -35,7 +35,8 @@ TEST_F(TpchCuda, OperatorAndFusedEqualTheReference) {
     Breakdown t = composed.prepare(b, v, Transfer::Pinned)->pass();
     auto ends = [&](const std::string& suffix) {
       return std::any_of(t.phases.begin(), t.phases.end(), [&](const auto& ph) {
-        return ph.name.size() > suffix.size() && ph.name.compare(ph.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+        return ph.name.size() > suffix.size() &&
+               ph.name.compare(ph.name.size() - suffix.size(), suffix.size(), suffix) == 0;
       });
     };
     EXPECT_TRUE(ends(".sort"));

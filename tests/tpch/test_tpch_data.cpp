@@ -136,11 +136,11 @@ TEST(TpchGenerator, DistributionsFollowTheSpecification) {
   }
   ASSERT_EQ(i, lines) << "line items grouped by order, in order";
   EXPECT_NEAR(static_cast<double>(lines) / static_cast<double>(orders), 4.0, 0.02);
-  for (const auto& [name, counts] : {std::pair<const char*, const std::vector<std::uint64_t>&>{"items per order",
-                                                                                              per_order},
-                                     {"quantity", qty},
-                                     {"discount", disc},
-                                     {"ship date offset", ship}}) {
+  for (const auto& [name, counts] :
+       {std::pair<const char*, const std::vector<std::uint64_t>&>{"items per order", per_order},
+        {"quantity", qty},
+        {"discount", disc},
+        {"ship date offset", ship}}) {
     ChiSquare x = uniform_chi_square(counts);
     EXPECT_LT(x.statistic, x.critical) << name;
   }
@@ -263,7 +263,9 @@ TEST_F(Fixture, OrderKeysFrom2To32LoadAs64BitColumns) {
   auto shift = [&](std::string text) {
     std::string out;
     std::istringstream in(text);
-    for (std::string l; std::getline(in, l);) out += std::to_string((std::uint64_t{1} << 32) + std::stoull(l.substr(0, l.find('|')))) + l.substr(l.find('|')) + "\n";
+    for (std::string l; std::getline(in, l);)
+      out += std::to_string((std::uint64_t{1} << 32) + std::stoull(l.substr(0, l.find('|')))) + l.substr(l.find('|')) +
+             "\n";
     return out;
   };
   Tables narrow = load_tables(dir_.string());
@@ -272,7 +274,7 @@ TEST_F(Fixture, OrderKeysFrom2To32LoadAs64BitColumns) {
   Tables t = load_tables(dir_.string());
   EXPECT_TRUE(t.orders.cols[0].info.wide);
   EXPECT_TRUE(t.lineitem.cols[0].info.wide);
-  EXPECT_FALSE(t.orders.cols[1].info.wide);    // o_custkey stays 32-bit
+  EXPECT_FALSE(t.orders.cols[1].info.wide);  // o_custkey stays 32-bit
   EXPECT_FALSE(t.customer.cols[0].info.wide);
   EXPECT_EQ(t.orders.cols[0].at(0), (std::uint64_t{1} << 32) + 1);
   EXPECT_EQ(t.lineitem.cols[0].at(8), (std::uint64_t{1} << 32) + 5);
@@ -285,13 +287,15 @@ TEST_F(Fixture, OrderKeysFrom2To32LoadAs64BitColumns) {
     Relation want = reference_execute(tpch_kernel(k, narrow, 64));
     ASSERT_EQ(wide.rows(), want.rows());
     EXPECT_NE(checksum(wide), checksum(want));  // the keys differ in the high word only
-    for (std::uint64_t i = 0; i < want.rows(); ++i) EXPECT_EQ(wide.cols[0].at(i), (std::uint64_t{1} << 32) + want.cols[0].at(i));
+    for (std::uint64_t i = 0; i < want.rows(); ++i)
+      EXPECT_EQ(wide.cols[0].at(i), (std::uint64_t{1} << 32) + want.cols[0].at(i));
   }
   write_rows(reference_execute(tpch_kernel("C", t, 64)), (dir_ / "c.tbl").string());
   EXPECT_EQ(read(dir_ / "c.tbl"), "4294967297|1700.50|0.04|1995-03-10|0\n");
   // A key of 2^64 is no key: an error naming file, line and column.
   std::string e = error_of("orders.tbl", "18446744073709551616|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n");
-  EXPECT_NE(e.find("orders.tbl:1: column 1 (o_orderkey) '18446744073709551616': does not fit 64 bits (at most 18446744073709551615)"),
+  EXPECT_NE(e.find("orders.tbl:1: column 1 (o_orderkey) '18446744073709551616': does not fit 64 bits (at most "
+                   "18446744073709551615)"),
             std::string::npos)
       << e;
 }
@@ -333,7 +337,8 @@ TEST(TpchKeys, OrderKeysPass2To32NearSf716) {
 }
 
 TEST_F(Fixture, ErrorsNameFileLineAndColumn) {
-  std::string e = error_of("orders.tbl", "1|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n2|1|O|1.00|1995-02-30|5-LOW|Clerk|0|c|\n");
+  std::string e =
+      error_of("orders.tbl", "1|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n2|1|O|1.00|1995-02-30|5-LOW|Clerk|0|c|\n");
   EXPECT_NE(e.find("orders.tbl:2: column 5 (o_orderdate) '1995-02-30'"), std::string::npos) << e;
   e = error_of("orders.tbl", "1|x1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n");
   EXPECT_NE(e.find("orders.tbl:1: column 2 (o_custkey) 'x1': is not a non-negative number"), std::string::npos) << e;
@@ -356,10 +361,12 @@ TEST_F(Fixture, ErrorsNameFileLineAndColumn) {
 TEST_F(Fixture, ExactReasonsForBadNumbers) {
   const std::string row = "|10|1|1|17|1700.50|0.04|0.02|N|O|1995-03-16|1995-03-20|1995-03-25|NONE|AIR|c|\n";
   auto line = [&](const std::string& key, const std::string& qty, const std::string& price, const std::string& disc) {
-    return key + "|10|1|1|" + qty + "|" + price + "|" + disc + "|0.02|N|O|1995-03-16|1995-03-20|1995-03-25|NONE|AIR|c|\n";
+    return key + "|10|1|1|" + qty + "|" + price + "|" + disc +
+           "|0.02|N|O|1995-03-16|1995-03-20|1995-03-25|NONE|AIR|c|\n";
   };
   std::string e = error_of("lineitem.tbl", "1" + row + line("1", "17", "1700.505", "0.04"));
-  EXPECT_NE(e.find("lineitem.tbl:2: column 6 (l_extendedprice) '1700.505': has 3 decimal places"), std::string::npos) << e;
+  EXPECT_NE(e.find("lineitem.tbl:2: column 6 (l_extendedprice) '1700.505': has 3 decimal places"), std::string::npos)
+      << e;
   e = error_of("lineitem.tbl", line("1", "17", "1700.5", "0.041"));
   EXPECT_NE(e.find("lineitem.tbl:1: column 7 (l_discount) '0.041': has 3 decimal places"), std::string::npos) << e;
   EXPECT_EQ(error_of("lineitem.tbl", line("1", "17", "1700.500", "0.0400")), "no error");  // zeros are exact
@@ -367,7 +374,9 @@ TEST_F(Fixture, ExactReasonsForBadNumbers) {
   EXPECT_EQ(error_of("lineitem.tbl", line("4294967296", "17", "1700.50", "0.04")), "no error");
   EXPECT_EQ(error_of("lineitem.tbl", line("18446744073709551615", "17", "1700.50", "0.04")), "no error");
   e = error_of("lineitem.tbl", line("18446744073709551616", "17", "1700.50", "0.04"));
-  EXPECT_NE(e.find("lineitem.tbl:1: column 1 (l_orderkey) '18446744073709551616': does not fit 64 bits"), std::string::npos) << e;
+  EXPECT_NE(e.find("lineitem.tbl:1: column 1 (l_orderkey) '18446744073709551616': does not fit 64 bits"),
+            std::string::npos)
+      << e;
   e = error_of("lineitem.tbl", line("99999999999999999999999", "17", "1700.50", "0.04"));
   EXPECT_NE(e.find("'99999999999999999999999': does not fit 64 bits"), std::string::npos) << e;
   e = error_of("lineitem.tbl", line("-4294967296", "17", "1700.50", "0.04"));
@@ -391,7 +400,8 @@ TEST_F(Fixture, MessagesQuoteAtMost80BytesOfAField) {
   std::string big(16u << 20, '9');
   std::string e = error_of("customer.tbl", big + "|C|a|15|25|711.56|BUILDING|c|\n");
   EXPECT_LT(e.size(), 400u) << e.substr(0, 400);
-  EXPECT_NE(e.find("customer.tbl:1: column 1 (c_custkey) '" + std::string(80, '9') + "... (16777216 bytes)': does not fit 64 bits"),
+  EXPECT_NE(e.find("customer.tbl:1: column 1 (c_custkey) '" + std::string(80, '9') +
+                   "... (16777216 bytes)': does not fit 64 bits"),
             std::string::npos)
       << e.substr(0, 400);
   e = error_of("customer.tbl", "1|C|a|15|25|711.56|" + std::string(1u << 20, 'B') + "|c|\n");
@@ -408,26 +418,34 @@ TEST_F(Fixture, MessagesQuoteAtMost80BytesOfAField) {
 TEST_F(Fixture, RepeatedKeysAreErrorsNamingBothRows) {
   const std::string cust = read(dir_ / "customer.tbl"), orders = read(dir_ / "orders.tbl");
   // An identical repeated customer, after a blank line: the message counts lines, not rows.
-  std::string e = error_of("customer.tbl", cust + "\n2|Customer#000000002|XSTf4,NCwDVaWNe6tE|13|23-768-687-3665|121.65|AUTOMOBILE|quickly final|\n");
+  std::string e = error_of(
+      "customer.tbl",
+      cust + "\n2|Customer#000000002|XSTf4,NCwDVaWNe6tE|13|23-768-687-3665|121.65|AUTOMOBILE|quickly final|\n");
   EXPECT_NE(e.find((dir_ / "customer.tbl").string() + ": c_custkey 2 is on line 2 ('2|Customer#000000002|XSTf4"),
-            std::string::npos) << e;
+            std::string::npos)
+      << e;
   EXPECT_NE(e.find("') and on line 6 ('2|Customer#000000002|XSTf4"), std::string::npos) << e;
   EXPECT_NE(e.find("c_custkey is the key of customer and must be unique"), std::string::npos) << e;
   // One order key, two different orders, the keys out of order.
-  e = error_of("orders.tbl", "3|3|F|1.00|1995-03-20|5-LOW|Clerk|1|a|\n1|1|O|1.00|1995-03-10|5-LOW|Clerk|0|b|\n"
-                             "3|2|O|2.00|1995-03-01|5-LOW|Clerk|0|c|\n");
+  e = error_of("orders.tbl",
+               "3|3|F|1.00|1995-03-20|5-LOW|Clerk|1|a|\n1|1|O|1.00|1995-03-10|5-LOW|Clerk|0|b|\n"
+               "3|2|O|2.00|1995-03-01|5-LOW|Clerk|0|c|\n");
   EXPECT_NE(e.find("orders.tbl: o_orderkey 3 is on line 1 ('3|3|F|1.00|1995-03-20|5-LOW|Clerk|1|a|') and on line 3 "
                    "('3|2|O|2.00|1995-03-01|5-LOW|Clerk|0|c|'): o_orderkey is the key of orders and must be unique"),
-            std::string::npos) << e;
+            std::string::npos)
+      << e;
   // 64-bit keys: the high word counts (2^32 + 1 is not 1), a repeated wide key is found.
-  EXPECT_EQ(error_of("orders.tbl", "4294967297|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n1|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n"),
+  EXPECT_EQ(error_of("orders.tbl",
+                     "4294967297|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n1|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n"),
             "no error");
-  e = error_of("orders.tbl", "4294967297|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n1|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n"
-                             "4294967297|2|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n");
+  e = error_of("orders.tbl",
+               "4294967297|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n1|1|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n"
+               "4294967297|2|O|1.00|1995-03-10|5-LOW|Clerk|0|c|\n");
   EXPECT_NE(e.find("o_orderkey 4294967297 is on line 1"), std::string::npos) << e;
   EXPECT_NE(e.find("and on line 3"), std::string::npos) << e;
   // Keys out of order but unique load; lineitem's l_orderkey repeats by design (the fixture).
-  EXPECT_EQ(error_of("customer.tbl", "3|C|a|1|p|1.00|BUILDING|c|\n1|C|a|1|p|1.00|BUILDING|c|\n2|C|a|1|p|1.00|AUTOMOBILE|c|\n"),
+  EXPECT_EQ(error_of("customer.tbl",
+                     "3|C|a|1|p|1.00|BUILDING|c|\n1|C|a|1|p|1.00|BUILDING|c|\n2|C|a|1|p|1.00|AUTOMOBILE|c|\n"),
             "no error");
   EXPECT_EQ(error_of("orders.tbl", orders), "no error");
 }
@@ -464,15 +482,19 @@ TEST_F(Fixture, RepeatedKeysInColumnsAreErrors) {
     }
     tables[r->name] = {{"rows", r->rows()}, {"columns", columns}};
   }
-  std::ofstream(cols / "columns.json") << nlohmann::json{{"format", "hdb-columns/1"}, {"benchmark", "tpch"}, {"tables", tables}}.dump();
+  std::ofstream(cols / "columns.json") << nlohmann::json{
+      {"format", "hdb-columns/1"},
+      {"benchmark", "tpch"},
+      {"tables", tables}}.dump();
   std::string e = "no error";
   try {
     load_column_tables(cols.string());
   } catch (const UsageError& err) {
     e = err.what();
   }
-  EXPECT_EQ(e, cols.string() + ": table customer column c_custkey row 4 ('2'): repeats the key of row 2 (c_custkey is "
-                               "the key of customer and must be unique)");
+  EXPECT_EQ(e, cols.string() +
+                   ": table customer column c_custkey row 4 ('2'): repeats the key of row 2 (c_custkey is "
+                   "the key of customer and must be unique)");
 }
 
 TEST_F(Fixture, EmptyTablesAreErrors) {
@@ -503,7 +525,8 @@ TEST_F(Fixture, ByteOrderMarks) {
 
 TEST_F(Fixture, LineEndsAndLongLines) {
   // CRLF, no final newline, and a line longer than the loader's 1 MiB chunk (an unused column).
-  write("customer.tbl", "1|C|a|15|25|711.56|BUILDING|" + std::string(3u << 20, 'x') + "|\r\n2|C|a|15|25|7.5|AUTOMOBILE|c|");
+  write("customer.tbl",
+        "1|C|a|15|25|711.56|BUILDING|" + std::string(3u << 20, 'x') + "|\r\n2|C|a|15|25|7.5|AUTOMOBILE|c|");
   Tables t = load_tables(dir_.string());
   EXPECT_EQ(t.customer.cols[0].v, (std::vector<std::uint32_t>{1, 2}));
   EXPECT_EQ(t.customer.cols[1].v, (std::vector<std::uint32_t>{1, 0}));
@@ -547,7 +570,7 @@ TEST(TpchPlans, FusableShapes) {
   std::string why;
   ASSERT_TRUE(fuse_plan(tpch_kernel("C", t), c, why));
   ASSERT_EQ(c.joins.size(), 2u);
-  EXPECT_EQ(c.probe_preds.size(), 1u);  // l_shipdate
+  EXPECT_EQ(c.probe_preds.size(), 1u);   // l_shipdate
   EXPECT_EQ(c.joins[0].build_input, 1);  // orders, with its date select
   EXPECT_EQ(c.joins[0].build_preds.size(), 1u);
   EXPECT_EQ(c.joins[1].probe.input, 1);  // o_custkey comes from the orders row

@@ -24,12 +24,15 @@ Relation run_fused_on_host(const Plan& plan, const FusedPlan& f) {
     const Relation& b = *plan.inputs[static_cast<std::size_t>(f.joins[j].build_input)];
     join_of[static_cast<std::size_t>(f.joins[j].build_input)] = static_cast<int>(j);
     for (std::uint64_t r = 0; r < b.rows(); ++r)
-      if (keep(b, r, f.joins[j].build_preds)) tables[j][b.cols[static_cast<std::size_t>(f.joins[j].build_key)].at(r)] = r;
+      if (keep(b, r, f.joins[j].build_preds))
+        tables[j][b.cols[static_cast<std::size_t>(f.joins[j].build_key)].at(r)] = r;
   }
   Relation out;
   out.cols.resize(f.outputs.size());
   for (std::size_t c = 0; c < f.outputs.size(); ++c)
-    out.cols[c].info = plan.inputs[static_cast<std::size_t>(f.outputs[c].input)]->cols[static_cast<std::size_t>(f.outputs[c].col)].info;
+    out.cols[c].info = plan.inputs[static_cast<std::size_t>(f.outputs[c].input)]
+                           ->cols[static_cast<std::size_t>(f.outputs[c].col)]
+                           .info;
   const Relation& probe = *plan.inputs[0];
   std::vector<std::uint64_t> m(f.joins.size());
   auto value = [&](std::uint64_t r, Origin o) {
@@ -53,16 +56,16 @@ Relation run_fused_on_host(const Plan& plan, const FusedPlan& f) {
 TEST(TpchFusedPlan, HostWalkEqualsTheReference) {
   int fused = 0;
   for (int bits : {32, 64})
-  for (auto& [name, plan] : test_plans(true, bits)) {
-    SCOPED_TRACE(name + " key=" + std::to_string(bits));
-    FusedPlan f;
-    std::string why;
-    if (!fuse_plan(plan, f, why)) continue;
-    ++fused;
-    Relation want = reference_execute(plan);
-    Verification v = compare_result(run_fused_on_host(plan, f), want, checksum(want), 1);
-    EXPECT_TRUE(v.ok) << v.detail;
-  }
+    for (auto& [name, plan] : test_plans(true, bits)) {
+      SCOPED_TRACE(name + " key=" + std::to_string(bits));
+      FusedPlan f;
+      std::string why;
+      if (!fuse_plan(plan, f, why)) continue;
+      ++fused;
+      Relation want = reference_execute(plan);
+      Verification v = compare_result(run_fused_on_host(plan, f), want, checksum(want), 1);
+      EXPECT_TRUE(v.ok) << v.detail;
+    }
   EXPECT_GE(fused, 36);  // all kernels on random and TPC-H data, at both key widths
 }
 

@@ -53,8 +53,9 @@ class Mutator : public test::Mutator {
           break;
         case 7:  // numbers changed into edge values
         {
-          static const char* values[] = {"4294967295", "4294967296", "-1", "1.005", "0.000", "99999999999999999999",
-                                         "", ".5", "5.", "1e3", "42949672.95", "42949672.96", "0x10", "+1"};
+          static const char* values[] = {
+              "4294967295", "4294967296",  "-1",          "1.005", "0.000", "99999999999999999999", "", ".5", "5.",
+              "1e3",        "42949672.95", "42949672.96", "0x10",  "+1"};
           std::size_t bar = s.find('|', pos);
           if (bar != std::string::npos) s.insert(bar, values[below(sizeof values / sizeof *values)]);
           break;
@@ -62,9 +63,10 @@ class Mutator : public test::Mutator {
         case 8:  // dates changed
         {
           static const char* dates[] = {"1995-02-29", "1996-02-29", "1969-12-31", "9999-12-31", "2000-13-01",
-                                        "2000-00-10", "0000-01-01", "1995-3-15", "19950315ab"};
+                                        "2000-00-10", "0000-01-01", "1995-3-15",  "19950315ab"};
           std::size_t dash = s.find('-', pos);
-          if (dash != std::string::npos && dash >= 4) s.replace(dash - 4, 10, dates[below(sizeof dates / sizeof *dates)]);
+          if (dash != std::string::npos && dash >= 4)
+            s.replace(dash - 4, 10, dates[below(sizeof dates / sizeof *dates)]);
           break;
         }
         case 9:  // a byte order mark or NULs at the start
@@ -112,7 +114,8 @@ TEST(TpchFuzz, TblLoaderLoadsOrFailsWithAMessage) {
       ++refused;
       const std::string msg = e.what();
       ASSERT_FALSE(msg.empty()) << "case " << i;
-      ASSERT_LT(msg.size(), 600u) << "case " << i << ": a message of " << msg.size() << " bytes: " << msg.substr(0, 300);
+      ASSERT_LT(msg.size(), 600u) << "case " << i << ": a message of " << msg.size()
+                                  << " bytes: " << msg.substr(0, 300);
       ASSERT_NE(msg.find(dir.string()), std::string::npos) << "case " << i << ": the message names no file: " << msg;
     } catch (const std::exception& e) {
       FAIL() << "case " << i << ": " << typeid(e).name() << ": " << e.what();

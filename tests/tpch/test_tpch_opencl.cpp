@@ -18,7 +18,8 @@ TEST(TpchOpenCl, RaCompositionEqualsTheReference) {
   expect_all_equal(backend, backend.variants(), Transfer::Pinned);
   expect_all_equal(backend, {backend.variants()[0]}, Transfer::Pageable, false);
   // At 64-bit keys: every plan but C on TPC-H tables (wider than RA's 8 words), 19 of 20.
-  EXPECT_EQ(expect_all_equal(backend, backend.variants(), Transfer::Pinned, true, 64), 19 * static_cast<int>(backend.variants().size()));
+  EXPECT_EQ(expect_all_equal(backend, backend.variants(), Transfer::Pinned, true, 64),
+            19 * static_cast<int>(backend.variants().size()));
 }
 
 }  // namespace hdb::tpch::test

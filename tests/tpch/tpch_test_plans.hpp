@@ -27,7 +27,8 @@ inline Plan select_join(std::shared_ptr<const Relation> r1, std::shared_ptr<cons
 }
 
 // A relation (key, value) with 64-bit keys.
-inline std::shared_ptr<const Relation> wide_key_relation(const std::string& name, const std::vector<std::uint64_t>& keys,
+inline std::shared_ptr<const Relation> wide_key_relation(const std::string& name,
+                                                         const std::vector<std::uint64_t>& keys,
                                                          std::vector<std::uint32_t> values) {
   auto r = std::make_shared<Relation>();
   r->name = name;
@@ -42,7 +43,8 @@ inline std::shared_ptr<const Relation> wide_key_relation(const std::string& name
 // high word) with other keys, so that comparing one word only joins or selects the wrong rows.
 inline void add_wide_edge_plans(std::vector<std::pair<std::string, Plan>>& out) {
   const std::uint64_t top = ~std::uint64_t{0}, one = std::uint64_t{1} << 32;
-  auto w1 = wide_key_relation("w1", {5, one + 5, 2 * one + 5, top, top - 1, top, one - 1, one}, {1, 2, 3, 4, 5, 6, 7, 8});
+  auto w1 =
+      wide_key_relation("w1", {5, one + 5, 2 * one + 5, top, top - 1, top, one - 1, one}, {1, 2, 3, 4, 5, 6, 7, 8});
   auto w2 = wide_key_relation("w2", {one + 5, 5, top, 7 * one + 5, one - 1, one}, {10, 20, 30, 40, 50, 60});
   // A select on the 64-bit key, then the join.
   Plan p;
@@ -63,7 +65,8 @@ inline std::vector<std::pair<std::string, Plan>> test_plans(bool include_tpch = 
       out.emplace_back(std::string(k) + "/random n=" + std::to_string(n), random_kernel(k, n, 1234 + n, 2, key_bits));
   if (include_tpch) {
     Tables t = generate_tables(0.005, 99, 2);
-    for (const char* k : {"A", "B", "C"}) out.emplace_back(std::string(k) + "/tpch sf=0.005", tpch_kernel(k, t, key_bits));
+    for (const char* k : {"A", "B", "C"})
+      out.emplace_back(std::string(k) + "/tpch sf=0.005", tpch_kernel(k, t, key_bits));
   }
   if (key_bits == 64) {
     add_wide_edge_plans(out);
@@ -98,7 +101,7 @@ inline std::vector<std::pair<std::string, Plan>> test_plans(bool include_tpch = 
 // Runs every plan on `backend` (every variant in `variants`) and compares with the reference;
 // returns how many (plan, variant) pairs ran.
 inline int expect_all_equal(TpchBackend& backend, const std::vector<std::string>& variants, Transfer t,
-                             bool include_tpch = true, int key_bits = 32) {
+                            bool include_tpch = true, int key_bits = 32) {
   int ran = 0;
   for (auto& [name, plan] : test_plans(include_tpch, key_bits)) {
     Relation want = reference_execute(plan);
@@ -133,7 +136,8 @@ inline int expect_all_equal(TpchBackend& backend, const std::vector<std::string>
         EXPECT_GE(b.kernel, 0.0);
         if (v != "fused") {  // operator at a time: every step is a phase (sub-steps may add more)
           for (const Step& s : plan.steps) {
-            EXPECT_TRUE(std::any_of(b.phases.begin(), b.phases.end(), [&](const auto& ph) { return ph.name == s.name; }))
+            EXPECT_TRUE(
+                std::any_of(b.phases.begin(), b.phases.end(), [&](const auto& ph) { return ph.name == s.name; }))
                 << "no phase " << s.name;
           }
         }

@@ -17,8 +17,9 @@ namespace {
 template <int W>
 std::vector<std::uint64_t> partition_w(const std::uint32_t* in, std::uint64_t rows, int ranks, std::uint32_t* out,
                                        int threads) {
-  return ra::scatter_tuples<W>(in, out, ranks, [ranks](const std::uint32_t* t) { return owner_of(t[0], ranks); },
-                               ra::TupleChunks(rows, threads));
+  return ra::scatter_tuples<W>(
+      in, out, ranks, [ranks](const std::uint32_t* t) { return owner_of(t[0], ranks); },
+      ra::TupleChunks(rows, threads));
 }
 
 template <int W>

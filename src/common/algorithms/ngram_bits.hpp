@@ -15,7 +15,7 @@
 
 namespace hdb::ngram {
 
-constexpr int kPlanes = 8;            // counts up to 255: queries have at most 255 distinct 3-grams
+constexpr int kPlanes = 8;  // counts up to 255: queries have at most 255 distinct 3-grams
 constexpr int kMaxQueryTrigrams = 255;
 constexpr std::uint32_t kBinSize = 256;  // articles per bin (the paper's database segment)
 

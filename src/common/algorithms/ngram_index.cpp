@@ -44,8 +44,10 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> document_trigrams(std::stri
   std::sort(out.begin(), out.end());
   std::size_t w = 0;
   for (std::size_t r = 0; r < out.size(); ++r) {
-    if (w && out[w - 1].first == out[r].first) out[w - 1].second |= out[r].second;
-    else out[w++] = out[r];
+    if (w && out[w - 1].first == out[r].first)
+      out[w - 1].second |= out[r].second;
+    else
+      out[w++] = out[r];
   }
   out.resize(w);
   return out;

@@ -50,8 +50,10 @@ std::vector<std::uint32_t> search_baseline(const NgramIndex& ix, const QueryPlan
         next.push_back(cand[c++]);
       } else {
         Candidate x{};
-        if (c < cand.size() && cand[c].article == art[p]) x = cand[c++];
-        else x.article = art[p];
+        if (c < cand.size() && cand[c].article == art[p])
+          x = cand[c++];
+        else
+          x.article = art[p];
         add_lanes(x.planes, window_lanes(map[p]));
         next.push_back(x);
         ++p;
@@ -82,7 +84,8 @@ std::vector<std::uint32_t> gathering_bins(const NgramIndex& ix, const QueryPlan&
   std::vector<std::uint64_t> mark((ix.bins() + 63) / 64, 0);
   for (int i = 0; i < plan.g; ++i) {
     std::uint32_t t = plan.lists[static_cast<std::size_t>(i)];
-    for (std::uint32_t d = ix.dir_offsets[t]; d < ix.dir_offsets[t + 1]; ++d) mark[ix.dir_bin[d] / 64] |= 1ull << (ix.dir_bin[d] % 64);
+    for (std::uint32_t d = ix.dir_offsets[t]; d < ix.dir_offsets[t + 1]; ++d)
+      mark[ix.dir_bin[d] / 64] |= 1ull << (ix.dir_bin[d] % 64);
   }
   std::vector<std::uint32_t> bins;
   for (std::size_t w = 0; w < mark.size(); ++w)
@@ -328,7 +331,8 @@ void prune_candidates_host(const NgramIndex& ix, const QueryPlan& plan, int from
       std::uint32_t p[kPlanes];
       for (int k = 0; k < kPlanes; ++k) p[k] = planes[static_cast<std::size_t>(k) * c + x];
       const std::uint32_t* at = std::lower_bound(first, last, cand[x]);
-      if (at != last && *at == cand[x]) add_lanes(p, window_lanes(ix.post_map[static_cast<std::size_t>(at - ix.post_article.data())]));
+      if (at != last && *at == cand[x])
+        add_lanes(p, window_lanes(ix.post_map[static_cast<std::size_t>(at - ix.post_article.data())]));
       for (int k = 0; k < kPlanes; ++k) planes[static_cast<std::size_t>(k) * c + x] = p[k];
       alive[x] = lanes_at_least(p, need) != 0;
     }

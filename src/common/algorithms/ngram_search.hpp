@@ -28,9 +28,9 @@ struct BinState {
   typedef std::uint8_t Bytes16 __attribute__((vector_size(16)));
   Bytes16 counts[kBinSize][2];
   std::uint8_t score[kBinSize];
-  std::uint8_t cand[kBinSize];          // candidate slots, ascending
-  int alive = 0;                        // number of candidates in cand
-  std::uint64_t seen[kBinSize / 64];    // gathering: slots that have a posting so far
+  std::uint8_t cand[kBinSize];        // candidate slots, ascending
+  int alive = 0;                      // number of candidates in cand
+  std::uint64_t seen[kBinSize / 64];  // gathering: slots that have a posting so far
   BinState();
 };
 

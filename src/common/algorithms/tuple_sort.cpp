@@ -62,8 +62,7 @@ struct SortW {
     if constexpr (W >= 2) {
       if (key_words == 2) return sort_tuples<W, 2>(in, n, out, scratch, threads);
     }
-    throw std::invalid_argument("a key of " + std::to_string(key_words) + " words in tuples of " +
-                                std::to_string(W));
+    throw std::invalid_argument("a key of " + std::to_string(key_words) + " words in tuples of " + std::to_string(W));
   }
 };
 

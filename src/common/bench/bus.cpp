@@ -93,8 +93,9 @@ void run_bus(Session& s, BusBackend& backend) {
           p.figures = [bytes](const std::vector<Breakdown>& trials) {
             std::vector<double> k;
             for (const Breakdown& b : trials) k.push_back(b.kernel);
-            return nlohmann::json{{"ns_per_load", summarize(k).median / static_cast<double>(BusTest::kChaseSteps) * 1e9},
-                                  {"lines", bytes / BusTest::kLineBytes}};
+            return nlohmann::json{
+                {"ns_per_load", summarize(k).median / static_cast<double>(BusTest::kChaseSteps) * 1e9},
+                {"lines", bytes / BusTest::kLineBytes}};
           };
         } else if (t.gather()) {
           const std::uint64_t asked = t.accesses(bytes) * static_cast<std::uint64_t>(t.item_bytes());

@@ -23,7 +23,8 @@ int dist_main(int argc, char** argv, Platform& platform, ra::RaBackend& ra, Merg
   def.description =
       "True-parallel distributed operators over MPI ranks (run under mpirun; one rank without it): dist_unique and "
       "dist_join (hash partition, MPI_Alltoallv, local sort, local RA primitive), table_merge (delta merge with "
-      "the table's columns spread over the ranks). Size = bytes per input, global (strong scaling) or per rank (--weak)";
+      "the table's columns spread over the ranks). Size = bytes per input, global (strong scaling) or per rank "
+      "(--weak)";
   def.add_options = [o, type_text](CLI::App& app) {
     app.add_flag("--weak", o->weak,
                  "Weak scaling: the size (and table_merge's --columns) is per rank, the global input grows with the "
@@ -31,13 +32,15 @@ int dist_main(int argc, char** argv, Platform& platform, ra::RaBackend& ra, Merg
     ra::add_workload_options(app, *o, {"dist_unique", "dist_join"});
     app.add_option("--columns", o->columns, "table_merge: columns of the table (per rank with --weak), default 8");
     app.add_option("--types", *type_text, "table_merge: value types u32,u64,u128,str (default u32)")->delimiter(',');
-    app.add_option("--unique", o->unique_pct, "table_merge: percent of unique values, list (default 10)")->delimiter(',');
+    app.add_option("--unique", o->unique_pct, "table_merge: percent of unique values, list (default 10)")
+        ->delimiter(',');
     app.add_option("--delta", o->delta_pct, "table_merge: delta rows as percent of main rows, list (default 1)")
         ->delimiter(',');
   };
   def.validate = [o, type_text] {
     ra::validate_workload_options(*o);
-    if (o->columns < 1 || o->columns > 100000) throw UsageError("--columns must be 1..100000, got " + std::to_string(o->columns));
+    if (o->columns < 1 || o->columns > 100000)
+      throw UsageError("--columns must be 1..100000, got " + std::to_string(o->columns));
     if (!type_text->empty()) {
       o->types.clear();
       for (const std::string& t : *type_text) o->types.push_back(parse_value_type(t));

@@ -35,8 +35,7 @@ void collectively(const Comm& comm, const std::function<void()>& local) {
   throw std::runtime_error(reason);
 }
 
-Breakdown collective_pass(const Comm& comm, const std::function<Breakdown()>& local,
-                          const std::vector<Phase>& phases) {
+Breakdown collective_pass(const Comm& comm, const std::function<Breakdown()>& local, const std::vector<Phase>& phases) {
   comm.barrier();
   Breakdown mine;
   std::string error;
@@ -51,7 +50,8 @@ Breakdown collective_pass(const Comm& comm, const std::function<Breakdown()>& lo
   }
   Comm::Agreement a = comm.first_failure(!error.empty(), error);
   if (lost) throw DeviceLost(error);  // as in collectively()
-  if (a.any()) throw std::runtime_error(comm.size() > 1 ? "rank " + std::to_string(a.rank) + ": " + a.message : a.message);
+  if (a.any())
+    throw std::runtime_error(comm.size() > 1 ? "rank " + std::to_string(a.rank) + ": " + a.message : a.message);
   std::vector<double> v{mine.h2d, mine.kernel, mine.d2h, mine.total};
   for (const Phase& ph : phases) {
     double t = 0;

@@ -22,8 +22,7 @@ void collectively(const Comm& comm, const std::function<void()>& local);
 // One timed pass: a barrier (so every rank starts together), the local pass, then every field the
 // maximum over ranks. `phases` fixes the phase names and their order on every rank. A pass that
 // threw on any rank throws on every rank (DeviceLost on a rank whose device was lost).
-Breakdown collective_pass(const Comm& comm, const std::function<Breakdown()>& local,
-                          const std::vector<Phase>& phases);
+Breakdown collective_pass(const Comm& comm, const std::function<Breakdown()>& local, const std::vector<Phase>& phases);
 
 // Rank 0's verdict on every rank.
 Verification broadcast_verdict(const Comm& comm, const Verification& on_root);

@@ -74,12 +74,13 @@ void run_typed(Session& s, const Comm& comm, MergeBackend& backend, const DistOp
     setup.plan = [&, v, tc](MemoryPlan& device) {
       collectively(comm, [&] {
         backend.variant_table().require_available(v.name);
-        const std::uint64_t mine = static_cast<std::uint64_t>((table_columns - comm.rank() + comm.size() - 1) / comm.size());
+        const std::uint64_t mine =
+            static_cast<std::uint64_t>((table_columns - comm.rank() + comm.size() - 1) / comm.size());
         MemoryPlan plan("host memory of one rank");
         plan_columns(plan, type, main_rows, delta_rows, unique_pct / 100.0, mine);
         plan.require(host_memory_bytes(s.platform()));
-        const std::string salt = std::string("dist.table/") + to_string(type) + "/" + pct_label(unique_pct) + "/" +
-                                 pct_label(delta_pct);
+        const std::string salt =
+            std::string("dist.table/") + to_string(type) + "/" + pct_label(unique_pct) + "/" + pct_label(delta_pct);
         for (int c = comm.rank(); c < table_columns; c += comm.size()) {
           Column<T> col;
           col.index = c;
@@ -100,7 +101,8 @@ void run_typed(Session& s, const Comm& comm, MergeBackend& backend, const DistOp
           col.merge = backend.prepare(v, *col.work);
           const MergeInput<T>& in = *col.input;
           const std::uint64_t tuples = in.main_rows() + in.delta_rows();
-          const std::uint64_t column_in = in.main_codes.words.size() * 8 + total_bytes(in.main_dict) + total_bytes(in.delta);
+          const std::uint64_t column_in =
+              in.main_codes.words.size() * 8 + total_bytes(in.main_dict) + total_bytes(in.delta);
           in_bytes += column_in;
           moved += column_in + total_bytes(col.work->dict) + BitPacked::words_for(tuples, col.work->width) * 8;
           xfer += col.merge->transfer_bytes();
@@ -112,10 +114,13 @@ void run_typed(Session& s, const Comm& comm, MergeBackend& backend, const DistOp
       pr.min_bytes_moved = comm.max(moved);  // the busiest rank's columns, against one device's ceiling
       pr.transfer_bytes = comm.max(xfer);
       const std::vector<std::uint64_t> per_rank = comm.all_gather(tc->columns.size());
-      pr.extra = {{"ranks", comm.size()},         {"scaling", o.weak ? "weak" : "strong"},
-                  {"columns", table_columns},      {"columns_per_rank", per_rank},
-                  {"main_rows", main_rows},        {"delta_rows", delta_rows}};
-      pr.pass = [tc, &comm] { return collective_pass(comm, [tc] { return tc->local_pass(); }, kPhases); };
+      pr.extra = {{"ranks", comm.size()},     {"scaling", o.weak ? "weak" : "strong"},
+                  {"columns", table_columns}, {"columns_per_rank", per_rank},
+                  {"main_rows", main_rows},   {"delta_rows", delta_rows}};
+      pr.pass = [tc, &comm] {
+        return collective_pass(
+            comm, [tc] { return tc->local_pass(); }, kPhases);
+      };
       pr.verify = [tc, &comm] {
         std::string err;
         for (const Column<T>& c : tc->columns) {
@@ -126,8 +131,9 @@ void run_typed(Session& s, const Comm& comm, MergeBackend& backend, const DistOp
           }
         }
         Comm::Agreement a = comm.first_failure(!err.empty(), err);
-        Verification r = a.any() ? Verification::fail((comm.size() > 1 ? "rank " + std::to_string(a.rank) + ", " : "") + a.message)
-                                 : Verification::pass("every column decoded row by row and compared with the reference");
+        Verification r =
+            a.any() ? Verification::fail((comm.size() > 1 ? "rank " + std::to_string(a.rank) + ", " : "") + a.message)
+                    : Verification::pass("every column decoded row by row and compared with the reference");
         return r;
       };
       pr.figures = [delta_rows, table_columns](const std::vector<Breakdown>& trials) {
@@ -135,9 +141,10 @@ void run_typed(Session& s, const Comm& comm, MergeBackend& backend, const DistOp
         for (const Breakdown& b : trials) table_s.push_back(b.total);
         const double t = median(table_s);
         // The paper's update rate: delta rows (one row updates every column) per second of table merge.
-        return nlohmann::json{{"table", {{"columns", table_columns},
-                                         {"merge_s", t},
-                                         {"update_rate_per_s", t > 0 ? static_cast<double>(delta_rows) / t : 0.0}}}};
+        return nlohmann::json{{"table",
+                               {{"columns", table_columns},
+                                {"merge_s", t},
+                                {"update_rate_per_s", t > 0 ? static_cast<double>(delta_rows) / t : 0.0}}}};
       };
       return pr;
     };

@@ -24,19 +24,21 @@ namespace {
 const std::vector<Phase> kPhases{
     {"partition", PhaseKind::Host}, {"exchange", PhaseKind::Network}, {"local_sort", PhaseKind::Host}};
 // Without a bus (cpu) the backend's upload/download are host copies, not PCIe: named host phases.
-const std::vector<Phase> kPhasesNoBus{{"partition", PhaseKind::Host}, {"exchange", PhaseKind::Network},
-                                      {"local_sort", PhaseKind::Host}, {"stage_in", PhaseKind::Host},
+const std::vector<Phase> kPhasesNoBus{{"partition", PhaseKind::Host},
+                                      {"exchange", PhaseKind::Network},
+                                      {"local_sort", PhaseKind::Host},
+                                      {"stage_in", PhaseKind::Host},
                                       {"stage_out", PhaseKind::Host}};
 
 // One input relation as seen by one rank, with every buffer a pass needs allocated up front.
 struct Side {
   GlobalSpec spec;
   std::uint64_t seed = 0;
-  ra::Relation local;                 // this rank's generated share
-  std::vector<std::uint32_t> send;    // grouped by destination rank
+  ra::Relation local;               // this rank's generated share
+  std::vector<std::uint32_t> send;  // grouped by destination rank
   std::vector<std::uint64_t> send_counts, recv_counts;
   std::vector<std::uint32_t> recv, scratch;
-  ra::Relation sorted;                // upload source (pinned where the backend pins)
+  ra::Relation sorted;  // upload source (pinned where the backend pins)
   ra::DeviceRel dev;
   std::uint64_t recv_rows() const { return std::accumulate(recv_counts.begin(), recv_counts.end(), std::uint64_t{0}); }
 };
@@ -53,7 +55,8 @@ struct DistRaCase {
   ra::Relation host_out;
 
   void partition(Side& s) {
-    s.send_counts = partition_by_owner(s.local.data(), s.local.rows(), s.local.width(), comm->size(), s.send.data(), threads);
+    s.send_counts =
+        partition_by_owner(s.local.data(), s.local.rows(), s.local.width(), comm->size(), s.send.data(), threads);
   }
   void exchange(Side& s) {
     s.recv_counts = comm->exchange_counts(s.send_counts);
@@ -75,13 +78,16 @@ struct DistRaCase {
     Breakdown b;
     b.add_phase("partition", time_host([&] {
                   for (Side& s : sides) partition(s);
-                }), PhaseKind::Host);
+                }),
+                PhaseKind::Host);
     b.add_phase("exchange", time_host([&] {
                   for (Side& s : sides) exchange(s);
-                }), PhaseKind::Network);
+                }),
+                PhaseKind::Network);
     b.add_phase("local_sort", time_host([&] {
                   for (Side& s : sides) sort(s);
-                }), PhaseKind::Host);
+                }),
+                PhaseKind::Host);
     for (Side& s : sides) b.add_copy(backend->upload(s.sorted, s.dev), bus);
     Breakdown k = join ? backend->join(*sides[0].dev, *sides[1].dev, variant, dev_out)
                        : backend->unique(*sides[0].dev, variant, dev_out);
@@ -158,17 +164,18 @@ class DistRaRunner {
     p.emplace_back("match", match);
     p.emplace_back("fanout", fan);
     Staged st;
-    s_.run({"dist_join", variant, p, size, t},
-           CaseSetup{[&](MemoryPlan& plan) {
-                       const std::uint64_t n = global_rows(size);
-                       KeySpec k = keys(dist, std::max<std::uint64_t>(1, n / static_cast<std::uint64_t>(fan)));
-                       k.max = 0x7fffffffu;  // room for 2k + 1
-                       GlobalSpec l{n, o_.values, k, true, 1.0};
-                       GlobalSpec r{n, o_.values, k, true, match};
-                       st = plan_case(variant, t, true, {{l, s_.seed("dist.join.l", n)}, {r, s_.seed("dist.join.r", n)}},
-                                      plan);
-                     },
-                     [&] { return prepare(st, t); }});
+    s_.run(
+        {"dist_join", variant, p, size, t},
+        CaseSetup{
+            [&](MemoryPlan& plan) {
+              const std::uint64_t n = global_rows(size);
+              KeySpec k = keys(dist, std::max<std::uint64_t>(1, n / static_cast<std::uint64_t>(fan)));
+              k.max = 0x7fffffffu;  // room for 2k + 1
+              GlobalSpec l{n, o_.values, k, true, 1.0};
+              GlobalSpec r{n, o_.values, k, true, match};
+              st = plan_case(variant, t, true, {{l, s_.seed("dist.join.l", n)}, {r, s_.seed("dist.join.r", n)}}, plan);
+            },
+            [&] { return prepare(st, t); }});
   }
 
   // A case after its plan: the data generated, exchanged and sorted on every rank, not yet on the device.
@@ -239,13 +246,13 @@ class DistRaRunner {
       if (!s_.platform().has_transfers()) {
         std::uint64_t host = 0;
         for (const Side& s : c->sides) host += (s.local.words() + s.send.size() + s.recv.size() + s.scratch.size()) * 4;
-        plan.add("exchange buffers (generated, sent, received, sort scratch)", host)
-            .add("output read back", out_bytes);
+        plan.add("exchange buffers (generated, sent, received, sort scratch)", host).add("output read back", out_bytes);
       }
       plan.require(s_.platform());
       const std::uint64_t per_rank_size = std::max<std::uint64_t>(1, local_in_bytes / c->sides.size());
       if (static_cast<double>(out_bytes) > o_.max_output_ratio * static_cast<double>(per_rank_size))
-        throw SkipCase("output of " + std::to_string(out_bytes >> 20) + " MiB on one rank exceeds --max-output-ratio x input");
+        throw SkipCase("output of " + std::to_string(out_bytes >> 20) +
+                       " MiB on one rank exceeds --max-output-ratio x input");
     });
     return {c, local_in_bytes, out_rows, out_values};
   }
@@ -276,17 +283,22 @@ class DistRaRunner {
     }
     const std::vector<std::uint64_t> rows_per_rank = c_.all_gather(received);
     std::vector<std::uint64_t> sent_bytes_per_rank = c_.all_gather(sent_away * tuple_bytes);
-    const std::uint64_t exchanged_bytes = std::accumulate(sent_bytes_per_rank.begin(), sent_bytes_per_rank.end(), std::uint64_t{0});
+    const std::uint64_t exchanged_bytes =
+        std::accumulate(sent_bytes_per_rank.begin(), sent_bytes_per_rank.end(), std::uint64_t{0});
     const std::uint64_t off_node_bytes = c_.sum(sent_off_node) * tuple_bytes;
     const std::uint64_t busiest_bytes = c_.max(local_in_bytes + out_rows * out_w * 4);
     const std::uint64_t global_out_rows = c_.sum(out_rows);
-    const double mean_rows = static_cast<double>(std::accumulate(rows_per_rank.begin(), rows_per_rank.end(), std::uint64_t{0})) /
-                             static_cast<double>(c_.size());
+    const double mean_rows =
+        static_cast<double>(std::accumulate(rows_per_rank.begin(), rows_per_rank.end(), std::uint64_t{0})) /
+        static_cast<double>(c_.size());
     const std::uint64_t max_rows = *std::max_element(rows_per_rank.begin(), rows_per_rank.end());
 
     Prepared p;
     c->bus = t != Transfer::None;
-    p.pass = [c] { return collective_pass(*c->comm, [c] { return c->local_pass(); }, c->bus ? kPhases : kPhasesNoBus); };
+    p.pass = [c] {
+      return collective_pass(
+          *c->comm, [c] { return c->local_pass(); }, c->bus ? kPhases : kPhasesNoBus);
+    };
     p.verify = [this, c, out_values] { return verify(*c, out_values); };
     p.elements = c->sides[0].spec.rows;
     p.input_bytes = global_in_bytes;

@@ -128,7 +128,8 @@ void plan_step_buffers(MemoryPlan& plan, MergeStep step, bool binsearch, const M
   auto column = [&](const char* name, std::uint64_t n, std::uint64_t chars) {
     plan.add(name, str ? (n + 1) * 4 + chars : n * sizeof(T));
   };
-  const std::uint64_t delta_b = total_bytes(in.delta), um_b = total_bytes(in.main_dict), ud_b = total_bytes(w.delta_dict);
+  const std::uint64_t delta_b = total_bytes(in.delta), um_b = total_bytes(in.main_dict),
+                      ud_b = total_bytes(w.delta_dict);
   switch (step) {
     case MergeStep::DeltaDict:
       column("delta", nd, delta_b);
@@ -228,7 +229,8 @@ nlohmann::json paper_figures(const std::vector<Breakdown>& trials, std::uint64_t
                     for (const Phase& p : b.phases)
                       if (p.name == name) return p.seconds;
                     return 0.0;
-                  }) * hz / t;
+                  }) *
+                  hz / t;
     }
   }
   j["cycles_per_tuple"] = cpt;
@@ -245,8 +247,8 @@ nlohmann::json paper_figures(const std::vector<Breakdown>& trials, std::uint64_t
     // The paper: NC columns merged one after another, each like this one; update rate = delta rows
     // per second of table merge (its example: (4M*3.3e9)/(25*104M*300) = 16.9K updates/s).
     double table_s = total * columns;
-    j["table"] = {{"columns", columns}, {"merge_s", table_s},
-                  {"update_rate_per_s", static_cast<double>(delta_rows) / table_s}};
+    j["table"] = {
+        {"columns", columns}, {"merge_s", table_s}, {"update_rate_per_s", static_cast<double>(delta_rows) / table_s}};
   }
   return j;
 }
@@ -265,7 +267,8 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
       MemoryPlan plan("host memory");
       plan_columns(plan, type, main_rows, delta_rows, unique_pct / 100.0);
       plan.require(host_memory_bytes(s.platform()));
-      std::string salt = std::string("merge/") + to_string(type) + "/" + pct_label(unique_pct) + "/" + pct_label(delta_pct);
+      std::string salt =
+          std::string("merge/") + to_string(type) + "/" + pct_label(unique_pct) + "/" + pct_label(delta_pct);
       input = std::make_shared<MergeInput<T>>(generate_column<T>(column_spec(main_rows, delta_rows, unique_pct / 100.0),
                                                                  s.seed(salt, size), effective_threads(s.options())));
       work = std::make_shared<MergeWork<T>>(prepare_work(*input));
@@ -313,9 +316,14 @@ void run_typed(Session& s, MergeBackend& backend, const MergeParams& prm, ValueT
           p.moves(*p.input_bytes, un + new_codes);
           break;
       }
-      p.extra = {{"main_rows", nm},          {"delta_rows", nd},          {"u_m", in.main_dict.size()},
-                 {"u_d", w->delta_dict.size()}, {"u_merged", w->dict.size()}, {"width_old", in.main_codes.width},
-                 {"width_new", w->width},    {"value_bytes", type == ValueType::Str ? 0 : sizeof(T)}};
+      p.extra = {{"main_rows", nm},
+                 {"delta_rows", nd},
+                 {"u_m", in.main_dict.size()},
+                 {"u_d", w->delta_dict.size()},
+                 {"u_merged", w->dict.size()},
+                 {"width_old", in.main_codes.width},
+                 {"width_new", w->width},
+                 {"value_bytes", type == ValueType::Str ? 0 : sizeof(T)}};
       // Strings: their characters (what input_bytes and min_bytes_moved count; the device layouts
       // move 4-byte offsets as well, counted in transfer_bytes).
       if (type == ValueType::Str)
@@ -395,8 +403,8 @@ int merge_main(int argc, char** argv, Platform& platform, MergeBackend& backend)
 }
 
 #define HDB_MERGE_TYPES(X) X(std::uint32_t) X(std::uint64_t) X(U128) X(std::string_view)
-#define HDB_INSTANTIATE(T)                                      \
-  template MergeWork<T> prepare_work<T>(const MergeInput<T>&); \
+#define HDB_INSTANTIATE(T)                                                                            \
+  template MergeWork<T> prepare_work<T>(const MergeInput<T>&);                                        \
   template std::string verify_merge_output<T>(MergeStep, const MergeWork<T>&, const MergeOutput<T>&); \
   template void plan_step_buffers<T>(MemoryPlan&, MergeStep, bool, const MergeWork<T>&);
 HDB_MERGE_TYPES(HDB_INSTANTIATE)

@@ -22,7 +22,7 @@ const char* to_string(MergeStep s);  // the test name
 // One case's variant: the step (test), the name the backend registered, the transfer mode.
 struct MergeVariant {
   MergeStep step = MergeStep::Whole;
-  std::string name;                   // "serial", "parallel", "slice", "csum", ...
+  std::string name;                    // "serial", "parallel", "slice", "csum", ...
   Transfer transfer = Transfer::None;  // host memory the inputs come from (device backends)
 };
 
@@ -31,11 +31,11 @@ struct MergeVariant {
 template <class T>
 struct MergeWork {
   const MergeInput<T>* in = nullptr;
-  std::vector<T> delta_dict;              // U_D (1a)
-  std::vector<std::uint32_t> delta_ids;   // id in U_D of every delta row (1a)
-  std::vector<T> dict;                    // U'_M (1b)
-  std::vector<std::uint32_t> x_m, x_d;    // positions of U_M and U_D entries in U'_M (1b)
-  unsigned width = 0;                     // 2a
+  std::vector<T> delta_dict;             // U_D (1a)
+  std::vector<std::uint32_t> delta_ids;  // id in U_D of every delta row (1a)
+  std::vector<T> dict;                   // U'_M (1b)
+  std::vector<std::uint32_t> x_m, x_d;   // positions of U_M and U_D entries in U'_M (1b)
+  unsigned width = 0;                    // 2a
 };
 template <class T>
 MergeWork<T> prepare_work(const MergeInput<T>& in);
@@ -84,8 +84,10 @@ class MergeBackend {
   virtual void plan_memory(const MergeVariant& v, const MergeWork<std::string_view>& w, MemoryPlan& plan) const = 0;
   // Allocates and uploads what the variant keeps resident; throws SkipCase for a case beyond the
   // variant's limits (32-bit ids, an allocation limit).
-  virtual std::unique_ptr<MergeCase<std::uint32_t>> prepare(const MergeVariant& v, const MergeWork<std::uint32_t>& w) = 0;
-  virtual std::unique_ptr<MergeCase<std::uint64_t>> prepare(const MergeVariant& v, const MergeWork<std::uint64_t>& w) = 0;
+  virtual std::unique_ptr<MergeCase<std::uint32_t>> prepare(const MergeVariant& v,
+                                                            const MergeWork<std::uint32_t>& w) = 0;
+  virtual std::unique_ptr<MergeCase<std::uint64_t>> prepare(const MergeVariant& v,
+                                                            const MergeWork<std::uint64_t>& w) = 0;
   virtual std::unique_ptr<MergeCase<U128>> prepare(const MergeVariant& v, const MergeWork<U128>& w) = 0;
   virtual std::unique_ptr<MergeCase<std::string_view>> prepare(const MergeVariant& v,
                                                                const MergeWork<std::string_view>& w) = 0;
@@ -101,10 +103,10 @@ class MergeBackendFor : public MergeBackend {
  public:
 #define HDB_MERGE_ROUTE(T)                                                                          \
   void plan_memory(const MergeVariant& v, const MergeWork<T>& w, MemoryPlan& plan) const override { \
-    static_cast<const Impl&>(*this).template plan<T>(v, w, plan);                                  \
+    static_cast<const Impl&>(*this).template plan<T>(v, w, plan);                                   \
   }                                                                                                 \
   std::unique_ptr<MergeCase<T>> prepare(const MergeVariant& v, const MergeWork<T>& w) override {    \
-    return static_cast<Impl&>(*this).template make<T>(v, w);                                       \
+    return static_cast<Impl&>(*this).template make<T>(v, w);                                        \
   }
   HDB_MERGE_ROUTE(std::uint32_t)
   HDB_MERGE_ROUTE(std::uint64_t)

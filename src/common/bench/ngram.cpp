@@ -77,7 +77,8 @@ std::vector<int> parse_error_levels(const std::string& text) {
   std::vector<int> out;
   auto num = [&](const std::string& s) {
     if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 3)
-      throw UsageError("--errors: '" + s + "' is not an error level (0.." + std::to_string(ngram::kMaxQueryTrigrams) + ")");
+      throw UsageError("--errors: '" + s + "' is not an error level (0.." + std::to_string(ngram::kMaxQueryTrigrams) +
+                       ")");
     int v = std::stoi(s);
     if (v > ngram::kMaxQueryTrigrams)
       throw UsageError("--errors: " + s + " is above the maximum " + std::to_string(ngram::kMaxQueryTrigrams));
@@ -159,7 +160,8 @@ class NgramRun {
     if (!o_.output.empty() && !s_.listing()) {
       out_.open(o_.output, std::ios::trunc);
       if (!out_) throw UsageError("--output: cannot write '" + o_.output + "'");
-      out_ << "# size_bytes\terror_level\tquery_index\tquery (escaped: \\\\ backslash, \\t tab, \\n newline, \\r carriage "
+      out_ << "# size_bytes\terror_level\tquery_index\tquery (escaped: \\\\ backslash, \\t tab, \\n newline, \\r "
+              "carriage "
               "return)\thits (article ids)\n";
     }
     // The host baseline every speed-up is relative to, then the backend's table.
@@ -178,7 +180,8 @@ class NgramRun {
             if (v.batch == batch)
               for (Transfer t : v.device ? s_.transfers() : std::vector<Transfer>{Transfer::None}) {
                 CaseKey key{batch ? "batch" : "search", v.name, {{"k", k}}, size, t};
-                if (t == Transfer::Pageable) s_.skip(key, NgramVariant::kPinnedOnly);
+                if (t == Transfer::Pageable)
+                  s_.skip(key, NgramVariant::kPinnedOnly);
                 else
                   s_.run(key, CaseSetup{[&](MemoryPlan& plan) { plan_search_case(size, k, v, plan); },
                                         [&] { return search_case(size, k, v); }});
@@ -233,7 +236,8 @@ class NgramRun {
         // The postings are not known before the build: at most one per 3-gram of the text (a
         // document's distinct 3-grams), and at most one directory entry per posting.
         std::uint64_t most = 0;
-        for (std::size_t d = 0; d < st.corpus.size(); ++d) most += std::max<std::size_t>(st.corpus.doc(d).size(), 2) - 2;
+        for (std::size_t d = 0; d < st.corpus.size(); ++d)
+          most += std::max<std::size_t>(st.corpus.doc(d).size(), 2) - 2;
         MemoryPlan plan = MemoryPlan::for_platform(s_.platform());
         plan_corpus(plan, st);
         plan.add("index (at most one posting per 3-gram of the text)",
@@ -244,10 +248,10 @@ class NgramRun {
       HostTimer t;
       st.index = ngram::build_ngram_index(st.corpus, o_.words_per_segment, threads);
       st.build_seconds = t.seconds();
-      st.base_queries = o_.queries_file.empty()
-                            ? draw_queries(st.corpus, o_.query_count, s_.seed("ngram-queries", size), o_.query_min,
-                                           o_.query_max)
-                            : load_queries(o_.queries_file);
+      st.base_queries =
+          o_.queries_file.empty()
+              ? draw_queries(st.corpus, o_.query_count, s_.seed("ngram-queries", size), o_.query_min, o_.query_max)
+              : load_queries(o_.queries_file);
     } catch (const SkipCase& e) {
       st.skip_reason = e.what();
       throw;
@@ -260,8 +264,10 @@ class NgramRun {
     if (it != st.plans.end()) return it->second;
     auto& qs = st.queries[k];
     for (std::size_t j = 0; j < st.base_queries.size(); ++j)
-      qs.push_back(o_.queries_file.empty() ? mutate_query(st.base_queries[j], k, s_.seed("ngram-mutate", j * 256 + static_cast<std::uint64_t>(k)))
-                                           : st.base_queries[j]);
+      qs.push_back(
+          o_.queries_file.empty()
+              ? mutate_query(st.base_queries[j], k, s_.seed("ngram-mutate", j * 256 + static_cast<std::uint64_t>(k)))
+              : st.base_queries[j]);
     auto& ps = st.plans[k];
     for (const auto& q : qs) ps.push_back(ngram::plan_query(st.index, q, k));
     return ps;
@@ -410,7 +416,8 @@ class NgramRun {
 
   Breakdown run_variant(SizeState& st, const NgramVariant& v, const std::vector<QueryPlan>& ps, NgramSearchOut& out) {
     if (v.baseline())
-      return time_each_query(ps.size(), out, [&](std::size_t q) { out.hits[q] = ngram::search_baseline(st.index, ps[q]); });
+      return time_each_query(ps.size(), out,
+                             [&](std::size_t q) { out.hits[q] = ngram::search_baseline(st.index, ps[q]); });
     return b_.search(v, ps, out);
   }
 
@@ -432,9 +439,9 @@ class NgramRun {
     std::uint64_t hits = 0, with_hits = 0;
     for (std::size_t q = 0; q < ref.size(); ++q) {
       if (out.hits[q] != ref[q])
-        return Verification::fail("query " + std::to_string(q) + " ('" + st.queries[k][q] + "', k=" + std::to_string(k) +
-                                  "): " + std::to_string(out.hits[q].size()) + " hits, brute force has " +
-                                  std::to_string(ref[q].size()));
+        return Verification::fail("query " + std::to_string(q) + " ('" + st.queries[k][q] +
+                                  "', k=" + std::to_string(k) + "): " + std::to_string(out.hits[q].size()) +
+                                  " hits, brute force has " + std::to_string(ref[q].size()));
       hits += ref[q].size();
       with_hits += !ref[q].empty();
     }
@@ -487,25 +494,30 @@ int ngram_main(int argc, char** argv, Platform& platform, NgramBackend& backend)
   def.name = "ngram";
   def.description = "nsearch approximate text search: 3-gram index with 32-segment maps, error levels 0..12";
   def.add_options = [o](CLI::App& app) {
-    app.add_option("--corpus", o->corpus,
-                   "auto (GCIDE when installed, else synthetic), gcide, synthetic, or a text file (one document per line)");
+    app.add_option(
+        "--corpus", o->corpus,
+        "auto (GCIDE when installed, else synthetic), gcide, synthetic, or a text file (one document per line)");
     app.add_option("--gcide-dir", o->gcide_dir, "folder with gcide.index and gcide.dict.dz")->check(not_empty);
     app.add_option("--queries", o->queries_file, "query file, one query per line (used unmutated at every error level)")
         ->check(not_empty);
-    app.add_option("--query-count", o->query_count, "queries drawn from the corpus per error level")->check(whole_number);
+    app.add_option("--query-count", o->query_count, "queries drawn from the corpus per error level")
+        ->check(whole_number);
     app.add_option("--query-min", o->query_min, "shortest drawn query in characters")->check(whole_number);
     app.add_option("--query-max", o->query_max, "longest drawn query in characters")->check(whole_number);
-    app.add_option("--errors", o->errors, "allowed errors k (missing 3-grams): list and ranges, e.g. 0-12 or 0,3,6,9,12");
+    app.add_option("--errors", o->errors,
+                   "allowed errors k (missing 3-grams): list and ranges, e.g. 0-12 or 0,3,6,9,12");
     app.add_option("--words-per-segment", o->words_per_segment, "W: minimum words per segment of an article");
     app.add_option("--vocabulary", o->vocabulary, "synthetic corpus: distinct words")->check(whole_number);
     app.add_option("--zipf", o->zipf_s, "synthetic corpus: Zipf exponent of word frequencies");
-    app.add_option("--output", o->output, "write every query's hit list (tab-separated) to this file")->check(not_empty);
+    app.add_option("--output", o->output, "write every query's hit list (tab-separated) to this file")
+        ->check(not_empty);
   };
   def.validate = [o] {
     o->levels = parse_error_levels(o->errors);
     if (o->query_count == 0) throw UsageError("--query-count: must be at least 1");
     if (o->query_count > kMaxQueries)
-      throw UsageError("--query-count: at most " + std::to_string(kMaxQueries) + " (every query's hits are kept per level)");
+      throw UsageError("--query-count: at most " + std::to_string(kMaxQueries) +
+                       " (every query's hits are kept per level)");
     if (o->query_min < 3) throw UsageError("--query-min: queries need at least 3 characters (one 3-gram)");
     if (o->query_max < o->query_min) throw UsageError("--query-max: below --query-min");
     if (o->query_max > 250) throw UsageError("--query-max: at most 250 characters");
@@ -513,14 +525,16 @@ int ngram_main(int argc, char** argv, Platform& platform, NgramBackend& backend)
     if (o->vocabulary == 0) throw UsageError("--vocabulary: must be at least 1");
     if (!(o->zipf_s > 0)) throw UsageError("--zipf: must be positive");
     if (o->corpus == "gcide" && !gcide_present(o->gcide_dir))
-      throw UsageError("--corpus gcide: no readable gcide.index and gcide.dict.dz in '" + o->gcide_dir + "' (or a build without zlib)");
+      throw UsageError("--corpus gcide: no readable gcide.index and gcide.dict.dz in '" + o->gcide_dir +
+                       "' (or a build without zlib)");
     if (o->corpus != "auto" && o->corpus != "gcide" && o->corpus != "synthetic" && !std::ifstream(o->corpus))
       throw UsageError("--corpus: cannot open '" + o->corpus + "'");
     if (!o->queries_file.empty()) load_queries(o->queries_file);
   };
   def.paths = [o] {
     std::vector<PathUse> uses{{"--output", o->output, true}, {"--queries", o->queries_file, false}};
-    if (o->corpus != "auto" && o->corpus != "gcide" && o->corpus != "synthetic") uses.push_back({"--corpus", o->corpus, false});
+    if (o->corpus != "auto" && o->corpus != "gcide" && o->corpus != "synthetic")
+      uses.push_back({"--corpus", o->corpus, false});
     if (o->corpus == "auto" || o->corpus == "gcide")
       for (const char* f : {"gcide.index", "gcide.dict.dz"})
         uses.push_back({"--gcide-dir", (std::filesystem::path(o->gcide_dir) / f).string(), false});

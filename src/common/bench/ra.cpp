@@ -47,20 +47,20 @@ ReduceOp parse_reduce(const std::string& s) {
 struct CaseData {
   RaBackend* backend = nullptr;
   Transfer transfer = Transfer::None;
-  std::vector<Relation> host_in;   // inputs in host memory of the transfer kind
-  std::vector<DeviceRel> dev_in;   // device copies (re-uploaded in every pass when there is a bus)
+  std::vector<Relation> host_in;  // inputs in host memory of the transfer kind
+  std::vector<DeviceRel> dev_in;  // device copies (re-uploaded in every pass when there is a bus)
   DeviceRel dev_out;
   // Unsorted input for a variant that needs it sorted: the sorted copies the pass makes of dev_in, and
   // the sort's intermediates (two handles per input, written in turn).
   std::vector<std::array<DeviceRel, 2>> sort_buf;
   std::vector<const DeviceRelation*> sorted_in;
-  Relation host_out;               // capacity = the expected rows
+  Relation host_out;  // capacity = the expected rows
   Relation expected;
-  bool multiset = false;           // join: order within a key is unspecified
-  int threads = 1;                 // for sorting the output read back as a multiset
+  bool multiset = false;  // join: order within a key is unspecified
+  int threads = 1;        // for sorting the output read back as a multiset
   Aggregate expected_agg, got_agg;
   bool is_reduce = false;
-  int key_words = 1;               // of the inputs (and of every output: project keeps the key first)
+  int key_words = 1;  // of the inputs (and of every output: project keeps the key first)
   Op kind = Op::Project;
   std::string variant;
   std::function<Breakdown(CaseData&)> op;  // the operator on dev_in -> dev_out (or got_agg)
@@ -103,11 +103,13 @@ struct CaseData {
       std::string s = "aggregate differs: got";
       for (int v = 0; v < got_agg.values; ++v) s += " " + std::to_string(got_agg.value[static_cast<std::size_t>(v)]);
       s += ", expected";
-      for (int v = 0; v < expected_agg.values; ++v) s += " " + std::to_string(expected_agg.value[static_cast<std::size_t>(v)]);
+      for (int v = 0; v < expected_agg.values; ++v)
+        s += " " + std::to_string(expected_agg.value[static_cast<std::size_t>(v)]);
       return Verification::fail(s);
     }
     if (dev_out->rows() != expected.rows())
-      return Verification::fail(std::to_string(dev_out->rows()) + " tuples, expected " + std::to_string(expected.rows()));
+      return Verification::fail(std::to_string(dev_out->rows()) + " tuples, expected " +
+                                std::to_string(expected.rows()));
     if (transfer == Transfer::None) backend->download(*dev_out, host_out);
     Relation got = host_out;
     std::string what = "all " + std::to_string(expected.rows()) + " tuples equal the reference";
@@ -182,9 +184,13 @@ Breakdown sort_operand(CaseData& d, std::size_t i, const InputSort& s) {
       if (static_cast<int>(to.words.size()) == len) to.words.push_back(w - 1);
       back.words.assign(static_cast<std::size_t>(w), 0);
       for (int p = 0; p < w; ++p) back.words[static_cast<std::size_t>(to.words[static_cast<std::size_t>(p)])] = p;
-      step([&](const DeviceRelation& in, DeviceRel& out) { return d.backend->project_words(in, to, s.project_variant, out); });
+      step([&](const DeviceRelation& in, DeviceRel& out) {
+        return d.backend->project_words(in, to, s.project_variant, out);
+      });
       step(sort);
-      step([&](const DeviceRelation& in, DeviceRel& out) { return d.backend->project_words(in, back, s.project_variant, out); });
+      step([&](const DeviceRelation& in, DeviceRel& out) {
+        return d.backend->project_words(in, back, s.project_variant, out);
+      });
     }
   }
   d.sorted_in[i] = cur;
@@ -389,7 +395,8 @@ class RaRunner {
   }
 
   // Inputs, expected output and the operator call of one case, from its parameters.
-  Prepared prepare(Op op, const std::string& variant, Transfer t, std::uint64_t size, const Params& p, MemoryPlan& plan) {
+  Prepared prepare(Op op, const std::string& variant, Transfer t, std::uint64_t size, const Params& p,
+                   MemoryPlan& plan) {
     b_.variant_table().require_available(variant);
     const std::string dist = param(p, "dist").get<std::string>();
     const int kw = key_words_of_bits(param(p, "key").get<int>());
@@ -430,9 +437,8 @@ class RaRunner {
       case Op::Project:
         inputs([&] { return std::vector<Relation>{input(spec(n, keys(dist, 0), false), "ra.a", size, t)}; });
         expect([&] { return ref::project(c->host_in[0], {0}); });
-        return finish(plan, c, t, c->expected.rows(), 0, [variant](CaseData& d) {
-          return d.backend->project(*d.dev_in[0], {0}, variant, d.dev_out);
-        });
+        return finish(plan, c, t, c->expected.rows(), 0,
+                      [variant](CaseData& d) { return d.backend->project(*d.dev_in[0], {0}, variant, d.dev_out); });
       case Op::Select: {
         const double sel = param(p, "selectivity").get<double>();
         inputs([&] { return std::vector<Relation>{input(spec(n, keys(dist, 0), false), "ra.a", size, t)}; });
@@ -451,8 +457,11 @@ class RaRunner {
       case Op::Unique:
       case Op::ReduceByKey: {
         const double dup = param(p, "duplicates").get<double>();
-        const auto distinct = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(n) * (1 - dup)));
-        inputs([&] { return std::vector<Relation>{input(spec(n, keys(dist, distinct), !unsorted), "ra.sorted", size, t)}; });
+        const auto distinct =
+            std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(n) * (1 - dup)));
+        inputs([&] {
+          return std::vector<Relation>{input(spec(n, keys(dist, distinct), !unsorted), "ra.sorted", size, t)};
+        });
         if (op == Op::Unique) {
           expect([&] { return ref::unique(by_key(c->host_in[0])); });
           return sorted_first(*c, unsorted && !any_order, false, variant, plan,
@@ -503,7 +512,9 @@ class RaRunner {
       case Op::SetUnion:
       case Op::SetIntersection:
       case Op::SetDifference: {
-        const SetOp so = op == Op::SetUnion ? SetOp::Union : op == Op::SetIntersection ? SetOp::Intersection : SetOp::Difference;
+        const SetOp so = op == Op::SetUnion          ? SetOp::Union
+                         : op == Op::SetIntersection ? SetOp::Intersection
+                                                     : SetOp::Difference;
         // n distinct keys and 2-valued attributes: about half the tuples of a also occur in b.
         const RelationSpec s = spec(n, keys(dist, n), !unsorted, 2u);
         inputs([&] { return std::vector<Relation>{input(s, "ra.set.a", size, t), input(s, "ra.set.b", size, t)}; });
@@ -534,9 +545,8 @@ class RaRunner {
         // Unsorted keys of the distribution: Zipf repeats keys often, so stability matters.
         inputs([&] { return std::vector<Relation>{input(spec(n, keys(dist, 0), false), "ra.a", size, t)}; });
         expect([&] { return ref::sort(c->host_in[0]); });  // stable: the one correct output
-        return finish(plan, c, t, n, o_.values, [variant](CaseData& d) {
-          return d.backend->sort(*d.dev_in[0], variant, d.dev_out);
-        });
+        return finish(plan, c, t, n, o_.values,
+                      [variant](CaseData& d) { return d.backend->sort(*d.dev_in[0], variant, d.dev_out); });
       case Op::Add:
       case Op::Subtract:
       case Op::Multiply: {

@@ -69,7 +69,7 @@ class SsbRunner {
   void run() {
     // Tables are no size sweep: the cases carry no size (an id without '@'), so --list names them
     // without generating or loading anything; bytes.input has the columns a query reads.
-    const Params base = o_.generated()        ? Params{{"data", "generated"}, {"sf", o_.sf}}
+    const Params base = o_.generated()       ? Params{{"data", "generated"}, {"sf", o_.sf}}
                         : o_.tbl_dir.empty() ? Params{{"data", "parquet"}}
                                              : Params{{"data", "tbl"}};
     // `resident` only where there is a bus to cross: a cpu case's tables are in its memory anyway.
@@ -92,7 +92,9 @@ class SsbRunner {
     setup.plan = [this, &q, variant = key.variant](MemoryPlan& device) {
       b_.variant_table().require_available(variant);
       // The tables and the reference's answer (small) in host memory, before anything is made.
-      MemoryPlan::for_platform(s_.platform()).add("tables (the columns the queries read)", tables_bytes()).require(s_.platform());
+      MemoryPlan::for_platform(s_.platform())
+          .add("tables (the columns the queries read)", tables_bytes())
+          .require(s_.platform());
       const Tables& t = tables();
       device.add("columns the query reads", touched_bytes(q, t));
       b_.plan_scratch(q, t, variant, device);
@@ -139,14 +141,15 @@ class SsbRunner {
   const Tables& tables() {
     return tables_.get(
         [&] {
-          return o_.generated()        ? generate_tables(o_.sf, s_.seed("ssb"), effective_threads(s_.options()))
+          return o_.generated()       ? generate_tables(o_.sf, s_.seed("ssb"), effective_threads(s_.options()))
                  : o_.tbl_dir.empty() ? load_column_tables(o_.tables_dir)
                                       : load_tables(o_.tbl_dir);
         },
         [&] {
-          return o_.generated() ? "out of host memory generating SSB sf=" + param_text(o_.sf) + " (its columns need about " +
-                                      std::to_string(generated_bytes(o_.sf) >> 20) + " MiB)"
-                                : "out of host memory loading the tables of " + o_.tbl_dir + o_.tables_dir;
+          return o_.generated()
+                     ? "out of host memory generating SSB sf=" + param_text(o_.sf) + " (its columns need about " +
+                           std::to_string(generated_bytes(o_.sf) >> 20) + " MiB)"
+                     : "out of host memory loading the tables of " + o_.tbl_dir + o_.tables_dir;
         });
   }
   // Known before generating, so a scale factor that cannot fit is skipped without trying.
@@ -191,10 +194,14 @@ int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
                    "uploaded once, as Crystal measures) or both (default); no effect on the cpu");
   };
   def.validate = [o, queries_text, resident_text, sf_option] {
-    if (*resident_text == "no") o->residency = {Residency::Host};
-    else if (*resident_text == "yes") o->residency = {Residency::Device};
-    else if (*resident_text == "both") o->residency = {Residency::Host, Residency::Device};
-    else throw UsageError("--resident: '" + *resident_text + "' (allowed: no, yes, both)");
+    if (*resident_text == "no")
+      o->residency = {Residency::Host};
+    else if (*resident_text == "yes")
+      o->residency = {Residency::Device};
+    else if (*resident_text == "both")
+      o->residency = {Residency::Host, Residency::Device};
+    else
+      throw UsageError("--resident: '" + *resident_text + "' (allowed: no, yes, both)");
     if (!queries_text->empty()) {
       o->queries.clear();
       std::size_t b = 0;
@@ -227,7 +234,8 @@ int ssb_main(int argc, char** argv, Platform& platform, SsbBackend& backend) {
   def.paths = [o] {
     std::vector<PathUse> uses;
     if (!o->tbl_dir.empty())
-      for (const std::string& f : tbl_files()) uses.push_back({"--tbl-dir", (std::filesystem::path(o->tbl_dir) / f).string(), false});
+      for (const std::string& f : tbl_files())
+        uses.push_back({"--tbl-dir", (std::filesystem::path(o->tbl_dir) / f).string(), false});
     if (!o->tables_dir.empty() && columns::has_manifest(o->tables_dir))  // Parquet files: converted by the run
       uses.push_back({"--tables", (std::filesystem::path(o->tables_dir) / columns::kManifest).string(), false});
     return uses;

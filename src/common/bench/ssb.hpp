@@ -41,8 +41,8 @@ class SsbBackend {
   virtual const VariantList& variant_table() const = 0;
   std::vector<std::string> variants() const { return variant_table().names(tests().front()); }
   // Throws SkipCase when the variant cannot run the query on these tables.
-  virtual std::unique_ptr<SsbRun> prepare(const Query& q, const Tables& t, const std::string& variant, Transfer transfer,
-                                          Residency residency) = 0;
+  virtual std::unique_ptr<SsbRun> prepare(const Query& q, const Tables& t, const std::string& variant,
+                                          Transfer transfer, Residency residency) = 0;
   // Adds to `memory` what `variant` allocates for `q` beyond the columns it reads (which the
   // benchmark counts): dimension arrays, partial aggregates. Called before prepare(). Default: none.
   virtual void plan_scratch(const Query& q, const Tables& t, const std::string& variant, MemoryPlan& memory) const;

@@ -48,7 +48,8 @@ bool has_wide_columns(const Plan& plan) {
 
 Verification compare_result(const Relation& got, const Relation& want, std::uint64_t want_checksum, int threads) {
   if (got.cols.size() != want.cols.size())
-    return Verification::fail(std::to_string(got.cols.size()) + " columns, expected " + std::to_string(want.cols.size()));
+    return Verification::fail(std::to_string(got.cols.size()) + " columns, expected " +
+                              std::to_string(want.cols.size()));
   for (const Column& c : got.cols)
     if (c.v.size() != want.rows())
       return Verification::fail("column " + c.info.name + " has " + std::to_string(c.v.size()) + " rows, expected " +
@@ -108,7 +109,7 @@ class TpchRunner {
           } else {
             // Real tables are no size sweep: their cases carry no size (an id without '@'), so --list
             // names them without generating or loading the tables; bytes.input has their size.
-            Params p = o_.generated()        ? Params{{"data", "tpch"}, {"key", bits}, {"sf", o_.sf}}
+            Params p = o_.generated()       ? Params{{"data", "tpch"}, {"key", bits}, {"sf", o_.sf}}
                        : o_.tbl_dir.empty() ? Params{{"data", "parquet"}, {"key", bits}}
                                             : Params{{"data", "tbl"}, {"key", bits}};
             std::shared_ptr<CaseData> data;
@@ -134,7 +135,8 @@ class TpchRunner {
     if (bits == 64) return "";
     std::uint64_t top = 0;
     if (!tables_.made() && o_.generated()) {
-      const auto orders = static_cast<std::uint64_t>(std::max(1.0, std::round(o_.sf * static_cast<double>(kOrdersPerSf))));
+      const auto orders =
+          static_cast<std::uint64_t>(std::max(1.0, std::round(o_.sf * static_cast<double>(kOrdersPerSf))));
       if (!wide_order_keys(orders)) return "";
       top = sparse_order_key(orders);
     } else {
@@ -151,14 +153,15 @@ class TpchRunner {
   const Tables& tables() {
     return tables_.get(
         [&] {
-          return o_.generated()        ? generate_tables(o_.sf, s_.options().seed, threads())
+          return o_.generated()       ? generate_tables(o_.sf, s_.options().seed, threads())
                  : o_.tbl_dir.empty() ? load_column_tables(o_.tables_dir)
                                       : load_tables(o_.tbl_dir);
         },
         [&] {
-          return o_.generated() ? "out of host memory generating TPC-H sf=" + param_text(o_.sf) +
-                                      " (its columns need about " + std::to_string(generated_bytes(o_.sf) >> 20) + " MiB)"
-                                : "out of host memory loading the tables of " + o_.tbl_dir + o_.tables_dir;
+          return o_.generated()
+                     ? "out of host memory generating TPC-H sf=" + param_text(o_.sf) + " (its columns need about " +
+                           std::to_string(generated_bytes(o_.sf) >> 20) + " MiB)"
+                     : "out of host memory loading the tables of " + o_.tbl_dir + o_.tables_dir;
         });
   }
   // The tables' bytes, for the generator known before generating (so a scale factor that cannot
@@ -169,8 +172,8 @@ class TpchRunner {
   }
 
   template <class MakePlan>
-  void cases(const std::string& kernel, const Params& params, std::uint64_t bytes, int bits, std::shared_ptr<CaseData>& data,
-             MakePlan make_plan) {
+  void cases(const std::string& kernel, const Params& params, std::uint64_t bytes, int bits,
+             std::shared_ptr<CaseData>& data, MakePlan make_plan) {
     const bool real = params[0].second != "random";
     for (const std::string& variant : b_.variants()) {
       for (Transfer t : s_.transfers()) {
@@ -186,7 +189,8 @@ class TpchRunner {
           // of the operator-at-a-time plan, the answer, and the reference's answer beside it.
           // At 64-bit keys the inputs' key columns take two words (an estimate for the tables,
           // whose inputs are at most their kept columns with every key widened).
-          const std::uint64_t inputs = real ? tables_bytes() * (bits == 64 ? 2 : 1) : random_input_bytes(kernel, bytes, bits);
+          const std::uint64_t inputs =
+              real ? tables_bytes() * (bits == 64 ? 2 : 1) : random_input_bytes(kernel, bytes, bits);
           MemoryPlan::for_platform(s_.platform())
               .add("inputs", inputs)
               .add("intermediate relations (operator at a time, up to 3 x the inputs)", 3 * inputs)
@@ -237,9 +241,13 @@ class TpchRunner {
       d->want = std::make_shared<Relation>(reference_execute(d->plan));
       d->want_checksum = checksum(*d->want, threads());
       if (!s_.options().quiet)
-        std::printf("# kernel %s on %s, %d-bit keys: %" PRIu64 " input rows -> %" PRIu64 " result rows, checksum %016" PRIx64 "\n",
-                    kernel.c_str(), real ? (o_.generated() ? ("TPC-H sf=" + param_text(o_.sf)).c_str() : (o_.tbl_dir + o_.tables_dir).c_str()) : "random relations",
-                    bits, d->plan.input_rows(), d->want->rows(), d->want_checksum);
+        std::printf(
+            "# kernel %s on %s, %d-bit keys: %" PRIu64 " input rows -> %" PRIu64 " result rows, checksum %016" PRIx64
+            "\n",
+            kernel.c_str(),
+            real ? (o_.generated() ? ("TPC-H sf=" + param_text(o_.sf)).c_str() : (o_.tbl_dir + o_.tables_dir).c_str())
+                 : "random relations",
+            bits, d->plan.input_rows(), d->want->rows(), d->want_checksum);
       // Written once per kernel, by the first key width that runs (the answers of the widths
       // differ only in generated tables' keys, which key=64 maps into the 64-bit range).
       if (real && !o_.output.empty() && written_.insert(kernel).second) {
@@ -270,7 +278,8 @@ void check_output_path(const std::string& path) {
     return;
   }
   const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  if (!fs::is_directory(dir, ec)) throw UsageError("--output: folder '" + dir.string() + "' of '" + path + "' does not exist");
+  if (!fs::is_directory(dir, ec))
+    throw UsageError("--output: folder '" + dir.string() + "' of '" + path + "' does not exist");
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw UsageError("--output: cannot create '" + path + "' in '" + dir.string() + "': " + std::strerror(errno));
 }
@@ -295,10 +304,11 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
                     ->capture_default_str();
     app.add_option("--tbl-dir", o->tbl_dir, "Load customer.tbl, orders.tbl, lineitem.tbl (dbgen) from this directory")
         ->check(not_empty);
-    app.add_option("--tables", o->tables_dir,
-                   "Load the tables from a folder of Parquet files (<table>.parquet or <table>/*.parquet; converted once "
-                   "by scripts/hdb/python -m hdb.parquet_tables tpch, through DuckDB, into a cache folder) or from the raw "
-                   "binary columns that command wrote")
+    app.add_option(
+           "--tables", o->tables_dir,
+           "Load the tables from a folder of Parquet files (<table>.parquet or <table>/*.parquet; converted once "
+           "by scripts/hdb/python -m hdb.parquet_tables tpch, through DuckDB, into a cache folder) or from the raw "
+           "binary columns that command wrote")
         ->check(not_empty);
     app.add_option("--output", o->output,
                    "Write each kernel's TPC-H result rows pipe-separated to FILE (FILE.A.ext, ... for several kernels)")
@@ -343,7 +353,8 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
                             sf_option->count() > 0);
     if (!o->output.empty() && !tpch) throw UsageError("--output writes TPC-H results: it needs --data with tpch");
     if (!o->output.empty()) {
-      if (o->kernels.size() == 1) check_output_path(o->output);
+      if (o->kernels.size() == 1)
+        check_output_path(o->output);
       else
         for (const auto& k : o->kernels) check_output_path(output_path(o->output, k));
     }
@@ -355,7 +366,8 @@ int tpch_main(int argc, char** argv, Platform& platform, TpchBackend& backend) {
   def.paths = [o] {
     std::vector<PathUse> uses;
     if (!o->output.empty()) {
-      if (o->kernels.size() == 1) uses.push_back({"--output", o->output, true});
+      if (o->kernels.size() == 1)
+        uses.push_back({"--output", o->output, true});
       else
         for (const auto& k : o->kernels) uses.push_back({"--output", output_path(o->output, k), true});
     }

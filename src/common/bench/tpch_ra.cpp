@@ -73,7 +73,9 @@ class RaRun : public TpchRun {
     for (const auto& s : schemas_) {
       int words = 0;
       for (const ColumnInfo& c : s) words += c.words();
-      if (words > ra::kMaxWords) throw SkipCase("an intermediate relation is wider than the RA tuple limit of " + std::to_string(ra::kMaxWords) + " words");
+      if (words > ra::kMaxWords)
+        throw SkipCase("an intermediate relation is wider than the RA tuple limit of " + std::to_string(ra::kMaxWords) +
+                       " words");
     }
     dev_inputs_.resize(plan_.inputs.size());
     steps_.resize(plan_.steps.size());
@@ -145,8 +147,8 @@ class RaRun : public TpchRun {
     const Placed& last = rel.back();
     if (host_out_.capacity_rows() < last.dev->rows() || host_out_.values() != last.dev->values() ||
         host_out_.key_words() != last.dev->key_words())
-      host_out_ = b_.host_relation(last.dev->rows(), last.dev->values(), transfer_ == Transfer::None ? Transfer::Pageable : transfer_,
-                                   last.dev->key_words());
+      host_out_ = b_.host_relation(last.dev->rows(), last.dev->values(),
+                                   transfer_ == Transfer::None ? Transfer::Pageable : transfer_, last.dev->key_words());
     b.add_copy(b_.download(*last.dev, host_out_), transfer_ != Transfer::None);
     out_attr_ = last.attr;
     b.total = wall.seconds();
@@ -159,7 +161,8 @@ class RaRun : public TpchRun {
     const auto& schema = schemas_.back();
     const int kw = host_out_.key_words();
     for (std::size_t j = 0; j < schema.size(); ++j) {
-      Column c{schema[j], std::vector<std::uint32_t>(host_out_.rows()), std::vector<std::uint32_t>(schema[j].wide ? host_out_.rows() : 0)};
+      Column c{schema[j], std::vector<std::uint32_t>(host_out_.rows()),
+               std::vector<std::uint32_t>(schema[j].wide ? host_out_.rows() : 0)};
       const int a = out_attr_[j];
       const int word = a == 0 ? 0 : kw - 1 + a;  // a 64-bit value: high word, then low word
       for (std::uint64_t i = 0; i < host_out_.rows(); ++i) {

@@ -16,9 +16,12 @@ std::uint64_t last_level_cache_bytes(const std::string& root) {
     if (!(f >> s) || s.empty()) continue;
     std::uint64_t v = std::strtoull(s.c_str(), nullptr, 10);
     char unit = s.back();
-    if (unit == 'K') v <<= 10;
-    else if (unit == 'M') v <<= 20;
-    else if (unit == 'G') v <<= 30;
+    if (unit == 'K')
+      v <<= 10;
+    else if (unit == 'M')
+      v <<= 20;
+    else if (unit == 'G')
+      v <<= 30;
     best = std::max(best, v);
   }
   return best;

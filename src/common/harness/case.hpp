@@ -25,8 +25,8 @@ struct CaseKey {
   std::string test;
   std::string variant;
   Params params;
-  std::uint64_t size_bytes = 0;          // nominal input size of the sweep (bytes per input); 0: no sweep
-  Transfer transfer = Transfer::None;    // host memory of the PCIe copies; none without a bus
+  std::uint64_t size_bytes = 0;        // nominal input size of the sweep (bytes per input); 0: no sweep
+  Transfer transfer = Transfer::None;  // host memory of the PCIe copies; none without a bus
   // "test/variant[k=v,...,transfer=pinned]@size"; the brackets only when there is something in them,
   // "@size" only for a case of the size sweep (size_bytes > 0).
   std::string id() const;

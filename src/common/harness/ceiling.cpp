@@ -22,8 +22,10 @@ void CeilingTrack::measure(Platform& platform) {
     // The time of a sample is the middle of its measurement.
     const double at = (last_try_s_ + now_s()) / 2;
     if (all && gbps > 0) set_patterns(at, rates);
-    if (gbps > 0) samples_.push_back({at, gbps});
-    else failures_.push_back("at " + std::to_string(at) + " s: the platform measured no ceiling");
+    if (gbps > 0)
+      samples_.push_back({at, gbps});
+    else
+      failures_.push_back("at " + std::to_string(at) + " s: the platform measured no ceiling");
   } catch (const std::exception& e) {
     // A device too full to hold the copy's buffers between two cases: the earlier samples stand.
     failures_.push_back("at " + std::to_string(last_try_s_) + " s: " + e.what());
@@ -47,8 +49,10 @@ Ceiling CeilingTrack::for_case(double at_s, const AccessMix& mix) const {
   const double copy = nearest(at_s);
   if (copy <= 0) return {};
   PatternRates rates;
-  if (patterns_[MemoryPattern::Copy] > 0) rates = patterns_.scaled(copy / patterns_[MemoryPattern::Copy]);
-  else rates[MemoryPattern::Copy] = copy;
+  if (patterns_[MemoryPattern::Copy] > 0)
+    rates = patterns_.scaled(copy / patterns_[MemoryPattern::Copy]);
+  else
+    rates[MemoryPattern::Copy] = copy;
   return match_ceiling(mix, rates);
 }
 

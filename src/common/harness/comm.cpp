@@ -39,7 +39,8 @@ class TupleType {
 };
 
 int to_int(std::uint64_t x, const char* what) {
-  if (x > Comm::kMaxTuplesPerPeer) throw std::length_error(std::string(what) + ": more tuples than one MPI call can move");
+  if (x > Comm::kMaxTuplesPerPeer)
+    throw std::length_error(std::string(what) + ": more tuples than one MPI call can move");
   return static_cast<int>(x);
 }
 
@@ -135,7 +136,8 @@ void Comm::barrier() const {
 
 void Comm::max_inplace(std::vector<double>& v) const {
 #ifdef HDB_HAVE_MPI
-  if (impl_ && !v.empty()) MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, impl_->comm);
+  if (impl_ && !v.empty())
+    MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, impl_->comm);
 #else
   (void)v;
 #endif
@@ -187,8 +189,8 @@ std::vector<std::string> Comm::gather(const std::string& text, int root) const {
   int_layout(lens, c, d, "gather");
   std::string all;
   if (rank_ == root) all.resize(static_cast<std::size_t>(d.back()) + static_cast<std::size_t>(c.back()));
-  MPI_Gatherv(text.data(), c[static_cast<std::size_t>(rank_)], MPI_CHAR, all.data(), c.data(), d.data(), MPI_CHAR,
-              root, impl_->comm);
+  MPI_Gatherv(text.data(), c[static_cast<std::size_t>(rank_)], MPI_CHAR, all.data(), c.data(), d.data(), MPI_CHAR, root,
+              impl_->comm);
   for (int r = 0; rank_ == root && r < size_; ++r)
     out.push_back(all.substr(static_cast<std::size_t>(d[static_cast<std::size_t>(r)]),
                              static_cast<std::size_t>(c[static_cast<std::size_t>(r)])));
@@ -259,7 +261,8 @@ void Comm::alltoallv(const std::uint32_t* send, const std::vector<std::uint64_t>
 #endif
 }
 
-std::vector<std::uint32_t> Comm::gather_tuples(const std::uint32_t* data, std::uint64_t rows, int width, int root) const {
+std::vector<std::uint32_t> Comm::gather_tuples(const std::uint32_t* data, std::uint64_t rows, int width,
+                                               int root) const {
   const std::uint64_t w = static_cast<std::uint64_t>(width);
   if (!impl_) return std::vector<std::uint32_t>(data, data + rows * w);
   std::vector<std::uint32_t> out;

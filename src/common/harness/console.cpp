@@ -9,8 +9,8 @@ namespace hdb {
 void Console::header() {
   if (header_done_ || quiet_) return;
   header_done_ = true;
-  std::printf("%-44s %6s %9s %10s %10s %7s %6s %7s %s\n", "case", "size", "median_ms", "kern_GB/s",
-              "PCIe_GB/s", "parity", "cv%", "%peak", "verified");
+  std::printf("%-44s %6s %9s %10s %10s %7s %6s %7s %s\n", "case", "size", "median_ms", "kern_GB/s", "PCIe_GB/s",
+              "parity", "cv%", "%peak", "verified");
 }
 
 void Console::row(const Record& r, const Ceiling& ceiling) {
@@ -32,10 +32,9 @@ void Console::row(const Record& r, const Ceiling& ceiling) {
     std::snprintf(peak, sizeof peak, "%.1f", t.pct_of_peak);
     // A pass with no kernel (a bus copy) shows its time and cv of the transfer.
     Stats m = k.median > 0 ? k : r.stat("total");
-    std::printf("%-44s %6s %9.4f %10s %10s %7s %6.1f %7s %s\n", name.c_str(),
-                format_size(r.key.size_bytes).c_str(), m.median * 1e3, k.median > 0 ? kern : "-", xfer ? pcie : "-",
-                xfer && k.median > 0 ? parity : "-", 100 * m.cv, r.min_bytes_moved && ceiling.gbps > 0 ? peak : "-",
-                r.verified ? "yes" : "no");
+    std::printf("%-44s %6s %9.4f %10s %10s %7s %6.1f %7s %s\n", name.c_str(), format_size(r.key.size_bytes).c_str(),
+                m.median * 1e3, k.median > 0 ? kern : "-", xfer ? pcie : "-", xfer && k.median > 0 ? parity : "-",
+                100 * m.cv, r.min_bytes_moved && ceiling.gbps > 0 ? peak : "-", r.verified ? "yes" : "no");
   }
   std::fflush(stdout);
 }

@@ -155,9 +155,14 @@ nlohmann::json host_context(const Options& opts) {
       {"time_utc", now_iso()},
       {"seed", opts.seed},
       {"sizes", opts.sizes},
-      {"stopping_rule", {{"warmup", opts.warmup}, {"min_passes", opts.passes}, {"max_passes", opts.max_passes},
-                         {"max_time_s", opts.max_time}, {"target_cv", opts.target_noise},
-                         {"flush_caches", opts.flush_caches}, {"discard_on_throttle", opts.discard_on_throttle}}},
+      {"stopping_rule",
+       {{"warmup", opts.warmup},
+        {"min_passes", opts.passes},
+        {"max_passes", opts.max_passes},
+        {"max_time_s", opts.max_time},
+        {"target_cv", opts.target_noise},
+        {"flush_caches", opts.flush_caches},
+        {"discard_on_throttle", opts.discard_on_throttle}}},
   };
 }
 

@@ -20,8 +20,8 @@ std::string read_word(const fs::path& p) {
 }
 
 struct RaplZone {
-  fs::path energy;       // energy_uj
-  std::uint64_t range;   // max_energy_range_uj: the counter wraps to 0 there
+  fs::path energy;      // energy_uj
+  std::uint64_t range;  // max_energy_range_uj: the counter wraps to 0 there
   std::uint64_t last;
   std::string name;
 };
@@ -116,9 +116,7 @@ EnergyProbe open_rapl(std::string root) {
 }
 
 namespace {
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 }  // namespace
 
 void EnergySpan::start() {
@@ -156,12 +154,9 @@ nlohmann::json EnergySpan::to_json(int passes, const std::string& no_meter_reaso
             {"reason", std::string(meter_->source()) + ": the timed stretches between counter reads averaged " +
                            std::to_string(seconds_ / spans_ * 1e3) + " ms, below the " +
                            std::to_string(int(kMinSpanS * 1e3)) + " ms the counters resolve"}};
-  return {{"source", meter_->source()},
-          {"what", meter_->what()},
-          {"joules", joules_},
-          {"seconds", seconds_},
-          {"joules_per_pass", joules_ / passes},
-          {"watts", joules_ / seconds_}};
+  return {
+      {"source", meter_->source()},          {"what", meter_->what()},     {"joules", joules_}, {"seconds", seconds_},
+      {"joules_per_pass", joules_ / passes}, {"watts", joules_ / seconds_}};
 }
 
 }  // namespace hdb

@@ -11,7 +11,8 @@ namespace hdb {
 std::optional<std::string> env_text(const char* name) {
   const char* v = std::getenv(name);
   if (!v) return std::nullopt;
-  if (!*v) throw UsageError(std::string(name) + ": set to the empty string (give a value, or unset it for the default)");
+  if (!*v)
+    throw UsageError(std::string(name) + ": set to the empty string (give a value, or unset it for the default)");
   return std::string(v);
 }
 

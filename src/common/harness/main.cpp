@@ -165,15 +165,17 @@ void install_signal_handlers() {
 // stop writes its results and ends the whole job (MPI_Abort), so none waits for it forever.
 
 // Prints this rank's error (when it has one) and returns the agreed exit code.
-int stop_agreed(const std::string& exe, const MpiEnv& mpi, const Comm::Agreement& a, int code,
-                const std::string& error, const std::string& hint = "") {
+int stop_agreed(const std::string& exe, const MpiEnv& mpi, const Comm::Agreement& a, int code, const std::string& error,
+                const std::string& hint = "") {
   if (code != 0) {
-    if (mpi.active()) std::fprintf(stderr, "%s: rank %d: error: %s\n", exe.c_str(), mpi.rank(), error.c_str());
-    else std::fprintf(stderr, "%s: error: %s\n", exe.c_str(), error.c_str());
+    if (mpi.active())
+      std::fprintf(stderr, "%s: rank %d: error: %s\n", exe.c_str(), mpi.rank(), error.c_str());
+    else
+      std::fprintf(stderr, "%s: error: %s\n", exe.c_str(), error.c_str());
     if (!hint.empty()) std::fprintf(stderr, "%s\n", hint.c_str());
   } else if (mpi.active() && mpi.rank() == 0) {
-    std::fprintf(stderr, "%s: rank 0: the run stops on every rank: rank %d failed (exit code %d)\n", exe.c_str(), a.rank,
-                 a.code);
+    std::fprintf(stderr, "%s: rank 0: the run stops on every rank: rank %d failed (exit code %d)\n", exe.c_str(),
+                 a.rank, a.code);
   }
   std::fflush(stderr);
   return a.code;
@@ -182,25 +184,29 @@ int stop_agreed(const std::string& exe, const MpiEnv& mpi, const Comm::Agreement
 // What one process (one rank under mpirun) produced.
 struct Outcome {
   int rc = kExitOk;
-  nlohmann::json doc;  // results document; null when the run never started
-  std::string skipped; // no-device reason
-  bool stop = false;   // the set-up failed on some rank: return rc at once (messages printed)
+  nlohmann::json doc;   // results document; null when the run never started
+  std::string skipped;  // no-device reason
+  bool stop = false;    // the set-up failed on some rank: return rc at once (messages printed)
 };
 
 // The end of a run's files: the document marked complete, or incomplete with `reason`. A write
 // error is told, naming the file, and fails the run; the file keeps its previous contents.
 int write_final(const std::string& exe, ResultDb& db, Options& opts, const std::string& reason) {
   std::lock_guard<std::timed_mutex> lock(output_mutex());
-  if (reason.empty()) db.set_complete();
-  else db.set_incomplete(reason);
+  if (reason.empty())
+    db.set_complete();
+  else
+    db.set_incomplete(reason);
   db.set_load_after(machine_load());
   int rc = kExitOk;
   for (bool json : {true, false}) {
     const std::string& path = json ? opts.json_path : opts.csv_path;
     if (path.empty()) continue;
     try {
-      if (json) db.write_json(path);
-      else db.write_csv(path);
+      if (json)
+        db.write_json(path);
+      else
+        db.write_csv(path);
     } catch (const OutputError& e) {
       if (opts.on_write_error && opts.on_write_error(e.what())) continue;  // a rank file: best effort
       std::fprintf(stderr, "%s: error: %s\n", exe.c_str(), e.what());
@@ -280,13 +286,13 @@ Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform&
   } catch (const OutputError& e) {
     out.rc = kExitFailure;
     stopped = e.what();
-    std::fprintf(stderr, "%s: %serror: %s\n", exe.c_str(), mpi.active() ? ("rank " + std::to_string(mpi.rank()) + ": ").c_str() : "",
-                 e.what());
+    std::fprintf(stderr, "%s: %serror: %s\n", exe.c_str(),
+                 mpi.active() ? ("rank " + std::to_string(mpi.rank()) + ": ").c_str() : "", e.what());
   } catch (const UsageError& e) {
     out.rc = kExitUsage;
     stopped = e.what();
-    std::fprintf(stderr, "%s: %serror: %s\n", exe.c_str(), mpi.active() ? ("rank " + std::to_string(mpi.rank()) + ": ").c_str() : "",
-                 e.what());
+    std::fprintf(stderr, "%s: %serror: %s\n", exe.c_str(),
+                 mpi.active() ? ("rank " + std::to_string(mpi.rank()) + ": ").c_str() : "", e.what());
   } catch (const std::exception& e) {
     out.rc = kExitFailure;
     stopped = platform.describe_runtime_error(e);
@@ -347,10 +353,11 @@ int finish_mpi(const std::string& exe, const BenchmarkDef& def, const MpiEnv& mp
     }
   }
   for (const auto& d : docs)
-    if (d.contains("skipped")) std::printf("rank %d skipped: %s\n", d.value("rank", 0), d["skipped"].get<std::string>().c_str());
+    if (d.contains("skipped"))
+      std::printf("rank %d skipped: %s\n", d.value("rank", 0), d["skipped"].get<std::string>().c_str());
   if (!opts.quiet && merged.contains("results")) {
-    std::printf("# %s across %d ranks: median kernel time per case (min / mean / max ms, outlier ranks)\n",
-                exe.c_str(), mpi.size());
+    std::printf("# %s across %d ranks: median kernel time per case (min / mean / max ms, outlier ranks)\n", exe.c_str(),
+                mpi.size());
     for (const auto& r : merged["results"]) {
       if (!r.contains("across_ranks") || r["across_ranks"]["n"] == 0) continue;
       const auto& a = r["across_ranks"];
@@ -380,8 +387,10 @@ std::string rank_file(const std::string& exe, const MpiEnv& mpi, const std::stri
   try {
     check_output(file, option);
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "%s: rank %d (%s): warning: %s; this rank keeps no file of its own (rank 0 receives its "
-                 "results over MPI)\n", exe.c_str(), mpi.rank(), host_name().c_str(), e.what());
+    std::fprintf(stderr,
+                 "%s: rank %d (%s): warning: %s; this rank keeps no file of its own (rank 0 receives its "
+                 "results over MPI)\n",
+                 exe.c_str(), mpi.rank(), host_name().c_str(), e.what());
     return "";
   }
   return file;
@@ -390,8 +399,10 @@ std::string rank_file(const std::string& exe, const MpiEnv& mpi, const std::stri
 // A write error of a rank file during the run: told once, then this rank writes no files of its own.
 void rank_files_best_effort(const std::string& exe, const MpiEnv& mpi, Options& opts) {
   opts.on_write_error = [&exe, &mpi, &opts](const std::string& error) {
-    std::fprintf(stderr, "%s: rank %d (%s): warning: %s; this rank writes no more files of its own (rank 0 "
-                 "receives its results over MPI)\n", exe.c_str(), mpi.rank(), host_name().c_str(), error.c_str());
+    std::fprintf(stderr,
+                 "%s: rank %d (%s): warning: %s; this rank writes no more files of its own (rank 0 "
+                 "receives its results over MPI)\n",
+                 exe.c_str(), mpi.rank(), host_name().c_str(), error.c_str());
     opts.json_path.clear();
     opts.csv_path.clear();
     return true;
@@ -405,7 +416,8 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
   install_signal_handlers();
   // The instrumented build takes a --traffic run over before anything starts (not MPI either).
   for (int i = 1; i < argc; ++i)
-    if (std::string arg = argv[i]; arg == "--traffic" || arg.rfind("--traffic=", 0) == 0) platform.hand_over_traffic(argv);
+    if (std::string arg = argv[i]; arg == "--traffic" || arg.rfind("--traffic=", 0) == 0)
+      platform.hand_over_traffic(argv);
   // MPI starts before anything can fail, so every rank reaches the agreement below.
   MpiEnv mpi(&argc, &argv);
   Options opts;
@@ -436,7 +448,8 @@ int run_main(int argc, char** argv, const BenchmarkDef& def, Platform& platform)
     try {
       if (!def.unsized.empty())
         for (const char* flag : {"--sizes", "--min-size", "--max-size", "--size-class"})
-          if (app.count(flag) > 0) throw UsageError(std::string(flag) + ": " + def.name + " has no input sizes: " + def.unsized);
+          if (app.count(flag) > 0)
+            throw UsageError(std::string(flag) + ": " + def.name + " has no input sizes: " + def.unsized);
       finalize_options(opts);
       if (!def.unsized.empty()) opts.sizes.clear();  // context.sizes: [], never a sweep that did not run
       if (def.validate) def.validate();

@@ -17,8 +17,8 @@ class App;
 namespace hdb {
 
 struct BenchmarkDef {
-  std::string name;         // "bus", "ra", ...
-  std::string description;  // one line for --help
+  std::string name;                            // "bus", "ra", ...
+  std::string description;                     // one line for --help
   std::function<void(CLI::App&)> add_options;  // benchmark-specific options (may be empty)
   std::function<void()> validate;              // after parsing; throws UsageError (may be empty)
   // The files the benchmark's own options read and write (may be empty): checked with --json and
@@ -27,7 +27,7 @@ struct BenchmarkDef {
   // Before a run only (never for --list, --help or --version): the slow work the options call for,
   // such as converting --tables' Parquet files (may be empty; throws UsageError).
   std::function<void()> prepare;
-  std::function<void(Session&)> run;           // enumerates and runs the cases
+  std::function<void(Session&)> run;  // enumerates and runs the cases
   // True when the cases are collective across MPI ranks (TP mode): then a rank without a device
   // makes every rank skip, instead of leaving the others waiting in a collective.
   bool collective = false;

@@ -24,7 +24,11 @@ MpiEnv::~MpiEnv() {
 }
 
 nlohmann::json MpiEnv::context() const {
-  return {{"active", active_}, {"rank", rank()}, {"size", size()}, {"local_rank", local_rank_}, {"local_size", local_size_}};
+  return {{"active", active_},
+          {"rank", rank()},
+          {"size", size()},
+          {"local_rank", local_rank_},
+          {"local_size", local_size_}};
 }
 
 nlohmann::json merge_rank_documents(const std::vector<nlohmann::json>& docs, const std::string& mode) {
@@ -72,8 +76,14 @@ nlohmann::json merge_rank_documents(const std::vector<nlohmann::json>& docs, con
       if (std::abs(t - s.median) > std::max(3 * mad, 0.1 * s.median)) outliers.push_back(rank);
     nlohmann::json ranks = nlohmann::json::array();
     for (const auto& [rank, t] : v) ranks.push_back({{"rank", rank}, {"kernel_median_s", t}});
-    r["across_ranks"] = {{"n", s.n}, {"min", s.min}, {"max", s.max}, {"mean", s.mean}, {"stddev", s.stddev},
-                         {"cv", s.cv}, {"outlier_ranks", outliers}, {"per_rank", ranks}};
+    r["across_ranks"] = {{"n", s.n},
+                         {"min", s.min},
+                         {"max", s.max},
+                         {"mean", s.mean},
+                         {"stddev", s.stddev},
+                         {"cv", s.cv},
+                         {"outlier_ranks", outliers},
+                         {"per_rank", ranks}};
     results.push_back(r);
   }
   merged["results"] = results;
@@ -101,9 +111,12 @@ nlohmann::json merge_rank_documents(const std::vector<nlohmann::json>& docs, con
       if (d["context"].contains("device")) entry["device"] = d["context"]["device"].value("name", "");
     }
     if (entry.contains("host")) {
-      auto h = std::find_if(hosts.begin(), hosts.end(), [&](const nlohmann::json& x) { return x["host"] == entry["host"]; });
-      if (h != hosts.end()) (*h)["ranks"].push_back(entry["rank"]);
-      else hosts.push_back({{"host", entry["host"]}, {"ranks", nlohmann::json::array({entry["rank"]})}});
+      auto h =
+          std::find_if(hosts.begin(), hosts.end(), [&](const nlohmann::json& x) { return x["host"] == entry["host"]; });
+      if (h != hosts.end())
+        (*h)["ranks"].push_back(entry["rank"]);
+      else
+        hosts.push_back({{"host", entry["host"]}, {"ranks", nlohmann::json::array({entry["rank"]})}});
     }
     if (d.contains("summary")) entry["summary"] = d["summary"];
     if (d.contains("results")) entry["results"] = d["results"];
@@ -116,7 +129,8 @@ nlohmann::json merge_rank_documents(const std::vector<nlohmann::json>& docs, con
   for (const auto& d : docs)
     if (d.contains("results") && d.value("complete", true) == false) {
       merged["complete"] = false;
-      merged["incomplete_reason"] = "rank " + std::to_string(d.value("rank", 0)) + ": " + d.value("incomplete_reason", std::string("incomplete"));
+      merged["incomplete_reason"] =
+          "rank " + std::to_string(d.value("rank", 0)) + ": " + d.value("incomplete_reason", std::string("incomplete"));
       break;
     }
   merged["mpi"] = {{"mode", mode}, {"size", docs.size()}, {"hosts", hosts}, {"ranks", ranks}};

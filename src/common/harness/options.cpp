@@ -48,13 +48,16 @@ void add_common_options(CLI::App& app, Options& o) {
       ->check(not_empty);
   app.add_option("--size-class", o.size_class, "Size class 1..4: 32K..1M, 32K..16M, 32K..256M, 32K..1G")
       ->check(CLI::Range(kMinSizeClass, kMaxSizeClass));
-  app.add_option("--warmup", o.warmup,
-                 "Passes per case before the timed ones: the first is timed and kept as the cold pass, the others untimed")->check(CLI::Range(0, 1000));
+  app.add_option(
+         "--warmup", o.warmup,
+         "Passes per case before the timed ones: the first is timed and kept as the cold pass, the others untimed")
+      ->check(CLI::Range(0, 1000));
   app.add_option("--passes", o.passes, "Minimum timed passes per case")->check(CLI::Range(1, 100000));
   app.add_option("--max-passes", o.max_passes, "Maximum timed passes per case")->check(CLI::Range(1, 100000));
   app.add_option("--max-time", o.max_time, "Stop taking passes after this many seconds per case")
       ->check(CLI::Range(0.0, 86400.0));
-  app.add_option("--target-noise", o.target_noise, "Stop when the coefficient of variation of kernel time is below this")
+  app.add_option("--target-noise", o.target_noise,
+                 "Stop when the coefficient of variation of kernel time is below this")
       ->check(CLI::Range(0.0, 10.0));
   app.add_flag("--flush-caches", o.flush_caches,
                "Evict the host's last-level cache (and a device's L2) before the cold pass and every timed "
@@ -75,8 +78,10 @@ void add_common_options(CLI::App& app, Options& o) {
                  "that need more are skipped with the reason")
       ->check(not_empty);
   app.add_flag("--list", o.list, "List the cases that would run, and exit");
-  app.add_option("--json", o.json_path, "Write results as JSON to this file (rewritten after every case)")->check(not_empty);
-  app.add_option("--csv", o.csv_path, "Write results as CSV to this file (rewritten after every case)")->check(not_empty);
+  app.add_option("--json", o.json_path, "Write results as JSON to this file (rewritten after every case)")
+      ->check(not_empty);
+  app.add_option("--csv", o.csv_path, "Write results as CSV to this file (rewritten after every case)")
+      ->check(not_empty);
   app.add_option("--seed", o.seed_text,
                  "Seed of the input generators, 0..18446744073709551615 (same seed, same data on every backend)")
       ->check(not_empty);

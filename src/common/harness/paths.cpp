@@ -41,8 +41,9 @@ void check_paths(const std::vector<PathUse>& uses) {
       const PathUse& out = a.output ? a : b;
       const PathUse& other = a.output ? b : a;
       throw UsageError(out.option + " '" + out.path + "' is the same file as " + other.option + " '" + other.path +
-                       "'" + (other.output ? ": one would overwrite the other; give each output its own path"
-                                           : ": writing it would destroy the input"));
+                       "'" +
+                       (other.output ? ": one would overwrite the other; give each output its own path"
+                                     : ": writing it would destroy the input"));
     }
   }
 }

@@ -55,8 +55,8 @@ std::pair<double, std::string> sequential(const std::vector<Point>& pts, double 
     return {1 / p.gbps, p.name + pct};
   }
   if (lo == hi) return {1 / lo->gbps, lo->name};
-  const double t = 1 / lo->gbps + (share - lo->read_share) / (hi->read_share - lo->read_share) *
-                                      (1 / hi->gbps - 1 / lo->gbps);
+  const double t =
+      1 / lo->gbps + (share - lo->read_share) / (hi->read_share - lo->read_share) * (1 / hi->gbps - 1 / lo->gbps);
   // A share that rounds to a point's is named after it (a reduce's few bytes of answer: "read").
   for (const Point* p : {lo, hi})
     if (std::lround(100 * p->read_share) == rounded) return {t, p->name};
@@ -82,8 +82,7 @@ Ceiling match_ceiling(const AccessMix& mix, const PatternRates& r) {
   if (r[MemoryPattern::Write] > 0) pts.push_back({0.0, r[MemoryPattern::Write], "write"});
   if (copy > 0) pts.push_back({0.5, copy, "copy"});
   const double add = std::max(r[MemoryPattern::Add], r[MemoryPattern::Triad]);
-  if (add > 0)
-    pts.push_back({2.0 / 3, add, r[MemoryPattern::Add] >= r[MemoryPattern::Triad] ? "add" : "triad"});
+  if (add > 0) pts.push_back({2.0 / 3, add, r[MemoryPattern::Add] >= r[MemoryPattern::Triad] ? "add" : "triad"});
   if (r[MemoryPattern::Read] > 0) pts.push_back({1.0, r[MemoryPattern::Read], "read"});
   if (pts.empty()) return {0, ""};
   if (pts.size() == 1 && copy > 0) return {copy, "copy (only copy measured)"};

@@ -43,7 +43,7 @@ double field(const Breakdown& b, const std::string& which) {
   return b.d2h;
 }
 nlohmann::json stats_json(const Stats& s) {
-  return {{"n", s.n}, {"min", s.min}, {"median", s.median}, {"mean", s.mean},
+  return {{"n", s.n},     {"min", s.min},       {"median", s.median}, {"mean", s.mean},
           {"max", s.max}, {"stddev", s.stddev}, {"cv", s.cv}};
 }
 }  // namespace
@@ -99,7 +99,8 @@ nlohmann::json protocol_json(const Record& r) {
   if (!r.flush.empty()) j["flush"] = r.flush;
   if (r.compile_s > 0) j["compile_s"] = r.compile_s;
   if (r.throttled_passes > 0)
-    j["throttled"] = {{"passes", r.throttled_passes}, {"reasons", r.throttle_reasons}, {"dropped", r.throttled_dropped}};
+    j["throttled"] = {
+        {"passes", r.throttled_passes}, {"reasons", r.throttle_reasons}, {"dropped", r.throttled_dropped}};
   return j;
 }
 }  // namespace
@@ -121,7 +122,9 @@ nlohmann::json ResultDb::record_json(const Record& r, const Ceiling& ceiling) {
       {"extra", r.extra},
   };
   if (r.access.declared())
-    j["bytes"].update({{"read", r.access.read}, {"written", r.access.written}, {"random_read", r.access.random_read},
+    j["bytes"].update({{"read", r.access.read},
+                       {"written", r.access.written},
+                       {"random_read", r.access.random_read},
                        {"random_item", r.access.random_item}});
   if (!r.ran.empty()) j["ran"] = r.ran;
   if (!r.memory_plan.is_null()) j["memory_plan"] = r.memory_plan;
@@ -160,10 +163,14 @@ nlohmann::json ResultDb::record_json(const Record& r, const Ceiling& ceiling) {
     st["phases_s"] = phase_stats;
     j["stats"] = st;
     Throughput tp = throughput(r, ceiling);
-    j["throughput"] = {{"kernel_gbps", tp.kernel_gbps}, {"total_gbps", tp.total_gbps},
-                       {"transfer_gbps", tp.transfer_gbps}, {"elements_per_s", tp.elements_per_s},
-                       {"moved_gbps", tp.moved_gbps}, {"pct_of_peak", tp.pct_of_peak},
-                       {"ceiling_gbps", tp.ceiling_gbps}, {"ceiling_pattern", tp.ceiling_pattern},
+    j["throughput"] = {{"kernel_gbps", tp.kernel_gbps},
+                       {"total_gbps", tp.total_gbps},
+                       {"transfer_gbps", tp.transfer_gbps},
+                       {"elements_per_s", tp.elements_per_s},
+                       {"moved_gbps", tp.moved_gbps},
+                       {"pct_of_peak", tp.pct_of_peak},
+                       {"ceiling_gbps", tp.ceiling_gbps},
+                       {"ceiling_pattern", tp.ceiling_pattern},
                        {"parity", tp.parity}};
     if (r.timed_at_s >= 0) j["timed_at_s"] = r.timed_at_s;
   }
@@ -197,7 +204,8 @@ std::string ResultDb::json_text() const {
   const std::string slot = "\n \"results\": []";
   const std::size_t at = head.find(slot);
   std::string out = head.substr(0, at + slot.size() - 2);
-  if (records_.empty()) out += "[]";
+  if (records_.empty())
+    out += "[]";
   else {
     out += "[\n";
     for (std::size_t i = 0; i < records_.size(); ++i) (out += i ? ",\n" : "") += kept(i).text;
@@ -207,24 +215,27 @@ std::string ResultDb::json_text() const {
 }
 
 nlohmann::json ResultDb::document(nlohmann::json results) const {
-  nlohmann::json j = {{"schema", kSchema},
-                      {"benchmark", benchmark_},
-                      {"backend", backend_},
-                      {"context", context_},
-                      {"ceiling", ceiling_.to_json()},
-                      {"results", results},
-                      {"summary", {{"ok", count(Status::Ok)}, {"skipped", count(Status::Skipped)},
-                                   {"failed", count(Status::Failed)}}},
-                      {"complete", complete_}};
+  nlohmann::json j = {
+      {"schema", kSchema},
+      {"benchmark", benchmark_},
+      {"backend", backend_},
+      {"context", context_},
+      {"ceiling", ceiling_.to_json()},
+      {"results", results},
+      {"summary", {{"ok", count(Status::Ok)}, {"skipped", count(Status::Skipped)}, {"failed", count(Status::Failed)}}},
+      {"complete", complete_}};
   if (!complete_) j["incomplete_reason"] = incomplete_reason_;
   return j;
 }
 
 const std::vector<std::string> kCsvColumns = {
-    "id", "benchmark", "backend", "rank", "device", "test", "variant", "params", "size_bytes", "transfer",
-    "status", "checked", "verified", "passes", "kernel_median_s", "kernel_cv", "total_median_s", "total_cv",
-    "h2d_median_s", "d2h_median_s", "kernel_gbps", "total_gbps", "transfer_gbps", "elements_per_s", "moved_gbps",
-    "pct_of_peak", "ceiling_gbps", "ceiling_pattern", "parity", "elements", "input_bytes", "min_moved_bytes", "transfer_bytes", "reason"};
+    "id",          "benchmark",       "backend",         "rank",           "device",
+    "test",        "variant",         "params",          "size_bytes",     "transfer",
+    "status",      "checked",         "verified",        "passes",         "kernel_median_s",
+    "kernel_cv",   "total_median_s",  "total_cv",        "h2d_median_s",   "d2h_median_s",
+    "kernel_gbps", "total_gbps",      "transfer_gbps",   "elements_per_s", "moved_gbps",
+    "pct_of_peak", "ceiling_gbps",    "ceiling_pattern", "parity",         "elements",
+    "input_bytes", "min_moved_bytes", "transfer_bytes",  "reason"};
 
 namespace {
 
@@ -240,7 +251,7 @@ std::string csv_field(const nlohmann::json& v) {
 
 // Figures whose 0 in a document means "does not apply" (no such phase, no transfer, no ceiling, no
 // kernel time to divide by): an empty CSV cell, never a 0 (contract.py NOT_APPLICABLE_WHEN_ZERO).
-const char* const kNotApplicableWhenZero[] = {"kernel_median_s", "h2d_median_s",  "d2h_median_s", "kernel_gbps",
+const char* const kNotApplicableWhenZero[] = {"kernel_median_s", "h2d_median_s",  "d2h_median_s",   "kernel_gbps",
                                               "total_gbps",      "transfer_gbps", "elements_per_s", "moved_gbps",
                                               "pct_of_peak",     "ceiling_gbps",  "parity"};
 
@@ -255,21 +266,40 @@ nlohmann::json csv_row(const nlohmann::json& doc, const nlohmann::json& r, int r
   std::string params;  // k=v;k=v in the document's key order
   for (const auto& [k, v] : r["params"].items()) params += (params.empty() ? "" : ";") + k + "=" + param_text(v);
   const std::string id = r.value("id", "");
-  nlohmann::json row = {{"id", id}, {"benchmark", doc.value("benchmark", "")}, {"backend", doc.value("backend", "")},
-          {"rank", rank}, {"device", device}, {"test", r.value("test", "")}, {"variant", r.value("variant", "")},
-          {"params", params}, {"size_bytes", r.value("size_bytes", 0ull)}, {"transfer", r.value("transfer", "none")},
-          {"status", r.value("status", "")}, {"checked", at("verification", "checked")},
-          {"verified", at("verification", "verified")}, {"passes", r.contains("trials") ? r["trials"].size() : 0},
-          {"kernel_median_s", at("stats", "kernel_s", "median")}, {"kernel_cv", at("stats", "kernel_s", "cv")},
-          {"total_median_s", at("stats", "total_s", "median")}, {"total_cv", at("stats", "total_s", "cv")},
-          {"h2d_median_s", at("stats", "h2d_s", "median")}, {"d2h_median_s", at("stats", "d2h_s", "median")},
-          {"kernel_gbps", at("throughput", "kernel_gbps")}, {"total_gbps", at("throughput", "total_gbps")},
-          {"transfer_gbps", at("throughput", "transfer_gbps")}, {"elements_per_s", at("throughput", "elements_per_s")},
-          {"moved_gbps", at("throughput", "moved_gbps")}, {"pct_of_peak", at("throughput", "pct_of_peak")},
-          {"ceiling_gbps", at("throughput", "ceiling_gbps")}, {"ceiling_pattern", at("throughput", "ceiling_pattern")},
-          {"parity", at("throughput", "parity")}, {"elements", r.value("elements", 0ull)},
-          {"input_bytes", at("bytes", "input")}, {"min_moved_bytes", at("bytes", "min_moved")},
-          {"transfer_bytes", at("bytes", "transfer")}, {"reason", r.value("reason", "")}};
+  nlohmann::json row = {{"id", id},
+                        {"benchmark", doc.value("benchmark", "")},
+                        {"backend", doc.value("backend", "")},
+                        {"rank", rank},
+                        {"device", device},
+                        {"test", r.value("test", "")},
+                        {"variant", r.value("variant", "")},
+                        {"params", params},
+                        {"size_bytes", r.value("size_bytes", 0ull)},
+                        {"transfer", r.value("transfer", "none")},
+                        {"status", r.value("status", "")},
+                        {"checked", at("verification", "checked")},
+                        {"verified", at("verification", "verified")},
+                        {"passes", r.contains("trials") ? r["trials"].size() : 0},
+                        {"kernel_median_s", at("stats", "kernel_s", "median")},
+                        {"kernel_cv", at("stats", "kernel_s", "cv")},
+                        {"total_median_s", at("stats", "total_s", "median")},
+                        {"total_cv", at("stats", "total_s", "cv")},
+                        {"h2d_median_s", at("stats", "h2d_s", "median")},
+                        {"d2h_median_s", at("stats", "d2h_s", "median")},
+                        {"kernel_gbps", at("throughput", "kernel_gbps")},
+                        {"total_gbps", at("throughput", "total_gbps")},
+                        {"transfer_gbps", at("throughput", "transfer_gbps")},
+                        {"elements_per_s", at("throughput", "elements_per_s")},
+                        {"moved_gbps", at("throughput", "moved_gbps")},
+                        {"pct_of_peak", at("throughput", "pct_of_peak")},
+                        {"ceiling_gbps", at("throughput", "ceiling_gbps")},
+                        {"ceiling_pattern", at("throughput", "ceiling_pattern")},
+                        {"parity", at("throughput", "parity")},
+                        {"elements", r.value("elements", 0ull)},
+                        {"input_bytes", at("bytes", "input")},
+                        {"min_moved_bytes", at("bytes", "min_moved")},
+                        {"transfer_bytes", at("bytes", "transfer")},
+                        {"reason", r.value("reason", "")}};
   for (const char* k : kNotApplicableWhenZero)
     if (row[k].is_number() && row[k].get<double>() == 0) row[k] = nullptr;
   return row;
@@ -332,10 +362,14 @@ bool starts_with(const std::string& s, const char* prefix) { return s.rfind(pref
 int descriptor_of(const std::string& p) {
   std::string rest;
   std::string self = "/proc/" + std::to_string(::getpid()) + "/fd/";
-  if (starts_with(p, "/dev/fd/")) rest = p.substr(8);
-  else if (starts_with(p, "/proc/self/fd/")) rest = p.substr(14);
-  else if (starts_with(p, self.c_str())) rest = p.substr(self.size());
-  else return -1;
+  if (starts_with(p, "/dev/fd/"))
+    rest = p.substr(8);
+  else if (starts_with(p, "/proc/self/fd/"))
+    rest = p.substr(14);
+  else if (starts_with(p, self.c_str()))
+    rest = p.substr(self.size());
+  else
+    return -1;
   if (rest.empty() || rest.size() > 9 || rest.find_first_not_of("0123456789") != std::string::npos) return -1;
   return std::stoi(rest);
 }
@@ -368,8 +402,8 @@ int write_all(int fd, const std::string& text) {
 // A temporary name beside `target`, unique in this process and across processes.
 std::string temp_name(const std::string& target) {
   static std::atomic<unsigned> counter{0};
-  return dir_of(target) + "/." + base_of(target) + "." + std::to_string(::getpid()) + "." +
-         std::to_string(counter++) + ".tmp";
+  return dir_of(target) + "/." + base_of(target) + "." + std::to_string(::getpid()) + "." + std::to_string(counter++) +
+         ".tmp";
 }
 
 }  // namespace
@@ -423,7 +457,8 @@ void check_output(const std::string& path, const std::string& option) {
     throw UsageError(option + ": " + e.what());
   }
   if (t.fd >= 0) {
-    if (::fcntl(t.fd, F_GETFL) < 0) throw UsageError(option + ": '" + path + "': descriptor " + std::to_string(t.fd) + " is not open");
+    if (::fcntl(t.fd, F_GETFL) < 0)
+      throw UsageError(option + ": '" + path + "': descriptor " + std::to_string(t.fd) + " is not open");
     return;
   }
   if (t.in_place) {
@@ -438,7 +473,8 @@ void check_output(const std::string& path, const std::string& option) {
     int e = errno;
     std::string dir = dir_of(t.path);
     if (e == ENOENT) throw UsageError(option + ": cannot write " + named(path, t) + ": no directory '" + dir + "'");
-    throw UsageError(option + ": cannot write " + named(path, t) + ": cannot create a file in '" + dir + "': " + errno_text(e));
+    throw UsageError(option + ": cannot write " + named(path, t) + ": cannot create a file in '" + dir +
+                     "': " + errno_text(e));
   }
   ::close(fd);
   ::unlink(probe.c_str());
@@ -454,8 +490,7 @@ void write_output(const std::string& path, const std::string& text, bool nonbloc
   if (t.fd >= 0) {
     if (t.fd == 1) std::fflush(stdout);
     if (t.fd == 2) std::fflush(stderr);
-    if (int e = write_all(t.fd, text))
-      throw OutputError("cannot write results to '" + path + "': " + errno_text(e));
+    if (int e = write_all(t.fd, text)) throw OutputError("cannot write results to '" + path + "': " + errno_text(e));
     return;
   }
   if (t.in_place) {
@@ -472,7 +507,8 @@ void write_output(const std::string& path, const std::string& text, bool nonbloc
   std::string tmp = temp_name(t.path);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0)
-    throw OutputError("cannot write results to " + named(path, t) + ": cannot create '" + tmp + "': " + errno_text(errno));
+    throw OutputError("cannot write results to " + named(path, t) + ": cannot create '" + tmp +
+                      "': " + errno_text(errno));
   struct stat old;
   if (::stat(t.path.c_str(), &old) == 0) (void)::fchmod(fd, old.st_mode & 07777);
   int e = write_all(fd, text);

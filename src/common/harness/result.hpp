@@ -25,10 +25,10 @@ const char* to_string(Status s);
 struct Record {
   CaseKey key;
   Status status = Status::Ok;
-  std::string reason;          // skip reason or failure message
-  bool checked = false;        // the output was compared with the reference (false under --no-verify)
-  bool verified = false;       // compared with the reference and equal
-  std::string verify_detail;   // what was compared / what differed
+  std::string reason;                 // skip reason or failure message
+  bool checked = false;               // the output was compared with the reference (false under --no-verify)
+  bool verified = false;              // compared with the reference and equal
+  std::string verify_detail;          // what was compared / what differed
   std::uint64_t elements = 0;         // input elements (tuples, keys, rows, queries)
   std::uint64_t input_bytes = 0;      // bytes of input the operation consumes
   std::uint64_t min_bytes_moved = 0;  // declared minimum memory traffic: inputs read + outputs written once
@@ -43,14 +43,14 @@ struct Record {
   std::optional<Breakdown> cold;
   std::string cold_note;
   int warmup_passes = 0;
-  std::string flush;       // what --flush-caches evicted before each timed pass; empty: hot passes
-  double compile_s = 0;    // run-time kernel compilation this case paid (OpenCL program builds)
+  std::string flush;     // what --flush-caches evicted before each timed pass; empty: hot passes
+  double compile_s = 0;  // run-time kernel compilation this case paid (OpenCL program builds)
   bool passes_taken = false;
-  int throttled_passes = 0;                  // timed passes after which the device said it throttled
+  int throttled_passes = 0;                   // timed passes after which the device said it throttled
   std::vector<std::string> throttle_reasons;  // every reason seen
-  bool throttled_dropped = false;            // --discard-on-throttle: those passes are not in trials
-  nlohmann::json energy;        // over the timed passes (EnergySpan::to_json)
-  nlohmann::json device_state;  // after the timed passes (Platform::device_state)
+  bool throttled_dropped = false;             // --discard-on-throttle: those passes are not in trials
+  nlohmann::json energy;                      // over the timed passes (EnergySpan::to_json)
+  nlohmann::json device_state;                // after the timed passes (Platform::device_state)
   // The middle of the timed passes on the run's ceiling clock (CeilingTrack::now_s); < 0: none taken.
   double timed_at_s = -1;
   // --traffic: what the case's kernels asked of memory in one extra pass (Platform::traffic_end,
@@ -64,15 +64,15 @@ struct Record {
 
 // Derived figures; ceiling_gbps <= 0 means unknown.
 struct Throughput {
-  double kernel_gbps = 0;   // input_bytes / median kernel time
-  double total_gbps = 0;    // input_bytes / median total time (with transfers)
-  double transfer_gbps = 0; // transfer_bytes / (median h2d + median d2h): the bus alone
+  double kernel_gbps = 0;    // input_bytes / median kernel time
+  double total_gbps = 0;     // input_bytes / median total time (with transfers)
+  double transfer_gbps = 0;  // transfer_bytes / (median h2d + median d2h): the bus alone
   double elements_per_s = 0;
-  double moved_gbps = 0;    // min_bytes_moved / median kernel time
-  double pct_of_peak = 0;   // moved_gbps / ceiling
-  double ceiling_gbps = 0;  // the ceiling pct_of_peak is against (0: unknown)
+  double moved_gbps = 0;        // min_bytes_moved / median kernel time
+  double pct_of_peak = 0;       // moved_gbps / ceiling
+  double ceiling_gbps = 0;      // the ceiling pct_of_peak is against (0: unknown)
   std::string ceiling_pattern;  // its access pattern (Ceiling::pattern)
-  double parity = 0;        // (h2d + d2h) / kernel, medians
+  double parity = 0;            // (h2d + d2h) / kernel, medians
 };
 Throughput throughput(const Record& r, const Ceiling& ceiling);
 
@@ -83,7 +83,8 @@ extern const std::vector<std::string> kCsvColumns;
 
 class ResultDb {
  public:
-  ResultDb(std::string benchmark, std::string backend) : benchmark_(std::move(benchmark)), backend_(std::move(backend)) {}
+  ResultDb(std::string benchmark, std::string backend)
+      : benchmark_(std::move(benchmark)), backend_(std::move(backend)) {}
   void set_context(nlohmann::json ctx) { context_ = std::move(ctx); }
   // The machine's load when the run ended, beside context.load.before (harness/load.hpp).
   void set_load_after(nlohmann::json load) { context_["load"]["after"] = std::move(load); }
@@ -126,8 +127,8 @@ class ResultDb {
     bool made = false;
     Ceiling ceiling;
     nlohmann::json json;
-    std::string text;           // json.dump(1), indented as an element of the document's results
-    std::string csv, csv_for;   // the CSV row, and the device and rank it was made for
+    std::string text;          // json.dump(1), indented as an element of the document's results
+    std::string csv, csv_for;  // the CSV row, and the device and rank it was made for
   };
   mutable std::vector<Kept> kept_;
   Kept& kept(std::size_t i) const;  // made or made again as needed

@@ -168,8 +168,8 @@ void Session::take_traffic(const Prepared& p, Record& r) {
     if (!v.ok) throw std::runtime_error("the traffic pass's output differs from the reference: " + v.detail);
   }
   const double dram = t.value("dram_bytes_model", 0.0);
-  t["traffic_ratio"] = r.min_bytes_moved ? nlohmann::json(dram / static_cast<double>(r.min_bytes_moved))
-                                         : nlohmann::json(nullptr);
+  t["traffic_ratio"] =
+      r.min_bytes_moved ? nlohmann::json(dram / static_cast<double>(r.min_bytes_moved)) : nlohmann::json(nullptr);
   t["launches_per_op"] = t.value("launches", 0);
   r.traffic = std::move(t);
 }

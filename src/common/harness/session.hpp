@@ -25,7 +25,7 @@ namespace hdb {
 
 struct Verification {
   bool ok = false;
-  std::string detail;  // what was compared, or the first difference
+  std::string detail;                               // what was compared, or the first difference
   nlohmann::json extra = nlohmann::json::object();  // figures of the output (rows, checksum, ...)
   static Verification pass(std::string detail = {}) { return {true, std::move(detail), nlohmann::json::object()}; }
   static Verification fail(std::string detail) { return {false, std::move(detail), nlohmann::json::object()}; }
@@ -39,7 +39,7 @@ struct Prepared {
   // Bytes of input the case processes; unset: the case's size_bytes. A case that sets 0 bytes and
   // 0 elements has nothing to process and is skipped with that reason (no throughput of nothing).
   std::optional<std::uint64_t> input_bytes;
-  std::uint64_t min_bytes_moved = 0;     // each input read once + each output written once
+  std::uint64_t min_bytes_moved = 0;  // each input read once + each output written once
   // The same bytes split into read and written (and read at random), for the ceiling of the case's
   // access pattern (harness/patterns.hpp); set through moves(). Undeclared: the copy ceiling.
   AccessMix access;
@@ -47,7 +47,7 @@ struct Prepared {
     access = {read, written, random_read, random_item};
     min_bytes_moved = read + written;
   }
-  std::uint64_t transfer_bytes = 0;      // bytes over the bus per pass (the mode is the case key's)
+  std::uint64_t transfer_bytes = 0;                 // bytes over the bus per pass (the mode is the case key's)
   nlohmann::json extra = nlohmann::json::object();  // case figures known at set-up (output size, ...)
   // What ran (harness/variants.hpp's Ran), asked after the timed passes; may be empty.
   std::function<Ran()> ran;
@@ -125,7 +125,6 @@ class Session {
   void take_passes(const Prepared& p, Record& r, std::string& stage);
   void take_traffic(const Prepared& p, Record& r);
   bool note_throttling(Record& r);
-
 
   const Options& opts_;
   Platform* platform_;

@@ -9,8 +9,7 @@ namespace hdb {
 
 std::uint64_t parse_size(const std::string& text, const std::string& what) {
   auto fail = [&](const std::string& why) -> std::uint64_t {
-    throw UsageError(what + ": '" + text + "' is not a valid size (" + why +
-                     "; use e.g. 4096, 32K, 1M, 1G or 2^20)");
+    throw UsageError(what + ": '" + text + "' is not a valid size (" + why + "; use e.g. 4096, 32K, 1M, 1G or 2^20)");
   };
   if (text.empty()) return fail("empty");
   auto caret = text.find('^');
@@ -34,11 +33,16 @@ std::uint64_t parse_size(const std::string& text, const std::string& what) {
   if (i == 0) return fail("no number");
   std::string suffix = text.substr(i);
   std::uint64_t mult = 1;
-  if (suffix.empty() || suffix == "B") mult = 1;
-  else if (suffix == "K" || suffix == "k" || suffix == "KB" || suffix == "KiB") mult = KiB;
-  else if (suffix == "M" || suffix == "m" || suffix == "MB" || suffix == "MiB") mult = MiB;
-  else if (suffix == "G" || suffix == "g" || suffix == "GB" || suffix == "GiB") mult = GiB;
-  else return fail("unknown suffix '" + suffix + "'");
+  if (suffix.empty() || suffix == "B")
+    mult = 1;
+  else if (suffix == "K" || suffix == "k" || suffix == "KB" || suffix == "KiB")
+    mult = KiB;
+  else if (suffix == "M" || suffix == "m" || suffix == "MB" || suffix == "MiB")
+    mult = MiB;
+  else if (suffix == "G" || suffix == "g" || suffix == "GB" || suffix == "GiB")
+    mult = GiB;
+  else
+    return fail("unknown suffix '" + suffix + "'");
   if (value == 0) return fail("must be positive");
   if (value > (std::uint64_t{1} << 40) / mult) return fail("above 1T");
   return value * mult;
@@ -52,7 +56,8 @@ std::vector<std::uint64_t> parse_size_list(const std::string& text, const std::s
     const std::uint64_t s = parse_size(item, what);
     for (std::uint64_t earlier : out)
       if (earlier == s)
-        throw UsageError(what + ": " + item + " is given twice (" + format_size(s) + "; each size is a case of its own)");
+        throw UsageError(what + ": " + item + " is given twice (" + format_size(s) +
+                         "; each size is a case of its own)");
     out.push_back(s);
   }
   if (out.empty()) throw UsageError(what + ": empty size list");
@@ -81,8 +86,7 @@ std::pair<std::uint64_t, std::uint64_t> size_class_range(int size_class) {
     case 2: return {32 * KiB, 16 * MiB};
     case 3: return {32 * KiB, 256 * MiB};
     case 4: return {32 * KiB, 1 * GiB};
-    default:
-      throw UsageError("--size-class: " + std::to_string(size_class) + " is not a size class (allowed: 1..4)");
+    default: throw UsageError("--size-class: " + std::to_string(size_class) + " is not a size class (allowed: 1..4)");
   }
 }
 

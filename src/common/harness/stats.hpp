@@ -17,8 +17,8 @@ Stats summarize(std::vector<double> values);
 struct StoppingRule {
   int min_passes = 3;
   int max_passes = 50;
-  double max_time = 2.0;      // seconds of timed passes
-  double target_noise = 0.02; // coefficient of variation
+  double max_time = 2.0;       // seconds of timed passes
+  double target_noise = 0.02;  // coefficient of variation
 
   // True when no more passes are needed, given the times so far and the seconds spent on them.
   bool done(const std::vector<double>& times, double elapsed) const;

@@ -20,10 +20,10 @@ struct Phase {
 };
 
 struct Breakdown {
-  double h2d = 0;     // host -> device transfer
-  double kernel = 0;  // device (or CPU) compute, all kernels of the operation
-  double d2h = 0;     // device -> host transfer
-  double total = 0;   // wall time of the whole pass including transfers
+  double h2d = 0;             // host -> device transfer
+  double kernel = 0;          // device (or CPU) compute, all kernels of the operation
+  double d2h = 0;             // device -> host transfer
+  double total = 0;           // wall time of the whole pass including transfers
   std::vector<Phase> phases;  // named sub-steps, each of one kind
 
   void add_phase(const std::string& name, double seconds, PhaseKind kind = PhaseKind::Kernel) {
@@ -72,9 +72,7 @@ class HostTimer {
  public:
   HostTimer() : start_(std::chrono::steady_clock::now()) {}
   void reset() { start_ = std::chrono::steady_clock::now(); }
-  double seconds() const {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
 
  private:
   std::chrono::steady_clock::time_point start_;

@@ -29,8 +29,8 @@ std::size_t VariantList::index(std::string_view name) const {
     if (infos_[i].name == name) return i;
   std::string known;
   for (const VariantInfo& v : infos_) known += (known.empty() ? "" : ", ") + v.name;
-  throw std::invalid_argument(owner_ + " has no variant '" + std::string(name) + "' (registered: " +
-                              (known.empty() ? "none" : known) + ")");
+  throw std::invalid_argument(owner_ + " has no variant '" + std::string(name) +
+                              "' (registered: " + (known.empty() ? "none" : known) + ")");
 }
 
 void VariantList::add(VariantInfo info) {

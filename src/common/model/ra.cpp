@@ -60,8 +60,8 @@ const char* test_name(Op op) {
 }
 
 std::vector<Op> all_ops() {
-  return {Op::Project, Op::Select,          Op::Unique,        Op::Reduce,  Op::ReduceByKey, Op::Join, Op::SetUnion,
-          Op::SetIntersection, Op::SetDifference, Op::Product, Op::Add, Op::Subtract, Op::Multiply, Op::Sort};
+  return {Op::Project,         Op::Select,        Op::Unique,  Op::Reduce, Op::ReduceByKey, Op::Join,     Op::SetUnion,
+          Op::SetIntersection, Op::SetDifference, Op::Product, Op::Add,    Op::Subtract,    Op::Multiply, Op::Sort};
 }
 
 std::vector<Op> paper_ops() {
@@ -106,7 +106,9 @@ Op set_op_of(SetOp op) {
   return op == SetOp::Union ? Op::SetUnion : op == SetOp::Intersection ? Op::SetIntersection : Op::SetDifference;
 }
 
-Op arith_op_of(ArithOp op) { return op == ArithOp::Add ? Op::Add : op == ArithOp::Subtract ? Op::Subtract : Op::Multiply; }
+Op arith_op_of(ArithOp op) {
+  return op == ArithOp::Add ? Op::Add : op == ArithOp::Subtract ? Op::Subtract : Op::Multiply;
+}
 
 void RaBackend::begin_op(Op op, const std::string& variant) {
   const VariantInfo& v = variant_table().info(variant);  // throws for a name never registered

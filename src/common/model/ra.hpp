@@ -111,8 +111,22 @@ struct Aggregate {
 //                           (modulo 2^32).
 //  sort(in)                 the tuples ordered by key, stable: tuples with equal keys keep their
 //                           input order (std::stable_sort by key of whole tuples); |out| == |in|.
-enum class Op { Project, Select, Unique, Reduce, ReduceByKey, Join, SetUnion, SetIntersection, SetDifference,
-                Product, Add, Subtract, Multiply, Sort };
+enum class Op {
+  Project,
+  Select,
+  Unique,
+  Reduce,
+  ReduceByKey,
+  Join,
+  SetUnion,
+  SetIntersection,
+  SetDifference,
+  Product,
+  Add,
+  Subtract,
+  Multiply,
+  Sort
+};
 
 // The inputs each operator accepts (widths, sizes, column indices): throws std::invalid_argument
 // naming the problem. RaBackend's operators apply them before a backend runs, so every backend
@@ -201,7 +215,8 @@ class RaBackend {
   // its phases name the paper's sub-kernels (partition, compute, scan, gather, ...). Each checks
   // that the backend offers the variant and that the inputs fit the operator, then runs the
   // backend's run_<op>. reduce's aggregate crosses the bus; its tiny copy is part of the kernel time.
-  Breakdown project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant, DeviceRel& out) {
+  Breakdown project(const DeviceRelation& in, const std::vector<int>& columns, const std::string& variant,
+                    DeviceRel& out) {
     begin_op(Op::Project, variant);
     check_project(in.values(), in.key_words(), columns);
     return run_project(in, project_layout(in.key_words(), columns), variant, out);
@@ -238,7 +253,8 @@ class RaBackend {
     check_concat(left.key_words(), left.values(), right.values(), "join");
     return run_join(left, right, variant, out);
   }
-  Breakdown set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant, DeviceRel& out) {
+  Breakdown set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant,
+                   DeviceRel& out) {
     begin_op(set_op_of(op), variant);
     check_same_width(a.values(), a.key_words(), b.values(), b.key_words(), "set operation");
     return run_set_op(a, b, op, variant, out);
@@ -248,7 +264,8 @@ class RaBackend {
     check_concat(a.key_words(), a.values(), b.width(), "product");
     return run_product(a, b, variant, out);
   }
-  Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant, DeviceRel& out) {
+  Breakdown arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
+                  DeviceRel& out) {
     begin_op(arith_op_of(op), variant);
     check_same_shape(a.rows(), a.values(), a.key_words(), b.rows(), b.values(), b.key_words(), "arithmetic");
     return run_arith(a, b, op, variant, out);
@@ -260,17 +277,24 @@ class RaBackend {
 
  protected:
   // What a backend implements: called with a variant it offers and inputs of the right shape.
-  virtual Breakdown run_project(const DeviceRelation& in, const ProjectLayout& layout, const std::string& variant, DeviceRel& out) = 0;
-  virtual Breakdown run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant, DeviceRel& out) = 0;
+  virtual Breakdown run_project(const DeviceRelation& in, const ProjectLayout& layout, const std::string& variant,
+                                DeviceRel& out) = 0;
+  virtual Breakdown run_select(const DeviceRelation& in, const Predicate& pred, const std::string& variant,
+                               DeviceRel& out) = 0;
   virtual Breakdown run_unique(const DeviceRelation& in, const std::string& variant, DeviceRel& out) = 0;
   virtual Timed<Aggregate> run_reduce(const DeviceRelation& in, ReduceOp op, const std::string& variant) = 0;
-  virtual Breakdown run_reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant, DeviceRel& out) = 0;
-  virtual Breakdown run_join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant, DeviceRel& out) = 0;
-  virtual Breakdown run_set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant, DeviceRel& out) = 0;
-  virtual Breakdown run_product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant, DeviceRel& out) = 0;
-  virtual Breakdown run_arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant, DeviceRel& out) = 0;
+  virtual Breakdown run_reduce_by_key(const DeviceRelation& in, ReduceOp op, const std::string& variant,
+                                      DeviceRel& out) = 0;
+  virtual Breakdown run_join(const DeviceRelation& left, const DeviceRelation& right, const std::string& variant,
+                             DeviceRel& out) = 0;
+  virtual Breakdown run_set_op(const DeviceRelation& a, const DeviceRelation& b, SetOp op, const std::string& variant,
+                               DeviceRel& out) = 0;
+  virtual Breakdown run_product(const DeviceRelation& a, const DeviceRelation& b, const std::string& variant,
+                                DeviceRel& out) = 0;
+  virtual Breakdown run_arith(const DeviceRelation& a, const DeviceRelation& b, ArithOp op, const std::string& variant,
+                              DeviceRel& out) = 0;
   virtual Breakdown run_sort(const DeviceRelation& in, const std::string& variant, DeviceRel& out) = 0;
- 
+
   Ran ran_;  // what the running operator call took: run_<op> fills it where there is a choice
 
  private:

@@ -23,35 +23,57 @@ std::vector<Query> make_queries() {
   const Pred years_92_97 = between(C::d_year, 1992, 1997);
   return {
       // Q1: sum(lo_extendedprice * lo_discount); lo_quantity < 25 is BETWEEN 0 AND 24.
-      {"1.1", {eq(C::d_year, 1993), between(C::lo_discount, 1, 3), between(C::lo_quantity, 0, 24)}, {}, Agg::DiscountedPrice},
-      {"1.2", {eq(C::d_yearmonthnum, 199401), between(C::lo_discount, 4, 6), between(C::lo_quantity, 26, 35)}, {}, Agg::DiscountedPrice},
+      {"1.1",
+       {eq(C::d_year, 1993), between(C::lo_discount, 1, 3), between(C::lo_quantity, 0, 24)},
+       {},
+       Agg::DiscountedPrice},
+      {"1.2",
+       {eq(C::d_yearmonthnum, 199401), between(C::lo_discount, 4, 6), between(C::lo_quantity, 26, 35)},
+       {},
+       Agg::DiscountedPrice},
       {"1.3",
        {eq(C::d_weeknuminyear, 6), eq(C::d_year, 1994), between(C::lo_discount, 5, 7), between(C::lo_quantity, 26, 35)},
        {},
        Agg::DiscountedPrice},
       // Q2: sum(lo_revenue) group by d_year, p_brand1.
-      {"2.1", {eq(C::p_category, code(category_code("MFGR#12"))), eq(C::s_region, america)}, {C::d_year, C::p_brand1}, Agg::Revenue},
+      {"2.1",
+       {eq(C::p_category, code(category_code("MFGR#12"))), eq(C::s_region, america)},
+       {C::d_year, C::p_brand1},
+       Agg::Revenue},
       {"2.2",
        {between(C::p_brand1, code(brand_code("MFGR#2221")), code(brand_code("MFGR#2228"))), eq(C::s_region, asia)},
        {C::d_year, C::p_brand1},
        Agg::Revenue},
-      {"2.3", {eq(C::p_brand1, code(brand_code("MFGR#2239"))), eq(C::s_region, europe)}, {C::d_year, C::p_brand1}, Agg::Revenue},
+      {"2.3",
+       {eq(C::p_brand1, code(brand_code("MFGR#2239"))), eq(C::s_region, europe)},
+       {C::d_year, C::p_brand1},
+       Agg::Revenue},
       // Q3: sum(lo_revenue) group by customer and supplier place, d_year.
-      {"3.1", {eq(C::c_region, asia), eq(C::s_region, asia), years_92_97}, {C::c_nation, C::s_nation, C::d_year}, Agg::Revenue},
+      {"3.1",
+       {eq(C::c_region, asia), eq(C::s_region, asia), years_92_97},
+       {C::c_nation, C::s_nation, C::d_year},
+       Agg::Revenue},
       {"3.2", {eq(C::c_nation, us), eq(C::s_nation, us), years_92_97}, {C::c_city, C::s_city, C::d_year}, Agg::Revenue},
-      {"3.3", {in(C::c_city, ki1, ki5), in(C::s_city, ki1, ki5), years_92_97}, {C::c_city, C::s_city, C::d_year}, Agg::Revenue},
+      {"3.3",
+       {in(C::c_city, ki1, ki5), in(C::s_city, ki1, ki5), years_92_97},
+       {C::c_city, C::s_city, C::d_year},
+       Agg::Revenue},
       {"3.4",
        {in(C::c_city, ki1, ki5), in(C::s_city, ki1, ki5), eq(C::d_yearmonth, code(yearmonth_code("Dec1997")))},
        {C::c_city, C::s_city, C::d_year},
        Agg::Revenue},
       // Q4: sum(lo_revenue - lo_supplycost).
-      {"4.1", {eq(C::c_region, america), eq(C::s_region, america), in(C::p_mfgr, mfgr1, mfgr2)}, {C::d_year, C::c_nation}, Agg::Profit},
+      {"4.1",
+       {eq(C::c_region, america), eq(C::s_region, america), in(C::p_mfgr, mfgr1, mfgr2)},
+       {C::d_year, C::c_nation},
+       Agg::Profit},
       {"4.2",
        {eq(C::c_region, america), eq(C::s_region, america), in(C::d_year, 1997, 1998), in(C::p_mfgr, mfgr1, mfgr2)},
        {C::d_year, C::s_nation, C::p_category},
        Agg::Profit},
       {"4.3",
-       {eq(C::c_region, america), eq(C::s_nation, us), in(C::d_year, 1997, 1998), eq(C::p_category, code(category_code("MFGR#14")))},
+       {eq(C::c_region, america), eq(C::s_nation, us), in(C::d_year, 1997, 1998),
+        eq(C::p_category, code(category_code("MFGR#14")))},
        {C::d_year, C::s_city, C::p_brand1},
        Agg::Profit},
   };
@@ -123,7 +145,8 @@ std::vector<std::string> query_names() {
 const Query& query(const std::string& name) {
   for (const Query& q : queries())
     if (q.name == name) return q;
-  throw std::invalid_argument("no SSB query '" + name + "' (1.1, 1.2, 1.3, 2.1, 2.2, 2.3, 3.1, 3.2, 3.3, 3.4, 4.1, 4.2, 4.3)");
+  throw std::invalid_argument("no SSB query '" + name +
+                              "' (1.1, 1.2, 1.3, 2.1, 2.2, 2.3, 3.1, 3.2, 3.3, 3.4, 4.1, 4.2, 4.3)");
 }
 
 std::uint64_t touched_bytes(const Query& q, const Tables& t) {

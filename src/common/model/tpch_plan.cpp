@@ -52,7 +52,8 @@ std::vector<std::vector<T>> propagate(const Plan& plan, std::vector<std::vector<
       case Op::Join: {
         require(s.right >= 0 && s.right < id, "step " + s.name + " joins a missing relation");
         const auto& right = rel[static_cast<std::size_t>(s.right)];
-        require(valid(s.col, in.size()) && valid(s.right_col, right.size()), "step " + s.name + " joins on a missing column");
+        require(valid(s.col, in.size()) && valid(s.right_col, right.size()),
+                "step " + s.name + " joins on a missing column");
         rel.push_back(join_row(in, right, s.right_col));
         break;
       }
@@ -78,9 +79,12 @@ std::shared_ptr<const Relation> sub_relation(const Relation& t, const std::vecto
   r->name = t.name;
   for (const std::string& c : cols) {
     const Column& src = t.cols[static_cast<std::size_t>(t.index(c))];
-    if (key_bits == 64 && is_key_column(c)) r->cols.push_back(widened(src, map));
-    else if (src.info.wide) throw std::invalid_argument(c + " holds keys of 64 bits: the kernels need --key-bits 64");
-    else r->cols.push_back(src);
+    if (key_bits == 64 && is_key_column(c))
+      r->cols.push_back(widened(src, map));
+    else if (src.info.wide)
+      throw std::invalid_argument(c + " holds keys of 64 bits: the kernels need --key-bits 64");
+    else
+      r->cols.push_back(src);
   }
   return r;
 }
@@ -106,7 +110,8 @@ std::vector<std::vector<Origin>> plan_lineage(const Plan& plan) {
   std::vector<std::vector<Origin>> rel;
   for (std::size_t i = 0; i < plan.inputs.size(); ++i) {
     std::vector<Origin> o;
-    for (std::size_t c = 0; c < plan.inputs[i]->cols.size(); ++c) o.push_back({static_cast<int>(i), static_cast<int>(c)});
+    for (std::size_t c = 0; c < plan.inputs[i]->cols.size(); ++c)
+      o.push_back({static_cast<int>(i), static_cast<int>(c)});
     rel.push_back(std::move(o));
   }
   return propagate(plan, std::move(rel));
@@ -150,7 +155,8 @@ bool fuse_plan(const Plan& plan, FusedPlan& out, std::string& why) {
         }
         Origin key = lineage[static_cast<std::size_t>(s.right)][static_cast<std::size_t>(s.right_col)];
         if (!unique_column(plan.inputs[static_cast<std::size_t>(b)]->cols[static_cast<std::size_t>(key.col)])) {
-          why = "the build key " + plan.inputs[static_cast<std::size_t>(b)]->cols[static_cast<std::size_t>(key.col)].info.name +
+          why = "the build key " +
+                plan.inputs[static_cast<std::size_t>(b)]->cols[static_cast<std::size_t>(key.col)].info.name +
                 " has duplicates (a fused lookup needs a unique key)";
           return false;
         }
@@ -162,9 +168,7 @@ bool fuse_plan(const Plan& plan, FusedPlan& out, std::string& why) {
         bases.push_back(nb);
         break;
       }
-      case Op::Project:
-        bases.push_back(in_bases);
-        break;
+      case Op::Project: bases.push_back(in_bases); break;
     }
   }
   const auto& rb = bases.back();
@@ -215,7 +219,7 @@ Step project_step(const std::string& name, int in, std::vector<int> cols) {
 }
 
 std::shared_ptr<const Relation> key_value_relation(const std::string& name, std::vector<std::uint32_t> k,
-                                          std::vector<std::uint32_t> v) {
+                                                   std::vector<std::uint32_t> v) {
   auto r = std::make_shared<Relation>();
   r->name = name;
   r->cols.push_back({{name + "_key", ColType::Int}, std::move(k)});
@@ -224,7 +228,8 @@ std::shared_ptr<const Relation> key_value_relation(const std::string& name, std:
 }
 
 Plan tpch_kernel(const std::string& kernel, const Tables& tables, int key_bits) {
-  if (key_bits != 32 && key_bits != 64) throw std::invalid_argument("key width " + std::to_string(key_bits) + " is not 32 or 64");
+  if (key_bits != 32 && key_bits != 64)
+    throw std::invalid_argument("key width " + std::to_string(key_bits) + " is not 32 or 64");
   // Generated keys are mapped into the 64-bit range; loaded keys are the data and stay as they are.
   std::uint64_t (*map)(std::uint64_t) = tables.generated ? widen_key_of : nullptr;
   auto sub_relation = [&](const Relation& t, const std::vector<std::string>& cols) {
@@ -236,8 +241,8 @@ Plan tpch_kernel(const std::string& kernel, const Tables& tables, int key_bits) 
   if (kernel == "A") {
     // Q6: l_shipdate in 1994, l_discount between 0.06 - 0.01 and 0.06 + 0.01, l_quantity < 24.
     p.inputs = {sub_relation(t.lineitem, {"l_orderkey", "l_quantity", "l_extendedprice", "l_discount", "l_shipdate"})};
-    p.steps = {select_step("1_select_shipdate", 0, 4, kQ6DateLo, kQ6DateHi), select_step("2_select_discount", 1, 3, 5, 7),
-               select_step("3_select_quantity", 2, 1, 0, 23)};
+    p.steps = {select_step("1_select_shipdate", 0, 4, kQ6DateLo, kQ6DateHi),
+               select_step("2_select_discount", 1, 3, 5, 7), select_step("3_select_quantity", 2, 1, 0, 23)};
   } else if (kernel == "B") {
     // lineitem ⋈ orders on the order key, then ⋈ customer on the customer key.
     p.inputs = {sub_relation(t.lineitem, {"l_orderkey", "l_extendedprice"}),
@@ -277,16 +282,18 @@ std::vector<std::uint32_t> uniform_column(std::uint64_t n, std::uint64_t seed, s
   return v;
 }
 
-
 }  // namespace
 
 Plan random_kernel(const std::string& kernel, std::uint64_t n, std::uint64_t seed, int threads, int key_bits) {
-  if (key_bits != 32 && key_bits != 64) throw std::invalid_argument("key width " + std::to_string(key_bits) + " is not 32 or 64");
+  if (key_bits != 32 && key_bits != 64)
+    throw std::invalid_argument("key width " + std::to_string(key_bits) + " is not 32 or 64");
   const bool wide = key_bits == 64;
   Plan p;
   p.kernel = kernel;
   const std::uint64_t full = std::uint64_t{1} << 32;
-  auto col = [&](std::uint64_t salt, std::uint64_t range) { return uniform_column(n, splitmix64(seed ^ salt), range, threads); };
+  auto col = [&](std::uint64_t salt, std::uint64_t range) {
+    return uniform_column(n, splitmix64(seed ^ salt), range, threads);
+  };
   const std::uint32_t half = static_cast<std::uint32_t>(n / 2 == 0 ? 0 : n / 2 - 1);
   // A key (or a bound on one) at this width: 64-bit keys through widen_key, which keeps order.
   auto key = [wide](std::uint64_t k) { return wide ? widen_key(k) : k; };
@@ -295,13 +302,15 @@ Plan random_kernel(const std::string& kernel, std::uint64_t n, std::uint64_t see
   auto widen = [wide](std::shared_ptr<const Relation> r, std::vector<int> cols) {
     if (!wide) return r;
     auto w = std::make_shared<Relation>(*r);
-    for (int c : cols) w->cols[static_cast<std::size_t>(c)] = widened(r->cols[static_cast<std::size_t>(c)], widen_key_of);
+    for (int c : cols)
+      w->cols[static_cast<std::size_t>(c)] = widened(r->cols[static_cast<std::size_t>(c)], widen_key_of);
     return std::shared_ptr<const Relation>(std::move(w));
   };
   if (kernel == "A") {
     // Three chained selects of 1/2 each on uniform 32-bit keys and values: 1/8 of the rows remain.
     p.inputs = {widen(key_value_relation("r", col(1, full), col(2, full)), {0})};
-    p.steps = {select_step("1_select_key_low", 0, 0, 0, key(0x7fffffffu)), select_step("2_select_value_low", 1, 1, 0, 0x7fffffffu),
+    p.steps = {select_step("1_select_key_low", 0, 0, 0, key(0x7fffffffu)),
+               select_step("2_select_value_low", 1, 1, 0, 0x7fffffffu),
                select_step("3_select_key_high", 2, 0, key(0x40000000u), key_top)};
     return p;
   }
@@ -315,7 +324,8 @@ Plan random_kernel(const std::string& kernel, std::uint64_t n, std::uint64_t see
   std::vector<std::uint32_t> iota(n);
   std::iota(iota.begin(), iota.end(), 0u);
   // At 64 bits r2_value, the foreign key of the second join, is as wide as r3_key.
-  p.inputs = {widen(key_value_relation("r1", std::move(k1), col(4, n)), {0}), widen(key_value_relation("r2", iota, col(6, n)), {0, 1}),
+  p.inputs = {widen(key_value_relation("r1", std::move(k1), col(4, n)), {0}),
+              widen(key_value_relation("r2", iota, col(6, n)), {0, 1}),
               widen(key_value_relation("r3", iota, col(8, full)), {0})};
   if (kernel == "B") {
     // 3: (r1_key, r1_value, r2_value); 4: + r3_value

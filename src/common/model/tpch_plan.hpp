@@ -70,9 +70,9 @@ struct FusedPredicate {
   std::uint64_t lo = 0, hi = 0;
 };
 struct FusedJoin {
-  int build_input = 0;     // the base relation looked up
-  int build_key = 0;       // its key column (unique)
-  Origin probe;            // the value looked up: a column of input 0 or of an earlier build input
+  int build_input = 0;  // the base relation looked up
+  int build_key = 0;    // its key column (unique)
+  Origin probe;         // the value looked up: a column of input 0 or of an earlier build input
   std::vector<FusedPredicate> build_preds;
 };
 struct FusedPlan {

@@ -13,7 +13,7 @@ namespace hdb::ref {
 
 template <class T>
 struct DictMerge {
-  std::vector<T> dict;                // U'_M = U_M ∪ U_D, sorted distinct
+  std::vector<T> dict;                  // U'_M = U_M ∪ U_D, sorted distinct
   std::vector<std::uint32_t> x_m, x_d;  // position in U'_M of each entry of U_M / U_D
 };
 
@@ -55,7 +55,8 @@ std::string check_sorted_distinct(const std::vector<T>& v, const char* what) {
 template <class T>
 std::string check_equal_dict(const std::vector<T>& got, const std::vector<T>& want, const char* what) {
   if (got.size() != want.size())
-    return std::string(what) + " has " + std::to_string(got.size()) + " entries, expected " + std::to_string(want.size());
+    return std::string(what) + " has " + std::to_string(got.size()) + " entries, expected " +
+           std::to_string(want.size());
   for (std::size_t i = 0; i < got.size(); ++i)
     if (got[i] != want[i]) return std::string(what) + " differs at entry " + std::to_string(i);
   return {};
@@ -66,7 +67,8 @@ template <class T>
 std::string check_ids(const std::vector<T>& dict, const std::vector<T>& values, const std::vector<std::uint32_t>& ids,
                       const char* what) {
   if (ids.size() != values.size())
-    return std::string(what) + " has " + std::to_string(ids.size()) + " entries, expected " + std::to_string(values.size());
+    return std::string(what) + " has " + std::to_string(ids.size()) + " entries, expected " +
+           std::to_string(values.size());
   for (std::size_t i = 0; i < ids.size(); ++i)
     if (ids[i] >= dict.size() || dict[ids[i]] != values[i])
       return std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(ids[i]) + " names the wrong value";
@@ -80,7 +82,8 @@ std::string check_new_main(const MergeInput<T>& in, const std::vector<T>& dict, 
   std::uint64_t nm = in.main_rows(), n = nm + in.delta_rows();
   if (codes.size != n) return "new main has " + std::to_string(codes.size) + " rows, expected " + std::to_string(n);
   if (codes.width != code_width(dict.size()))
-    return "new main is " + std::to_string(codes.width) + " bits wide, minimal is " + std::to_string(code_width(dict.size()));
+    return "new main is " + std::to_string(codes.width) + " bits wide, minimal is " +
+           std::to_string(code_width(dict.size()));
   if (codes.words.size() < BitPacked::words_for(n, codes.width)) return "new main has too few words";
   for (std::uint64_t r = 0; r < n; ++r) {
     std::uint32_t id = codes.get(r);

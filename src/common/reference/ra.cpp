@@ -101,8 +101,10 @@ void for_each_key_group(const Relation& l, const Relation& r, F&& group) {
   std::uint64_t i = 0, j = 0;
   while (i < l.rows() && j < r.rows()) {
     std::uint64_t kl = l.key(i), kr = r.key(j);
-    if (kl < kr) ++i;
-    else if (kr < kl) ++j;
+    if (kl < kr)
+      ++i;
+    else if (kr < kl)
+      ++j;
     else {
       std::uint64_t i2 = i, j2 = j;
       while (i2 < l.rows() && l.key(i2) == kl) ++i2;
@@ -118,7 +120,8 @@ void for_each_key_group(const Relation& l, const Relation& r, F&& group) {
 std::uint64_t join_rows(const Relation& l, const Relation& r) {
   if (l.key_words() != r.key_words()) throw std::invalid_argument("join needs keys of one width");
   std::uint64_t n = 0;
-  for_each_key_group(l, r, [&](std::uint64_t i, std::uint64_t i2, std::uint64_t j, std::uint64_t j2) { n += (i2 - i) * (j2 - j); });
+  for_each_key_group(
+      l, r, [&](std::uint64_t i, std::uint64_t i2, std::uint64_t j, std::uint64_t j2) { n += (i2 - i) * (j2 - j); });
   return n;
 }
 

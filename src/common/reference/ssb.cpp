@@ -71,8 +71,8 @@ const std::map<std::string, SqlQuery>& sql() {
       {"1.3",
        {{T::Date},
         [](const Joined& r) {
-          return r(C::d_weeknuminyear) == 6 && r(C::d_year) == 1994 && r(C::lo_discount) >= 5 && r(C::lo_discount) <= 7 &&
-                 r(C::lo_quantity) >= 26 && r(C::lo_quantity) <= 35;
+          return r(C::d_weeknuminyear) == 6 && r(C::d_year) == 1994 && r(C::lo_discount) >= 5 &&
+                 r(C::lo_discount) <= 7 && r(C::lo_quantity) >= 26 && r(C::lo_quantity) <= 35;
         },
         {},
         discounted_price}},
@@ -84,8 +84,7 @@ const std::map<std::string, SqlQuery>& sql() {
       {"2.2",
        {{T::Date, T::Part, T::Supplier},
         [](const Joined& r) {
-          return r(C::p_brand1) >= brand2221 && r(C::p_brand1) <= brand2228 &&
-                 r(C::s_region) == asia;
+          return r(C::p_brand1) >= brand2221 && r(C::p_brand1) <= brand2228 && r(C::s_region) == asia;
         },
         {C::d_year, C::p_brand1},
         revenue}},
@@ -97,16 +96,15 @@ const std::map<std::string, SqlQuery>& sql() {
       {"3.1",
        {{T::Customer, T::Supplier, T::Date},
         [](const Joined& r) {
-          return r(C::c_region) == asia && r(C::s_region) == asia && r(C::d_year) >= 1992 &&
-                 r(C::d_year) <= 1997;
+          return r(C::c_region) == asia && r(C::s_region) == asia && r(C::d_year) >= 1992 && r(C::d_year) <= 1997;
         },
         {C::c_nation, C::s_nation, C::d_year},
         revenue}},
       {"3.2",
        {{T::Customer, T::Supplier, T::Date},
         [](const Joined& r) {
-          return r(C::c_nation) == united_states && r(C::s_nation) == united_states &&
-                 r(C::d_year) >= 1992 && r(C::d_year) <= 1997;
+          return r(C::c_nation) == united_states && r(C::s_nation) == united_states && r(C::d_year) >= 1992 &&
+                 r(C::d_year) <= 1997;
         },
         {C::c_city, C::s_city, C::d_year},
         revenue}},
@@ -138,8 +136,7 @@ const std::map<std::string, SqlQuery>& sql() {
        {{T::Date, T::Customer, T::Supplier, T::Part},
         [](const Joined& r) {
           return r(C::c_region) == america && r(C::s_region) == america &&
-                 (r(C::d_year) == 1997 || r(C::d_year) == 1998) &&
-                 (r(C::p_mfgr) == mfgr1 || r(C::p_mfgr) == mfgr2);
+                 (r(C::d_year) == 1997 || r(C::d_year) == 1998) && (r(C::p_mfgr) == mfgr1 || r(C::p_mfgr) == mfgr2);
         },
         {C::d_year, C::s_nation, C::p_category},
         profit}},

@@ -9,7 +9,7 @@ Relation reference_execute(const Plan& plan) {
   std::vector<Relation> made;  // step outputs
   auto rel = [&](int id) -> const Relation& {
     return id < static_cast<int>(plan.inputs.size()) ? *plan.inputs[static_cast<std::size_t>(id)]
-                                                      : made[static_cast<std::size_t>(id) - plan.inputs.size()];
+                                                     : made[static_cast<std::size_t>(id) - plan.inputs.size()];
   };
   for (const Step& s : plan.steps) {
     const Relation& in = rel(s.in);
@@ -28,7 +28,8 @@ Relation reference_execute(const Plan& plan) {
         const Relation& right = rel(s.right);
         // Keys compare as whole values: 64-bit on wide columns.
         std::unordered_multimap<std::uint64_t, std::uint64_t> index;
-        for (std::uint64_t j = 0; j < right.rows(); ++j) index.emplace(right.cols[static_cast<std::size_t>(s.right_col)].at(j), j);
+        for (std::uint64_t j = 0; j < right.rows(); ++j)
+          index.emplace(right.cols[static_cast<std::size_t>(s.right_col)].at(j), j);
         for (std::uint64_t i = 0; i < in.rows(); ++i) {
           auto range = index.equal_range(in.cols[static_cast<std::size_t>(s.col)].at(i));
           for (auto it = range.first; it != range.second; ++it) {

@@ -63,8 +63,10 @@ int run_capture(const std::vector<std::string>& argv, std::string& said) {
   char buf[4096];
   for (;;) {
     const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0) said.append(buf, static_cast<std::size_t>(n));
-    else if (n == 0 || errno != EINTR) break;
+    if (n > 0)
+      said.append(buf, static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR)
+      break;
   }
   ::close(fds[0]);
   int status = 0;
@@ -86,7 +88,8 @@ std::string column_dir_for(const std::string& benchmark, const std::string& dir)
   // The converter decides which files are the tables, fingerprints exactly those, and answers with
   // the folder to load: DIR itself (its columns, checked against any Parquet tables beside them) or
   // a cache folder it converted DIR's Parquet tables into (once; later runs reuse it).
-  const std::vector<std::string> argv = {python, "-m", "hdb.parquet_tables", "cache", benchmark, fs::absolute(dir).string()};
+  const std::vector<std::string> argv = {python,  "-m",      "hdb.parquet_tables",
+                                         "cache", benchmark, fs::absolute(dir).string()};
   std::string cmd;
   for (const std::string& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
   std::string said;
@@ -97,7 +100,8 @@ std::string column_dir_for(const std::string& benchmark, const std::string& dir)
   while (at < said.size()) {
     std::size_t end = said.find('\n', at);
     if (end == std::string::npos) end = said.size();
-    if (said.compare(at, result_tag.size(), result_tag) == 0) result = said.substr(at + result_tag.size(), end - at - result_tag.size());
+    if (said.compare(at, result_tag.size(), result_tag) == 0)
+      result = said.substr(at + result_tag.size(), end - at - result_tag.size());
     at = end + 1;
   }
   while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
@@ -136,8 +140,9 @@ ColumnDir::ColumnDir(std::string dir, const std::string& benchmark) : dir_(std::
     for (const auto& [name, t] : m.at("tables").items()) {
       Table table{name, t.at("rows").get<std::uint64_t>(), {}};
       for (const auto& [cname, c] : t.at("columns").items())
-        table.cols.push_back({cname, {c.at("type").get<std::string>(), c.at("file").get<std::string>(),
-                                      c.value("offsets", std::string())}});
+        table.cols.push_back(
+            {cname,
+             {c.at("type").get<std::string>(), c.at("file").get<std::string>(), c.value("offsets", std::string())}});
       tables_.push_back(std::move(table));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -157,14 +162,15 @@ const ColumnDir::Col& ColumnDir::col(const std::string& table, const std::string
       for (const auto& [name, c] : t.cols)
         if (name == column) {
           if (c.type != type)
-            throw UsageError(dir_ + "/" + kManifest + ": table " + table + " column " + column + " is of type " + c.type +
-                             ", expected " + type);
+            throw UsageError(dir_ + "/" + kManifest + ": table " + table + " column " + column + " is of type " +
+                             c.type + ", expected " + type);
           return c;
         }
   throw UsageError(dir_ + "/" + kManifest + ": table " + table + " has no column " + column);
 }
 
-std::vector<std::uint64_t> ColumnDir::read_u64(const std::string& file, std::uint64_t count, const std::string& what) const {
+std::vector<std::uint64_t> ColumnDir::read_u64(const std::string& file, std::uint64_t count,
+                                               const std::string& what) const {
   const fs::path path = fs::path(dir_) / file;
   std::error_code ec;
   const std::uintmax_t size = fs::file_size(path, ec);
@@ -192,8 +198,8 @@ std::vector<std::string> ColumnDir::strings(const std::string& table, const std:
   std::ifstream f(fs::path(dir_) / c.file, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   if (off.front() != 0 || off.back() != bytes.size())
-    throw UsageError((fs::path(dir_) / c.file).string() + ": " + std::to_string(bytes.size()) + " bytes, its offsets end at " +
-                     std::to_string(off.back()));
+    throw UsageError((fs::path(dir_) / c.file).string() + ": " + std::to_string(bytes.size()) +
+                     " bytes, its offsets end at " + std::to_string(off.back()));
   std::vector<std::string> out(n);
   for (std::uint64_t i = 0; i < n; ++i) {
     if (off[i + 1] < off[i]) fail(table, column, i + 1, "", "has offsets that decrease");

@@ -38,7 +38,8 @@ ColumnSpec column_spec(std::uint64_t main_rows, std::uint64_t delta_rows, double
   ColumnSpec s;
   s.main_rows = main_rows;
   s.delta_rows = delta_rows;
-  s.main_distinct = main_rows ? std::clamp<std::uint64_t>(std::llround(f * static_cast<double>(main_rows)), 1, main_rows) : 0;
+  s.main_distinct =
+      main_rows ? std::clamp<std::uint64_t>(std::llround(f * static_cast<double>(main_rows)), 1, main_rows) : 0;
   s.delta_new = f;
   return s;
 }
@@ -68,9 +69,12 @@ namespace {
 
 template <class T>
 T universe_at(std::uint64_t i) {
-  if constexpr (std::is_same_v<T, std::uint32_t>) return universe_u32(i);
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return universe_u64(i);
-  else return universe_u128(i);
+  if constexpr (std::is_same_v<T, std::uint32_t>)
+    return universe_u32(i);
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return universe_u64(i);
+  else
+    return universe_u128(i);
 }
 
 // Delta row j holds a new value (index main_distinct + j) with probability delta_new, else an
@@ -144,14 +148,15 @@ MergeInput<T> make_column(const std::vector<T>& main_values, std::vector<T> delt
   in.main_dict.erase(std::unique(in.main_dict.begin(), in.main_dict.end()), in.main_dict.end());
   in.main_codes.resize(main_values.size(), code_width(in.main_dict.size()));
   for (std::uint64_t r = 0; r < main_values.size(); ++r)
-    in.main_codes.set(r, static_cast<std::uint32_t>(std::lower_bound(in.main_dict.begin(), in.main_dict.end(),
-                                                                     main_values[r]) - in.main_dict.begin()));
+    in.main_codes.set(
+        r, static_cast<std::uint32_t>(std::lower_bound(in.main_dict.begin(), in.main_dict.end(), main_values[r]) -
+                                      in.main_dict.begin()));
   in.delta = std::move(delta);
   return in;
 }
 
 #define HDB_COLUMN_TYPES(X) X(std::uint32_t) X(std::uint64_t) X(U128) X(std::string_view)
-#define HDB_INSTANTIATE(T)                                                           \
+#define HDB_INSTANTIATE(T)                                                          \
   template MergeInput<T> generate_column<T>(const ColumnSpec&, std::uint64_t, int); \
   template MergeInput<T> make_column<T>(const std::vector<T>&, std::vector<T>);
 HDB_COLUMN_TYPES(HDB_INSTANTIATE)

@@ -20,14 +20,27 @@ struct U128 {
 };
 
 enum class ValueType { U32, U64, U128, Str };
-const char* to_string(ValueType t);       // "u32", "u64", "u128", "str"
+const char* to_string(ValueType t);                   // "u32", "u64", "u128", "str"
 ValueType parse_value_type(const std::string& text);  // also "4", "8", "16"; UsageError otherwise
 
-template <class T> struct ValueTypeOf;
-template <> struct ValueTypeOf<std::uint32_t> { static constexpr ValueType value = ValueType::U32; };
-template <> struct ValueTypeOf<std::uint64_t> { static constexpr ValueType value = ValueType::U64; };
-template <> struct ValueTypeOf<U128> { static constexpr ValueType value = ValueType::U128; };
-template <> struct ValueTypeOf<std::string_view> { static constexpr ValueType value = ValueType::Str; };
+template <class T>
+struct ValueTypeOf;
+template <>
+struct ValueTypeOf<std::uint32_t> {
+  static constexpr ValueType value = ValueType::U32;
+};
+template <>
+struct ValueTypeOf<std::uint64_t> {
+  static constexpr ValueType value = ValueType::U64;
+};
+template <>
+struct ValueTypeOf<U128> {
+  static constexpr ValueType value = ValueType::U128;
+};
+template <>
+struct ValueTypeOf<std::string_view> {
+  static constexpr ValueType value = ValueType::Str;
+};
 
 // Bytes a value occupies uncompressed (strings: their characters).
 inline std::uint64_t value_bytes(std::uint32_t) { return 4; }
@@ -90,9 +103,9 @@ struct BitPacked {
 
 template <class T>
 struct MergeInput {
-  std::vector<T> main_dict;  // U_M: sorted, distinct
-  BitPacked main_codes;      // |M| ids into U_M at width code_width(|U_M|)
-  std::vector<T> delta;      // D: values in insert order
+  std::vector<T> main_dict;                  // U_M: sorted, distinct
+  BitPacked main_codes;                      // |M| ids into U_M at width code_width(|U_M|)
+  std::vector<T> delta;                      // D: values in insert order
   std::shared_ptr<const std::string> arena;  // characters the string views point into (strings only)
   std::uint64_t main_rows() const { return main_codes.size; }
   std::uint64_t delta_rows() const { return delta.size(); }

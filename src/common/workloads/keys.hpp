@@ -14,8 +14,8 @@ const char* to_string(KeyDist d);
 
 struct KeySpec {
   KeyDist dist = KeyDist::Uniform;
-  std::uint64_t distinct = 0;   // number of distinct values; 0 = every value of [min, max]
-  double zipf_s = 1.0;          // Zipf exponent
+  std::uint64_t distinct = 0;  // number of distinct values; 0 = every value of [min, max]
+  double zipf_s = 1.0;         // Zipf exponent
   std::uint64_t min = 0;
   std::uint64_t max = 0xffffffffu;  // inclusive
 };

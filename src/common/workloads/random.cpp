@@ -6,7 +6,9 @@ namespace hdb {
 
 // log1p(x)/x and (exp(x)-1)/x, stable near 0.
 double ZipfSampler::helper1(double x) const { return std::abs(x) > 1e-8 ? std::log1p(x) / x : 1 - x * (0.5 - x / 3.0); }
-double ZipfSampler::helper2(double x) const { return std::abs(x) > 1e-8 ? std::expm1(x) / x : 1 + x * 0.5 * (1 + x / 3.0); }
+double ZipfSampler::helper2(double x) const {
+  return std::abs(x) > 1e-8 ? std::expm1(x) / x : 1 + x * 0.5 * (1 + x / 3.0);
+}
 
 // H(x) = ((x)^(1-s) - 1) / (1 - s), the integral of x^-s, written stably for s near 1.
 double ZipfSampler::h(double x) const {

@@ -20,7 +20,8 @@ void check_shape(int values, int key_words) {
                                 std::to_string(max_values(key_words)) + " values");
 }
 
-Relation::Relation(std::uint64_t rows, int values, int key_words) : rows_(rows), values_(values), key_words_(key_words) {
+Relation::Relation(std::uint64_t rows, int values, int key_words)
+    : rows_(rows), values_(values), key_words_(key_words) {
   check_shape(values, key_words);
   memory_ = std::make_shared<HostMemory>(rows * static_cast<std::uint64_t>(width()));
 }
@@ -55,7 +56,8 @@ int compare_tuples(const std::uint32_t* a, const std::uint32_t* b, int width) {
 }
 
 bool same_tuples(const Relation& a, const Relation& b) {
-  return a.values() == b.values() && a.key_words() == b.key_words() && a.rows() == b.rows() && (a.words() == 0 || std::memcmp(a.data(), b.data(), a.bytes()) == 0);
+  return a.values() == b.values() && a.key_words() == b.key_words() && a.rows() == b.rows() &&
+         (a.words() == 0 || std::memcmp(a.data(), b.data(), a.bytes()) == 0);
 }
 
 std::string first_difference(const Relation& got, const Relation& want) {
@@ -72,8 +74,7 @@ std::string first_difference(const Relation& got, const Relation& want) {
       for (int w = 0; w < want.width(); ++w) s += (w ? "," : "") + std::to_string(want.tuple(i)[w]);
       return s + ")";
     }
-  if (got.rows() != want.rows())
-    return std::to_string(got.rows()) + " tuples, expected " + std::to_string(want.rows());
+  if (got.rows() != want.rows()) return std::to_string(got.rows()) + " tuples, expected " + std::to_string(want.rows());
   return {};
 }
 
@@ -93,7 +94,9 @@ void sort_fixed(std::uint32_t* d, std::uint64_t n, int threads) {
   std::vector<std::uint64_t> at(static_cast<std::size_t>(parts) + 1);
   for (int c = 0; c <= parts; ++c)
     at[static_cast<std::size_t>(c)] = n * static_cast<std::uint64_t>(c) / static_cast<std::uint64_t>(parts);
-  run_tasks(parts, [&](int c) { std::sort(rows + at[static_cast<std::size_t>(c)], rows + at[static_cast<std::size_t>(c) + 1]); });
+  run_tasks(parts, [&](int c) {
+    std::sort(rows + at[static_cast<std::size_t>(c)], rows + at[static_cast<std::size_t>(c) + 1]);
+  });
   for (int run = 1; run < parts; run *= 2) {
     std::vector<int> firsts;
     for (int c = 0; c + run < parts; c += 2 * run) firsts.push_back(c);
@@ -142,7 +145,8 @@ void fill_relation(Relation& out, const RelationSpec& spec, std::uint64_t seed, 
       set_key(t, kw, kw == 2 ? wide_key(keys[i]) : keys[i]);
       for (int v = kw; v < w; ++v) {
         // Odd values before masking keep data away from all-zero; the mask may then make tuples repeat.
-        std::uint32_t x = static_cast<std::uint32_t>(rand_at(vseed, i * kMaxValues + static_cast<std::uint64_t>(v - kw + 1))) | 1u;
+        std::uint32_t x =
+            static_cast<std::uint32_t>(rand_at(vseed, i * kMaxValues + static_cast<std::uint64_t>(v - kw + 1))) | 1u;
         t[v] = (x & spec.value_mask) | (spec.value_mask ? 0u : 1u);
       }
     }

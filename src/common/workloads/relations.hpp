@@ -114,7 +114,7 @@ struct RelationSpec {
   KeySpec keys;
   bool sorted = true;
   std::uint32_t value_mask = 0xffffffffu;  // small masks make whole tuples repeat (set operations)
-  int key_words = 1;  // 2: each generated key k becomes the 64-bit wide_key(k)
+  int key_words = 1;                       // 2: each generated key k becomes the 64-bit wide_key(k)
 };
 // The 64-bit key standing for generated key k: injective and order-preserving, at least 2^32 for
 // k >= 4096, and keys that share the high word differ in the low word — so an implementation that

@@ -19,14 +19,17 @@ std::uint32_t uniform(std::uint64_t seed, std::uint64_t i, std::uint64_t lo, std
 }
 
 // One stream per column (so adding a column never changes the others).
-std::uint64_t stream(std::uint64_t seed, Col c) { return splitmix64(seed ^ (0x55b0000ull + static_cast<std::uint64_t>(c))); }
+std::uint64_t stream(std::uint64_t seed, Col c) {
+  return splitmix64(seed ^ (0x55b0000ull + static_cast<std::uint64_t>(c)));
+}
 
 // Lines per order: dbgen draws 1..7 (4 on average); here every order has 4, so lineorder has
 // exactly SF x 6,000,000 rows and the lines of an order share its date and customer, as in dbgen.
 constexpr std::uint64_t kLinesPerOrder = 4;
 
 // Customer and supplier: a uniform nation, a city of it (uniform digit), its region.
-void make_places(Tables& t, Col key, Col city, Col nation, Col region, std::uint64_t rows, std::uint64_t seed, int threads) {
+void make_places(Tables& t, Col key, Col city, Col nation, Col region, std::uint64_t rows, std::uint64_t seed,
+                 int threads) {
   for (Col c : {key, city, nation, region}) t[c].resize(rows);
   const std::uint64_t s_nation = stream(seed, nation), s_city = stream(seed, city);
   parallel_for(rows, threads, [&](std::uint64_t b, std::uint64_t e) {
@@ -53,7 +56,8 @@ Tables generate_tables(double sf, std::uint64_t seed, int threads) {
   t.source = "generated sf=" + std::to_string(sf);
 
   // date: every day from 1992-01-01, kDates of them (ssb-dbgen: 2,556, so the last is 1998-12-30).
-  for (Col c : {Col::d_datekey, Col::d_year, Col::d_yearmonthnum, Col::d_yearmonth, Col::d_weeknuminyear}) t[c].resize(kDates);
+  for (Col c : {Col::d_datekey, Col::d_year, Col::d_yearmonthnum, Col::d_yearmonth, Col::d_weeknuminyear})
+    t[c].resize(kDates);
   for (std::uint32_t i = 0; i < kDates; ++i) {
     const std::uint32_t k = datekey_after_start(i), y = k / 10000, m = k / 100 % 100;
     t[Col::d_datekey][i] = k;
@@ -87,7 +91,8 @@ Tables generate_tables(double sf, std::uint64_t seed, int threads) {
   // / 100, supplycost = 6 x P_RETAILPRICE / 10 (integer cents, as dbgen computes them).
   std::vector<std::uint32_t> order_dates(kOrderDays);
   for (std::uint32_t i = 0; i < kOrderDays; ++i) order_dates[i] = datekey_after_start(i);
-  for (int c = 0; c <= static_cast<int>(Col::lo_supplycost); ++c) t.cols[static_cast<std::size_t>(c)].resize(n.lineorder);
+  for (int c = 0; c <= static_cast<int>(Col::lo_supplycost); ++c)
+    t.cols[static_cast<std::size_t>(c)].resize(n.lineorder);
   const std::uint64_t s_date = stream(seed, Col::lo_orderdate), s_cust = stream(seed, Col::lo_custkey),
                       s_part = stream(seed, Col::lo_partkey), s_supp = stream(seed, Col::lo_suppkey),
                       s_qty = stream(seed, Col::lo_quantity), s_disc = stream(seed, Col::lo_discount);
@@ -96,7 +101,8 @@ Tables generate_tables(double sf, std::uint64_t seed, int threads) {
     for (std::uint64_t i = b; i < e; ++i) {
       const std::uint64_t order = i / kLinesPerOrder;
       const std::uint64_t k = bounded(rand_at(s_cust, order), eligible);
-      const std::uint64_t cust = n.customers < 3 ? k + 1 : (k / 2) * 3 + (k % 2) + 1;  // the k-th key not divisible by 3
+      const std::uint64_t cust =
+          n.customers < 3 ? k + 1 : (k / 2) * 3 + (k % 2) + 1;  // the k-th key not divisible by 3
       const std::uint32_t part = uniform(s_part, i, 1, n.parts), qty = uniform(s_qty, i, 1, 50),
                           disc = uniform(s_disc, i, 0, 10), price = retail_price_cents(part);
       t[Col::lo_orderdate][i] = order_dates[uniform(s_date, order, 0, kOrderDays - 1)];
@@ -134,8 +140,9 @@ void write_tbl_files(const Tables& t, const std::string& dir) {
       const std::uint32_t k = t[Col::d_datekey][i], m = k / 100 % 100;
       const std::string month = m >= 1 && m <= 12 ? kMonthNames[m - 1] : "?";
       w.line(num(k) + "|" + month + " " + num(k % 100) + ", " + num(k / 10000) + "|Monday|" + month + "|" +
-             num(t[Col::d_year][i]) + "|" + num(t[Col::d_yearmonthnum][i]) + "|" + yearmonth_name(t[Col::d_yearmonth][i]) +
-             "|2|" + num(k % 100) + "|1|" + num(m) + "|" + num(t[Col::d_weeknuminyear][i]) + "|Winter|0|0|0|1|\n");
+             num(t[Col::d_year][i]) + "|" + num(t[Col::d_yearmonthnum][i]) + "|" +
+             yearmonth_name(t[Col::d_yearmonth][i]) + "|2|" + num(k % 100) + "|1|" + num(m) + "|" +
+             num(t[Col::d_weeknuminyear][i]) + "|Winter|0|0|0|1|\n");
     }
     w.close();
   }
@@ -143,9 +150,11 @@ void write_tbl_files(const Tables& t, const std::string& dir) {
     tbl::TblWriter w(dir + "/" + file);
     for (std::uint64_t i = 0; i < t[key].size(); ++i) {
       char name[40];
-      std::snprintf(name, sizeof name, "%s#%09llu", customer ? "Customer" : "Supplier", static_cast<unsigned long long>(t[key][i]));
-      w.line(num(t[key][i]) + "|" + name + "|IVhzIApeRb ot,c,E|" + city_name(t[city][i]) + "|" + nation_name(t[nation][i]) +
-             "|" + region_name(t[region][i]) + "|25-989-741-2988|" + (customer ? "BUILDING|" : "") + "\n");
+      std::snprintf(name, sizeof name, "%s#%09llu", customer ? "Customer" : "Supplier",
+                    static_cast<unsigned long long>(t[key][i]));
+      w.line(num(t[key][i]) + "|" + name + "|IVhzIApeRb ot,c,E|" + city_name(t[city][i]) + "|" +
+             nation_name(t[nation][i]) + "|" + region_name(t[region][i]) + "|25-989-741-2988|" +
+             (customer ? "BUILDING|" : "") + "\n");
     }
     w.close();
   };

@@ -30,7 +30,8 @@ struct TableFormat {
 // ssb-dbgen's layouts (print.c: pr_line, pr_date, pr_cust, pr_supp, pr_part).
 const std::vector<TableFormat>& formats() {
   static const std::vector<TableFormat> f{
-      {"lineorder.tbl", 17,
+      {"lineorder.tbl",
+       17,
        {{2, Col::lo_custkey, Parse::Key},
         {3, Col::lo_partkey, Parse::Key},
         {4, Col::lo_suppkey, Parse::Key},
@@ -41,26 +42,30 @@ const std::vector<TableFormat>& formats() {
         {12, Col::lo_revenue, Parse::Integer},
         {13, Col::lo_supplycost, Parse::Integer}},
        false},
-      {"date.tbl", 17,
+      {"date.tbl",
+       17,
        {{0, Col::d_datekey, Parse::Date},
         {4, Col::d_year, Parse::Integer},
         {5, Col::d_yearmonthnum, Parse::Integer},
         {6, Col::d_yearmonth, Parse::YearMonth},
         {11, Col::d_weeknuminyear, Parse::Integer}},
        true},
-      {"customer.tbl", 8,
+      {"customer.tbl",
+       8,
        {{0, Col::c_custkey, Parse::Key},
         {3, Col::c_city, Parse::City},
         {4, Col::c_nation, Parse::Nation},
         {5, Col::c_region, Parse::Region}},
        true},
-      {"supplier.tbl", 7,
+      {"supplier.tbl",
+       7,
        {{0, Col::s_suppkey, Parse::Key},
         {3, Col::s_city, Parse::City},
         {4, Col::s_nation, Parse::Nation},
         {5, Col::s_region, Parse::Region}},
        true},
-      {"part.tbl", 9,
+      {"part.tbl",
+       9,
        {{0, Col::p_partkey, Parse::Key},
         {2, Col::p_mfgr, Parse::Mfgr},
         {3, Col::p_category, Parse::Category},
@@ -172,7 +177,8 @@ void load_table(const std::string& dir, const TableFormat& fmt, Tables& t) {
         for (const Wanted& w : fmt.wanted) t[w.col].reserve(n);
   }
   if (rows == 0)
-    throw UsageError(in.path() + ": no rows (the file is empty or holds only blank lines); every table needs at least one");
+    throw UsageError(in.path() +
+                     ": no rows (the file is empty or holds only blank lines); every table needs at least one");
   if (fmt.keyed)
     if (const auto d = tbl::find_duplicate(t[fmt.wanted[0].col]))
       tbl::fail_duplicate(in.path(), fmt.fields, table_of_file(fmt.file), col_name(fmt.wanted[0].col), *d);

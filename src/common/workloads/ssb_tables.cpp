@@ -15,7 +15,7 @@ struct ColDef {
   Table table;
 };
 constexpr ColDef kColDefs[kCols] = {
-    {"lo_orderdate", Table::Lineorder}, {"lo_custkey", Table::Lineorder}, {"lo_partkey", Table::Lineorder},
+    {"lo_orderdate", Table::Lineorder}, {"lo_custkey", Table::Lineorder},  {"lo_partkey", Table::Lineorder},
     {"lo_suppkey", Table::Lineorder},   {"lo_quantity", Table::Lineorder}, {"lo_extendedprice", Table::Lineorder},
     {"lo_discount", Table::Lineorder},  {"lo_revenue", Table::Lineorder},  {"lo_supplycost", Table::Lineorder},
     {"d_datekey", Table::Date},         {"d_year", Table::Date},           {"d_yearmonthnum", Table::Date},
@@ -28,12 +28,15 @@ constexpr ColDef kColDefs[kCols] = {
 
 // ssb-dbgen's dists.dss: the nations in order with their regions.
 constexpr const char* kNationNames[kNations] = {
-    "ALGERIA", "ARGENTINA", "BRAZIL", "CANADA",  "EGYPT",        "ETHIOPIA", "FRANCE", "GERMANY",        "INDIA",
-    "INDONESIA", "IRAN",    "IRAQ",   "JAPAN",   "JORDAN",       "KENYA",    "MOROCCO", "MOZAMBIQUE",    "PERU",
-    "CHINA",   "ROMANIA",   "SAUDI ARABIA", "VIETNAM", "RUSSIA", "UNITED KINGDOM", "UNITED STATES"};
-constexpr std::uint8_t kNationRegion[kNations] = {0, 1, 1, 1, 4, 0, 3, 3, 2, 2, 4, 4, 2, 4, 0, 0, 0, 1, 2, 3, 4, 2, 3, 3, 1};
+    "ALGERIA", "ARGENTINA", "BRAZIL",         "CANADA",       "EGYPT", "ETHIOPIA", "FRANCE",
+    "GERMANY", "INDIA",     "INDONESIA",      "IRAN",         "IRAQ",  "JAPAN",    "JORDAN",
+    "KENYA",   "MOROCCO",   "MOZAMBIQUE",     "PERU",         "CHINA", "ROMANIA",  "SAUDI ARABIA",
+    "VIETNAM", "RUSSIA",    "UNITED KINGDOM", "UNITED STATES"};
+constexpr std::uint8_t kNationRegion[kNations] = {0, 1, 1, 1, 4, 0, 3, 3, 2, 2, 4, 4, 2,
+                                                  4, 0, 0, 0, 1, 2, 3, 4, 2, 3, 3, 1};
 constexpr const char* kRegionNames[kRegions] = {"AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST"};
-constexpr const char* kMonths[12] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+constexpr const char* kMonths[12] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                     "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
 int find(const char* const* names, int n, std::string_view s) {
   for (int i = 0; i < n; ++i)
@@ -87,7 +90,9 @@ std::uint64_t Tables::bytes() const {
 
 Sizes sizes_for(double sf) {
   if (!(sf > 0) || sf > 1000) throw UsageError("scale factor must be in (0, 1000], not " + std::to_string(sf));
-  auto scaled = [sf](std::uint64_t per) { return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(sf * static_cast<double>(per)))); };
+  auto scaled = [sf](std::uint64_t per) {
+    return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(sf * static_cast<double>(per))));
+  };
   const double parts_factor = std::max(1.0, std::floor(1.0 + std::log2(sf)));
   return {scaled(kLineorderPerSf), scaled(kCustomersPerSf), scaled(kSuppliersPerSf),
           static_cast<std::uint64_t>(parts_factor) * kPartsBase};

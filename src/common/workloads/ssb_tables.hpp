@@ -37,12 +37,32 @@ constexpr int kTables = 5;
 const char* table_name(Table t);  // "lineorder", "date", ...
 
 enum class Col : std::uint8_t {
-  lo_orderdate, lo_custkey, lo_partkey, lo_suppkey, lo_quantity, lo_extendedprice, lo_discount, lo_revenue,
+  lo_orderdate,
+  lo_custkey,
+  lo_partkey,
+  lo_suppkey,
+  lo_quantity,
+  lo_extendedprice,
+  lo_discount,
+  lo_revenue,
   lo_supplycost,
-  d_datekey, d_year, d_yearmonthnum, d_yearmonth, d_weeknuminyear,
-  c_custkey, c_city, c_nation, c_region,
-  s_suppkey, s_city, s_nation, s_region,
-  p_partkey, p_mfgr, p_category, p_brand1,
+  d_datekey,
+  d_year,
+  d_yearmonthnum,
+  d_yearmonth,
+  d_weeknuminyear,
+  c_custkey,
+  c_city,
+  c_nation,
+  c_region,
+  s_suppkey,
+  s_city,
+  s_nation,
+  s_region,
+  p_partkey,
+  p_mfgr,
+  p_category,
+  p_brand1,
 };
 constexpr int kCols = static_cast<int>(Col::p_brand1) + 1;
 const char* col_name(Col c);
@@ -75,14 +95,15 @@ struct Sizes {
 Sizes sizes_for(double sf);
 
 // --- dictionaries -------------------------------------------------------------------------
-constexpr int kRegions = 5, kNations = 25, kCities = 250, kMfgrs = 5, kCategories = 25, kBrands = 1000, kYearMonths = 84;
+constexpr int kRegions = 5, kNations = 25, kCities = 250, kMfgrs = 5, kCategories = 25, kBrands = 1000,
+              kYearMonths = 84;
 std::string region_name(std::uint32_t code);
 std::string nation_name(std::uint32_t code);
 std::uint32_t region_of_nation(std::uint32_t nation);
-std::string city_name(std::uint32_t code);  // "UNITED KI1"
-std::string mfgr_name(std::uint32_t code);  // "MFGR#1"
-std::string category_name(std::uint32_t code);  // "MFGR#12"
-std::string brand_name(std::uint32_t code);  // ssb-dbgen's spelling: "MFGR#121", "MFGR#1240"
+std::string city_name(std::uint32_t code);       // "UNITED KI1"
+std::string mfgr_name(std::uint32_t code);       // "MFGR#1"
+std::string category_name(std::uint32_t code);   // "MFGR#12"
+std::string brand_name(std::uint32_t code);      // ssb-dbgen's spelling: "MFGR#121", "MFGR#1240"
 std::string yearmonth_name(std::uint32_t code);  // "Dec1997"
 // Code of a string, or -1 when it is none of the dictionary's.
 int region_code(std::string_view s);
@@ -102,7 +123,6 @@ bool valid_datekey(std::uint32_t yyyymmdd);
 std::uint32_t week_num_in_year(std::uint32_t yyyymmdd);
 // The orders' dates: uniform over [1992-01-01, 1998-12-31 - 151 days] (dbgen's O_ODATE range).
 constexpr std::uint32_t kOrderDays = 2406;
-
 
 // --- making and loading ---------------------------------------------------------------------
 // The tables at scale factor `sf` (> 0, at most 1000; fractions allowed), following ssb-dbgen's

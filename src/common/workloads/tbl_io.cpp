@@ -67,8 +67,10 @@ Decimal parse_decimal(const char* s, const char* e) {
     ++p;
     const char* f = p;
     for (; p < e && *p >= '0' && *p <= '9'; ++p, ++d.decimals) {
-      if (d.decimals < 2) frac = frac * 10 + static_cast<std::uint64_t>(*p - '0');
-      else if (*p != '0') finer = true;
+      if (d.decimals < 2)
+        frac = frac * 10 + static_cast<std::uint64_t>(*p - '0');
+      else if (*p != '0')
+        finer = true;
     }
     if (p == f) {
       d.error = Decimal::NotNumber;
@@ -76,10 +78,14 @@ Decimal parse_decimal(const char* s, const char* e) {
     }
     if (d.decimals == 1) frac *= 10;
   }
-  if (p != e) d.error = Decimal::NotNumber;
-  else if (negative) d.error = Decimal::Negative;
-  else if (finer) d.error = Decimal::FinerThanHundredths;
-  else if (big) d.error = Decimal::TooLarge;
+  if (p != e)
+    d.error = Decimal::NotNumber;
+  else if (negative)
+    d.error = Decimal::Negative;
+  else if (finer)
+    d.error = Decimal::FinerThanHundredths;
+  else if (big)
+    d.error = Decimal::TooLarge;
   d.hundredths = whole * 100 + frac;
   return d;
 }
@@ -96,8 +102,8 @@ bool whole_u64(const char* s, const char* e, std::uint64_t& out) {
 }
 
 void FieldError::fail(const std::string& what) const {
-  throw UsageError(path_ + ":" + std::to_string(line_) + ": column " + std::to_string(field_ + 1) + " (" + name_ + ") '" +
-                   quote_field(s_, e_) + "': " + what);
+  throw UsageError(path_ + ":" + std::to_string(line_) + ": column " + std::to_string(field_ + 1) + " (" + name_ +
+                   ") '" + quote_field(s_, e_) + "': " + what);
 }
 
 std::uint32_t whole_u32(const char* s, const char* e, const FieldError& err, const char* what_negative,
@@ -118,7 +124,9 @@ std::uint32_t whole_u32(const char* s, const char* e, const FieldError& err, con
 }
 
 TblRows::TblRows(std::string path, int fields, const std::string& hint)
-    : path_(std::move(path)), fields_(fields), f_(std::fopen(path_.c_str(), "rb"), &std::fclose),
+    : path_(std::move(path)),
+      fields_(fields),
+      f_(std::fopen(path_.c_str(), "rb"), &std::fclose),
       starts_(static_cast<std::size_t>(fields) + 1) {
   if (!f_) throw UsageError("cannot open " + path_ + (hint.empty() ? "" : " " + hint));
   struct stat st {};
@@ -129,7 +137,8 @@ TblRows::TblRows(std::string path, int fields, const std::string& hint)
   if (end_ >= 3 && std::memcmp(buf_.data(), "\xEF\xBB\xBF", 3) == 0) {
     begin_ = 3;
     consumed_ = 3;
-  } else if (end_ >= 2 && (std::memcmp(buf_.data(), "\xFF\xFE", 2) == 0 || std::memcmp(buf_.data(), "\xFE\xFF", 2) == 0)) {
+  } else if (end_ >= 2 &&
+             (std::memcmp(buf_.data(), "\xFF\xFE", 2) == 0 || std::memcmp(buf_.data(), "\xFE\xFF", 2) == 0)) {
     throw UsageError(path_ + ": starts with a UTF-16 byte order mark: .tbl files are ASCII (dbgen's format)");
   }
 }
@@ -155,7 +164,8 @@ bool TblRows::next() {
     bool trailing = le[-1] == '|';
     if (n != fields_ || !trailing)
       throw UsageError(path_ + ":" + std::to_string(line_) + ": expected " + std::to_string(fields_) +
-                       " '|'-terminated columns, found " + (trailing ? std::to_string(n) : "a row without the trailing '|'") +
+                       " '|'-terminated columns, found " +
+                       (trailing ? std::to_string(n) : "a row without the trailing '|'") +
                        (n > fields_ ? " or more" : ""));
     return true;
   }
@@ -187,8 +197,8 @@ bool TblRows::next_line(const char*& s, const char*& e) {
     begin_ = 0;
     if (end_ == buf_.size()) {
       if (buf_.size() >= kMaxLine)
-        throw UsageError(path_ + ":" + std::to_string(line_ + 1) + ": a line longer than " + std::to_string(kMaxLine >> 20) +
-                         " MiB is no .tbl row");
+        throw UsageError(path_ + ":" + std::to_string(line_ + 1) + ": a line longer than " +
+                         std::to_string(kMaxLine >> 20) + " MiB is no .tbl row");
       buf_.resize(std::min(kMaxLine, buf_.size() * 2));
     }
     fill();
@@ -276,8 +286,8 @@ void fail_duplicate(const std::string& path, int fields, const std::string& tabl
     line[k] = in.line();
     text[k] = quote_field(in.begin(0), in.end(fields - 1) + 1);
   }
-  throw UsageError(path + ": " + column + " " + std::to_string(d.key) + " is on line " + std::to_string(line[0]) + " ('" +
-                   text[0] + "') and on line " + std::to_string(line[1]) + " ('" + text[1] + "'): " + column +
+  throw UsageError(path + ": " + column + " " + std::to_string(d.key) + " is on line " + std::to_string(line[0]) +
+                   " ('" + text[0] + "') and on line " + std::to_string(line[1]) + " ('" + text[1] + "'): " + column +
                    " is the key of " + table + " and must be unique");
 }
 
@@ -286,8 +296,8 @@ std::string duplicate_what(const std::string& table, const std::string& column, 
          " and must be unique)";
 }
 
-void check_table_source(const std::string& tbl_dir, const std::vector<std::string>& files, const std::string& tables_dir,
-                        bool sf_given) {
+void check_table_source(const std::string& tbl_dir, const std::vector<std::string>& files,
+                        const std::string& tables_dir, bool sf_given) {
   if (!tbl_dir.empty() && !tables_dir.empty()) throw UsageError("--tbl-dir and --tables: give one of them");
   if (!tbl_dir.empty())
     for (const std::string& f : files)

@@ -116,12 +116,13 @@ struct Duplicate {
 // The first repeated key of the column lo (+ hi << 32 where hi is not empty: a 64-bit key column),
 // by the order of the key; nullopt when every key is unique. Keys in increasing order (dbgen's) are
 // checked in one pass; others through a sorted copy (4 bytes a row, 8 for a 64-bit column).
-std::optional<Duplicate> find_duplicate(const std::vector<std::uint32_t>& lo, const std::vector<std::uint32_t>& hi = {});
+std::optional<Duplicate> find_duplicate(const std::vector<std::uint32_t>& lo,
+                                        const std::vector<std::uint32_t>& hi = {});
 // The error for a duplicate in a .tbl file of `fields` fields: "<path>: <column> <key> is on line
 // <a> ('<row>') and on line <b> ('<row>'): the key of <table> must be unique" (lines 1-based, rows
 // quoted at most 80 bytes).
-[[noreturn]] void fail_duplicate(const std::string& path, int fields, const std::string& table, const std::string& column,
-                                 const Duplicate& d);
+[[noreturn]] void fail_duplicate(const std::string& path, int fields, const std::string& table,
+                                 const std::string& column, const Duplicate& d);
 // The same for tables handed over as columns, for ColumnDir::fail at the later row: "repeats the key
 // of row <a> (<column> is the key of <table> and must be unique)" (rows 1-based).
 std::string duplicate_what(const std::string& table, const std::string& column, const Duplicate& d);
@@ -131,8 +132,8 @@ std::string duplicate_what(const std::string& table, const std::string& column, 
 // take: raw columns or Parquet files; converted by the run, never here, so --list converts nothing).
 // One folder, not two; --sf (`sf_given`: set on the command line) only for the generator: tables read
 // from files have the scale factor they were made at. Throws UsageError.
-void check_table_source(const std::string& tbl_dir, const std::vector<std::string>& files, const std::string& tables_dir,
-                        bool sf_given);
+void check_table_source(const std::string& tbl_dir, const std::vector<std::string>& files,
+                        const std::string& tables_dir, bool sf_given);
 
 // Writes a .tbl file through a buffer of 1 MiB; UsageError naming the file when it cannot be
 // written.

@@ -24,9 +24,12 @@ std::string normalize_text(std::string_view raw) {
   out.reserve(raw.size());
   for (unsigned char c : raw) {
     char n = ' ';
-    if (c >= 'a' && c <= 'z') n = static_cast<char>(c);
-    else if (c >= 'A' && c <= 'Z') n = static_cast<char>(c - 'A' + 'a');
-    else if (c >= '0' && c <= '9') n = static_cast<char>(c);
+    if (c >= 'a' && c <= 'z')
+      n = static_cast<char>(c);
+    else if (c >= 'A' && c <= 'Z')
+      n = static_cast<char>(c - 'A' + 'a');
+    else if (c >= '0' && c <= '9')
+      n = static_cast<char>(c);
     if (n == ' ' && !out.empty() && out.back() == ' ') continue;
     out.push_back(n);
   }
@@ -83,7 +86,8 @@ std::string pseudo_word(std::uint64_t seed, std::uint64_t rank) {
 }  // namespace
 
 TextCorpus synthetic_corpus(std::uint64_t bytes, std::uint64_t seed, const SyntheticTextSpec& spec) {
-  if (spec.vocabulary == 0 || spec.mean_words == 0) throw UsageError("synthetic corpus: vocabulary and article length must be positive");
+  if (spec.vocabulary == 0 || spec.mean_words == 0)
+    throw UsageError("synthetic corpus: vocabulary and article length must be positive");
   TextCorpus c;
   c.source = "synthetic";
   std::vector<std::string> vocab(spec.vocabulary);
@@ -211,13 +215,19 @@ std::uint64_t decode_dict_base64(std::string_view s) {
   std::uint64_t v = 0;
   for (char ch : s) {
     int d;
-    if (ch >= 'A' && ch <= 'Z') d = ch - 'A';
-    else if (ch >= 'a' && ch <= 'z') d = ch - 'a' + 26;
-    else if (ch >= '0' && ch <= '9') d = ch - '0' + 52;
-    else if (ch == '+') d = 62;
-    else if (ch == '/') d = 63;
-    else throw UsageError("gcide.index: '" + quote_text(std::string_view(&ch, 1)) + "' in '" + quote_text(s) +
-                          "' is not a dictd base64 digit");
+    if (ch >= 'A' && ch <= 'Z')
+      d = ch - 'A';
+    else if (ch >= 'a' && ch <= 'z')
+      d = ch - 'a' + 26;
+    else if (ch >= '0' && ch <= '9')
+      d = ch - '0' + 52;
+    else if (ch == '+')
+      d = 62;
+    else if (ch == '/')
+      d = 63;
+    else
+      throw UsageError("gcide.index: '" + quote_text(std::string_view(&ch, 1)) + "' in '" + quote_text(s) +
+                       "' is not a dictd base64 digit");
     if (v >> 58) throw UsageError("gcide.index: number '" + quote_text(s) + "' is too large");
     v = v * 64 + static_cast<std::uint64_t>(d);
   }
@@ -250,7 +260,8 @@ TextCorpus load_gcide(const std::string& dir, std::uint64_t max_bytes) {
     if (l.rfind("00-", 0) == 0 || l.rfind("00database", 0) == 0) return true;  // information entries
     std::size_t t1 = l.find('\t'), t2 = t1 == std::string::npos ? t1 : l.find('\t', t1 + 1);
     if (t2 == std::string::npos)
-      throw UsageError(where + ": expected 3 tab-separated fields (headword, offset, length) in '" + quote_text(l) + "'");
+      throw UsageError(where + ": expected 3 tab-separated fields (headword, offset, length) in '" + quote_text(l) +
+                       "'");
     std::size_t t3 = l.find('\t', t2 + 1);  // a 4th field (dictfmt --index-keep-orig) is ignored
     std::uint64_t off = 0, len = 0;
     try {
@@ -285,8 +296,9 @@ TextCorpus load_gcide(const std::string& dir, std::uint64_t max_bytes) {
   for (auto& [off, len] : articles) {
     extend_to(off + len);
     if (off + len > dict.size())
-      throw UsageError("gcide: article at " + std::to_string(off) + " (" + std::to_string(len) + " bytes) lies beyond the end of '" +
-                       dict_path + "' (" + std::to_string(dict.size()) + " bytes)");
+      throw UsageError("gcide: article at " + std::to_string(off) + " (" + std::to_string(len) +
+                       " bytes) lies beyond the end of '" + dict_path + "' (" + std::to_string(dict.size()) +
+                       " bytes)");
     std::string_view article = std::string_view(dict).substr(off, len);
     // As for text files: an article with no letter or digit is dropped and takes nothing from the
     // budget; the first other one that does not fit ends the loading.

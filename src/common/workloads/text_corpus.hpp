@@ -15,11 +15,11 @@ namespace hdb {
 std::string normalize_text(std::string_view raw);
 
 struct TextCorpus {
-  std::string text;                          // normalized documents, back to back
-  std::vector<std::uint64_t> offsets{0};     // document i is text[offsets[i], offsets[i + 1])
-  std::uint64_t raw_bytes = 0;               // bytes of the source text the documents came from
-  std::string source;                        // "synthetic", "gcide:<dir>", "file:<path>"
-  bool truncated = false;                    // the source holds more documents than these
+  std::string text;                       // normalized documents, back to back
+  std::vector<std::uint64_t> offsets{0};  // document i is text[offsets[i], offsets[i + 1])
+  std::uint64_t raw_bytes = 0;            // bytes of the source text the documents came from
+  std::string source;                     // "synthetic", "gcide:<dir>", "file:<path>"
+  bool truncated = false;                 // the source holds more documents than these
 
   std::size_t size() const { return offsets.size() - 1; }
   std::string_view doc(std::size_t i) const {

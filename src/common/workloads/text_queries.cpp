@@ -56,9 +56,7 @@ std::string mutate_query(const std::string& query, int k, std::uint64_t seed) {
     std::size_t pos = bounded(r >> 8, c.size() + 1);
     char letter = static_cast<char>('a' + bounded(rand_at(seed ^ 0x6c, static_cast<std::uint64_t>(i)), 26));
     switch (r & 3) {
-      case 0:
-        c.insert(pos, 1, letter);
-        break;
+      case 0: c.insert(pos, 1, letter); break;
       case 1:
         if (c.size() <= 7 || pos == c.size()) continue;
         c.erase(pos, 1);

@@ -33,7 +33,8 @@ std::uint64_t generated_bytes(double sf) {
   if (!(sf > 0)) return 0;
   // Order keys past 2^32 (about sf 716) take a second word in orders and lineitem.
   const double key_words = wide_order_keys(static_cast<std::uint64_t>(std::llround(sf * kOrdersPerSf))) ? 1.0 : 0.0;
-  const double rows = sf * (2.0 * kCustomersPerSf + (4.0 + key_words) * kOrdersPerSf + (5.0 + key_words) * 4 * kOrdersPerSf);
+  const double rows =
+      sf * (2.0 * kCustomersPerSf + (4.0 + key_words) * kOrdersPerSf + (5.0 + key_words) * 4 * kOrdersPerSf);
   return static_cast<std::uint64_t>(rows * sizeof(std::uint32_t));
 }
 
@@ -125,9 +126,9 @@ namespace {
 
 // Filler text for the columns the kernels do not read, so that lines are about as long as dbgen's.
 const char* filler(std::uint64_t i) {
-  static const char* words[] = {"carefully final deposits", "quickly regular packages haggle",
+  static const char* words[] = {"carefully final deposits",  "quickly regular packages haggle",
                                 "furiously ironic accounts", "slyly express requests sleep",
-                                "blithely even foxes nag", "pending theodolites"};
+                                "blithely even foxes nag",   "pending theodolites"};
   return words[i % 6];
 }
 
@@ -143,8 +144,8 @@ void write_tbl_files(const Tables& t, const std::string& dir) {
       char name[40];
       std::snprintf(name, sizeof name, "Customer#%09llu", static_cast<unsigned long long>(k));
       w.line(num(k) + "|" + name + "|IVhzIApeRb ot,c,E|" + num(k % 25) + "|25-989-741-2988|" +
-             format_value(ColType::Money, k * 7919 % 1000000) + "|" +
-             format_value(ColType::Segment, c.cols[1].v[i]) + "|" + filler(k) + "|\n");
+             format_value(ColType::Money, k * 7919 % 1000000) + "|" + format_value(ColType::Segment, c.cols[1].v[i]) +
+             "|" + filler(k) + "|\n");
     }
     w.close();
   }
@@ -154,8 +155,7 @@ void write_tbl_files(const Tables& t, const std::string& dir) {
     for (std::uint64_t i = 0; i < o.rows(); ++i) {
       const std::uint64_t k = o.cols[0].at(i);
       w.line(num(k) + "|" + num(o.cols[1].at(i)) + "|O|" + format_value(ColType::Money, k * 104729u % 50000000u) + "|" +
-             format_date(o.cols[2].v[i]) + "|5-LOW|Clerk#000000951|" + num(o.cols[3].v[i]) + "|" + filler(i) +
-             "|\n");
+             format_date(o.cols[2].v[i]) + "|5-LOW|Clerk#000000951|" + num(o.cols[3].v[i]) + "|" + filler(i) + "|\n");
     }
     w.close();
   }
@@ -172,8 +172,7 @@ void write_tbl_files(const Tables& t, const std::string& dir) {
       w.line(num(k) + "|" + num(i % 200000 + 1) + "|" + num(i % 10000 + 1) + "|" + num(line_no) + "|" +
              num(l.cols[1].v[i]) + "|" + format_value(ColType::Money, l.cols[2].v[i]) + "|" +
              format_value(ColType::Hundredths, l.cols[3].v[i]) + "|0.02|N|O|" + format_date(ship) + "|" +
-             format_date(ship + 30) + "|" + format_date(ship + 35) + "|DELIVER IN PERSON|TRUCK|" + filler(i) +
-             "|\n");
+             format_date(ship + 30) + "|" + format_date(ship + 35) + "|DELIVER IN PERSON|TRUCK|" + filler(i) + "|\n");
     }
     w.close();
   }

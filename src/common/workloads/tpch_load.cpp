@@ -38,16 +38,22 @@ struct TableFormat {
 // customer, orders, lineitem: field positions from the specification's table layouts (clause 1.4.1).
 const std::vector<TableFormat>& formats() {
   static const std::vector<TableFormat> f{
-      {"customer.tbl", "customer", 8,
+      {"customer.tbl",
+       "customer",
+       8,
        {{0, "c_custkey", Parse::Key, ColType::Int}, {6, "c_mktsegment", Parse::Segment, ColType::Segment}},
        true},
-      {"orders.tbl", "orders", 9,
+      {"orders.tbl",
+       "orders",
+       9,
        {{0, "o_orderkey", Parse::Key, ColType::Int},
         {1, "o_custkey", Parse::Key, ColType::Int},
         {4, "o_orderdate", Parse::Date, ColType::Date},
         {7, "o_shippriority", Parse::Integer, ColType::Int}},
        true},
-      {"lineitem.tbl", "lineitem", 16,
+      {"lineitem.tbl",
+       "lineitem",
+       16,
        {{0, "l_orderkey", Parse::Key, ColType::Int},
         {4, "l_quantity", Parse::Integer, ColType::Int},
         {5, "l_extendedprice", Parse::Money, ColType::Money},
@@ -62,8 +68,7 @@ const std::vector<TableFormat>& formats() {
 std::uint64_t convert(const Wanted& w, const char* s, const char* e, const FieldError& err) {
   constexpr std::uint64_t kMax = std::numeric_limits<std::uint32_t>::max();
   switch (w.parse) {
-    case Parse::Integer:
-      return tbl::whole_u32(s, e, err);
+    case Parse::Integer: return tbl::whole_u32(s, e, err);
     case Parse::Key: {
       Decimal d = parse_decimal(s, e);
       switch (d.error) {
@@ -157,7 +162,8 @@ Relation load_table(const std::string& dir, const TableFormat& fmt) {
     }
   }
   if (r.rows() == 0)
-    throw UsageError(in.path() + ": no rows (the file is empty or holds only blank lines); every table needs at least one");
+    throw UsageError(in.path() +
+                     ": no rows (the file is empty or holds only blank lines); every table needs at least one");
   if (fmt.keyed)
     if (const auto d = tbl::find_duplicate(r.cols[0].v, r.cols[0].hi))
       tbl::fail_duplicate(in.path(), fmt.fields, fmt.relation, fmt.wanted[0].name, *d);
@@ -190,8 +196,8 @@ Relation load_column_table(const columns::ColumnDir& in, const TableFormat& fmt)
         if (w.parse != Parse::Key && v[i] > kMax) {
           const char* what = w.parse == Parse::Money        ? "does not fit 32 bits in cents (at most 42949672.95)"
                              : w.parse == Parse::Hundredths ? "does not fit 32 bits in hundredths (at most 42949672.95)"
-                             : w.parse == Parse::Date       ? "is not a date the loader keeps (days since 1970 of 32 bits)"
-                                                            : "does not fit 32 bits (at most 4294967295)";
+                             : w.parse == Parse::Date ? "is not a date the loader keeps (days since 1970 of 32 bits)"
+                                                      : "does not fit 32 bits (at most 4294967295)";
           in.fail(fmt.relation, w.name, i + 1, std::to_string(v[i]), what);
         }
         append(c, v[i]);  // a key of 2^32 or more turns its column wide, as in the .tbl loader

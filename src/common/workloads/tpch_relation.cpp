@@ -83,17 +83,16 @@ int segment_code(const std::string& name) {
 std::string format_value(ColType t, std::uint64_t v) {
   char buf[32];
   switch (t) {
-    case ColType::Date:
-      return format_date(static_cast<std::uint32_t>(v));
+    case ColType::Date: return format_date(static_cast<std::uint32_t>(v));
     case ColType::Money:
     case ColType::Hundredths:
-      std::snprintf(buf, sizeof buf, "%llu.%02u", static_cast<unsigned long long>(v / 100), static_cast<unsigned>(v % 100));
+      std::snprintf(buf, sizeof buf, "%llu.%02u", static_cast<unsigned long long>(v / 100),
+                    static_cast<unsigned>(v % 100));
       return buf;
     case ColType::Segment:
       if (v < market_segments().size()) return market_segments()[v];
       return std::to_string(v);
-    case ColType::Int:
-      break;
+    case ColType::Int: break;
   }
   return std::to_string(v);
 }

@@ -23,7 +23,7 @@ struct ColumnInfo {
 
 struct Column {
   ColumnInfo info;
-  std::vector<std::uint32_t> v;   // the values; of a wide column the low words
+  std::vector<std::uint32_t> v;        // the values; of a wide column the low words
   std::vector<std::uint32_t> hi = {};  // a wide column's high words (as many as v); empty otherwise
   std::uint64_t at(std::uint64_t i) const { return info.wide ? (std::uint64_t{hi[i]} << 32) | v[i] : v[i]; }
   void set(std::uint64_t i, std::uint64_t x) {
@@ -43,7 +43,9 @@ struct WordLayout {
   int total = 0;  // word columns in all
   int lo_word(int col) const { return first[static_cast<std::size_t>(col)]; }
   // -1 for a 32-bit column.
-  int hi_word(int col) const { return wide[static_cast<std::size_t>(col)] ? first[static_cast<std::size_t>(col)] + 1 : -1; }
+  int hi_word(int col) const {
+    return wide[static_cast<std::size_t>(col)] ? first[static_cast<std::size_t>(col)] + 1 : -1;
+  }
 };
 WordLayout word_layout(const std::vector<ColumnInfo>& schema);
 

@@ -36,8 +36,9 @@ void for_chunks(int chunks, int threads, F&& f) {
     for (int c = 0; c < chunks; ++c) f(c);
     return;
   }
-  shared_pool(std::min(chunks, threads)).run(static_cast<std::size_t>(chunks),
-                                             [&f](std::size_t c) { f(static_cast<int>(c)); });
+  shared_pool(std::min(chunks, threads)).run(static_cast<std::size_t>(chunks), [&f](std::size_t c) {
+    f(static_cast<int>(c));
+  });
 }
 
 }  // namespace hdb::cpu

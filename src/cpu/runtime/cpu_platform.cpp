@@ -14,12 +14,9 @@
 #include "harness/timing.hpp"
 #include "runtime/patterns.hpp"
 
-
 namespace hdb::cpu {
 
-void CpuPlatform::init(const Options& opts) {
-  threads_ = effective_threads(opts);
-}
+void CpuPlatform::init(const Options& opts) { threads_ = effective_threads(opts); }
 
 nlohmann::json CpuPlatform::context() const {
   nlohmann::json j = host_context(Options{});
@@ -52,7 +49,9 @@ double timed_parallel_memcpy(void* dst, const void* src, std::uint64_t bytes, in
 // 256 MB per buffer (or 1/8 of RAM) is far beyond any CPU's last-level cache but the largest
 // V-Cache parts'; where memory is short, smaller buffers down to 16 MB, and an unknown ceiling (0: no
 // % of peak) rather than an abort before the first case.
-std::uint64_t CpuPlatform::ceiling_bytes() const { return std::min<std::uint64_t>(256ull << 20, device_memory_bytes() / 8); }
+std::uint64_t CpuPlatform::ceiling_bytes() const {
+  return std::min<std::uint64_t>(256ull << 20, device_memory_bytes() / 8);
+}
 
 double CpuPlatform::measure_copy_ceiling() { return measure_copy(ceiling_bytes(), threads_); }
 

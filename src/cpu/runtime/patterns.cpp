@@ -149,7 +149,8 @@ PatternRates measure_patterns(std::uint64_t bytes, int threads) {
   std::uint64_t sum = 0;
   r[MemoryPattern::Read] = bytes1 / best_of(kPasses, [&] { return pass_read(a, n, threads, &sum); }) / 1e9;
   r[MemoryPattern::Write] = bytes1 / best_of(kPasses, [&] { return pass_write(c, n, 7, threads); }) / 1e9;
-  r[MemoryPattern::Copy] = 2 * bytes1 / best_of(kPasses, [&] { return timed_parallel_memcpy(c, a, n * 4, threads); }) / 1e9;
+  r[MemoryPattern::Copy] =
+      2 * bytes1 / best_of(kPasses, [&] { return timed_parallel_memcpy(c, a, n * 4, threads); }) / 1e9;
   r[MemoryPattern::Add] = 3 * bytes1 / best_of(kPasses, [&] { return pass_add(a, b, c, n, threads); }) / 1e9;
   r[MemoryPattern::Triad] = 3 * bytes1 / best_of(kPasses, [&] { return pass_triad(c, a, b, n, threads); }) / 1e9;
   // A sixteenth of the table's bytes asked for: enough accesses that start-up costs vanish, few

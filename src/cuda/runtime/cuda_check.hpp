@@ -47,22 +47,23 @@ inline bool is_sticky(cudaError_t err) {
 
 inline void check(cudaError_t err, const char* call, const char* file, int line) {
   if (err == cudaSuccess) return;
-  std::string msg = std::string(call) + " failed: " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) +
-                    ") at " + file + ":" + std::to_string(line);
+  std::string msg = std::string(call) + " failed: " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ") at " +
+                    file + ":" + std::to_string(line);
   if (err == cudaErrorMemoryAllocation) {
     cudaGetLastError();  // clear the sticky-free allocation error
     throw SkipCase("out of device memory: " + msg);
   }
   if (is_sticky(err))
-    throw DeviceLost(msg + "; the device context is lost: every later CUDA call of this process fails (a kernel's "
-                           "fault shows at the next call that waits; HDB_CUDA_SYNC_CHECK=1 checks after every launch "
-                           "to name the kernel)");
+    throw DeviceLost(msg +
+                     "; the device context is lost: every later CUDA call of this process fails (a kernel's "
+                     "fault shows at the next call that waits; HDB_CUDA_SYNC_CHECK=1 checks after every launch "
+                     "to name the kernel)");
   throw DeviceError(msg);
 }
 
-// HDB_CUDA_SYNC_CHECK=1 (read once, by CudaPlatform::init; 0 or unset: off, anything else exits 2): every HDB_CUDA_CHECK_LAUNCH also waits for
-// the device and checks, so an asynchronous fault is reported at the launch that caused it. For
-// triage only: it serialises host and device, and the times it gives are not the benchmark's.
+// HDB_CUDA_SYNC_CHECK=1 (read once, by CudaPlatform::init; 0 or unset: off, anything else exits 2): every
+// HDB_CUDA_CHECK_LAUNCH also waits for the device and checks, so an asynchronous fault is reported at the launch that
+// caused it. For triage only: it serialises host and device, and the times it gives are not the benchmark's.
 inline bool sync_check_enabled() {
   static const bool on = env_or_exit([] { return env_flag("HDB_CUDA_SYNC_CHECK"); });
   return on;
@@ -71,8 +72,8 @@ inline bool sync_check_enabled() {
 // With HDB_CUDA_SYNC_CHECK=1: waits for the device and checks, naming `what` (the launch).
 inline void sync_check(const char* what, const char* file, int line) {
   if (!sync_check_enabled()) return;
-  check(cudaDeviceSynchronize(), (std::string(what) + " (HDB_CUDA_SYNC_CHECK: the device synchronised after it)").c_str(),
-        file, line);
+  check(cudaDeviceSynchronize(),
+        (std::string(what) + " (HDB_CUDA_SYNC_CHECK: the device synchronised after it)").c_str(), file, line);
 }
 
 // After a kernel launch: launch errors are reported by cudaGetLastError; with HDB_CUDA_SYNC_CHECK=1
@@ -152,8 +153,10 @@ class HostBuffer {
   bool pinned() const { return pinned_; }
   void reset() {
     if (p_) {
-      if (pinned_) cudaFreeHost(p_);
-      else ::operator delete(p_);
+      if (pinned_)
+        cudaFreeHost(p_);
+      else
+        ::operator delete(p_);
     }
     p_ = nullptr;
     n_ = 0;

@@ -67,8 +67,8 @@ PcieLink query_pcie_link(int device) {
     void* dev = nullptr;
     unsigned v[4] = {};
     if (init && by_bus && cur_gen && cur_w && max_gen && max_w && init() == 0) {
-      if (by_bus(bus_id, &dev) == 0 && cur_gen(dev, &v[0]) == 0 && cur_w(dev, &v[1]) == 0 &&
-          max_gen(dev, &v[2]) == 0 && max_w(dev, &v[3]) == 0) {
+      if (by_bus(bus_id, &dev) == 0 && cur_gen(dev, &v[0]) == 0 && cur_w(dev, &v[1]) == 0 && max_gen(dev, &v[2]) == 0 &&
+          max_w(dev, &v[3]) == 0) {
         link = {int(v[0]), int(v[1]), int(v[2]), int(v[3]), 0, "nvml"};
       }
       if (shutdown) shutdown();
@@ -169,8 +169,8 @@ std::string CudaPlatform::flush_caches() {
   round = (round + 1) & 0xff;
   HDB_CUDA_CHECK(cudaMemsetAsync(flush_buffer_, round, flush_bytes_, nullptr));
   HDB_CUDA_CHECK(cudaDeviceSynchronize());
-  return host + "; device L2 " + format_size(static_cast<std::uint64_t>(l2)) + ": set a " +
-         format_size(flush_bytes_) + " buffer (cudaMemsetAsync)";
+  return host + "; device L2 " + format_size(static_cast<std::uint64_t>(l2)) + ": set a " + format_size(flush_bytes_) +
+         " buffer (cudaMemsetAsync)";
 }
 
 std::string CudaPlatform::cold_pass_note() const {
@@ -199,30 +199,34 @@ nlohmann::json CudaPlatform::context() const {
   char bus_id[32] = {};
   cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device_);
   return nlohmann::json{
-          {"name", p.name},
-          {"kind", name()},
-          {"index", device_},
-          {"compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
-          {"sm_count", p.multiProcessorCount},
-          {"global_memory_bytes", p.totalGlobalMem},
-          {"l2_cache_bytes", p.l2CacheSize},
-          {"shared_memory_per_block_optin", p.sharedMemPerBlockOptin},
-          {"memory_bus_width_bits", bus_width},
-          {"memory_clock_khz", mem_clock_khz},
-          // DDR: two transfers per clock.
-          {"memory_theoretical_gbps", 2.0 * mem_clock_khz * 1e3 * (bus_width / 8.0) / 1e9},
-          {"cuda_runtime", runtime},
-          {"cuda_driver", driver},
-          {"pci_bus_id", bus_id},
-          {"pcie", {{"gen", link.gen}, {"width", link.width}, {"max_gen", link.max_gen},
-                    {"max_width", link.max_width}, {"theoretical_gbps_per_direction", link.theoretical_gbps},
-                    {"source", link.source}}},
+      {"name", p.name},
+      {"kind", name()},
+      {"index", device_},
+      {"compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
+      {"sm_count", p.multiProcessorCount},
+      {"global_memory_bytes", p.totalGlobalMem},
+      {"l2_cache_bytes", p.l2CacheSize},
+      {"shared_memory_per_block_optin", p.sharedMemPerBlockOptin},
+      {"memory_bus_width_bits", bus_width},
+      {"memory_clock_khz", mem_clock_khz},
+      // DDR: two transfers per clock.
+      {"memory_theoretical_gbps", 2.0 * mem_clock_khz * 1e3 * (bus_width / 8.0) / 1e9},
+      {"cuda_runtime", runtime},
+      {"cuda_driver", driver},
+      {"pci_bus_id", bus_id},
+      {"pcie",
+       {{"gen", link.gen},
+        {"width", link.width},
+        {"max_gen", link.max_gen},
+        {"max_width", link.max_width},
+        {"theoretical_gbps_per_direction", link.theoretical_gbps},
+        {"source", link.source}}},
 #ifndef HDB_CUDA_HOST
-          {"nvml", nvml_ ? nvml_->state() : nlohmann::json{{"reason", nvml_why_}}},
+      {"nvml", nvml_ ? nvml_->state() : nlohmann::json{{"reason", nvml_why_}}},
 #else
-          // The instrumented build (--traffic): every load and store a call, so its times are
-          // slower still than plain host execution's.
-          {"traffic_instrumented", host::traffic::instrumented()},
+      // The instrumented build (--traffic): every load and store a call, so its times are
+      // slower still than plain host execution's.
+      {"traffic_instrumented", host::traffic::instrumented()},
 #endif
   };
 }

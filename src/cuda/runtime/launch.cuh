@@ -8,10 +8,9 @@
 #include "runtime/host/launch.hpp"
 // The kernel is called through a generic lambda, so a kernel template's arguments are deduced from
 // the call's as they are for <<<>>>.
-#define HDB_LAUNCH(kernel, grid, block, shared_bytes, stream)                                   \
-  ::hdb::cuda::host::launcher(#kernel, grid, block, shared_bytes, stream, [=](auto&&... hdb_args) { \
-    kernel(static_cast<decltype(hdb_args)>(hdb_args)...);                                       \
-  })
+#define HDB_LAUNCH(kernel, grid, block, shared_bytes, stream)             \
+  ::hdb::cuda::host::launcher(#kernel, grid, block, shared_bytes, stream, \
+                              [=](auto&&... hdb_args) { kernel(static_cast<decltype(hdb_args)>(hdb_args)...); })
 #else
 #define HDB_LAUNCH(kernel, grid, block, shared_bytes, stream) kernel<<<grid, block, shared_bytes, stream>>>
 #endif

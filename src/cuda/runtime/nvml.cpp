@@ -86,9 +86,7 @@ std::vector<std::string> Nvml::throttling() const {
   return decode_clock_event_reasons(mask).throttling;
 }
 
-bool Nvml::energy_mj(unsigned long long& mj) const {
-  return api_->energy && api_->energy(device_, &mj) == 0;
-}
+bool Nvml::energy_mj(unsigned long long& mj) const { return api_->energy && api_->energy(device_, &mj) == 0; }
 
 namespace {
 class NvmlEnergyMeter : public EnergyMeter {

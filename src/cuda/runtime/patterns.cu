@@ -55,8 +55,8 @@ __global__ void triad_kernel(uint4* __restrict__ a, const uint4* __restrict__ b,
                              std::size_t n16) {
   for (std::size_t i = first(); i < n16; i += stride()) {
     const uint4 x = b[i], y = c[i];
-    a[i] = make_uint4(x.x + kTriadScale * y.x, x.y + kTriadScale * y.y, x.z + kTriadScale * y.z,
-                      x.w + kTriadScale * y.w);
+    a[i] =
+        make_uint4(x.x + kTriadScale * y.x, x.y + kTriadScale * y.y, x.z + kTriadScale * y.z, x.w + kTriadScale * y.w);
   }
 }
 

@@ -28,7 +28,9 @@ inline auto thrust_policy_sync(Scratch& scratch, cudaStream_t) {
   return thrust::cpp::par(scratch);
 }
 #else
-inline auto thrust_policy(Scratch& scratch, cudaStream_t stream) { return thrust::cuda::par_nosync(scratch).on(stream); }
+inline auto thrust_policy(Scratch& scratch, cudaStream_t stream) {
+  return thrust::cuda::par_nosync(scratch).on(stream);
+}
 inline auto thrust_policy_sync(Scratch& scratch, cudaStream_t stream) { return thrust::cuda::par(scratch).on(stream); }
 #endif
 

@@ -75,11 +75,12 @@ PatternRates measure_patterns(OpenClPlatform& p, std::uint64_t bytes, int passes
     r[MemoryPattern::Read] = total / best([&] { return run(read); }) / 1e9;
     expect(sum() == words, "the sum of the ones is wrong");
     r[MemoryPattern::Copy] = 2 * total / best([&] {
-      cl::Event e;
-      q.enqueueCopyBuffer(b, c, 0, 0, bytes, nullptr, &e);
-      e.wait();
-      return event_seconds(e);
-    }) / 1e9;
+                               cl::Event e;
+                               q.enqueueCopyBuffer(b, c, 0, 0, bytes, nullptr, &e);
+                               e.wait();
+                               return event_seconds(e);
+                             }) /
+                             1e9;
     r[MemoryPattern::Add] = 3 * total / best([&] { return run(add); }) / 1e9;
     expect(word(c, 0) == kB + 1 && word(c, words - 1) == kB + 1, "c = a + b is wrong");
     r[MemoryPattern::Triad] = 3 * total / best([&] { return run(triad); }) / 1e9;

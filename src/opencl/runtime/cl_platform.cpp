@@ -108,7 +108,8 @@ void wait_completed(const cl::Event& e, const char* what) {
   if (info == CL_SUCCESS && status < 0)
     throw DeviceError(std::string(what) + ": the " + command_name(type) + " ended with " + code_text(status));
   if (err != CL_SUCCESS)
-    throw DeviceError(std::string(what) + ": clWaitForEvents on a " + command_name(type) + " failed with " + code_text(err));
+    throw DeviceError(std::string(what) + ": clWaitForEvents on a " + command_name(type) + " failed with " +
+                      code_text(err));
 }
 
 cl_ulong profile_time(const cl::Event& e, cl_profiling_info which, const char* what) {
@@ -117,9 +118,10 @@ cl_ulong profile_time(const cl::Event& e, cl_profiling_info which, const char* w
   if (err != CL_SUCCESS) {
     cl_command_type type = 0;
     clGetEventInfo(e(), CL_EVENT_COMMAND_TYPE, sizeof type, &type, nullptr);
-    throw DeviceError(std::string(what) + ": clGetEventProfilingInfo(" +
-                      (which == CL_PROFILING_COMMAND_START ? "CL_PROFILING_COMMAND_START" : "CL_PROFILING_COMMAND_END") +
-                      ") on a " + command_name(type) + " failed with " + code_text(err));
+    throw DeviceError(
+        std::string(what) + ": clGetEventProfilingInfo(" +
+        (which == CL_PROFILING_COMMAND_START ? "CL_PROFILING_COMMAND_START" : "CL_PROFILING_COMMAND_END") + ") on a " +
+        command_name(type) + " failed with " + code_text(err));
   }
   return t;
 }
@@ -253,12 +255,13 @@ std::size_t select_platform(const std::vector<cl::Platform>& platforms, const st
   std::string found;
   for (std::size_t i = 0; i < platforms.size(); ++i)
     found += (i ? ", " : "") + std::to_string(i) + " '" + platform_name(platforms[i]) + "'";
-  if (!selector.empty() && std::all_of(selector.begin(), selector.end(), [](unsigned char c) { return std::isdigit(c); })) {
+  if (!selector.empty() &&
+      std::all_of(selector.begin(), selector.end(), [](unsigned char c) { return std::isdigit(c); })) {
     std::size_t index = selector.size() > 9 ? platforms.size() : std::stoul(selector);
     if (index >= platforms.size())
       throw UsageError("--platform " + selector + ": only " + std::to_string(platforms.size()) +
-                       " OpenCL platform(s) (allowed: 0.." + std::to_string(platforms.size() - 1) + "; found: " + found +
-                       ")");
+                       " OpenCL platform(s) (allowed: 0.." + std::to_string(platforms.size() - 1) +
+                       "; found: " + found + ")");
     return index;
   }
   const std::string word = lower(selector);
@@ -281,8 +284,10 @@ std::string implementation_name(const cl::Platform& p) {
     if (name.find(known) != std::string::npos) return known;
   std::string word;
   for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c))) word += c;
-    else if (!word.empty()) break;
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      word += c;
+    else if (!word.empty())
+      break;
   }
   return word.empty() ? "unknown" : word;
 }
@@ -326,22 +331,24 @@ void OpenClPlatform::init(const Options& opts) {
 nlohmann::json OpenClPlatform::context() const {
   auto type = device_.getInfo<CL_DEVICE_TYPE>();
   nlohmann::json j = {{"name", device_.getInfo<CL_DEVICE_NAME>()},
-          {"kind", "opencl"},
-          {"platform", platform_.getInfo<CL_PLATFORM_NAME>()},
-          {"implementation", implementation_name(platform_)},
-          {"platform_vendor", platform_.getInfo<CL_PLATFORM_VENDOR>()},
-          {"platform_version", platform_.getInfo<CL_PLATFORM_VERSION>()},
-          {"vendor", device_.getInfo<CL_DEVICE_VENDOR>()},
-          {"device_version", device_.getInfo<CL_DEVICE_VERSION>()},
-          {"driver_version", device_.getInfo<CL_DRIVER_VERSION>()},
-          {"type", (type & CL_DEVICE_TYPE_GPU) ? "gpu" : (type & CL_DEVICE_TYPE_CPU) ? "cpu" : "other"},
-          {"compute_units", device_.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>()},
-          {"global_memory_bytes", device_.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>()},
-          {"max_alloc_bytes", device_.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>()},
-          {"local_memory_bytes", device_.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>()},
-          {"max_work_group_size", device_.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>()},
-          {"host_unified_memory", (type & CL_DEVICE_TYPE_CPU) != 0},
-          {"global_mem_cache_bytes", device_.getInfo<CL_DEVICE_GLOBAL_MEM_CACHE_SIZE>()}};
+                      {"kind", "opencl"},
+                      {"platform", platform_.getInfo<CL_PLATFORM_NAME>()},
+                      {"implementation", implementation_name(platform_)},
+                      {"platform_vendor", platform_.getInfo<CL_PLATFORM_VENDOR>()},
+                      {"platform_version", platform_.getInfo<CL_PLATFORM_VERSION>()},
+                      {"vendor", device_.getInfo<CL_DEVICE_VENDOR>()},
+                      {"device_version", device_.getInfo<CL_DEVICE_VERSION>()},
+                      {"driver_version", device_.getInfo<CL_DRIVER_VERSION>()},
+                      {"type", (type & CL_DEVICE_TYPE_GPU)   ? "gpu"
+                               : (type & CL_DEVICE_TYPE_CPU) ? "cpu"
+                                                             : "other"},
+                      {"compute_units", device_.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>()},
+                      {"global_memory_bytes", device_.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>()},
+                      {"max_alloc_bytes", device_.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>()},
+                      {"local_memory_bytes", device_.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>()},
+                      {"max_work_group_size", device_.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>()},
+                      {"host_unified_memory", (type & CL_DEVICE_TYPE_CPU) != 0},
+                      {"global_mem_cache_bytes", device_.getInfo<CL_DEVICE_GLOBAL_MEM_CACHE_SIZE>()}};
   // A GPU's global-memory cache is its L2: the size the driver's sweep must go beyond (as CUDA's).
   if (type & CL_DEVICE_TYPE_GPU) j["l2_cache_bytes"] = device_.getInfo<CL_DEVICE_GLOBAL_MEM_CACHE_SIZE>();
   return j;
@@ -358,7 +365,8 @@ std::uint64_t OpenClPlatform::max_alloc_bytes() const { return device_.getInfo<C
 std::size_t OpenClPlatform::max_work_group_size() const { return device_.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>(); }
 
 PatternRates OpenClPlatform::measure_pattern_ceilings() {
-  return measure_patterns(*this, std::min<std::uint64_t>({256ull << 20, max_alloc_bytes(), device_memory_bytes() / 8}), 3);
+  return measure_patterns(*this, std::min<std::uint64_t>({256ull << 20, max_alloc_bytes(), device_memory_bytes() / 8}),
+                          3);
 }
 
 double OpenClPlatform::measure_copy_ceiling() {
@@ -434,8 +442,9 @@ std::string OpenClPlatform::cold_pass_note() const {
   std::string note = Platform::cold_pass_note() +
                      "; on OpenCL also the first launch of each kernel (PoCL compiles a kernel's work-group "
                      "function for each local size at its first launch)";
-  return note + "; the program builds (clBuildProgram) the case paid, in its set-up or in this pass, are "
-                "protocol.compile_s";
+  return note +
+         "; the program builds (clBuildProgram) the case paid, in its set-up or in this pass, are "
+         "protocol.compile_s";
 }
 
 cl::Buffer device_buffer(cl::Context& ctx, std::uint64_t bytes, cl_mem_flags flags) {

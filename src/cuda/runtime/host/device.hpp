@@ -73,7 +73,7 @@ inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warp
 }
 
 // CUDA's integer min and max, which device code calls unqualified.
-#define HDB_HOST_MINMAX(T)                          \
+#define HDB_HOST_MINMAX(T)                         \
   inline T min(T a, T b) { return b < a ? b : a; } \
   inline T max(T a, T b) { return a < b ? b : a; }
 HDB_HOST_MINMAX(int)

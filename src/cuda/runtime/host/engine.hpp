@@ -21,7 +21,7 @@ namespace hdb::cuda::host::engine {
 struct Launch {
   const std::function<void()>* body = nullptr;
   dim3 grid, block;
-  unsigned threads = 0;     // per block
+  unsigned threads = 0;  // per block
   std::uint64_t blocks = 0;
   bool barriers = true;
   void (*after_block)() = nullptr;  // called after each block (the traffic profile's hook)

@@ -82,7 +82,7 @@ struct Fiber {
   void* sp = nullptr;  // the saved stack pointer while switched out
   std::unique_ptr<char[]> stack{new char[kStackBytes]};
   bool done = false;
-  void* fake_stack = nullptr;  // AddressSanitizer's, while the fiber is switched out
+  void* fake_stack = nullptr;        // AddressSanitizer's, while the fiber is switched out
   const Barrier* waiting = nullptr;  // with the phase it waits to pass
   std::uint64_t phase = 0;
 };
@@ -203,10 +203,10 @@ class Block : public Sync {
   static void* first_frame(Fiber& f) {
     auto top = reinterpret_cast<std::uintptr_t>(f.stack.get() + kStackBytes) & ~std::uintptr_t{15};
     auto* slot = reinterpret_cast<std::uint64_t*>(top);
-    slot[-1] = 0;                                         // the "caller" of entry
-    slot[-2] = reinterpret_cast<std::uint64_t>(&entry);   // where ret goes
-    for (int r = 3; r <= 8; ++r) slot[-r] = 0;            // rbp, rbx, r12..r15
-    slot[-9] = 0x037full << 32 | 0x1f80u;                 // x87 control word, MXCSR: the defaults
+    slot[-1] = 0;                                        // the "caller" of entry
+    slot[-2] = reinterpret_cast<std::uint64_t>(&entry);  // where ret goes
+    for (int r = 3; r <= 8; ++r) slot[-r] = 0;           // rbp, rbx, r12..r15
+    slot[-9] = 0x037full << 32 | 0x1f80u;                // x87 control word, MXCSR: the defaults
     return &slot[-9];
   }
 
@@ -258,11 +258,13 @@ class Block : public Sync {
   void set_block_index(std::uint64_t b) {
     blockDim = launch_.block;
     gridDim = launch_.grid;
-    blockIdx = uint3{static_cast<unsigned>(b % launch_.grid.x), static_cast<unsigned>(b / launch_.grid.x % launch_.grid.y),
-                     static_cast<unsigned>(b / (std::uint64_t{launch_.grid.x} * launch_.grid.y))};
+    blockIdx =
+        uint3{static_cast<unsigned>(b % launch_.grid.x), static_cast<unsigned>(b / launch_.grid.x % launch_.grid.y),
+              static_cast<unsigned>(b / (std::uint64_t{launch_.grid.x} * launch_.grid.y))};
   }
   void set_thread_index(unsigned i) {
-    threadIdx = uint3{i % launch_.block.x, i / launch_.block.x % launch_.block.y, i / (launch_.block.x * launch_.block.y)};
+    threadIdx =
+        uint3{i % launch_.block.x, i / launch_.block.x % launch_.block.y, i / (launch_.block.x * launch_.block.y)};
   }
 
  public:

@@ -83,9 +83,9 @@ cudaError_t launch(const void* kernel, const char* name, dim3 grid, dim3 block, 
   if (!st.valid_stream(stream)) return st.set_last(cudaErrorInvalidResourceHandle);
   const std::uint64_t threads = std::uint64_t{block.x} * block.y * block.z;
   const Limits& lim = limits();
-  if (threads == 0 || threads > static_cast<unsigned>(lim.max_threads_per_block) || block.x > 1024 ||
-      block.y > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 0x7fffffffu ||
-      grid.y > 65535 || grid.z > 65535)
+  if (threads == 0 || threads > static_cast<unsigned>(lim.max_threads_per_block) || block.x > 1024 || block.y > 1024 ||
+      block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 ||
+      grid.z > 65535)
     return st.set_last(cudaErrorInvalidConfiguration);
   if (shared_bytes > lim.shared_per_block) return st.set_last(cudaErrorInvalidValue);
 
@@ -113,8 +113,8 @@ cudaError_t launch(const void* kernel, const char* name, dim3 grid, dim3 block, 
   const engine::Outcome out = use_threads() && !profiled ? engine::run_threads(l) : engine::run_fibers(l);
   if (profiled) traffic::launch_end();
   if (trace)
-    std::fprintf(stderr, "host execution: %s <<<%llu, %u>>>%s %.3f ms\n", name, static_cast<unsigned long long>(l.blocks),
-                 l.threads, l.barriers ? "" : " (no barriers)",
+    std::fprintf(stderr, "host execution: %s <<<%llu, %u>>>%s %.3f ms\n", name,
+                 static_cast<unsigned long long>(l.blocks), l.threads, l.barriers ? "" : " (no barriers)",
                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   st.count_launch();
   if (!out.fault.empty()) return st.kernel_fault(name, out.fault);

@@ -14,11 +14,11 @@
 namespace hdb::cuda::host {
 
 // Runs `body` for every thread of every block of the grid, each GPU thread of a block a fiber or a
-// thread of its own (engine.hpp), the blocks one after another. A configuration a GPU refuses (no threads, more than 1024 a
-// block, a grid beyond its limits, more dynamic shared memory than a block may have) runs nothing
-// and leaves the same cudaError_t for cudaGetLastError. Returns that error.
-cudaError_t launch(const void* site, const char* name, dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream,
-                   const std::function<void()>& body);
+// thread of its own (engine.hpp), the blocks one after another. A configuration a GPU refuses (no threads, more than
+// 1024 a block, a grid beyond its limits, more dynamic shared memory than a block may have) runs nothing and leaves the
+// same cudaError_t for cudaGetLastError. Returns that error.
+cudaError_t launch(const void* site, const char* name, dim3 grid, dim3 block, std::size_t shared_bytes,
+                   cudaStream_t stream, const std::function<void()>& body);
 
 // `call` calls the kernel with the arguments it is given (HDB_LAUNCH's lambda); its type, one per
 // launch site, identifies the kernel to the engine.

@@ -130,9 +130,7 @@ cudaError_t cudaGetDeviceCount(int* count) {
   return cudaSuccess;
 }
 
-cudaError_t cudaSetDevice(int device) {
-  return device == 0 ? cudaSuccess : state().set_last(cudaErrorInvalidDevice);
-}
+cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : state().set_last(cudaErrorInvalidDevice); }
 
 cudaError_t cudaGetDevice(int* device) {
   *device = 0;
@@ -147,8 +145,7 @@ cudaError_t cudaPeekAtLastError() { return state().peek_last(); }
 const char* cudaGetErrorName(cudaError_t e) {
   switch (e) {
 #define HDB_NAME(x) \
-  case x:           \
-    return #x;
+  case x: return #x;
     HDB_NAME(cudaSuccess)
     HDB_NAME(cudaErrorInvalidValue)
     HDB_NAME(cudaErrorMemoryAllocation)
@@ -166,8 +163,7 @@ const char* cudaGetErrorName(cudaError_t e) {
     HDB_NAME(cudaErrorLaunchFailure)
     HDB_NAME(cudaErrorNotSupported)
 #undef HDB_NAME
-    default:
-      return "cudaErrorUnknown";
+    default: return "cudaErrorUnknown";
   }
 }
 

@@ -17,12 +17,12 @@ struct Limits {
   int max_threads_per_block = 1024;
   int sm_count = 132;
   int warp_size = 32;
-  std::size_t shared_per_block = 48 * 1024;             // without an opt-in
+  std::size_t shared_per_block = 48 * 1024;  // without an opt-in
   std::size_t shared_per_block_optin = 227 * 1024;
   std::size_t shared_per_sm = 228 * 1024;
   int l2_bytes = 50 * 1024 * 1024;
   int max_threads_per_sm = 2048;
-  std::uint64_t memory_bytes = 0;                        // HDB_CUDA_HOST_MEMORY, else min(80 GiB, RAM / 2)
+  std::uint64_t memory_bytes = 0;  // HDB_CUDA_HOST_MEMORY, else min(80 GiB, RAM / 2)
 };
 const Limits& limits();
 

@@ -93,8 +93,8 @@ class L2Model {
 struct Counters {
   std::uint64_t launches = 0, blocks = 0, threads = 0, barriers = 0, shuffles = 0, atomics = 0;
   std::uint64_t requests[2] = {0, 0}, sectors[2] = {0, 0};  // [0] loads, [1] stores
-  std::uint64_t requested_bytes = 0;  // by the threads
-  std::uint64_t delivered_bytes = 0;  // by the requests: a byte several lanes of one request ask for, once
+  std::uint64_t requested_bytes = 0;                        // by the threads
+  std::uint64_t delivered_bytes = 0;     // by the requests: a byte several lanes of one request ask for, once
   std::array<std::uint64_t, 5> width{};  // 1, 2, 4, 8, 16 bytes
   std::uint64_t unique_bytes = 0;
   std::uint64_t memsets = 0, device_copies = 0, library_calls = 0;
@@ -107,7 +107,7 @@ struct Profile {
   Counters c;
   L2Model l2;
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> allocations;  // [begin, end), sorted
-  std::vector<std::vector<Rec>> per_thread;  // the running block's accesses, by linear thread
+  std::vector<std::vector<Rec>> per_thread;                            // the running block's accesses, by linear thread
   unsigned block_threads = 0;
   std::unordered_set<std::uint64_t> launch_sectors;
   std::unordered_set<std::uintptr_t> atomic_addresses;
@@ -273,8 +273,7 @@ bool instrumented() { return g_instrumented; }
 void set_instrumented() { g_instrumented = true; }
 
 void begin(const DeviceModel& device) {
-  if (!g_instrumented)
-    throw std::logic_error("traffic::begin in a build whose kernels are not instrumented");
+  if (!g_instrumented) throw std::logic_error("traffic::begin in a build whose kernels are not instrumented");
   Profile& p = profile();
   p.device = device;
   p.owner = std::this_thread::get_id();
@@ -324,8 +323,8 @@ nlohmann::json end() {
   j["library_calls"] = c.library_calls;
   j["vectorised_accesses"] = c.merged;
   j["delivered_bytes"] = c.delivered_bytes;
-  j["sector_efficiency"] = sectors ? nlohmann::json(static_cast<double>(c.delivered_bytes) / (sectors * kSector))
-                                   : nlohmann::json(nullptr);
+  j["sector_efficiency"] =
+      sectors ? nlohmann::json(static_cast<double>(c.delivered_bytes) / (sectors * kSector)) : nlohmann::json(nullptr);
   j["model_ms"] = 1e3 * (static_cast<double>(dram) / (p.device.copy_gbps * 1e9) + launch_like * p.device.launch_s);
   return j;
 }

@@ -26,9 +26,9 @@ namespace hdb::cuda::host::traffic {
 struct DeviceModel {
   std::string name;
   double l2_bytes = 0;
-  double copy_gbps = 0;      // its measured device-to-device copy rate (bytes read + written)
-  double launch_s = 0;       // the time of one launch of an empty-sized kernel
-  std::string source;        // where the constants come from
+  double copy_gbps = 0;  // its measured device-to-device copy rate (bytes read + written)
+  double launch_s = 0;   // the time of one launch of an empty-sized kernel
+  std::string source;    // where the constants come from
 };
 // The H200 of results/reference/nvidia-h200.
 const DeviceModel& h200();

@@ -34,16 +34,16 @@ void __tsan_vptr_read(void**) {}
 void __tsan_ignore_thread_begin() {}
 void __tsan_ignore_thread_end() {}
 
-#define HDB_PLAIN_ACCESS(N)                                                                            \
-  void __tsan_read##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Load); }                            \
-  void __tsan_write##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Store); }                          \
-  void __tsan_volatile_read##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Load); }                   \
-  void __tsan_volatile_write##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Store); }                 \
-  void __tsan_unaligned_read##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Load); }                  \
-  void __tsan_unaligned_write##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Store); }                \
-  void __tsan_unaligned_volatile_read##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Load); }         \
-  void __tsan_unaligned_volatile_write##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Store); }       \
-  void __tsan_read##N##_pc(void* a, void* pc) { note(pc, a, N, traffic::Kind::Load); }                   \
+#define HDB_PLAIN_ACCESS(N)                                                                        \
+  void __tsan_read##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Load); }                      \
+  void __tsan_write##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Store); }                    \
+  void __tsan_volatile_read##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Load); }             \
+  void __tsan_volatile_write##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Store); }           \
+  void __tsan_unaligned_read##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Load); }            \
+  void __tsan_unaligned_write##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Store); }          \
+  void __tsan_unaligned_volatile_read##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Load); }   \
+  void __tsan_unaligned_volatile_write##N(void* a) { note(HDB_SITE, a, N, traffic::Kind::Store); } \
+  void __tsan_read##N##_pc(void* a, void* pc) { note(pc, a, N, traffic::Kind::Load); }             \
   void __tsan_write##N##_pc(void* a, void* pc) { note(pc, a, N, traffic::Kind::Store); }
 HDB_PLAIN_ACCESS(1)
 HDB_PLAIN_ACCESS(2)
@@ -58,55 +58,55 @@ void __tsan_write_range(void* a, unsigned long n) { note(HDB_SITE, a, n, traffic
 // The atomics do what the builtin they replace does; every one is sequentially consistent here,
 // which is at least as strong as the order asked for. Loads and stores count as loads and stores
 // (a GPU makes them plain ld/st); the read-modify-writes count as atomics.
-#define HDB_ATOMICS(BITS, T)                                                                             \
-  T __tsan_atomic##BITS##_load(const volatile T* a, int) {                                               \
-    note(HDB_SITE, a, sizeof(T), traffic::Kind::Load);                                                   \
-    return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                                         \
-  }                                                                                                      \
-  void __tsan_atomic##BITS##_store(volatile T* a, T v, int) {                                            \
-    note(HDB_SITE, a, sizeof(T), traffic::Kind::Store);                                                  \
-    __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                            \
-  }                                                                                                      \
-  T __tsan_atomic##BITS##_exchange(volatile T* a, T v, int) {                                            \
-    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                                 \
-    return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                                  \
-  }                                                                                                      \
-  T __tsan_atomic##BITS##_fetch_add(volatile T* a, T v, int) {                                           \
-    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                                 \
-    return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                                   \
-  }                                                                                                      \
-  T __tsan_atomic##BITS##_fetch_sub(volatile T* a, T v, int) {                                           \
-    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                                 \
-    return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                                   \
-  }                                                                                                      \
-  T __tsan_atomic##BITS##_fetch_and(volatile T* a, T v, int) {                                           \
-    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                                 \
-    return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                                   \
-  }                                                                                                      \
-  T __tsan_atomic##BITS##_fetch_or(volatile T* a, T v, int) {                                            \
-    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                                 \
-    return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                                    \
-  }                                                                                                      \
-  T __tsan_atomic##BITS##_fetch_xor(volatile T* a, T v, int) {                                           \
-    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                                 \
-    return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                                   \
-  }                                                                                                      \
-  T __tsan_atomic##BITS##_fetch_nand(volatile T* a, T v, int) {                                          \
-    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                                 \
-    return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                                  \
-  }                                                                                                      \
-  int __tsan_atomic##BITS##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {                \
-    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                                 \
-    return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);              \
-  }                                                                                                      \
-  int __tsan_atomic##BITS##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {                  \
-    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                                 \
-    return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);              \
-  }                                                                                                      \
-  T __tsan_atomic##BITS##_compare_exchange_val(volatile T* a, T c, T v, int, int) {                      \
-    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                                 \
-    __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                    \
-    return c;                                                                                            \
+#define HDB_ATOMICS(BITS, T)                                                                \
+  T __tsan_atomic##BITS##_load(const volatile T* a, int) {                                  \
+    note(HDB_SITE, a, sizeof(T), traffic::Kind::Load);                                      \
+    return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                            \
+  }                                                                                         \
+  void __tsan_atomic##BITS##_store(volatile T* a, T v, int) {                               \
+    note(HDB_SITE, a, sizeof(T), traffic::Kind::Store);                                     \
+    __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                               \
+  }                                                                                         \
+  T __tsan_atomic##BITS##_exchange(volatile T* a, T v, int) {                               \
+    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                    \
+    return __atomic_exchange_n(a, v, __ATOMIC_SEQ_CST);                                     \
+  }                                                                                         \
+  T __tsan_atomic##BITS##_fetch_add(volatile T* a, T v, int) {                              \
+    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                    \
+    return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);                                      \
+  }                                                                                         \
+  T __tsan_atomic##BITS##_fetch_sub(volatile T* a, T v, int) {                              \
+    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                    \
+    return __atomic_fetch_sub(a, v, __ATOMIC_SEQ_CST);                                      \
+  }                                                                                         \
+  T __tsan_atomic##BITS##_fetch_and(volatile T* a, T v, int) {                              \
+    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                    \
+    return __atomic_fetch_and(a, v, __ATOMIC_SEQ_CST);                                      \
+  }                                                                                         \
+  T __tsan_atomic##BITS##_fetch_or(volatile T* a, T v, int) {                               \
+    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                    \
+    return __atomic_fetch_or(a, v, __ATOMIC_SEQ_CST);                                       \
+  }                                                                                         \
+  T __tsan_atomic##BITS##_fetch_xor(volatile T* a, T v, int) {                              \
+    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                    \
+    return __atomic_fetch_xor(a, v, __ATOMIC_SEQ_CST);                                      \
+  }                                                                                         \
+  T __tsan_atomic##BITS##_fetch_nand(volatile T* a, T v, int) {                             \
+    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                    \
+    return __atomic_fetch_nand(a, v, __ATOMIC_SEQ_CST);                                     \
+  }                                                                                         \
+  int __tsan_atomic##BITS##_compare_exchange_strong(volatile T* a, T* c, T v, int, int) {   \
+    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                    \
+    return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+  }                                                                                         \
+  int __tsan_atomic##BITS##_compare_exchange_weak(volatile T* a, T* c, T v, int, int) {     \
+    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                    \
+    return __atomic_compare_exchange_n(a, c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
+  }                                                                                         \
+  T __tsan_atomic##BITS##_compare_exchange_val(volatile T* a, T c, T v, int, int) {         \
+    note(HDB_SITE, a, sizeof(T), traffic::Kind::Atomic);                                    \
+    __atomic_compare_exchange_n(a, &c, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);       \
+    return c;                                                                               \
   }
 HDB_ATOMICS(8, std::uint8_t)
 HDB_ATOMICS(16, std::uint16_t)
