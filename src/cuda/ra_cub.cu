@@ -70,11 +70,18 @@ struct Widen {
   __host__ __device__ JoinCount operator()(std::uint32_t c) const { return c; }
 };
 
+// The tuned join's match counts: each run's end galloped from its start (JoinKeys::count_gallop).
+template <int KW>
+struct GallopCounts {
+  JoinKeys<KW> m;
+  __host__ __device__ JoinCount operator()(std::uint32_t i) const { return m.count_gallop(i); }
+};
+
 // Exclusive 64-bit scan of the match counts computed in the scan's loads (tuned: no count array).
 template <int KW>
 cudaError_t scan_fused_counts(void* temp, std::size_t& bytes, const JoinKeys<KW>& m, JoinCount* offsets, int items,
                               cudaStream_t st) {
-  auto counts = thrust::make_transform_iterator(Count(0), m);
+  auto counts = thrust::make_transform_iterator(Count(0), GallopCounts<KW>{m});
   return prim::DeviceScan::ExclusiveSum(temp, bytes, counts, offsets, items, st);
 }
 
@@ -177,6 +184,32 @@ struct TupWideInRange {
   }
 };
 
+// A tuple of two words as one 8-byte word (word 0 its low half, on the little-endian GPU): CUB
+// selects primitive types with its tuned policy (sm_90: 8- and 16-byte loads, more items per
+// thread), structs with its untuned fallback (4-byte loads: issue 45, the select at 36 % of the copy).
+struct PairInRange {
+  std::uint32_t shift, lo, hi;  // shift: 32 x the attribute's word
+  __device__ bool operator()(std::uint64_t t) const {
+    const auto x = static_cast<std::uint32_t>(t >> shift);
+    return x >= lo && x <= hi;
+  }
+};
+// A 64-bit key of two words (word 0 high, word 1 low, as TupWideInRange reads them).
+struct PairWideInRange {
+  std::uint64_t lo, hi;
+  __device__ bool operator()(std::uint64_t t) const {
+    const std::uint64_t k = (t << 32) | (t >> 32);
+    return k >= lo && k <= hi;
+  }
+};
+
+template <class Pred>
+cudaError_t select_pairs(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t* out,
+                         std::uint32_t* num, int n, Pred p, cudaStream_t st) {
+  return prim::DeviceSelect::If(temp, bytes, reinterpret_cast<const std::uint64_t*>(in),
+                                reinterpret_cast<std::uint64_t*>(out), num, n, p, st);
+}
+
 template <int W, class Pred>
 cudaError_t select_tuples(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t* out,
                           std::uint32_t* num, int n, Pred p, cudaStream_t st) {
@@ -196,6 +229,16 @@ template <int W, int KW, class Run>
 auto tuned_compact_call(std::uint32_t mode, const Predicate& pred, const std::uint32_t* in, std::uint32_t* out,
                         std::uint32_t* num, int n, cudaStream_t st, Run&& run) {
   if (mode == kSelect) {
+    if constexpr (W == 2) {
+      if (pred.wide()) {
+        const PairWideInRange p{pred.lo, pred.hi};
+        return run("cub::DeviceSelect::If (tuples as 8-byte words, 64-bit attribute)",
+                   [&](void* temp, std::size_t& bytes) { return select_pairs(temp, bytes, in, out, num, n, p, st); });
+      }
+      const PairInRange p{32u * static_cast<std::uint32_t>(pred.word()), pred.lo32(), pred.hi32()};
+      return run("cub::DeviceSelect::If (tuples as 8-byte words)",
+                 [&](void* temp, std::size_t& bytes) { return select_pairs(temp, bytes, in, out, num, n, p, st); });
+    }
     if constexpr (W >= 2) {
       if (pred.wide()) {
         const TupWideInRange<W> p{static_cast<std::uint32_t>(pred.word()), pred.lo, pred.hi};
@@ -247,7 +290,7 @@ Breakdown cub_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelatio
   if (tuned) {
     // Counts computed inside the scan's loads: no count array is written or read back.
     t.phase("scan");
-    cub_call(s, "cub::DeviceScan::ExclusiveSum (fused counts)", [&](void* temp, std::size_t& bytes) {
+    cub_call(s, "cub::DeviceScan::ExclusiveSum (fused counts, galloped)", [&](void* temp, std::size_t& bytes) {
       return scan_fused_counts<KW>(temp, bytes, m, offsets, items, s.stream.get());
     });
   } else {
@@ -540,7 +583,7 @@ void cub_plan(const OpShape& shape, bool tuned, MemoryPlan& plan) {
       std::uint64_t temp = 0;
       if (tuned) {
         auto fused = [&](auto m) {
-          return cub_temp_bytes("cub::DeviceScan::ExclusiveSum (fused counts)", single_pass_bound(items),
+          return cub_temp_bytes("cub::DeviceScan::ExclusiveSum (fused counts, galloped)", single_pass_bound(items),
                                 [&](void* t, std::size_t& bytes) {
                                   return scan_fused_counts(t, bytes, m, nullptr, items_of(items), st);
                                 });
