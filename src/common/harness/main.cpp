@@ -272,9 +272,10 @@ Outcome run_benchmark(const std::string& exe, const BenchmarkDef& def, Platform&
     // The other patterns' ceilings, which %peak is against where a case declares that pattern.
     std::string others;
     for (MemoryPattern p : kAllPatterns) {
+      if (p == MemoryPattern::Copy || db.ceiling().patterns()[p] <= 0) continue;
       char one[64];
       std::snprintf(one, sizeof one, "%s%s %.1f", others.empty() ? "" : ", ", to_string(p), db.ceiling().patterns()[p]);
-      if (p != MemoryPattern::Copy && db.ceiling().patterns()[p] > 0) others += one;
+      others += one;
     }
     if (!others.empty()) std::printf("# ceilings of the other access patterns, GB/s: %s\n", others.c_str());
   }

@@ -11,6 +11,7 @@
 #include "harness/parallel.hpp"
 #include "harness/timing.hpp"
 #include "runtime/cpu_platform.hpp"
+#include "workloads/random.hpp"
 
 namespace hdb::cpu {
 
@@ -18,14 +19,9 @@ namespace {
 constexpr std::uint64_t kHugePage = 2ull << 20;
 constexpr std::uint32_t kTriadScale = 3;
 
-// The position of access i: a mix of its bits (splitmix64's finaliser), so that neighbouring
-// accesses land in unrelated pages and no prefetcher can follow them.
-inline std::uint64_t scatter(std::uint64_t i) {
-  std::uint64_t z = i + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+// The position of access i: splitmix64 of i, so that neighbouring accesses land in unrelated pages
+// and no prefetcher can follow them.
+inline std::uint64_t scatter(std::uint64_t i) { return splitmix64(i); }
 
 template <int ItemWords>
 std::uint64_t gather_range(const std::uint32_t* table, std::uint64_t items_mask, std::uint64_t b, std::uint64_t e) {

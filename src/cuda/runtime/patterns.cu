@@ -7,6 +7,7 @@
 #include "harness/errors.hpp"
 #include "runtime/cuda_check.hpp"
 #include "runtime/launch.cuh"
+#include "workloads/random.hpp"
 
 namespace hdb::cuda {
 namespace {
@@ -14,12 +15,9 @@ namespace {
 constexpr int kThreads = 256;
 constexpr unsigned kTriadScale = 3;
 
-__device__ unsigned long long scatter(unsigned long long i) {
-  unsigned long long z = i + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+// The position of access i: splitmix64 of i (a constexpr host function, callable here with
+// --expt-relaxed-constexpr), as the CPU's gathers.
+__device__ unsigned long long scatter(unsigned long long i) { return splitmix64(i); }
 
 // One atomic per warp: the sum is the check, not the work.
 __device__ void add_to(unsigned long long* sum, unsigned long long s) {
