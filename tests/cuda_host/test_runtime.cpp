@@ -66,6 +66,16 @@ __global__ void warp_ops(unsigned* ballots, unsigned* sums) {
   }
 }
 
+// Each lane takes lane (l * 5 + 3) % 32's value, a 64-bit one, and in segments of 8 lanes the
+// segment's lane (l + 1) % 8; lane 0 of each warp ORs its warp's bit into one word.
+__global__ void shuffles(unsigned long long* from, unsigned* seg, unsigned* bits) {
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned long long mine = (static_cast<unsigned long long>(threadIdx.x) << 40) | threadIdx.x;
+  from[threadIdx.x] = __shfl_sync(0xffffffffu, mine, static_cast<int>((lane * 5 + 3) % 32));
+  seg[threadIdx.x] = __shfl_sync(0xffffffffu, threadIdx.x, static_cast<int>(lane + 1), 8);
+  if (lane == 0) atomicOr(bits, 1u << (threadIdx.x / 32));
+}
+
 __global__ void block_scan(const unsigned* in, unsigned* out, unsigned* total) {
   using Scan = prim::BlockScan<unsigned, 128>;
   __shared__ typename Scan::TempStorage tmp;
@@ -166,6 +176,22 @@ TEST(CudaHostLaunch, CountingBarriersAndWarpIntrinsics) {
     EXPECT_EQ(ballots.take(4)[w], 0x49249249u);               // lanes 0, 3, 6, ...
     EXPECT_EQ(sums.take(4)[w], 32 * (32 * w) + 31 * 32 / 2);  // lane 0 ends with its warp's sum
   }
+}
+
+TEST(CudaHostLaunch, ShuffleFromAnyLaneAndAtomicOr) {
+  Dev<unsigned long long> from(128);
+  Dev<unsigned> seg(128), bits(1);
+  bits.put({0u});
+  HDB_LAUNCH(shuffles, 1, 128, 0, nullptr)(from.get(), seg.get(), bits.get());
+  HDB_CUDA_CHECK_LAUNCH("shuffles");
+  const std::vector<unsigned long long> f = from.take(128);
+  const std::vector<unsigned> g = seg.take(128);
+  for (unsigned t = 0; t < 128; ++t) {
+    const unsigned long long src = t / 32 * 32 + (t % 32 * 5 + 3) % 32;
+    EXPECT_EQ(f[t], (src << 40) | src) << "thread " << t;
+    EXPECT_EQ(g[t], t / 8 * 8 + (t % 8 + 1) % 8) << "thread " << t;
+  }
+  EXPECT_EQ(bits.take(1)[0], 0xfu);
 }
 
 TEST(CudaHostLaunch, BlockScanIsAnExclusiveSum) {

@@ -40,6 +40,8 @@ unsigned sync_block_count(bool predicate);
 void warp_exchange(unsigned mask, std::uint64_t value, std::uint64_t (&out)[32]);
 // The calling thread's lane (0..31) within its warp.
 unsigned lane_id();
+// __syncwarp: the lanes in `mask` wait for each other (a warp_exchange that is no shuffle).
+void warp_sync(unsigned mask);
 
 }  // namespace hdb::cuda::host
 
@@ -48,6 +50,8 @@ inline int __syncthreads_count(int predicate) {
   return static_cast<int>(hdb::cuda::host::sync_block_count(predicate != 0));
 }
 inline int __syncthreads_or(int predicate) { return hdb::cuda::host::sync_block_count(predicate != 0) != 0; }
+
+inline void __syncwarp(unsigned mask = 0xffffffffu) { hdb::cuda::host::warp_sync(mask); }
 
 inline unsigned __ballot_sync(unsigned mask, int predicate) {
   std::uint64_t all[32];
@@ -58,18 +62,36 @@ inline unsigned __ballot_sync(unsigned mask, int predicate) {
   return bits;
 }
 
-template <class T>
-inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
-  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>, "__shfl_down_sync of up to 8 bytes");
+namespace hdb::cuda::host {
+// A shuffle: the warp's values of `var`, then the one of lane pick(own lane); `var` itself where
+// pick gives 32 or more (a lane beyond its segment keeps its own value).
+template <class T, class Pick>
+T shuffle(unsigned mask, T var, Pick pick) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>, "shuffles of up to 8 bytes");
   std::uint64_t mine = 0, all[32];
   std::memcpy(&mine, &var, sizeof(T));
-  hdb::cuda::host::warp_exchange(mask, mine, all);
-  const unsigned lane = hdb::cuda::host::lane_id();
-  const unsigned segment_end = (lane / static_cast<unsigned>(width) + 1) * static_cast<unsigned>(width);
-  if (lane + delta >= segment_end) return var;  // beyond the segment: the lane keeps its own value
+  warp_exchange(mask, mine, all);
+  const unsigned src = pick(lane_id());
+  if (src >= 32) return var;
   T out;
-  std::memcpy(&out, &all[lane + delta], sizeof(T));
+  std::memcpy(&out, &all[src], sizeof(T));
   return out;
+}
+}  // namespace hdb::cuda::host
+
+template <class T>
+inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
+  const auto w = static_cast<unsigned>(width);
+  return hdb::cuda::host::shuffle(
+      mask, var, [&](unsigned lane) { return lane + delta >= (lane / w + 1) * w ? 32u : lane + delta; });
+}
+
+// Lane srcLane (taken modulo width) of the caller's segment of `width` lanes.
+template <class T>
+inline T __shfl_sync(unsigned mask, T var, int src_lane, int width = warpSize) {
+  const auto w = static_cast<unsigned>(width);
+  return hdb::cuda::host::shuffle(mask, var,
+                                  [&](unsigned lane) { return lane / w * w + static_cast<unsigned>(src_lane) % w; });
 }
 
 // CUDA's integer min and max, which device code calls unqualified.
@@ -103,6 +125,10 @@ inline T atomicMin(T* address, T value) {
   while (value < old && !__atomic_compare_exchange_n(address, &old, value, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
   return old;
+}
+template <class T>
+inline T atomicOr(T* address, T value) {
+  return __atomic_fetch_or(address, value, __ATOMIC_RELAXED);
 }
 template <class T>
 inline T atomicExch(T* address, T value) {

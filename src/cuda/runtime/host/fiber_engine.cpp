@@ -107,6 +107,7 @@ class Block : public Sync {
   }
 
   void warp_exchange(unsigned mask, std::uint64_t value, std::uint64_t (&out)[32]) override {
+    if (!launch_.barriers) fail(unexpected_sync_fault());  // before live_, which such a launch leaves empty
     const unsigned w = me_ / 32;
     if (mask != live_[w]) fail(warp_mask_fault(mask, live_[w]));
     values_[me_] = value;

@@ -75,6 +75,10 @@ void warp_exchange(unsigned mask, std::uint64_t value, std::uint64_t (&out)[32])
   sync().warp_exchange(mask, value, out);
 }
 unsigned lane_id() { return sync().linear_thread() % 32; }
+void warp_sync(unsigned mask) {
+  std::uint64_t all[32];
+  sync().warp_exchange(mask, 0, all);
+}
 
 cudaError_t launch(const void* kernel, const char* name, dim3 grid, dim3 block, std::size_t shared_bytes,
                    cudaStream_t stream, const std::function<void()>& body) {
