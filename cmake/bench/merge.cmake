@@ -9,4 +9,6 @@ hdb_add_benchmark(merge
   OPENCL_LIBS hdb_opencl_sort
   CL_KERNELS  src/opencl/kernels/merge.cl
   CUDA        src/cuda/merge_main.cpp
-  CUDA_LIB    src/cuda/merge_backend.cu src/cuda/merge_thrust.cu src/cuda/merge_kernels.cu)
+  CUDA_LIB    src/cuda/merge_backend.cu src/cuda/merge_thrust.cu src/cuda/merge_kernels.cu
+              src/cuda/merge_reencode.cu src/cuda/merge_delta.cu
+              src/cuda/merge_dict.cu)

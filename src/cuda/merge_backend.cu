@@ -60,6 +60,7 @@ DictMergeKind kind_of(CudaMergeVariant v) {
     case CudaMergeVariant::Csum: return DictMergeKind::Csum;
     case CudaMergeVariant::Mum: return DictMergeKind::Mum;
     case CudaMergeVariant::MergePath: return DictMergeKind::MergePath;
+    case CudaMergeVariant::Tuned: return DictMergeKind::Tiles;
     case CudaMergeVariant::Thrust:
     case CudaMergeVariant::Radix:
     case CudaMergeVariant::Lookup:
@@ -75,11 +76,14 @@ DictMergeKind kind_of(CudaMergeVariant v) {
 template <class T>
 class StepCase : public MergeCase<T> {
   static constexpr bool kStr = std::is_same_v<T, std::string_view>;
+  // Values CUB's radix sort takes as keys: 1a tuned's.
+  static constexpr bool kRadix = std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>;
 
  public:
   StepCase(const MergeVariant& v, CudaMergeVariant id, const MergeWork<T>& w)
       : v_(v),
         binsearch_(id == CudaMergeVariant::Binsearch),
+        tuned_(id == CudaMergeVariant::Tuned),
         kind_(v.step == MergeStep::DictMerge ? kind_of(id) : DictMergeKind::MergePath),
         w_(w),
         nm_(w.in->main_rows()),
@@ -127,7 +131,11 @@ class StepCase : public MergeCase<T> {
       case MergeStep::DeltaDict:
         a_->up(s);
         marks_.mark(1, s);
-        if constexpr (!kStr) m_ = merge::delta_dict(scratch_, s, a_->dev.get(), nd_, b_->dev.get(), ids_->dev.get());
+        if constexpr (kRadix) {
+          if (tuned_) m_ = merge::delta_dict_pairs(scratch_, s, a_->dev.get(), nd_, b_->dev.get(), ids_->dev.get());
+        }
+        if constexpr (!kStr)
+          if (!tuned_) m_ = merge::delta_dict(scratch_, s, a_->dev.get(), nd_, b_->dev.get(), ids_->dev.get());
         marks_.mark(2, s);
         b_->down(s, m_);
         ids_->down(s, nd_);
@@ -161,8 +169,9 @@ class StepCase : public MergeCase<T> {
           xd_->up(s);
           ids_->up(s);
           marks_.mark(1, s);
-          merge::reencode_lookup(s, old_->dev.get(), w_.in->main_codes.width, nm_, xm_->dev.get(), ids_->dev.get(),
-                                 xd_->dev.get(), rows_, w_.width, 0, nwords_, out_->dev.get());
+          (tuned_ ? merge::reencode_warp : merge::reencode_lookup)(s, old_->dev.get(), w_.in->main_codes.width, nm_,
+                                                                   xm_->dev.get(), ids_->dev.get(), xd_->dev.get(),
+                                                                   rows_, w_.width, 0, nwords_, out_->dev.get());
         }
         marks_.mark(2, s);
         out_->down(s, nwords_);
@@ -207,6 +216,7 @@ class StepCase : public MergeCase<T> {
  private:
   MergeVariant v_;
   bool binsearch_;      // 2b by binary search of U'_M (else by X_M/X_D)
+  bool tuned_;          // 1a by radix-sorted pairs, 2b by the warp-packing kernel (1b: kind_ Tiles)
   DictMergeKind kind_;  // 1b's algorithm
   const MergeWork<T>& w_;
   std::uint64_t nm_, nd_, n1_, n2_, rows_, nwords_, m_ = 0;
@@ -565,12 +575,18 @@ void plan_case(MemoryPlan& m, const MergeVariant& v, CudaMergeVariant id, const 
   auto step_1a = [&](std::uint64_t n) {
     if constexpr (str)
       m.add("1a round buffers and CUB temporary storage", merge::delta_dict_str_scratch(n));
+    else if constexpr (std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>)
+      m.add(id == CudaMergeVariant::Tuned ? "1a sorted pairs, run ids and CUB temporary storage"
+                                          : "CUB temporary storage",
+            id == CudaMergeVariant::Tuned ? merge::delta_dict_pairs_scratch<T>(n) : merge::library_temp_bytes<T>(n));
     else
       m.add("CUB temporary storage", merge::library_temp_bytes<T>(n));
   };
   auto step_1b = [&](std::uint64_t n) {
     if constexpr (str) {
       m.add("1b merge-path buffers and CUB temporary storage", merge::dict_merge_str_scratch(n));
+    } else if (id == CudaMergeVariant::Tuned && v.step == MergeStep::DictMerge) {
+      m.add("1b tile splits, counts and CUB temporary storage", merge::dict_merge_tiles_scratch(n));
     } else {
       if (id == CudaMergeVariant::Slice) m.add("1b slice intermediate and counts", n * sizeof(T) + 65537 * 8);
       if (id == CudaMergeVariant::MergePath || v.step == MergeStep::Whole)
@@ -600,6 +616,7 @@ CudaMerge::CudaMerge(CudaPlatform& /*platform*/)
                             {CudaMergeVariant::MergePath, {"merge_path", {"dict_merge"}, ""}},
                             {CudaMergeVariant::Lookup, {"lookup", {"reencode"}, ""}},
                             {CudaMergeVariant::Binsearch, {"binsearch", {"reencode"}, ""}},
+                            {CudaMergeVariant::Tuned, {"tuned", {"delta_dict", "dict_merge", "reencode"}, ""}},
                             {CudaMergeVariant::InOrder, {"inorder", {"merge"}, ""}},
                             {CudaMergeVariant::Overlap, {"overlap", {"merge"}, ""}}}) {}
 
@@ -618,6 +635,15 @@ bool CudaMerge::supports(const MergeVariant& v, ValueType t) const {
     case CudaMergeVariant::MergePath:
     case CudaMergeVariant::Lookup:
     case CudaMergeVariant::InOrder: return true;
+    // 1a by radix-sorted pairs: 32- and 64-bit values; 1b by tiles: the integers; 2b on ids, any type.
+    case CudaMergeVariant::Tuned:
+      switch (v.step) {
+        case MergeStep::DeltaDict: return t == ValueType::U32 || t == ValueType::U64;
+        case MergeStep::DictMerge: return !str;
+        case MergeStep::Reencode: return true;
+        case MergeStep::Whole: break;
+      }
+      return false;
     case CudaMergeVariant::Overlap: return !str && v.transfer == Transfer::Pinned;
   }
   return false;

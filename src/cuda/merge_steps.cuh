@@ -17,17 +17,31 @@ namespace hdb::cuda::merge {
 // the warm-up pass allocates, timed passes reuse.
 using hdb::cuda::Scratch;
 
-enum class DictMergeKind { Slice, Csum, Mum, MergePath };
+enum class DictMergeKind { Slice, Csum, Mum, MergePath, Tiles };
 
 // 1a: U_D into `ud` (room for n), the id in U_D of every delta row into `ids`; returns |U_D|.
 // Thrust sort + unique as the paper, ids by vectorised lower_bound.
 template <class T>
 std::uint64_t delta_dict(Scratch& a, cudaStream_t s, const T* delta, std::uint64_t n, T* ud, std::uint32_t* ids);
 
+// 1a tuned (merge_delta.cu): (value, row) pairs radix-sorted, run heads scanned into ids and
+// scattered; no binary search. 32- and 64-bit values. Its scratch (named buffers of `sc`) in bytes.
+template <class T>
+std::uint64_t delta_dict_pairs(Scratch& sc, cudaStream_t s, const T* delta, std::uint64_t n, T* ud, std::uint32_t* ids);
+template <class T>
+std::uint64_t delta_dict_pairs_scratch(std::uint64_t n);
+
 // 1b: U'_M into `dict` (room for n1 + n2), X_M and X_D; returns |U'_M|.
 template <class T>
 std::uint64_t dict_merge(DictMergeKind kind, Scratch& a, cudaStream_t s, const T* um, std::uint64_t n1, const T* ud,
                          std::uint64_t n2, T* dict, std::uint32_t* xm, std::uint32_t* xd);
+
+// 1b tuned (merge_dict.cu): one merge-path kernel over tiles, counting then writing; its scratch
+// (named buffers of `sc`) in bytes.
+template <class T>
+std::uint64_t dict_merge_tiles(Scratch& sc, cudaStream_t s, const T* um, std::uint64_t n1, const T* ud,
+                               std::uint64_t n2, T* dict, std::uint32_t* xm, std::uint32_t* xd);
+std::uint64_t dict_merge_tiles_scratch(std::uint64_t n);
 
 // The paper's dictionary slice merge (custom kernels, gap closing on the device).
 template <class T>
@@ -39,6 +53,12 @@ void reencode_lookup(cudaStream_t s, const std::uint64_t* old, unsigned old_widt
                      const std::uint32_t* xm, const std::uint32_t* delta_ids, const std::uint32_t* xd,
                      std::uint64_t rows, unsigned width, std::uint64_t word_begin, std::uint64_t word_end,
                      std::uint64_t* out);
+
+// 2b tuned (merge_reencode.cu): the same output as reencode_lookup, a warp per 64 rows; word_begin
+// on a 64-row mark (a multiple of `width`), widths up to 32.
+void reencode_warp(cudaStream_t s, const std::uint64_t* old, unsigned old_width, std::uint64_t main_rows,
+                   const std::uint32_t* xm, const std::uint32_t* delta_ids, const std::uint32_t* xd, std::uint64_t rows,
+                   unsigned width, std::uint64_t word_begin, std::uint64_t word_end, std::uint64_t* out);
 
 // Unoptimised 2b: every row's value is searched in U'_M.
 template <class T>

@@ -98,6 +98,7 @@ std::uint64_t dict_merge(DictMergeKind kind, Scratch& a, cudaStream_t s, const T
   std::uint64_t n = n1 + n2;
   if (n == 0) return 0;
   if (kind == DictMergeKind::Slice) return dict_merge_slice(a, s, um, n1, ud, n2, dict, xm, xd);
+  if (kind == DictMergeKind::Tiles) return dict_merge_tiles(a, s, um, n1, ud, n2, dict, xm, xd);
   if (kind == DictMergeKind::MergePath) {
     T* merged = a.acquire<T>(n);
     auto* src = a.acquire<std::uint32_t>(n);

@@ -146,6 +146,20 @@ class TargetsTest(TempDirCase):
         self.assertIn("thrust, 1,000 keys [delta=100;type=u32;unique=100]", dd["detail"])
         self.assertIn("most favourable 36.0 G keys/s (thrust [delta=100;type=u32;unique=1])", dd["detail"])
 
+    def test_duplicate_removal_judges_the_variant_whose_least_favourable_case_is_fastest(self):
+        u32 = {"type": "u32", "delta": 100}
+        self.write("merge", "cuda", [
+            record("delta_dict", "thrust", 256 * M, params={**u32, "unique": 1}, elements=1000, eps=36e9),
+            record("delta_dict", "thrust", 256 * M, params={**u32, "unique": 100}, elements=1000, eps=6e9),
+            record("delta_dict", "tuned", 256 * M, params={**u32, "unique": 1}, elements=1000, eps=30e9),
+            record("delta_dict", "tuned", 256 * M, params={**u32, "unique": 100}, elements=1000, eps=20e9),
+        ])
+        dd = self.evaluate()["duplicate removal (sort + unique, u32), G keys/s"]
+        self.assertAlmostEqual(dd["figure"], 20.0)  # tuned's least favourable beats thrust's 6
+        self.assertIn("tuned, 1,000 keys [delta=100;type=u32;unique=100]", dd["detail"])
+        self.assertIn("most favourable 30.0 G keys/s (tuned [delta=100;type=u32;unique=1])", dd["detail"])
+        self.assertIn("the other variants' least favourable: thrust 6.0 G keys/s", dd["detail"])
+
     def merge_beyond_l2(self, l2):
         """merge 1b and 2b cases at 256M whose declared minimum bytes moved are 10M, 200M and 400M."""
         def case(test, variant, unique, moved, pct):
@@ -160,7 +174,7 @@ class TargetsTest(TempDirCase):
             case("dict_merge", "mum", 100, 400 * M, 1.0),  # not merge path
             case("reencode", "lookup", 1, 10 * M, 2.0),
             case("reencode", "lookup", 100, 400 * M, 11.0),
-            case("reencode", "binsearch", 100, 400 * M, 1.0),  # lookup is preferred
+            case("reencode", "binsearch", 100, 400 * M, 1.0),  # no tuned case: the best (lookup) is judged
         ], {"device": device})
         return self.evaluate()
 
