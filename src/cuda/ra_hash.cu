@@ -10,7 +10,8 @@
 //    (only keys are compared, so replacing one row of a key by another is safe); reduce_by_key folds
 //    its values into the slot's aggregates with atomics;
 //  - join: chained table on the left side (atomicExch pushes row i on its slot's list), probed by a
-//    thread per right row twice: count, then write at its scanned offset;
+//    thread per right row: the count pass walks the chain and keeps the first match, the write pass
+//    starts there and stops at the last match, so no chain is walked twice;
 //  - set operations: a's and b's rows in one index space, a slot per distinct tuple with its
 //    counts in a and in b; each slot writes its tuple as often as the operation keeps it.
 // Every output is sized by an exclusive 64-bit scan of per-slot (per-right-row) counts, read back.
@@ -152,29 +153,41 @@ struct HashProbe {
   }
 };
 
+// Right row j's matches, and its first match in its chain (kEmpty: none) for the write pass.
 template <int KW>
-__global__ void hash_probe_count(HashProbe<KW> p, std::uint32_t nr, std::uint32_t* counts) {
+__global__ void hash_probe_count(HashProbe<KW> p, std::uint32_t nr, std::uint32_t* counts, std::uint32_t* first) {
   const std::uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j > nr) return;
-  std::uint32_t c = 0;  // one right row matches fewer than 2^31 left rows (rows32)
-  if (j < nr) p.each(j, [&c](std::uint32_t) { ++c; });
+  std::uint32_t c = 0, f = kEmpty;  // one right row matches fewer than 2^31 left rows (rows32)
+  if (j < nr) {
+    p.each(j, [&](std::uint32_t e) {
+      if (c++ == 0) f = e;
+    });
+    first[j] = f;
+  }
   counts[j] = c;
 }
 
-// Output tuple: the key and the left values (the left tuple), then the right values.
+// Output tuple: the key and the left values (the left tuple), then the right values. The chain is
+// walked from right row j's first match until its last (counts[j] of them): with one match a row
+// reads no chain link and compares no key.
 template <int KW>
-__global__ void hash_probe_write(HashProbe<KW> p, std::uint32_t nr, const JoinCount* offsets, std::uint32_t* out) {
+__global__ void hash_probe_write(HashProbe<KW> p, std::uint32_t nr, const std::uint32_t* counts,
+                                 const std::uint32_t* first, const JoinCount* offsets, std::uint32_t* out) {
   const std::uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= nr) return;
   const std::uint32_t ow = p.wl + p.wr - KW;
   const std::uint32_t* rrow = p.r + static_cast<std::uint64_t>(j) * p.wr;
   std::uint32_t* o = out + offsets[j] * ow;
-  p.each(j, [&](std::uint32_t e) {
+  std::uint32_t e = first[j];
+  for (std::uint32_t left = counts[j]; left > 0; e = p.next[e]) {
     const std::uint32_t* lrow = p.l + static_cast<std::uint64_t>(e) * p.wl;
+    if (left != counts[j] && !same_key<KW>(lrow, rrow)) continue;  // the first is a match
     for (std::uint32_t k = 0; k < p.wl; ++k) o[k] = lrow[k];
     for (std::uint32_t k = KW; k < p.wr; ++k) o[p.wl + k - KW] = rrow[k];
     o += ow;
-  });
+    if (--left == 0) break;
+  }
 }
 
 // Row g of a's and b's index space (b's rows follow a's).
@@ -294,15 +307,17 @@ Breakdown join(CudaRa::State& s, const CudaRelation& l, const CudaRelation& r, D
       l.data(), static_cast<std::uint32_t>(l.width()), r.data(), static_cast<std::uint32_t>(r.width()), head, next,
       slots - 1};
   std::uint32_t* counts = s.scratch.get<std::uint32_t>("hash.counts", std::uint64_t{nr} + 1);
+  std::uint32_t* first = s.scratch.get<std::uint32_t>("hash.first", nr);
   t.phase("count");
-  HDB_LAUNCH(hash_probe_count<KW>, blocks_for(std::uint64_t{nr} + 1), kBlock, 0, s.stream.get())(p, nr, counts);
+  HDB_LAUNCH(hash_probe_count<KW>, blocks_for(std::uint64_t{nr} + 1), kBlock, 0, s.stream.get())
+  (p, nr, counts, first);
   HDB_CUDA_CHECK_LAUNCH("hash_probe_count");
   const JoinCount total = scan_total(s, t, counts, std::uint64_t{nr} + 1);
   CudaRelation& out = ensure(out_handle, total, l.values() + r.values(), KW);
   if (total) {
     t.phase("write");
     HDB_LAUNCH(hash_probe_write<KW>, blocks_for(nr), kBlock, 0, s.stream.get())
-    (p, nr, s.scratch.get<JoinCount>("hash.offsets", 0), out.data());
+    (p, nr, counts, first, s.scratch.get<JoinCount>("hash.offsets", 0), out.data());
     HDB_CUDA_CHECK_LAUNCH("hash_probe_write");
   }
   return t.finish();
@@ -378,6 +393,7 @@ void hash_plan(const OpShape& shape, MemoryPlan& plan) {
       if (!na || !nb) break;
       tables(na, 1, 0);
       plan.add("hash chains", na * 4);
+      plan.add("hash first matches", nb * 4);
       scan(nb + 1);
       break;
     case Op::SetUnion:

@@ -527,7 +527,7 @@ TEST(RaCudaHost, PlanScratchCountsEveryBuffer) {
   EXPECT_EQ(item(plan(Op::Reduce, "tuned", n, 4, 2), "reduce results"), 2u * 8);
   // Hash: a table of two slots a row (a power of two), its per-slot counts and 64-bit offsets;
   // reduce_by_key's aggregates per slot and value; join's table of one slot a left row, its chains,
-  // counts per right row; set operations' table over both sides with two counts a slot.
+  // counts and first matches per right row; set operations' table over both sides with two counts a slot.
   MemoryPlan rbk = plan(Op::ReduceByKey, "hash", n, 4, 2, 0, 0, n, 4);
   EXPECT_EQ(item(rbk, "hash table"), 2 * n * 4);
   EXPECT_EQ(item(rbk, "hash aggregates"), 2 * n * 2 * 4);
@@ -537,6 +537,7 @@ TEST(RaCudaHost, PlanScratchCountsEveryBuffer) {
   MemoryPlan hjoin = plan(Op::Join, "hash", n, 2, 1, n / 2, 3, n, 4);
   EXPECT_EQ(item(hjoin, "hash table"), n * 4);
   EXPECT_EQ(item(hjoin, "hash chains"), n * 4);
+  EXPECT_EQ(item(hjoin, "hash first matches"), n / 2 * 4);
   EXPECT_EQ(item(hjoin, "hash output counts"), (n / 2 + 1) * 4);
   MemoryPlan hset = plan(Op::SetDifference, "hash", n, 2, 1, n, 2, n, 2);
   EXPECT_EQ(item(hset, "hash table"), 4 * n * 4);
