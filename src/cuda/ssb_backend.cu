@@ -36,6 +36,10 @@ constexpr int kMaxRanges = 2, kMaxPreds = 3, kMaxDims = 4;
 // compacted answer) beyond these are skipped cases, with the reason.
 constexpr u64 kMaxSpan = u64{1} << 28;
 constexpr u64 kMaxGroups = u64{1} << 24;
+// Up to this many groups (12 KB of shared memory a block) the probe sums a tile's rows in shared
+// memory and adds each group to the global array once per block: Q4.1's 175 groups would otherwise
+// take an atomic on one of 175 addresses for every passing row.
+constexpr u32 kSharedGroups = 1024;
 
 unsigned blocks(u64 n, u64 per_block) {
   return static_cast<unsigned>(std::max<u64>(1, (n + per_block - 1) / per_block));
@@ -110,24 +114,45 @@ struct ProbeArgs {
   const u32* b;
   ull* sums;  // Q1.x: one; else one per group
   u32* seen;  // per group: whether a row reached it (grouped only)
+  u32 groups;
 };
+
+// A group's seen flag: every writer stores the same 1, so a plain store does (no atomic per row);
+// under host execution a relaxed atomic store, so ThreadSanitizer sees no race among the writers.
+__device__ __forceinline__ void mark_seen(u32* p) {
+#ifdef HDB_CUDA_HOST
+  __atomic_store_n(p, 1u, __ATOMIC_RELAXED);
+#else
+  *static_cast<volatile u32*>(p) = 1u;
+#endif
+}
 
 // A tile of kThreads x kItems rows, item `it` of thread t being row tile + it x kThreads + t (the
 // block's loads of a column are coalesced, as Crystal's BlockLoad of a striped tile): lineorder's
 // predicates on the whole tile first, then each dimension's probe for the rows still alive, then
-// the aggregate. Grouped: a 64-bit atomicAdd per row into the dense group array; not grouped
-// (Q1.x): a block reduction in shared memory and one 64-bit atomicAdd per block.
-template <Agg A, bool G>
+// the aggregate, by Sums:
+//  - OneSum (Q1.x): a block reduction in shared memory and one 64-bit atomicAdd per block;
+//  - Global: a 64-bit atomicAdd per row into the dense group array, the seen flag a plain store;
+//  - Shared (at most kSharedGroups groups): shared-memory atomics per row, then one global atomicAdd
+//    per group the block reached.
+enum class Sums { OneSum, Global, Shared };
+template <Agg A, Sums S>
 struct ProbeKind {
   static constexpr Agg agg = A;
-  static constexpr bool grouped = G;
+  static constexpr Sums sums = S;
 };
 
 template <class Kind>
 __global__ void __launch_bounds__(kThreads) fused_probe(ProbeArgs a) {
   constexpr Agg A = Kind::agg;
-  constexpr bool Grouped = Kind::grouped;
+  constexpr Sums S = Kind::sums;
   const u64 tile = blockIdx.x * static_cast<u64>(kTile);
+  __shared__ ull block_sum[S == Sums::Shared ? kSharedGroups : 1];
+  __shared__ u32 block_hit[S == Sums::Shared ? kSharedGroups : 1];
+  if constexpr (S == Sums::Shared) {
+    for (u32 g = threadIdx.x; g < a.groups; g += kThreads) block_sum[g] = 0, block_hit[g] = 0;
+    __syncthreads();
+  }
   bool keep[kItems];
   u32 group[kItems];
 #pragma unroll
@@ -152,14 +177,25 @@ __global__ void __launch_bounds__(kThreads) fused_probe(ProbeArgs a) {
   for (int it = 0; it < kItems; ++it) {
     if (!keep[it]) continue;
     const i64 v = agg_value<A>(a.a, a.b, tile + it * kThreads + threadIdx.x);
-    if constexpr (Grouped) {
+    if constexpr (S == Sums::Global) {
       atomicAdd(&a.sums[group[it]], static_cast<ull>(v));
-      atomicMax(&a.seen[group[it]], 1u);
+      mark_seen(&a.seen[group[it]]);
+    } else if constexpr (S == Sums::Shared) {
+      atomicAdd(&block_sum[group[it]], static_cast<ull>(v));
+      atomicOr(&block_hit[group[it]], 1u);
     } else {
       sum += v;
     }
   }
-  if constexpr (!Grouped) {
+  if constexpr (S == Sums::Shared) {
+    __syncthreads();
+    for (u32 g = threadIdx.x; g < a.groups; g += kThreads)
+      if (block_hit[g]) {
+        atomicAdd(&a.sums[g], block_sum[g]);
+        mark_seen(&a.seen[g]);
+      }
+  }
+  if constexpr (S == Sums::OneSum) {
     __shared__ i64 part[kThreads];
     part[threadIdx.x] = sum;
     __syncthreads();
@@ -496,6 +532,7 @@ class CudaSsbRun : public ssb::SsbRun {
     const auto [ca, cb] = agg_columns(q_.agg);
     a.a = col(ca);
     a.b = col(cb);
+    a.groups = static_cast<u32>(groups_);
     a.sums = reinterpret_cast<ull*>(grow(sums_, groups_));
     HDB_CUDA_CHECK(cudaMemsetAsync(a.sums, 0, groups_ * sizeof(ull), s));
     if (grouped_) {
@@ -522,12 +559,15 @@ class CudaSsbRun : public ssb::SsbRun {
     cudaStream_t s = stream_.get();
     auto go = [&](auto agg) {
       constexpr Agg A = decltype(agg)::value;
-      using WithGroups = ProbeKind<A, true>;
-      using OneSum = ProbeKind<A, false>;
-      if (grouped_)
-        HDB_LAUNCH(fused_probe<WithGroups>, grid, kThreads, 0, s)(a);
-      else
+      using GlobalSums = ProbeKind<A, Sums::Global>;
+      using SharedSums = ProbeKind<A, Sums::Shared>;
+      using OneSum = ProbeKind<A, Sums::OneSum>;
+      if (!grouped_)
         HDB_LAUNCH(fused_probe<OneSum>, grid, kThreads, 0, s)(a);
+      else if (a.groups <= kSharedGroups)
+        HDB_LAUNCH(fused_probe<SharedSums>, grid, kThreads, 0, s)(a);
+      else
+        HDB_LAUNCH(fused_probe<GlobalSums>, grid, kThreads, 0, s)(a);
     };
     switch (q_.agg) {
       case Agg::DiscountedPrice: go(std::integral_constant<Agg, Agg::DiscountedPrice>{}); break;
