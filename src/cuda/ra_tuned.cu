@@ -60,30 +60,76 @@ __device__ __forceinline__ std::uint32_t pick(const std::uint32_t* t, std::uint3
 
 // ---- project ----------------------------------------------------------------------------------
 
+// The V uint4s each lane of a warp owns, lane l's at l * V .. l * V + V - 1 of the warp's 32 * V,
+// moved through the warp's `stage` in shared memory so that every global access of the warp reads or
+// writes 32 consecutive uint4s (512 bytes, 16 whole sectors): a thread reading its own V consecutive
+// uint4s would make each request span 32 * V of them for 32 (issue 44: 60 % of the sectors used).
+// Global indices from `base`, those at or beyond `limit` skipped; every lane of the warp calls.
+template <int V>
+__device__ __forceinline__ void warp_load(const uint4* src, std::uint64_t base, std::uint64_t limit, uint4* stage,
+                                          unsigned lane) {
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (base + k * 32 + lane < limit) stage[k * 32 + lane] = src[base + k * 32 + lane];
+  __syncwarp();
+}
+template <int V>
+__device__ __forceinline__ void warp_store(uint4* dst, std::uint64_t base, std::uint64_t limit, const uint4* stage,
+                                           unsigned lane) {
+  __syncwarp();
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (base + k * 32 + lane < limit) dst[base + k * 32 + lane] = stage[k * 32 + lane];
+}
+
 // A thread owns G consecutive rows: G * W input words and G * NC output words, both multiples of
-// four, so it loads and stores whole uint4s. The n % G rows left over go one per thread.
+// four, so it handles whole uint4s; where it owns more than one, they go through shared memory (warp_load,
+// warp_store). The warp's lanes take consecutive groups and loop together. The n % G rows left over go
+// one per thread.
 template <int W, int NC>
 __global__ void __launch_bounds__(kBlock) project_vec(const std::uint32_t* __restrict__ in, std::uint64_t n,
                                                       std::uint32_t packed, std::uint32_t* __restrict__ out) {
   constexpr int G = lcm(4 / gcd(W, 4), 4 / gcd(NC, 4));
   constexpr int IV = G * W / 4, OV = G * NC / 4;
+  constexpr int kStaged = IV > OV ? IV : OV;
+  __shared__ uint4 stage_all[kBlock / 32][kStaged > 1 ? 32 * kStaged : 1];
   std::uint32_t col[NC];
 #pragma unroll
   for (int c = 0; c < NC; ++c) col[c] = (packed >> (4 * c)) & 15u;
   const uint4* in4 = reinterpret_cast<const uint4*>(in);
   uint4* out4 = reinterpret_cast<uint4*>(out);
   const std::uint64_t groups = n / G;
-  for (std::uint64_t g = thread_index(); g < groups; g += thread_count()) {
-    std::uint32_t t[G * W];
+  const unsigned lane = threadIdx.x % 32;
+  uint4* stage = stage_all[threadIdx.x / 32];
+  // Host execution runs a kernel without barriers once its first launch made none; a first launch
+  // with fewer rows than a group would make none here, so every launch of a staged kernel makes one.
+  if constexpr (kStaged > 1) __syncwarp();
+  for (std::uint64_t g0 = thread_index() - lane; g0 < groups; g0 += thread_count()) {
+    const std::uint64_t g = g0 + lane;
+    const bool mine = g < groups;
+    std::uint32_t t[G * W] = {};
+    if constexpr (IV > 1) {
+      warp_load<IV>(in4, g0 * IV, groups * IV, stage, lane);
 #pragma unroll
-    for (int v = 0; v < IV; ++v) unpack(in4[g * IV + v], t + 4 * v);
+      for (int v = 0; v < IV; ++v) unpack(stage[lane * IV + v], t + 4 * v);
+    } else if (mine) {
+      unpack(in4[g], t);
+    }
     std::uint32_t o[G * NC];
 #pragma unroll
     for (int r = 0; r < G; ++r)
 #pragma unroll
       for (int c = 0; c < NC; ++c) o[r * NC + c] = pick<W>(t + r * W, col[c]);
+    if constexpr (OV > 1) {
+      if constexpr (IV > 1) __syncwarp();  // every lane has read its input from the stage
 #pragma unroll
-    for (int v = 0; v < OV; ++v) out4[g * OV + v] = make_uint4(o[4 * v], o[4 * v + 1], o[4 * v + 2], o[4 * v + 3]);
+      for (int v = 0; v < OV; ++v)
+        stage[lane * OV + v] = make_uint4(o[4 * v], o[4 * v + 1], o[4 * v + 2], o[4 * v + 3]);
+      warp_store<OV>(out4, g0 * OV, groups * OV, stage, lane);
+    } else if (mine) {
+      out4[g] = make_uint4(o[0], o[1], o[2], o[3]);
+    }
+    if constexpr (kStaged > 1) __syncwarp();  // the stage is free for the next round
   }
   const std::uint64_t row = groups * G + thread_index();
   if (row < n)
