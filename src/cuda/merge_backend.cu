@@ -573,14 +573,17 @@ void plan_case(MemoryPlan& m, const MergeVariant& v, CudaMergeVariant id, const 
   const std::uint64_t nd = w.in->delta_rows(), n1 = w.in->main_dict.size(), n2 = w.delta_dict.size();
   plan_step_buffers(m, v.step, id == CudaMergeVariant::Binsearch, w);
   auto step_1a = [&](std::uint64_t n) {
-    if constexpr (str)
+    if constexpr (str) {
       m.add("1a round buffers and CUB temporary storage", merge::delta_dict_str_scratch(n));
-    else if constexpr (std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>)
-      m.add(id == CudaMergeVariant::Tuned ? "1a sorted pairs, run ids and CUB temporary storage"
-                                          : "CUB temporary storage",
-            id == CudaMergeVariant::Tuned ? merge::delta_dict_pairs_scratch<T>(n) : merge::library_temp_bytes<T>(n));
-    else
+    } else {
+      if constexpr (std::is_same_v<T, std::uint32_t> || std::is_same_v<T, std::uint64_t>) {
+        if (id == CudaMergeVariant::Tuned) {  // 1a by radix-sorted pairs
+          m.add("1a sorted pairs, run ids and CUB temporary storage", merge::delta_dict_pairs_scratch<T>(n));
+          return;
+        }
+      }
       m.add("CUB temporary storage", merge::library_temp_bytes<T>(n));
+    }
   };
   auto step_1b = [&](std::uint64_t n) {
     if constexpr (str) {

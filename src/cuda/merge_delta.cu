@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "merge_device.cuh"
 #include "merge_steps.cuh"
 #include "runtime/launch.cuh"
 #include "runtime/prim.cuh"
@@ -14,17 +15,9 @@
 namespace hdb::cuda::merge {
 namespace {
 
-unsigned grid_for(std::uint64_t n) { return static_cast<unsigned>((n + 255) / 256); }
-
 __global__ void row_numbers(std::uint64_t n, std::uint32_t* rows) {
   const std::uint64_t j = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
   if (j < n) rows[j] = static_cast<std::uint32_t>(j);
-}
-
-template <class T>
-__global__ void run_head_flags(const T* sorted, std::uint64_t n, std::uint32_t* flag) {
-  const std::uint64_t j = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
-  if (j < n) flag[j] = j == 0 || sorted[j - 1] != sorted[j] ? 1u : 0u;
 }
 
 // pos[j]: the distinct values up to sorted position j; the head of each run writes its value.
@@ -70,21 +63,18 @@ std::uint64_t delta_dict_pairs(Scratch& sc, cudaStream_t s, const T* delta, std:
   void* temp = sc.get<unsigned char>("1a_pairs_cub_temp", temp_bytes);
   const auto items = static_cast<int>(n);  // n < 2^32 (32-bit ids); CUB counts in int
 
-  HDB_LAUNCH(row_numbers, grid_for(n), 256, 0, s)(n, rows);
+  HDB_LAUNCH(row_numbers, blocks_for(n), 256, 0, s)(n, rows);
   HDB_CUDA_CHECK_LAUNCH("row_numbers");
   std::size_t tb = temp_bytes;
   HDB_CUDA_CHECK(prim::DeviceRadixSort::SortPairs(temp, tb, delta, sorted, rows, sorted_rows, items, 0,
                                                   static_cast<int>(sizeof(T) * 8), s));
-  HDB_LAUNCH(run_head_flags, grid_for(n), 256, 0, s)(sorted, n, rows);
-  HDB_CUDA_CHECK_LAUNCH("run_head_flags");
+  HDB_LAUNCH(head_flags<T>, blocks_for(n), 256, 0, s)(sorted, n, rows);
+  HDB_CUDA_CHECK_LAUNCH("head_flags");
   tb = temp_bytes;
   HDB_CUDA_CHECK(prim::DeviceScan::InclusiveSum(temp, tb, rows, pos, items, s));
-  HDB_LAUNCH(scatter_delta_ids, grid_for(n), 256, 0, s)(sorted, sorted_rows, pos, n, ud, ids);
+  HDB_LAUNCH(scatter_delta_ids, blocks_for(n), 256, 0, s)(sorted, sorted_rows, pos, n, ud, ids);
   HDB_CUDA_CHECK_LAUNCH("scatter_delta_ids");
-  std::uint32_t m = 0;
-  HDB_CUDA_CHECK(cudaMemcpyAsync(&m, pos + n - 1, 4, cudaMemcpyDeviceToHost, s));
-  HDB_CUDA_CHECK(cudaStreamSynchronize(s));
-  return m;
+  return read_u32(s, pos + n - 1);
 }
 
 #define HDB_INSTANTIATE(T)                                           \

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <string>
 
+#include "merge_device.cuh"
 #include "merge_steps.cuh"
 #include "runtime/launch.cuh"
 #include "runtime/prim.cuh"
@@ -112,10 +113,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-unsigned grid_for(std::uint64_t n, unsigned per_block) {
-  return static_cast<unsigned>((n + per_block - 1) / per_block);
-}
-
 }  // namespace
 
 std::uint64_t dict_merge_tiles_scratch(std::uint64_t n) {
@@ -139,7 +136,7 @@ std::uint64_t dict_merge_tiles(Scratch& sc, cudaStream_t s, const T* um, std::ui
   HDB_CUDA_CHECK(prim::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts, offsets, static_cast<int>(tiles + 1), s));
   void* temp = sc.get<unsigned char>("1b_tiles_cub_temp", temp_bytes);
 
-  HDB_LAUNCH(partition_tiles<T>, grid_for(tiles + 1, 256), 256, 0, s)(um, n1, ud, n2, tiles, parts);
+  HDB_LAUNCH(partition_tiles<T>, blocks_for(tiles + 1), 256, 0, s)(um, n1, ud, n2, tiles, parts);
   HDB_CUDA_CHECK_LAUNCH("partition_tiles");
   HDB_CUDA_CHECK(cudaMemsetAsync(counts + tiles, 0, 4, s));  // the scan's last item: offsets[tiles] = |U'_M|
   auto* merge_tile_count = merge_tile<T, false>;
@@ -151,10 +148,7 @@ std::uint64_t dict_merge_tiles(Scratch& sc, cudaStream_t s, const T* um, std::ui
   HDB_LAUNCH(merge_tile_write, static_cast<unsigned>(tiles), kThreads, 0, s)
   (um, n1, ud, n2, parts, nullptr, offsets, dict, xm, xd);
   HDB_CUDA_CHECK_LAUNCH("merge_tile (write)");
-  std::uint32_t m = 0;
-  HDB_CUDA_CHECK(cudaMemcpyAsync(&m, offsets + tiles, 4, cudaMemcpyDeviceToHost, s));
-  HDB_CUDA_CHECK(cudaStreamSynchronize(s));
-  return m;
+  return read_u32(s, offsets + tiles);
 }
 
 #define HDB_INSTANTIATE(T)                                                                                             \

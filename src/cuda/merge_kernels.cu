@@ -9,6 +9,7 @@
 #include "runtime/thrust_policy.cuh"
 #include <thrust/scan.h>
 
+#include "merge_device.cuh"
 #include "merge_steps.cuh"
 
 namespace hdb::cuda::merge {
@@ -120,8 +121,6 @@ __global__ void reencode_binsearch_kernel(const std::uint64_t* old, unsigned ow,
     return static_cast<std::uint32_t>(lower_bound_dev(dict, m, v));
   });
 }
-
-unsigned blocks_for(std::uint64_t n) { return static_cast<unsigned>((n + 255) / 256); }
 
 }  // namespace
 
@@ -413,14 +412,6 @@ std::size_t str_cub_temp(std::uint64_t n) {
       static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr), items));
   most = std::max(most, b);
   return std::max(most, str_scan_temp(std::uint64_t{items} + 1));
-}
-
-// Reads a 32-bit device value (a scan's total) after the stream's work so far.
-std::uint32_t read_u32(cudaStream_t s, const std::uint32_t* p) {
-  std::uint32_t v = 0;
-  HDB_CUDA_CHECK(cudaMemcpyAsync(&v, p, 4, cudaMemcpyDeviceToHost, s));
-  HDB_CUDA_CHECK(cudaStreamSynchronize(s));
-  return v;
 }
 
 unsigned grid(std::uint64_t n) { return blocks_for(std::max<std::uint64_t>(n, 1)); }

@@ -10,6 +10,7 @@
 #include <thrust/sort.h>
 #include <thrust/unique.h>
 
+#include "merge_device.cuh"
 #include "merge_steps.cuh"
 
 namespace hdb::cuda::merge {
@@ -21,12 +22,6 @@ namespace {
 // temporaries go back to the allocator at once, which is safe: every user of `a` is on stream s.
 auto policy(Scratch& a, cudaStream_t s) { return thrust_policy(a, s); }
 auto policy_sync(Scratch& a, cudaStream_t s) { return thrust_policy_sync(a, s); }
-
-template <class T>
-__global__ void head_flags(const T* merged, std::uint64_t n, std::uint32_t* flag) {
-  std::uint64_t j = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
-  if (j < n) flag[j] = (j == 0 || merged[j - 1] < merged[j]) ? 1u : 0u;
-}
 
 // pos[j] = inclusive count of distinct values up to j; the head of each run writes the value and
 // every element writes its map entry (a value in both inputs appears twice, adjacent, same id).
@@ -43,8 +38,6 @@ __global__ void scatter_ids(const T* merged, const std::uint32_t* src, const std
   else
     xd[from - n1] = id;
 }
-
-unsigned blocks_for(std::uint64_t n) { return static_cast<unsigned>((n + 255) / 256); }
 
 struct Less {
   template <class T>
@@ -110,9 +103,7 @@ std::uint64_t dict_merge(DictMergeKind kind, Scratch& a, cudaStream_t s, const T
     thrust::inclusive_scan(policy(a, s), pos, pos + n, pos);
     HDB_LAUNCH(scatter_ids, blocks_for(n), 256, 0, s)(merged, src, pos, n, n1, dict, xm, xd);
     HDB_CUDA_CHECK_LAUNCH("scatter_ids");
-    std::uint32_t m = 0;
-    HDB_CUDA_CHECK(cudaMemcpyAsync(&m, pos + n - 1, 4, cudaMemcpyDeviceToHost, s));
-    HDB_CUDA_CHECK(cudaStreamSynchronize(s));
+    const std::uint32_t m = read_u32(s, pos + n - 1);
     a.release(merged);
     a.release(src);
     a.release(pos);
