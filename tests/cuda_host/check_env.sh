@@ -31,8 +31,9 @@ for v in abc -1 2x; do
   check "HDB_CUDA_HOST_FAULT=$v" 2 "error: HDB_CUDA_HOST_FAULT: '$v' is not an integer in 1..18446744073709551615"
 done
 check "HDB_CUDA_HOST_ENGINE=bogus" 2 "error: HDB_CUDA_HOST_ENGINE: 'bogus' (allowed: fibers, threads)"
+check "HDB_CUDA_HOST_BLOCKS=random" 2 "error: HDB_CUDA_HOST_BLOCKS: 'random' (allowed: in-order, reverse, shuffled)"
 check "HDB_CUDA_HOST_TRACE=yes" 2 "error: HDB_CUDA_HOST_TRACE: 'yes' (allowed: 0, 1)"
 check "HDB_CUDA_SYNC_CHECK=true" 2 "error: HDB_CUDA_SYNC_CHECK: 'true' (allowed: 0, 1)"
 # Good values, together in one run (a run takes seconds).
-check "HDB_CUDA_HOST_MEMORY=2^26 HDB_CUDA_HOST_ENGINE=fibers HDB_CUDA_HOST_TRACE=0 HDB_CUDA_SYNC_CHECK=1 HDB_CUDA_HOST_FAULT=99999" 0
+check "HDB_CUDA_HOST_MEMORY=2^26 HDB_CUDA_HOST_ENGINE=fibers HDB_CUDA_HOST_TRACE=0 HDB_CUDA_SYNC_CHECK=1 HDB_CUDA_HOST_FAULT=99999 HDB_CUDA_HOST_BLOCKS=shuffled" 0
 exit $status

@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "runtime/cuda_check.hpp"
+#include "runtime/host/engine.hpp"
 #include "runtime/prim.cuh"
 #include "runtime/patterns.cuh"
 
@@ -43,6 +45,11 @@ __global__ void early_exit_then_barrier(unsigned n, unsigned* out) {
   atomicAdd(&seen, 1u);
   __syncthreads();
   out[threadIdx.x] = seen;
+}
+
+// The order the blocks ran in: each block's first thread takes the next ticket.
+__global__ void record_block_order(unsigned* ticket, unsigned* order) {
+  if (threadIdx.x == 0) order[atomicAdd(ticket, 1u)] = blockIdx.x + gridDim.x * blockIdx.y;
 }
 
 __global__ void count_and_or(unsigned* out) {
@@ -315,6 +322,68 @@ TEST(CudaHostFaultDeathTest, InjectedFaultIsStickyAndThrowsDeviceLost) {
         std::exit(first == cudaSuccess && lost ? 3 : 4);
       },
       ::testing::ExitedWithCode(3), "fault injected by HDB_CUDA_HOST_FAULT");
+}
+
+// HDB_CUDA_HOST_BLOCKS: every block runs once in every order; reverse is reverse; shuffled never runs
+// a block right after its neighbour (from 7 blocks up).
+TEST(CudaHostBlockOrder, EveryOrderIsAPermutation) {
+  using hdb::cuda::host::engine::BlockOrder;
+  for (BlockOrder::Kind kind : {BlockOrder::Kind::in_order, BlockOrder::Kind::reverse, BlockOrder::Kind::shuffled})
+    for (std::uint64_t n : {1ull, 2ull, 3ull, 4ull, 6ull, 7ull, 64ull, 100ull, 255ull, 1000ull, 4096ull, 65537ull})
+      for (std::uint64_t seed : {0ull, 1ull, 2ull, 17ull, 123456789ull}) {
+        const BlockOrder o = BlockOrder::make(kind, n, seed);
+        std::vector<bool> seen(n);
+        for (std::uint64_t i = 0; i < n; ++i) {
+          const std::uint64_t b = o.at(i);
+          ASSERT_LT(b, n);
+          ASSERT_FALSE(seen[b]) << "block " << b << " twice; n " << n << " seed " << seed;
+          seen[b] = true;
+          if (kind == BlockOrder::Kind::reverse) {
+            ASSERT_EQ(b, n - 1 - i);
+          }
+          if (kind == BlockOrder::Kind::shuffled && n >= 7 && i > 0) {
+            const std::uint64_t prev = o.at(i - 1);
+            ASSERT_NE(b, prev + 1) << "neighbours in a row; n " << n << " seed " << seed;
+          }
+        }
+      }
+}
+
+// Each order end to end (a setting is read once per process, so each runs in a child of its own):
+// two launches of 300 blocks; 0 where each ran its blocks once each, in `order`.
+int run_blocks_in_order(const char* order) {
+  constexpr unsigned kBlocks = 300;
+  setenv("HDB_CUDA_HOST_BLOCKS", order, 1);
+  Dev<unsigned> ticket(1), ran(kBlocks);
+  std::vector<std::vector<unsigned>> orders;
+  for (int launch = 0; launch < 2; ++launch) {
+    HDB_CUDA_CHECK(cudaMemset(ticket.get(), 0, sizeof(unsigned)));
+    HDB_LAUNCH(record_block_order, dim3(20, 15), 64, 0, nullptr)(ticket.get(), ran.get());
+    HDB_CUDA_CHECK_LAUNCH("record_block_order");
+    orders.push_back(ran.take(kBlocks));
+  }
+  std::vector<unsigned> in_order(kBlocks), reverse(kBlocks);
+  std::iota(in_order.begin(), in_order.end(), 0u);
+  std::iota(reverse.rbegin(), reverse.rend(), 0u);
+  bool ok = true;
+  for (const auto& got : orders) {
+    std::vector<unsigned> sorted = got;
+    std::sort(sorted.begin(), sorted.end());
+    ok = ok && sorted == in_order;
+  }
+  const std::string o = order;
+  if (o == "in-order") ok = ok && orders[0] == in_order;
+  if (o == "reverse") ok = ok && orders[0] == reverse;
+  if (o == "shuffled") ok = ok && orders[0] != in_order && orders[0] != reverse && orders[0] != orders[1];
+  return ok ? 3 : 4;
+}
+
+TEST(CudaHostBlockOrderDeathTest, LaunchesRunTheirBlocksInTheChosenOrder) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (const char* order : {"in-order", "reverse", "shuffled"}) {
+    SCOPED_TRACE(order);
+    EXPECT_EXIT(std::exit(run_blocks_in_order(order)), ::testing::ExitedWithCode(3), "");
+  }
 }
 
 }  // namespace

@@ -294,7 +294,7 @@ Outcome run_fibers(const Launch& l) {
   Block block(l, fibers);
   Outcome out;
   for (std::uint64_t b = 0; b < l.blocks && out.fault.empty(); ++b) {
-    out.fault = block.run(b);
+    out.fault = block.run(l.order.at(b));
     if (l.after_block) l.after_block();
   }
   out.synchronised = block.synchronised;

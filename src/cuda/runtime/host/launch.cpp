@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -35,6 +36,29 @@ std::string warp_mask_fault(unsigned mask, unsigned live) {
                 "the mask has returned, or a running lane is left out)",
                 mask, live);
   return text;
+}
+
+BlockOrder BlockOrder::make(Kind kind, std::uint64_t blocks, std::uint64_t seed) {
+  BlockOrder o;
+  o.kind = kind;
+  o.blocks = blocks;
+  if (kind != Kind::shuffled || blocks < 3) return o;
+  // A step near blocks / golden ratio, coprime to blocks and in [2, blocks - 2] where one is (every
+  // count but 3, 4 and 6), so that no block runs right after its neighbour; the seed moves the start
+  // and the step from launch to launch.
+  const std::uint64_t mix = seed * 0x9e3779b97f4a7c15ull;
+  o.start = mix % blocks;
+  o.step = blocks - 1;
+  const std::uint64_t span = blocks - 3;
+  const std::uint64_t first = static_cast<std::uint64_t>(static_cast<double>(blocks) * 0.6180339887) + (mix >> 32) % 7;
+  for (std::uint64_t k = 0; k < span; ++k) {
+    const std::uint64_t step = 2 + (first + k) % span;
+    if (std::gcd(step, blocks) == 1) {
+      o.step = step;
+      break;
+    }
+  }
+  return o;
 }
 
 }  // namespace engine
@@ -108,8 +132,11 @@ cudaError_t launch(const void* kernel, const char* name, dim3 grid, dim3 block, 
 
   const bool trace = settings().trace;
   const auto t0 = std::chrono::steady_clock::now();
-  // A traffic profile runs on the fibers: one host thread, the blocks and warps in order.
+  // A traffic profile runs on the fibers: one host thread, the blocks and warps in order (its cache
+  // model counts the reuse of a GPU that runs neighbouring blocks at once).
   const bool profiled = traffic::active();
+  l.order = engine::BlockOrder::make(profiled ? engine::BlockOrder::Kind::in_order : settings().blocks, l.blocks,
+                                     st.launches());
   if (profiled) {
     traffic::launch_begin(l.threads);
     l.after_block = traffic::block_end;

@@ -28,6 +28,11 @@ Settings read_settings() {
   s.fault_at = env_integer("HDB_CUDA_HOST_FAULT", 1, UINT64_MAX).value_or(0);
   s.threads = env_choice("HDB_CUDA_HOST_ENGINE", {"fibers", "threads"}).value_or("fibers") == "threads";
   s.trace = env_flag("HDB_CUDA_HOST_TRACE");
+  const std::string order =
+      env_choice("HDB_CUDA_HOST_BLOCKS", {"in-order", "reverse", "shuffled"}).value_or("in-order");
+  s.blocks = order == "reverse"    ? engine::BlockOrder::Kind::reverse
+             : order == "shuffled" ? engine::BlockOrder::Kind::shuffled
+                                   : engine::BlockOrder::Kind::in_order;
   return s;
 }
 

@@ -10,6 +10,8 @@
 #include <set>
 #include <string>
 
+#include "runtime/host/engine.hpp"
+
 namespace hdb::cuda::host {
 
 // What the device reports and enforces: Hopper's limits (an H100 SXM), the memory configurable.
@@ -34,6 +36,8 @@ struct Settings {
   std::uint64_t fault_at = 0;      // HDB_CUDA_HOST_FAULT: the launch (from 1) that faults; 0: none
   bool threads = false;            // HDB_CUDA_HOST_ENGINE: fibers (the default) or threads
   bool trace = false;              // HDB_CUDA_HOST_TRACE: 1 prints every launch, 0 (the default) not
+  // HDB_CUDA_HOST_BLOCKS: in-order (the default), reverse or shuffled (engine::BlockOrder)
+  engine::BlockOrder::Kind blocks = engine::BlockOrder::Kind::in_order;
 };
 const Settings& settings();
 
@@ -68,6 +72,7 @@ class State {
   void remove_stream(cudaStream_t s);
 
   void count_launch() { ++launches_; }
+  std::uint64_t launches() const { return launches_; }
   // HDB_CUDA_HOST_FAULT=N: the N-th launch (from 1) faults, so the handling of a lost device can
   // be tested without a GPU.
   bool inject_fault_now();

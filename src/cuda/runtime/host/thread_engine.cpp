@@ -205,7 +205,8 @@ class Pool {
     threadIdx = uint3{i % l.block.x, i / l.block.x % l.block.y, i / (l.block.x * l.block.y)};
     current = &block;
     tl_linear = i;
-    for (std::uint64_t b = 0; b < l.blocks; ++b) {
+    for (std::uint64_t k = 0; k < l.blocks; ++k) {
+      const std::uint64_t b = l.order.at(k);
       blockIdx = uint3{static_cast<unsigned>(b % l.grid.x), static_cast<unsigned>(b / l.grid.x % l.grid.y),
                        static_cast<unsigned>(b / (std::uint64_t{l.grid.x} * l.grid.y))};
       try {
