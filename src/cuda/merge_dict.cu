@@ -105,23 +105,22 @@ __global__ void __launch_bounds__(kThreads)
     // sector used). `runs` is free: every thread's merge ended before the scan's barrier.
     __shared__ std::uint32_t ids[kTile];  // the tile's entries' ids: A's run, then B's
     T* values = runs;
-    std::uint32_t id = offsets[tile] + before - 1, slot = before;
+    // An entry's id is first + (the tile's new values up to and including it) - 1.
+    const std::uint32_t first = offsets[tile];
+    std::uint32_t slot = before;
     auto li = static_cast<std::uint32_t>(gi - a0), lj = static_cast<std::uint32_t>(gj - b0);
 #pragma unroll
     for (int k = 0; k < kItems; ++k) {
       if (static_cast<std::uint32_t>(k) >= n) break;
-      if (fresh[k]) {
-        values[slot++] = item[k];
-        ++id;
-      }
+      if (fresh[k]) values[slot++] = item[k];
+      const std::uint32_t id = first + slot - 1;
       if (from_a[k])
         ids[li++] = id;
       else
         ids[ta + lj++] = id;
     }
     __syncthreads();
-    const std::uint64_t first = offsets[tile];
-    for (std::uint32_t k = threadIdx.x; k < total; k += kThreads) dict[first + k] = values[k];
+    for (std::uint32_t k = threadIdx.x; k < total; k += kThreads) dict[std::uint64_t{first} + k] = values[k];
     for (std::uint32_t k = threadIdx.x; k < ta; k += kThreads) xm[a0 + k] = ids[k];
     for (std::uint32_t k = threadIdx.x; k < tb; k += kThreads) xd[b0 + k] = ids[ta + k];
   }
