@@ -62,6 +62,22 @@ __global__ void count_and_or(unsigned* out) {
   }
 }
 
+// Counting barriers with plain ones between them, as a search loop has (clear, fill, then vote):
+// round r's count and vote are of that round's predicate alone.
+__global__ void count_between_barriers(unsigned rounds, unsigned* counts, unsigned* votes) {
+  for (unsigned r = 0; r < rounds; ++r) {
+    __syncthreads();
+    __syncthreads();
+    const unsigned count = static_cast<unsigned>(__syncthreads_count(threadIdx.x < r % 3));
+    __syncthreads();
+    const unsigned vote = static_cast<unsigned>(__syncthreads_or(r == 0 && threadIdx.x == 5));
+    if (threadIdx.x == 0) {
+      counts[r] = count;
+      votes[r] = vote;
+    }
+  }
+}
+
 __global__ void warp_ops(unsigned* ballots, unsigned* sums) {
   const unsigned lane = threadIdx.x % 32;
   const unsigned b = __ballot_sync(0xffffffffu, lane % 3 == 0);
@@ -175,6 +191,13 @@ TEST(CudaHostLaunch, CountingBarriersAndWarpIntrinsics) {
   HDB_LAUNCH(count_and_or, 1, 96, 0, nullptr)(d.get());
   HDB_CUDA_CHECK_LAUNCH("count_and_or");
   EXPECT_EQ(d.take(2), (std::vector<unsigned>{48, 1}));
+
+  constexpr unsigned kRounds = 7;
+  Dev<unsigned> counts(kRounds), votes(kRounds);
+  HDB_LAUNCH(count_between_barriers, 2, 64, 0, nullptr)(kRounds, counts.get(), votes.get());
+  HDB_CUDA_CHECK_LAUNCH("count_between_barriers");
+  EXPECT_EQ(counts.take(kRounds), (std::vector<unsigned>{0, 1, 2, 0, 1, 2, 0}));
+  EXPECT_EQ(votes.take(kRounds), (std::vector<unsigned>{1, 0, 0, 0, 0, 0, 0}));
 
   Dev<unsigned> ballots(4), sums(4);
   HDB_LAUNCH(warp_ops, 1, 128, 0, nullptr)(ballots.get(), sums.get());

@@ -94,15 +94,12 @@ class Block : public Sync {
     values_.resize(l.threads);
   }
 
-  void sync_block() override { wait(block_); }
+  void sync_block() override { pass_block_barrier(); }
 
-  // Counts kept per phase, three in turn: the one two phases back was read by every thread before
-  // it arrived at the last barrier, so it is free again.
   unsigned sync_block_count(bool predicate) override {
     const std::uint64_t phase = block_.phase;
     counts_[phase % 3] += predicate;
-    wait(block_);
-    counts_[(phase + 2) % 3] = 0;
+    pass_block_barrier();
     return counts_[phase % 3];
   }
 
@@ -178,6 +175,16 @@ class Block : public Sync {
   }
 
  private:
+  // Counts are kept per phase, three in turn, and every barrier, counting or not, clears the slot
+  // the phase after next will use: the slot of the phase before, which every thread read before
+  // arriving here. Cleared only at counting barriers, a slot kept a count from three phases back
+  // whenever plain barriers came between (a loop of two __syncthreads and one __syncthreads_or
+  // returned its first true forever).
+  void pass_block_barrier() {
+    const std::uint64_t phase = block_.phase;
+    wait(block_);
+    counts_[(phase + 2) % 3] = 0;
+  }
   static void entry() {
     auto* self = static_cast<Block*>(current);
     self->started();

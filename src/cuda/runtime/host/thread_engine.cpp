@@ -119,17 +119,24 @@ class Block : public Sync {
   }
   void sync_block() override {
     check_barriers();
-    barrier.arrive_and_wait();
+    pass_block_barrier();
   }
-  // Counts kept per phase, three in turn: the one two phases back was read by every thread before
-  // it arrived at the last barrier, so it is free again.
   unsigned sync_block_count(bool predicate) override {
     check_barriers();
     const std::uint32_t phase = barrier.phase();
     counts[phase % 3].fetch_add(predicate, std::memory_order_acq_rel);
+    pass_block_barrier();
+    return counts[phase % 3].load(std::memory_order_acquire);
+  }
+  // Counts are kept per phase, three in turn, and every barrier, counting or not, clears the slot
+  // the phase after next will use: the slot of the phase before, which every thread read before
+  // arriving here. Cleared only at counting barriers, a slot kept a count from three phases back
+  // whenever plain barriers came between (a loop of two __syncthreads and one __syncthreads_or
+  // returned its first true forever).
+  void pass_block_barrier() {
+    const std::uint32_t phase = barrier.phase();
     barrier.arrive_and_wait();
     counts[(phase + 2) % 3].store(0, std::memory_order_release);
-    return counts[phase % 3].load(std::memory_order_acquire);
   }
   void warp_exchange(unsigned mask, std::uint64_t value, std::uint64_t (&out)[32]) override {
     check_barriers();
