@@ -141,6 +141,81 @@ __global__ void __launch_bounds__(kThreads)
               t / 32] = bits;
 }
 
+// ---- tuned: the bin ranges resolved once per batch, a block's lists unpacked together ----------
+
+// Lists a block unpacks at once: 8 KiB of shared memory. The segmented kernel unpacks one list at a
+// time, each behind a directory search and three barriers: per list a chain of dependent loads (up
+// to three probe rounds, then the postings), 40-odd lists a query. Here the bin ranges come resolved
+// (resolve_ranges_kernel), the postings of 8 lists are loaded together and each thread walks its
+// article's 8 maps without a barrier. A bin with no candidate left is seen only at a chunk's end, so
+// a few lists may be unpacked for nothing (16 lists a chunk: 30 % more sectors at 1M than 8); the
+// first chunks end with gathering (no article can drop out before), so a bin the rarest lists miss
+// stops at once.
+constexpr int kChunk = 8;
+
+// Every bin's posting range [x, y) in every list of a batch's queries, rows of nbins in the order
+// of the packed lists from first_list on: a warp per list walks the list's bin directory (a list
+// touches few bins of a small corpus; a block per list had 7 idle warps load its bounds).
+// `ranges` is cleared first, so a bin the list has no posting in reads (0, 0).
+constexpr unsigned kListsPerBlock = kThreads / 32;
+__global__ void resolve_ranges_kernel(IndexView ix, const std::uint32_t* q_lists, std::uint32_t first_list,
+                                      std::uint32_t lists, std::uint32_t nbins, uint2* ranges) {
+  const std::uint32_t x = blockIdx.x * kListsPerBlock + threadIdx.x / 32;
+  if (x >= lists) return;  // whole warps
+  const std::uint32_t L = q_lists[first_list + x];
+  const std::uint32_t d0 = ix.dir_off[L], d1 = ix.dir_off[L + 1], last = ix.list_off[L + 1];
+  uint2* row = ranges + static_cast<std::size_t>(x) * nbins;
+  for (std::uint32_t e = d0 + threadIdx.x % 32; e < d1; e += 32)
+    row[ix.dir_bin[e]] = uint2{ix.dir_start[e], e + 1 < d1 ? ix.dir_start[e + 1] : last};
+}
+
+// One block per (bin, query) as in segmented_kernel, and the same hits: each thread keeps its
+// article's counters, gathering admits, pruning drops; the block leaves when its bin has no
+// candidate and gathering is over.
+__global__ void __launch_bounds__(kThreads)
+    tuned_kernel(IndexView ix, const uint2* ranges, const std::uint32_t* q_off, const std::int32_t* q_m,
+                 std::uint32_t q_base, std::uint32_t first_list, std::uint32_t nbins, std::uint32_t* hit_words) {
+  __shared__ std::uint32_t maps[kChunk][kBinSize];
+  __shared__ uint2 chunk_ranges[kChunk];
+  const unsigned t = threadIdx.x;
+  const std::uint32_t b = blockIdx.x, q = q_base + blockIdx.y;
+  const std::uint32_t qb = q_off[q];
+  const int n = static_cast<int>(q_off[q + 1] - qb), m = q_m[q], g = n - m + 1;
+  const uint2* range = ranges + static_cast<std::size_t>(qb - first_list) * nbins + b;  // list i: range[i * nbins]
+  std::uint32_t p[kPlanes] = {0, 0, 0, 0, 0, 0, 0, 0};
+  bool alive = false;
+  for (int c = 0; c < n;) {
+    const int cn = min(kChunk, (c < g ? g : n) - c);
+    if (t < static_cast<unsigned>(cn)) chunk_ranges[t] = range[static_cast<std::size_t>(c) * nbins + t * nbins];
+    for (int i = 0; i < cn; ++i) maps[i][t] = 0;
+    __syncthreads();
+    // A list holds an article once, so it has at most kBinSize postings in a bin: one a thread. The
+    // lists' loads do not depend on each other.
+    for (int i = 0; i < cn; ++i) {
+      const uint2 r = chunk_ranges[i];
+      const std::uint32_t j = r.x + t;
+      if (j < r.y) maps[i][ix.article[j] % kBinSize] = ix.map[j];
+    }
+    __syncthreads();
+    for (int i = 0; i < cn; ++i) {
+      const int li = c + i;
+      const std::uint32_t w = maps[i][t];
+      if (w && (li < g || alive)) {
+        ngram::add_lanes(p, ngram::window_lanes(w));
+        alive = true;
+      }
+      if (li + 1 >= g) alive = alive && ngram::lanes_at_least(p, ngram::needed_after(m, n, li + 1)) != 0;
+    }
+    c += cn;
+    // Also the barrier before the next chunk clears the maps and ranges every thread has read.
+    if (!__syncthreads_or(alive || c < g)) break;
+  }
+  unsigned bits = __ballot_sync(0xffffffffu, alive);
+  if ((t & 31) == 0)
+    hit_words[static_cast<std::size_t>(blockIdx.y) * nbins * kWordsPerBin + static_cast<std::size_t>(b) * kWordsPerBin +
+              t / 32] = bits;
+}
+
 // ---- hybrid: the GPU prunes the CPU's candidates with the intermediate lists ------------------
 
 __global__ void candidate_kernel(const std::uint32_t* newmap, const std::uint32_t* cand, std::uint32_t* planes,
@@ -159,10 +234,15 @@ __global__ void candidate_kernel(const std::uint32_t* newmap, const std::uint32_
   alive[x] = ngram::lanes_at_least(p, need) != 0;
 }
 
-// Queries per launch of the batch search: the grid's y limit and at most 256 MiB of hit bitmaps
-// (rows of `row` words) at a time.
-std::size_t batch_chunk(std::size_t row) {
-  return std::max<std::size_t>(1, std::min<std::size_t>(kMaxGridY, (256u << 20) / (4 * row + 1)));
+// The chunks a search launches its kernels for: not batched, one query a chunk; batched, within the
+// grid's y limit, at most 256 MiB of hit bitmaps (rows of `row` words) and, in the tuned search, at
+// most 256 MiB of bin ranges (8 bytes per list and bin).
+std::vector<ngram::QueryChunk> query_chunks(const std::vector<QueryPlan>& plans, bool batch, std::size_t row,
+                                            std::uint32_t bins, bool ranges) {
+  constexpr std::uint64_t kCap = 256u << 20;
+  const std::size_t per = batch ? std::max<std::size_t>(1, std::min<std::size_t>(kMaxGridY, kCap / (4 * row + 1))) : 1;
+  const std::uint64_t lists = ranges && bins ? kCap / (8ull * bins) : UINT64_MAX;
+  return ngram::chunk_queries(plans, per, lists);
 }
 
 // The work arrays load_index allocates beside the index: Figure 1's dense arrays and the hit
@@ -208,6 +288,7 @@ struct CudaNgram::State {
   // and batch hit bitmaps.
   DeviceBuffer<std::uint32_t> q_lists, q_off, batch_words;
   DeviceBuffer<std::int32_t> q_m;
+  DeviceBuffer<uint2> ranges;  // the tuned search's bin ranges of a chunk's lists
   HostBuffer<std::uint32_t> q_lists_host, q_off_host;
   HostBuffer<std::int32_t> q_m_host;
   HostBuffer<std::uint32_t> batch_host;
@@ -223,6 +304,7 @@ struct CudaNgram::State {
 CudaNgram::CudaNgram(CudaPlatform& /*platform*/)
     : table_("CUDA ngram", {{CudaNgramVariant::Gpu, {"gpu", {"search"}, ""}},
                             {CudaNgramVariant::GpuSegmented, {"gpu-segmented", {"search", "batch"}, ""}},
+                            {CudaNgramVariant::GpuTuned, {"gpu-tuned", {"search", "batch"}, ""}},
                             {CudaNgramVariant::Hybrid, {"hybrid", {"search"}, ""}}}) {}
 CudaNgram::~CudaNgram() = default;
 
@@ -230,13 +312,16 @@ void CudaNgram::plan_memory(MemoryPlan& plan, const NgramIndex& ix, const NgramV
                             const std::vector<QueryPlan>& plans) const {
   plan_index_copy(plan, ix);
   plan_work(plan, ix);
-  if (table_.id(v.name) != CudaNgramVariant::GpuSegmented) return;
-  // search's buffers, kept across passes: the packed queries, and a batch's hit bitmaps per chunk.
+  const CudaNgramVariant id = table_.id(v.name);
+  if (id != CudaNgramVariant::GpuSegmented && id != CudaNgramVariant::GpuTuned) return;
+  // search's buffers, kept across passes: the packed queries, a batch's hit bitmaps per chunk and
+  // the tuned search's bin ranges per chunk.
   plan_packed_queries(plan, plans);
-  if (v.batch) {
-    std::size_t row = std::size_t{ix.bins()} * kWordsPerBin;
-    plan.add("batch hit bitmaps", 4ull * std::max<std::size_t>(std::min(batch_chunk(row), plans.size()) * row, 1));
-  }
+  const std::size_t row = std::size_t{ix.bins()} * kWordsPerBin;
+  const bool tuned = id == CudaNgramVariant::GpuTuned;
+  const ngram::QueryChunk big = ngram::largest_chunk(query_chunks(plans, v.batch, row, ix.bins(), tuned));
+  if (v.batch) plan.add("batch hit bitmaps", 4ull * std::max<std::size_t>(big.count * row, 1));
+  if (tuned) plan.add("bin ranges", 8ull * std::max<std::uint64_t>(big.lists * ix.bins(), 1));
 }
 
 nlohmann::json CudaNgram::load_index(const NgramIndex& ix) {
@@ -347,6 +432,26 @@ void launch_segmented(State& s, std::uint32_t q_base, std::uint32_t count, std::
   HDB_CUDA_CHECK_LAUNCH("segmented_kernel");
 }
 
+// The tuned search of a chunk of queries: its lists' bin ranges cleared and resolved, then one block
+// per (bin, query). Three launches whatever the chunk's size.
+void launch_tuned(State& s, const ngram::QueryChunk& c, std::uint32_t* out) {
+  cudaStream_t st = s.stream.get();
+  const std::size_t cells = c.lists * s.bins;
+  if (cells) {
+    HDB_CUDA_CHECK(cudaMemsetAsync(s.ranges.get(), 0, 8 * cells, st));
+    HDB_LAUNCH(resolve_ranges_kernel, static_cast<unsigned>((c.lists + kListsPerBlock - 1) / kListsPerBlock), kThreads,
+               0, st)
+    (s.view(), s.q_lists.get(), static_cast<std::uint32_t>(c.first_list), static_cast<std::uint32_t>(c.lists), s.bins,
+     s.ranges.get());
+    HDB_CUDA_CHECK_LAUNCH("resolve_ranges_kernel");
+  }
+  dim3 grid(s.bins, static_cast<unsigned>(c.count));
+  HDB_LAUNCH(tuned_kernel, grid, kThreads, 0, st)
+  (s.view(), s.ranges.get(), s.q_off.get(), s.q_m.get(), static_cast<std::uint32_t>(c.q0),
+   static_cast<std::uint32_t>(c.first_list), s.bins, out);
+  HDB_CUDA_CHECK_LAUNCH("tuned_kernel");
+}
+
 // The paper's five stages for one query: the host stages are common code, stage 3 (initial
 // pruning of the candidates with the intermediate lists) runs here on the device.
 std::vector<std::uint32_t> run_hybrid(State& s, const QueryPlan& plan, Breakdown& b) {
@@ -406,27 +511,33 @@ Breakdown CudaNgram::search(const NgramVariant& v, const std::vector<QueryPlan>&
   State& s = *s_;
   Breakdown dev;
   const CudaNgramVariant id = table_.id(v.name);
-  if (id == CudaNgramVariant::GpuSegmented && v.batch) {
+  const bool tuned = id == CudaNgramVariant::GpuTuned;
+  if ((id == CudaNgramVariant::GpuSegmented || tuned) && v.batch) {
     HostTimer total;
     upload_queries(s, plans, dev);
     out.hits.assign(plans.size(), {});
     out.seconds.clear();
-    std::size_t per = batch_chunk(s.row());
-    std::size_t words = std::min(per, plans.size()) * s.row();
+    const std::vector<ngram::QueryChunk> chunks = query_chunks(plans, true, s.row(), s.bins, tuned);
+    const ngram::QueryChunk big = ngram::largest_chunk(chunks);
+    std::size_t words = big.count * s.row();
     grow(s.batch_words, words);
+    if (tuned) grow(s.ranges, big.lists * s.bins);
     if (s.batch_host.size() < words) s.batch_host = HostBuffer<std::uint32_t>(words, Transfer::Pinned);
-    for (std::size_t q0 = 0; q0 < plans.size() && s.bins; q0 += per) {
-      std::size_t cnt = std::min(per, plans.size() - q0);
+    for (const ngram::QueryChunk& c : chunks) {
+      if (!s.bins) break;
       cudaStream_t st = s.stream.get();
       s.kernel_t.start(st);
-      launch_segmented(s, static_cast<std::uint32_t>(q0), static_cast<std::uint32_t>(cnt), s.batch_words.get());
+      if (tuned)
+        launch_tuned(s, c, s.batch_words.get());
+      else
+        launch_segmented(s, static_cast<std::uint32_t>(c.q0), static_cast<std::uint32_t>(c.count), s.batch_words.get());
       dev.kernel += s.kernel_t.stop(st);
       s.copy_t.start(st);
       HDB_CUDA_CHECK(
-          cudaMemcpyAsync(s.batch_host.get(), s.batch_words.get(), 4 * cnt * s.row(), cudaMemcpyDeviceToHost, st));
+          cudaMemcpyAsync(s.batch_host.get(), s.batch_words.get(), 4 * c.count * s.row(), cudaMemcpyDeviceToHost, st));
       dev.d2h += s.copy_t.stop(st);
-      for (std::size_t q = 0; q < cnt; ++q)
-        out.hits[q0 + q] = ngram::bitmap_hits(s.batch_host.get() + q * s.row(), s.row());
+      for (std::size_t q = 0; q < c.count; ++q)
+        out.hits[c.q0 + q] = ngram::bitmap_hits(s.batch_host.get() + q * s.row(), s.row());
     }
     dev.total = total.seconds();
     return dev;
@@ -436,15 +547,21 @@ Breakdown CudaNgram::search(const NgramVariant& v, const std::vector<QueryPlan>&
     case CudaNgramVariant::Gpu:
       host = time_each_query(plans.size(), out, [&](std::size_t q) { out.hits[q] = run_figure1(s, plans[q], dev); });
       break;
-    case CudaNgramVariant::GpuSegmented: {
+    case CudaNgramVariant::GpuSegmented:
+    case CudaNgramVariant::GpuTuned: {
       HostTimer up;
       upload_queries(s, plans, dev);
+      const std::vector<ngram::QueryChunk> chunks = query_chunks(plans, false, s.row(), s.bins, tuned);
+      if (tuned) grow(s.ranges, ngram::largest_chunk(chunks).lists * s.bins);
       double up_s = up.seconds();
       host = time_each_query(plans.size(), out, [&](std::size_t q) {
         if (plans[q].n == 0 || s.bins == 0) return;
         cudaStream_t st = s.stream.get();
         s.kernel_t.start(st);
-        launch_segmented(s, static_cast<std::uint32_t>(q), 1, s.words.get());
+        if (tuned)
+          launch_tuned(s, chunks[q], s.words.get());
+        else
+          launch_segmented(s, static_cast<std::uint32_t>(q), 1, s.words.get());
         dev.kernel += s.kernel_t.stop(st);
         out.hits[q] = fetch_hits(s, s.words.get(), dev);
       });

@@ -6,6 +6,9 @@
 //                         articles keeps its counters in registers and its unpacked maps in shared
 //                         memory, and leaves as soon as its bin has no candidate;
 //   batch/gpu-segmented   the same for all queries in one launch;
+//   search/gpu-tuned      the segmented search with every list's bin ranges resolved by one launch
+//   batch/gpu-tuned       before it (not searched by each block) and 8 lists unpacked at once: a
+//                         chunk of queries in two launches and a memset;
 //   search/hybrid         the paper's five stages: gathering on the CPU (binned), initial pruning of
 //                         the intermediate lists on the GPU, final pruning of the largest lists on
 //                         the CPU (binned), then the candidate list.
@@ -17,7 +20,7 @@
 
 namespace hdb::cuda {
 
-enum class CudaNgramVariant { Gpu, GpuSegmented, Hybrid };
+enum class CudaNgramVariant { Gpu, GpuSegmented, GpuTuned, Hybrid };
 
 class CudaNgram : public NgramBackend {
  public:

@@ -2,7 +2,8 @@
 size; each document passes the results schema; every case that ran has its `traffic` object, and each
 benchmark has a case whose kernels were counted; project/tuned, a streaming kernel, moves no more
 than its declared bytes through the L2 model, in 16-byte accesses using at least 95 % of each
-sector's bytes; --traffic on another backend is a usage error.
+sector's bytes; the tuned n-gram search launches two kernels and a memset per chunk of queries;
+--traffic on another backend is a usage error.
 
     check_traffic.py BIN_DIR WORKDIR CHECK_RESULTS_PY
 """
@@ -17,7 +18,7 @@ quick = ["--passes", "1", "--max-passes", "1", "--warmup", "0", "--quiet", "--tr
 runs = {
     "ra": ["--sizes", "1M", "--key-bits", "32", "--only", "project/tuned,select/paper,join/paper"],
     "merge": ["--sizes", "32K", "--only", "reencode/*,dict_merge/merge_path,dict_merge/tuned"],
-    "ngram": ["--sizes", "32K", "--only", "search/gpu-segmented[k=1?*"],
+    "ngram": ["--sizes", "32K", "--errors", "1", "--only", "search/gpu-segmented,*/gpu-tuned"],
     "tpch": ["--sizes", "32K", "--only", "A/fused"],
     "ssb": ["--sf", "0.01", "--only", "q1.1/fused"],
     "bus": ["--sizes", "32K"],
@@ -50,6 +51,17 @@ for bench, args in runs.items():
         if not (t["launches"] == 1 and t["traffic_ratio"] <= 1.1 and t["access_width"]["16"] > 0
                 and t["sector_efficiency"] >= 0.95):
             problems.append(f"ra: project/tuned's profile is not a streaming kernel's: {json.dumps(t)}")
+
+    if bench == "ngram":
+        # The tuned search launches a fixed number of kernels per chunk of queries, whatever the
+        # query count and the lists a query has: all of a batch's queries in two launches and a memset.
+        for r in ok:
+            if r["variant"] != "gpu-tuned":
+                continue
+            t, queries = r["traffic"], r["extra"]["queries"]
+            want = (2, 1) if r["test"] == "batch" else (2 * queries, queries)
+            if (t["launches"], t["memsets"]) != want:
+                problems.append(f"ngram: {r['id']}: launches and memsets {(t['launches'], t['memsets'])}, want {want}")
 
 cpu = subprocess.run([bin_dir / "hdb-ra-cpu", "--traffic", "--sizes", "32K", "--only", "project"],
                      capture_output=True, text=True)

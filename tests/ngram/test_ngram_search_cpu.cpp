@@ -102,6 +102,32 @@ TEST_F(HostAlgorithms, EqualBruteForceAtEveryErrorLevel) {
   EXPECT_GT(device_stages, 100);  // the split really sends lists to the (modelled) device
 }
 
+// The device searches' chunks (chunk_queries): in order, every query once, each chunk within its
+// query and list caps, a query with more lists than the cap alone, and the largest chunk's figures.
+TEST(NgramChunks, ConsecutiveQueriesWithinBothCaps) {
+  auto plans_of = [](std::vector<std::size_t> lists) {
+    std::vector<QueryPlan> plans;
+    for (std::size_t n : lists) plans.push_back({std::vector<std::uint32_t>(n, 7), static_cast<int>(n), 1, 1, 0});
+    return plans;
+  };
+  auto shape = [](const std::vector<QueryChunk>& chunks) {
+    std::vector<std::vector<std::uint64_t>> out;
+    for (const QueryChunk& c : chunks) out.push_back({c.q0, c.count, c.first_list, c.lists});
+    return out;
+  };
+  using Shape = std::vector<std::vector<std::uint64_t>>;
+  EXPECT_TRUE(chunk_queries({}, 4, 100).empty());
+  const std::vector<QueryPlan> plans = plans_of({3, 0, 5, 2, 9, 1});
+  EXPECT_EQ(shape(chunk_queries(plans, 1, UINT64_MAX)),
+            (Shape{{0, 1, 0, 3}, {1, 1, 3, 0}, {2, 1, 3, 5}, {3, 1, 8, 2}, {4, 1, 10, 9}, {5, 1, 19, 1}}));
+  EXPECT_EQ(shape(chunk_queries(plans, 4, UINT64_MAX)), (Shape{{0, 4, 0, 10}, {4, 2, 10, 10}}));
+  // 8 lists a chunk: query 4's 9 lists make a chunk of their own.
+  const std::vector<QueryChunk> capped = chunk_queries(plans, 4, 8);
+  EXPECT_EQ(shape(capped), (Shape{{0, 3, 0, 8}, {3, 1, 8, 2}, {4, 1, 10, 9}, {5, 1, 19, 1}}));
+  EXPECT_EQ(largest_chunk(capped).count, 3u);
+  EXPECT_EQ(largest_chunk(capped).lists, 9u);
+}
+
 TEST(NgramPool, RunsEveryItemOnceAndIsReusable) {
   cpu::WorkerPool pool(3);
   for (std::size_t n : {0u, 1u, 7u, 1000u}) {

@@ -1,5 +1,5 @@
-// The CUDA algorithms (Figure 1, segment-wise per query and batched, hybrid) return exactly the
-// brute-force hits. Skipped where no CUDA device is present.
+// The CUDA algorithms (Figure 1, segment-wise and tuned per query and batched, hybrid) return exactly
+// the brute-force hits. Skipped where no CUDA device is present.
 #include <gtest/gtest.h>
 
 #include "common/device_suite.hpp"
@@ -48,8 +48,8 @@ TEST_F(NgramCuda, QuerySetsOfChangingSizeReuseBuffers) {
   expect_queries(backend, ix, {}, 0, "no queries");
 }
 
-// The segmented search (a block's threads share the query's directory in shared memory and vote
-// with __ballot_sync and __syncthreads_or) and every other variant on a corpus of a few blocks:
+// The segmented and tuned searches (a block's threads share the query's postings in shared memory and
+// vote with __ballot_sync and __syncthreads_or) and every other variant on a corpus of a few blocks:
 // small enough for ThreadSanitizer under host execution's threads engine (scripts/test).
 TEST_F(NgramCuda, SegmentedSearchOnSmallInputs) {
   cuda::CudaNgram backend(*platform_);

@@ -349,6 +349,30 @@ PackedQueries pack_queries(const std::vector<QueryPlan>& plans) {
   return pq;
 }
 
+std::vector<QueryChunk> chunk_queries(const std::vector<QueryPlan>& plans, std::size_t max_queries,
+                                      std::uint64_t max_lists) {
+  std::vector<QueryChunk> out;
+  std::uint64_t list = 0;
+  for (std::size_t q = 0; q < plans.size(); ++q) {
+    const std::uint64_t n = plans[q].lists.size();
+    if (out.empty() || out.back().count >= max_queries || out.back().lists + n > max_lists)
+      out.push_back({q, 0, list, 0});
+    ++out.back().count;
+    out.back().lists += n;
+    list += n;
+  }
+  return out;
+}
+
+QueryChunk largest_chunk(const std::vector<QueryChunk>& chunks) {
+  QueryChunk big;
+  for (const QueryChunk& c : chunks) {
+    big.count = std::max(big.count, c.count);
+    big.lists = std::max(big.lists, c.lists);
+  }
+  return big;
+}
+
 std::vector<std::uint32_t> bitmap_hits(const std::uint32_t* words, std::size_t count) {
   std::vector<std::uint32_t> hits;
   for (std::size_t w = 0; w < count; ++w)

@@ -80,6 +80,19 @@ struct PackedQueries {
 };
 PackedQueries pack_queries(const std::vector<QueryPlan>& plans);
 
+// Consecutive queries a device searches in one launch: queries [q0, q0 + count), whose lists are
+// the packed lists [first_list, first_list + lists).
+struct QueryChunk {
+  std::size_t q0 = 0, count = 0;
+  std::uint64_t first_list = 0, lists = 0;
+};
+// The chunks of `plans`, in order: at most max_queries queries and at most max_lists lists each,
+// except that a query is a chunk of its own whatever its lists.
+std::vector<QueryChunk> chunk_queries(const std::vector<QueryPlan>& plans, std::size_t max_queries,
+                                      std::uint64_t max_lists);
+// The most queries and the most lists of any one chunk.
+QueryChunk largest_chunk(const std::vector<QueryChunk>& chunks);
+
 // Device algorithms return one bit per article (word w, bit i: article 32 w + i); the ids of the
 // set bits, ascending.
 std::vector<std::uint32_t> bitmap_hits(const std::uint32_t* words, std::size_t count);
