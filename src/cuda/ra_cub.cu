@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "runtime/prim.cuh"
+#include <thrust/iterator/constant_iterator.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/discard_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
 #include "ra_device.cuh"
@@ -223,6 +225,31 @@ cudaError_t unique_tuples(void* temp, std::size_t& bytes, const std::uint32_t* i
                                     reinterpret_cast<KeyTup<W, KW>*>(out), num, n, st);
 }
 
+// Tuples of one or two words as one 4- or 8-byte word (word 0 the low half), so that CUB takes its
+// tuned policy for a primitive type, as select_pairs does. Where the key is the whole tuple (one
+// word; two with a 64-bit key): Unique on the words. A 32-bit key in a two-word tuple is word 0
+// alone: UniqueByKey with the words as keys and equality on their low halves; it carries no value
+// (a constant in, discarded out), so only the words are loaded.
+struct SameLowWord {
+  __host__ __device__ bool operator()(std::uint64_t a, std::uint64_t b) const {
+    return static_cast<std::uint32_t>(a) == static_cast<std::uint32_t>(b);
+  }
+};
+template <int W, int KW>
+cudaError_t unique_words(void* temp, std::size_t& bytes, const std::uint32_t* in, std::uint32_t* out,
+                         std::uint32_t* num, int n, cudaStream_t st) {
+  if constexpr (W == 1) {
+    return prim::DeviceSelect::Unique(temp, bytes, in, out, num, n, st);
+  } else if constexpr (KW == 2) {
+    return prim::DeviceSelect::Unique(temp, bytes, reinterpret_cast<const std::uint64_t*>(in),
+                                      reinterpret_cast<std::uint64_t*>(out), num, n, st);
+  } else {
+    return prim::DeviceSelect::UniqueByKey(
+        temp, bytes, reinterpret_cast<const std::uint64_t*>(in), thrust::constant_iterator<std::uint8_t>(0),
+        reinterpret_cast<std::uint64_t*>(out), thrust::make_discard_iterator(), num, n, SameLowWord{}, st);
+  }
+}
+
 // The one call tuned select/unique makes for tuples of W words with keys of KW words; `call`
 // receives it as f(temp, bytes).
 template <int W, int KW, class Run>
@@ -251,8 +278,16 @@ auto tuned_compact_call(std::uint32_t mode, const Predicate& pred, const std::ui
     return run("cub::DeviceSelect::If (tuples)",
                [&](void* temp, std::size_t& bytes) { return select_tuples<W>(temp, bytes, in, out, num, n, p, st); });
   }
-  return run("cub::DeviceSelect::Unique (tuples)",
-             [&](void* temp, std::size_t& bytes) { return unique_tuples<W, KW>(temp, bytes, in, out, num, n, st); });
+  if constexpr (W <= 2) {
+    const char* what = W == 1    ? "cub::DeviceSelect::Unique (keys as 4-byte words)"
+                       : KW == 2 ? "cub::DeviceSelect::Unique (tuples as 8-byte words)"
+                                 : "cub::DeviceSelect::UniqueByKey (tuples as 8-byte words, equal on word 0)";
+    return run(what,
+               [&](void* temp, std::size_t& bytes) { return unique_words<W, KW>(temp, bytes, in, out, num, n, st); });
+  } else {
+    return run("cub::DeviceSelect::Unique (tuples)",
+               [&](void* temp, std::size_t& bytes) { return unique_tuples<W, KW>(temp, bytes, in, out, num, n, st); });
+  }
 }
 
 // Calls tuned_compact_call<W, KW> for the run-time width w and key words kw: a key and up to three

@@ -305,6 +305,24 @@ TEST(CudaHostPrim, SortScanSelectAndReduceMatchCub) {
   EXPECT_EQ(num.take(1)[0], 3u);
   EXPECT_EQ(sel.take(3), (std::vector<std::uint32_t>{0x21, 0x31, 0x11}));
 
+  // UniqueByKey under an equality of the caller's: the first key of each run equal in the low
+  // nibble (0x30 0x20 | 0x21 0x31 | 0x12 | 0x11 0x21 at the end), and its value.
+  const std::vector<std::uint32_t> runs{0x30, 0x20, 0x21, 0x31, 0x12, 0x11, 0x21};
+  Dev<std::uint32_t> rk(runs.size()), rv(runs.size()), uk(runs.size()), uv(runs.size());
+  rk.put(runs);
+  rv.put({0, 1, 2, 3, 4, 5, 6});
+  auto same_nibble = [](std::uint32_t a, std::uint32_t b) { return (a & 0xf) == (b & 0xf); };
+  ASSERT_EQ(prim::DeviceSelect::UniqueByKey(nullptr, bytes, rk.get(), rv.get(), uk.get(), uv.get(), num.get(),
+                                            runs.size(), same_nibble),
+            cudaSuccess);
+  Dev<char> t5(bytes);
+  ASSERT_EQ(prim::DeviceSelect::UniqueByKey(t5.get(), bytes, rk.get(), rv.get(), uk.get(), uv.get(), num.get(),
+                                            runs.size(), same_nibble),
+            cudaSuccess);
+  EXPECT_EQ(num.take(1)[0], 4u);
+  EXPECT_EQ(uk.take(4), (std::vector<std::uint32_t>{0x30, 0x21, 0x12, 0x11}));
+  EXPECT_EQ(uv.take(4), (std::vector<std::uint32_t>{0, 2, 4, 5}));
+
   Dev<std::uint32_t> most(1);
   auto max = [](std::uint32_t a, std::uint32_t b) { return a < b ? b : a; };
   ASSERT_EQ(prim::DeviceReduce::Reduce(nullptr, bytes, k.get(), most.get(), n, max, 0u), cudaSuccess);

@@ -291,6 +291,29 @@ TEST_F(RaCuda, StreamingPrimitivesWithSixtyFourBitKeys) {
 
 // Tuned select/unique run tuples of a key and up to 3 values (4 words, 5 with a 64-bit key); more
 // values are a skip with its reason, never the cub path recorded under the name tuned.
+// Tuned unique at every width it takes, key-only tuples included: one word and two words with a
+// 64-bit key (the whole tuple is the key: CUB's Unique on 4- and 8-byte words), two words with a
+// 32-bit key (UniqueByKey on 8-byte words, equal on the low half only: tuples of one key with
+// different values are one), the wider ones as structs; on the edge inputs and in reverse.
+TEST_F(RaCuda, TunedUniqueAtEveryWidth) {
+  cuda::CudaRa b(*platform_);
+  DeviceRel d, out;
+  for (int kw : {1, 2})
+    for (int values = 0; values <= 3; ++values)
+      for (const test::Input& in : test::edge_inputs(values, kw)) {
+        const std::string what =
+            in.name + ", " + std::to_string(kw * 32) + "-bit keys, " + std::to_string(values) + " values";
+        Relation reversed(in.rel.rows(), values, kw);
+        for (std::uint64_t i = 0; i < in.rel.rows(); ++i)
+          std::copy_n(in.rel.tuple(in.rel.rows() - 1 - i), in.rel.width(), reversed.tuple(i));
+        for (const Relation* r : {&in.rel, static_cast<const Relation*>(&reversed)}) {
+          b.upload(*r, d);
+          b.unique(*d, "tuned", out);
+          expect_rel(b, out, ref::unique(*r), "tuned unique of " + what + (r == &reversed ? ", reversed" : ""));
+        }
+      }
+}
+
 TEST_F(RaCuda, TunedCompactionSkipsWideTuplesInsteadOfFallingBack) {
   cuda::CudaRa b(*platform_);
   DeviceRel da, out;

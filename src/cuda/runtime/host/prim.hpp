@@ -192,6 +192,23 @@ struct DeviceSelect {
       *num_selected = k;
     });
   }
+
+  // The first key of every run of keys equal under `equal`, and its value.
+  template <class KeysIn, class ValuesIn, class KeysOut, class ValuesOut, class NumSelected, class N, class Equal>
+  static cudaError_t UniqueByKey(void* temp, std::size_t& bytes, KeysIn keys_in, ValuesIn values_in, KeysOut keys_out,
+                                 ValuesOut values_out, NumSelected num_selected, N num_items, Equal equal,
+                                 cudaStream_t stream = nullptr) {
+    return detail::run(temp, bytes, detail::kSmallTemp, stream, [&] {
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < static_cast<std::size_t>(num_items); ++i) {
+        if (i > 0 && equal(keys_in[i], keys_in[i - 1])) continue;
+        keys_out[k] = keys_in[i];
+        values_out[k] = values_in[i];
+        ++k;
+      }
+      *num_selected = k;
+    });
+  }
 };
 
 struct DeviceReduce {
