@@ -1,6 +1,9 @@
 // The cub variant (library compositions, sort included) and the tuned variant of select, unique
 // and join (single pass where the library allows it, fused count+scan and a load-balanced writer).
 #include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "runtime/prim.cuh"
 #include <thrust/iterator/constant_iterator.h>
@@ -155,15 +158,21 @@ cudaError_t sort_pairs(void* temp, std::size_t& bytes, prim::DoubleBuffer<Key>& 
   return prim::DeviceRadixSort::SortPairs(temp, bytes, keys, rows, n, 0, static_cast<int>(8 * sizeof(Key)), st);
 }
 
+// Tuples of four words are aligned to 16 bytes (a relation's rows are, from its 256-byte aligned
+// start), so that CUB, which gives structs its untuned policy, at least loads each as one 16-byte
+// vector rather than four words. Three and five words cannot be without padding.
 template <int W>
-struct Tup {
+constexpr std::size_t kTupAlign = W == 4 ? 16 : 4;
+
+template <int W>
+struct alignas(kTupAlign<W>) Tup {
   std::uint32_t w[W];
 };
 
 // Equality on the key (the first KW words) alone, so DeviceSelect::Unique keeps the first tuple of
 // each key run.
 template <int W, int KW>
-struct KeyTup {
+struct alignas(kTupAlign<W>) KeyTup {
   std::uint32_t w[W];
   __host__ __device__ bool operator==(const KeyTup& o) const { return same_key<KW>(w, o.w); }
   __host__ __device__ bool operator!=(const KeyTup& o) const { return !same_key<KW>(w, o.w); }
@@ -195,6 +204,11 @@ struct PairInRange {
     const auto x = static_cast<std::uint32_t>(t >> shift);
     return x >= lo && x <= hi;
   }
+};
+// A tuple of one word (the key) as that word.
+struct WordInRange {
+  std::uint32_t lo, hi;
+  __device__ bool operator()(std::uint32_t x) const { return x >= lo && x <= hi; }
 };
 // A 64-bit key of two words (word 0 high, word 1 low, as TupWideInRange reads them).
 struct PairWideInRange {
@@ -255,8 +269,17 @@ cudaError_t unique_words(void* temp, std::size_t& bytes, const std::uint32_t* in
 template <int W, int KW, class Run>
 auto tuned_compact_call(std::uint32_t mode, const Predicate& pred, const std::uint32_t* in, std::uint32_t* out,
                         std::uint32_t* num, int n, cudaStream_t st, Run&& run) {
+  // Device buffers start 256-byte aligned; a relation that starts elsewhere would fault on a GPU.
+  if (reinterpret_cast<std::uintptr_t>(in) % kTupAlign<W> || reinterpret_cast<std::uintptr_t>(out) % kTupAlign<W>)
+    throw std::logic_error("tuned select/unique: a relation of " + std::to_string(W) + "-word tuples not aligned to " +
+                           std::to_string(kTupAlign<W>) + " bytes");
   if (mode == kSelect) {
-    if constexpr (W == 2) {
+    if constexpr (W == 1) {
+      const WordInRange p{pred.lo32(), pred.hi32()};
+      return run("cub::DeviceSelect::If (keys as 4-byte words)", [&](void* temp, std::size_t& bytes) {
+        return prim::DeviceSelect::If(temp, bytes, in, out, num, n, p, st);
+      });
+    } else if constexpr (W == 2) {
       if (pred.wide()) {
         const PairWideInRange p{pred.lo, pred.hi};
         return run("cub::DeviceSelect::If (tuples as 8-byte words, 64-bit attribute)",
@@ -265,18 +288,17 @@ auto tuned_compact_call(std::uint32_t mode, const Predicate& pred, const std::ui
       const PairInRange p{32u * static_cast<std::uint32_t>(pred.word()), pred.lo32(), pred.hi32()};
       return run("cub::DeviceSelect::If (tuples as 8-byte words)",
                  [&](void* temp, std::size_t& bytes) { return select_pairs(temp, bytes, in, out, num, n, p, st); });
-    }
-    if constexpr (W >= 2) {
+    } else {
       if (pred.wide()) {
         const TupWideInRange<W> p{static_cast<std::uint32_t>(pred.word()), pred.lo, pred.hi};
         return run("cub::DeviceSelect::If (tuples, 64-bit attribute)", [&](void* temp, std::size_t& bytes) {
           return select_tuples<W>(temp, bytes, in, out, num, n, p, st);
         });
       }
+      const TupInRange<W> p{static_cast<std::uint32_t>(pred.word()), pred.lo32(), pred.hi32()};
+      return run("cub::DeviceSelect::If (tuples)",
+                 [&](void* temp, std::size_t& bytes) { return select_tuples<W>(temp, bytes, in, out, num, n, p, st); });
     }
-    const TupInRange<W> p{static_cast<std::uint32_t>(pred.word()), pred.lo32(), pred.hi32()};
-    return run("cub::DeviceSelect::If (tuples)",
-               [&](void* temp, std::size_t& bytes) { return select_tuples<W>(temp, bytes, in, out, num, n, p, st); });
   }
   if constexpr (W <= 2) {
     const char* what = W == 1    ? "cub::DeviceSelect::Unique (keys as 4-byte words)"

@@ -291,27 +291,38 @@ TEST_F(RaCuda, StreamingPrimitivesWithSixtyFourBitKeys) {
 
 // Tuned select/unique run tuples of a key and up to 3 values (4 words, 5 with a 64-bit key); more
 // values are a skip with its reason, never the cub path recorded under the name tuned.
-// Tuned unique at every width it takes, key-only tuples included: one word and two words with a
-// 64-bit key (the whole tuple is the key: CUB's Unique on 4- and 8-byte words), two words with a
-// 32-bit key (UniqueByKey on 8-byte words, equal on the low half only: tuples of one key with
-// different values are one), the wider ones as structs; on the edge inputs and in reverse.
-TEST_F(RaCuda, TunedUniqueAtEveryWidth) {
+// Tuned select and unique at every width they take, key-only tuples included: one word (CUB on
+// 4-byte words), two words (8-byte words: a unique on a 32-bit key is UniqueByKey equal on the low
+// half only, so tuples of one key with different values are one), four words (16-byte aligned
+// structs), three and five (structs); on the edge inputs and in reverse, selects on the key (all,
+// a middle range, none) and on the first value.
+TEST_F(RaCuda, TunedCompactionAtEveryWidth) {
   cuda::CudaRa b(*platform_);
   DeviceRel d, out;
   for (int kw : {1, 2})
-    for (int values = 0; values <= 3; ++values)
+    for (int values = 0; values <= 3; ++values) {
+      const std::uint64_t mid_lo = kw == 1 ? 0x40000000u : std::uint64_t{1} << 40;
+      std::vector<Predicate> preds{{0, 0, ~0ull}, {0, mid_lo, 3 * mid_lo}, {0, 5, 4}};
+      if (values > 0) preds.push_back({1, 0, 0x7fffffffu});
       for (const test::Input& in : test::edge_inputs(values, kw)) {
-        const std::string what =
-            in.name + ", " + std::to_string(kw * 32) + "-bit keys, " + std::to_string(values) + " values";
         Relation reversed(in.rel.rows(), values, kw);
         for (std::uint64_t i = 0; i < in.rel.rows(); ++i)
           std::copy_n(in.rel.tuple(in.rel.rows() - 1 - i), in.rel.width(), reversed.tuple(i));
         for (const Relation* r : {&in.rel, static_cast<const Relation*>(&reversed)}) {
+          const std::string what = in.name + (r == &reversed ? " reversed, " : ", ") + std::to_string(kw * 32) +
+                                   "-bit keys, " + std::to_string(values) + " values";
           b.upload(*r, d);
           b.unique(*d, "tuned", out);
-          expect_rel(b, out, ref::unique(*r), "tuned unique of " + what + (r == &reversed ? ", reversed" : ""));
+          expect_rel(b, out, ref::unique(*r), "tuned unique of " + what);
+          for (const Predicate& p : preds) {
+            b.select(*d, p, "tuned", out);
+            expect_rel(b, out, ref::select(*r, p),
+                       "tuned select of " + what + " on attribute " + std::to_string(p.attribute) + " in [" +
+                           std::to_string(p.lo) + ", " + std::to_string(p.hi) + "]");
+          }
         }
       }
+    }
 }
 
 TEST_F(RaCuda, TunedCompactionSkipsWideTuplesInsteadOfFallingBack) {
