@@ -23,6 +23,11 @@ using u64 = std::uint64_t;
 constexpr int kThreads = 256;
 constexpr int kItems = 4;  // rows per thread in the fused tile
 constexpr u64 kEmpty = ~0ull;
+constexpr u32 kNoRow = ~0u;  // an empty entry of a dense table (build rows are < 2^31)
+// A build key whose span (largest - smallest + 1) is at most this many times the build rows is
+// looked up in a dense array indexed by key - smallest: 4 bytes an entry, so at most the hash
+// table's 16 bytes a row, and one load a lookup instead of a probe sequence.
+constexpr u64 kDenseSpanPerRow = 4;
 constexpr int kMaxIn = 4, kMaxCols = 8, kMaxJoins = 3, kMaxPreds = 4;
 constexpr int kMaxOut = 2 * kMaxCols;  // output words
 
@@ -123,6 +128,8 @@ struct BuildArgs {
   DPred preds[kMaxPreds];
   unsigned long long* table;
   u64 mask;
+  u32* dense;  // non-null: a dense table, entry key - dense_min holds the row
+  u64 dense_min;
 };
 
 struct FusedArgs {
@@ -136,6 +143,8 @@ struct FusedArgs {
   int build_in[kMaxJoins], key_lo[kMaxJoins], key_hi[kMaxJoins];
   const unsigned long long* table[kMaxJoins];
   u64 mask[kMaxJoins];
+  const u32* dense[kMaxJoins];  // non-null: join j's dense table (BuildArgs::dense), of dense_span entries
+  u64 dense_min[kMaxJoins], dense_span[kMaxJoins];
   int join_of_input[kMaxIn];
   int n_out;  // output words
   int out_in[kMaxOut], out_col[kMaxOut];
@@ -153,24 +162,43 @@ __device__ __forceinline__ u64 word_value(const u32* const* cols, int lo_word, i
   return hi_word < 0 ? cols[lo_word][r] : (u64{cols[hi_word][r]} << 32) | cols[lo_word][r];
 }
 
-// A slot holds (key << 32 | row) for a 32-bit key; for a 64-bit key, which does not fit beside the
-// row, the row alone, and a lookup compares the build relation's key words at that row.
+// A dense table's entry key - dense_min holds the row. A hash slot holds (key << 32 | row) for a
+// 32-bit key; for a 64-bit key, which does not fit beside the row, the row alone, and a lookup
+// compares the build relation's key words at that row.
 __global__ void build_table(BuildArgs a) {
   u64 r = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x;
   if (r >= a.rows) return;
   for (int p = 0; p < a.n_preds; ++p)
     if (!in_range(word_value(a.cols, a.preds[p].lo_word, a.preds[p].hi_word, r), a.preds[p].lo, a.preds[p].hi)) return;
   const u64 key = word_value(a.cols, a.key_lo, a.key_hi, r);
+  if (a.dense) {  // unique keys: one row an entry, a plain store
+    a.dense[key - a.dense_min] = static_cast<u32>(r);
+    return;
+  }
   unsigned long long packed = a.key_hi < 0 ? (key << 32) | r : r;  // r < 2^31: never kEmpty
   for (u64 s = slot_of(key, a.mask);; s = (s + 1) & a.mask)
     if (atomicCAS(&a.table[s], static_cast<unsigned long long>(kEmpty), packed) == kEmpty) return;
 }
 
-__device__ __forceinline__ bool lookup(const FusedArgs& a, int j, u64 key, u32& row) {
+// A lookup in two steps, so that a tile issues the first loads of all its rows before it waits on
+// one: first_entry loads the key's dense entry or its first hash slot, resolve finishes the lookup
+// from it (a hash table may probe on).
+__device__ __forceinline__ unsigned long long first_entry(const FusedArgs& a, int j, u64 key) {
+  if (a.dense[j]) {
+    const u64 d = key - a.dense_min[j];  // wraps below the smallest key: beyond the span too
+    return d < a.dense_span[j] ? a.dense[j][d] : kNoRow;
+  }
+  return a.table[j][slot_of(key, a.mask[j])];
+}
+
+__device__ __forceinline__ bool resolve(const FusedArgs& a, int j, u64 key, unsigned long long e, u32& row) {
+  if (a.dense[j]) {
+    row = static_cast<u32>(e);
+    return e != kNoRow;
+  }
   const unsigned long long* t = a.table[j];
   const u32* const* build = a.cols[a.build_in[j]];
-  for (u64 s = slot_of(key, a.mask[j]);; s = (s + 1) & a.mask[j]) {
-    unsigned long long e = t[s];
+  for (u64 s = slot_of(key, a.mask[j]);; s = (s + 1) & a.mask[j], e = t[s]) {
     if (e == kEmpty) return false;
     const bool hit = a.key_hi[j] < 0 ? (e >> 32) == key : word_value(build, a.key_lo[j], a.key_hi[j], e) == key;
     if (hit) {
@@ -191,18 +219,18 @@ __device__ __forceinline__ u64 wide_value(const FusedArgs& a, u64 r, const u32* 
   return hi < 0 ? low : (u64{value(a, r, m, in, hi)} << 32) | low;
 }
 
-__device__ bool passes(const FusedArgs& a, u64 r, u32* m) {
+__device__ bool probe_selected(const FusedArgs& a, u64 r) {
   for (int p = 0; p < a.n_probe_preds; ++p)
     if (!in_range(word_value(a.cols[0], a.probe_preds[p].lo_word, a.probe_preds[p].hi_word, r), a.probe_preds[p].lo,
                   a.probe_preds[p].hi))
       return false;
-  for (int j = 0; j < a.n_joins; ++j)  // a missing key also covers build rows the selects removed
-    if (!lookup(a, j, wide_value(a, r, m, a.probe_in[j], a.probe_lo[j], a.probe_hi[j]), m[j])) return false;
   return true;
 }
 
-// One tile of kThreads x kItems probe rows: selects and lookups in registers, a block-wide scan
-// of the survivors, one atomic per tile for the output position, then only result rows written.
+// One tile of kThreads x kItems probe rows, stage by stage as Crystal probes: the selects, then
+// each join for the rows still kept (a join's first loads for all of a thread's rows issued before
+// any is used), a block-wide scan of the survivors, one atomic per tile for the output position,
+// then only result rows written. A missing key also covers build rows the selects removed.
 __global__ void __launch_bounds__(kThreads) fused_probe(FusedArgs a) {
   using Scan = prim::BlockScan<u32, kThreads>;
   __shared__ typename Scan::TempStorage scan_tmp;
@@ -210,13 +238,27 @@ __global__ void __launch_bounds__(kThreads) fused_probe(FusedArgs a) {
   const u64 tile = blockIdx.x * static_cast<u64>(kThreads * kItems);
   u32 m[kItems][kMaxJoins];
   bool keep[kItems];
-  u32 mine = 0;
 #pragma unroll
   for (int it = 0; it < kItems; ++it) {
-    u64 r = tile + it * kThreads + threadIdx.x;
-    keep[it] = r < a.probe_rows && passes(a, r, m[it]);
-    mine += keep[it] ? 1u : 0u;
+    const u64 r = tile + it * kThreads + threadIdx.x;
+    keep[it] = r < a.probe_rows && probe_selected(a, r);
   }
+  for (int j = 0; j < a.n_joins; ++j) {
+    u64 key[kItems] = {};
+    unsigned long long first[kItems] = {};
+#pragma unroll
+    for (int it = 0; it < kItems; ++it) {
+      if (!keep[it]) continue;
+      key[it] = wide_value(a, tile + it * kThreads + threadIdx.x, m[it], a.probe_in[j], a.probe_lo[j], a.probe_hi[j]);
+      first[it] = first_entry(a, j, key[it]);
+    }
+#pragma unroll
+    for (int it = 0; it < kItems; ++it)
+      if (keep[it]) keep[it] = resolve(a, j, key[it], first[it], m[it][j]);
+  }
+  u32 mine = 0;
+#pragma unroll
+  for (int it = 0; it < kItems; ++it) mine += keep[it] ? 1u : 0u;
   u32 offset, total;
   Scan(scan_tmp).ExclusiveSum(mine, offset, total);
   if (threadIdx.x == 0) base = total ? atomicAdd(a.count, static_cast<unsigned long long>(total)) : 0ull;
@@ -504,12 +546,17 @@ class CudaRun : public tpch::TpchRun {
     for (std::size_t p = 0; p < f.probe_preds.size(); ++p) a.probe_preds[p] = dpred(0, f.probe_preds[p]);
     a.n_joins = static_cast<int>(f.joins.size());
     tables_.resize(f.joins.size());
+    dense_tables_.resize(f.joins.size());
     for (std::size_t j = 0; j < f.joins.size(); ++j) {
       const auto& fj = f.joins[j];
       const DevRel& build = rel_[static_cast<std::size_t>(fj.build_input)];
+      // Dense where the key span allows (fj.key_min/key_max: the planner's statistics of the key).
+      const u64 span = fj.key_max - fj.key_min + 1;
+      const bool dense = build.rows > 0 && span != 0 && span <= kDenseSpanPerRow * build.rows;
       u64 cap = 16;
       while (cap < 2 * build.rows) cap *= 2;  // load factor <= 1/2: short probe sequences
-      unsigned long long* table = grow(tables_[j], cap);
+      unsigned long long* table = dense ? nullptr : grow(tables_[j], cap);
+      u32* dense_table = dense ? grow(dense_tables_[j], span) : nullptr;
       BuildArgs ba{};
       for (std::size_t c = 0; c < build.cols.size(); ++c) ba.cols[c] = build.cols[c].get();
       ba.rows = build.rows;
@@ -519,9 +566,14 @@ class CudaRun : public tpch::TpchRun {
       for (std::size_t p = 0; p < fj.build_preds.size(); ++p) ba.preds[p] = dpred(fj.build_input, fj.build_preds[p]);
       ba.table = table;
       ba.mask = cap - 1;
+      ba.dense = dense_table;
+      ba.dense_min = fj.key_min;
       PhaseTimer t;
       t.start(st);
-      HDB_CUDA_CHECK(cudaMemsetAsync(table, 0xff, cap * sizeof(unsigned long long), st));
+      if (dense)
+        HDB_CUDA_CHECK(cudaMemsetAsync(dense_table, 0xff, span * sizeof(u32), st));
+      else
+        HDB_CUDA_CHECK(cudaMemsetAsync(table, 0xff, cap * sizeof(unsigned long long), st));
       if (build.rows) HDB_LAUNCH(build_table, blocks(build.rows), kThreads, 0, st)(ba);
       HDB_CUDA_CHECK_LAUNCH("build_table");
       double sec = t.stop(st);
@@ -536,6 +588,9 @@ class CudaRun : public tpch::TpchRun {
       a.key_hi[j] = ba.key_hi;
       a.table[j] = table;
       a.mask[j] = cap - 1;
+      a.dense[j] = dense_table;
+      a.dense_min[j] = fj.key_min;
+      a.dense_span[j] = dense ? span : 0;
       a.join_of_input[fj.build_input] = static_cast<int>(j);
     }
     // Each probe row yields at most one result row (unique build keys).
@@ -576,6 +631,7 @@ class CudaRun : public tpch::TpchRun {
   std::vector<DevRel> rel_;  // inputs, then one per step
   DevRel fused_out_;
   std::vector<DeviceBuffer<unsigned long long>> tables_;
+  std::vector<DeviceBuffer<u32>> dense_tables_;
   DeviceBuffer<u32> flag_, pos_, idx_a_, idx_b_, first_, rrow_in_, rkey_sorted_, rrow_sorted_;
   DeviceBuffer<u64> rkey64_in_, rkey64_sorted_;  // 64-bit join keys
   DeviceBuffer<u64> count_, offset_, total_;
@@ -620,11 +676,12 @@ void CudaTpch::plan_scratch(const Plan& plan, const std::string& variant, std::u
     return;
   }
   if (table().id(variant) == Execution::Fused) {
-    // A hash table per join, of the build side's rows at load factor 1/2 (a power of two, 8 bytes
-    // a slot), and the answer's count.
+    // A table per join: a hash table of the build side's rows at load factor 1/2 (a power of two,
+    // 8 bytes a slot), or a dense one of at most kDenseSpanPerRow entries of 4 bytes a row, which
+    // is never larger; and the answer's count.
     u64 cap = 16;
     while (cap < 2 * rows) cap *= 2;
-    memory.add("hash tables", joins * cap * 8).add("CUB temporary storage", scan);
+    memory.add("join tables", joins * cap * 8).add("CUB temporary storage", scan);
     return;
   }
   // A join sorts the right side's (key, row) pairs with CUB (keys in and out, 64-bit keys put

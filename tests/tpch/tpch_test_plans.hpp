@@ -1,7 +1,8 @@
 #pragma once
 // Plans every tpch backend test runs: the kernels on random relations of awkward sizes and on a
 // small generated TPC-H data set, plus edge cases (empty, one row, nothing or everything selected,
-// maximum key values, all keys equal). Each backend's answer must equal the serial reference.
+// maximum key values, all keys equal, probe keys beside a dense build range). Each backend's answer
+// must equal the serial reference.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -91,6 +92,21 @@ inline std::vector<std::pair<std::string, Plan>> test_plans(bool include_tpch = 
                                  {0xffffffffu, 1u, 0xfffffffeu, 0xffffffffu});
   auto top2 = key_value_relation("t2", {0xffffffffu, 0u, 0xfffffffdu}, {5u, 6u, 0xffffffffu});
   out.emplace_back("maximum keys", select_join(top1, top2, 0xfffffffeu, 0xffffffffu));
+  // A build key dense enough for a direct-indexed table (keys 100..1099 with gaps, span at most
+  // 4 x rows), probed by keys below, inside and above its range, and at 2^32 - 1.
+  std::vector<std::uint32_t> probe_keys, probe_vals, dense_keys, dense_vals;
+  for (std::uint32_t i = 0; i < 2000; ++i) {
+    probe_keys.push_back(i);
+    probe_vals.push_back(i);
+  }
+  probe_keys.back() = 0xffffffffu;
+  for (std::uint32_t k = 100; k < 1100; k += (k % 3 == 0 ? 3 : 1)) {
+    dense_keys.push_back(k);
+    dense_vals.push_back(k * 3);
+  }
+  out.emplace_back("probe keys beside a dense build range",
+                   select_join(key_value_relation("p", probe_keys, probe_vals),
+                               key_value_relation("d", dense_keys, dense_vals), 0, 0xffffffffu));
   // Every key equal on both sides: the join is a cross product (400 x 300 rows).
   auto eq1 = key_value_relation("e1", std::vector<std::uint32_t>(400, 42), std::vector<std::uint32_t>(400, 9));
   auto eq2 = key_value_relation("e2", std::vector<std::uint32_t>(300, 42), std::vector<std::uint32_t>(300, 3));

@@ -89,10 +89,13 @@ std::shared_ptr<const Relation> sub_relation(const Relation& t, const std::vecto
   return r;
 }
 
-bool unique_column(const Column& c) {
+// Whether the column has no value twice; its smallest and largest value in lo and hi (0 when empty).
+bool unique_column(const Column& c, std::uint64_t& lo, std::uint64_t& hi) {
   std::vector<std::uint64_t> s(c.v.size());
   for (std::size_t i = 0; i < s.size(); ++i) s[i] = c.at(i);
   std::sort(s.begin(), s.end());
+  lo = s.empty() ? 0 : s.front();
+  hi = s.empty() ? 0 : s.back();
   return std::adjacent_find(s.begin(), s.end()) == s.end();
 }
 
@@ -154,7 +157,9 @@ bool fuse_plan(const Plan& plan, FusedPlan& out, std::string& why) {
           return false;
         }
         Origin key = lineage[static_cast<std::size_t>(s.right)][static_cast<std::size_t>(s.right_col)];
-        if (!unique_column(plan.inputs[static_cast<std::size_t>(b)]->cols[static_cast<std::size_t>(key.col)])) {
+        std::uint64_t key_min = 0, key_max = 0;
+        if (!unique_column(plan.inputs[static_cast<std::size_t>(b)]->cols[static_cast<std::size_t>(key.col)], key_min,
+                           key_max)) {
           why = "the build key " +
                 plan.inputs[static_cast<std::size_t>(b)]->cols[static_cast<std::size_t>(key.col)].info.name +
                 " has duplicates (a fused lookup needs a unique key)";
@@ -162,7 +167,7 @@ bool fuse_plan(const Plan& plan, FusedPlan& out, std::string& why) {
         }
         used[static_cast<std::size_t>(b)] = true;
         join_of_input[static_cast<std::size_t>(b)] = static_cast<int>(out.joins.size());
-        out.joins.push_back({b, key.col, in_lin[static_cast<std::size_t>(s.col)], {}});
+        out.joins.push_back({b, key.col, in_lin[static_cast<std::size_t>(s.col)], {}, key_min, key_max});
         std::vector<int> nb = in_bases;
         nb.push_back(b);
         bases.push_back(nb);

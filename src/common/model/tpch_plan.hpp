@@ -74,6 +74,10 @@ struct FusedJoin {
   int build_key = 0;    // its key column (unique)
   Origin probe;         // the value looked up: a column of input 0 or of an earlier build input
   std::vector<FusedPredicate> build_preds;
+  // The build key's smallest and largest value (both 0 for an empty build relation), seen by the
+  // planner as it checks the key unique, as a catalog's statistics would: a backend may index an
+  // array by key - key_min where the span is dense.
+  std::uint64_t key_min = 0, key_max = 0;
 };
 struct FusedPlan {
   std::vector<FusedPredicate> probe_preds;  // on input 0
