@@ -433,7 +433,7 @@ void launch_segmented(State& s, std::uint32_t q_base, std::uint32_t count, std::
 }
 
 // The tuned search of a chunk of queries: its lists' bin ranges cleared and resolved, then one block
-// per (bin, query). Three launches whatever the chunk's size.
+// per (bin, query): a memset and two launches whatever the chunk's size.
 void launch_tuned(State& s, const ngram::QueryChunk& c, std::uint32_t* out) {
   cudaStream_t st = s.stream.get();
   const std::size_t cells = c.lists * s.bins;
