@@ -75,19 +75,99 @@ struct Widen {
   __host__ __device__ JoinCount operator()(std::uint32_t c) const { return c; }
 };
 
-// The tuned join's match counts: each run's end galloped from its start (JoinKeys::count_gallop).
+// The tuned join's match counts: each run's end galloped from its first match, which the sorted
+// search found (first[i]; JoinKeys::count_from).
 template <int KW>
 struct GallopCounts {
   JoinKeys<KW> m;
-  __host__ __device__ JoinCount operator()(std::uint32_t i) const { return m.count_gallop(i); }
+  const std::uint32_t* first;
+  __host__ __device__ JoinCount operator()(std::uint32_t i) const {
+    return i < m.nl ? m.count_from(i, first[i]) : JoinCount{0};
+  }
 };
 
 // Exclusive 64-bit scan of the match counts computed in the scan's loads (tuned: no count array).
 template <int KW>
-cudaError_t scan_fused_counts(void* temp, std::size_t& bytes, const JoinKeys<KW>& m, JoinCount* offsets, int items,
-                              cudaStream_t st) {
-  auto counts = thrust::make_transform_iterator(Count(0), GallopCounts<KW>{m});
+cudaError_t scan_fused_counts(void* temp, std::size_t& bytes, const JoinKeys<KW>& m, const std::uint32_t* first,
+                              JoinCount* offsets, int items, cudaStream_t st) {
+  auto counts = thrust::make_transform_iterator(Count(0), GallopCounts<KW>{m, first});
   return prim::DeviceScan::ExclusiveSum(temp, bytes, counts, offsets, items, st);
+}
+
+// ---- the tuned join's sorted search: every left key's first match by merge path -----------------
+// A binary search of each left key over the whole right relation reads ~log2(nr) scattered rows a
+// key (28 at 256M rows), and the writer searched again for each output tuple. Instead the two
+// sorted key sequences are merged by merge path (left before right on equal keys), a tile of
+// kSearchTile merged keys a block, staged in shared memory: a left key's first match is the number
+// of right keys merged before it. Each key is read once, by consecutive threads.
+constexpr int kSearchItems = 8;
+constexpr std::uint32_t kSearchTile = kBlock * kSearchItems;
+
+// The number of left keys among the first d merged keys (left first on ties): the merge path's
+// split at diagonal d, by binary search on the keys at strides wl and wr.
+template <int KW>
+__host__ __device__ std::uint32_t join_split(const JoinKeys<KW>& m, std::uint64_t d) {
+  std::uint32_t lo = static_cast<std::uint32_t>(d > m.nr ? d - m.nr : 0);
+  std::uint32_t hi = static_cast<std::uint32_t>(std::min<std::uint64_t>(d, m.nl));
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    const std::uint64_t j = d - 1 - mid;  // the right key opposite left key mid on the diagonal
+    if (compare_tuple(m.l + static_cast<std::uint64_t>(mid) * m.wl, m.r + j * m.wr, KW) <= 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+template <int KW>
+__global__ void join_search_partition(JoinKeys<KW> m, std::uint64_t tiles, std::uint32_t* parts) {
+  const std::uint64_t t = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+  if (t > tiles) return;
+  parts[t] = join_split(m, std::min<std::uint64_t>(t * kSearchTile, std::uint64_t{m.nl} + m.nr));
+}
+
+// One tile: its left keys [a0, a1) and right keys [b0, b1) into shared memory (left then right,
+// KW words each), each thread's kSearchItems merged keys from its diagonal on; a left key taken
+// records the right keys before it.
+template <int KW>
+__global__ void __launch_bounds__(kBlock)
+    join_sorted_search(JoinKeys<KW> m, const std::uint32_t* parts, std::uint32_t* first) {
+  __shared__ std::uint32_t keys[kSearchTile * KW];
+  const std::uint64_t tile = blockIdx.x, d0 = tile * kSearchTile;
+  const std::uint64_t d1 = std::min<std::uint64_t>(d0 + kSearchTile, std::uint64_t{m.nl} + m.nr);
+  const std::uint32_t a0 = parts[tile], a1 = parts[tile + 1];
+  const auto b0 = static_cast<std::uint32_t>(d0 - a0);
+  const std::uint32_t na = a1 - a0, n = static_cast<std::uint32_t>(d1 - d0), nb = n - na;
+  for (std::uint32_t k = threadIdx.x; k < n * KW; k += kBlock) {
+    const std::uint32_t key = k / KW, word = k % KW;
+    keys[k] = key < na ? m.l[static_cast<std::uint64_t>(a0 + key) * m.wl + word]
+                       : m.r[static_cast<std::uint64_t>(b0 + key - na) * m.wr + word];
+  }
+  __syncthreads();
+  const std::uint32_t* ka = keys;
+  const std::uint32_t* kb = keys + static_cast<std::size_t>(na) * KW;
+  // This thread's split of the tile's merge at diagonal d (as join_split, in shared memory).
+  const std::uint32_t d = std::min<std::uint32_t>(threadIdx.x * kSearchItems, n);
+  std::uint32_t lo = d > nb ? d - nb : 0, hi = std::min(d, na);
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    if (compare_tuple(ka + static_cast<std::size_t>(mid) * KW, kb + static_cast<std::size_t>(d - 1 - mid) * KW, KW) <=
+        0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  std::uint32_t i = lo, j = d - lo;
+  for (int k = 0; k < kSearchItems && i + j < n; ++k) {
+    if (j >= nb || (i < na && compare_tuple(ka + static_cast<std::size_t>(i) * KW,
+                                            kb + static_cast<std::size_t>(j) * KW, KW) <= 0)) {
+      first[a0 + i] = b0 + j;
+      ++i;
+    } else {
+      ++j;
+    }
+  }
 }
 
 // Exclusive 64-bit scan of a 32-bit count array (cub).
@@ -120,12 +200,13 @@ __global__ void join_write_rows(JoinKeys<KW> m, const JoinCount* offsets, std::u
 // search in the offsets, so a key with a huge fan-out is spread over many threads and consecutive
 // threads write consecutive tuples.
 template <int KW>
-__global__ void join_write_balanced(JoinKeys<KW> m, const JoinCount* offsets, JoinCount total, std::uint32_t* out) {
+__global__ void join_write_balanced(JoinKeys<KW> m, const JoinCount* offsets, const std::uint32_t* first,
+                                    JoinCount total, std::uint32_t* out) {
   const std::uint32_t ow = m.out_width();
   const JoinCount stride = static_cast<JoinCount>(gridDim.x) * blockDim.x;
   for (JoinCount o = static_cast<JoinCount>(blockIdx.x) * blockDim.x + threadIdx.x; o < total; o += stride) {
     const std::uint32_t i = left_row_of(offsets, m.nl, o);
-    m.write(i, m.first(i) + static_cast<std::uint32_t>(o - offsets[i]), out + o * ow);
+    m.write(i, first[i] + static_cast<std::uint32_t>(o - offsets[i]), out + o * ow);
   }
 }
 
@@ -344,11 +425,23 @@ Breakdown cub_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelatio
                        r.data(), nr, static_cast<std::uint32_t>(r.width())};
   JoinCount* offsets = s.scratch.get<JoinCount>("cub.join.offsets", static_cast<std::uint64_t>(nl) + 1);
   const int items = static_cast<int>(nl) + 1;  // nl < 2^31 - 1 (rows32): CUB's int num_items holds it
+  std::uint32_t* first = nullptr;
   if (tuned) {
-    // Counts computed inside the scan's loads: no count array is written or read back.
+    // Every left key's first match by merge path, then the counts computed inside the scan's loads
+    // (galloped from the first match): no count array is written or read back.
+    t.phase("search");
+    const std::uint64_t tiles = (std::uint64_t{nl} + nr + kSearchTile - 1) / kSearchTile;
+    std::uint32_t* parts = s.scratch.get<std::uint32_t>("cub.join.parts", tiles + 1);
+    first = s.scratch.get<std::uint32_t>("cub.join.first", nl);
+    HDB_LAUNCH(join_search_partition<KW>, static_cast<std::uint32_t>((tiles + 1 + kBlock - 1) / kBlock), kBlock, 0,
+               s.stream.get())
+    (m, tiles, parts);
+    HDB_CUDA_CHECK_LAUNCH("join_search_partition");
+    HDB_LAUNCH(join_sorted_search<KW>, static_cast<std::uint32_t>(tiles), kBlock, 0, s.stream.get())(m, parts, first);
+    HDB_CUDA_CHECK_LAUNCH("join_sorted_search");
     t.phase("scan");
     cub_call(s, "cub::DeviceScan::ExclusiveSum (fused counts, galloped)", [&](void* temp, std::size_t& bytes) {
-      return scan_fused_counts<KW>(temp, bytes, m, offsets, items, s.stream.get());
+      return scan_fused_counts<KW>(temp, bytes, m, first, offsets, items, s.stream.get());
     });
   } else {
     std::uint32_t* counts = s.scratch.get<std::uint32_t>("cub.join.counts", static_cast<std::uint64_t>(nl) + 1);
@@ -367,7 +460,7 @@ Breakdown cub_join_kw(CudaRa::State& s, const CudaRelation& l, const CudaRelatio
       // One thread per output tuple up to the grid's 2^31 - 1 blocks, then grid strides.
       const JoinCount blocks = std::min<JoinCount>((total + kBlock - 1) / kBlock, 0x7fffffffull);
       HDB_LAUNCH(join_write_balanced<KW>, static_cast<std::uint32_t>(blocks), kBlock, 0, s.stream.get())
-      (m, offsets, total, out.data());
+      (m, offsets, first, total, out.data());
     } else {
       HDB_LAUNCH(join_write_rows<KW>, (nl + kBlock - 1) / kBlock, kBlock, 0, s.stream.get())(m, offsets, out.data());
     }
@@ -639,10 +732,12 @@ void cub_plan(const OpShape& shape, bool tuned, MemoryPlan& plan) {
       plan.add("join offsets (64-bit)", items * sizeof(JoinCount));
       std::uint64_t temp = 0;
       if (tuned) {
+        const std::uint64_t tiles = (na + shape.rows_b + kSearchTile - 1) / kSearchTile;
+        plan.add("join first matches", na * 4).add("join search partitions", (tiles + 1) * 4);
         auto fused = [&](auto m) {
           return cub_temp_bytes("cub::DeviceScan::ExclusiveSum (fused counts, galloped)", single_pass_bound(items),
                                 [&](void* t, std::size_t& bytes) {
-                                  return scan_fused_counts(t, bytes, m, nullptr, items_of(items), st);
+                                  return scan_fused_counts(t, bytes, m, nullptr, nullptr, items_of(items), st);
                                 });
         };
         temp = kw == 2 ? fused(JoinKeys<2>{}) : fused(JoinKeys<1>{});

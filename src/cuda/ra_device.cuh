@@ -177,12 +177,11 @@ struct JoinKeys {
     const std::uint32_t f = lower_bound_rows(r, 0, nr, wr, k, KW);
     return upper_bound_rows(r, f, nr, wr, k, KW) - f;
   }
-  // As operator(), the run's end galloped from its start (upper_bound_gallop): the tuned join's.
-  __host__ __device__ JoinCount count_gallop(std::uint32_t i) const {
-    if (i >= nl) return 0;
+  // Matches of left row i whose first match f is known (the tuned join's sorted search): the run's
+  // end galloped from f (upper_bound_gallop).
+  __host__ __device__ JoinCount count_from(std::uint32_t i, std::uint32_t f) const {
     std::uint32_t k[KW];
     key(i, k);
-    const std::uint32_t f = lower_bound_rows(r, 0, nr, wr, k, KW);
     return upper_bound_gallop(r, f, nr, wr, k, KW) - f;
   }
   // Output tuple: key + left values + right values (those start at word KW of the right tuple).

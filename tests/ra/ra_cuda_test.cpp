@@ -120,14 +120,22 @@ TEST_F(RaCuda, LargeInputsMatchReference) {
                    big_sorted(3, 1, 0, 7), big_sorted(70001, 1, 0, 8), {"paper", "cub", "tuned"});
 }
 
-// The kernels with shared memory and barriers (paper's partitions, scans, reductions and joins) and
-// with warp intrinsics (tuned reduce) on inputs of a few blocks, the last one partial: small enough
-// for ThreadSanitizer under host execution's threads engine (scripts/test), which reports a missing
-// __syncthreads as a race.
+// The kernels with shared memory and barriers (paper's partitions, scans, reductions and joins, the
+// tuned join's sorted search) and with warp intrinsics (tuned reduce) on inputs of a few blocks, the
+// last one partial: small enough for ThreadSanitizer under host execution's threads engine
+// (scripts/test), which reports a missing __syncthreads as a race.
 TEST_F(RaCuda, KernelsWithBarriersOnSmallInputs) {
   cuda::CudaRa b(*platform_);
   expect_operators(b, big_sorted(700, 300, 599, 5), big_sorted(501, 300, 599, 6), big_sorted(3, 1, 0, 7),
                    big_sorted(300, 1, 0, 8), {"paper", "tuned"});
+  // The tuned join's sorted search over three tiles of 2,048 merged keys, runs of equal keys
+  // across their edges.
+  DeviceRel dl, dr, out;
+  const Relation l = big_sorted(2500, 300, 599, 9), r = big_sorted(1800, 300, 599, 10);
+  b.upload(l, dl);
+  b.upload(r, dr);
+  b.join(*dl, *dr, "tuned", out);
+  expect_rel(b, out, ref::join(l, r), "tuned join over several search tiles", true);
 }
 
 // `rows` tuples of `values` values in no order: keys from `key(i)`, values random (all ones when
@@ -638,7 +646,7 @@ TEST_F(RaCuda, CountReadBacksAreTheirOwnPhaseAndEndingReadBacksAreOutsideTheKern
     EXPECT_EQ(phase_names(t), (Names{"partition", "scan", "readback", "compute"}));
     tiles(t);
     t = b.join(*da, *dc, "tuned", out);
-    EXPECT_EQ(phase_names(t), (Names{"scan", "readback", "compute"}));
+    EXPECT_EQ(phase_names(t), (Names{"search", "scan", "readback", "compute"}));
     tiles(t);
     for (const char* variant : {"paper", "cub", "tuned"}) {
       SCOPED_TRACE(variant);
